@@ -1,0 +1,23 @@
+"""warp_lab: write GPU kernels in Python, see what they become, run them anywhere.
+
+    import warp_lab as wl
+
+    @wl.kernel
+    def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+        i = wl.tid()
+        y[i] = a * x[i] + y[i]
+
+    ck = wl.compile(saxpy, arch="sm_90")   # LLVM IR, PTX, cubin, SASS, resources
+    wl.launch(saxpy, dim=n, inputs=[x, y, 2.0])   # GPU if present, else the simulator
+
+In Jupyter: ``%load_ext warp_lab`` and a ``%%warp_kernel`` cell.
+"""
+
+from warp_lab.errors import (CudaError, InternalCompilerError, KernelCompileError,
+                             LaunchError, SimulatorError, ToolchainError, WarpLabError)
+from warp_lab.lang.kernel import Constant, Func, Kernel, constant, func, kernel
+from warp_lab.lang.types import (bool_, float16, float32, float64, int8, int16, int32, int64,
+                                 mat22, mat33, mat44, uint8, uint16, uint32, uint64, vec2,
+                                 vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d, vec4i)
+
+__version__ = "0.1.0"

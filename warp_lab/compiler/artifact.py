@@ -1,0 +1,185 @@
+"""The records the pipeline produces: options in, :class:`CompiledKernel` out.
+
+All of them are frozen. Views, the occupancy model, the simulator report and
+the runtime read these; nobody recomputes what is stored here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from warp_lab.lang.kernel import Source
+
+__all__ = ["CompileOptions", "Resources", "LineMap", "CompiledKernel"]
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What to compile for and how.
+
+    Attributes:
+        arch: target SM, ``"sm_90"`` (default); see
+            :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`.
+        opt: LLVM optimisation level 0..3 (default 3).
+        fast_math: allow fast-math flags, flush-to-zero and approximate
+            division/square root (default False).
+        debug: keep ``assert`` as a trap with its message and compile
+            bounds checks (default False).
+        lineinfo: emit line tables (``.loc`` in PTX, line info in the cubin
+            and SASS); default True, it costs no code quality.
+        maxrregcount: cap on registers per thread passed to ptxas
+            (``--maxrregcount``), None for ptxas's own choice.
+        launch_ndim: 1, 2 or 3: what ``wl.tid()`` returns; None to infer
+            from the kernel (the arity of ``i, j = wl.tid()``).
+    """
+
+    arch: str = "sm_90"
+    opt: int = 3
+    fast_math: bool = False
+    debug: bool = False
+    lineinfo: bool = True
+    maxrregcount: int | None = None
+    launch_ndim: int | None = None
+
+    @property
+    def sm(self) -> int:
+        """The compute capability as an integer: ``"sm_86"`` -> 86."""
+        return int(self.arch.split("_")[1].rstrip("a"))
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What ptxas reports for one entry function (``ptxas -v``).
+
+    Attributes:
+        arch: the SM it was assembled for.
+        registers: registers per thread.
+        spill_stores: spill store bytes per thread.
+        spill_loads: spill load bytes per thread.
+        stack_frame: local-memory stack frame bytes per thread.
+        shared: static shared memory bytes per block.
+        const: constant-bank bytes used by the entry (``cmem[0]`` etc., summed).
+        local: local memory bytes per thread (``lmem``), 0 when not reported.
+        barriers: named barriers used.
+        global_bytes: global-memory bytes of module-scope variables (``gmem``).
+    """
+
+    arch: str
+    registers: int
+    spill_stores: int = 0
+    spill_loads: int = 0
+    stack_frame: int = 0
+    shared: int = 0
+    const: int = 0
+    local: int = 0
+    barriers: int = 0
+    global_bytes: int = 0
+
+    @property
+    def spills(self) -> bool:
+        return bool(self.spill_stores or self.spill_loads)
+
+
+def _freeze(mapping) -> Mapping:
+    return MappingProxyType({k: tuple(v) for k, v in mapping.items()})
+
+
+@dataclass(frozen=True)
+class LineMap:
+    """Python line ↔ LLVM IR line ↔ PTX line ↔ SASS instruction.
+
+    All Python lines are file (or cell) line numbers, the ones diagnostics
+    show. LLVM and PTX lines are 1-based lines of ``llvm_ir_optimized`` and
+    ``ptx``; SASS entries are byte offsets of instructions in the entry's
+    ``.text`` section, as nvdisasm prints them (``/*0040*/``).
+
+    Built once from the debug locations (``!DILocation`` in LLVM IR, ``.loc``
+    in PTX, nvdisasm's line info for SASS) by
+    :func:`warp_lab.compiler.linemap.build_line_map`.
+    """
+
+    llvm: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    ptx: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    sass: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    sass_lines: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        for name in ("llvm", "ptx", "sass", "sass_lines"):
+            object.__setattr__(self, name, _freeze(getattr(self, name)))
+
+    @staticmethod
+    def _invert(m: Mapping[int, tuple[int, ...]]) -> dict[int, int]:
+        return {x: py for py, xs in m.items() for x in xs}
+
+    def python_line_of_ptx(self, ptx_line: int) -> int | None:
+        """The Python line a PTX line was generated from, or None."""
+        return self._invert(self.ptx).get(ptx_line)
+
+    def python_line_of_llvm(self, llvm_line: int) -> int | None:
+        return self._invert(self.llvm).get(llvm_line)
+
+    def python_line_of_sass(self, offset: int) -> int | None:
+        """The Python line of the SASS instruction at byte ``offset``, or None."""
+        return self._invert(self.sass).get(offset)
+
+    @property
+    def python_lines(self) -> list[int]:
+        """Every Python line that produced code, in order."""
+        return sorted(set(self.llvm) | set(self.ptx) | set(self.sass))
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """Everything one compile produced (immutable).
+
+    Attributes:
+        name: the kernel's Python name; ``entry`` is its PTX entry name.
+        source: the kernel's :class:`~warp_lab.lang.kernel.Source` (text,
+            file or cell name, first line).
+        options: the :class:`CompileOptions` used.
+        params: ``(name, Type)`` of the user parameters, in order.
+        param_layout: :class:`~warp_lab.compiler.abi.ParamSlot` records,
+            hidden ``launch_dim`` first; what the runtime must pack.
+        launch_ndim: what ``wl.tid()`` returns (1, 2 or 3).
+        llvm_ir: LLVM IR as generated; ``llvm_ir_optimized`` after the
+            pass pipeline and libdevice linking.
+        ptx: PTX text (NVPTX back end).
+        cubin: ptxas output, or None (see ``missing``).
+        sass: nvdisasm output, or None (see ``missing``).
+        resources: parsed ``ptxas -v``, or None.
+        line_map: the :class:`LineMap`.
+        timings: seconds per stage (``frontend``, ``lower``, ``optimize``,
+            ``ptx``, ``ptxas``, ``nvdisasm``); a cache hit has ``cache``.
+        missing: field name → why it is None (tool not found, tool failed).
+        toolchain: tool name → version string and path used.
+        cache_key: the content hash this artifact is cached under.
+    """
+
+    name: str
+    entry: str
+    source: Source
+    options: CompileOptions
+    params: tuple
+    param_layout: tuple
+    launch_ndim: int
+    llvm_ir: str
+    llvm_ir_optimized: str
+    ptx: str
+    cubin: bytes | None = None
+    sass: str | None = None
+    resources: Resources | None = None
+    line_map: LineMap = field(default_factory=LineMap)
+    timings: Mapping[str, float] = field(default_factory=dict)
+    missing: Mapping[str, str] = field(default_factory=dict)
+    toolchain: Mapping[str, str] = field(default_factory=dict)
+    cache_key: str = ""
+
+    @property
+    def arch(self) -> str:
+        return self.options.arch
+
+    def __repr__(self) -> str:
+        regs = f", {self.resources.registers} registers" if self.resources else ""
+        return f"<CompiledKernel {self.name} for {self.options.arch} -O{self.options.opt}{regs}>"

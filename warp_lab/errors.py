@@ -1,0 +1,141 @@
+"""The errors warp_lab raises.
+
+User errors (the kernel or the launch is wrong) and internal errors (warp_lab
+is wrong) are different classes, so that a notebook can show the first as a
+compact diagnostic pointing at the user's line and the second with what is
+needed to report it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "WarpLabError", "KernelCompileError", "InternalCompilerError", "ToolchainError",
+    "LaunchError", "CudaError", "SimulatorError",
+]
+
+
+class WarpLabError(Exception):
+    """Base class of every error warp_lab raises on purpose."""
+
+
+class KernelCompileError(WarpLabError):
+    """A kernel is outside the language or mistyped.
+
+    Attributes:
+        message: what is wrong, in one sentence.
+        filename: the file or cell name (``"<cell 3>"``).
+        line: 1-based line in that file or cell.
+        col: 1-based column (0 when unknown).
+        source_line: the text of the offending line (may be ``""``).
+        hint: what to write instead (may be ``""``).
+
+    ``str()`` reads like a compiler diagnostic::
+
+        <cell 3>:4:12: error: ...
+            y = [i for i in range(3)]
+                ^
+        hint: ...
+    """
+
+    def __init__(self, message: str, filename: str = "<unknown>", line: int = 0,
+                 col: int = 0, source_line: str = "", hint: str = ""):
+        self.message = message
+        self.filename = filename
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        self.hint = hint
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        """The diagnostic text (what ``str()`` returns)."""
+        where = f"{self.filename}:{self.line}:{self.col}" if self.line else self.filename
+        text = f"{where}: error: {self.message}"
+        if self.source_line:
+            text += "\n    " + self.source_line.rstrip("\n")
+            if self.col:
+                # the caret sits under the column, tabs kept so it lines up
+                pad = "".join(c if c == "\t" else " " for c in self.source_line[: self.col - 1])
+                text += "\n    " + pad + "^"
+        if self.hint:
+            text += f"\nhint: {self.hint}"
+        return text
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.filename, self.line, self.col,
+                             self.source_line, self.hint))
+
+
+class InternalCompilerError(WarpLabError):
+    """warp_lab failed on a kernel it should have compiled; please report it.
+
+    Attributes:
+        stage: the pipeline stage that failed (``"lower"``, ``"nvptx"``, ...).
+        request: a description of the compile request that reproduces it.
+    """
+
+    def __init__(self, message: str, stage: str = "", request: str = ""):
+        self.stage = stage
+        self.request = request
+        text = f"internal compiler error in stage {stage!r}: {message}"
+        if request:
+            text += f"\nrequest: {request}"
+        text += "\nThis is a bug in warp_lab; please report it with the kernel source."
+        super().__init__(text)
+
+
+class ToolchainError(WarpLabError):
+    """An NVIDIA tool (ptxas, nvdisasm) is missing or failed.
+
+    Attributes:
+        tool: tool name.
+        argv: the full argument vector that was run (empty if the tool is missing).
+        returncode: exit status (None if it did not run).
+        log: what the tool printed.
+    """
+
+    def __init__(self, message: str, tool: str = "", argv=(), returncode=None, log: str = ""):
+        self.tool = tool
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.log = log
+        text = message
+        if self.argv:
+            text += f"\ncommand: {' '.join(self.argv)}"
+        if returncode is not None:
+            text += f"\nexit status: {returncode}"
+        if log:
+            text += f"\n{log.rstrip()}"
+        super().__init__(text)
+
+
+class LaunchError(WarpLabError):
+    """A launch was asked for with wrong arguments or an impossible configuration."""
+
+
+class CudaError(WarpLabError):
+    """The CUDA driver reported an error.
+
+    Attributes:
+        name: the CUDA error name (``"CUDA_ERROR_ILLEGAL_ADDRESS"``).
+        explanation: what it usually means and what to try.
+    """
+
+    def __init__(self, name: str, explanation: str = ""):
+        self.name = name
+        self.explanation = explanation
+        super().__init__(f"{name}: {explanation}" if explanation else name)
+
+
+class SimulatorError(WarpLabError):
+    """The CPU simulator cannot execute a kernel, or the kernel faulted.
+
+    Attributes:
+        ptx_line: 1-based line of the PTX text (0 if unknown).
+        source_line: the kernel source line from ``.loc`` (0 if unknown).
+    """
+
+    def __init__(self, message: str, ptx_line: int = 0, source_line: int = 0):
+        self.ptx_line = ptx_line
+        self.source_line = source_line
+        super().__init__(message)

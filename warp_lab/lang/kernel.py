@@ -1,0 +1,179 @@
+"""``@wl.kernel``, ``@wl.func`` and ``wl.constant``: what the compiler is given.
+
+A :class:`Kernel` or :class:`Func` is only a record of a Python function and
+where its source came from (file or notebook cell, first line), so that every
+diagnostic and every line map can point at the user's own line numbers.
+Compiling happens in :mod:`warp_lab.compiler.pipeline`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass, field
+
+from warp_lab.errors import KernelCompileError
+
+__all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A function's source text and where it sits.
+
+    Attributes:
+        text: the function's source, dedented, starting at its first
+            decorator or ``def`` line.
+        filename: the file or cell name used in diagnostics.
+        first_line: 1-based line number of ``text``'s first line in that file
+            or cell; line ``k`` of ``text`` (1-based) is line
+            ``first_line + k - 1`` of the file.
+        col_offset: columns removed by dedenting (added back to columns in
+            diagnostics).
+    """
+
+    text: str
+    filename: str
+    first_line: int = 1
+    col_offset: int = 0
+
+    def line(self, lineno: int) -> str:
+        """The text of file line ``lineno`` (``""`` if outside the function)."""
+        lines = self.text.splitlines()
+        k = lineno - self.first_line
+        if 0 <= k < len(lines):
+            return " " * self.col_offset + lines[k]
+        return ""
+
+
+def source_of(fn) -> Source:
+    """Read ``fn``'s source through :mod:`inspect` (works for files and IPython cells).
+
+    Raises:
+        KernelCompileError: the source cannot be found (a lambda typed at a
+            plain ``python`` prompt, a function built with ``exec`` of a string
+            that was not registered in :mod:`linecache`).
+    """
+    filename = fn.__code__.co_filename
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise KernelCompileError(
+            f"cannot read the source of {fn.__qualname__!r} ({exc})", filename,
+            fn.__code__.co_firstlineno,
+            hint="define kernels in a file, a notebook cell or a %%warp_kernel cell",
+        ) from None
+    raw = "".join(lines)
+    text = textwrap.dedent(raw)
+    col = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
+    return Source(text, filename, max(first, 1), col)
+
+
+def cell_source(text: str, filename: str, first_line: int = 1) -> None:
+    """Register a cell's text in :mod:`linecache` so :func:`inspect.getsource` finds it."""
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+
+
+@dataclass(eq=False)
+class _Function:
+    fn: object
+    source: Source = field(default=None)
+
+    def __post_init__(self):
+        if not inspect.isfunction(self.fn):
+            raise TypeError(f"@{self.kind_name} needs a Python function, not {type(self.fn).__name__}")
+        if self.source is None:
+            self.source = source_of(self.fn)
+        self.__name__ = self.fn.__name__
+        self.__qualname__ = self.fn.__qualname__
+        self.__doc__ = self.fn.__doc__
+        self.__module__ = self.fn.__module__
+
+    kind_name = "function"
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+    @property
+    def globals(self) -> dict:
+        """The namespace used to resolve names (constants, other funcs, ``wl``)."""
+        return self.fn.__globals__
+
+    @property
+    def closure(self) -> dict:
+        """Free variables captured from an enclosing function, by name."""
+        if not self.fn.__closure__:
+            return {}
+        return {n: c.cell_contents for n, c in zip(self.fn.__code__.co_freevars, self.fn.__closure__)}
+
+
+class Kernel(_Function):
+    """A kernel: a Python function that runs once per GPU thread.
+
+    Parameters must be annotated (``x: wl.array(dtype=wl.float32)``,
+    ``a: float``). Compile with :func:`warp_lab.compile`, launch with
+    :func:`warp_lab.launch`.
+    """
+
+    kind_name = "wl.kernel"
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"kernel {self.name!r} cannot be called directly; launch it with "
+                        f"wl.launch({self.name}, dim=..., inputs=[...])")
+
+    def __repr__(self) -> str:
+        return f"<wl.kernel {self.name} ({self.source.filename}:{self.source.first_line})>"
+
+
+class Func(_Function):
+    """A device function: callable from kernels and other device functions.
+
+    Parameters may be annotated; unannotated ones take the types of the
+    arguments at each call site (one specialisation per type combination).
+    Called on the host it runs as plain Python.
+    """
+
+    kind_name = "wl.func"
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<wl.func {self.name} ({self.source.filename}:{self.source.first_line})>"
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A value captured at compile time: ``N = wl.constant(256)``."""
+
+    value: object
+
+    def __int__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __index__(self):
+        return int(self.value)
+
+
+def kernel(fn=None, *, source: Source | None = None):
+    """Decorator: make ``fn`` a :class:`Kernel` (``@wl.kernel``)."""
+    if fn is None:
+        return lambda f: Kernel(f, source)
+    return Kernel(fn, source)
+
+
+def func(fn=None, *, source: Source | None = None):
+    """Decorator: make ``fn`` a device function :class:`Func` (``@wl.func``)."""
+    if fn is None:
+        return lambda f: Func(f, source)
+    return Func(fn, source)
+
+
+def constant(value) -> Constant:
+    """Mark a module-level value as a compile-time constant of kernels that use it."""
+    return Constant(value)

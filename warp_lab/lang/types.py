@@ -1,0 +1,294 @@
+"""The types a warp_lab kernel may use.
+
+Every type is a small frozen value object. Three views of each type live
+here, in one table, so that nobody re-derives them elsewhere:
+
+* the numpy dtype (how host data is stored),
+* the LLVM type (how ``compiler/lower`` represents a value in registers and
+  in memory; see :attr:`Scalar.llvm_text`),
+* the size and alignment in bytes (how ``compiler/abi`` lays parameters out).
+
+Scalars are callable: inside a kernel ``wl.float32(x)`` is a cast; on the
+host it returns the numpy scalar, so the same expression means the same
+thing in both places.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+__all__ = [
+    "Type", "Scalar", "Vector", "Matrix", "ArrayType",
+    "bool_", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64",
+    "vec2", "vec3", "vec4", "vec2i", "vec3i", "vec4i", "vec2d", "vec3d", "vec4d",
+    "mat22", "mat33", "mat44",
+    "SCALARS", "scalar_from_numpy", "as_type",
+]
+
+
+class Type:
+    """Base class of every kernel-language type."""
+
+    #: size in bytes of one value in memory
+    size: int
+    #: alignment in bytes of one value in memory (and in the parameter buffer)
+    align: int
+
+
+@dataclass(frozen=True)
+class Scalar(Type):
+    """A scalar type.
+
+    Args:
+        name: the warp_lab spelling (``"float32"``).
+        kind: ``"b"`` bool, ``"i"`` signed integer, ``"u"`` unsigned
+            integer, ``"f"`` IEEE floating point.
+        bits: width in bits (bool is stored in 8 bits, computed as ``i1``).
+    """
+
+    name: str
+    kind: str
+    bits: int
+
+    @property
+    def size(self) -> int:
+        """Bytes per value in memory (bool: 1)."""
+        return max(1, self.bits // 8)
+
+    @property
+    def align(self) -> int:
+        return self.size
+
+    @property
+    def numpy(self) -> np.dtype:
+        """The numpy dtype holding this type on the host."""
+        return np.dtype(_NUMPY_NAMES[self.name])
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in "if"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    @property
+    def llvm_text(self) -> str:
+        """LLVM IR spelling of a value of this type in registers (bool: ``i1``)."""
+        if self.kind == "b":
+            return "i1"
+        if self.kind == "f":
+            return {16: "half", 32: "float", 64: "double"}[self.bits]
+        return f"i{self.bits}"
+
+    @property
+    def llvm_memory_text(self) -> str:
+        """LLVM IR spelling of a value of this type in memory (bool: ``i8``)."""
+        return "i8" if self.kind == "b" else self.llvm_text
+
+    @property
+    def ptx_suffix(self) -> str:
+        """PTX type suffix for this type (``.f32``, ``.s32``, ``.u8`` for bool)."""
+        letter = {"b": "u", "i": "s", "u": "u", "f": "f"}[self.kind]
+        return f".{letter}{max(self.bits, 8)}"
+
+    def __call__(self, value):
+        """Host-side conversion with numpy semantics (in kernels: a cast)."""
+        return self.numpy.type(value)
+
+    def __repr__(self) -> str:
+        return f"wl.{self.name}"
+
+
+@dataclass(frozen=True)
+class Vector(Type):
+    """A small fixed-length vector (``vec3`` = three float32 components)."""
+
+    elem: Scalar
+    n: int
+    name: str
+
+    @property
+    def size(self) -> int:
+        return self.elem.size * self.n
+
+    @property
+    def align(self) -> int:
+        return self.elem.align
+
+    @property
+    def numpy(self) -> np.dtype:
+        """Structured-free numpy view: a vector array is ``(..., n)`` of ``elem``."""
+        return self.elem.numpy
+
+    def __call__(self, *values):
+        if len(values) == 1:
+            values = tuple(values[0]) if np.ndim(values[0]) else (values[0],) * self.n
+        if len(values) != self.n:
+            raise TypeError(f"{self.name} takes {self.n} components, got {len(values)}")
+        return np.array(values, dtype=self.elem.numpy)
+
+    def __repr__(self) -> str:
+        return f"wl.{self.name}"
+
+
+@dataclass(frozen=True)
+class Matrix(Type):
+    """A small row-major matrix (``mat33`` = 3×3 float32)."""
+
+    elem: Scalar
+    rows: int
+    cols: int
+    name: str
+
+    @property
+    def size(self) -> int:
+        return self.elem.size * self.rows * self.cols
+
+    @property
+    def align(self) -> int:
+        return self.elem.align
+
+    @property
+    def numpy(self) -> np.dtype:
+        return self.elem.numpy
+
+    def __call__(self, *values):
+        arr = np.array(values, dtype=self.elem.numpy).reshape(self.rows, self.cols)
+        return arr
+
+    def __repr__(self) -> str:
+        return f"wl.{self.name}"
+
+
+Element = Union[Scalar, Vector, Matrix]
+
+
+@dataclass(frozen=True)
+class ArrayType(Type):
+    """An n-dimensional array view: ``{ptr, shape[ndim], strides[ndim]}``.
+
+    Args:
+        dtype: element type.
+        ndim: number of dimensions, 1..4.
+        space: ``"global"`` for kernel parameters, ``"shared"`` for
+            ``wl.shared_array``, ``"local"`` for ``wl.local_array``.
+        shape: the static shape of shared and local arrays (None for global
+            arrays, whose shape is a runtime value).
+
+    The parameter layout of a global array is defined once, in
+    :mod:`warp_lab.compiler.abi`.
+    """
+
+    dtype: Element
+    ndim: int = 1
+    space: str = "global"
+    shape: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        if not 1 <= self.ndim <= 4:
+            raise ValueError(f"arrays have 1 to 4 dimensions, not {self.ndim}")
+
+    @property
+    def size(self) -> int:
+        return 8 + 8 * self.ndim  # pointer + int32 shape[ndim] + int32 strides[ndim]
+
+    @property
+    def align(self) -> int:
+        return 8
+
+    def __repr__(self) -> str:
+        extra = "" if self.space == "global" else f", space={self.space!r}, shape={self.shape}"
+        return f"wl.array(dtype={self.dtype!r}, ndim={self.ndim}{extra})"
+
+
+bool_ = Scalar("bool", "b", 1)
+int8 = Scalar("int8", "i", 8)
+int16 = Scalar("int16", "i", 16)
+int32 = Scalar("int32", "i", 32)
+int64 = Scalar("int64", "i", 64)
+uint8 = Scalar("uint8", "u", 8)
+uint16 = Scalar("uint16", "u", 16)
+uint32 = Scalar("uint32", "u", 32)
+uint64 = Scalar("uint64", "u", 64)
+float16 = Scalar("float16", "f", 16)
+float32 = Scalar("float32", "f", 32)
+float64 = Scalar("float64", "f", 64)
+
+_NUMPY_NAMES = {
+    "bool": "bool", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "float16": "float16", "float32": "float32", "float64": "float64",
+}
+
+SCALARS: dict[str, Scalar] = {
+    t.name: t for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                        float16, float32, float64)
+}
+
+vec2 = Vector(float32, 2, "vec2")
+vec3 = Vector(float32, 3, "vec3")
+vec4 = Vector(float32, 4, "vec4")
+vec2i = Vector(int32, 2, "vec2i")
+vec3i = Vector(int32, 3, "vec3i")
+vec4i = Vector(int32, 4, "vec4i")
+vec2d = Vector(float64, 2, "vec2d")
+vec3d = Vector(float64, 3, "vec3d")
+vec4d = Vector(float64, 4, "vec4d")
+mat22 = Matrix(float32, 2, 2, "mat22")
+mat33 = Matrix(float32, 3, 3, "mat33")
+mat44 = Matrix(float32, 4, 4, "mat44")
+
+VECTORS = {v.name: v for v in (vec2, vec3, vec4, vec2i, vec3i, vec4i, vec2d, vec3d, vec4d)}
+MATRICES = {m.name: m for m in (mat22, mat33, mat44)}
+
+
+def scalar_from_numpy(dtype) -> Scalar:
+    """The warp_lab scalar for a numpy dtype.
+
+    Raises:
+        TypeError: the dtype has no kernel-language equivalent (complex,
+            object, structured, datetime, ...).
+    """
+    dt = np.dtype(dtype)
+    for t in SCALARS.values():
+        if t.numpy == dt:
+            return t
+    raise TypeError(f"numpy dtype {dt} has no warp_lab equivalent")
+
+
+def as_type(obj) -> Type:
+    """Turn what a user may write in an annotation into a :class:`Type`.
+
+    Accepts warp_lab types, Python ``int``/``float``/``bool`` (int32,
+    float32, bool) and numpy dtypes or scalar classes.
+
+    Raises:
+        TypeError: ``obj`` is not a type a kernel can use.
+    """
+    if isinstance(obj, Type):
+        return obj
+    if obj is int:
+        return int32
+    if obj is float:
+        return float32
+    if obj is bool:
+        return bool_
+    try:
+        return scalar_from_numpy(obj)
+    except TypeError:
+        pass
+    raise TypeError(f"{obj!r} is not a warp_lab type")
