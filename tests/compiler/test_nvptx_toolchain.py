@@ -1,0 +1,151 @@
+"""The NVPTX stage, ptxas/nvdisasm and the line map, started from hand-written LLVM IR.
+
+These tests need no front end: they check the back half of the pipeline on
+IR whose every line we know (Triton's "any stage can be the starting point").
+"""
+
+import re
+
+import pytest
+
+from warp_lab.compiler import linemap, nvptx, toolchain
+from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.errors import InternalCompilerError, ToolchainError
+
+# line 3 of "<cell 7>" loads, line 4 calls expf, line 5 stores
+IR = r'''
+target triple = "nvptx64-nvidia-cuda"
+define ptx_kernel void @k(ptr addrspace(1) %x, float %a) !dbg !5 {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !10
+  %p = getelementptr float, ptr addrspace(1) %x, i32 %t, !dbg !10
+  %v = load float, ptr addrspace(1) %p, !dbg !10
+  %e = call float @__nv_expf(float %v), !dbg !11
+  %m = fmul float %e, %a, !dbg !12
+  store float %m, ptr addrspace(1) %p, !dbg !12
+  ret void, !dbg !12
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare float @__nv_expf(float)
+!llvm.dbg.cu = !{!0}
+!llvm.module.flags = !{!3, !4}
+!0 = distinct !DICompileUnit(language: DW_LANG_Python, file: !1, producer: "warp_lab", isOptimized: true, runtimeVersion: 0, emissionKind: DebugDirectivesOnly)
+!1 = !DIFile(filename: "<cell 7>", directory: "")
+!3 = !{i32 2, !"Debug Info Version", i32 3}
+!4 = !{i32 2, !"Dwarf Version", i32 4}
+!5 = distinct !DISubprogram(name: "k", scope: !1, file: !1, line: 1, type: !6, scopeLine: 1, spFlags: DISPFlagDefinition | DISPFlagOptimized, unit: !0)
+!6 = !DISubroutineType(types: !7)
+!7 = !{}
+!10 = !DILocation(line: 3, column: 5, scope: !5)
+!11 = !DILocation(line: 4, column: 9, scope: !5)
+!12 = !DILocation(line: 5, column: 5, scope: !5)
+'''
+
+
+@pytest.fixture(scope="module")
+def sm90():
+    opts = CompileOptions(arch="sm_90", opt=3)
+    ir_opt, ptx = nvptx.make_ptx(IR, opts, "k")
+    cubin, res, log = toolchain.make_cubin(ptx, opts, "k")
+    return opts, ir_opt, ptx, cubin, res, log
+
+
+def test_ptx_is_an_optimised_entry_with_libdevice_inlined(sm90):
+    _, ir_opt, ptx, *_ = sm90
+    assert ".visible .entry k(" in ptx
+    assert ".target sm_90\n" in ptx  # no ", debug": ptxas must optimise
+    assert "__nv_expf" not in ptx and "__nvvm_reflect" not in ptx
+    assert "ex2.approx" in ptx  # libdevice's expf is built on ex2
+    # only what is used of libdevice survives
+    assert len(re.findall(r"^define ", ir_opt, re.M)) == 1
+
+
+def test_ptxas_resources_parsed(sm90):
+    *_, cubin, res, log = sm90
+    assert cubin[:4] == b"\x7fELF"
+    used = int(re.search(r"Used (\d+) registers", log).group(1))
+    assert res.registers == used > 0
+    assert res.arch == "sm_90" and res.spill_stores == 0 and not res.spills
+
+
+def test_line_map_from_ptx_and_sass(sm90):
+    opts, ir_opt, ptx, cubin, _, _ = sm90
+    sass = toolchain.make_sass(cubin, "sm_90")
+    lm = linemap.build_line_map(ir_opt, ptx, sass, "<cell 7>")
+    lines = ptx.splitlines()
+    assert any("ld.global" in lines[n - 1] for n in lm.ptx[3])
+    assert any("st.global" in lines[n - 1] for n in lm.ptx[5])
+    assert any("ex2.approx" in lines[n - 1] for n in lm.ptx[4])
+    sass_lines = sass.splitlines()
+    assert any("LDG" in sass_lines[n - 1] for n in lm.sass_lines[3])
+    assert any("STG" in sass_lines[n - 1] for n in lm.sass_lines[5])
+    for py, offsets in lm.sass.items():
+        for off in offsets:
+            assert lm.python_line_of_sass(off) == py
+    assert any("store float" in ir_opt.splitlines()[n - 1] for n in lm.llvm[5])
+    assert linemap.build_line_map(ir_opt, ptx, sass, "<other>").ptx == {}
+
+
+@pytest.mark.parametrize("arch", sorted(nvptx.SUPPORTED_ARCHS, key=lambda a: int(a[3:])))
+def test_every_supported_arch_assembles(arch):
+    opts = CompileOptions(arch=arch, opt=3)
+    _, ptx = nvptx.make_ptx(IR, opts, "k")
+    version = re.search(r"^\.version (\S+)", ptx, re.M).group(1)
+    assert version == nvptx.SUPPORTED_ARCHS[arch]
+    cubin, res, _ = toolchain.make_cubin(ptx, opts, "k")
+    assert res.registers > 0 and cubin
+
+
+def test_sass_for_old_arch_is_missing_with_reason():
+    opts = CompileOptions(arch="sm_70", opt=3)
+    _, ptx = nvptx.make_ptx(IR, opts, "k")
+    cubin, _, _ = toolchain.make_cubin(ptx, opts, "k")
+    try:
+        sass = toolchain.make_sass(cubin, "sm_70")
+    except ToolchainError as exc:
+        assert "13.0 or older" in str(exc)
+    else:  # a CUDA <= 13.0 toolkit under CUDA_HOME can do it
+        assert "/*0000*/" in sass
+
+
+def test_o0_resolves_reflect_and_fast_math_sets_ftz():
+    _, ptx0 = nvptx.make_ptx(IR, CompileOptions(opt=0), "k")
+    assert "__nvvm_reflect" not in ptx0
+    # libdevice's expf takes the flush-to-zero path only under nvvm-reflect-ftz
+    _, ptx_fast = nvptx.make_ptx(IR, CompileOptions(fast_math=True), "k")
+    _, ptx_strict = nvptx.make_ptx(IR, CompileOptions(), "k")
+    assert ptx_fast.count(".ftz") > ptx_strict.count(".ftz")
+
+
+def test_invalid_ir_is_an_internal_error():
+    with pytest.raises(InternalCompilerError, match="nvptx"):
+        nvptx.make_ptx("define void @f() { ret i32 0 }", CompileOptions(), "f")
+
+
+def test_unknown_arch_lists_supported():
+    with pytest.raises(ValueError, match="sm_90"):
+        nvptx.check_arch("sm_91")
+
+
+def test_ptxas_failure_carries_command_and_log():
+    bad = ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k() { frob.u32 %r1; }\n"
+    with pytest.raises(ToolchainError) as info:
+        toolchain.make_cubin(bad, CompileOptions(), "k")
+    err = info.value
+    assert err.returncode not in (None, 0) and "ptxas" in err.argv[0]
+    assert "frob" in err.log or "syntax" in err.log.lower()
+
+
+def test_parse_ptxas_log_multi_function():
+    log = """ptxas info    : 16 bytes gmem
+ptxas info    : Function properties for helper
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Compiling entry function 'k' for 'sm_80'
+ptxas info    : Function properties for k
+    24 bytes stack frame, 16 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 4096 bytes smem, 368 bytes cmem[0], 8 bytes cmem[2]
+"""
+    res = toolchain.parse_ptxas_log(log, "k", "sm_80")
+    assert (res.registers, res.barriers, res.shared, res.const) == (40, 1, 4096, 376)
+    assert (res.stack_frame, res.spill_stores, res.spill_loads) == (24, 16, 12)
+    assert res.global_bytes == 16 and res.spills

@@ -1,0 +1,214 @@
+"""Content-addressed cache of compiled kernels: in memory and on disk.
+
+The key is a SHA-256 of everything that can change the output (Cython's
+magic and Triton's ``CUDAOptions.hash()`` do the same):
+
+* the kernel's source text, file name and first line (line numbers go into
+  the debug info), its annotations,
+* recursively, the source of every ``@wl.func`` it names and the value of
+  every module-level number or ``wl.constant`` it names,
+* the compile options,
+* the versions of warp_lab, llvmlite and LLVM, ptxas and nvdisasm, and the
+  libdevice file's size and modification time.
+
+On disk an entry is ``<key>.json`` (all text fields and metadata) plus
+``<key>.cubin`` (raw bytes) in a per-user folder: ``$WARP_LAB_CACHE_DIR``, or
+``$XDG_CACHE_HOME/warp_lab`` (``~/.cache/warp_lab``). Nothing is pickled; a
+corrupt or foreign entry is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+
+from warp_lab.compiler import abi
+from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, LineMap, Resources
+from warp_lab.lang import types as T
+from warp_lab.lang.kernel import Constant, Func, Source
+
+__all__ = ["fingerprint", "cache_key", "cache_dir", "KernelCache", "default_cache"]
+
+_FORMAT = 1
+
+
+def _names(code) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names(const)
+    return names
+
+
+def fingerprint(kernel, _seen=None) -> list[str]:
+    """Everything in ``kernel``'s source and namespace that its code depends on."""
+    seen = _seen if _seen is not None else set()
+    if id(kernel) in seen:
+        return []
+    seen.add(id(kernel))
+    src = kernel.source
+    parts = [f"{type(kernel).__name__}:{src.filename}:{src.first_line}:{src.col_offset}",
+             src.text, repr(sorted((k, repr(v)) for k, v in kernel.fn.__annotations__.items()))]
+    namespace = {**kernel.globals, **kernel.closure}
+    for name in sorted(_names(kernel.fn.__code__)):
+        value = namespace.get(name)
+        if isinstance(value, Func):
+            parts += fingerprint(value, seen)
+        elif isinstance(value, Constant):
+            parts.append(f"{name}=constant({value.value!r})")
+        elif isinstance(value, (bool, int, float)):
+            parts.append(f"{name}={value!r}")
+    return parts
+
+
+def cache_key(kernel, options: CompileOptions, toolchain: dict) -> str:
+    """SHA-256 hex digest identifying one compile."""
+    h = hashlib.sha256()
+    for part in [f"format={_FORMAT}", *fingerprint(kernel),
+                 json.dumps(dataclasses.asdict(options), sort_keys=True),
+                 json.dumps(toolchain, sort_keys=True)]:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def cache_dir() -> str:
+    """The per-user cache folder (created on first write)."""
+    if os.environ.get("WARP_LAB_CACHE_DIR"):
+        return os.environ["WARP_LAB_CACHE_DIR"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "warp_lab")
+
+
+# -- (de)serialising types without pickle ---------------------------------------------
+
+def _type_to_json(t) -> object:
+    if isinstance(t, T.ArrayType):
+        return {"array": _type_to_json(t.dtype), "ndim": t.ndim, "space": t.space,
+                "shape": list(t.shape) if t.shape else None}
+    return t.name
+
+
+def _type_from_json(obj):
+    if isinstance(obj, dict):
+        shape = tuple(obj["shape"]) if obj["shape"] else None
+        return T.ArrayType(_type_from_json(obj["array"]), obj["ndim"], obj["space"], shape)
+    table = {**T.SCALARS, **T.VECTORS, **T.MATRICES}
+    return table[obj]
+
+
+def _to_json(ck: CompiledKernel) -> dict:
+    lm = ck.line_map
+    return {
+        "format": _FORMAT, "name": ck.name, "entry": ck.entry,
+        "source": dataclasses.asdict(ck.source), "options": dataclasses.asdict(ck.options),
+        "params": [[n, _type_to_json(t)] for n, t in ck.params], "launch_ndim": ck.launch_ndim,
+        "llvm_ir": ck.llvm_ir, "llvm_ir_optimized": ck.llvm_ir_optimized, "ptx": ck.ptx,
+        "sass": ck.sass, "has_cubin": ck.cubin is not None,
+        "resources": dataclasses.asdict(ck.resources) if ck.resources else None,
+        "line_map": {f: {str(k): list(v) for k, v in getattr(lm, f).items()}
+                     for f in ("llvm", "ptx", "sass", "sass_lines")},
+        "timings": dict(ck.timings), "missing": dict(ck.missing),
+        "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key,
+    }
+
+
+def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
+    params = tuple((n, _type_from_json(t)) for n, t in d["params"])
+    lm = LineMap(**{f: {int(k): v for k, v in d["line_map"][f].items()}
+                    for f in ("llvm", "ptx", "sass", "sass_lines")})
+    return CompiledKernel(
+        name=d["name"], entry=d["entry"], source=Source(**d["source"]),
+        options=CompileOptions(**d["options"]), params=params,
+        param_layout=abi.param_layout(params), launch_ndim=d["launch_ndim"],
+        llvm_ir=d["llvm_ir"], llvm_ir_optimized=d["llvm_ir_optimized"], ptx=d["ptx"],
+        cubin=cubin, sass=d["sass"],
+        resources=Resources(**d["resources"]) if d["resources"] else None,
+        line_map=lm, timings=d["timings"], missing=d["missing"], toolchain=d["toolchain"],
+        cache_key=d["cache_key"])
+
+
+class KernelCache:
+    """Memory + disk cache of :class:`CompiledKernel` by :func:`cache_key`.
+
+    Args:
+        directory: disk folder, None for memory only.
+        max_memory_entries: LRU bound of the in-memory part.
+    """
+
+    def __init__(self, directory: str | None, max_memory_entries: int = 256):
+        self.directory = directory
+        self._memory: OrderedDict[str, CompiledKernel] = OrderedDict()
+        self._max = max_memory_entries
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> CompiledKernel | None:
+        """The cached artifact, or None (a corrupt disk entry counts as a miss)."""
+        with self._lock:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                return self._memory[key]
+        if not self.directory:
+            return None
+        path = os.path.join(self.directory, key)
+        try:
+            with open(path + ".json", encoding="utf-8") as f:
+                d = json.load(f)
+            if d.get("format") != _FORMAT or d.get("cache_key") != key:
+                return None
+            cubin = None
+            if d["has_cubin"]:
+                with open(path + ".cubin", "rb") as f:
+                    cubin = f.read()
+            ck = _from_json(d, cubin)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        self._remember(key, ck)
+        return ck
+
+    def put(self, key: str, ck: CompiledKernel) -> None:
+        """Store ``ck``; disk write failures (read-only home, full disk) are ignored."""
+        self._remember(key, ck)
+        if not self.directory:
+            return
+        try:
+            os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            if ck.cubin is not None:
+                self._atomic_write(key + ".cubin", ck.cubin)
+            self._atomic_write(key + ".json", json.dumps(_to_json(ck)).encode())
+        except OSError:
+            pass
+
+    def clear(self) -> None:
+        """Forget the in-memory entries (disk entries stay)."""
+        with self._lock:
+            self._memory.clear()
+
+    def _remember(self, key, ck):
+        with self._lock:
+            self._memory[key] = ck
+            self._memory.move_to_end(key)
+            while len(self._memory) > self._max:
+                self._memory.popitem(last=False)
+
+    def _atomic_write(self, name: str, data: bytes):
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, os.path.join(self.directory, name))
+
+
+_default = None
+
+
+def default_cache() -> KernelCache:
+    """The process-wide cache (disk folder from :func:`cache_dir`)."""
+    global _default
+    if _default is None:
+        _default = KernelCache(cache_dir())
+    return _default

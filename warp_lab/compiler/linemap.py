@@ -1,0 +1,143 @@
+"""Build the :class:`~warp_lab.compiler.artifact.LineMap` from debug locations.
+
+Three independent sources, each read from the text the user sees:
+
+* LLVM IR: ``!dbg !N`` on an instruction, ``!N = !DILocation(line: L, ...,
+  scope: !S)`` and the scope chain up to a ``DISubprogram``/``DIFile``
+  (so code inlined from another file is not attributed to the kernel's lines);
+* PTX: ``.file K "name"`` and ``.loc K L C`` directives (PTX ISA, "Debugging
+  Directives"); every instruction after a ``.loc`` belongs to line L;
+* SASS: nvdisasm ``-g`` comments ``//## File "name", line L`` before the
+  instructions ``/*0040*/ ...`` they describe.
+
+Views, the simulator report and the register heat column read the result;
+nobody re-derives it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from warp_lab.compiler.artifact import LineMap
+
+__all__ = ["build_line_map", "llvm_lines", "ptx_lines", "sass_lines"]
+
+_DBG_RE = re.compile(r"!dbg !(\d+)")
+_META_RE = re.compile(r"^!(\d+) = (?:distinct )?!(\w+)\((.*)\)\s*$")
+_FIELD_RE = re.compile(r"(\w+): (\"(?:[^\"\\]|\\.)*\"|[^,]+)")
+
+
+def _metadata(llvm_ir: str) -> dict[int, tuple[str, dict[str, str]]]:
+    nodes = {}
+    for line in llvm_ir.splitlines():
+        m = _META_RE.match(line)
+        if m:
+            nodes[int(m.group(1))] = (m.group(2), dict(_FIELD_RE.findall(m.group(3))))
+    return nodes
+
+
+def _file_of(nodes, ref: str, depth: int = 0) -> str | None:
+    if depth > 32 or not ref.startswith("!"):
+        return None
+    node = nodes.get(int(ref[1:]))
+    if node is None:
+        return None
+    kind, fields = node
+    if kind == "DIFile":
+        return fields.get("filename", "").strip('"')
+    for key in ("file", "scope"):
+        if key in fields:
+            found = _file_of(nodes, fields[key], depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def llvm_lines(llvm_ir: str, filename: str) -> dict[int, list[int]]:
+    """Python line → 1-based lines of ``llvm_ir`` carrying a location in ``filename``."""
+    nodes = _metadata(llvm_ir)
+    out: dict[int, list[int]] = {}
+    files: dict[str, str | None] = {}
+    for n, line in enumerate(llvm_ir.splitlines(), 1):
+        if line.startswith("!"):
+            continue
+        m = _DBG_RE.search(line)
+        if not m:
+            continue
+        node = nodes.get(int(m.group(1)))
+        if node is None or node[0] != "DILocation":
+            continue
+        fields = node[1]
+        scope = fields.get("scope", "")
+        if scope not in files:
+            files[scope] = _file_of(nodes, scope)
+        src_line = int(fields.get("line", "0"))
+        if files[scope] == filename and src_line > 0:
+            out.setdefault(src_line, []).append(n)
+    return out
+
+
+_PTX_FILE_RE = re.compile(r'^\s*\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"')
+_PTX_LOC_RE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
+
+
+def _is_ptx_instruction(stripped: str) -> bool:
+    return bool(stripped) and not stripped.startswith(("//", ".", "$", "{", "}", ")", "(")) \
+        and not stripped.endswith(":")
+
+
+def ptx_lines(ptx: str, filename: str) -> dict[int, list[int]]:
+    """Python line → 1-based PTX lines of the instructions its ``.loc`` covers."""
+    lines = ptx.splitlines()
+    file_ids = {m.group(1) for m in map(_PTX_FILE_RE.match, lines)
+                if m and m.group(2) == filename}
+    out: dict[int, list[int]] = {}
+    current = None
+    for n, line in enumerate(lines, 1):
+        m = _PTX_LOC_RE.match(line)
+        if m:
+            current = int(m.group(2)) if m.group(1) in file_ids else None
+            continue
+        stripped = line.strip()
+        if stripped.startswith((".func", ".entry", ".visible")) or stripped == "}":
+            current = None if stripped == "}" else current
+        if current and _is_ptx_instruction(stripped):
+            out.setdefault(current, []).append(n)
+    return out
+
+
+_SASS_FILE_RE = re.compile(r'//## File "((?:[^"\\]|\\.)*)", line (\d+)')
+_SASS_INSN_RE = re.compile(r"/\*([0-9a-f]{4,})\*/")
+
+
+def sass_lines(sass: str, filename: str) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    """Python line → SASS instruction offsets, and Python line → SASS text lines (1-based)."""
+    offsets: dict[int, list[int]] = {}
+    text_lines: dict[int, list[int]] = {}
+    current = None
+    for n, line in enumerate(sass.splitlines(), 1):
+        m = _SASS_FILE_RE.search(line)
+        if m:
+            current = int(m.group(2)) if m.group(1) == filename else None
+            continue
+        if line.lstrip().startswith(("//---", ".section")):
+            current = None
+        m = _SASS_INSN_RE.search(line)
+        if m and current:
+            offsets.setdefault(current, []).append(int(m.group(1), 16))
+            text_lines.setdefault(current, []).append(n)
+    return offsets, text_lines
+
+
+def build_line_map(llvm_ir_optimized: str, ptx: str, sass: str | None, filename: str) -> LineMap:
+    """The :class:`LineMap` of one compile.
+
+    Args:
+        llvm_ir_optimized: the optimised module text.
+        ptx: the PTX text.
+        sass: nvdisasm ``-g`` output, or None when there is none.
+        filename: the kernel's file or cell name (the ``DIFile``/``.file`` name).
+    """
+    offsets, text_lines = sass_lines(sass, filename) if sass else ({}, {})
+    return LineMap(llvm=llvm_lines(llvm_ir_optimized, filename),
+                   ptx=ptx_lines(ptx, filename), sass=offsets, sass_lines=text_lines)

@@ -1,0 +1,192 @@
+"""The NVPTX stage: LLVM IR text → optimised LLVM IR → PTX.
+
+Every NVPTX fact lives here: the triple, the data layout (taken from the
+target machine), the supported ``sm_XX`` list, how libdevice is linked and
+how the optimiser is run. This is the one place of the compiler that calls
+into LLVM (``llvmlite.binding``); ``compiler/lower`` only builds text.
+
+libdevice (NVIDIA's ``libdevice.10.bc``) is linked only when the module
+declares a ``__nv_*`` function, as CUDA.jl's ``link_libraries!`` does. It is
+large (575 functions; parsing it costs ~50 ms), so the subset a kernel needs
+— the requested functions and everything they call — is cut out once per set
+of names, kept in memory as bitcode, and linked from there.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import time
+
+import llvmlite.binding as llvm
+
+from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.errors import InternalCompilerError, ToolchainError
+
+__all__ = ["TRIPLE", "SUPPORTED_ARCHS", "check_arch", "make_ptx", "target_machine",
+           "libdevice_path"]
+
+TRIPLE = "nvptx64-nvidia-cuda"
+
+#: Architectures warp_lab compiles for, with the minimum PTX ISA version each
+#: needs (PTX ISA, "PTX Module Directives: .target" and the release notes'
+#: table of targets per version). LLVM's NVPTX back end picks this version by
+#: default for each ``sm_XX``, which keeps the PTX acceptable to the oldest
+#: ptxas that knows the target.
+SUPPORTED_ARCHS: dict[str, str] = {
+    "sm_50": "4.0", "sm_52": "4.1", "sm_53": "4.2",
+    "sm_60": "5.0", "sm_61": "5.0", "sm_62": "5.0",
+    "sm_70": "6.0", "sm_72": "6.1", "sm_75": "6.3",
+    "sm_80": "7.0", "sm_86": "7.1", "sm_87": "7.4", "sm_89": "7.8",
+    "sm_90": "7.8", "sm_100": "8.6", "sm_103": "8.8", "sm_120": "8.7", "sm_121": "8.8",
+}
+
+_init_lock = threading.Lock()
+_initialised = False
+
+
+def _ensure_llvm():
+    global _initialised
+    with _init_lock:
+        if not _initialised:
+            llvm.initialize_all_targets()
+            llvm.initialize_all_asmprinters()
+            _initialised = True
+
+
+def check_arch(arch: str) -> str:
+    """Validate an ``sm_XX`` name.
+
+    Raises:
+        ValueError: ``arch`` is not in :data:`SUPPORTED_ARCHS`; the message
+            lists the supported ones.
+    """
+    if arch not in SUPPORTED_ARCHS:
+        raise ValueError(f"unsupported architecture {arch!r}; warp_lab compiles for "
+                         + ", ".join(SUPPORTED_ARCHS))
+    return arch
+
+
+@functools.lru_cache(maxsize=None)
+def target_machine(arch: str, opt: int):
+    """The llvmlite target machine for ``arch`` at optimisation level ``opt``."""
+    _ensure_llvm()
+    target = llvm.Target.from_triple(TRIPLE)
+    return target.create_target_machine(cpu=check_arch(arch), opt=opt)
+
+
+@functools.lru_cache(maxsize=1)
+def libdevice_path() -> str:
+    """Path of ``libdevice.10.bc`` (NVIDIA's nvvm wheel or a CUDA toolkit).
+
+    Raises:
+        ToolchainError: libdevice is not installed.
+    """
+    from cuda import pathfinder
+
+    try:
+        return pathfinder.find_bitcode_lib("device")
+    except Exception as exc:  # pathfinder raises its own not-found errors
+        raise ToolchainError(
+            "libdevice (libdevice.10.bc) was not found; it is needed for math functions. "
+            "Install it with `pip install nvidia-nvvm` or set CUDA_HOME to a CUDA toolkit.",
+            tool="libdevice", log=str(exc)) from None
+
+
+@functools.lru_cache(maxsize=1)
+def _libdevice_bitcode() -> bytes:
+    with open(libdevice_path(), "rb") as f:
+        return f.read()
+
+
+@functools.lru_cache(maxsize=64)
+def _libdevice_subset(names: frozenset, data_layout: str) -> bytes:
+    """Bitcode of the part of libdevice that defines ``names`` (and their callees)."""
+    lib = llvm.parse_bitcode(_libdevice_bitcode())
+    lib.triple = TRIPLE
+    lib.data_layout = data_layout
+    for fn in lib.functions:
+        if not fn.is_declaration and fn.name not in names:
+            fn.linkage = "internal"
+    for gv in lib.global_variables:
+        if not gv.is_declaration:
+            gv.linkage = "internal"
+    pm = llvm.create_new_module_pass_manager()
+    pm.add_global_dead_code_eliminate_pass()
+    pm.add_strip_dead_prototype_pass()
+    pb = llvm.create_pass_builder(target_machine("sm_90", 0),
+                                  llvm.create_pipeline_tuning_options(speed_level=0))
+    pm.run(lib, pb)
+    return lib.as_bitcode()
+
+
+_REFLECT_FTZ = '!{i32 4, !"nvvm-reflect-ftz", i32 1}'
+
+
+def _add_ftz_flag(llvm_ir: str) -> str:
+    """Add the ``nvvm-reflect-ftz`` module flag (libdevice then flushes subnormals)."""
+    node = "!9999999"
+    m = re.search(r"^!llvm\.module\.flags = !\{(.*)\}$", llvm_ir, re.M)
+    if m:
+        flags = m.group(1) + ", " + node if m.group(1).strip() else node
+        llvm_ir = llvm_ir[: m.start()] + f"!llvm.module.flags = !{{{flags}}}" + llvm_ir[m.end():]
+    else:
+        llvm_ir += f"\n!llvm.module.flags = !{{{node}}}\n"
+    return llvm_ir + f"\n{node} = {_REFLECT_FTZ}\n"
+
+
+def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
+             timings: dict | None = None) -> tuple[str, str]:
+    """Optimise a module, link what it needs of libdevice, and emit PTX.
+
+    Args:
+        llvm_ir: a whole module as text (from :mod:`warp_lab.compiler.lower`).
+        options: target ``arch``, ``opt`` level 0..3 and ``fast_math``
+            (fast math also sets libdevice's flush-to-zero reflect flag).
+        entry: the kernel's name; every other defined function is made
+            internal so that unused code is removed.
+        timings: if given, receives ``"optimize"`` and ``"ptx"`` in seconds.
+
+    Returns:
+        ``(llvm_ir_optimized, ptx)``, both text.
+
+    Raises:
+        InternalCompilerError: the IR does not parse or verify (a bug in
+            ``lower``), or LLVM fails to emit PTX.
+        ToolchainError: the module needs libdevice and it is not installed.
+    """
+    tm = target_machine(options.arch, options.opt)
+    if options.fast_math:
+        llvm_ir = _add_ftz_flag(llvm_ir)
+    try:
+        mod = llvm.parse_assembly(llvm_ir)
+        mod.verify()
+    except RuntimeError as exc:
+        raise InternalCompilerError(f"generated LLVM IR is invalid: {exc}", stage="nvptx") from None
+    mod.triple = TRIPLE
+    mod.data_layout = str(tm.target_data)
+
+    wanted = frozenset(f.name for f in mod.functions
+                       if f.is_declaration and f.name.startswith("__nv_"))
+    if wanted:
+        lib = llvm.parse_bitcode(_libdevice_subset(wanted, str(tm.target_data)))
+        mod.link_in(lib)
+    if entry is not None:
+        for fn in mod.functions:
+            if not fn.is_declaration and fn.name != entry:
+                fn.linkage = "internal"
+
+    pto = llvm.create_pipeline_tuning_options(speed_level=options.opt)
+    pb = llvm.create_pass_builder(tm, pto)
+    t0 = time.perf_counter()
+    try:
+        pb.getModulePassManager().run(mod, pb)
+        t1 = time.perf_counter()
+        ptx = tm.emit_assembly(mod)
+    except RuntimeError as exc:  # pragma: no cover - LLVM reports through here
+        raise InternalCompilerError(f"LLVM could not emit PTX: {exc}", stage="nvptx") from None
+    if timings is not None:
+        timings["optimize"] = t1 - t0
+        timings["ptx"] = time.perf_counter() - t1
+    return str(mod), ptx

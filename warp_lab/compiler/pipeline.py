@@ -1,0 +1,129 @@
+"""``wl.compile``: the driver that calls the stages in order and nothing else.
+
+    frontend.make_typed_ast → lower.make_llvm_ir → nvptx.make_ptx
+      → toolchain.make_cubin → toolchain.make_sass → linemap.build_line_map
+
+Each stage's product lands in one field of the :class:`CompiledKernel`.
+When ptxas or nvdisasm is missing or fails, the fields that need it are None
+and ``missing`` says why; everything before them still works.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import time
+
+import llvmlite
+import llvmlite.binding as llvm
+
+from warp_lab.compiler import abi, cache as _cache, frontend, linemap, lower, nvptx, toolchain
+from warp_lab.compiler.artifact import CompiledKernel, CompileOptions
+from warp_lab.errors import ToolchainError
+from warp_lab.lang.kernel import Kernel
+
+__all__ = ["compile", "toolchain_versions"]
+
+
+@functools.lru_cache(maxsize=None)
+def toolchain_versions(arch: str) -> dict[str, str]:
+    """What produced an artifact for ``arch``: warp_lab, llvmlite/LLVM, ptxas, nvdisasm, libdevice."""
+    from warp_lab import __version__
+
+    sm = int(arch.split("_")[1].rstrip("a"))
+    out = {"warp_lab": __version__, "llvmlite": llvmlite.__version__,
+           "llvm": ".".join(map(str, llvm.llvm_version_info))}
+    for name in ("ptxas", "nvdisasm"):
+        try:
+            tool = toolchain.find_tool(name, sm)
+            out[name] = f"{tool.version} ({tool.path})"
+        except ToolchainError as exc:
+            out[name] = f"missing: {exc}"
+    try:
+        st = os.stat(nvptx.libdevice_path())
+        out["libdevice"] = f"{st.st_size}:{int(st.st_mtime)}"
+    except (ToolchainError, OSError):
+        out["libdevice"] = "missing"
+    return out
+
+
+def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool = False,
+            debug: bool = False, lineinfo: bool = True, maxrregcount: int | None = None,
+            launch_ndim: int | None = None, cache: bool = True) -> CompiledKernel:
+    """Compile a kernel for one architecture.
+
+    Args:
+        kernel: a ``@wl.kernel`` function.
+        arch: target ``sm_XX`` (see :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`).
+        opt: LLVM optimisation level 0..3.
+        fast_math: fast-math flags, flush-to-zero, approximate division.
+        debug: ``assert`` becomes a trap with its message.
+        lineinfo: line tables in PTX (``.loc``), cubin and SASS.
+        maxrregcount: registers-per-thread cap handed to ptxas.
+        launch_ndim: force what ``wl.tid()`` returns (default: inferred).
+        cache: look up and store the result in the memory + disk cache.
+
+    Returns:
+        the immutable :class:`CompiledKernel`.
+
+    Raises:
+        KernelCompileError: the kernel is outside the language or mistyped
+            (points at the user's line and column).
+        ValueError: unknown ``arch`` or ``opt`` out of range.
+        InternalCompilerError: a bug in warp_lab.
+    """
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
+    nvptx.check_arch(arch)
+    if opt not in (0, 1, 2, 3):
+        raise ValueError(f"opt must be 0, 1, 2 or 3, not {opt!r}")
+    options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
+                             lineinfo=lineinfo, maxrregcount=maxrregcount,
+                             launch_ndim=launch_ndim)
+    t_start = time.perf_counter()
+    key = _cache.cache_key(kernel, options, toolchain_versions(arch)) if cache else ""
+    if cache:
+        hit = _cache.default_cache().get(key)
+        if hit is not None:
+            return dataclasses.replace(
+                hit, timings={**hit.timings, "cache": time.perf_counter() - t_start})
+
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    typed = frontend.make_typed_ast(kernel, options)
+    t1 = time.perf_counter()
+    lowered = lower.make_llvm_ir(typed, options)
+    t2 = time.perf_counter()
+    timings["frontend"], timings["lower"] = t1 - t0, t2 - t1
+    llvm_ir_opt, ptx = nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, timings)
+
+    missing: dict[str, str] = {}
+    cubin = sass = resources = None
+    t3 = time.perf_counter()
+    try:
+        cubin, resources, _ = toolchain.make_cubin(ptx, options, lowered.entry)
+    except ToolchainError as exc:
+        missing["cubin"] = missing["resources"] = missing["sass"] = str(exc)
+    t4 = time.perf_counter()
+    timings["ptxas"] = t4 - t3
+    if cubin is not None:
+        try:
+            sass = toolchain.make_sass(cubin, arch)
+        except ToolchainError as exc:
+            missing["sass"] = str(exc)
+        timings["nvdisasm"] = time.perf_counter() - t4
+
+    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass, kernel.source.filename)
+    timings["total"] = time.perf_counter() - t_start
+    ck = CompiledKernel(
+        name=kernel.name, entry=lowered.entry, source=kernel.source, options=options,
+        params=tuple(lowered.params), param_layout=abi.param_layout(lowered.params),
+        launch_ndim=lowered.launch_ndim, llvm_ir=lowered.llvm_ir,
+        llvm_ir_optimized=llvm_ir_opt, ptx=ptx, cubin=cubin, sass=sass, resources=resources,
+        line_map=line_map, timings=timings, missing=missing,
+        toolchain=toolchain_versions(arch), cache_key=key)
+    if cache and not missing:
+        _cache.default_cache().put(key, ck)
+    return ck
+

@@ -1,0 +1,230 @@
+"""NVIDIA's tools: ptxas (PTX → cubin + resource usage) and nvdisasm (cubin → SASS).
+
+The tools are found with ``cuda.pathfinder`` (NVIDIA's pip wheels, or a CUDA
+toolkit under ``CUDA_HOME``/``CUDA_PATH``) and run with argument lists in a
+private temporary folder that is removed afterwards. We call ptxas rather
+than the driver's JIT because it works without a GPU, reports registers and
+spills (``-v``), and keeps line info (``-lineinfo``) for the SASS view.
+
+CUDA 13's tools assemble and disassemble ``sm_75`` and newer only. For older
+targets ptxas comes from CUDA 12.9's wheel (``nvidia-cuda-nvcc-cu12``,
+installed side by side at ``nvidia/cuda_nvcc/bin``); no CUDA 12 nvdisasm
+wheel exists, so SASS for those targets needs a CUDA ≤ 13.0 toolkit under
+``CUDA_HOME`` and is otherwise reported missing with that reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+from warp_lab.compiler.artifact import CompileOptions, Resources
+from warp_lab.errors import ToolchainError
+
+__all__ = ["Tool", "find_tool", "make_cubin", "make_sass", "parse_ptxas_log"]
+
+#: First SM that CUDA 13's ptxas and nvdisasm accept (CUDA 13.0 release notes:
+#: Maxwell, Pascal and Volta support removed from the compilers).
+_CUDA13_MIN_SM = 75
+
+_TIMEOUT_S = 120
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A located NVIDIA tool.
+
+    Attributes:
+        name: ``"ptxas"`` or ``"nvdisasm"``.
+        path: absolute path of the executable.
+        version: release string (``"13.5"``), from ``--version``.
+    """
+
+    name: str
+    path: str
+    version: str
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+
+def _version_of(path: str) -> str:
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    m = re.search(r"release (\d+\.\d+)", out.stdout)
+    return m.group(1) if m else "unknown"
+
+
+def _cuda12_ptxas() -> str | None:
+    try:
+        import nvidia.cuda_nvcc as cu12  # wheel nvidia-cuda-nvcc-cu12
+    except ImportError:
+        return None
+    for root in cu12.__path__:
+        path = os.path.join(root, "bin", "ptxas")
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def find_tool(name: str, sm: int = 90) -> Tool:
+    """Locate ``ptxas`` or ``nvdisasm`` able to handle ``sm_<sm>``.
+
+    Args:
+        name: ``"ptxas"`` or ``"nvdisasm"``.
+        sm: target compute capability as an integer (86 for sm_86).
+
+    Raises:
+        ToolchainError: no suitable tool is installed; the message says which
+            wheel to install.
+    """
+    from cuda import pathfinder
+
+    wheel = {"ptxas": "nvidia-cuda-nvcc", "nvdisasm": "nvidia-cuda-nvdisasm"}[name]
+    path = None
+    try:
+        path = pathfinder.find_nvidia_binary_utility(name)
+    except Exception:  # pathfinder's not-found errors differ between versions
+        path = None
+    if path:
+        tool = Tool(name, path, _version_of(path))
+        if sm >= _CUDA13_MIN_SM or tool.major < 13:
+            return tool
+    if name == "ptxas" and sm < _CUDA13_MIN_SM:
+        old = _cuda12_ptxas()
+        if old:
+            return Tool(name, old, _version_of(old))
+        raise ToolchainError(
+            f"sm_{sm} needs CUDA 12's ptxas (CUDA 13 assembles sm_75 and newer); "
+            "install it with `pip install nvidia-cuda-nvcc-cu12`", tool=name)
+    if sm < _CUDA13_MIN_SM:
+        raise ToolchainError(
+            f"nvdisasm for sm_{sm} needs a CUDA toolkit 13.0 or older (set CUDA_HOME to it); "
+            "CUDA 13.1+ nvdisasm no longer reads cubins for sm_50..sm_72", tool=name)
+    raise ToolchainError(f"{name} was not found; install it with `pip install {wheel}` "
+                         "or set CUDA_HOME to a CUDA toolkit", tool=name)
+
+
+def _run(tool: Tool, args: list[str], cwd: str) -> subprocess.CompletedProcess:
+    argv = [tool.path, *args]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise ToolchainError(f"{tool.name} did not finish in {_TIMEOUT_S} s", tool=tool.name,
+                             argv=argv) from None
+    except OSError as exc:
+        raise ToolchainError(f"{tool.name} could not be run: {exc}", tool=tool.name,
+                             argv=argv) from None
+    if proc.returncode != 0:
+        raise ToolchainError(f"{tool.name} failed", tool=tool.name, argv=argv,
+                             returncode=proc.returncode, log=proc.stdout + proc.stderr)
+    return proc
+
+
+_FUNC_RE = re.compile(r"Function properties for (\S+)")
+_COMPILING_RE = re.compile(r"Compiling entry function '([^']+)'")
+_FRAME_RE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED_RE = re.compile(r"Used (\d+) registers")
+_BARRIERS_RE = re.compile(r"used (\d+) barriers")
+_SMEM_RE = re.compile(r"(\d+) bytes smem")
+_CMEM_RE = re.compile(r"(\d+) bytes cmem\[\d+\]")
+_LMEM_RE = re.compile(r"(\d+) bytes lmem")
+_GMEM_RE = re.compile(r"(\d+) bytes gmem")
+
+
+def parse_ptxas_log(log: str, entry: str, arch: str) -> Resources:
+    """Parse ``ptxas -v`` output into :class:`Resources` for one entry function.
+
+    The log has, per function, a ``Function properties for NAME`` block
+    (stack frame and spill bytes) and, for entries, a ``Compiling entry
+    function 'NAME'`` block ending in ``Used N registers, used B barriers,
+    S bytes smem, C bytes cmem[0]``.
+
+    Raises:
+        ToolchainError: the log has no register count for ``entry``.
+    """
+    res = {"registers": None, "stack_frame": 0, "spill_stores": 0, "spill_loads": 0,
+           "shared": 0, "const": 0, "local": 0, "barriers": 0, "global_bytes": 0}
+    current = None
+    for line in log.splitlines():
+        m = _GMEM_RE.search(line)
+        if m and "gmem" in line and current is None:
+            res["global_bytes"] = int(m.group(1))
+        m = _COMPILING_RE.search(line) or _FUNC_RE.search(line)
+        if m:
+            current = m.group(1)
+            continue
+        if current != entry:
+            continue
+        if m := _FRAME_RE.search(line):
+            res["stack_frame"], res["spill_stores"], res["spill_loads"] = map(int, m.groups())
+        if m := _USED_RE.search(line):
+            res["registers"] = int(m.group(1))
+            if b := _BARRIERS_RE.search(line):
+                res["barriers"] = int(b.group(1))
+            if s := _SMEM_RE.search(line):
+                res["shared"] = int(s.group(1))
+            if l := _LMEM_RE.search(line):
+                res["local"] = int(l.group(1))
+            res["const"] = sum(int(c) for c in _CMEM_RE.findall(line))
+    if res["registers"] is None:
+        raise ToolchainError(f"ptxas reported no register count for {entry!r}", tool="ptxas",
+                             log=log)
+    return Resources(arch=arch, **res)
+
+
+def make_cubin(ptx: str, options: CompileOptions, entry: str) -> tuple[bytes, Resources, str]:
+    """Assemble PTX with ptxas.
+
+    Args:
+        ptx: PTX text.
+        options: ``arch``, ``lineinfo`` (adds ``-lineinfo``), ``maxrregcount``.
+        entry: the entry whose resources to report.
+
+    Returns:
+        ``(cubin, resources, log)``: the ELF bytes, the parsed ``-v`` report
+        and ptxas's raw log.
+
+    Raises:
+        ToolchainError: ptxas is missing or rejects the PTX (with its log and
+            the command line).
+    """
+    tool = find_tool("ptxas", options.sm)
+    args = ["-v", "--gpu-name", options.arch, "-O3"]
+    if options.lineinfo:
+        args.append("-lineinfo")
+    if options.maxrregcount:
+        args += ["--maxrregcount", str(int(options.maxrregcount))]
+    with tempfile.TemporaryDirectory(prefix="warp_lab-") as tmp:
+        with open(os.path.join(tmp, "kernel.ptx"), "w") as f:
+            f.write(ptx)
+        proc = _run(tool, [*args, "kernel.ptx", "-o", "kernel.cubin"], tmp)
+        with open(os.path.join(tmp, "kernel.cubin"), "rb") as f:
+            cubin = f.read()
+    log = proc.stdout + proc.stderr
+    return cubin, parse_ptxas_log(log, entry, options.arch), log
+
+
+def make_sass(cubin: bytes, arch: str, extra_args: tuple[str, ...] = ()) -> str:
+    """Disassemble a cubin with nvdisasm, keeping line info (``-c -g``).
+
+    Args:
+        cubin: ELF bytes from :func:`make_cubin`.
+        arch: the ``sm_XX`` it was built for (chooses the nvdisasm).
+        extra_args: more nvdisasm flags (``("--print-life-ranges",)``).
+
+    Raises:
+        ToolchainError: nvdisasm is missing or fails.
+    """
+    tool = find_tool("nvdisasm", int(arch.split("_")[1].rstrip("a")))
+    with tempfile.TemporaryDirectory(prefix="warp_lab-") as tmp:
+        with open(os.path.join(tmp, "kernel.cubin"), "wb") as f:
+            f.write(cubin)
+        proc = _run(tool, ["-c", "-g", *extra_args, "kernel.cubin"], tmp)
+    return proc.stdout
+
