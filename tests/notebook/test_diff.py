@@ -1,0 +1,38 @@
+"""wl.diff on two real compiles that differ in one instruction."""
+
+import dataclasses
+
+from warp_lab.notebook.diff import diff
+
+from records import saxpy_record
+
+
+def test_diff_of_identical_kernels_is_empty():
+    ck = saxpy_record()
+    d = diff(ck, ck)
+    assert d.unchanged and "unchanged" in str(d)
+    assert d.a_label.endswith("(previous)")
+
+
+def test_diff_shows_changed_ptx_and_registers():
+    a = saxpy_record()
+    b = dataclasses.replace(
+        a, ptx=a.ptx.replace("add.rn.f32", "sub.rn.f32"),
+        resources=dataclasses.replace(a.resources, registers=a.resources.registers + 8),
+        options=dataclasses.replace(a.options, opt=1))
+    d = diff(a, b)
+    assert [x for x in d.ptx if x.startswith("-\t")] == [x for x in d.ptx if "-\tadd.rn.f32" in x]
+    assert any(x.startswith("+\tsub.rn.f32") for x in d.ptx)
+    assert ("registers", a.resources.registers, a.resources.registers + 8) in d.resources
+    assert ("opt", 3, 1) in d.options
+    assert d.sass == ()
+    markup = d._repr_html_()
+    assert "SASS: unchanged" in markup and "PTX: +1 -1 lines" in markup
+    assert 'class="wl-line wl-add"' in markup
+
+
+def test_sass_offsets_do_not_count_as_changes():
+    a = saxpy_record()
+    shifted = a.sass.replace("/*0000*/", "/*0010*/")
+    d = diff(a, dataclasses.replace(a, sass=shifted))
+    assert d.sass == ()

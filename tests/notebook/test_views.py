@@ -1,0 +1,126 @@
+"""The static HTML views on real PTX/SASS: pane text, escaping, colours per the line map."""
+
+import json
+
+from warp_lab.errors import KernelCompileError
+from warp_lab.notebook.bundle import MIME_TYPE, KernelView, kernel_bundle
+from warp_lab.notebook.highlight import PALETTE
+from warp_lab.notebook.views import error_html, kernel_html
+
+from htmlparse import parse_view
+from records import PY_SOURCE, saxpy_record
+
+
+def test_every_pane_carries_its_text_line_by_line():
+    ck = saxpy_record()
+    view = parse_view(kernel_html(ck))
+    expected = {"python": ck.source.text, "llvm": ck.llvm_ir_optimized,
+                "llvm_unoptimized": ck.llvm_ir, "ptx": ck.ptx, "sass": ck.sass}
+    for pane, text in expected.items():
+        got = [line["src"] for line in view.panes[pane]]
+        assert got == text.splitlines(), pane
+
+
+def test_python_pane_uses_cell_line_numbers():
+    ck = saxpy_record()
+    lines = parse_view(kernel_html(ck)).panes["python"]
+    assert [int(x["ln"]) for x in lines] == list(range(2, 2 + len(PY_SOURCE.splitlines())))
+
+
+def test_user_text_is_escaped():
+    ck = saxpy_record()
+    markup = kernel_html(ck)
+    # the kernel comment holds <script>alert("x")</script>: it must appear only as text
+    assert "<script>alert" not in markup
+    assert "&lt;script&gt;alert" in markup
+    view = parse_view(markup)
+    assert len(view.scripts) == 1 and "alert" not in view.scripts[0]
+    assert any('<script>alert("x")</script>' in line["src"] for line in view.panes["python"])
+
+
+def test_colour_of_python_line_equals_colour_of_its_ptx_llvm_sass_lines():
+    ck = saxpy_record()
+    view = parse_view(kernel_html(ck))
+    py_style = {int(line["ln"]): line["style"] for line in view.panes["python"]}
+    lm = ck.line_map
+    assert lm.ptx and lm.sass_lines and lm.llvm
+    for pane, mapping in (("ptx", lm.ptx), ("llvm", lm.llvm), ("sass", lm.sass_lines)):
+        by_number = {int(line["ln"]): line for line in view.panes[pane]}
+        for py, pane_lines in mapping.items():
+            assert py_style[py] and "background-color" in py_style[py]
+            for n in pane_lines:
+                assert by_number[n]["style"] == py_style[py], (pane, py, n)
+                assert by_number[n]["py"] == str(py)
+    # distinct Python lines get distinct colours
+    colours = {py_style[py] for py in lm.python_lines}
+    assert len(colours) == len(lm.python_lines)
+    # lines that no Python line produced carry no colour
+    ptx_mapped = {n for ns in lm.ptx.values() for n in ns}
+    for line in view.panes["ptx"]:
+        if int(line["ln"]) not in ptx_mapped:
+            assert line["style"] is None and line["py"] is None
+
+
+def test_missing_stage_is_explained():
+    import dataclasses
+    ck = dataclasses.replace(saxpy_record(), sass=None, missing={"sass": "nvdisasm not <found>"})
+    markup = kernel_html(ck)
+    assert "nvdisasm not &lt;found&gt;" in markup
+    assert parse_view(markup).panes["sass"] == []
+
+
+def test_heat_column_values():
+    ck = saxpy_record()
+    view = parse_view(kernel_html(ck, heat={"instr": {3: 4096, 5: 1024}}, script=False))
+    by_ln = {int(x["ln"]): x for x in view.panes["python"]}
+    assert by_ln[3]["heat"] == ["4,096"] and by_ln[5]["heat"] == ["1,024"]
+    assert by_ln[4]["heat"] == [""]
+    assert view.scripts == []
+
+
+def test_snippets_embed_side_by_side():
+    ck = saxpy_record()
+    a, b = kernel_html(ck), kernel_html(ck)
+    ida = parse_view(a).scripts[0].split('"')[1]
+    idb = parse_view(b).scripts[0].split('"')[1]
+    assert ida != idb and f'id="{ida}"' in a
+
+
+def test_resource_card_shows_ptxas_numbers():
+    ck = saxpy_record()
+    markup = kernel_html(ck)
+    assert f"<th>registers / thread</th><td>{ck.resources.registers}</td>" in markup
+
+
+def test_error_box_has_cell_line_caret_and_escapes():
+    err = KernelCompileError("cannot assign to <script>", "<cell 3>", 4, 9,
+                             "    y = '<script>'", hint="use a local")
+    markup = error_html(err)
+    assert "&lt;cell 3&gt;:4:9: error: cannot assign to &lt;script&gt;" in markup
+    assert "<script>" not in markup
+    assert "\n            ^" in markup  # caret under column 9, after the 4-space indent
+    assert "Traceback" not in markup
+
+
+def test_bundle_follows_schema_and_is_json():
+    ck = saxpy_record()
+    b = kernel_bundle(ck, heat={"instructions": {3: 10}})
+    json.dumps(b)
+    assert b["version"] == 1 and b["name"] == "saxpy" and b["arch"] == "sm_90"
+    assert b["panes"]["python"] == {"text": PY_SOURCE, "first_line": 2, "filename": "<cell 1>"}
+    assert b["panes"]["ptx"]["text"] == ck.ptx
+    assert b["line_map"]["ptx"] == {str(k): list(v) for k, v in ck.line_map.ptx.items()}
+    assert b["line_map"]["sass"] == {str(k): list(v) for k, v in ck.line_map.sass_lines.items()}
+    assert set(b["colors"]) == {str(k) for k in ck.line_map.python_lines}
+    assert all(c in PALETTE for c in b["colors"].values())
+    assert b["resources"]["registers"] == ck.resources.registers
+    assert b["heat"] == {"instructions": {"3": 10}}
+
+
+def test_kernel_view_mimebundle():
+    view = KernelView(saxpy_record())
+    data = view._repr_mimebundle_()
+    assert set(data) == {"text/plain", "text/html", MIME_TYPE}
+    assert data["text/plain"].startswith("<CompiledKernel saxpy for sm_90 -O3")
+    assert set(view._repr_mimebundle_(include={"text/plain"})) == {"text/plain"}
+    assert MIME_TYPE not in view._repr_mimebundle_(exclude={MIME_TYPE})

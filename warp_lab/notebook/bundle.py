@@ -1,0 +1,146 @@
+"""The ``application/vnd.warp-lab.kernel+json`` bundle and the display wrapper.
+
+The bundle is the data of the views (schema in ``docs/architecture.md``,
+"Notebook bundle"): pane texts, the line map with Python lines as string
+keys, one colour per Python line, resources, occupancy and heat columns. The
+JupyterLab extension renders it; :class:`KernelView` puts it in a display
+bundle next to ``text/html`` (the static view, for every other front end)
+and ``text/plain``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from warp_lab.notebook.highlight import line_colors
+from warp_lab.notebook.views import kernel_html
+
+__all__ = ["MIME_TYPE", "BUNDLE_VERSION", "kernel_bundle", "KernelView", "repr_mimebundle",
+           "kernel_text"]
+
+MIME_TYPE = "application/vnd.warp-lab.kernel+json"
+BUNDLE_VERSION = 1
+
+
+def _keyed(mapping) -> dict[str, list[int]]:
+    return {str(py): [int(x) for x in xs] for py, xs in sorted(mapping.items())}
+
+
+def _record(obj) -> dict | None:
+    if obj is None:
+        return None
+    if dataclasses.is_dataclass(obj):
+        out = {}
+        for f in dataclasses.fields(obj):
+            v = getattr(obj, f.name)
+            if isinstance(v, (int, float, str, bool)) or v is None:
+                out[f.name] = v
+            elif isinstance(v, (tuple, list)) and all(isinstance(x, (int, float, str)) for x in v):
+                out[f.name] = list(v)
+            elif isinstance(v, dict):
+                out[f.name] = {str(k): x for k, x in v.items()
+                               if isinstance(x, (int, float, str, bool))}
+        for prop in ("occupancy", "limiter"):  # computed properties the schema shows
+            if prop not in out and isinstance(getattr(type(obj), prop, None), property):
+                out[prop] = getattr(obj, prop)
+        return out
+    if isinstance(obj, dict):
+        return dict(obj)
+    raise TypeError(f"cannot put a {type(obj).__name__} in the kernel bundle")
+
+
+def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
+    """The JSON-able bundle for one compiled kernel.
+
+    Args:
+        ck: a :class:`~warp_lab.compiler.artifact.CompiledKernel`.
+        occupancy: an occupancy record (dataclass) or dict, or None.
+        heat: ``{"instructions": {python line: count}, "live_registers": {...}}``
+            or None.
+
+    Returns:
+        a dict following the schema (``version`` :data:`BUNDLE_VERSION`).
+    """
+    def pane(text, missing_key):
+        if text is None:
+            return {"text": None, "missing": ck.missing.get(missing_key, "not available")}
+        return {"text": text}
+
+    lm = ck.line_map
+    bundle = {
+        "version": BUNDLE_VERSION,
+        "name": ck.name,
+        "arch": ck.options.arch,
+        "opt": ck.options.opt,
+        "panes": {
+            "python": {"text": ck.source.text, "first_line": ck.source.first_line,
+                       "filename": ck.source.filename},
+            "llvm": pane(ck.llvm_ir_optimized, "llvm_ir_optimized"),
+            "llvm_unoptimized": pane(ck.llvm_ir, "llvm_ir"),
+            "ptx": pane(ck.ptx, "ptx"),
+            "sass": pane(ck.sass, "sass"),
+        },
+        "line_map": {"llvm": _keyed(lm.llvm), "ptx": _keyed(lm.ptx),
+                     "sass": _keyed(lm.sass_lines)},
+        "colors": {str(py): c for py, c in line_colors(lm.python_lines).items()},
+        "resources": _record(ck.resources),
+        "occupancy": _record(occupancy),
+        "heat": {name: {str(k): v for k, v in col.items()} for name, col in (heat or {}).items()},
+    }
+    return bundle
+
+
+def kernel_text(ck, occupancy=None) -> str:
+    """The ``text/plain`` form: one line of identity and resources."""
+    text = repr(ck)
+    r = ck.resources
+    if r is not None and r.spills:
+        text += f" (spills: {r.spill_stores} B stored, {r.spill_loads} B loaded)"
+    occ = getattr(occupancy, "occupancy", None)
+    if occ is not None:
+        text += f", occupancy {100 * occ:.0f}%"
+    return text
+
+
+def repr_mimebundle(ck, include=None, exclude=None, **view_options) -> dict:
+    """What ``CompiledKernel._repr_mimebundle_`` would return.
+
+    Args:
+        ck: the compiled kernel.
+        include, exclude: MIME types to keep or drop (IPython's protocol).
+        **view_options: passed to :func:`~warp_lab.notebook.views.kernel_html`
+            (``show``, ``heat``, ``occupancy``, ``extra``).
+    """
+    occ = view_options.get("occupancy")
+    data = {
+        "text/plain": kernel_text(ck, occ),
+        "text/html": kernel_html(ck, **view_options),
+        MIME_TYPE: kernel_bundle(ck, occupancy=occ, heat=view_options.get("heat")),
+    }
+    if include:
+        data = {k: v for k, v in data.items() if k in include}
+    if exclude:
+        data = {k: v for k, v in data.items() if k not in exclude}
+    return data
+
+
+class KernelView:
+    """A compiled kernel as a notebook displays it (rich output of ``%%warp_kernel``).
+
+    Args:
+        ck: the :class:`~warp_lab.compiler.artifact.CompiledKernel`.
+        **view_options: see :func:`repr_mimebundle`.
+
+    Attributes:
+        compiled: the kernel record.
+    """
+
+    def __init__(self, ck, **view_options):
+        self.compiled = ck
+        self.view_options = view_options
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return repr_mimebundle(self.compiled, include, exclude, **self.view_options)
+
+    def __repr__(self) -> str:
+        return kernel_text(self.compiled, self.view_options.get("occupancy"))

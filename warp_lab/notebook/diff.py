@@ -1,0 +1,143 @@
+"""``wl.diff(compiled_a, compiled_b)``: what changed between two versions of a kernel.
+
+PTX and SASS are compared line by line with :mod:`difflib`. SASS offsets
+(``/*0040*/``) and PTX ``.loc`` lines are dropped before comparing, because
+they change whenever anything above them moves and would hide the real
+changes. Resources are compared field by field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import html
+import re
+
+from warp_lab.notebook.views import STYLE, new_root_id
+
+__all__ = ["KernelDiff", "diff"]
+
+_SASS_OFFSET = re.compile(r"/\*[0-9a-fA-F]{4,}\*/\s*")
+_RESOURCE_FIELDS = ("registers", "spill_stores", "spill_loads", "stack_frame", "shared",
+                    "local", "const", "barriers")
+
+
+def _normalise(text: str | None, pane: str) -> list[str]:
+    if not text:
+        return []
+    out = []
+    for line in text.splitlines():
+        if pane == "sass":
+            line = _SASS_OFFSET.sub("", line).rstrip()
+            if line.lstrip().startswith("//##"):
+                continue
+        elif pane == "ptx" and line.lstrip().startswith(".loc"):
+            continue
+        out.append(line.rstrip())
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelDiff:
+    """The difference between two compiled kernels.
+
+    Attributes:
+        a_label, b_label: names shown for the two sides.
+        ptx, sass: unified diff lines (``difflib.unified_diff``, 3 lines of context).
+        resources: ``(field, a, b)`` for every resource field that differs.
+        options: ``(option, a, b)`` for every compile option that differs.
+    """
+
+    a_label: str
+    b_label: str
+    ptx: tuple[str, ...]
+    sass: tuple[str, ...]
+    resources: tuple[tuple[str, object, object], ...]
+    options: tuple[tuple[str, object, object], ...]
+
+    @property
+    def unchanged(self) -> bool:
+        return not (self.ptx or self.sass or self.resources)
+
+    def __str__(self) -> str:
+        parts = [f"diff {self.a_label} -> {self.b_label}"]
+        parts += [f"option {k}: {a} -> {b}" for k, a, b in self.options]
+        parts += [f"{k}: {a} -> {b}" for k, a, b in self.resources]
+        for name, lines in (("PTX", self.ptx), ("SASS", self.sass)):
+            parts.append(f"{name}: " + ("unchanged" if not lines else f"{_count(lines)}"))
+        return "\n".join(parts)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return diff_html(self)
+
+
+def _count(lines) -> str:
+    add = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
+    rem = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+    return f"+{add} -{rem} lines"
+
+
+def diff(a, b, a_label: str | None = None, b_label: str | None = None) -> KernelDiff:
+    """Compare two :class:`~warp_lab.compiler.artifact.CompiledKernel` records.
+
+    Args:
+        a, b: the old and the new compile.
+        a_label, b_label: names for the two sides (default: kernel name,
+            arch and ``-O`` level; ``(previous)`` is added when both are equal).
+
+    Returns:
+        a :class:`KernelDiff`; it renders as HTML in a notebook and as a
+        summary with ``str()``.
+    """
+    def label(ck):
+        return f"{ck.name} {ck.options.arch} -O{ck.options.opt}"
+
+    a_label = a_label or label(a)
+    b_label = b_label or label(b)
+    if a_label == b_label:
+        a_label += " (previous)"
+    ptx = tuple(difflib.unified_diff(_normalise(a.ptx, "ptx"), _normalise(b.ptx, "ptx"),
+                                     a_label, b_label, lineterm=""))
+    sass = tuple(difflib.unified_diff(_normalise(a.sass, "sass"), _normalise(b.sass, "sass"),
+                                      a_label, b_label, lineterm=""))
+    res = []
+    if a.resources is not None and b.resources is not None:
+        for f in _RESOURCE_FIELDS:
+            va, vb = getattr(a.resources, f), getattr(b.resources, f)
+            if va != vb:
+                res.append((f, va, vb))
+    opts = [(f.name, getattr(a.options, f.name), getattr(b.options, f.name))
+            for f in dataclasses.fields(a.options)
+            if getattr(a.options, f.name) != getattr(b.options, f.name)]
+    return KernelDiff(a_label, b_label, ptx, sass, tuple(res), tuple(opts))
+
+
+def _diff_block(title: str, lines) -> str:
+    if not lines:
+        return f'<details class="wl-pane"><summary>{html.escape(title)}: unchanged</summary></details>'
+    rows = []
+    for line in lines:
+        cls = ""
+        if line.startswith("+") and not line.startswith("+++"):
+            cls = "wl-add"
+        elif line.startswith("-") and not line.startswith("---"):
+            cls = "wl-del"
+        rows.append(f'<div class="wl-line {cls}"><span class="wl-src">{html.escape(line)}'
+                    f"</span></div>")
+    return (f'<details class="wl-pane" open><summary>{html.escape(title)}: {_count(lines)}'
+            f'</summary><div class="wl-code">{"".join(rows)}</div></details>')
+
+
+def diff_html(d: KernelDiff) -> str:
+    """The HTML snippet of a :class:`KernelDiff` (escaped, no script)."""
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(a))}</td>"
+                   f"<td>{html.escape(str(b))}</td></tr>" for k, a, b in d.options + d.resources)
+    table = (f'<table class="wl-card"><tr><th></th><th>{html.escape(d.a_label)}</th>'
+             f"<th>{html.escape(d.b_label)}</th></tr>{rows}</table>") if rows else \
+        "<div>resources and options unchanged</div>"
+    return (f"<style>{STYLE}</style><div class=\"wl-kernel\" id=\"{new_root_id()}\">"
+            f'<div class="wl-title">diff: {html.escape(d.a_label)} → {html.escape(d.b_label)}'
+            f'</div>{table}<div class="wl-panes">{_diff_block("PTX", d.ptx)}'
+            f'{_diff_block("SASS", d.sass)}</div></div>')

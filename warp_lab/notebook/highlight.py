@@ -1,0 +1,85 @@
+"""Syntax highlighting into per-line HTML, and the colour of each Python line.
+
+The views need highlighted text *line by line* (every line is its own
+element carrying its Python line and colour), so instead of Pygments'
+``HtmlFormatter`` (which emits one ``<pre>`` per text) the token stream is
+split at newlines here: a token spanning lines (a block comment) becomes one
+``<span>`` per line. Every token value is HTML-escaped.
+
+Colours follow Compiler Explorer: a fixed palette of distinguishable hues,
+one per Python line that produced code, with alpha so text stays readable
+on light and dark themes.
+"""
+
+from __future__ import annotations
+
+import html
+
+from pygments.formatters import HtmlFormatter
+from pygments.token import STANDARD_TYPES
+
+from warp_lab.notebook.lexers import get_lexer
+
+__all__ = ["highlight_lines", "line_colors", "token_css", "PALETTE"]
+
+# Sasha Trubetskoy's 20 distinct colours (the ones Compiler Explorer's
+# palette is close to), at 20% alpha: readable under dark or light text.
+PALETTE = ("#e6194b33", "#3cb44b33", "#ffe11933", "#4363d833", "#f5823133", "#911eb433",
+           "#46f0f033", "#f032e633", "#bcf60c33", "#fabebe33", "#00808033", "#e6beff33",
+           "#9a632433", "#fffac833", "#80000033", "#aaffc333", "#80800033", "#ffd8b133",
+           "#00007533", "#80808033")
+
+
+def _css_class(ttype) -> str:
+    # walk up to the nearest token type Pygments has a short class for
+    while ttype not in STANDARD_TYPES:
+        ttype = ttype.parent
+    return STANDARD_TYPES[ttype]
+
+
+def highlight_lines(text: str, pane: str) -> list[str]:
+    """Highlight ``text`` with the pane's lexer, one escaped HTML string per line.
+
+    Args:
+        text: source text (any newline style); ``""`` gives ``[]``.
+        pane: a pane name accepted by :func:`warp_lab.notebook.lexers.get_lexer`.
+
+    Returns:
+        ``len(text.splitlines())`` strings of ``<span class="..">`` tokens;
+        joined with newlines and stripped of tags they equal the escaped text.
+    """
+    if not text:
+        return []
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    n_lines = len(text.splitlines())
+    lines: list[list[str]] = [[]]
+    for ttype, value in get_lexer(pane).get_tokens(text):
+        cls = _css_class(ttype)
+        parts = value.split("\n")
+        for k, part in enumerate(parts):
+            if k:
+                lines.append([])
+            if part:
+                esc = html.escape(part, quote=False)
+                lines[-1].append(f'<span class="{cls}">{esc}</span>' if cls else esc)
+    return ["".join(parts) for parts in lines[:n_lines]]
+
+
+def line_colors(python_lines) -> dict[int, str]:
+    """A colour per Python line, in line order, cycling through :data:`PALETTE`.
+
+    Args:
+        python_lines: iterable of Python (file or cell) line numbers that
+            produced code.
+
+    Returns:
+        ``{line: "#rrggbbaa"}``.
+    """
+    return {py: PALETTE[k % len(PALETTE)] for k, py in enumerate(sorted(set(python_lines)))}
+
+
+def token_css(scope: str, style: str = "default") -> str:
+    """CSS rules for the token classes, scoped under the CSS selector ``scope``."""
+    rules = HtmlFormatter(style=style).get_style_defs(scope).splitlines()
+    # Pygments adds a few unscoped rules (``pre {...}``); they would leak into the page
+    return "\n".join(r for r in rules if r.startswith(scope))

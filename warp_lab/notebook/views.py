@@ -1,0 +1,308 @@
+"""HTML views of a :class:`~warp_lab.compiler.artifact.CompiledKernel`.
+
+Every function here returns a self-contained HTML *snippet* (its own
+``<style>`` scoped under ``.wl-kernel``, a body, and optionally a small
+inline script), fit to embed several times in one page, the way Cython's
+``clean_annotated_html`` does. The static part carries everything: the
+colours of corresponding lines are inline ``style`` attributes, panes are
+``<details>`` elements, so a saved notebook or an nbconvert HTML export shows
+the full view without a kernel or JavaScript. Where JavaScript runs, hovering
+a line highlights its counterparts in the other panes and scrolls them into
+view.
+
+Every piece of user text (kernel source, names, messages, tool output) goes
+through :func:`html.escape`; nothing from the user is ever put inside the
+script.
+
+Panes and their line correspondence, read from the compiler's
+:class:`~warp_lab.compiler.artifact.LineMap` (never re-derived here):
+Python (file/cell line numbers) | LLVM IR optimised (``line_map.llvm``,
+the unoptimised IR in a closed pane beside it) | PTX (``line_map.ptx``) |
+SASS (``line_map.sass_lines``).
+"""
+
+from __future__ import annotations
+
+import html
+import secrets
+from typing import Mapping
+
+from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
+
+__all__ = ["PANES", "kernel_html", "pane_html", "resource_card_html", "error_html",
+           "pane_line_maps", "style_block", "new_root_id", "STYLE"]
+
+#: pane id -> (title, CompiledKernel attribute, LineMap attribute)
+PANES = {
+    "python": ("Python", None, None),
+    "llvm": ("LLVM IR (optimised)", "llvm_ir_optimized", "llvm"),
+    "llvm_unoptimized": ("LLVM IR (unoptimised)", "llvm_ir", "llvm"),
+    "ptx": ("PTX", "ptx", "ptx"),
+    "sass": ("SASS", "sass", "sass_lines"),
+}
+
+#: ``--show`` names -> panes
+SHOW_PANES = {"source": ("python",), "llvm": ("llvm", "llvm_unoptimized"), "ptx": ("ptx",),
+              "sass": ("sass",)}
+
+STYLE = """
+.wl-kernel { font-family: var(--jp-ui-font-family, sans-serif); font-size: 12px; margin: 4px 0; }
+.wl-kernel .wl-title { font-weight: bold; margin: 2px 0 4px 0; }
+.wl-kernel .wl-panes { display: flex; flex-wrap: wrap; gap: 6px; align-items: flex-start; }
+.wl-kernel details.wl-pane { flex: 1 1 320px; min-width: 260px; max-width: 100%;
+  border: 1px solid #8884; border-radius: 3px; }
+.wl-kernel details.wl-pane > summary { cursor: pointer; padding: 2px 6px; font-weight: bold;
+  background: #8881; }
+.wl-kernel .wl-code { max-height: 420px; overflow: auto; font-family:
+  var(--jp-code-font-family, monospace); font-size: 11.5px; line-height: 1.35; }
+.wl-kernel .wl-line { white-space: pre; display: flex; }
+.wl-kernel .wl-ln { color: #888; min-width: 3.2em; text-align: right; padding-right: 8px;
+  user-select: none; flex: none; }
+.wl-kernel .wl-heat { min-width: 3.5em; text-align: right; padding-right: 6px; flex: none;
+  color: #333; font-size: 10.5px; }
+.wl-kernel .wl-src { flex: 1 0 auto; }
+.wl-kernel .wl-line.wl-hot { outline: 1px solid #d33; background-color: #ff08 !important; }
+.wl-kernel .wl-missing { color: #a60; padding: 4px 8px; font-style: italic; }
+.wl-kernel table.wl-card { border-collapse: collapse; margin: 4px 0; }
+.wl-kernel table.wl-card td, .wl-kernel table.wl-card th { padding: 1px 8px; text-align: left;
+  border-bottom: 1px solid #8883; }
+.wl-kernel .wl-warn { color: #b35900; }
+.wl-kernel .wl-error { border-left: 4px solid #d33; background: #d331; padding: 4px 8px;
+  font-family: var(--jp-code-font-family, monospace); white-space: pre; }
+.wl-kernel .wl-del { background: #f443; } .wl-kernel .wl-add { background: #4c43; }
+"""
+
+
+def _script(root_id: str) -> str:
+    # Hover-linking: the only dynamic part. It reads data-py attributes that
+    # views write as integers; no user text is involved.
+    return """<script>(function(){
+var root=document.getElementById("%s"); if(!root) return;
+function clear(){root.querySelectorAll(".wl-hot").forEach(function(x){x.classList.remove("wl-hot");});}
+root.addEventListener("mouseover",function(e){
+ var l=e.target.closest&&e.target.closest(".wl-line[data-py]"); if(!l) return;
+ clear(); var here=l.closest(".wl-code"), done=[];
+ root.querySelectorAll('.wl-line[data-py="'+l.getAttribute("data-py")+'"]').forEach(function(x){
+  x.classList.add("wl-hot"); var c=x.closest(".wl-code");
+  if(c&&c!==here&&done.indexOf(c)<0){done.push(c);
+   c.scrollTop=x.offsetTop-c.offsetTop-c.clientHeight/3;}});});
+root.addEventListener("mouseleave",clear);})();</script>""" % root_id
+
+
+def new_root_id() -> str:
+    """A fresh element id for one snippet (hover-linking stays inside it)."""
+    return "wl-k-" + secrets.token_hex(6)
+
+
+def pane_line_maps(ck) -> dict[str, dict[int, int]]:
+    """For each pane, pane line -> Python line, from ``ck.line_map``.
+
+    Returns:
+        ``{"python": {...}, "llvm": {...}, "ptx": {...}, "sass": {...}}``; the
+        Python pane maps each line to itself; the unoptimised IR gets no map
+        (the line map describes the optimised IR).
+    """
+    lm = ck.line_map
+    out = {"python": {}}
+    for pane, (_, _, attr) in PANES.items():
+        if attr and pane != "llvm_unoptimized":
+            out[pane] = {x: py for py, xs in getattr(lm, attr).items() for x in xs}
+    first = ck.source.first_line
+    out["python"] = {first + k: first + k for k in range(len(ck.source.text.splitlines()))}
+    return out
+
+
+def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[int, int] = {},
+              colors: Mapping[int, str] = {}, heat: Mapping[str, Mapping[int, object]] = {},
+              title: str | None = None, open_: bool = True, missing: str = "") -> str:
+    """One collapsible, highlighted, line-numbered pane.
+
+    Args:
+        pane: pane id (a key of :data:`PANES`); picks the lexer.
+        text: the pane's text, or None when the stage did not run.
+        numbers: the line number shown for each line (default 1, 2, ...).
+        py_of_line: pane line number -> Python line (gives ``data-py`` and colour).
+        colors: Python line -> CSS colour.
+        heat: column title -> {pane line number -> value}: extra columns
+            before the code (instructions executed, live registers).
+        title: summary text (default from :data:`PANES`).
+        open_: whether the ``<details>`` starts open.
+        missing: why ``text`` is None (shown instead of code).
+    """
+    title = title if title is not None else PANES[pane][0]
+    head = (f'<details class="wl-pane" data-pane="{pane}"{" open" if open_ else ""}>'
+            f"<summary>{html.escape(title)}</summary>")
+    if text is None:
+        why = html.escape(missing or "not available")
+        return f'{head}<div class="wl-missing">{why}</div></details>'
+    lines = highlight_lines(text, pane)
+    numbers = list(numbers) if numbers is not None else list(range(1, len(lines) + 1))
+    heat_cols = list(heat.items())
+    out = [head, '<div class="wl-code">']
+    if heat_cols:
+        cols = "".join(f'<span class="wl-heat">{html.escape(name)}</span>' for name, _ in heat_cols)
+        out.append(f'<div class="wl-line wl-head"><span class="wl-ln"></span>{cols}</div>')
+    maxima = {name: max((float(v) for v in col.values()), default=0.0) or 1.0
+              for name, col in heat_cols}
+    for number, code in zip(numbers, lines):
+        py = py_of_line.get(number)
+        attrs = ""
+        if py is not None:
+            attrs = f' data-py="{int(py)}"'
+            if py in colors:
+                attrs += f' style="background-color:{html.escape(colors[py])}"'
+        cells = []
+        for name, col in heat_cols:
+            v = col.get(number)
+            if v is None:
+                cells.append('<span class="wl-heat"></span>')
+            else:
+                a = min(float(v) / maxima[name], 1.0) * 0.6
+                cells.append(f'<span class="wl-heat" style="background-color:rgba(230,80,20,'
+                             f'{a:.2f})">{html.escape(_fmt(v))}</span>')
+        out.append(f'<div class="wl-line"{attrs}><span class="wl-ln">{int(number)}</span>'
+                   f'{"".join(cells)}<span class="wl-src">{code}</span></div>')
+    out.append("</div></details>")
+    return "".join(out)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float) and not v.is_integer():
+        return f"{v:.2f}"
+    return f"{int(v):,}"
+
+
+def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat=None,
+                occupancy=None, script: bool = True, root_id: str | None = None,
+                extra: str = "") -> str:
+    """The side-by-side view of one compiled kernel.
+
+    Args:
+        ck: a :class:`~warp_lab.compiler.artifact.CompiledKernel`.
+        show: which parts, from ``source``, ``llvm``, ``ptx``, ``sass``,
+            ``resources`` (``occupancy`` is shown inside the resource card when
+            ``occupancy`` is given).
+        heat: optional ``{column title: {python line: value}}`` shown beside
+            the Python pane (instructions executed, live registers per line).
+        occupancy: optional occupancy record for the resource card.
+        script: include the hover-linking script.
+        root_id: element id of the snippet (default: a fresh random one).
+        extra: trusted HTML appended inside the snippet (other views' output).
+
+    Returns:
+        an HTML snippet (``<style>`` + ``<div class="wl-kernel">``).
+    """
+    root_id = root_id or new_root_id()
+    maps = pane_line_maps(ck)
+    colors = line_colors(ck.line_map.python_lines)
+    src = ck.source
+    panes = [p for name in show for p in SHOW_PANES.get(name, ())]
+    parts = []
+    for pane in panes:
+        if pane == "python":
+            numbers = range(src.first_line, src.first_line + len(src.text.splitlines()))
+            parts.append(pane_html("python", src.text, numbers=numbers, py_of_line=maps["python"],
+                                   colors=colors, heat=heat or {},
+                                   title=f"Python  {src.filename}"))
+            continue
+        attr = PANES[pane][1]
+        text = getattr(ck, attr, None)
+        parts.append(pane_html(pane, text, py_of_line=maps.get(pane, {}), colors=colors,
+                               open_=pane != "llvm_unoptimized",
+                               missing=ck.missing.get(attr, "") if text is None else ""))
+    title = (f'<div class="wl-title">{html.escape(ck.name)} — {html.escape(ck.options.arch)} '
+             f"-O{int(ck.options.opt)}{' fast-math' if ck.options.fast_math else ''}</div>")
+    card = resource_card_html(ck, occupancy) if "resources" in show else ""
+    body = (f'<div class="wl-kernel" id="{root_id}">{title}<div class="wl-panes">'
+            f'{"".join(parts)}</div>{card}{extra}</div>')
+    return style_block() + body + (_script(root_id) if script else "")
+
+
+def style_block() -> str:
+    """The ``<style>`` element every snippet starts with."""
+    return f"<style>{STYLE}\n{token_css('.wl-kernel .wl-code')}</style>"
+
+
+def _occ_fields(occ) -> list[tuple[str, str]]:
+    rows = []
+    if occ is None:
+        return rows
+    frac = getattr(occ, "occupancy", None)
+    if frac is not None:
+        rows.append(("occupancy", f"{100 * float(frac):.0f}%"))
+    for label, attr in (("block size", "block_size"), ("active blocks / SM", "active_blocks"),
+                        ("active warps / SM", "active_warps")):
+        v = getattr(occ, attr, None)
+        if v is not None:
+            rows.append((label, str(v)))
+    lim = getattr(occ, "limiter", None) or getattr(occ, "limiters", None)
+    if lim:
+        rows.append(("limited by", lim if isinstance(lim, str) else ", ".join(map(str, lim))))
+    return rows
+
+
+def resource_warnings(resources, occupancy=None) -> list[str]:
+    """The warnings a resource card shows (spills, register-limited occupancy)."""
+    warns = []
+    if resources is not None and resources.spills:
+        warns.append(f"registers spill to local memory: {resources.spill_stores} bytes stored, "
+                     f"{resources.spill_loads} bytes loaded per thread")
+    lim = getattr(occupancy, "limiter", None) or getattr(occupancy, "limiters", None) or ()
+    lim = (lim,) if isinstance(lim, str) else tuple(lim)
+    if "registers" in lim and getattr(occupancy, "occupancy", 1.0) < 1.0:
+        warns.append(f"occupancy is limited by registers ({resources.registers if resources else '?'}"
+                     " per thread): fewer registers per thread would fit more warps per SM")
+    return warns
+
+
+def resource_card_html(ck, occupancy=None) -> str:
+    """The resource card: registers, spills, shared/local/constant bytes, barriers, warnings.
+
+    Args:
+        ck: the compiled kernel (its ``resources``, ``missing``, ``toolchain``,
+            ``timings``).
+        occupancy: an occupancy record from :mod:`warp_lab.analysis`, or None.
+    """
+    r = ck.resources
+    if r is None:
+        why = html.escape(ck.missing.get("resources", "ptxas did not run"))
+        return f'<div class="wl-missing">resources: {why}</div>'
+    rows = [("registers / thread", r.registers),
+            ("spill stores / loads", f"{r.spill_stores} / {r.spill_loads} bytes"),
+            ("stack frame", f"{r.stack_frame} bytes"),
+            ("shared memory (static)", f"{r.shared} bytes / block"),
+            ("local memory", f"{r.local} bytes / thread"),
+            ("constant memory", f"{r.const} bytes"),
+            ("barriers", r.barriers)]
+    rows += _occ_fields(occupancy)
+    if ck.timings:
+        total = sum(float(v) for v in ck.timings.values())
+        rows.append(("compile time", f"{1000 * total:.1f} ms (" + ", ".join(
+            f"{html.escape(str(k))} {1000 * float(v):.1f}" for k, v in ck.timings.items()) + ")"))
+    ptxas = ck.toolchain.get("ptxas") if ck.toolchain else None
+    if ptxas:
+        rows.append(("ptxas", ptxas))
+    body = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+                   for k, v in rows)
+    warns = "".join(f'<div class="wl-warn">⚠ {html.escape(w)}</div>'
+                    for w in resource_warnings(r, occupancy))
+    return f'<details class="wl-resources" open><summary>Resources ({html.escape(r.arch)})' \
+           f'</summary><table class="wl-card">{body}</table>{warns}</details>'
+
+
+def error_html(exc) -> str:
+    """A compact error box for a warp_lab error (no traceback).
+
+    For a :class:`~warp_lab.errors.KernelCompileError`: ``cell:line:col``, the
+    offending source line, a caret under the column, the message and the
+    hint. Other :class:`~warp_lab.errors.WarpLabError` show their message.
+    """
+    from warp_lab.errors import KernelCompileError
+
+    if isinstance(exc, KernelCompileError):
+        text = exc.format()
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return (f"<style>{STYLE}</style>" + f'<div class="wl-kernel"><div class="wl-error">'
+            f"{html.escape(text)}</div></div>")
+
