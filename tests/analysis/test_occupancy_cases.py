@@ -1,0 +1,179 @@
+"""Hand-checked occupancy cases, input checking and the arch table's API.
+
+Each expected number is worked out in the comment next to it from the
+Programming Guide limits, independently of the code.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from warp_lab.analysis import (ARCHS, AnalysisError, arch_properties, occupancy,
+                               occupancy_curve, suggest_block_size)
+from warp_lab.compiler.artifact import Resources
+from warp_lab.errors import WarpLabError
+
+
+def test_textbook_sm80_256_threads_64_registers():
+    # 64 regs x 32 lanes = 2048 regs per warp; 65536 / 2048 = 32 warps per SM;
+    # 256 threads = 8 warps per block -> 4 blocks = 32 of 64 warps.
+    occ = occupancy(registers=64, arch="sm_80", block_size=256)
+    assert occ.active_blocks_per_sm == 4
+    assert occ.active_warps_per_sm == 32 and occ.max_warps_per_sm == 64
+    assert occ.occupancy == 0.5
+    assert occ.limiters == ("registers",)
+    assert occ.limits["registers"] == 4 and occ.limits["warps"] == 8
+    assert occ.limits["blocks"] == 32
+    assert occ.allocated_registers_per_block == 64 * 256
+
+
+def test_full_block_of_32_register_threads_fills_hopper():
+    # 1024 threads = 32 warps; 64 warps per SM -> 2 blocks; 32 regs x 32 x 32
+    # warps = 32768 registers per block -> also 2 blocks by registers.
+    occ = occupancy(registers=32, arch="sm_90", block_size=1024)
+    assert (occ.active_blocks_per_sm, occ.occupancy) == (2, 1.0)
+    assert occ.limiters == ("warps", "registers")
+
+
+def test_turing_warp_limit():
+    # sm_75: 32 warps per SM, 4-warp blocks -> 8 blocks (block limit is 16).
+    occ = occupancy(registers=0, arch=75, block_size=128)
+    assert occ.active_blocks_per_sm == 8 and occ.limiters == ("warps",)
+    assert occ.limits["registers"] is None  # no registers: no register limit
+
+
+def test_shared_memory_limit_counts_the_reserved_kilobyte():
+    # sm_86: 48 KB static + 1 KB reserved = 50176 B per block; 100 KB per SM
+    # holds 2 (100352 B), not 3. 4 warps x 2 = 8 of 48 warps.
+    occ = occupancy(registers=32, shared=48 * 1024, arch=(8, 6), block_size=128)
+    assert occ.active_blocks_per_sm == 2
+    assert occ.allocated_shared_mem_per_block == 49 * 1024
+    assert occ.limiters == ("shared_memory",)
+    assert occ.occupancy == pytest.approx(8 / 48)
+
+
+def test_255_registers():
+    # 255 x 32 = 8160 -> 8192 per warp (granularity 256). 32 warps need
+    # 262144 > 65536 registers per block: cannot launch. 8 warps need 65536:
+    # 1 block; 16384 per sub-partition / 8192 = 2 warps each, 8 warps per SM.
+    assert occupancy(registers=255, arch="sm_90", block_size=1024).active_blocks_per_sm == 0
+    occ = occupancy(registers=255, arch="sm_90", block_size=256)
+    assert occ.active_blocks_per_sm == 1 and occ.active_warps_per_sm == 8
+
+
+def test_dynamic_shared_memory_needs_opt_in():
+    # 64 KB dynamic is over the 48 KB default per-block limit.
+    no = occupancy(registers=32, arch="sm_80", block_size=128, dynamic_shared_mem=64 * 1024)
+    assert no.active_blocks_per_sm == 0 and "shared_memory" in no.limiters
+    # Opted in to 100 KB: 65 KB per block, 164 KB per SM -> 2 blocks.
+    yes = occupancy(registers=32, arch="sm_80", block_size=128, dynamic_shared_mem=64 * 1024,
+                    max_dynamic_shared_mem=100 * 1024)
+    assert yes.active_blocks_per_sm == 2
+    # More than the opt-in allows: 0 again.
+    over = occupancy(registers=32, arch="sm_80", block_size=128, dynamic_shared_mem=64 * 1024,
+                     max_dynamic_shared_mem=32 * 1024)
+    assert over.active_blocks_per_sm == 0
+
+
+def test_carveout():
+    # sm_80, carveout 25 %: 164 KB x 0.25 = 41984 B -> 64 KB carveout;
+    # 16 KB + 1 KB per block -> 3 blocks (the default 164 KB gives 9).
+    kw = dict(registers=16, shared=16 * 1024, arch="sm_80", block_size=64)
+    assert occupancy(**kw, carveout=25).active_blocks_per_sm == 3
+    assert occupancy(**kw).active_blocks_per_sm == 9
+    # a carveout too small for one block grows to hold it
+    assert occupancy(**kw, carveout=0).active_blocks_per_sm == 1
+
+
+def test_block_larger_than_1024_cannot_launch():
+    occ = occupancy(registers=8, arch="sm_90", block_size=1056)
+    assert occ.active_blocks_per_sm == 0 and occ.limiters == ("warps",)
+
+
+def test_barriers_limit_from_hopper_on():
+    # sm_90 holds 64 barriers (2 per block slot); 16 named barriers per block -> 4 blocks.
+    occ = occupancy(registers=8, barriers=16, arch="sm_90", block_size=32)
+    assert occ.active_blocks_per_sm == 4 and occ.limiters == ("barriers",)
+    # before 9.0 the calculator does not count barriers
+    assert occupancy(registers=8, barriers=16, arch="sm_80", block_size=32).limits["barriers"] is None
+
+
+def test_resources_and_compiled_kernel_inputs():
+    res = Resources(arch="sm_80", registers=64, shared=0, barriers=1)
+    assert occupancy(res, block_size=256).active_blocks_per_sm == 4  # arch from Resources
+    ck = SimpleNamespace(name="k", resources=res, options=SimpleNamespace(arch="sm_86"),
+                         missing={})
+    occ = occupancy(ck, block_size=256)  # arch from the compile options
+    assert occ.arch == "sm_86" and occ.active_blocks_per_sm == 4  # 65536/(2048*8) = 4
+    # explicit overrides win
+    assert occupancy(res, "sm_80", 256, registers=32).active_blocks_per_sm == 8
+    missing = SimpleNamespace(name="k", resources=None, options=SimpleNamespace(arch="sm_80"),
+                              missing={"resources": "ptxas not found"})
+    with pytest.raises(AnalysisError, match="ptxas not found"):
+        occupancy(missing, block_size=256)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(registers=32, arch="sm_80", block_size=0), "block_size"),
+    (dict(registers=32, arch="sm_80", block_size=1.5), "block_size"),
+    (dict(registers=-1, arch="sm_80"), "registers"),
+    (dict(registers=32, arch="sm_35"), "3.5"),
+    (dict(registers=32, arch="banana"), "banana"),
+    (dict(registers=32), "arch"),
+    (dict(arch="sm_80"), "registers="),
+    (dict(registers=32, arch="sm_80", dynamic_shared_mem=-4), "dynamic_shared_mem"),
+    (dict(registers=32, arch="sm_80", carveout=101), "carveout"),
+    (dict(registers=32, arch="sm_80", cache_config="big"), "cache_config"),
+])
+def test_bad_input_is_a_warp_lab_error(kwargs, match):
+    with pytest.raises(WarpLabError, match=match):
+        occupancy(**kwargs)
+
+
+def test_arch_spellings():
+    for spelling in ("sm_80", "SM_80", "sm_80a", "compute_80", "8.0", 80, (8, 0)):
+        assert arch_properties(spelling) is ARCHS[(8, 0)]
+    assert arch_properties("sm_100f").name == "sm_100"
+    assert arch_properties(ARCHS[(9, 0)]) is ARCHS[(9, 0)]
+
+
+def test_arch_table_covers_the_guides_capabilities():
+    names = [a.name for a in ARCHS.values()]
+    for cc in ("50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86", "87", "89",
+               "90", "100", "103", "110", "120", "121"):
+        assert f"sm_{cc}" in names
+    for a in ARCHS.values():
+        assert a.registers_per_sm == 65536 and a.max_registers_per_thread == 255
+        assert a.shared_mem_per_block == 48 * 1024
+        assert a.shared_mem_per_block_optin <= a.shared_mem_per_sm
+        assert a.reserved_shared_mem_per_block == (1024 if a.major >= 8 else 0)
+        json.dumps(a.to_dict())
+
+
+def test_device_object_overrides_the_table():
+    # what cuda.core's Device looks like: compute_capability + properties
+    dev = SimpleNamespace(compute_capability=SimpleNamespace(major=8, minor=6),
+                          properties=SimpleNamespace(multiprocessor_count=84,
+                                                     max_shared_memory_per_multiprocessor=100 * 1024))
+    props = arch_properties(dev)
+    assert props.name == "sm_86" and props.multiprocessor_count == 84
+    best = suggest_block_size(registers=32, arch=dev)
+    # 32 regs: 1024 regs/warp, 64 warps by registers; 48 warp slots. The first
+    # size from 1024 down reaching 1536 threads is 768 (2 blocks).
+    assert (best.block_size, best.blocks_per_sm, best.min_grid_size) == (768, 2, 168)
+
+
+def test_curve_and_bundle_form():
+    curve = occupancy_curve(registers=64, arch="sm_80")
+    assert [o.block_size for o in curve] == list(range(32, 1025, 32))
+    assert all(0 <= o.occupancy <= 1 for o in curve)
+    assert max(o.occupancy for o in curve) == 0.5  # registers cap it at 32 of 64 warps
+    d = curve[7].to_dict()
+    assert json.loads(json.dumps(d))["limiter"] == "registers"
+    assert "limited by registers" in repr(curve[7])
+    grow = occupancy_curve(registers=16, arch="sm_80", dynamic_shared_mem=lambda b: 64 * b,
+                           block_sizes=[256, 512], max_dynamic_shared_mem=65536)
+    assert [o.shared_per_block for o in grow] == [16384, 32768]

@@ -1,0 +1,463 @@
+"""Occupancy: how many blocks of a kernel fit on one SM, and what stops more.
+
+A faithful Python rendering of the CUDA toolkit's own calculator,
+``cuda_occupancy.h`` (``cudaOccMaxActiveBlocksPerMultiprocessor`` and
+``cudaOccMaxPotentialOccupancyBlockSize``), fed with the per-architecture
+numbers of :mod:`warp_lab.analysis.archs`. The test suite compiles the header
+with g++ and checks this module against it, configuration by configuration.
+
+    >>> from warp_lab.analysis import occupancy
+    >>> occ = occupancy(registers=64, arch="sm_80", block_size=256)
+    >>> occ.active_blocks_per_sm, occ.occupancy, occ.limiters
+    (4, 0.5, ('registers',))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping
+
+from warp_lab.analysis.archs import AnalysisError, ArchProperties, arch_properties
+
+__all__ = ["Occupancy", "SuggestedBlockSize", "KernelUsage", "occupancy", "occupancy_curve",
+           "suggest_block_size"]
+
+INT_MAX = 2**31 - 1  # the header's "no limit from this factor"
+
+_CACHE_CONFIGS = ("none", "shared", "l1", "equal")  # cudaOccCacheConfig
+_GC_CONFIGS = ("off", "on", "strict")  # cudaOccPartitionedGCConfig
+# cudaOccCacheConfig -> carveout percent (cudaOccSMemPreferenceVoltaPlus)
+_CACHE_TO_CARVEOUT = {"l1": 0, "shared": 100, "equal": 50, "none": -1}
+# Limiting-factor names, in the order of the header's cudaOccLimitingFactor bits.
+FACTORS = ("warps", "registers", "shared_memory", "blocks", "barriers", "virtual_resources")
+
+
+@dataclass(frozen=True)
+class KernelUsage:
+    """What one kernel asks of an SM (``cudaOccFuncAttributes``).
+
+    Attributes:
+        registers: registers per thread.
+        shared: static shared memory, bytes per block.
+        barriers: block barriers used (ptxas "used N barriers").
+        max_threads_per_block: the kernel's own block-size limit (launch
+            bounds); None for the device's.
+        max_dynamic_shared_mem: None for the default 48 KB per-block limit;
+            a byte count for a kernel opted in with
+            ``cudaFuncAttributeMaxDynamicSharedMemorySize`` (then dynamic
+            shared memory above it gives 0 blocks).
+        partitioned_gc: partitioned global caching, ``"off"`` (default),
+            ``"on"`` (turned off when it would give 0 blocks) or ``"strict"``.
+        virtual_resources: virtual resources used (10.0+; 0 = none).
+    """
+
+    registers: int
+    shared: int = 0
+    barriers: int = 0
+    max_threads_per_block: int | None = None
+    max_dynamic_shared_mem: int | None = None
+    partitioned_gc: str = "off"
+    virtual_resources: int = 0
+
+    def __post_init__(self):
+        for name in ("registers", "shared", "barriers", "virtual_resources"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise AnalysisError(f"{name} must be a non-negative integer, not {value!r}")
+        if self.max_threads_per_block is not None and self.max_threads_per_block <= 0:
+            raise AnalysisError("max_threads_per_block must be positive")
+        if self.max_dynamic_shared_mem is not None and self.max_dynamic_shared_mem < 0:
+            raise AnalysisError("max_dynamic_shared_mem must be non-negative")
+        if self.partitioned_gc not in _GC_CONFIGS:
+            raise AnalysisError(f"partitioned_gc must be one of {_GC_CONFIGS}")
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """The calculator's answer for one kernel, arch and block size.
+
+    Attributes:
+        arch: ``"sm_80"``.
+        block_size: threads per block.
+        registers: registers per thread assumed.
+        shared_per_block: static + dynamic shared memory asked for, bytes.
+        active_blocks_per_sm: resident blocks per SM (0: cannot launch).
+        active_warps_per_sm: resident warps per SM.
+        max_warps_per_sm: the SM's warp slots.
+        occupancy: ``active_warps_per_sm / max_warps_per_sm`` (0..1).
+        limiters: the factors whose limit equals the result (the header's
+            ``limitingFactors``, except that it also keeps factors that
+            limited before the 9.0+ barrier limit lowered the result), among
+            ``"warps"``, ``"blocks"``, ``"registers"``, ``"shared_memory"``,
+            ``"barriers"``, ``"virtual_resources"``.
+        limits: factor -> blocks per SM that factor alone allows (None: that
+            factor sets no limit).
+        allocated_registers_per_block: registers reserved for one block
+            (after rounding per warp).
+        allocated_shared_mem_per_block: bytes reserved for one block (with
+            the driver's reserved bytes, rounded up to the granularity).
+        partitioned_gc: whether partitioned global caching stays on.
+    """
+
+    arch: str
+    block_size: int
+    registers: int
+    shared_per_block: int
+    active_blocks_per_sm: int
+    active_warps_per_sm: int
+    max_warps_per_sm: int
+    occupancy: float
+    limiters: tuple[str, ...]
+    limits: Mapping[str, int | None] = field(default_factory=dict)
+    allocated_registers_per_block: int = 0
+    allocated_shared_mem_per_block: int = 0
+    partitioned_gc: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
+
+    @property
+    def limiter(self) -> str:
+        """The first limiting factor (``"warps"`` before others), for a one-word summary."""
+        return self.limiters[0] if self.limiters else ""
+
+    def to_dict(self) -> dict:
+        """JSON-ready values, as the notebook bundle's ``"occupancy"`` entry."""
+        return {
+            "arch": self.arch, "block_size": self.block_size, "registers": self.registers,
+            "shared_per_block": self.shared_per_block,
+            "active_blocks_per_sm": self.active_blocks_per_sm,
+            "active_warps_per_sm": self.active_warps_per_sm,
+            "max_warps_per_sm": self.max_warps_per_sm, "occupancy": self.occupancy,
+            "limiter": self.limiter, "limiters": list(self.limiters),
+            "limits": dict(self.limits),
+            "allocated_registers_per_block": self.allocated_registers_per_block,
+            "allocated_shared_mem_per_block": self.allocated_shared_mem_per_block,
+            "partitioned_gc": self.partitioned_gc,
+        }
+
+    def __repr__(self) -> str:
+        return (f"<Occupancy {self.arch} block {self.block_size}: "
+                f"{self.active_blocks_per_sm} blocks, {self.active_warps_per_sm}/"
+                f"{self.max_warps_per_sm} warps per SM ({self.occupancy:.0%}), "
+                f"limited by {', '.join(self.limiters) or 'nothing'}>")
+
+
+@dataclass(frozen=True)
+class SuggestedBlockSize:
+    """``cudaOccMaxPotentialOccupancyBlockSize``'s answer.
+
+    Attributes:
+        block_size: the smallest-grid block size reaching the best occupancy
+            (0: the kernel cannot run).
+        blocks_per_sm: resident blocks per SM at that size.
+        min_grid_size: blocks to fill every SM (``blocks_per_sm`` times the
+            SM count), None when the SM count is unknown (an arch, not a device).
+        occupancy: the :class:`Occupancy` at ``block_size`` (None if 0).
+    """
+
+    block_size: int
+    blocks_per_sm: int
+    min_grid_size: int | None
+    occupancy: Occupancy | None
+
+
+def _usage(kernel: Any, overrides: dict) -> tuple[KernelUsage, Any]:
+    """Kernel usage (with ``overrides`` that are not None) and the arch it was
+    compiled for (or None)."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    arch = None
+    if isinstance(kernel, KernelUsage):
+        base = kernel
+    elif kernel is None:
+        if "registers" not in overrides:
+            raise AnalysisError("occupancy needs a kernel's resources: pass Resources, a "
+                                "CompiledKernel or registers=")
+        base = KernelUsage(registers=overrides["registers"])
+    else:
+        res = kernel
+        if hasattr(kernel, "resources") and hasattr(kernel, "options"):  # CompiledKernel
+            res, arch = kernel.resources, kernel.options.arch
+            if res is None:
+                why = getattr(kernel, "missing", {}).get("resources", "ptxas did not run")
+                raise AnalysisError(f"kernel {kernel.name!r} has no resource usage: {why}")
+        if not hasattr(res, "registers"):
+            raise AnalysisError(f"cannot read resource usage from {type(kernel).__name__}")
+        arch = arch or getattr(res, "arch", None)
+        base = KernelUsage(registers=res.registers, shared=res.shared, barriers=res.barriers)
+    return (replace(base, **overrides) if overrides else base), arch
+
+
+def _align_up_shared(size: int, props: ArchProperties) -> int:
+    """The smallest carveout holding ``size`` bytes (cudaOccAlignUpShmemSizeVoltaPlus)."""
+    for config in props.shared_mem_configs:
+        if size <= config:
+            return config
+    raise AnalysisError(f"{size} bytes of shared memory exceed every {props.name} carveout")
+
+
+def _shared_preference(props: ArchProperties, carveout: int | None, cache_config: str) -> int:
+    """Shared memory per SM the user's preference asks for, bytes
+    (cudaOccSMemPerMultiprocessor)."""
+    if props.major < 7:  # Maxwell and Pascal: dedicated shared memory
+        return props.shared_mem_per_sm
+    preference = -1 if carveout is None else carveout
+    if preference == -1:
+        preference = _CACHE_TO_CARVEOUT[cache_config]
+    if preference == -1:
+        size = props.shared_mem_per_sm
+    else:
+        size = preference * props.shared_mem_per_sm // 100
+    return _align_up_shared(size, props)
+
+
+def _shared_limit_per_block(props: ArchProperties, usage: KernelUsage, smem_per_cta: int) -> int:
+    """Bytes one block may hold (cudaOccSMemPerBlock)."""
+    limit = props.shared_mem_per_block
+    if props.major >= 7 and usage.max_dynamic_shared_mem is not None and \
+            smem_per_cta > props.shared_mem_per_block:
+        limit = props.shared_mem_per_block_optin
+    if props.major >= 8:  # the driver's reserved bytes come on top
+        limit += props.reserved_shared_mem_per_block
+    return limit
+
+
+def _warps_limit(props, gc_on: bool, block_size: int) -> int:
+    """cudaOccMaxBlocksPerSMWarpsLimit."""
+    if block_size > props.max_threads_per_block:
+        return 0
+    warps_per_block = -(-block_size // props.warp_size)
+    if gc_on:  # a block stays in one half SM, with half the warp slots
+        return (props.max_warps_per_sm // 2 // warps_per_block) * 2
+    return props.max_warps_per_sm // warps_per_block
+
+
+def _registers_limit(props, usage, gc: str, block_size: int, sub_partitions: int):
+    """cudaOccMaxBlocksPerSMRegsLimit -> (blocks, gc config after, registers per block)."""
+    warps_per_block = -(-block_size // props.warp_size)
+    gran = props.register_allocation_granularity
+    per_warp = -(-usage.registers * props.warp_size // gran) * gran
+    per_block = per_warp * warps_per_block
+    # the hardware check assumes every sub-partition gets the block's warps
+    assumed = per_warp * (-(-warps_per_block // sub_partitions) * sub_partitions)
+    if (props.registers_per_block < assumed or props.registers_per_block < per_block
+            or usage.registers > props.occupancy_register_limit):
+        return 0, gc, per_block
+    if per_warp == 0:
+        return INT_MAX, gc, per_block
+    warps_per_sub = props.registers_per_sm // sub_partitions // per_warp
+    blocks = 0
+    if gc != "off":  # a block stays in one half SM, with half the sub-partitions
+        blocks = (warps_per_sub * (sub_partitions // 2) // warps_per_block) * 2
+    if blocks == 0 and gc != "strict":
+        gc = "off"
+        blocks = warps_per_sub * sub_partitions // warps_per_block
+    return blocks, gc, per_block
+
+
+def _shared_limit(props, usage, block_size, dynamic, carveout, cache_config):
+    """cudaOccMaxBlocksPerSMSmemLimit -> (blocks, allocated bytes per block)."""
+    gran = props.shared_mem_allocation_granularity
+    preference = _shared_preference(props, carveout, cache_config)
+    static = usage.shared + props.reserved_shared_mem_per_block
+    allocated = -(-(static + dynamic) // gran) * gran
+    max_dynamic = usage.max_dynamic_shared_mem or 0
+    exceeded = usage.max_dynamic_shared_mem is not None and dynamic > max_dynamic
+    if allocated > _shared_limit_per_block(props, usage, static + max_dynamic):
+        exceeded = True
+    if exceeded:
+        return 0, allocated
+    if preference >= allocated:
+        per_sm = preference
+    elif props.major >= 7:  # the carveout grows to hold one block
+        per_sm = _align_up_shared(allocated, props)
+    else:
+        per_sm = props.shared_mem_per_sm
+    return (per_sm // allocated if allocated > 0 else INT_MAX), allocated
+
+
+def _barrier_limit(props, usage) -> int:
+    """cudaOccMaxBlocksPerSMBlockBarrierLimit, applied from 9.0 on."""
+    if props.major >= 9 and usage.barriers > 0:
+        return props.barriers_per_sm // usage.barriers
+    return INT_MAX
+
+
+def _virtual_limit(props, usage) -> int:
+    """cudaOccMaxBlocksPerSMVirtualResource."""
+    if props.virtual_resources_per_sm <= 0 or usage.virtual_resources <= 0:
+        return INT_MAX
+    return props.virtual_resources_per_sm // usage.virtual_resources
+
+
+def _check_inputs(block_size, dynamic_shared_mem, carveout, cache_config):
+    if not isinstance(block_size, int) or isinstance(block_size, bool) or block_size <= 0:
+        raise AnalysisError(f"block_size must be a positive number of threads, not {block_size!r}")
+    if not isinstance(dynamic_shared_mem, int) or not 0 <= dynamic_shared_mem < 2**31:
+        raise AnalysisError(f"dynamic_shared_mem must be 0..2**31-1 bytes, not {dynamic_shared_mem!r}")
+    if carveout is not None and not (isinstance(carveout, int) and -1 <= carveout <= 100):
+        raise AnalysisError(f"carveout must be a percentage 0..100 or None, not {carveout!r}")
+    if cache_config not in _CACHE_CONFIGS:
+        raise AnalysisError(f"cache_config must be one of {_CACHE_CONFIGS}, not {cache_config!r}")
+
+
+def occupancy(kernel: Any = None, arch: Any = None, block_size: int = 256,
+              dynamic_shared_mem: int = 0, carveout: int | None = None, *,
+              registers: int | None = None, shared: int | None = None,
+              barriers: int | None = None, max_dynamic_shared_mem: int | None = None,
+              cache_config: str = "none") -> Occupancy:
+    """Resident blocks and warps per SM, as ``cudaOccMaxActiveBlocksPerMultiprocessor``.
+
+    Args:
+        kernel: a :class:`~warp_lab.compiler.artifact.CompiledKernel` (its
+            ``resources`` and ``options.arch``), a
+            :class:`~warp_lab.compiler.artifact.Resources`, a
+            :class:`KernelUsage`, or None with ``registers=`` (and
+            ``shared=``, ``barriers=``) given.
+        arch: anything :func:`~warp_lab.analysis.arch_properties` reads
+            (``"sm_80"``, ``80``, ``(8, 0)``, a device); defaults to the
+            arch the kernel was compiled for.
+        block_size: threads per block (1..; above the arch's 1024 gives 0 blocks).
+        dynamic_shared_mem: dynamic shared memory per block, bytes.
+        carveout: shared-memory carveout preference in percent of the
+            largest (``cudaFuncAttributePreferredSharedMemoryCarveout``);
+            None for the driver's default. Ignored before 7.0.
+        registers, shared, barriers: override or give the kernel's
+            registers per thread, static shared bytes per block and block
+            barriers.
+        max_dynamic_shared_mem: the kernel's opt-in dynamic shared memory
+            limit in bytes (``cudaFuncAttributeMaxDynamicSharedMemorySize``);
+            None (default) for no opt-in, where a block gets at most 48 KB.
+        cache_config: ``"none"``, ``"shared"``, ``"l1"`` or ``"equal"``
+            (``cudaFuncSetCacheConfig``); 7.0+ maps it to a carveout when
+            ``carveout`` is None.
+
+    Returns:
+        An :class:`Occupancy`; ``active_blocks_per_sm == 0`` means the
+        configuration cannot launch (too many threads, registers or bytes).
+
+    Raises:
+        AnalysisError: unknown arch, no resource usage, bad sizes.
+    """
+    usage, compiled_arch = _usage(kernel, dict(
+        registers=registers, shared=shared, barriers=barriers,
+        max_dynamic_shared_mem=max_dynamic_shared_mem))
+    if arch is None:
+        if compiled_arch is None:
+            raise AnalysisError("occupancy needs an arch (e.g. arch='sm_80')")
+        arch = compiled_arch
+    props = arch_properties(arch)
+    _check_inputs(block_size, dynamic_shared_mem, carveout, cache_config)
+    return _occupancy(props, usage, block_size, dynamic_shared_mem, carveout, cache_config)
+
+
+def _occupancy(props: ArchProperties, usage: KernelUsage, block_size: int, dynamic: int,
+               carveout: int | None, cache_config: str) -> Occupancy:
+    gc = usage.partitioned_gc if props.partitioned_global_caching else "off"
+    regs, gc, regs_per_block = _registers_limit(props, usage, gc, block_size, props.sub_partitions)
+    if props.compute_capability == (6, 0) and regs:
+        # GP100 has 2 sub-partitions, GP10x 4: the header refuses on 6.0
+        # what would not fit on GP10x, for compatibility within Pascal.
+        if _registers_limit(props, usage, gc, block_size, 4)[0] == 0:
+            regs = 0
+    limits = {
+        "warps": _warps_limit(props, gc != "off", block_size),
+        "registers": regs,
+        "shared_memory": 0,
+        "blocks": props.max_blocks_per_sm,
+        "barriers": INT_MAX,
+        "virtual_resources": _virtual_limit(props, usage),
+    }
+    limits["shared_memory"], smem_per_block = _shared_limit(
+        props, usage, block_size, dynamic, carveout, cache_config)
+    blocks = min(limits[f] for f in ("registers", "shared_memory", "warps", "blocks",
+                                     "virtual_resources"))
+    # From 9.0 the header applies the barrier pool after the other factors.
+    limits["barriers"] = _barrier_limit(props, usage)
+    blocks = min(blocks, limits["barriers"])
+    # The header's bit field also keeps factors that limited before the
+    # barrier limit lowered the result; warp_lab names only the factors whose
+    # limit equals the result.
+    limiters = [f for f in FACTORS if limits[f] == blocks]
+    warps_per_block = -(-block_size // props.warp_size)
+    warps = blocks * warps_per_block
+    return Occupancy(
+        arch=props.name, block_size=block_size, registers=usage.registers,
+        shared_per_block=usage.shared + dynamic, active_blocks_per_sm=blocks,
+        active_warps_per_sm=warps, max_warps_per_sm=props.max_warps_per_sm,
+        occupancy=warps / props.max_warps_per_sm,
+        limiters=tuple(limiters),
+        limits={f: (None if v == INT_MAX else v) for f, v in limits.items()},
+        allocated_registers_per_block=regs_per_block,
+        allocated_shared_mem_per_block=smem_per_block, partitioned_gc=gc != "off")
+
+
+def occupancy_curve(kernel: Any = None, arch: Any = None,
+                    block_sizes: Iterable[int] = range(32, 1025, 32),
+                    dynamic_shared_mem: int | Callable[[int], int] = 0,
+                    carveout: int | None = None, **usage) -> list[Occupancy]:
+    """:func:`occupancy` at each block size (default 32, 64, ..., 1024).
+
+    ``dynamic_shared_mem`` may be a function of the block size (bytes), as
+    for a kernel whose shared buffer grows with the block. Other arguments
+    as for :func:`occupancy`.
+    """
+    sizes = list(block_sizes)
+    return [occupancy(kernel, arch, b,
+                      dynamic_shared_mem(b) if callable(dynamic_shared_mem) else dynamic_shared_mem,
+                      carveout, **usage) for b in sizes]
+
+
+def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
+                       int | Callable[[int], int] = 0, carveout: int | None = None, *,
+                       max_threads_per_block: int | None = None, registers: int | None = None,
+                       shared: int | None = None, barriers: int | None = None,
+                       max_dynamic_shared_mem: int | None = None,
+                       cache_config: str = "none") -> SuggestedBlockSize:
+    """The block size with the most resident threads per SM, as
+    ``cudaOccMaxPotentialOccupancyBlockSize`` (and its ``VariableSMem`` form).
+
+    Tries multiples of the warp size from the largest allowed block down and
+    keeps the first that reaches the highest ``block_size * blocks``; stops at
+    once when that fills the SM.
+
+    Args:
+        kernel, arch, carveout, registers, shared, barriers,
+        max_dynamic_shared_mem, cache_config:
+            as for :func:`occupancy`. ``arch`` may be a device with a
+            ``multiprocessor_count`` to get ``min_grid_size``.
+        dynamic_shared_mem: bytes per block, or a function block size -> bytes.
+        max_threads_per_block: the kernel's own limit (launch bounds).
+
+    Raises:
+        AnalysisError: as :func:`occupancy`.
+    """
+    usage, compiled_arch = _usage(kernel, dict(
+        registers=registers, shared=shared, barriers=barriers,
+        max_dynamic_shared_mem=max_dynamic_shared_mem))
+    if arch is None and compiled_arch is None:
+        raise AnalysisError("suggest_block_size needs an arch (e.g. arch='sm_80')")
+    props = arch_properties(arch if arch is not None else compiled_arch)
+    limit = props.max_threads_per_block
+    if max_threads_per_block is not None:
+        if max_threads_per_block <= 0:
+            raise AnalysisError("max_threads_per_block must be positive")
+        limit = min(limit, max_threads_per_block)
+    gran = props.warp_size
+    best = (0, 0, 0)  # threads, block size, blocks
+    best_occ = None
+    for aligned in range(-(-limit // gran) * gran, 0, -gran):
+        size = min(limit, aligned)
+        dyn = dynamic_shared_mem(size) if callable(dynamic_shared_mem) else dynamic_shared_mem
+        _check_inputs(size, dyn, carveout, cache_config)
+        occ = _occupancy(props, usage, size, dyn, carveout, cache_config)
+        threads = size * occ.active_blocks_per_sm
+        if threads > best[0]:
+            best, best_occ = (threads, size, occ.active_blocks_per_sm), occ
+        if best[0] == props.max_threads_per_sm:
+            break
+    count = props.multiprocessor_count
+    return SuggestedBlockSize(block_size=best[1], blocks_per_sm=best[2],
+                              min_grid_size=best[2] * count if count else None,
+                              occupancy=best_occ)
