@@ -21,3 +21,13 @@ from warp_lab.lang.types import (bool_, float16, float32, float64, int8, int16, 
                                  vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d, vec4i)
 
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ip):
+    """``%load_ext warp_lab``: the ``%%warp_kernel`` magic and rich kernel output.
+
+    The notebook modules (IPython, ipywidgets, matplotlib) are imported only here.
+    """
+    from warp_lab.notebook.magic import load_ipython_extension as _load
+
+    _load(ip)

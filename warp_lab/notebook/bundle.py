@@ -29,6 +29,8 @@ def _keyed(mapping) -> dict[str, list[int]]:
 def _record(obj) -> dict | None:
     if obj is None:
         return None
+    if hasattr(obj, "to_dict"):  # analysis.Occupancy knows its JSON form
+        return obj.to_dict()
     if dataclasses.is_dataclass(obj):
         out = {}
         for f in dataclasses.fields(obj):
@@ -40,9 +42,6 @@ def _record(obj) -> dict | None:
             elif isinstance(v, dict):
                 out[f.name] = {str(k): x for k, x in v.items()
                                if isinstance(x, (int, float, str, bool))}
-        for prop in ("occupancy", "limiter"):  # computed properties the schema shows
-            if prop not in out and isinstance(getattr(type(obj), prop, None), property):
-                out[prop] = getattr(obj, prop)
         return out
     if isinstance(obj, dict):
         return dict(obj)

@@ -230,12 +230,12 @@ def _occ_fields(occ) -> list[tuple[str, str]]:
     frac = getattr(occ, "occupancy", None)
     if frac is not None:
         rows.append(("occupancy", f"{100 * float(frac):.0f}%"))
-    for label, attr in (("block size", "block_size"), ("active blocks / SM", "active_blocks"),
-                        ("active warps / SM", "active_warps")):
+    for label, attr in (("block size", "block_size"), ("active blocks / SM", "active_blocks_per_sm"),
+                        ("active warps / SM", "active_warps_per_sm")):
         v = getattr(occ, attr, None)
         if v is not None:
             rows.append((label, str(v)))
-    lim = getattr(occ, "limiter", None) or getattr(occ, "limiters", None)
+    lim = getattr(occ, "limiters", None) or getattr(occ, "limiter", None)
     if lim:
         rows.append(("limited by", lim if isinstance(lim, str) else ", ".join(map(str, lim))))
     return rows
@@ -247,11 +247,12 @@ def resource_warnings(resources, occupancy=None) -> list[str]:
     if resources is not None and resources.spills:
         warns.append(f"registers spill to local memory: {resources.spill_stores} bytes stored, "
                      f"{resources.spill_loads} bytes loaded per thread")
-    lim = getattr(occupancy, "limiter", None) or getattr(occupancy, "limiters", None) or ()
+    lim = getattr(occupancy, "limiters", None) or getattr(occupancy, "limiter", None) or ()
     lim = (lim,) if isinstance(lim, str) else tuple(lim)
     if "registers" in lim and getattr(occupancy, "occupancy", 1.0) < 1.0:
-        warns.append(f"occupancy is limited by registers ({resources.registers if resources else '?'}"
-                     " per thread): fewer registers per thread would fit more warps per SM")
+        regs = getattr(occupancy, "registers", None) or (resources.registers if resources else "?")
+        warns.append(f"occupancy is limited by registers ({regs} per thread): fewer registers "
+                     "per thread would fit more blocks per SM")
     return warns
 
 

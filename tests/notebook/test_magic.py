@@ -1,0 +1,98 @@
+"""%%warp_kernel in a real IPython shell: options, binding, cell line numbers, error boxes."""
+
+import ast
+import inspect
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+import warp_lab as wl
+from warp_lab.notebook.magic import WarpKernelMagics, classify_functions
+
+
+def test_classify_undecorated_functions():
+    tree = ast.parse(
+        "def helper(a):\n    return a * 2\n"
+        "def k(x: int):\n    y = helper(x)\n"
+        "@wl.func\ndef g(a):\n    return a\n"
+        "def lone(x: int):\n    pass\n")
+    assert classify_functions(tree) == {"helper": "func", "k": "kernel", "lone": "kernel"}
+
+
+def test_recursive_self_call_does_not_make_a_func():
+    tree = ast.parse("def k(x: int):\n    k(x)\n")
+    assert classify_functions(tree) == {"k": "kernel"}
+
+
+def _magics(ip) -> WarpKernelMagics:
+    return ip.magics_manager.registry["WarpKernelMagics"]
+
+
+def test_decorated_funcs_are_bound_with_cell_line_numbers(ip):
+    cell = "N = 3\n\n@wl.func\ndef twice(a):\n    return a * N\n"
+    ip.user_ns["wl"] = wl
+    out = ip.run_cell_magic("warp_kernel", "--arch sm_80", cell)
+    assert out is None  # no kernel in the cell, nothing to show
+    twice = ip.user_ns["twice"]
+    assert isinstance(twice, wl.Func) and ip.user_ns["N"] == 3
+    # the %%warp_kernel line is line 1: the decorator sits on cell line 4
+    assert twice.source.first_line == 4
+    assert twice.source.filename.startswith("<cell ")
+    assert inspect.getsource(twice.fn).startswith("@wl.func\ndef twice(a):")
+    assert twice(2) == 6  # a device function still runs as Python on the host
+
+
+def test_undecorated_helper_becomes_func_without_compiling(ip):
+    # only device functions: no kernel, so nothing is compiled
+    ip.run_cell_magic("warp_kernel", "", "def helper(a):\n    return a + 1\n"
+                      "@wl.func\ndef user(a):\n    return helper(a)\n")
+    assert isinstance(ip.user_ns["helper"], wl.Func)
+    assert ip.user_ns["helper"].source.first_line == 2
+
+
+def test_syntax_error_carries_cell_line(ip):
+    with pytest.raises(wl.KernelCompileError) as info:
+        ip.run_cell_magic("warp_kernel", "", "def k(x: int):\n    y = (x +\n")
+    err = info.value
+    assert err.filename.startswith("<cell ")
+    assert err.line >= 3  # the unclosed parenthesis: cell line 3 or later, never 2
+    assert "syntax error" in err.message
+
+
+def test_compile_error_renders_as_box_not_traceback(ip):
+    with capture_output() as cap:
+        result = ip.run_cell("%%warp_kernel\ndef k(x: int):\n    y = (x +\n")
+    assert isinstance(result.error_in_exec, wl.KernelCompileError)
+    html = [o.data["text/html"] for o in cap.outputs if "text/html" in o.data]
+    assert len(html) == 1 and 'class="wl-error"' in html[0]
+    assert "error: syntax error" in html[0]
+    assert "Traceback" not in cap.stdout + cap.stderr
+
+
+def test_line_magic_sets_and_prints_defaults(ip):
+    magics = _magics(ip)
+    saved = dict(magics.defaults)
+    try:
+        ip.run_line_magic("warp_kernel", "--arch sm_75 --opt 1 --show ptx")
+        assert magics.defaults == {**saved, "arch": "sm_75", "opt": 1, "show": "ptx"}
+        with capture_output() as cap:
+            ip.run_line_magic("warp_kernel", "")
+        assert "--arch sm_75" in cap.stdout and "--opt 1" in cap.stdout
+    finally:
+        magics.defaults.clear()
+        magics.defaults.update(saved)
+
+
+def test_bad_options_are_usage_errors(ip):
+    with pytest.raises(UsageError, match="--show: unknown 'pxt'"):
+        ip.run_cell_magic("warp_kernel", "--show pxt", "def k(x: int):\n    pass\n")
+    with pytest.raises(UsageError):
+        ip.run_cell_magic("warp_kernel", "--opt 7", "def k(x: int):\n    pass\n")
+
+
+def test_help_text_documents_every_option(ip):
+    doc = _magics(ip).warp_kernel.__doc__
+    for opt in ("--arch", "--opt", "--fast-math", "--debug", "--block-dim", "--device", "--show",
+                "--hide", "--launch", "--repeat", "--check", "--no-cache", "--diff"):
+        assert opt in doc, opt

@@ -1,0 +1,267 @@
+"""The ``%%warp_kernel`` cell magic and the ``%warp_kernel`` line magic.
+
+Load with ``%load_ext warp_lab``. A ``%%warp_kernel`` cell holds ordinary
+Python: its top-level functions are compiled as kernels (``@wl.kernel``) or
+device functions (``@wl.func``); the decorators are optional: an
+undecorated top-level function is a kernel unless another function in the
+cell calls it, then it is a device function. Everything the cell defines is
+bound in the notebook's namespace, and the cell's output is the compiled
+kernel's view: Python | LLVM IR | PTX | SASS side by side, the resource card,
+optionally the occupancy widget and a launch's results.
+
+Line numbers in every message are the cell's own (the ``%%warp_kernel``
+line is line 1): the cell is registered in :mod:`linecache` under
+``<cell N>`` (N the execution count) so :func:`inspect.getsource` reads it.
+
+The line magic sets defaults for later cells (``%warp_kernel --arch sm_80
+--show ptx,resources``); with no arguments it prints the defaults in force.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+
+from IPython.core import magic_arguments
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.display import display
+
+from warp_lab.errors import KernelCompileError, LaunchError, WarpLabError
+from warp_lab.lang.kernel import Func, Kernel
+
+__all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DEFAULTS"]
+
+SHOW_CHOICES = ("source", "llvm", "ptx", "sass", "resources", "occupancy")
+CHECK_CHOICES = ("memcheck", "racecheck")
+
+BUILTIN_DEFAULTS = {
+    "arch": "sm_90", "opt": 3, "fast_math": False, "debug": False, "block_dim": 256,
+    "device": "sim", "show": "source,llvm,ptx,sass,resources", "hide": "", "launch": None,
+    "repeat": 1, "check": "", "no_cache": False, "diff": None, "maxrregcount": None,
+}
+
+
+def _is_kernel_decorator(node: ast.expr) -> bool:
+    """Whether a decorator expression names kernel/func (``wl.kernel``, ``kernel(...)``)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    return name in ("kernel", "func")
+
+
+def classify_functions(tree: ast.Module) -> dict[str, str]:
+    """Which top-level undecorated functions of a cell are kernels and which are funcs.
+
+    Args:
+        tree: the parsed cell.
+
+    Returns:
+        ``{name: "kernel" | "func"}`` for every top-level ``def`` without a
+        ``kernel``/``func`` decorator: ``"func"`` when another function in
+        the cell calls it by name, else ``"kernel"``. Functions with other
+        decorators are left alone (not in the result).
+    """
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    called: set[str] = set()
+    for fn in defs:
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id != fn.name:
+                called.add(node.func.id)
+    return {fn.name: ("func" if fn.name in called else "kernel")
+            for fn in defs if not fn.decorator_list}
+
+
+def _split(value: str | None, choices, option: str) -> list[str]:
+    items = [x.strip() for x in (value or "").split(",") if x.strip()]
+    bad = [x for x in items if x not in choices]
+    if bad:
+        raise UsageError(f"{option}: unknown {', '.join(map(repr, bad))}; "
+                         f"choose from {', '.join(choices)}")
+    return items
+
+
+@magics_class
+class WarpKernelMagics(Magics):
+    """IPython magics of warp_lab (registered by ``%load_ext warp_lab``)."""
+
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.defaults: dict = {}
+        self.previous: dict = {}  # kernel name -> last CompiledKernel (for --diff previous)
+        self.cell_texts: dict[str, str] = {}
+
+    @magic_arguments.magic_arguments()
+    @magic_arguments.argument("--arch", help="target SM, e.g. sm_75, sm_80, sm_90 (default sm_90)")
+    @magic_arguments.argument("--opt", type=int, choices=range(4),
+                              help="LLVM optimisation level 0..3 (default 3)")
+    @magic_arguments.argument("--fast-math", action="store_const", const=True, dest="fast_math",
+                              help="fast-math flags, flush-to-zero, approximate division")
+    @magic_arguments.argument("--debug", action="store_const", const=True,
+                              help="compile asserts and bounds checks into the kernel")
+    @magic_arguments.argument("--maxrregcount", type=int,
+                              help="cap on registers per thread passed to ptxas")
+    @magic_arguments.argument("--block-dim", type=int, dest="block_dim",
+                              help="threads per block for the occupancy view and --launch "
+                                   "(default 256)")
+    @magic_arguments.argument("--device", choices=("sim", "cuda", "auto"),
+                              help="where --launch runs: the CPU simulator (default), the GPU, "
+                                   "or the GPU when present")
+    @magic_arguments.argument("--show", help="comma list of views: " + ",".join(SHOW_CHOICES)
+                              + " (default source,llvm,ptx,sass,resources)")
+    @magic_arguments.argument("--hide", help="comma list of views to leave out")
+    @magic_arguments.argument("--launch", help='launch the last kernel of the cell, e.g. '
+                              '"dim=n, inputs=[x, y, 2.0]", evaluated in the notebook namespace')
+    @magic_arguments.argument("--repeat", type=int, help="timed launches (default 1)")
+    @magic_arguments.argument("--check", help="simulator checks: memcheck,racecheck")
+    @magic_arguments.argument("--no-cache", action="store_const", const=True, dest="no_cache",
+                              help="recompile even when the kernel is in the compile cache")
+    @magic_arguments.argument("--diff", choices=("previous",),
+                              help="show what changed since this kernel's previous compile")
+    @line_cell_magic
+    def warp_kernel(self, line: str, cell: str | None = None):
+        """Compile the functions of a cell into GPU kernels and show what they become.
+
+        Usage::
+
+            %%warp_kernel --arch sm_80 --show ptx,sass,resources
+            def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+                i = wl.tid()
+                y[i] = a * x[i] + y[i]
+
+            %%warp_kernel --launch "dim=n, inputs=[x, y, 2.0]" --check memcheck
+            ...
+
+            %warp_kernel --arch sm_75 --opt 2     # defaults for later cells
+            %warp_kernel                          # print the defaults in force
+
+        Undecorated top-level functions are kernels unless another function in
+        the cell calls them (then they are device functions). Kernels and
+        functions are bound in the notebook namespace; ``--launch`` binds the
+        launch result as ``_launch``. Compile errors show as a box with the
+        cell line and a caret.
+        """
+        args = magic_arguments.parse_argstring(self.warp_kernel, line)
+        given = {k: v for k, v in vars(args).items() if v is not None}
+        if cell is None:
+            self.defaults.update(given)
+            if not given:
+                print("\n".join(f"--{k.replace('_', '-')} {v}"
+                                for k, v in {**BUILTIN_DEFAULTS, **self.defaults}.items()))
+            return None
+        opts = {**BUILTIN_DEFAULTS, **self.defaults, **given}
+        return self._run_cell(line, cell, opts)
+
+    # -- the cell ---------------------------------------------------------------------------
+
+    def _cell_name(self, full_text: str) -> str:
+        base = f"<cell {self.shell.execution_count}>"
+        name, k = base, 1
+        while name in self.cell_texts and self.cell_texts[name] != full_text:
+            k += 1
+            name = f"<cell {self.shell.execution_count}.{k}>"
+        self.cell_texts[name] = full_text
+        return name
+
+    def _run_cell(self, line: str, cell: str, opts: dict):
+        show = _split(opts["show"], SHOW_CHOICES, "--show")
+        hide = set(_split(opts["hide"], SHOW_CHOICES, "--hide"))
+        show = [s for s in show if s not in hide]
+        checks = _split(opts["check"], CHECK_CHOICES, "--check")
+
+        full_text = f"%%warp_kernel {line}".rstrip() + "\n" + cell
+        filename = self._cell_name(full_text)
+        linecache.cache[filename] = (len(full_text), None, full_text.splitlines(True), filename)
+        code_text = "\n" + cell  # line 1 is the magic line: code lines keep the cell's numbers
+        try:
+            tree = ast.parse(code_text, filename)
+        except SyntaxError as exc:
+            raise KernelCompileError(f"syntax error: {exc.msg}", filename, exc.lineno or 0,
+                                     exc.offset or 0, (exc.text or "").rstrip("\n")) from None
+        kinds = classify_functions(tree)
+        ns = self.shell.user_ns
+        exec(compile(tree, filename, "exec"), ns)  # noqa: S102 - the user's own cell
+        kernels = []
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            obj = ns.get(node.name)
+            if node.name in kinds and callable(obj) and not isinstance(obj, (Kernel, Func)):
+                obj = (Kernel if kinds[node.name] == "kernel" else Func)(obj)
+                ns[node.name] = obj
+            if isinstance(obj, Kernel):
+                kernels.append(obj)
+        if not kernels:
+            return None
+        views = [self._compile_and_view(k, opts, show) for k in kernels]
+        for v in views[:-1]:
+            display(v)
+        if opts["launch"]:
+            display(views[-1])
+            return self._launch(kernels[-1], views[-1].compiled, opts, checks)
+        return views[-1]
+
+    def _compile_and_view(self, kernel: Kernel, opts: dict, show: list[str]):
+        from warp_lab.compiler.pipeline import compile as compile_kernel
+        from warp_lab.notebook.bundle import KernelView
+
+        ck = compile_kernel(kernel, arch=opts["arch"], opt=opts["opt"],
+                            fast_math=opts["fast_math"], debug=opts["debug"],
+                            maxrregcount=opts["maxrregcount"], cache=not opts["no_cache"])
+        occ = None
+        extra = ""
+        if ck.resources is not None and ("occupancy" in show or "resources" in show):
+            from warp_lab.analysis import occupancy
+            occ = occupancy(ck, block_size=opts["block_dim"])
+        if opts["diff"] == "previous":
+            from warp_lab.notebook.diff import diff, diff_html
+            prev = self.previous.get(kernel.name)
+            extra = diff_html(diff(prev, ck)) if prev is not None else \
+                '<div class="wl-missing">--diff previous: no earlier compile of this kernel</div>'
+        self.previous[kernel.name] = ck
+        if "occupancy" in show and ck.resources is not None:
+            from warp_lab.notebook.widgets import occupancy_widget
+            display(occupancy_widget(ck, block_size=opts["block_dim"]))
+        return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra)
+
+    def _launch(self, kernel: Kernel, ck, opts: dict, checks: list[str]):
+        import warp_lab as wl
+
+        try:
+            kwargs = eval(f"dict({opts['launch']})", self.shell.user_ns)  # noqa: S307
+        except Exception as exc:  # the user's expression: report it as theirs
+            raise LaunchError(f"--launch {opts['launch']!r}: {type(exc).__name__}: {exc}") from None
+        kwargs.setdefault("device", opts["device"])
+        kwargs.setdefault("repeat", opts["repeat"])
+        if "grid" not in kwargs:
+            kwargs.setdefault("block_dim", opts["block_dim"])
+        if checks:
+            kwargs.setdefault("check", tuple(checks))
+        result = wl.launch(ck, **kwargs)
+        self.shell.user_ns["_launch"] = result
+        return result
+
+
+def load_ipython_extension(ip) -> None:
+    """Register the magics, the rich display of compiled kernels and the error boxes."""
+    from warp_lab.compiler.artifact import CompiledKernel
+    from warp_lab.notebook.bundle import repr_mimebundle
+
+    ip.register_magics(WarpKernelMagics)
+    ip.display_formatter.mimebundle_formatter.for_type(CompiledKernel, repr_mimebundle)
+    if not ip.custom_exceptions:
+        ip.set_custom_exc((WarpLabError,), _show_error)
+
+
+def _show_error(shell, etype, value, tb, tb_offset=None):
+    """Custom exception handler: warp_lab user errors as a compact box, not a traceback."""
+    from warp_lab.errors import InternalCompilerError
+    from warp_lab.notebook.views import error_html
+
+    if isinstance(value, InternalCompilerError):  # our bug: the full traceback helps
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        return None
+    display({"text/plain": f"{etype.__name__}: {value}", "text/html": error_html(value)},
+            raw=True)
+    return None
