@@ -1,0 +1,67 @@
+"""The occupancy widget answers what the occupancy model answers, as its traits change."""
+
+import dataclasses
+
+import pytest
+
+from warp_lab.analysis import occupancy, occupancy_curve
+from warp_lab.compiler.artifact import Resources
+from warp_lab.notebook.charts import occupancy_chart
+from warp_lab.notebook.widgets import OccupancyWidget
+
+from records import saxpy_record
+
+
+def test_block_size_change_updates_occupancy_to_the_model():
+    ck = saxpy_record()
+    w = OccupancyWidget(ck, block_size=256)
+    assert w.occupancy == occupancy(ck, "sm_90", 256)
+    png_before = w.chart.value
+    for bs in (32, 96, 512, 1024):
+        w.block_size.value = bs
+        expected = occupancy(ck, "sm_90", bs)
+        assert w.occupancy == expected
+        assert f"{expected.occupancy:.0%}" in w.summary.value
+    assert w.chart.value != png_before and w.chart.value[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_register_limited_kernel_on_sm80_textbook_case():
+    # sm_80, 256 threads, 64 registers -> 4 blocks, 50% occupancy, limited by registers
+    # (the textbook case the occupancy issue names)
+    w = OccupancyWidget(Resources("sm_80", registers=64), block_size=256)
+    assert w.occupancy.active_blocks_per_sm == 4
+    assert w.occupancy.occupancy == 0.5
+    assert w.occupancy.limiters == ("registers",)
+    assert "limited by registers" in w.summary.value
+
+
+def test_arch_and_dynamic_shared_memory_drive_the_model():
+    r = Resources("sm_90", registers=32, shared=4096)
+    w = OccupancyWidget(r, block_size=128)
+    w.arch.value = "sm_75"
+    assert w.occupancy == occupancy(r, "sm_75", 128)
+    w.dynamic_shared_mem.value = 30 * 1024
+    assert w.occupancy == occupancy(r, "sm_75", 128, 30 * 1024)
+    assert "shared_memory" in w.occupancy.limiters
+    # above 48 KB a kernel must opt in: the widget asks the model with the opt-in
+    w.arch.value = "sm_90"
+    w.dynamic_shared_mem.value = 100 * 1024
+    assert w.occupancy == occupancy(r, "sm_90", 128, 100 * 1024,
+                                    max_dynamic_shared_mem=100 * 1024)
+    assert w.occupancy.active_blocks_per_sm > 0
+
+
+def test_static_fallback_for_nbconvert():
+    w = OccupancyWidget(Resources("sm_80", registers=64), block_size=256)
+    data = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "data:image/png;base64," in data["text/html"] and "50%" in data["text/html"]
+
+
+def test_chart_draws_each_biting_limit_and_marks_the_choice():
+    curve = occupancy_curve(Resources("sm_80", registers=64), "sm_80")
+    fig = occupancy_chart(curve, 256)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels[0] == "occupancy"
+    assert "registers limit" in labels
+    assert "block 256: 50%" in labels

@@ -1,0 +1,133 @@
+"""Matplotlib charts of occupancy and launch metrics.
+
+Each function draws into a fresh :class:`matplotlib.figure.Figure` (the
+object-oriented API, never ``pyplot``'s global state, so nothing leaks into
+the user's own plots) and returns it; :func:`figure_png` turns a figure into
+PNG bytes for widgets and static HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Mapping, Sequence
+
+from matplotlib.figure import Figure
+
+__all__ = ["occupancy_chart", "simt_histogram", "instruction_mix_chart", "time_distribution",
+           "figure_png", "figure_img_html", "LIMIT_STYLES"]
+
+#: occupancy factor -> (label, colour) for the limit lines
+LIMIT_STYLES = {
+    "warps": ("warp slots", "#4363d8"),
+    "registers": ("registers", "#e6194b"),
+    "shared_memory": ("shared memory", "#3cb44b"),
+    "blocks": ("blocks per SM", "#f58231"),
+    "barriers": ("barriers", "#911eb4"),
+}
+
+
+def _limit_occupancy(occ, factor: str) -> float | None:
+    """The occupancy ``factor`` alone would allow (its block limit times warps per block)."""
+    blocks = occ.limits.get(factor)
+    if blocks is None:
+        return None
+    warps_per_block = -(-occ.block_size // 32)
+    return min(blocks * warps_per_block, occ.max_warps_per_sm) / occ.max_warps_per_sm
+
+
+def occupancy_chart(curve: Sequence, current_block_size: int | None = None,
+                    title: str = "") -> Figure:
+    """Occupancy against block size, each resource's limit drawn, the current choice marked.
+
+    Args:
+        curve: :class:`~warp_lab.analysis.Occupancy` records in block-size
+            order (from :func:`~warp_lab.analysis.occupancy_curve`).
+        current_block_size: block size to mark (threads), or None.
+        title: figure title.
+
+    Returns:
+        a Figure (6.4 x 3.2 inches) with occupancy in percent on the y axis.
+    """
+    fig = Figure(figsize=(6.4, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    sizes = [o.block_size for o in curve]
+    ax.plot(sizes, [100 * o.occupancy for o in curve], color="black", lw=2,
+            label="occupancy", drawstyle="steps-mid")
+    for factor, (label, color) in LIMIT_STYLES.items():
+        ys = [_limit_occupancy(o, factor) for o in curve]
+        if all(y is None or y >= 1.0 for y in ys):
+            continue  # never below 100%: a limit that never bites only clutters the chart
+        ax.plot(sizes, [100 * y if y is not None else float("nan") for y in ys], ls="--",
+                color=color, lw=1, label=f"{label} limit", drawstyle="steps-mid")
+    if current_block_size is not None:
+        current = [o for o in curve if o.block_size == current_block_size]
+        ax.axvline(current_block_size, color="#888", lw=1)
+        if current:
+            ax.plot([current_block_size], [100 * current[0].occupancy], "o", color="#d33",
+                    ms=8, label=f"block {current_block_size}: {current[0].occupancy:.0%}")
+    ax.set_xlabel("threads per block")
+    ax.set_ylabel("occupancy (%)")
+    ax.set_ylim(0, 105)
+    ax.set_xlim(0, max(sizes, default=1024) + 32)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def simt_histogram(efficiencies: Sequence[float], title: str = "SIMT efficiency per warp") -> Figure:
+    """Histogram of per-warp SIMT efficiency (active lanes / 32 per issued instruction, 0..1)."""
+    fig = Figure(figsize=(4.8, 2.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.hist([100 * float(e) for e in efficiencies], bins=20, range=(0, 100), color="#4363d8")
+    ax.set_xlabel("SIMT efficiency (%)")
+    ax.set_ylabel("warps")
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def instruction_mix_chart(mix: Mapping[str, int], title: str = "instruction mix") -> Figure:
+    """Horizontal bars: warp instructions executed per class (arithmetic, memory, ...)."""
+    fig = Figure(figsize=(4.8, 0.4 + 0.3 * max(len(mix), 1)), layout="constrained")
+    ax = fig.add_subplot()
+    names = list(mix)
+    ax.barh(names, [mix[n] for n in names], color="#3cb44b")
+    ax.invert_yaxis()
+    ax.set_xlabel("instructions")
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def time_distribution(times_s: Sequence[float], title: str = "kernel time over repeats") -> Figure:
+    """Kernel times (seconds) of repeated launches, shown in microseconds, median marked."""
+    import statistics
+
+    fig = Figure(figsize=(4.8, 2.6), layout="constrained")
+    ax = fig.add_subplot()
+    us = [1e6 * float(t) for t in times_s]
+    ax.hist(us, bins=min(30, max(len(us), 1)), color="#f58231")
+    if us:
+        med = statistics.median(us)
+        ax.axvline(med, color="black", lw=1, label=f"median {med:.1f} µs")
+        ax.legend(fontsize=7)
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("launches")
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def figure_png(fig: Figure, dpi: int = 90) -> bytes:
+    """PNG bytes of a figure."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def figure_img_html(fig: Figure, alt: str, dpi: int = 90) -> str:
+    """An ``<img>`` element with the figure inlined as base64 PNG (static HTML, no kernel)."""
+    import html
+
+    data = base64.b64encode(figure_png(fig, dpi)).decode("ascii")
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"/>'

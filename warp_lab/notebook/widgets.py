@@ -1,0 +1,152 @@
+"""The occupancy widget: arch, block size and dynamic shared memory, answered live.
+
+The widget's traits are its contract (ipywidgets' synced ``value`` traits
+of the child controls): setting ``block_size.value`` in the model, from the
+front end or from Python, recomputes :attr:`OccupancyWidget.occupancy` with
+:func:`warp_lab.analysis.occupancy` (the model that equals the CUDA
+toolkit's ``cuda_occupancy.h``) and redraws the summary and the chart. No
+number is computed here: the widget only asks the occupancy model.
+
+For static renderers (nbconvert, a notebook reopened without a kernel) the
+widget's ``_repr_mimebundle_`` adds a ``text/html`` fallback with the
+summary and the chart as a PNG.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from warp_lab.analysis import ARCHS, arch_properties, occupancy, occupancy_curve
+from warp_lab.notebook.charts import figure_img_html, figure_png, occupancy_chart
+
+__all__ = ["OccupancyWidget", "occupancy_widget", "occupancy_summary_html",
+           "register_heat_column"]
+
+_FACTOR_NAMES = {"warps": "warp slots", "blocks": "blocks per SM", "registers": "registers",
+                 "shared_memory": "shared memory", "barriers": "barriers",
+                 "virtual_resources": "virtual resources"}
+
+
+def occupancy_summary_html(occ) -> str:
+    """A short escaped HTML table of one :class:`~warp_lab.analysis.Occupancy`."""
+    limits = ", ".join(f"{_FACTOR_NAMES.get(f, f)}: {v if v is not None else '∞'}"
+                       for f, v in occ.limits.items())
+    rows = [("occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm} of "
+                          f"{occ.max_warps_per_sm} warps per SM)"),
+            ("active blocks / SM", str(occ.active_blocks_per_sm)),
+            ("limited by", ", ".join(_FACTOR_NAMES.get(f, f) for f in occ.limiters) or "—"),
+            ("blocks per SM each limit allows", limits),
+            ("registers / block (allocated)", str(occ.allocated_registers_per_block)),
+            ("shared memory / block (allocated)", f"{occ.allocated_shared_mem_per_block} bytes")]
+    body = "".join(f"<tr><th style='text-align:left;padding-right:8px'>{html.escape(k)}</th>"
+                   f"<td>{html.escape(v)}</td></tr>" for k, v in rows)
+    warn = ""
+    if occ.active_blocks_per_sm == 0:
+        warn = "<div style='color:#b00'>⚠ this configuration cannot launch</div>"
+    elif "registers" in occ.limiters and occ.occupancy < 1:
+        warn = ("<div style='color:#b35900'>⚠ limited by registers: fewer registers per "
+                "thread (or --maxrregcount) would fit more blocks</div>")
+    return f"<table>{body}</table>{warn}"
+
+
+class OccupancyWidget(W.VBox):
+    """Interactive occupancy calculator for one compiled kernel.
+
+    Args:
+        kernel: a :class:`~warp_lab.compiler.artifact.CompiledKernel` or
+            :class:`~warp_lab.compiler.artifact.Resources` (registers per
+            thread, static shared bytes, barriers).
+        arch: initial architecture (default: the one compiled for).
+        block_size: initial threads per block (multiple of 32, 32..1024).
+        dynamic_shared_mem: initial dynamic shared memory, bytes per block.
+
+    Attributes:
+        arch, block_size, dynamic_shared_mem: the controls (Dropdown,
+            IntSlider, BoundedIntText); their ``value`` traits drive the rest.
+        occupancy: the current :class:`~warp_lab.analysis.Occupancy`.
+        summary: HTML widget with the numbers and the limiting factor.
+        chart: Image widget with occupancy vs block size (PNG).
+    """
+
+    def __init__(self, kernel, arch: str | None = None, block_size: int = 256,
+                 dynamic_shared_mem: int = 0):
+        self._kernel = kernel
+        resources = getattr(kernel, "resources", kernel)
+        default_arch = arch or getattr(getattr(kernel, "options", None), "arch", None) \
+            or resources.arch
+        names = [p.name for p in ARCHS.values()]
+        self._compiled_arch = arch_properties(default_arch).name
+        self.arch = W.Dropdown(options=names, value=self._compiled_arch, description="arch")
+        self.block_size = W.IntSlider(value=block_size, min=32, max=1024, step=32,
+                                      description="block size", continuous_update=False)
+        self.dynamic_shared_mem = W.BoundedIntText(
+            value=dynamic_shared_mem, min=0, max=arch_properties(default_arch).shared_mem_per_block_optin,
+            step=1024, description="dyn. shared")
+        self.summary = W.HTML()
+        self.chart = W.Image(format="png")
+        self.occupancy = None
+        self._curve = None
+        title = W.HTML(f"<b>Occupancy of {html.escape(getattr(kernel, 'name', 'kernel'))}</b> "
+                       f"({resources.registers} registers/thread, {resources.shared} bytes "
+                       f"static shared)")
+        super().__init__([title, W.HBox([self.arch, self.block_size, self.dynamic_shared_mem]),
+                          W.HBox([self.summary, self.chart])])
+        for control in (self.arch, self.block_size, self.dynamic_shared_mem):
+            control.observe(self._update, names="value")
+        self._update()
+
+    def _usage(self):
+        r = getattr(self._kernel, "resources", self._kernel)
+        return dict(registers=r.registers, shared=r.shared, barriers=r.barriers)
+
+    def _update(self, change=None):
+        props = arch_properties(self.arch.value)
+        self.dynamic_shared_mem.max = props.shared_mem_per_block_optin
+        dyn = self.dynamic_shared_mem.value
+        optin = dyn if dyn > props.shared_mem_per_block else None
+        usage = dict(self._usage(), max_dynamic_shared_mem=optin)
+        self.occupancy = occupancy(None, props, self.block_size.value, dyn, **usage)
+        if change is None or change["owner"] is not self.block_size:
+            # the curve depends on arch and shared memory, not on the marked block size
+            self._curve = occupancy_curve(None, props, dynamic_shared_mem=dyn, **usage)
+        self.summary.value = occupancy_summary_html(self.occupancy)
+        self.chart.value = figure_png(occupancy_chart(self._curve, self.block_size.value,
+                                                      title=props.name))
+
+    def static_html(self) -> str:
+        """The summary and the chart as static HTML (no widget manager needed)."""
+        fig = occupancy_chart(self._curve, self.block_size.value, title=self.arch.value)
+        return (f"<div>{occupancy_summary_html(self.occupancy)}"
+                f"{figure_img_html(fig, 'occupancy vs block size')}</div>")
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = super()._repr_mimebundle_(**kwargs) or {}
+        data = dict(data)
+        data["text/html"] = self.static_html()
+        data["text/plain"] = repr(self.occupancy)
+        return data
+
+
+def occupancy_widget(kernel, arch: str | None = None, block_size: int = 256,
+                     dynamic_shared_mem: int = 0) -> OccupancyWidget:
+    """Build an :class:`OccupancyWidget` (what ``--show occupancy`` displays)."""
+    return OccupancyWidget(kernel, arch, block_size, dynamic_shared_mem)
+
+
+def register_heat_column(ck) -> dict[int, int] | None:
+    """Maximum live registers per Python line, from the analysis' register liveness.
+
+    Returns:
+        ``{python line: registers}``, or None when the liveness analysis or
+        the SASS is not available.
+    """
+    try:
+        from warp_lab.analysis import registers as _regs  # lands with issue 5's liveness part
+    except ImportError:
+        return None
+    fn = getattr(_regs, "live_registers_per_line", None)
+    if fn is None or ck.sass is None:
+        return None
+    return dict(fn(ck))
