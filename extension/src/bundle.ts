@@ -1,0 +1,190 @@
+/**
+ * The notebook bundle `application/vnd.warp-lab.kernel+json`
+ * (docs/architecture.md, "Notebook bundle"), read from untyped JSON into
+ * typed, validated data.  Anything malformed raises `BundleError` with a
+ * message naming the field; the renderer shows that message as text.
+ */
+
+/** The MIME type the Python side emits next to text/html. */
+export const MIME_TYPE = 'application/vnd.warp-lab.kernel+json';
+
+/** The four panes, left to right. */
+export type PaneId = 'python' | 'llvm' | 'ptx' | 'sass';
+export const PANE_IDS: PaneId[] = ['python', 'llvm', 'ptx', 'sass'];
+
+/** Panes reached from Python lines through the line map. */
+export type MappedPaneId = Exclude<PaneId, 'python'>;
+export const MAPPED_PANES: MappedPaneId[] = ['llvm', 'ptx', 'sass'];
+
+/** One pane's text, or why it is missing (e.g. no ptxas found). */
+export interface PaneText {
+  text: string | null;
+  missing: string | null;
+  /** File/cell line number of the pane's first line (python pane only; 1 otherwise). */
+  firstLine: number;
+}
+
+/** A Python line number → values map (keys are file/cell line numbers). */
+export type LineValues<T> = Map<number, T>;
+
+/** The bundle, validated. */
+export interface KernelBundle {
+  version: number;
+  name: string;
+  arch: string;
+  opt: number | null;
+  panes: Record<PaneId, PaneText>;
+  /** The LLVM IR before optimisation, when the bundle carries it. */
+  llvmUnoptimized: string | null;
+  /** Python line → 1-based lines of each mapped pane. */
+  lineMap: Record<MappedPaneId, LineValues<number[]>>;
+  /** Python line → CSS colour (validated hex, e.g. "#e6194b33"). */
+  colors: LineValues<string>;
+  /** ptxas resource usage: registers per thread, spill bytes, ... */
+  resources: Record<string, string | number>;
+  occupancy: Record<string, string | number>;
+  heat: { instructions: LineValues<number>; liveRegisters: LineValues<number> };
+}
+
+/** Raised for a bundle that does not follow the schema. */
+export class BundleError extends Error {}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function objectAt(parent: JsonObject, key: string, where: string): JsonObject {
+  const value = parent[key];
+  if (value === undefined || value === null) {
+    return {};
+  }
+  if (!isObject(value)) {
+    throw new BundleError(`${where}.${key} should be an object`);
+  }
+  return value;
+}
+
+function lineNumber(key: string, where: string): number {
+  const n = Number(key);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new BundleError(`${where}: line key "${key}" is not a positive integer`);
+  }
+  return n;
+}
+
+function readPane(panes: JsonObject, id: string): PaneText {
+  const raw = panes[id];
+  if (raw === undefined || raw === null) {
+    return { text: null, missing: 'not in this bundle', firstLine: 1 };
+  }
+  if (!isObject(raw)) {
+    throw new BundleError(`panes.${id} should be an object`);
+  }
+  const text = raw['text'];
+  if (text !== null && text !== undefined && typeof text !== 'string') {
+    throw new BundleError(`panes.${id}.text should be a string or null`);
+  }
+  const first = raw['first_line'];
+  const firstLine = typeof first === 'number' && Number.isInteger(first) && first >= 1 ? first : 1;
+  const missing = typeof raw['missing'] === 'string' ? raw['missing'] : null;
+  return {
+    text: typeof text === 'string' ? text : null,
+    missing: typeof text === 'string' ? null : missing ?? 'not available',
+    firstLine
+  };
+}
+
+function readLineLists(obj: JsonObject, where: string): LineValues<number[]> {
+  const out: LineValues<number[]> = new Map();
+  for (const [key, value] of Object.entries(obj)) {
+    if (!Array.isArray(value) || !value.every(v => typeof v === 'number' && Number.isInteger(v))) {
+      throw new BundleError(`${where}["${key}"] should be a list of line numbers`);
+    }
+    out.set(lineNumber(key, where), value as number[]);
+  }
+  return out;
+}
+
+function readNumbers(obj: JsonObject, where: string): LineValues<number> {
+  const out: LineValues<number> = new Map();
+  for (const [key, value] of Object.entries(obj)) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw new BundleError(`${where}["${key}"] should be a number`);
+    }
+    out.set(lineNumber(key, where), value);
+  }
+  return out;
+}
+
+const HEX_COLOR = /^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/;
+
+function readColors(obj: JsonObject): LineValues<string> {
+  const out: LineValues<string> = new Map();
+  for (const [key, value] of Object.entries(obj)) {
+    // Only plain hex colours reach a style property; anything else is dropped
+    // and the line falls back to the renderer's palette.
+    if (typeof value === 'string' && HEX_COLOR.test(value)) {
+      out.set(lineNumber(key, 'colors'), value);
+    }
+  }
+  return out;
+}
+
+function readScalars(obj: JsonObject): Record<string, string | number> {
+  const out: Record<string, string | number> = {};
+  for (const [key, value] of Object.entries(obj)) {
+    if (typeof value === 'string' || typeof value === 'number') {
+      out[key] = value;
+    } else if (typeof value === 'boolean') {
+      out[key] = String(value);
+    }
+  }
+  return out;
+}
+
+/**
+ * Validate `data` (the bundle as JupyterLab hands it over) and return it
+ * typed.  Throws `BundleError` when a field has the wrong shape.
+ */
+export function parseBundle(data: unknown): KernelBundle {
+  if (!isObject(data)) {
+    throw new BundleError('the bundle should be a JSON object');
+  }
+  const version = data['version'];
+  if (version !== 1) {
+    throw new BundleError(`unsupported bundle version ${JSON.stringify(version)} (this renderer reads version 1)`);
+  }
+  const panes = objectAt(data, 'panes', 'bundle');
+  const lineMap = objectAt(data, 'line_map', 'bundle');
+  const heat = objectAt(data, 'heat', 'bundle');
+  const unopt = readPane(panes, 'llvm_unoptimized');
+  const opt = data['opt'];
+  return {
+    version,
+    name: typeof data['name'] === 'string' ? data['name'] : 'kernel',
+    arch: typeof data['arch'] === 'string' ? data['arch'] : '',
+    opt: typeof opt === 'number' ? opt : null,
+    panes: {
+      python: readPane(panes, 'python'),
+      llvm: readPane(panes, 'llvm'),
+      ptx: readPane(panes, 'ptx'),
+      sass: readPane(panes, 'sass')
+    },
+    llvmUnoptimized: unopt.text,
+    lineMap: {
+      llvm: readLineLists(objectAt(lineMap, 'llvm', 'line_map'), 'line_map.llvm'),
+      ptx: readLineLists(objectAt(lineMap, 'ptx', 'line_map'), 'line_map.ptx'),
+      sass: readLineLists(objectAt(lineMap, 'sass', 'line_map'), 'line_map.sass')
+    },
+    colors: readColors(objectAt(data, 'colors', 'bundle')),
+    resources: readScalars(objectAt(data, 'resources', 'bundle')),
+    occupancy: readScalars(objectAt(data, 'occupancy', 'bundle')),
+    heat: {
+      instructions: readNumbers(objectAt(heat, 'instructions', 'heat'), 'heat.instructions'),
+      liveRegisters: readNumbers(objectAt(heat, 'live_registers', 'heat'), 'heat.live_registers')
+    }
+  };
+}

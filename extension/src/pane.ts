@@ -1,0 +1,189 @@
+/**
+ * One pane of the kernel view: a header (title, line count, copy, collapse,
+ * optional variant toggle) over a scrollable body of numbered, highlighted
+ * lines, optionally with heat columns.
+ */
+import { PaneId } from './bundle';
+import { button, compactNumber, el, scrollRowIntoView } from './dom';
+import { LineTokenizer, Token, tokenizeText } from './languages';
+import { LineLinks } from './linemap';
+
+/** One heat column: a value per Python line, drawn as a shaded cell. */
+export interface HeatColumn {
+  /** Short column label, e.g. "instr". */
+  label: string;
+  /** Unit in the cell's title, e.g. "instructions executed". */
+  unit: string;
+  /** CSS class suffix, e.g. "instructions". */
+  kind: string;
+  values: Map<number, number>;
+}
+
+/** A second text the pane can switch to (e.g. unoptimised LLVM IR). */
+export interface PaneVariant {
+  label: string;
+  title: string;
+  text: string;
+}
+
+/** Everything needed to build a pane. */
+export interface PaneOptions {
+  id: PaneId;
+  title: string;
+  text: string | null;
+  /** Shown instead of the body when `text` is null. */
+  missing: string | null;
+  tokenizer: LineTokenizer<unknown>;
+  links: LineLinks;
+  heat: HeatColumn[];
+  variant: PaneVariant | null;
+}
+
+function renderTokens(line: string, tokens: Token[]): HTMLElement {
+  const code = el('span', 'wl-code');
+  let pos = 0;
+  for (const t of tokens) {
+    if (t.from > pos) {
+      code.appendChild(document.createTextNode(line.slice(pos, t.from)));
+    }
+    code.appendChild(el('span', `wl-tok wl-tok-${t.kind}`, line.slice(t.from, t.to)));
+    pos = t.to;
+  }
+  if (pos < line.length) {
+    code.appendChild(document.createTextNode(line.slice(pos)));
+  }
+  if (line.length === 0) {
+    code.appendChild(document.createTextNode(' '));
+  }
+  return code;
+}
+
+/** A pane; `node` is its root element, `rows[i]` the element of line i+1. */
+export class Pane {
+  readonly node: HTMLElement;
+  readonly body: HTMLElement;
+  rows: HTMLElement[] = [];
+  /** False while the pane shows its variant, whose lines are not mapped. */
+  mapped = true;
+  private currentText: string;
+
+  constructor(private readonly options: PaneOptions) {
+    this.node = el('section', `wl-pane wl-pane-${options.id}`);
+    this.node.dataset.pane = options.id;
+    this.currentText = options.text ?? '';
+    this.body = el('div', 'wl-pane-body');
+    this.node.appendChild(this.makeHeader());
+    this.node.appendChild(this.body);
+    if (options.text === null) {
+      this.body.appendChild(el('div', 'wl-missing', `${options.title} not available: ${options.missing ?? 'unknown reason'}`));
+    } else {
+      this.fill(options.text, true);
+    }
+  }
+
+  /** The pane's id ("python", "llvm", "ptx" or "sass"). */
+  get id(): PaneId {
+    return this.options.id;
+  }
+
+  /** The row element of 1-based `line`, if the pane shows it. */
+  rowOf(line: number): HTMLElement | undefined {
+    return this.rows[line - 1];
+  }
+
+  /** Scroll the body so 1-based `line` is visible. */
+  scrollToLine(line: number): void {
+    const row = this.rowOf(line);
+    if (row) {
+      scrollRowIntoView(this.body, row);
+    }
+  }
+
+  private makeHeader(): HTMLElement {
+    const { title, text, variant } = this.options;
+    const header = el('header', 'wl-pane-header');
+    const collapse = button('wl-collapse', '−', `Collapse the ${title} pane`);
+    collapse.setAttribute('aria-expanded', 'true');
+    collapse.addEventListener('click', () => this.toggleCollapsed(collapse));
+    header.appendChild(collapse);
+    header.appendChild(el('span', 'wl-pane-title', title));
+    const count = el('span', 'wl-pane-count', text === null ? '' : `${text.split('\n').length} lines`);
+    header.appendChild(count);
+    if (variant !== null) {
+      const toggle = button('wl-variant', variant.label, variant.title);
+      toggle.setAttribute('aria-pressed', 'false');
+      toggle.addEventListener('click', () => {
+        const showVariant = this.mapped;
+        this.fill(showVariant ? variant.text : this.options.text ?? '', !showVariant);
+        toggle.setAttribute('aria-pressed', String(showVariant));
+        toggle.classList.toggle('wl-active', showVariant);
+        count.textContent = `${this.currentText.split('\n').length} lines`;
+      });
+      header.appendChild(toggle);
+    }
+    if (text !== null) {
+      const copy = button('wl-copy', 'Copy', `Copy the ${title} text`);
+      copy.addEventListener('click', () => void this.copy(copy));
+      header.appendChild(copy);
+    }
+    return header;
+  }
+
+  private toggleCollapsed(toggle: HTMLButtonElement): void {
+    const collapsed = this.node.classList.toggle('wl-collapsed');
+    toggle.textContent = collapsed ? '+' : '−';
+    toggle.setAttribute('aria-expanded', String(!collapsed));
+    const verb = collapsed ? 'Expand' : 'Collapse';
+    toggle.title = `${verb} the ${this.options.title} pane`;
+  }
+
+  private async copy(copyButton: HTMLButtonElement): Promise<void> {
+    try {
+      await navigator.clipboard.writeText(this.currentText);
+      copyButton.textContent = 'Copied';
+    } catch {
+      copyButton.textContent = 'Copy failed';
+    }
+    window.setTimeout(() => (copyButton.textContent = 'Copy'), 1500);
+  }
+
+  /** Replace the body with `text`; `mapped` says if the line map applies. */
+  private fill(text: string, mapped: boolean): void {
+    const { id, links, heat, tokenizer } = this.options;
+    this.mapped = mapped;
+    this.currentText = text;
+    this.body.replaceChildren();
+    const { lines, tokens } = tokenizeText(tokenizer, text);
+    const maxima = heat.map(h => Math.max(1, ...h.values.values()));
+    const width = String(lines.length).length;
+    this.rows = lines.map((line, i) => {
+      const n = i + 1;
+      const row = el('div', 'wl-line');
+      row.dataset.line = String(n);
+      row.appendChild(el('span', 'wl-gutter', String(n).padStart(width)));
+      const pyLines = mapped ? links.pythonLinesOf(id, n) : [];
+      heat.forEach((column, k) => row.appendChild(heatCell(column, pyLines, maxima[k])));
+      row.appendChild(renderTokens(line.replace(/\r$/, ''), tokens[i]));
+      const color = mapped ? links.colorOfPaneLine(id, n) : null;
+      if (color !== null) {
+        row.style.backgroundColor = color;
+        row.classList.add('wl-mapped');
+      }
+      this.body.appendChild(row);
+      return row;
+    });
+  }
+}
+
+function heatCell(column: HeatColumn, pyLines: number[], max: number): HTMLElement {
+  const cell = el('span', `wl-heat wl-heat-${column.kind}`);
+  const values = pyLines.map(py => column.values.get(py)).filter((v): v is number => v !== undefined);
+  if (values.length === 0) {
+    return cell;
+  }
+  const value = Math.max(...values);
+  cell.textContent = compactNumber(value);
+  cell.title = `${value} ${column.unit}`;
+  cell.style.setProperty('--wl-heat', String(Math.min(1, value / max)));
+  return cell;
+}

@@ -1,0 +1,115 @@
+/**
+ * The MIME renderer widget for `application/vnd.warp-lab.kernel+json`:
+ * a summary line over four side-by-side panes (Python | LLVM IR | PTX |
+ * SASS), linked through the bundle's line map.
+ */
+import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { Widget } from '@lumino/widgets';
+
+import { BundleError, KernelBundle, MIME_TYPE, PaneId, parseBundle } from './bundle';
+import { compactNumber, el } from './dom';
+import { LineTokenizer, llvmTokenizer, ptxTokenizer, pythonTokenizer, sassTokenizer } from './languages';
+import { LineLinks } from './linemap';
+import { PaneLinker } from './linking';
+import { HeatColumn, Pane } from './pane';
+import { InstructionTooltip } from './tooltip';
+
+const TITLES: Record<PaneId, string> = { python: 'Python', llvm: 'LLVM IR', ptx: 'PTX', sass: 'SASS' };
+
+const TOKENIZERS: Record<PaneId, LineTokenizer<unknown>> = {
+  python: pythonTokenizer as LineTokenizer<unknown>,
+  llvm: llvmTokenizer as LineTokenizer<unknown>,
+  ptx: ptxTokenizer as LineTokenizer<unknown>,
+  sass: sassTokenizer as LineTokenizer<unknown>
+};
+
+function heatColumns(bundle: KernelBundle, pane: PaneId): HeatColumn[] {
+  const columns: HeatColumn[] = [];
+  const { instructions, liveRegisters } = bundle.heat;
+  if (pane === 'python' && instructions.size > 0) {
+    columns.push({ label: 'instr', unit: 'instructions executed', kind: 'instructions', values: instructions });
+  }
+  if ((pane === 'python' || pane === 'sass') && liveRegisters.size > 0) {
+    columns.push({ label: 'regs', unit: 'live registers', kind: 'registers', values: liveRegisters });
+  }
+  return columns;
+}
+
+function summary(bundle: KernelBundle): HTMLElement {
+  const bar = el('div', 'wl-summary');
+  bar.appendChild(el('span', 'wl-kernel-name', bundle.name));
+  const facts: string[] = [];
+  if (bundle.arch) {
+    facts.push(bundle.arch);
+  }
+  if (bundle.opt !== null) {
+    facts.push(`-O${bundle.opt}`);
+  }
+  for (const [key, value] of Object.entries(bundle.resources)) {
+    facts.push(`${key.replace(/_/g, ' ')}: ${typeof value === 'number' ? compactNumber(value) : value}`);
+  }
+  const occ = bundle.occupancy['occupancy'];
+  if (typeof occ === 'number') {
+    const limiter = bundle.occupancy['limiter'];
+    facts.push(`occupancy ${Math.round(occ * 100)}%` + (limiter !== undefined ? ` (limited by ${limiter})` : ''));
+  }
+  for (const fact of facts) {
+    bar.appendChild(el('span', 'wl-chip', fact));
+  }
+  return bar;
+}
+
+/** Renders one bundle; JupyterLab creates one per output. */
+export class KernelView extends Widget implements IRenderMime.IRenderer {
+  constructor(options: IRenderMime.IRendererOptions) {
+    super();
+    this.addClass('wl-kernel-view');
+    this.mimeType = options.mimeType;
+  }
+
+  readonly mimeType: string;
+
+  /** Build the view from `model.data[MIME_TYPE]`; bad data shows an error line. */
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    this.node.replaceChildren();
+    let bundle: KernelBundle;
+    try {
+      bundle = parseBundle(model.data[MIME_TYPE]);
+    } catch (error) {
+      const why = error instanceof BundleError ? error.message : String(error);
+      this.node.appendChild(el('div', 'wl-error', `warp_lab: cannot show this kernel bundle: ${why}`));
+      return;
+    }
+    const links = new LineLinks(bundle);
+    const panes = new Map<PaneId, Pane>();
+    const row = el('div', 'wl-panes');
+    for (const id of ['python', 'llvm', 'ptx', 'sass'] as PaneId[]) {
+      const text = bundle.panes[id];
+      const unopt = bundle.llvmUnoptimized;
+      const pane = new Pane({
+        id,
+        title: TITLES[id],
+        text: text.text,
+        missing: text.missing,
+        tokenizer: TOKENIZERS[id],
+        links,
+        heat: heatColumns(bundle, id),
+        variant:
+          id === 'llvm' && unopt !== null
+            ? { label: 'unoptimized', title: 'Show the LLVM IR before optimisation', text: unopt }
+            : null
+      });
+      panes.set(id, pane);
+      row.appendChild(pane.node);
+    }
+    this.node.appendChild(summary(bundle));
+    this.node.appendChild(row);
+    const tooltip = new InstructionTooltip();
+    this.node.appendChild(tooltip.node);
+    const ptx = panes.get('ptx');
+    if (ptx) {
+      tooltip.attach(this.node, ptx.body);
+    }
+    new PaneLinker(panes, links).attach(this.node);
+  }
+}
