@@ -237,7 +237,7 @@ class WarpKernelMagics(Magics):
         if "grid" not in kwargs:
             kwargs.setdefault("block_dim", opts["block_dim"])
         if checks:
-            kwargs.setdefault("check", tuple(checks))
+            kwargs.setdefault("checks", ("barrier", *checks))
         result = wl.launch(ck, **kwargs)
         self.shell.user_ns["_launch"] = result
         return result

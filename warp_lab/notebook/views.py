@@ -41,6 +41,9 @@ PANES = {
     "sass": ("SASS", "sass", "sass_lines"),
 }
 
+#: heat column key (as in the bundle's ``heat``) -> column title
+HEAT_TITLES = {"instructions": "instr.", "live_registers": "live regs"}
+
 #: ``--show`` names -> panes
 SHOW_PANES = {"source": ("python",), "llvm": ("llvm", "llvm_unoptimized"), "ptx": ("ptx",),
               "sass": ("sass",)}
@@ -137,7 +140,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
         return f'{head}<div class="wl-missing">{why}</div></details>'
     lines = highlight_lines(text, pane)
     numbers = list(numbers) if numbers is not None else list(range(1, len(lines) + 1))
-    heat_cols = list(heat.items())
+    heat_cols = [(HEAT_TITLES.get(name, name), col) for name, col in heat.items()]
     out = [head, '<div class="wl-code">']
     if heat_cols:
         cols = "".join(f'<span class="wl-heat">{html.escape(name)}</span>' for name, _ in heat_cols)
@@ -182,8 +185,9 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
         show: which parts, from ``source``, ``llvm``, ``ptx``, ``sass``,
             ``resources`` (``occupancy`` is shown inside the resource card when
             ``occupancy`` is given).
-        heat: optional ``{column title: {python line: value}}`` shown beside
-            the Python pane (instructions executed, live registers per line).
+        heat: optional ``{"instructions" | "live_registers" | title: {python line:
+            value}}`` shown beside the Python pane (instructions executed, live
+            registers per line); the same keys as the bundle's ``heat``.
         occupancy: optional occupancy record for the resource card.
         script: include the hover-linking script.
         root_id: element id of the snippet (default: a fresh random one).
