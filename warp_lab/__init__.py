@@ -20,7 +20,25 @@ from warp_lab.lang.types import (bool_, float16, float32, float64, int8, int16, 
                                  mat22, mat33, mat44, uint8, uint16, uint32, uint64, vec2,
                                  vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d, vec4i)
 
+from warp_lab.runtime.arrays import (Array, array, array2d, array3d, array4d, empty,
+                                     from_numpy, full, zeros)
+from warp_lab.runtime.device import DeviceInfo, get_device
+
 __version__ = "0.1.0"
+
+
+def compile(kernel, **options):
+    """Compile a kernel; see :func:`warp_lab.compiler.pipeline.compile`."""
+    from warp_lab.compiler.pipeline import compile as _compile
+
+    return _compile(kernel, **options)
+
+
+def launch(kernel, **kwargs):
+    """Run a kernel on a GPU or the simulator; see :func:`warp_lab.runtime.launch.launch`."""
+    from warp_lab.runtime.launch import launch as _launch
+
+    return _launch(kernel, **kwargs)
 
 
 def load_ipython_extension(ip):

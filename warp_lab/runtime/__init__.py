@@ -1,0 +1,1 @@
+"""Arrays, devices and ``wl.launch`` (see :mod:`warp_lab.runtime.launch`)."""

@@ -1,0 +1,231 @@
+"""Check launch arguments against a kernel's signature before anything runs.
+
+Every error names the parameter, what was expected and what was given. Array
+arguments become :class:`HostView` records: where the view's bytes live in
+host memory, its extents and element strides. Views that share host memory
+(``x[::2]`` and ``x[1::2]``, or the same array twice) are grouped into one
+:class:`Region`, so a back end copies each byte once and writes back a
+consistent result, as the GPU would see aliasing arrays.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from warp_lab.errors import LaunchError
+from warp_lab.lang import types as T
+from warp_lab.runtime.arrays import Array
+
+__all__ = ["HostView", "Region", "check_arguments", "group_regions", "INT32_MAX"]
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass
+class HostView:
+    """One array argument as it lies in host memory.
+
+    Attributes:
+        name: parameter name.
+        array: the numpy array (a view of the user's memory, not a copy).
+        owner: the :class:`Array` it came from, or None for plain numpy.
+        lo, hi: absolute host addresses spanned by the view's elements, bytes
+            (``hi`` exclusive).
+        element0: host address of element ``[0, ..., 0]``.
+        shape: kernel-visible extents (vector/matrix element dims dropped).
+        strides: kernel-visible strides in elements of the parameter's dtype.
+    """
+
+    name: str
+    array: np.ndarray
+    owner: Array | None
+    lo: int
+    hi: int
+    element0: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+@dataclass
+class Region:
+    """Host memory [lo, hi) covering one or more overlapping :class:`HostView`."""
+
+    lo: int
+    hi: int
+    views: list[HostView]
+    base: np.ndarray  # a view that keeps the memory alive
+
+    @property
+    def nbytes(self) -> int:
+        return self.hi - self.lo
+
+    @property
+    def writeable(self) -> bool:
+        """False when every view is read-only (results are then not written back)."""
+        return any(v.array.flags.writeable for v in self.views)
+
+    def host_bytes(self) -> np.ndarray:
+        """The region's host memory as a uint8 array (a view, not a copy)."""
+        buf = (ctypes.c_uint8 * self.nbytes).from_address(self.lo)
+        return np.frombuffer(buf, dtype=np.uint8)
+
+    def device_address(self, view: HostView, base: int) -> int:
+        """Device address of ``view``'s element 0 when the region starts at ``base``."""
+        return base + (view.element0 - self.lo)
+
+
+def _span(arr: np.ndarray) -> tuple[int, int]:
+    start = arr.__array_interface__["data"][0]
+    if arr.size == 0:
+        return start, start
+    lo = hi = start
+    for extent, stride in zip(arr.shape, arr.strides):
+        reach = (extent - 1) * stride
+        if reach < 0:
+            lo += reach
+        else:
+            hi += reach
+    return lo, hi + arr.itemsize
+
+
+def _describe(value) -> str:
+    if isinstance(value, (np.ndarray, Array)):
+        return f"an array of dtype {value.dtype} and shape {tuple(value.shape)}"
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
+    owner = value if isinstance(value, Array) else None
+    if owner is not None:
+        arr = owner._host_array()
+    elif isinstance(value, np.ndarray):
+        arr = value
+    else:
+        raise LaunchError(f"parameter {name!r} expects {ptype!r}, got {_describe(value)}; "
+                          "pass a numpy array or a wl.array")
+    elem = ptype.dtype
+    elem_dims = 0
+    if isinstance(elem, T.Vector):
+        elem_dims = 1
+        scalar = elem.elem
+        trailing = (elem.n,)
+    elif isinstance(elem, T.Matrix):
+        elem_dims = 2
+        scalar = elem.elem
+        trailing = (elem.rows, elem.cols)
+    else:
+        scalar = elem
+        trailing = ()
+    if arr.dtype != scalar.numpy:
+        raise LaunchError(f"parameter {name!r} expects dtype {scalar.name}, got an array of "
+                          f"dtype {arr.dtype}; convert it with .astype(np.{scalar.numpy})")
+    if arr.ndim != ptype.ndim + elem_dims or arr.shape[arr.ndim - elem_dims:] != trailing:
+        want = f"{ptype.ndim}-D" + (f" with trailing shape {trailing}" if trailing else "")
+        raise LaunchError(f"parameter {name!r} expects a {want} array, got shape "
+                          f"{tuple(arr.shape)}")
+    if elem_dims:
+        inner = arr.strides[ptype.ndim:]
+        want_inner = tuple(int(np.prod(trailing[i + 1:])) * arr.itemsize for i in range(elem_dims))
+        if tuple(inner) != want_inner:
+            raise LaunchError(f"parameter {name!r}: the {elem!r} components must be contiguous")
+    size = elem.size
+    shape = tuple(int(s) for s in arr.shape[:ptype.ndim])
+    strides = []
+    for s in arr.strides[:ptype.ndim]:
+        if s % size:
+            raise LaunchError(f"parameter {name!r}: byte stride {s} is not a multiple of the "
+                              f"element size {size}")
+        strides.append(s // size)
+    if any(x > INT32_MAX for x in shape) or any(abs(s) > INT32_MAX for s in strides) \
+            or math.prod(shape) > INT32_MAX:
+        raise LaunchError(f"parameter {name!r}: shape {shape} is too large for int32 indexing "
+                          f"(at most {INT32_MAX} elements per array)")
+    lo, hi = _span(arr)
+    return HostView(name, arr, owner, lo, hi, arr.__array_interface__["data"][0], shape,
+                    tuple(strides))
+
+
+def _check_scalar(name: str, ptype: T.Scalar, value):
+    if isinstance(value, (np.ndarray, Array)) and np.ndim(value) != 0:
+        raise LaunchError(f"parameter {name!r} expects a {ptype.name} scalar, got {_describe(value)}")
+    if isinstance(value, np.generic):
+        value = value.item()
+    if ptype.is_bool:
+        if not isinstance(value, (bool, int)) or value not in (0, 1):
+            raise LaunchError(f"parameter {name!r} expects a bool, got {_describe(value)}")
+        return int(bool(value))
+    if ptype.is_int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise LaunchError(f"parameter {name!r} expects an integer ({ptype.name}), got "
+                              f"{_describe(value)}" + ("; convert explicitly with int(...)"
+                                                       if isinstance(value, float) else ""))
+        info = np.iinfo(ptype.numpy)
+        if not info.min <= value <= info.max:
+            raise LaunchError(f"parameter {name!r}: {value} is out of range for {ptype.name} "
+                              f"[{info.min}, {info.max}]")
+        return value
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise LaunchError(f"parameter {name!r} expects a number ({ptype.name}), got "
+                          f"{_describe(value)}")
+    return float(value)
+
+
+def _check_components(name: str, ptype, value):
+    n = ptype.n if isinstance(ptype, T.Vector) else ptype.rows * ptype.cols
+    flat = np.asarray(value.numpy() if isinstance(value, Array) else value).reshape(-1)
+    if flat.size != n or flat.dtype.kind not in "biuf":
+        raise LaunchError(f"parameter {name!r} expects {ptype!r} ({n} numbers), got "
+                          f"{_describe(value)}")
+    return [x.item() for x in flat]
+
+
+def check_arguments(params, inputs) -> tuple[list, list[HostView]]:
+    """Check ``inputs`` against ``params`` and convert them.
+
+    Args:
+        params: ``(name, Type)`` of the kernel's parameters.
+        inputs: the user's values, one per parameter.
+
+    Returns:
+        ``(values, views)``: one value per parameter (a :class:`HostView` in
+        place of each array, Python numbers for scalars, lists of numbers for
+        vectors/matrices) and the list of array views.
+
+    Raises:
+        LaunchError: wrong count, dtype, dimensionality, scalar kind or range,
+            or an array too large for int32 indexing.
+    """
+    if not isinstance(inputs, (list, tuple)):
+        raise LaunchError(f"inputs must be a list of arguments, got {type(inputs).__name__}")
+    if len(inputs) != len(params):
+        names = ", ".join(n for n, _ in params)
+        raise LaunchError(f"the kernel takes {len(params)} argument(s) ({names}), "
+                          f"got {len(inputs)}")
+    values, views = [], []
+    for (name, ptype), value in zip(params, inputs):
+        if isinstance(ptype, T.ArrayType):
+            view = _check_array(name, ptype, value)
+            values.append(view)
+            views.append(view)
+        elif isinstance(ptype, T.Scalar):
+            values.append(_check_scalar(name, ptype, value))
+        else:
+            values.append(_check_components(name, ptype, value))
+    return values, views
+
+
+def group_regions(views: list[HostView]) -> list[Region]:
+    """Merge views whose host memory overlaps into :class:`Region` records."""
+    regions: list[Region] = []
+    for view in sorted(views, key=lambda v: v.lo):
+        if regions and view.lo < regions[-1].hi:
+            r = regions[-1]
+            r.hi = max(r.hi, view.hi)
+            r.views.append(view)
+        else:
+            regions.append(Region(view.lo, view.hi, [view], view.array))
+    return regions

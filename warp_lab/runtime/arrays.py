@@ -1,0 +1,211 @@
+"""``wl.array``: host data in numpy, device copies made lazily.
+
+``wl.array`` has two roles, as in Warp: with only ``dtype``/``ndim`` it is a
+kernel-parameter annotation (an :class:`~warp_lab.lang.types.ArrayType`);
+with data or a shape it makes an :class:`Array`.
+
+An :class:`Array` owns a numpy array (the host copy). A back end that needs
+device memory (the CUDA back end) attaches a device copy on first launch and
+marks which side is newer; reading ``.numpy()`` copies back only when the
+device side is newer. Plain numpy arrays, including non-contiguous views,
+are accepted as kernel arguments directly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from warp_lab.lang import types as T
+
+__all__ = ["Array", "array", "zeros", "empty", "full", "from_numpy", "array2d", "array3d",
+           "array4d"]
+
+
+class Array:
+    """An n-dimensional array a kernel can read and write.
+
+    Attributes:
+        shape: extents, tuple of int.
+        dtype: numpy dtype of the elements.
+        strides: byte strides, as numpy reports them.
+        device: the device this array prefers (``"auto"``, ``"sim"``, ``"cuda:0"``).
+
+    Do not construct directly; use :func:`array`, :func:`zeros`,
+    :func:`empty`, :func:`full` or :func:`from_numpy`.
+    """
+
+    __array_priority__ = 10
+
+    def __init__(self, host: np.ndarray, device: str = "auto"):
+        self._host = host
+        self.device = device
+        self._device_copy = None  # set by a back end: object with .copy_to_host(ndarray)
+        self._device_newer = False
+
+    # -- the host side -------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._host.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._host.dtype
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return self._host.strides
+
+    @property
+    def ndim(self) -> int:
+        return self._host.ndim
+
+    @property
+    def size(self) -> int:
+        return self._host.size
+
+    @property
+    def nbytes(self) -> int:
+        return self._host.nbytes
+
+    def numpy(self) -> np.ndarray:
+        """The host array, brought up to date from the device if a kernel wrote it there.
+
+        The caller may modify the returned array, so the device copy (if any)
+        is uploaded again before the next GPU launch.
+        """
+        self._sync_to_host()
+        self._mark_host_newer()
+        return self._host
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self._host)
+
+    def __getitem__(self, index):
+        return self.numpy()[index]
+
+    def __setitem__(self, index, value):
+        self.numpy()[index] = value
+        self._mark_host_newer()
+
+    def __repr__(self) -> str:
+        return f"wl.array({np.array2string(self.numpy(), threshold=20)}, dtype={self.dtype})"
+
+    # -- used by the back ends -----------------------------------------------------------
+    def _host_array(self) -> np.ndarray:
+        """The host array without a device sync (for back ends that copy it themselves)."""
+        return self._host
+
+    def _attach_device_copy(self, copy) -> None:
+        self._device_copy = copy
+
+    def _mark_device_newer(self) -> None:
+        self._device_newer = True
+
+    def _mark_host_newer(self) -> None:
+        if self._device_copy is not None:
+            self._device_copy.stale = True
+        self._device_newer = False
+
+    def _sync_to_host(self) -> None:
+        if self._device_newer and self._device_copy is not None:
+            self._device_copy.copy_to_host(self._host)
+            self._device_newer = False
+
+
+def _as_numpy_dtype(dtype) -> np.dtype | None:
+    if dtype is None:
+        return None
+    if isinstance(dtype, T.Scalar):
+        return dtype.numpy
+    if isinstance(dtype, (T.Vector, T.Matrix)):
+        return dtype.elem.numpy
+    return np.dtype(T.as_type(dtype).numpy)
+
+
+def _element_shape(dtype) -> tuple[int, ...]:
+    if isinstance(dtype, T.Vector):
+        return (dtype.n,)
+    if isinstance(dtype, T.Matrix):
+        return (dtype.rows, dtype.cols)
+    return ()
+
+
+def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: str = "auto"):
+    """Make an array, or (with neither ``data`` nor ``shape``) a parameter annotation.
+
+    Args:
+        data: a numpy array, nested sequence or scalar; copied.
+        dtype: element type: a warp_lab type (``wl.float32``, ``wl.vec3``), a
+            numpy dtype or ``int``/``float``. Vector and matrix element types
+            add trailing dimensions of their size to the numpy array.
+        ndim: as an annotation: number of dimensions (1..4, default 1).
+        shape: make a zero-filled array of this shape instead of copying data.
+        device: preferred device for launches (``"auto"``, ``"sim"``, ``"cuda:0"``).
+
+    Returns:
+        :class:`Array`, or :class:`~warp_lab.lang.types.ArrayType` when used
+        as an annotation (``x: wl.array(dtype=wl.float32, ndim=2)``).
+
+    Raises:
+        TypeError: ``dtype`` is not a warp_lab type.
+        ValueError: ``ndim`` is outside 1..4.
+    """
+    if data is None and shape is None:
+        return T.ArrayType(T.as_type(dtype if dtype is not None else T.float32),
+                           ndim if ndim is not None else 1)
+    if shape is not None:
+        shape = (shape,) if np.isscalar(shape) else tuple(shape)
+        return zeros(shape, dtype=dtype if dtype is not None else T.float32, device=device)
+    if isinstance(data, Array):
+        data = data.numpy()
+    host = np.array(data, dtype=_as_numpy_dtype(dtype), copy=True)
+    return Array(host, device)
+
+
+def array2d(dtype=T.float32):
+    """Annotation for a 2-D array (``wl.array(dtype=dtype, ndim=2)``)."""
+    return T.ArrayType(T.as_type(dtype), 2)
+
+
+def array3d(dtype=T.float32):
+    """Annotation for a 3-D array."""
+    return T.ArrayType(T.as_type(dtype), 3)
+
+
+def array4d(dtype=T.float32):
+    """Annotation for a 4-D array."""
+    return T.ArrayType(T.as_type(dtype), 4)
+
+
+def _new(shape, dtype, device, fill):
+    shape = (shape,) if np.isscalar(shape) else tuple(shape)
+    dtype = dtype if dtype is not None else T.float32
+    full_shape = shape + _element_shape(dtype)
+    host = np.empty(full_shape, dtype=_as_numpy_dtype(dtype))
+    if fill is not None:
+        host.fill(fill)
+    return Array(host, device)
+
+
+def zeros(shape, dtype=None, device: str = "auto") -> Array:
+    """A zero-filled :class:`Array` (``dtype`` default float32)."""
+    return _new(shape, dtype, device, 0)
+
+
+def empty(shape, dtype=None, device: str = "auto") -> Array:
+    """An uninitialised :class:`Array` (contents are whatever memory held)."""
+    return _new(shape, dtype, device, None)
+
+
+def full(shape, value, dtype=None, device: str = "auto") -> Array:
+    """An :class:`Array` filled with ``value``."""
+    return _new(shape, dtype, device, value)
+
+
+def from_numpy(data: np.ndarray, dtype=None, device: str = "auto") -> Array:
+    """An :class:`Array` holding a copy of ``data``."""
+    return array(np.asarray(data), dtype=dtype, device=device)

@@ -1,0 +1,168 @@
+"""``wl.launch``: one call that runs a kernel on a GPU or on the simulator.
+
+    wl.launch(kernel, dim=n, inputs=[...])                     # Warp style
+    wl.launch(kernel, grid=(gx, gy, gz), block=(bx, by, bz), inputs=[...])  # CUDA style
+
+The steps: resolve the device, compile for its architecture (cached), work
+out grid and block, check the arguments against the signature, then hand the
+packed parameters to the device's back end, which returns a
+:class:`~warp_lab.runtime.result.LaunchResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from warp_lab.compiler.artifact import CompiledKernel
+from warp_lab.errors import LaunchError
+from warp_lab.lang.kernel import Kernel
+from warp_lab.runtime import args as _args
+from warp_lab.runtime.device import get_device
+from warp_lab.runtime.result import LaunchResult
+
+__all__ = ["launch", "launch_geometry", "MAX_THREADS_PER_BLOCK"]
+
+#: CUDA Programming Guide, "Technical Specifications per Compute Capability":
+#: at most 1024 threads per block (all CCs 2.0+), block z ≤ 64, grid y/z ≤ 65535,
+#: grid x ≤ 2^31 - 1.
+MAX_THREADS_PER_BLOCK = 1024
+_MAX_BLOCK = (1024, 1024, 64)
+_MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
+def _triple(value, what: str) -> tuple[int, int, int]:
+    if isinstance(value, int):
+        value = (value,)
+    try:
+        vals = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        raise LaunchError(f"{what} must be an int or a tuple of up to 3 ints, got {value!r}") from None
+    if not 1 <= len(vals) <= 3 or any(v < 0 for v in vals):
+        raise LaunchError(f"{what} must be 1 to 3 non-negative ints, got {value!r}")
+    return vals + (1,) * (3 - len(vals))  # type: ignore[return-value]
+
+
+def _block_for(ndim: int, block_dim) -> tuple[int, int, int]:
+    """Threads per block for a ``dim=`` launch of ``ndim`` dimensions.
+
+    An int ``block_dim`` is the thread count: 1-D ``(n,1,1)``; 2-D and 3-D put
+    32 threads (a warp) along x, the fastest index, for coalescing, and the
+    rest along y.
+    """
+    if not isinstance(block_dim, int):
+        return _triple(block_dim, "block_dim")
+    if block_dim < 1 or block_dim > MAX_THREADS_PER_BLOCK:
+        raise LaunchError(f"block_dim must be 1..{MAX_THREADS_PER_BLOCK}, got {block_dim}")
+    if ndim == 1 or block_dim < 32:
+        return (block_dim, 1, 1)
+    return (32, block_dim // 32, 1)
+
+
+def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim=256):
+    """Work out ``(grid, block, launch_dim)`` for a launch.
+
+    Args:
+        launch_ndim: what the kernel's ``wl.tid()`` returns (1..3).
+        dim: ``n``, ``(n0, n1)`` or ``(n0, n1, n2)`` threads (``dim=`` form);
+            the fastest index (last) maps to x.
+        grid, block: explicit CUDA-style configuration (both or neither).
+        block_dim: threads per block for the ``dim=`` form (int or triple).
+
+    Returns:
+        ``(grid, block, launch_dim)``, each an ``(x, y, z)`` triple.
+
+    Raises:
+        LaunchError: neither or both forms given, dims that do not match the
+            kernel's ``tid()``, or limits exceeded (1024 threads per block,
+            grid y/z ≤ 65535).
+    """
+    if (dim is None) == (grid is None and block is None):
+        raise LaunchError("give either dim=... or grid=... and block=..., not both or neither")
+    if dim is not None:
+        extents = (dim,) if isinstance(dim, int) else tuple(dim)
+        if not 1 <= len(extents) <= 3 or not all(isinstance(e, int) and e >= 0 for e in extents):
+            raise LaunchError(f"dim must be a non-negative int or a tuple of 1 to 3 of them, "
+                              f"got {dim!r}")
+        if len(extents) != launch_ndim:
+            raise LaunchError(f"the kernel's wl.tid() is {launch_ndim}-D but dim={dim!r} is "
+                              f"{len(extents)}-D")
+        launch_dim = tuple(reversed(extents)) + (1,) * (3 - len(extents))
+        blk = _block_for(len(extents), block_dim)
+        grd = tuple(max(1, -(-e // b)) for e, b in zip(launch_dim, blk))
+    else:
+        if grid is None or block is None:
+            raise LaunchError("the explicit form needs both grid=... and block=...")
+        grd, blk = _triple(grid, "grid"), _triple(block, "block")
+        launch_dim = tuple(g * b for g, b in zip(grd, blk))
+    threads = blk[0] * blk[1] * blk[2]
+    if threads > MAX_THREADS_PER_BLOCK or any(b > m for b, m in zip(blk, _MAX_BLOCK)):
+        raise LaunchError(f"block {blk} has {threads} threads; CUDA allows at most "
+                          f"{MAX_THREADS_PER_BLOCK} per block and (1024, 1024, 64) per axis")
+    if any(g > m for g, m in zip(grd, _MAX_GRID)):
+        raise LaunchError(f"grid {grd} exceeds CUDA's limits {_MAX_GRID}")
+    if any(x > _args.INT32_MAX for x in launch_dim):
+        raise LaunchError(f"launch extents {launch_dim} exceed int32")
+    return grd, blk, launch_dim
+
+
+def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", repeat: int = 1,
+           shared_mem: int = 0, grid=None, block=None, checks=("memcheck", "barrier"),
+           max_instructions: int | None = None, opt: int = 3, fast_math: bool = False,
+           debug: bool = False) -> LaunchResult:
+    """Run a kernel.
+
+    Args:
+        kernel: a ``@wl.kernel`` (compiled on first use for the device's
+            architecture, cached) or a :class:`CompiledKernel` (used as is on
+            the simulator; on a GPU its PTX is JIT-compiled when its arch differs).
+        dim: threads to run, ``n`` or ``(n0, n1[, n2])``; ``wl.tid()`` never
+            reaches ``dim``.
+        inputs: one argument per kernel parameter: numpy arrays (any strides)
+            or ``wl.array`` for arrays, Python/numpy numbers for scalars.
+        block_dim: threads per block for the ``dim=`` form (default 256).
+        device: ``"auto"`` (GPU if usable, else simulator), ``"sim"``,
+            ``"cuda"`` or ``"cuda:N"``.
+        repeat: timed launches; every launch starts from the same inputs, so
+            outputs equal those of a single launch.
+        shared_mem: dynamic shared memory per block, bytes.
+        grid, block: the explicit CUDA form instead of ``dim``.
+        checks: simulator checks to run (``"memcheck"``, ``"racecheck"``,
+            ``"barrier"``); ignored on a GPU.
+        max_instructions: simulator budget of thread-instructions (None: no limit).
+        opt, fast_math, debug: compile options when ``kernel`` is a Kernel.
+
+    Returns:
+        a :class:`LaunchResult`.
+
+    Raises:
+        LaunchError: bad configuration or arguments (names the parameter).
+        CudaError: the GPU asked for is unavailable, or the driver failed.
+        KernelCompileError: the kernel does not compile.
+        SimulatorError: the simulator cannot run it, or it faulted.
+    """
+    t0 = time.perf_counter()
+    dev = get_device(device)
+    if isinstance(kernel, Kernel):
+        from warp_lab.compiler.pipeline import compile as _compile
+
+        ck = _compile(kernel, arch=dev.arch, opt=opt, fast_math=fast_math, debug=debug)
+    elif isinstance(kernel, CompiledKernel):
+        ck = kernel
+    else:
+        raise LaunchError(f"wl.launch needs a @wl.kernel or a CompiledKernel, got "
+                          f"{type(kernel).__name__}")
+    if not isinstance(repeat, int) or repeat < 1:
+        raise LaunchError(f"repeat must be a positive int, got {repeat!r}")
+    if not isinstance(shared_mem, int) or shared_mem < 0:
+        raise LaunchError(f"shared_mem must be a non-negative number of bytes, got {shared_mem!r}")
+    grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
+    values, views = _args.check_arguments(ck.params, list(inputs))
+    if dev.kind == "sim":
+        from warp_lab.runtime import sim_backend as backend
+    else:
+        from warp_lab.runtime import cuda_backend as backend
+    result = backend.run(ck, dev, grd, blk, launch_dim, values, views, repeat=repeat,
+                         shared_mem=shared_mem, checks=tuple(checks or ()),
+                         max_instructions=max_instructions)
+    return dataclasses.replace(result, host_seconds=time.perf_counter() - t0)

@@ -1,0 +1,98 @@
+"""``LaunchResult``: what one ``wl.launch`` did."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from warp_lab.compiler.artifact import CompiledKernel
+from warp_lab.runtime.device import DeviceInfo
+
+__all__ = ["LaunchResult"]
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    """The record of a launch.
+
+    Attributes:
+        compiled: the :class:`CompiledKernel` that ran.
+        device: where it ran; ``device.reason`` says why for ``device="auto"``.
+        grid, block: ``(x, y, z)`` blocks per grid and threads per block.
+        launch_dim: the ``dim`` extents ``(x, y, z)`` given to the kernel.
+        times: seconds per timed launch (``repeat`` of them; on the GPU
+            measured with CUDA events, on the simulator with a wall clock).
+        argument_bytes: bytes of all array arguments (what a kernel that
+            reads each input once and writes each output once moves).
+        printed: what the kernel printed (``print``/``wl.printf``).
+        sim: the simulator's ``SimResult`` (metrics, findings, instruction
+            counts), None on a GPU.
+        host_seconds: host-side time of the whole ``wl.launch`` call.
+    """
+
+    compiled: CompiledKernel
+    device: DeviceInfo
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    launch_dim: tuple[int, int, int]
+    times: tuple[float, ...]
+    argument_bytes: int
+    printed: str = ""
+    sim: object | None = None
+    host_seconds: float = 0.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def time(self) -> float:
+        """Median seconds per launch."""
+        return statistics.median(self.times) if self.times else float("nan")
+
+    @property
+    def threads(self) -> int:
+        g, b = self.grid, self.block
+        return g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
+
+    @property
+    def bandwidth(self) -> float | None:
+        """Achieved bytes/s counting :attr:`argument_bytes` once per launch (GPU only)."""
+        if self.device.kind != "cuda" or not self.times:
+            return None
+        return self.argument_bytes / self.time
+
+    @property
+    def findings(self) -> list:
+        """Simulator check findings (memcheck, racecheck, barriers); empty on a GPU."""
+        return list(getattr(self.sim, "findings", []) or [])
+
+    @property
+    def metrics(self):
+        """Simulator metrics, or None on a GPU."""
+        return getattr(self.sim, "metrics", None)
+
+    @property
+    def partial(self) -> bool:
+        """True when the simulator stopped early (instruction budget, interrupt)."""
+        return bool(getattr(self.sim, "partial", False))
+
+    def __repr__(self) -> str:
+        lines = [f"<LaunchResult {self.compiled.name} on {self.device}",
+                 f"  grid={self.grid} block={self.block} ({self.threads} threads), "
+                 f"{len(self.times)} launch(es), median {self.time * 1e3:.3f} ms"]
+        if self.device.reason:
+            lines.append(f"  device: {self.device.reason}")
+        if self.bandwidth:
+            lines.append(f"  {self.bandwidth / 1e9:.1f} GB/s over the arguments")
+        if self.sim is not None:
+            n = getattr(self.sim, "instructions", None)
+            if n is not None:
+                lines.append(f"  {n} thread-instructions")
+            for f in self.findings[:5]:
+                lines.append(f"  finding: {f}")
+        if self.partial:
+            lines.append("  PARTIAL: the simulator stopped early; outputs are incomplete")
+        for note in self.notes:
+            lines.append(f"  note: {note}")
+        if self.printed:
+            text = self.printed if len(self.printed) < 400 else self.printed[:400] + "..."
+            lines.append("  printed:\n    " + text.rstrip("\n").replace("\n", "\n    "))
+        return "\n".join(lines) + ">"

@@ -1,0 +1,110 @@
+"""The simulator back end: run a :class:`CompiledKernel`'s PTX on the CPU.
+
+Host memory regions are copied into a :class:`warp_lab.sim.GlobalMemory`
+(one allocation per region, so aliasing views alias there too), the
+parameter buffer is packed with :func:`warp_lab.compiler.abi.pack_params`,
+and after a complete run the regions are copied back. A run that faults, or
+stops early (instruction budget, KeyboardInterrupt), leaves the user's
+arrays unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import time
+
+import numpy as np
+
+from warp_lab.compiler import abi
+from warp_lab.runtime.args import group_regions
+from warp_lab.runtime.result import LaunchResult
+
+__all__ = ["run", "parsed_module"]
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(ptx_hash: str, ptx: str):
+    from warp_lab import sim
+
+    return sim.parse_module(ptx)
+
+
+def parsed_module(ptx: str):
+    """The simulator's parsed form of ``ptx`` (parsed once per distinct text)."""
+    return _parse(hashlib.sha256(ptx.encode()).hexdigest(), ptx)
+
+
+def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem=0,
+        checks=("memcheck", "barrier"), max_instructions=None) -> LaunchResult:
+    """Run ``ck`` on the simulator; the back-end half of :func:`warp_lab.launch`.
+
+    Args:
+        ck: the compiled kernel (its ``ptx`` and ``entry`` are executed).
+        device: the simulator's :class:`DeviceInfo`.
+        grid, block, launch_dim: ``(x, y, z)`` triples from ``launch_geometry``.
+        values: checked arguments (``HostView`` for arrays).
+        views: the array arguments' ``HostView`` records.
+        repeat: runs; each starts from the same memory contents.
+        shared_mem: dynamic shared memory per block, bytes.
+        checks: simulator checks to enable.
+        max_instructions: thread-instruction budget, None for none.
+
+    Raises:
+        SimulatorError: the simulator cannot run the PTX, or the kernel faulted.
+    """
+    from warp_lab import sim
+
+    module = parsed_module(ck.ptx)
+    for v in views:
+        if v.owner is not None:
+            v.owner._sync_to_host()  # a GPU launch may have left newer data on the device
+    regions = group_regions(views)
+    memory = sim.GlobalMemory()
+    bases = {}
+    for i, region in enumerate(regions):
+        names = ",".join(v.name for v in region.views)
+        base = memory.alloc(max(region.nbytes, 1), name=names)
+        memory.write(base, region.host_bytes())
+        bases[id(region)] = base
+    region_of = {id(v): r for r in regions for v in r.views}
+    packed = []
+    for value in values:
+        if id(value) in region_of:
+            r = region_of[id(value)]
+            packed.append(abi.ArrayArg(r.device_address(value, bases[id(r)]), value.shape,
+                                       value.strides))
+        else:
+            packed.append(value)
+    params = abi.pack_params(ck.param_layout, launch_dim, packed)
+
+    snapshot = [bytes(r.host_bytes()) for r in regions] if repeat > 1 else None
+    times = []
+    result = None
+    for i in range(repeat):
+        if i:
+            for r, data in zip(regions, snapshot):
+                memory.write(bases[id(r)], data)
+        t0 = time.perf_counter()
+        result = sim.run(module, ck.entry, grid=grid, block=block, params=params, memory=memory,
+                         dynamic_shared=shared_mem, checks=checks,
+                         max_instructions=max_instructions)
+        times.append(time.perf_counter() - t0)
+        if result.partial:
+            break
+
+    notes = []
+    if result.partial:
+        notes.append("the simulator stopped early; your arrays were left unchanged")
+    else:
+        for r in regions:
+            if r.writeable:
+                data = memory.read(bases[id(r)], r.nbytes)
+                r.host_bytes()[:] = np.frombuffer(data, dtype=np.uint8)[: r.nbytes]
+        for v in views:
+            if v.owner is not None:
+                v.owner._mark_host_newer()
+    return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
+                        launch_dim=launch_dim, times=tuple(times),
+                        argument_bytes=sum(v.array.nbytes for v in views),
+                        printed=result.printed, sim=result, notes=tuple(notes))
