@@ -4,7 +4,7 @@ import dataclasses
 
 from warp_lab.notebook.diff import diff
 
-from records import saxpy_record
+from nb_records import saxpy_record
 
 
 def test_diff_of_identical_kernels_is_empty():

@@ -7,8 +7,8 @@ from warp_lab.notebook.bundle import MIME_TYPE, KernelView, kernel_bundle
 from warp_lab.notebook.highlight import PALETTE
 from warp_lab.notebook.views import error_html, kernel_html
 
-from htmlparse import parse_view
-from records import PY_SOURCE, saxpy_record
+from nb_htmlparse import parse_view
+from nb_records import PY_SOURCE, saxpy_record
 
 
 def test_every_pane_carries_its_text_line_by_line():

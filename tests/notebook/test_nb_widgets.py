@@ -9,7 +9,7 @@ from warp_lab.compiler.artifact import Resources
 from warp_lab.notebook.charts import occupancy_chart
 from warp_lab.notebook.widgets import OccupancyWidget
 
-from records import saxpy_record
+from nb_records import saxpy_record
 
 
 def test_block_size_change_updates_occupancy_to_the_model():

@@ -4,7 +4,7 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Error
 
 from warp_lab.notebook.lexers import PtxLexer, SassLexer, get_lexer
 
-from records import saxpy_record
+from nb_records import saxpy_record
 
 
 def _tokens(lexer, text):
