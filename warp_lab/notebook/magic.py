@@ -226,7 +226,7 @@ class WarpKernelMagics(Magics):
         return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra)
 
     def _launch(self, kernel: Kernel, ck, opts: dict, checks: list[str]):
-        import warp_lab as wl
+        from warp_lab.runtime.launch import launch
 
         try:
             kwargs = eval(f"dict({opts['launch']})", self.shell.user_ns)  # noqa: S307
@@ -238,18 +238,24 @@ class WarpKernelMagics(Magics):
             kwargs.setdefault("block_dim", opts["block_dim"])
         if checks:
             kwargs.setdefault("checks", ("barrier", *checks))
-        result = wl.launch(ck, **kwargs)
+        from warp_lab.notebook.results import LaunchView
+
+        result = launch(ck, **kwargs)
         self.shell.user_ns["_launch"] = result
-        return result
+        return LaunchView(result)
 
 
 def load_ipython_extension(ip) -> None:
     """Register the magics, the rich display of compiled kernels and the error boxes."""
     from warp_lab.compiler.artifact import CompiledKernel
     from warp_lab.notebook.bundle import repr_mimebundle
+    from warp_lab.notebook.results import LaunchView
+    from warp_lab.runtime.result import LaunchResult
 
     ip.register_magics(WarpKernelMagics)
-    ip.display_formatter.mimebundle_formatter.for_type(CompiledKernel, repr_mimebundle)
+    formatter = ip.display_formatter.mimebundle_formatter
+    formatter.for_type(CompiledKernel, repr_mimebundle)
+    formatter.for_type(LaunchResult, lambda r: LaunchView(r)._repr_mimebundle_())
     if not ip.custom_exceptions:
         ip.set_custom_exc((WarpLabError,), _show_error)
 
