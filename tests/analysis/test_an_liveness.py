@@ -1,6 +1,6 @@
 """Register pressure on real cubins: ptxas and nvdisasm from NVIDIA's wheels.
 
-The kernels are LLVM IR with line info (tests/analysis/kernels.py), taken
+The kernels are LLVM IR with line info (tests/analysis/an_kernels.py), taken
 through warp_lab's own nvptx and toolchain stages. Expected values come from
 nvdisasm's plain ``--life-range-mode count`` listing, read with a one-line
 regex here, independently of warp_lab.analysis.liveness.
@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from kernels import (FILENAME, LINE_LOAD_A, LINE_LOAD_B, LINE_STORE, LINE_TID, dot_kernel_ir)
+from an_kernels import (FILENAME, LINE_LOAD_A, LINE_LOAD_B, LINE_STORE, LINE_TID, dot_kernel_ir)
 from warp_lab.analysis import AnalysisError, occupancy
 from warp_lab.analysis.liveness import live_registers, max_live_per_line, parse_life_ranges
 from warp_lab.analysis.pressure import register_cap_whatif, register_pressure
