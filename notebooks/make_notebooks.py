@@ -1,0 +1,483 @@
+"""Write the teaching notebooks (``notebooks/0*.ipynb``) from the cell lists below.
+
+    python notebooks/make_notebooks.py
+
+The notebooks are generated, not edited by hand, so that their text stays
+reviewable here and no outputs are ever committed. Each runs top to bottom
+on the simulator (no GPU) and asserts its own results;
+``tests/notebook/test_notebooks.py`` executes them in a real Jupyter kernel.
+Cells whose source starts with ``# raises`` are tagged ``raises-exception``
+(they show an error on purpose).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+SETUP = """%load_ext warp_lab
+import numpy as np
+import warp_lab as wl
+from warp_lab.notebook import results as R"""
+
+NOTEBOOKS: dict[str, list[tuple[str, str]]] = {}
+
+NOTEBOOKS["01_first_kernel"] = [
+    ("md", """# 01 · Your first kernel
+
+A GPU kernel is a function that runs once per **thread**. Threads come in
+**blocks**, blocks form a **grid**, and the hardware runs 32 threads of a
+block in lockstep as a **warp**. `wl.tid()` is this thread's index in the
+whole launch.
+
+A `%%warp_kernel` cell compiles every function in it and shows what it
+becomes: Python → LLVM IR → PTX (NVIDIA's virtual ISA) → SASS (the machine
+code, from NVIDIA's own `ptxas`/`nvdisasm`). Lines of the same colour belong
+together; with JavaScript, hovering a line highlights its counterparts."""),
+    ("code", SETUP),
+    ("code", """%%warp_kernel
+def vector_add(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32),
+               c: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    c[i] = a[i] + b[i]"""),
+    ("md", """`vector_add` is now bound in the notebook. Launch it on the CPU
+simulator (`device="sim"`): it executes the very PTX shown above, with one
+thread per element. `dim=n` runs exactly `n` threads."""),
+    ("code", """n = 1000
+a = np.arange(n, dtype=np.float32)
+b = np.full(n, 0.5, dtype=np.float32)
+c = np.zeros(n, dtype=np.float32)
+res = wl.launch(vector_add, dim=n, inputs=[a, b, c], device="sim")
+np.testing.assert_array_equal(c, a + b)
+assert res.grid == (4, 1, 1) and res.block == (256, 1, 1)   # ceil(1000 / 256) blocks
+res"""),
+    ("md", """## saxpy, compiled and launched in one cell
+
+`--launch` runs the cell's kernel right away; its arguments are evaluated in
+the notebook. The result is bound to `_launch`."""),
+    ("code", """x = np.linspace(0, 1, 512, dtype=np.float32)
+y = np.ones(512, dtype=np.float32)
+y_before = y.copy()"""),
+    ("code", """%%warp_kernel --launch "dim=512, inputs=[x, y, 2.0]" --show source,ptx,sass,resources
+def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+    i = wl.tid()
+    y[i] = a * x[i] + y[i]"""),
+    ("code", """np.testing.assert_allclose(y, 2.0 * x + y_before, rtol=1e-6)
+assert _launch.threads >= 512"""),
+    ("md", """## The same kernel for another GPU
+
+`wl.compile` gives the record behind the view: `ptx`, `sass`,
+`resources` (what `ptxas -v` reports) and the line map."""),
+    ("code", """ck = wl.compile(saxpy, arch="sm_75")
+assert ck.resources.registers > 0 and not ck.resources.spills
+assert ".entry" in ck.ptx and ck.line_map.ptx
+ck"""),
+    ("md", """## Mistakes point at your line
+
+A compile error shows the cell line (the `%%warp_kernel` line is line 1),
+a caret and the message — not a traceback."""),
+    ("code", """# raises: a name the kernel cannot know
+%%warp_kernel
+def broken(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    x[i] = not_defined_anywhere * 2.0"""),
+    ("code", """try:
+    get_ipython().run_cell_magic("warp_kernel", "",
+        "def broken(x: wl.array(dtype=wl.float32)):\\n    i = wl.tid()\\n    x[i] = nope\\n")
+except wl.KernelCompileError as exc:
+    err = exc
+print(err)
+assert err.line == 4   # cell line 4: the magic line is 1, `def` is 2"""),
+]
+
+NOTEBOOKS["02_memory_coalescing"] = [
+    ("md", """# 02 · Memory coalescing
+
+A warp's load instruction is one **request**; the memory system serves it in
+32-byte **sectors**. When the 32 lanes read 32 consecutive `float32`
+(128 bytes), that is 4 sectors per request — the best case. Strided or
+transposed access touches more sectors for the same useful data. The
+simulator counts requests and sectors per source line, as Nsight Compute does."""),
+    ("code", SETUP),
+    ("code", """%%warp_kernel --show source,ptx
+def copy_contiguous(src: wl.array(dtype=wl.float32), dst: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    v = src[i]
+    dst[i] = v
+
+def copy_strided(src: wl.array(dtype=wl.float32), dst: wl.array(dtype=wl.float32), stride: int):
+    i = wl.tid()
+    v = src[i * stride]
+    dst[i] = v"""),
+    ("code", """n = 2048
+src = np.arange(4 * n, dtype=np.float32)
+dst = np.zeros(n, dtype=np.float32)
+
+r1 = wl.launch(copy_contiguous, dim=n, inputs=[src, dst], device="sim")
+np.testing.assert_array_equal(dst, src[:n])
+mem1 = R.memory_lines(r1)
+
+rows = {}
+for stride in (1, 2, 4):
+    r = wl.launch(copy_strided, dim=n, inputs=[src, dst, stride], device="sim")
+    np.testing.assert_array_equal(dst, src[: n * stride : stride])
+    load_line = min(R.memory_lines(r))          # `v = src[i * stride]` comes first
+    rows[stride] = R.memory_lines(r)[load_line]["sectors_per_request"]
+print("sectors per request by stride:", rows)
+assert rows == {1: 4.0, 2: 8.0, 4: 16.0}
+assert {m["sectors_per_request"] for m in mem1.values()} == {4.0}
+r1"""),
+    ("md", """## Transposing a matrix
+
+Reading rows and writing columns makes one side of the copy strided by the
+row length: each lane of a warp writes a different 128-byte row."""),
+    ("code", """%%warp_kernel --show source
+def transpose_naive(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dtype=wl.float32, ndim=2)):
+    i, j = wl.tid()
+    v = a[i, j]
+    t[j, i] = v"""),
+    ("code", """m = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+t = np.zeros_like(m)
+rt = wl.launch(transpose_naive, dim=m.shape, inputs=[m, t], device="sim")
+np.testing.assert_array_equal(t, m.T)
+mem = R.memory_lines(rt)
+load, store = sorted(mem)
+print({ln: round(v["sectors_per_request"], 2) for ln, v in mem.items()})
+assert mem[load]["sectors_per_request"] == 4.0     # rows: coalesced
+assert mem[store]["sectors_per_request"] == 32.0   # columns: one sector per lane
+rt"""),
+]
+
+NOTEBOOKS["03_reduction_and_banks"] = [
+    ("md", """# 03 · Reductions and shared-memory bank conflicts
+
+Summing an array: first every thread adds into one global counter with an
+atomic (correct but serialised), then a **tree** in shared memory with
+`wl.syncthreads()` between steps, then the last 32 values inside a warp with
+**shuffles**, which need no shared memory at all."""),
+    ("code", SETUP),
+    ("code", """%%warp_kernel --show source,ptx,resources
+def sum_atomic(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    wl.atomic_add(out, 0, x[i])
+
+def sum_tree(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    buf = wl.shared_array(256, wl.float32)
+    t = wl.thread_idx.x
+    buf[t] = x[wl.tid()]
+    wl.syncthreads()
+    s = 128
+    while s > 0:
+        if t < s:
+            buf[t] = buf[t] + buf[t + s]
+        wl.syncthreads()
+        s = s // 2
+    if t == 0:
+        wl.atomic_add(out, 0, buf[0])
+
+def sum_shuffle(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    v = x[wl.tid()]
+    offset = 16
+    while offset > 0:
+        v = v + wl.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset = offset // 2
+    if wl.lane_id() == 0:
+        wl.atomic_add(out, 0, v)"""),
+    ("code", """n = 4096
+x = (np.arange(n) % 7).astype(np.float32)   # small integers: every order sums exactly
+expected = float(x.sum())
+results = {}
+for k in (sum_atomic, sum_tree, sum_shuffle):
+    out = np.zeros(1, dtype=np.float32)
+    results[k.name] = wl.launch(k, dim=n, inputs=[x, out], block_dim=256, device="sim")
+    assert out[0] == expected, (k.name, out[0], expected)
+print({name: sum(R.instructions_per_line(r).values()) for name, r in results.items()})
+results["sum_tree"]"""),
+    ("md", """## Bank conflicts
+
+Shared memory has 32 banks of 4 bytes; a warp's access is conflict-free when
+its 32 lanes hit 32 different banks. Reading a 32×32 `float32` tile **by
+column** puts all 32 lanes in the same bank (32-way conflict). One padding
+column (`33` instead of `32`) shifts each row by one bank and removes it."""),
+    ("code", """%%warp_kernel --show source
+def tile_transpose(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dtype=wl.float32, ndim=2)):
+    tile = wl.shared_array((32, 32), wl.float32)
+    i, j = wl.tid()
+    tx = wl.thread_idx.x
+    ty = wl.thread_idx.y
+    tile[ty, tx] = a[i, j]
+    wl.syncthreads()
+    t[i, j] = tile[tx, ty]
+
+def tile_transpose_padded(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dtype=wl.float32, ndim=2)):
+    tile = wl.shared_array((32, 33), wl.float32)
+    i, j = wl.tid()
+    tx = wl.thread_idx.x
+    ty = wl.thread_idx.y
+    tile[ty, tx] = a[i, j]
+    wl.syncthreads()
+    t[i, j] = tile[tx, ty]"""),
+    ("code", """m = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+conflicts = {}
+for k in (tile_transpose, tile_transpose_padded):
+    t = np.zeros_like(m)
+    r = wl.launch(k, dim=m.shape, inputs=[m, t], block_dim=1024, device="sim")
+    np.testing.assert_array_equal(t, m.T)          # one 32x32 block transposes its tile
+    conflicts[k.name] = R.bank_conflicts_per_line(r)
+print(conflicts)
+assert sum(conflicts["tile_transpose"].values()) > 0
+assert sum(conflicts["tile_transpose_padded"].values()) == 0
+r"""),
+]
+
+NOTEBOOKS["04_occupancy_registers"] = [
+    ("md", """# 04 · Occupancy and register pressure
+
+**Occupancy** is the fraction of an SM's warp slots that resident warps
+fill. Each block needs registers (registers per thread × threads), shared
+memory and a block slot; whichever runs out first **limits** how many
+blocks fit. warp_lab's model gives the same answers as NVIDIA's
+`cuda_occupancy.h`."""),
+    ("code", SETUP + """
+from warp_lab.analysis import occupancy, occupancy_curve, suggest_block_size
+from warp_lab.compiler.artifact import Resources
+from warp_lab.notebook.widgets import OccupancyWidget"""),
+    ("code", """%%warp_kernel --arch sm_80 --show source,resources,occupancy --block-dim 256
+def polynomial(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    v = x[i]
+    y[i] = ((((v * 0.5 + 1.0) * v - 2.0) * v + 3.0) * v - 4.0) * v + 5.0"""),
+    ("md", """Move the slider: the occupancy and the limiting factor come from the
+model. The textbook case: on sm_80, 256 threads per block at 64 registers per
+thread need 16 384 registers per block; 65 536 registers per SM fit 4 blocks
+= 32 of 64 warps = **50 %**, limited by registers."""),
+    ("code", """occ = occupancy(Resources("sm_80", registers=64), block_size=256)
+print(occ)
+assert occ.active_blocks_per_sm == 4 and occ.occupancy == 0.5
+assert occ.limiters == ("registers",)
+w = OccupancyWidget(Resources("sm_80", registers=64), block_size=256)
+w.block_size.value = 128
+assert w.occupancy == occupancy(Resources("sm_80", registers=64), block_size=128)
+w"""),
+    ("code", """ck = wl.compile(polynomial, arch="sm_80")
+best = suggest_block_size(ck)
+print(best)
+curve = occupancy_curve(ck)
+assert max(o.occupancy for o in curve) == best.occupancy.occupancy"""),
+    ("md", """## Capping registers
+
+`--maxrregcount` asks `ptxas` for at most N registers per thread. Fewer
+registers can raise occupancy, but values that no longer fit **spill** to
+local memory (slow). The resource card warns about both."""),
+    ("code", """%%warp_kernel --arch sm_80 --maxrregcount 16 --show resources --diff previous
+def polynomial(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    v = x[i]
+    y[i] = ((((v * 0.5 + 1.0) * v - 2.0) * v + 3.0) * v - 4.0) * v + 5.0"""),
+    ("code", """capped = wl.compile(polynomial, arch="sm_80", maxrregcount=16)
+assert capped.resources.registers <= 16
+x = np.linspace(-1, 1, 256, dtype=np.float32)
+y = np.zeros_like(x)
+wl.launch(capped, dim=x.size, inputs=[x, y], device="sim")
+v = x.astype(np.float64)
+np.testing.assert_allclose(y, ((((v * 0.5 + 1) * v - 2) * v + 3) * v - 4) * v + 5, rtol=1e-5)"""),
+]
+
+NOTEBOOKS["05_branch_divergence"] = [
+    ("md", """# 05 · Branch divergence
+
+A warp executes one instruction for all its lanes. When lanes of one warp
+take different sides of a branch, the warp runs both sides one after the
+other with part of its lanes masked off: **divergence**. **SIMT efficiency**
+(active lanes / 32, averaged over issued instructions) measures it."""),
+    ("code", SETUP),
+    ("code", """%%warp_kernel --show source,ptx
+def by_lane(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    v = x[i]
+    if i % 2 == 0:
+        for k in range(16):
+            v = v * 0.5 + 1.0
+    else:
+        for k in range(16):
+            v = v * 2.0 - 1.0
+    x[i] = v
+
+def by_warp(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    v = x[i]
+    if (i // 32) % 2 == 0:
+        for k in range(16):
+            v = v * 0.5 + 1.0
+    else:
+        for k in range(16):
+            v = v * 2.0 - 1.0
+    x[i] = v"""),
+    ("code", """def reference(x, even):
+    v = x.astype(np.float32).copy()
+    for _ in range(16):
+        v = np.where(even, v * np.float32(0.5) + np.float32(1), v * np.float32(2) - np.float32(1))
+    return v
+
+n = 1024
+x0 = np.linspace(0, 1, n, dtype=np.float32)
+eff = {}
+for k, even in ((by_lane, np.arange(n) % 2 == 0), (by_warp, (np.arange(n) // 32) % 2 == 0)):
+    x = x0.copy()
+    r = wl.launch(k, dim=n, inputs=[x], device="sim")
+    np.testing.assert_allclose(x, reference(x0, even), rtol=1e-6)
+    eff[k.name] = float(np.mean(R.simt_efficiencies(r)))
+print(eff)
+assert eff["by_warp"] > 0.99          # every warp takes one side
+assert eff["by_lane"] < 0.75          # every warp runs both loops with half its lanes
+r"""),
+]
+
+NOTEBOOKS["06_debugging"] = [
+    ("md", """# 06 · Debugging on the simulator
+
+The simulator checks what a GPU silently gets wrong: **memcheck** catches
+out-of-bounds accesses (with the thread and your source line),
+**racecheck** catches shared-memory races between threads that lack a
+`wl.syncthreads()`. Your arrays are never corrupted by a caught access."""),
+    ("code", SETUP),
+    ("code", """%%warp_kernel --show source
+def off_by_one(x: wl.array(dtype=wl.float32), n: int):
+    i = wl.block_idx.x * wl.block_dim.x + wl.thread_idx.x
+    if i <= n:
+        x[i] = 1.0"""),
+    ("code", """x = np.zeros(100, dtype=np.float32)
+r = wl.launch(off_by_one, grid=(1, 1, 1), block=(128, 1, 1), inputs=[x, 100],
+              device="sim", checks=("memcheck",))
+found = R.findings(r)
+print(*found, sep="\\n")
+assert found, "memcheck should catch x[100]"
+assert any(getattr(f, "python_line", None) == 5 or getattr(f, "source_line", None) == 5
+           for f in found)                         # cell line 5: x[i] = 1.0
+r"""),
+    ("md", """## A race
+
+Each thread writes its slot of shared memory and reads its neighbour's.
+Without a barrier between the write and the read, the neighbour may not
+have written yet."""),
+    ("code", """%%warp_kernel --show source
+def neighbour(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    buf = wl.shared_array(128, wl.float32)
+    t = wl.thread_idx.x
+    buf[t] = x[wl.tid()]
+    y[wl.tid()] = buf[(t + 1) % 128]"""),
+    ("code", """x = np.arange(128, dtype=np.float32)
+y = np.zeros_like(x)
+r = wl.launch(neighbour, dim=128, inputs=[x, y], block_dim=128, device="sim",
+              checks=("memcheck", "racecheck"))
+races = R.findings(r)
+print(*races, sep="\\n")
+assert races, "racecheck should report the missing barrier"
+r"""),
+]
+
+NOTEBOOKS["07_image_filter"] = [
+    ("md", """# 07 · An image filter on a real photograph
+
+Grace Hopper's portrait (shipped with matplotlib) through two 2-D kernels:
+a 3×3 box blur and the Sobel edge detector. `i, j = wl.tid()` gives the row
+and column; consecutive lanes get consecutive columns, so loads coalesce."""),
+    ("code", SETUP + """
+import matplotlib.pyplot as plt
+from matplotlib import cbook
+
+with cbook.get_sample_data("grace_hopper.jpg") as f:
+    photo = plt.imread(f)
+gray = photo.astype(np.float32).mean(axis=2) / 255.0
+img = np.ascontiguousarray(gray[::8, ::8])   # small enough for the simulator
+print(img.shape)"""),
+    ("code", """%%warp_kernel --show source,ptx,resources
+def blur3(src: wl.array(dtype=wl.float32, ndim=2), dst: wl.array(dtype=wl.float32, ndim=2)):
+    i, j = wl.tid()
+    h = src.shape[0]
+    w = src.shape[1]
+    if i > 0 and j > 0 and i < h - 1 and j < w - 1:
+        s = 0.0
+        for di in range(-1, 2):
+            for dj in range(-1, 2):
+                s += src[i + di, j + dj]
+        dst[i, j] = s / 9.0
+    else:
+        dst[i, j] = src[i, j]
+
+def sobel(src: wl.array(dtype=wl.float32, ndim=2), dst: wl.array(dtype=wl.float32, ndim=2)):
+    i, j = wl.tid()
+    h = src.shape[0]
+    w = src.shape[1]
+    if i > 0 and j > 0 and i < h - 1 and j < w - 1:
+        gx = (src[i - 1, j + 1] + 2.0 * src[i, j + 1] + src[i + 1, j + 1]
+              - src[i - 1, j - 1] - 2.0 * src[i, j - 1] - src[i + 1, j - 1])
+        gy = (src[i + 1, j - 1] + 2.0 * src[i + 1, j] + src[i + 1, j + 1]
+              - src[i - 1, j - 1] - 2.0 * src[i - 1, j] - src[i - 1, j + 1])
+        dst[i, j] = wl.sqrt(gx * gx + gy * gy)
+    else:
+        dst[i, j] = 0.0"""),
+    ("code", """blurred = np.zeros_like(img)
+edges = np.zeros_like(img)
+rb = wl.launch(blur3, dim=img.shape, inputs=[img, blurred], device="sim")
+rs = wl.launch(sobel, dim=img.shape, inputs=[img, edges], device="sim")
+
+# numpy references
+ref_blur = img.copy()
+inner = sum(img[1 + di: img.shape[0] - 1 + di, 1 + dj: img.shape[1] - 1 + dj]
+            for di in (-1, 0, 1) for dj in (-1, 0, 1)) / 9.0
+ref_blur[1:-1, 1:-1] = inner
+p = img
+gx = (p[:-2, 2:] + 2 * p[1:-1, 2:] + p[2:, 2:] - p[:-2, :-2] - 2 * p[1:-1, :-2] - p[2:, :-2])
+gy = (p[2:, :-2] + 2 * p[2:, 1:-1] + p[2:, 2:] - p[:-2, :-2] - 2 * p[:-2, 1:-1] - p[:-2, 2:])
+ref_edges = np.zeros_like(img)
+ref_edges[1:-1, 1:-1] = np.sqrt(gx * gx + gy * gy)
+np.testing.assert_allclose(blurred, ref_blur, rtol=1e-5, atol=1e-6)
+np.testing.assert_allclose(edges, ref_edges, rtol=1e-4, atol=1e-5)
+
+fig, axes = plt.subplots(1, 3, figsize=(10, 4))
+for ax, im, title in zip(axes, (img, blurred, edges), ("original", "3x3 blur", "Sobel")):
+    ax.imshow(im, cmap="gray")
+    ax.set_title(title)
+    ax.axis("off")
+plt.show()
+rs"""),
+]
+
+
+def build(name: str, cells) -> nbformat.NotebookNode:
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    for k, (kind, text) in enumerate(cells):
+        if kind == "md":
+            cell = new_markdown_cell(text)
+        else:
+            raises = text.startswith("# raises")
+            if raises:  # the tag, not the comment, tells nbclient the error is expected
+                text = text.split("\n", 1)[1]
+            cell = new_code_cell(text)
+            if raises:
+                cell.metadata["tags"] = ["raises-exception"]
+        cell["id"] = f"{name[:2]}-{k:02d}"  # stable ids: regenerating changes nothing
+        nb.cells.append(cell)
+    nbformat.validate(nb)
+    return nb
+
+
+def main(argv=None) -> int:
+    for name, cells in NOTEBOOKS.items():
+        path = HERE / f"{name}.ipynb"
+        nbformat.write(build(name, cells), path)
+        print("wrote", path.relative_to(HERE.parent))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,85 @@
+"""Every teaching notebook runs top to bottom in a real Jupyter kernel (nbclient), on the simulator.
+
+The notebooks assert their own results in their cells; a failing assertion
+fails the test with the cell's error. Also: the committed notebooks carry
+no outputs and equal what ``notebooks/make_notebooks.py`` writes, and an
+nbconvert HTML export of notebook 01 carries the static views.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from nb_htmlparse import parse_view
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("0*.ipynb"))
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("make_notebooks",
+                                                  ROOT / "notebooks" / "make_notebooks.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _execute(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
+    from conftest import needs_compiler
+    from nbclient import NotebookClient
+
+    needs_compiler()
+    nb = nbformat.read(path, as_version=4)
+    # generous per-cell timeout: two shared CPU cores; the notebooks themselves are small
+    client = NotebookClient(nb, timeout=240, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    return nb
+
+
+def test_all_seven_notebooks_exist():
+    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07"]
+
+
+def test_committed_notebooks_are_generated_and_have_no_outputs():
+    gen = _generator()
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [] and cell.execution_count is None, path.name
+        expected = gen.build(path.stem, gen.NOTEBOOKS[path.stem])
+        assert [c.source for c in nb.cells] == [c.source for c in expected.cells], \
+            f"{path.name} differs from make_notebooks.py: rerun it"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_on_the_simulator(path, tmp_path):
+    nb = _execute(path, tmp_path)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error" and "raises-exception" not in c.metadata.get("tags", [])]
+    assert errors == []
+
+
+@pytest.mark.slow
+def test_nbconvert_html_export_of_01_has_static_views(tmp_path):
+    from nbconvert import HTMLExporter
+
+    nb = _execute(NOTEBOOKS[0], tmp_path)
+    body, _ = HTMLExporter().from_notebook_node(copy.deepcopy(nb))
+    view = parse_view(body)
+    # the vector_add cell's view: every pane present, with its text, coloured lines
+    for pane in ("python", "llvm", "ptx", "sass"):
+        assert view.panes.get(pane), pane
+    assert any("c[i] = a[i] + b[i]" in line["src"] for line in view.panes["python"])
+    assert any(".entry" in line["src"] for line in view.panes["ptx"])
+    coloured = [line for line in view.panes["ptx"] if line["style"]]
+    assert coloured and all("background-color:#" in line["style"] for line in coloured)
+    # the compile-error box of the broken cell, as static HTML
+    assert 'class="wl-error"' in body and "not_defined_anywhere" in body
