@@ -7,6 +7,8 @@
 //        limBarriers limVirtual allocRegsPerBlock allocSmemPerBlock gcConfig
 //   S <props:12> <func:8> <state:2> <dynamicSmem> <dynamicSmemPerThread>
 //     -> status minGridSize blockSize
+//   D <props:12> <func:8> <state:2> <numBlocks> <blockSize>
+//     -> status availableDynamicSmemPerBlock
 //   A <major> <minor>
 //     -> smemGranularity regMaxPerThread regGranularity subPartitions
 //        maxBlocks gcSupport virtualPerSM barriersPerBlockSlot nConfigs configs...
@@ -79,6 +81,13 @@ int main() {
                 e = cudaOccMaxPotentialOccupancyBlockSize(&min_grid, &block, &p, &f, &s, (size_t)dyn);
             }
             std::cout << e << ' ' << min_grid << ' ' << block << '\n';
+        } else if (cmd == "D") {
+            read_inputs(in, p, f, s);
+            long long blocks, block;
+            in >> blocks >> block;
+            size_t bytes = 0;
+            cudaOccError e = cudaOccAvailableDynamicSMemPerBlock(&bytes, &p, &f, &s, (int)blocks, (int)block);
+            std::cout << e << ' ' << bytes << '\n';
         } else if (cmd == "A") {
             in >> p.computeMajor >> p.computeMinor;
             int gran = 0, regmax = 0, reggran = 0, subp = 0, blocks = 0, virt = 0, bars = 0;

@@ -11,7 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from warp_lab.analysis import (ARCHS, AnalysisError, arch_properties, occupancy,
+from warp_lab.analysis import (ARCHS, AnalysisError, arch_properties,
+                               available_dynamic_shared_mem, occupancy,
                                occupancy_curve, suggest_block_size)
 from warp_lab.compiler.artifact import Resources
 from warp_lab.errors import WarpLabError
@@ -177,3 +178,17 @@ def test_curve_and_bundle_form():
     grow = occupancy_curve(registers=16, arch="sm_80", dynamic_shared_mem=lambda b: 64 * b,
                            block_sizes=[256, 512], max_dynamic_shared_mem=65536)
     assert [o.shared_per_block for o in grow] == [16384, 32768]
+
+
+def test_available_dynamic_shared_mem():
+    # sm_80, 2 blocks per SM: 164 KB / 2 = 82 KB each, minus the reserved 1 KB
+    # = 81 KB; without opt-in the 48 KB default limit caps it.
+    kw = dict(registers=32, arch="sm_80", num_blocks=2, block_size=128)
+    assert available_dynamic_shared_mem(**kw) == 48 * 1024
+    assert available_dynamic_shared_mem(**kw, max_dynamic_shared_mem=163 * 1024) == 81 * 1024
+    # 8 KB of static shared memory comes off the per-block share
+    assert available_dynamic_shared_mem(**kw, shared=8192,
+                                        max_dynamic_shared_mem=163 * 1024) == 73 * 1024
+    # 16 blocks of 256 threads do not fit (64 warps = 8 blocks): an error, not a number
+    with pytest.raises(AnalysisError, match="only 8 blocks"):
+        available_dynamic_shared_mem(registers=32, arch="sm_80", num_blocks=16, block_size=256)

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from warp_lab.analysis import ARCHS, AnalysisError, KernelUsage
+from warp_lab.analysis import ARCHS, AnalysisError, KernelUsage, available_dynamic_shared_mem
 from warp_lab.analysis.occupancy import FACTORS, INT_MAX, _occupancy, suggest_block_size
 
 SAMPLES_PER_ARCH = 2500
@@ -168,3 +168,37 @@ def test_suggest_block_size_equals_header(occ_harness):
         assert status == 0
         assert (got.block_size, got.min_grid_size or 0) == (block, min_grid), (a.name, usage, dynamic)
     assert any(ans[2] not in (0, 1024) for ans in answers)
+
+
+def test_available_dynamic_shared_mem_equals_header(occ_harness):
+    rng = random.Random("available")
+    queries, cases = [], []
+    for a in ARCHS.values():
+        for _ in range(150):
+            usage, block, _, carveout, cache = _sample(rng, a)
+            if usage.max_dynamic_shared_mem is None:  # what cudaFuncAttributes holds by default
+                usage = replace(usage, max_dynamic_shared_mem=max(
+                    0, a.shared_mem_per_block - usage.shared))
+            blocks = rng.choice([1, 1, 2, rng.randint(1, 8), rng.randint(1, 32)])
+            queries.append(f"D {_query_fields(a, usage, carveout, cache)} {blocks} {block}")
+            cases.append((a, usage, blocks, block, carveout, cache))
+    answers = occ_harness.run(queries)
+    compared = wrapped = 0
+    for (a, usage, blocks, block, carveout, cache), (status, want) in zip(cases, answers):
+        try:
+            got = available_dynamic_shared_mem(usage, a, blocks, block, carveout,
+                                               cache_config=cache)
+        except AnalysisError:
+            assert status != 0, (a.name, usage, blocks, block)
+            continue
+        assert status == 0, (a.name, usage, blocks, block)
+        if got == 0 and want == usage.max_dynamic_shared_mem and want:
+            wrapped += 1  # the header's size_t went below zero and was capped
+            continue
+        assert got == want, (a.name, usage, blocks, block, carveout, cache)
+        compared += 1
+        if got and blocks > 1:  # and with that much, num_blocks blocks do fit
+            occ = _occupancy(a, usage, block, got, carveout, cache)
+            assert occ.active_blocks_per_sm >= blocks, (a.name, usage, blocks, block, got)
+    print(f"compared {compared}, header wrapped below zero {wrapped}")
+    assert compared > 20 * len(ARCHS) and wrapped < compared // 20

@@ -4,7 +4,8 @@
   (:data:`ARCHS`, :func:`arch_properties`), shared with launch checks and the
   simulator.
 * :mod:`~warp_lab.analysis.occupancy`: :func:`occupancy`,
-  :func:`occupancy_curve`, :func:`suggest_block_size`, equal to the CUDA
+  :func:`occupancy_curve`, :func:`suggest_block_size`,
+  :func:`available_dynamic_shared_mem`, equal to the CUDA
   toolkit's ``cuda_occupancy.h``.
 * :mod:`~warp_lab.analysis.liveness`: nvdisasm's register life ranges per
   SASS instruction and per Python line.
@@ -19,13 +20,14 @@
 from warp_lab.analysis.archs import ARCHS, AnalysisError, ArchProperties, arch_properties
 from warp_lab.analysis.liveness import (LiveInstruction, live_registers, max_live_per_line,
                                         parse_life_ranges)
-from warp_lab.analysis.occupancy import (KernelUsage, Occupancy, SuggestedBlockSize, occupancy,
+from warp_lab.analysis.occupancy import (KernelUsage, Occupancy, SuggestedBlockSize,
+                                         available_dynamic_shared_mem, occupancy,
                                          occupancy_curve, suggest_block_size)
 from warp_lab.analysis.pressure import (RegisterCap, RegisterPressure, register_cap_whatif,
                                         register_pressure)
 
 __all__ = ["ARCHS", "AnalysisError", "ArchProperties", "arch_properties", "KernelUsage",
            "Occupancy", "SuggestedBlockSize", "occupancy", "occupancy_curve",
-           "suggest_block_size", "LiveInstruction", "parse_life_ranges", "live_registers",
+           "suggest_block_size", "available_dynamic_shared_mem", "LiveInstruction", "parse_life_ranges", "live_registers",
            "max_live_per_line", "RegisterPressure", "RegisterCap", "register_pressure",
            "register_cap_whatif"]

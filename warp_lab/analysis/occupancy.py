@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping
 from warp_lab.analysis.archs import AnalysisError, ArchProperties, arch_properties
 
 __all__ = ["Occupancy", "SuggestedBlockSize", "KernelUsage", "occupancy", "occupancy_curve",
-           "suggest_block_size"]
+           "suggest_block_size", "available_dynamic_shared_mem"]
 
 INT_MAX = 2**31 - 1  # the header's "no limit from this factor"
 
@@ -461,3 +461,62 @@ def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
     return SuggestedBlockSize(block_size=best[1], blocks_per_sm=best[2],
                               min_grid_size=best[2] * count if count else None,
                               occupancy=best_occ)
+
+
+def available_dynamic_shared_mem(kernel: Any = None, arch: Any = None, num_blocks: int = 1,
+                                 block_size: int = 256, carveout: int | None = None, *,
+                                 registers: int | None = None, shared: int | None = None,
+                                 barriers: int | None = None,
+                                 max_dynamic_shared_mem: int | None = None,
+                                 cache_config: str = "none") -> int:
+    """Dynamic shared memory a block may use so that ``num_blocks`` blocks fit
+    on one SM, as ``cudaOccAvailableDynamicSMemPerBlock``.
+
+    Args:
+        kernel, arch, carveout, registers, shared, barriers, cache_config:
+            as for :func:`occupancy`.
+        num_blocks: resident blocks per SM wanted (1..).
+        block_size: threads per block.
+        max_dynamic_shared_mem: the kernel's dynamic shared memory limit
+            (``cudaFuncAttributeMaxDynamicSharedMemorySize``); None for the
+            driver's default, 48 KB minus the static shared memory.
+
+    Returns:
+        bytes of dynamic shared memory per block. Where the header's
+        unsigned arithmetic would wrap below zero (a carveout too small for
+        ``num_blocks`` blocks of the static size), 0.
+
+    Raises:
+        AnalysisError: as :func:`occupancy`, and when fewer than
+            ``num_blocks`` blocks fit even without dynamic shared memory.
+    """
+    usage, compiled_arch = _usage(kernel, dict(
+        registers=registers, shared=shared, barriers=barriers,
+        max_dynamic_shared_mem=max_dynamic_shared_mem))
+    if arch is None and compiled_arch is None:
+        raise AnalysisError("available_dynamic_shared_mem needs an arch (e.g. arch='sm_80')")
+    props = arch_properties(arch if arch is not None else compiled_arch)
+    if not isinstance(num_blocks, int) or num_blocks <= 0:
+        raise AnalysisError(f"num_blocks must be a positive integer, not {num_blocks!r}")
+    _check_inputs(block_size, 0, carveout, cache_config)
+    if usage.max_dynamic_shared_mem is None:  # cudaFuncAttributes' default limit
+        usage = replace(usage, max_dynamic_shared_mem=max(
+            0, props.shared_mem_per_block - usage.shared))
+    occ = _occupancy(props, usage, block_size, 0, carveout, cache_config)
+    if occ.active_blocks_per_sm < num_blocks:
+        raise AnalysisError(f"only {occ.active_blocks_per_sm} blocks of {block_size} threads "
+                            f"fit on a {props.name} SM ({', '.join(occ.limiters)}), "
+                            f"not {num_blocks}")
+    limit = _shared_limit_per_block(props, usage, props.shared_mem_per_sm)
+    if num_blocks == 1:  # one block may take the largest carveout
+        per_sm = limit
+    else:
+        per_sm = _shared_preference(props, carveout, cache_config)
+        if per_sm == 0:  # a carveout of 0 still gives the smallest nonzero size
+            per_sm = _align_up_shared(1, props)
+    gran = props.shared_mem_allocation_granularity
+    available = min(per_sm // num_blocks // gran * gran, limit)
+    available -= usage.shared
+    if props.major >= 8:
+        available -= props.reserved_shared_mem_per_block
+    return max(0, min(available, usage.max_dynamic_shared_mem))
