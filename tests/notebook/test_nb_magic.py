@@ -96,3 +96,94 @@ def test_help_text_documents_every_option(ip):
     for opt in ("--arch", "--opt", "--fast-math", "--debug", "--block-dim", "--device", "--show",
                 "--hide", "--launch", "--repeat", "--check", "--no-cache", "--diff"):
         assert opt in doc, opt
+
+
+# -- with the real compiler ---------------------------------------------------------------
+
+SAXPY_CELL = """\
+def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+    # a <script>alert(1)</script> in a comment stays text
+    i = wl.tid()
+    y[i] = a * x[i] + y[i]
+"""
+
+
+def test_cell_compiles_binds_and_shows_views_with_cell_lines(ip):
+    from conftest import needs_compiler
+    from nb_htmlparse import parse_view
+    from warp_lab.notebook.bundle import MIME_TYPE
+
+    needs_compiler()
+    ip.user_ns["wl"] = wl
+    view = ip.run_cell_magic("warp_kernel", "--arch sm_80 --opt 2", SAXPY_CELL)
+    assert isinstance(ip.user_ns["saxpy"], wl.Kernel)
+    ck = view.compiled
+    assert ck.options.arch == "sm_80" and ck.options.opt == 2
+    assert ck.source.first_line == 2  # the %%warp_kernel line is cell line 1
+    data = view._repr_mimebundle_()
+    bundle = data[MIME_TYPE]
+    assert bundle["panes"]["python"]["first_line"] == 2
+    # `y[i] = ...` is cell line 5 and produced PTX
+    assert "5" in bundle["line_map"]["ptx"]
+    parsed = parse_view(data["text/html"])
+    lines = {int(x["ln"]): x for x in parsed.panes["python"]}
+    assert lines[5]["src"].strip() == "y[i] = a * x[i] + y[i]"
+    assert "<script>alert(1)</script>" in lines[3]["src"]      # shown as text ...
+    assert len(parsed.scripts) == 1 and "alert" not in parsed.scripts[0]  # ... never run
+
+
+def test_undecorated_helper_called_by_kernel_is_a_func(ip):
+    from conftest import needs_compiler
+
+    needs_compiler()
+    ip.user_ns["wl"] = wl
+    ip.run_cell_magic("warp_kernel", "--show resources", """\
+def square(v):
+    return v * v
+
+def apply(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    x[i] = square(x[i])
+""")
+    assert isinstance(ip.user_ns["square"], wl.Func)
+    assert isinstance(ip.user_ns["apply"], wl.Kernel)
+
+
+def test_type_error_reports_cell_line(ip):
+    from conftest import needs_compiler
+
+    needs_compiler()
+    ip.user_ns["wl"] = wl
+    with pytest.raises(wl.KernelCompileError) as info:
+        ip.run_cell_magic("warp_kernel", "", """\
+def bad(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    x[i] = undefined_thing + 1.0
+""")
+    assert info.value.line == 4
+    assert info.value.filename.startswith("<cell ")
+
+
+def test_launch_option_runs_on_the_simulator(ip):
+    import numpy as np
+    from conftest import needs_compiler
+
+    needs_compiler()
+    ip.user_ns.update(wl=wl, xs=np.arange(64, dtype=np.float32),
+                      ys=np.ones(64, dtype=np.float32))
+    out = ip.run_cell_magic("warp_kernel", '--device sim --launch "dim=64, inputs=[xs, ys, 3.0]"',
+                            SAXPY_CELL)
+    np.testing.assert_allclose(ip.user_ns["ys"], 3.0 * np.arange(64) + 1.0)
+    assert out.result is ip.user_ns["_launch"]
+    assert "text/html" in out._repr_mimebundle_()
+
+
+def test_diff_previous_compares_with_last_compile(ip):
+    from conftest import needs_compiler
+
+    needs_compiler()
+    ip.user_ns["wl"] = wl
+    ip.run_cell_magic("warp_kernel", "--opt 3", SAXPY_CELL)
+    view = ip.run_cell_magic("warp_kernel", "--opt 0 --diff previous", SAXPY_CELL)
+    html = view._repr_mimebundle_()["text/html"]
+    assert "diff: saxpy" in html and "<th>opt</th><td>3</td><td>0</td>" in html

@@ -36,8 +36,8 @@ SHOW_CHOICES = ("source", "llvm", "ptx", "sass", "resources", "occupancy")
 CHECK_CHOICES = ("memcheck", "racecheck")
 
 BUILTIN_DEFAULTS = {
-    "arch": "sm_90", "opt": 3, "fast_math": False, "debug": False, "block_dim": 256,
-    "device": "sim", "show": "source,llvm,ptx,sass,resources", "hide": "", "launch": None,
+    "arch": None, "opt": 3, "fast_math": False, "debug": False, "block_dim": 256,
+    "device": "auto", "show": "source,llvm,ptx,sass,resources", "hide": "", "launch": None,
     "repeat": 1, "check": "", "no_cache": False, "diff": None, "maxrregcount": None,
 }
 
@@ -82,6 +82,16 @@ def _split(value: str | None, choices, option: str) -> list[str]:
     return items
 
 
+def _device_arch(device: str) -> str:
+    """The architecture of the device a launch would use (``sm_90`` for the simulator)."""
+    from warp_lab.runtime.device import SIM_ARCH, get_device
+
+    try:
+        return get_device(device).arch
+    except WarpLabError:  # "cuda" asked for without a GPU: the launch will say so
+        return SIM_ARCH
+
+
 @magics_class
 class WarpKernelMagics(Magics):
     """IPython magics of warp_lab (registered by ``%load_ext warp_lab``)."""
@@ -93,7 +103,8 @@ class WarpKernelMagics(Magics):
         self.cell_texts: dict[str, str] = {}
 
     @magic_arguments.magic_arguments()
-    @magic_arguments.argument("--arch", help="target SM, e.g. sm_75, sm_80, sm_90 (default sm_90)")
+    @magic_arguments.argument("--arch", help="target SM, e.g. sm_75, sm_80, sm_90 (default: the "
+                              "GPU --device selects, sm_90 on the simulator)")
     @magic_arguments.argument("--opt", type=int, choices=range(4),
                               help="LLVM optimisation level 0..3 (default 3)")
     @magic_arguments.argument("--fast-math", action="store_const", const=True, dest="fast_math",
@@ -106,8 +117,8 @@ class WarpKernelMagics(Magics):
                               help="threads per block for the occupancy view and --launch "
                                    "(default 256)")
     @magic_arguments.argument("--device", choices=("sim", "cuda", "auto"),
-                              help="where --launch runs: the CPU simulator (default), the GPU, "
-                                   "or the GPU when present")
+                              help="where --launch runs: the CPU simulator, the GPU, or the GPU "
+                                   "when present (auto, the default)")
     @magic_arguments.argument("--show", help="comma list of views: " + ",".join(SHOW_CHOICES)
                               + " (default source,llvm,ptx,sass,resources)")
     @magic_arguments.argument("--hide", help="comma list of views to leave out")
@@ -151,6 +162,8 @@ class WarpKernelMagics(Magics):
                                 for k, v in {**BUILTIN_DEFAULTS, **self.defaults}.items()))
             return None
         opts = {**BUILTIN_DEFAULTS, **self.defaults, **given}
+        if opts["arch"] is None:
+            opts["arch"] = _device_arch(opts["device"])
         return self._run_cell(line, cell, opts)
 
     # -- the cell ---------------------------------------------------------------------------
