@@ -310,7 +310,10 @@ def arch_properties(arch: Any) -> ArchProperties:
         if source is None:
             continue
         for attr, field_name in _DEVICE_FIELDS.items():
-            value = getattr(source, attr, None)
+            try:
+                value = getattr(source, attr, None)
+            except Exception:  # a driver-backed property that cannot be read here
+                value = None
             if isinstance(value, int) and not isinstance(value, bool):
                 overrides[field_name] = value
     return replace(props, **overrides)
