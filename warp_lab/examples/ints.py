@@ -193,6 +193,30 @@ def _bit_ops_ref(a, b, s, u, out, uout, wide):
     }
 
 
+# -- scalar parameters of every width (the parameter ABI's alignment rules) -------------------
+@wl.kernel
+def scalar_params(out: wl.array(dtype=wl.float64), a: wl.int8, b: wl.int64, c: wl.uint16,
+                  d: wl.float64, e: wl.float16, f: bool, g: wl.uint8, h: float):
+    i = wl.tid()
+    if i == 0:
+        out[0] = wl.float64(a)
+        out[1] = wl.float64(b)
+        out[2] = wl.float64(c)
+        out[3] = d
+        out[4] = wl.float64(e)
+        out[5] = 1.0 if f else -1.0
+        out[6] = wl.float64(g)
+        out[7] = wl.float64(h)
+
+
+_SCALARS = [-7, 2**40 + 3, 65000, -0.125, 1.5, True, 200, 3.25]
+
+
+def _scalar_params_ref(out, *vals):
+    return {"out": np.array([v if not isinstance(v, bool) else (1.0 if v else -1.0)
+                             for v in vals], np.float64)}
+
+
 EXAMPLES = [
     Example("casts", casts, _casts_inputs, lambda a: Launch(dim=len(a[0]), block_dim=64),
             _casts_ref, ("to_i32", "to_i64", "to_u8", "to_i8", "to_u16", "to_u64", "to_f64",
@@ -208,4 +232,7 @@ EXAMPLES = [
     Example("bit_ops", bit_ops, _bit_ops_inputs, lambda a: Launch(dim=len(a[0]), block_dim=64),
             _bit_ops_ref, ("out", "uout", "wide"),
             description="& | ^ ~ << >>, wrapping int32 multiply, unary -/+, int64 shifts"),
+    Example("scalar_params", scalar_params, lambda size="small": [np.zeros(8), *_SCALARS],
+            lambda a: Launch(dim=1, block_dim=32), _scalar_params_ref, ("out",),
+            description="int8/int64/uint16/float64/float16/bool/uint8/float parameters"),
 ]

@@ -196,6 +196,27 @@ def _vec_mat_ref(a, b, m, *outs):
             "scalars": scalars.astype(f32)}
 
 
+# -- vector and matrix kernel parameters ------------------------------------------------------
+@wl.kernel
+def affine(pts: wl.array(dtype=wl.vec3), out: wl.array(dtype=wl.vec3), m: wl.mat33,
+           shift: wl.vec3, scale: float):
+    i = wl.tid()
+    out[i] = (m @ pts[i]) * scale + shift
+
+
+def _affine_inputs(size="small"):
+    n = pick(size, 50, 1 << 20)
+    g = rng("affine")
+    return [g.uniform(-1, 1, (n, 3)).astype(f32), np.zeros((n, 3), f32),
+            np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 2.0]], f32),
+            np.array([0.5, -0.25, 1.0], f32), 1.5]
+
+
+def _affine_ref(pts, out, m, shift, scale):
+    p = pts.astype(np.float64)
+    return {"out": (p @ m.astype(np.float64).T * scale + shift).astype(f32)}
+
+
 _F32_MATH = Tolerance(rtol=2e-6, atol=1e-6)
 _F64_MATH = Tolerance(rtol=1e-14, atol=1e-15)
 
@@ -212,4 +233,7 @@ EXAMPLES = [
             _vec_mat_ref, ("crossed", "unit", "mv", "mt", "combo", "scalars"),
             default_tolerance=Tolerance(rtol=1e-5, atol=1e-6),
             description="vec2/3/4, mat22/33: cross, dot, length, normalize, transpose, m @ v"),
+    Example("affine", affine, _affine_inputs, lambda a: Launch(dim=len(a[0]), block_dim=64),
+            _affine_ref, ("out",), default_tolerance=Tolerance(rtol=1e-6, atol=1e-6),
+            description="mat33 and vec3 kernel parameters passed by value"),
 ]

@@ -1,0 +1,141 @@
+"""The parameter ABI against the PTX the compiler emits, for every corpus kernel.
+
+Three descriptions of the same parameter buffer must agree:
+
+1. the ``.param`` declarations of the PTX entry, parsed here (sizes from
+   ``.b8 name[N]``/``.u32``/..., alignment from ``.align N`` or the natural
+   size, each parameter at the next multiple of its alignment: PTX ISA
+   "Kernel Function Parameters" and the CUDA driver's parameter buffer);
+2. the rules of docs/architecture.md applied to the kernel's annotations
+   (hidden ``launch_dim`` of 12 bytes, arrays ``{ptr, shape[n], strides[n]}``);
+3. ``ck.param_layout`` and the bytes :func:`warp_lab.compiler.abi.pack_params`
+   builds, decoded with the PTX types.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import struct
+
+import numpy as np
+import pytest
+
+import warp_lab as wl
+from warp_lab.compiler.abi import ArrayArg, buffer_size, pack_params
+from warp_lab.examples import CORPUS
+from warp_lab.lang.types import ArrayType, Matrix, Scalar, Vector, as_type
+
+_PARAM_RE = re.compile(
+    r"^\.param\s+(?:\.align\s+(?P<align>\d+)\s+)?\.(?P<kind>[bsuf])(?P<bits>\d+)\s+"
+    r"(?P<name>[\w$]+)(?:\[(?P<count>\d+)\])?$")
+
+
+def ptx_entry_params(ptx: str, entry: str) -> list[dict]:
+    """The entry's parameters in declaration order: name, kind, bits, size, align, offset."""
+    m = re.search(rf"\.entry\s+{re.escape(entry)}\s*\((.*?)\)", ptx, re.S)
+    assert m, f"no .entry {entry} in the PTX"
+    out, offset = [], 0
+    for decl in filter(None, (d.strip() for d in m.group(1).split(","))):
+        p = _PARAM_RE.match(decl)
+        assert p, f"unparsed parameter declaration {decl!r}"
+        bits = int(p["bits"])
+        count = int(p["count"] or 1)
+        size = bits // 8 * count
+        align = int(p["align"]) if p["align"] else bits // 8
+        offset = (offset + align - 1) // align * align
+        out.append({"name": p["name"], "kind": p["kind"], "bits": bits, "count": count,
+                    "size": size, "align": align, "offset": offset})
+        offset += size
+    return out
+
+
+def _annotation_layout(kernel) -> list[tuple[int, int]]:
+    """(size, align) per parameter from the annotations and docs/architecture.md."""
+    out = [(12, 4)]                                     # hidden launch_dim {int32 x, y, z}
+    for p in inspect.signature(kernel.fn).parameters.values():
+        t = as_type(p.annotation)
+        if isinstance(t, ArrayType):
+            out.append((8 + 8 * t.ndim, 8))
+        elif isinstance(t, Scalar):
+            size = np.dtype(t.numpy).itemsize
+            out.append((size, size))
+        elif isinstance(t, Vector):
+            out.append((t.n * t.elem.numpy.itemsize, t.elem.numpy.itemsize))
+        elif isinstance(t, Matrix):
+            out.append((t.rows * t.cols * t.elem.numpy.itemsize, t.elem.numpy.itemsize))
+        else:
+            raise AssertionError(f"unexpected parameter type {t!r}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def artifacts():
+    return {ex.name: wl.compile(ex.kernel, arch="sm_90") for ex in CORPUS}
+
+
+@pytest.mark.parametrize("ex", CORPUS, ids=[e.name for e in CORPUS])
+def test_param_layout_matches_ptx(ex, artifacts):
+    ck = artifacts[ex.name]
+    decls = ptx_entry_params(ck.ptx, ck.entry)
+    layout = ck.param_layout
+    assert len(decls) == len(layout) == len(ex.param_names) + 1
+    assert [(d["offset"], d["size"], d["align"]) for d in decls] == \
+        [(s.offset, s.size, s.align) for s in layout]
+    assert [(d["size"], d["align"]) for d in decls] == _annotation_layout(ex.kernel)
+    assert [s.name for s in layout[1:]] == ex.param_names
+    assert buffer_size(layout) == decls[-1]["offset"] + decls[-1]["size"]
+
+
+_DECODE = {("f", 16): "e", ("f", 32): "f", ("f", 64): "d", ("b", 16): "e",
+           ("u", 8): "B", ("s", 8): "b", ("b", 8): "B", ("u", 16): "H", ("s", 16): "h",
+           ("u", 32): "I", ("s", 32): "i", ("b", 32): "I", ("u", 64): "Q", ("s", 64): "q",
+           ("b", 64): "Q"}
+
+
+@pytest.mark.parametrize("ex", CORPUS, ids=[e.name for e in CORPUS])
+def test_packed_bytes_decode_with_ptx_types(ex, artifacts):
+    ck = artifacts[ex.name]
+    decls = ptx_entry_params(ck.ptx, ck.entry)
+    args = ex.make_inputs()
+    values, expected = [], []
+    for k, (a, slot) in enumerate(zip(args, ck.param_layout[1:])):
+        if isinstance(slot.type, ArrayType):
+            arg = ArrayArg(0x7F0000001000 + 0x100000 * k, tuple(np.shape(a)[:slot.type.ndim]),
+                           tuple(s // a.itemsize for s in a.strides[:slot.type.ndim]))
+            values.append(arg)
+            expected.append(("array", arg))
+        else:
+            values.append(a)
+            expected.append(("value", np.asarray(a, dtype=slot.type.numpy)))
+    buf = pack_params(ck.param_layout, (5, 6, 7), values)
+    assert len(buf) == buffer_size(ck.param_layout)
+    assert struct.unpack_from("<3i", buf, decls[0]["offset"]) == (5, 6, 7)
+    for d, (what, v) in zip(decls[1:], expected):
+        if what == "array":
+            ndim = (d["size"] - 8) // 8
+            assert d["kind"] == "b" and d["bits"] == 8 and d["align"] == 8
+            got = struct.unpack_from(f"<Q{ndim}i{ndim}i", buf, d["offset"])
+            assert got == (v.address, *v.shape, *v.strides)
+        elif d["count"] == 1:                           # a scalar in a typed .param
+            got, = struct.unpack_from("<" + _DECODE[(d["kind"], d["bits"])], buf, d["offset"])
+            assert got == v.item(), (d["name"], got, v)
+        else:                                           # a vector or matrix: its components
+            comps = np.asarray(v).reshape(-1)
+            got = np.frombuffer(buf, comps.dtype, len(comps), d["offset"])
+            np.testing.assert_array_equal(got, comps)
+
+
+def test_non_contiguous_strides_are_in_elements():
+    ex = next(e for e in CORPUS if e.name == "strided_rows")
+    src = ex.make_inputs()[0]
+    assert tuple(s // 4 for s in src.strides) == (2, 40)   # base[:, ::2].T of a (24, 40) array
+
+
+@pytest.mark.parametrize("arch", ["sm_70", "sm_80"])
+def test_layout_does_not_depend_on_arch(arch, artifacts):
+    for name in ("saxpy", "scalar_params", "affine", "index_3d"):
+        ex = next(e for e in CORPUS if e.name == name)
+        ck = wl.compile(ex.kernel, arch=arch)
+        assert [(d["offset"], d["size"], d["align"]) for d in ptx_entry_params(ck.ptx, ck.entry)] \
+            == [(s.offset, s.size, s.align) for s in artifacts[name].param_layout]
