@@ -12,7 +12,6 @@ typical register counts (TOOLCHAIN.md's reference kernels on sm_90: saxpy 12,
 
 from __future__ import annotations
 
-import random
 import shutil
 import subprocess
 import sys

@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from warp_lab.analysis import ARCHS, AnalysisError, KernelUsage, available_dynamic_shared_mem
-from warp_lab.analysis.occupancy import FACTORS, INT_MAX, _occupancy, suggest_block_size
+from warp_lab.analysis.occupancy import INT_MAX, _occupancy, suggest_block_size
 
 SAMPLES_PER_ARCH = 2500
 SUGGESTIONS_PER_ARCH = 60
