@@ -16,7 +16,8 @@ import pytest
 from an_kernels import (FILENAME, LINE_LOAD_A, LINE_LOAD_B, LINE_STORE, LINE_TID, dot_kernel_ir)
 from warp_lab.analysis import AnalysisError, occupancy
 from warp_lab.analysis.liveness import live_registers, max_live_per_line, parse_life_ranges
-from warp_lab.analysis.pressure import register_cap_whatif, register_pressure
+from warp_lab.analysis.registers import (live_registers_per_line, register_cap_whatif,
+                                         register_pressure)
 from warp_lab.compiler import linemap, nvptx, toolchain
 from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, LineMap
 from warp_lab.errors import ToolchainError
@@ -77,6 +78,7 @@ def test_per_line_maximum_is_the_maximum_over_its_instructions(wide):
     for line, offsets in lines.items():
         assert pressure.per_line[line] == max(counts[o] for o in offsets if o in counts)
     assert set(pressure.per_line) == set(lines)
+    assert live_registers_per_line(wide) == dict(pressure.per_line)
     # nvdisasm gives every instruction a count except the NOP padding after the end
     texts = dict(re.findall(r"/\*([0-9a-f]{4})\*/\s*([^;]*);", wide.sass))
     uncounted = {o for offs in lines.values() for o in offs} - set(counts)

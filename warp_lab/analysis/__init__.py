@@ -9,7 +9,7 @@
   toolkit's ``cuda_occupancy.h``.
 * :mod:`~warp_lab.analysis.liveness`: nvdisasm's register life ranges per
   SASS instruction and per Python line.
-* :mod:`~warp_lab.analysis.pressure`: :func:`register_pressure` of a compiled
+* :mod:`~warp_lab.analysis.registers`: :func:`register_pressure` of a compiled
   kernel and the ``maxrregcount`` what-if :func:`register_cap_whatif`.
 
     >>> import warp_lab.analysis as wa
@@ -23,11 +23,14 @@ from warp_lab.analysis.liveness import (LiveInstruction, live_registers, max_liv
 from warp_lab.analysis.occupancy import (KernelUsage, Occupancy, SuggestedBlockSize,
                                          available_dynamic_shared_mem, occupancy,
                                          occupancy_curve, suggest_block_size)
-from warp_lab.analysis.pressure import (RegisterCap, RegisterPressure, register_cap_whatif,
-                                        register_pressure)
+from warp_lab.analysis.registers import (RegisterCap, RegisterPressure, live_registers_per_line,
+                                         register_cap_whatif, register_pressure)
 
-__all__ = ["ARCHS", "AnalysisError", "ArchProperties", "arch_properties", "KernelUsage",
-           "Occupancy", "SuggestedBlockSize", "occupancy", "occupancy_curve",
-           "suggest_block_size", "available_dynamic_shared_mem", "LiveInstruction", "parse_life_ranges", "live_registers",
-           "max_live_per_line", "RegisterPressure", "RegisterCap", "register_pressure",
-           "register_cap_whatif"]
+__all__ = [
+    "ARCHS", "AnalysisError", "ArchProperties", "arch_properties",
+    "KernelUsage", "Occupancy", "SuggestedBlockSize", "occupancy", "occupancy_curve",
+    "suggest_block_size", "available_dynamic_shared_mem",
+    "LiveInstruction", "parse_life_ranges", "live_registers", "max_live_per_line",
+    "RegisterPressure", "RegisterCap", "register_pressure", "live_registers_per_line",
+    "register_cap_whatif",
+]

@@ -10,6 +10,7 @@ occupancy each cap buys (:mod:`warp_lab.analysis.occupancy`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
@@ -19,7 +20,8 @@ from warp_lab.analysis.liveness import (LiveInstruction, max_live_per_line, pars
                                         spill_offsets)
 from warp_lab.analysis.occupancy import Occupancy, occupancy
 
-__all__ = ["RegisterPressure", "RegisterCap", "register_pressure", "register_cap_whatif"]
+__all__ = ["RegisterPressure", "RegisterCap", "register_pressure", "live_registers_per_line",
+           "register_cap_whatif"]
 
 _DEFAULT_CAPS = (None, 128, 96, 64, 48, 32)
 
@@ -69,6 +71,7 @@ class RegisterPressure:
         }
 
 
+@functools.lru_cache(maxsize=32)  # views re-render; the same cubin gives the same listing
 def _sass_with_life_ranges(cubin: bytes, arch: str) -> str:
     from warp_lab.compiler import toolchain  # a tool run, not needed to import analysis
     return toolchain.make_sass(cubin, arch, ("--print-life-ranges",))
@@ -135,6 +138,16 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
         max_live=max(per_insn.values(), default=0), per_instruction=per_insn,
         per_line=per_line, spill_offsets=tuple(spills), spill_lines=tuple(spill_lines),
         instructions=tuple(rows))
+
+
+def live_registers_per_line(kernel: Any) -> dict[int, int]:
+    """Python line -> most registers live at one of its SASS instructions
+    (the source heat map's column); ``register_pressure(kernel).per_line``.
+
+    Raises:
+        AnalysisError, ToolchainError: as :func:`register_pressure`.
+    """
+    return dict(register_pressure(kernel).per_line)
 
 
 @dataclass(frozen=True)
