@@ -255,6 +255,96 @@ def test_math_references_against_python_math():
     assert exp["flags"][:, 3].tolist() == [0, 0, 1]      # 0.0
 
 
+def test_vector_references_statement_by_statement():
+    (a, b, m, *_), exp = _run("vec_mat")
+    for i in range(0, len(a), 9):
+        u, v, mat = (x.astype(float).tolist() for x in (a[i], b[i], m[i]))
+        cross = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]]
+        np.testing.assert_allclose(exp["crossed"][i], cross, rtol=1e-6, atol=1e-6)
+        norm_v = math.sqrt(sum(c * c for c in v))
+        np.testing.assert_allclose(exp["unit"][i], [c / norm_v for c in v], rtol=1e-6)
+        mv = [sum(mat[r][c] * u[c] for c in range(3)) for r in range(3)]
+        np.testing.assert_allclose(exp["mv"][i], mv, rtol=1e-5, atol=1e-6)
+        assert exp["mt"][i].tolist() == [[mat[c][r] for c in range(3)] for r in range(3)]
+        w = [u[0] * 2 + v[0] - 1.0, u[1] * 2 + v[1], u[2] * 2 + v[2] + 1.0]
+        np.testing.assert_allclose(exp["combo"][i], w, rtol=1e-6, atol=1e-6)
+        r = [v[0] + 2 * v[1], 3 * v[0] + 4 * v[1]]
+        want = [sum(x * y for x, y in zip(u, v)), math.sqrt(sum(x * x for x in u)),
+                mat[1][0] + mat[2][0], w[0] + w[1] + u[2], u[0] + 2 * u[1] + 3 * u[2] + 4,
+                r[0] - r[1]]
+        np.testing.assert_allclose(exp["scalars"][i], want, rtol=1e-5, atol=1e-6)
+    (pts, out, m, shift, scale), exp = _run("affine")
+    for i in range(0, len(pts), 7):
+        p = pts[i].astype(float).tolist()
+        want = [sum(float(m[r, c]) * p[c] for c in range(3)) * scale + float(shift[r])
+                for r in range(3)]
+        np.testing.assert_allclose(exp["out"][i], want, rtol=1e-6, atol=1e-7)
+
+
+def test_nbody_and_softmax_references_by_loops():
+    (pos, vel, mass, _, _, dt, eps2), exp = _run("nbody_step")
+    for i in (0, 17, 63):
+        acc = [0.0, 0.0, 0.0]
+        for j in range(len(pos)):
+            d = [float(pos[j, c]) - float(pos[i, c]) for c in range(3)]
+            r2 = sum(x * x for x in d) + eps2
+            for c in range(3):
+                acc[c] += d[c] * float(mass[j]) / r2 ** 1.5
+        v = [float(vel[i, c]) + acc[c] * dt for c in range(3)]
+        np.testing.assert_allclose(exp["new_vel"][i], v, rtol=1e-6)
+        np.testing.assert_allclose(exp["new_pos"][i], [float(pos[i, c]) + v[c] * dt
+                                                       for c in range(3)], rtol=1e-6)
+    (x, y), exp = _run("softmax_rows")
+    for r in range(x.shape[0]):
+        row = [float(v) for v in x[r]]
+        e = [math.exp(v - max(row)) for v in row]
+        np.testing.assert_allclose(exp["y"][r], [v / sum(e) for v in e], rtol=1e-6)
+
+
+def test_branchy_references_by_loops():
+    (x, cls, mag, lo, hi, flip), exp = _run("classify")
+    for k, v in enumerate(x.tolist()):
+        c = 0
+        if v < lo:
+            c = -1
+        elif lo <= v < hi:
+            c = 0 if v < 0.0 else 1
+        if v >= hi:
+            c = 2
+        if flip and not c == 2:
+            c = -c
+        assert exp["cls"][k] == c and exp["mag"][k] == abs(np.float32(v))
+    (x, flags, n), exp = _run("short_circuit")
+    for i in range(n):
+        rising = i + 1 < n and x[i + 1] > x[i]
+        peak = i == 0 or x[i - 1] < x[i]
+        assert exp["flags"][i] == int(rising) + 2 * int(peak)
+    (out,), exp = _run("block_coords")
+    (gx, gy, gz), (bx, by, bz) = get("block_coords").launch([out]).grid_block()
+    for z in range(gz * bz):
+        for y in range(gy * by):
+            for x in range(gx * bx):
+                t = ((z % bz) * by + y % by) * bx + x % bx
+                b = ((z // bz) * gy + y // by) * gx + x // bx
+                assert exp["out"][z, y, x].tolist() == [t, b]
+    (vals, acc, lock, order, facc), exp = _run("atomics_all")
+    state = acc.astype(np.int64).tolist()
+    for i, v in enumerate(vals.tolist()):
+        state[0] += v
+        state[1] -= v
+        state[2] = min(state[2], v)
+        state[3] = max(state[3], v)
+        state[4] &= v | 0x100
+        state[5] |= v & 0xFF0
+        state[6] ^= v
+        state[7] = 42
+        state[8] += i == 0          # thread 0 wins the CAS when threads run in order
+        state[9] += 1
+    assert exp["acc"].tolist() == state
+    (x, out), exp = _run("local_sort")
+    assert all(exp["out"][k].tolist() == sorted(x[k].tolist()) for k in range(len(x)))
+
+
 def test_printf_expected_lines():
     ex = get("hello_printf")
     assert ex.printed(ex.make_inputs()) == [

@@ -187,7 +187,7 @@ def _vec_mat_ref(a, b, m, *outs):
     w = a64 * 2 + b64 - np.array([1.0, 0.0, -1.0])
     r = b64[:, :2] @ np.array([[1.0, 2.0], [3.0, 4.0]]).T
     scalars = np.stack([(a64 * b64).sum(1), np.linalg.norm(a64, axis=1),
-                        m64[:, 1, 0] + m64[:, 2, 0], w.sum(1),
+                        m64[:, 1, 0] + m64[:, 2, 0], w[:, 0] + w[:, 1] + a64[:, 2],
                         a64 @ np.array([1.0, 2.0, 3.0]) + 4.0, r[:, 0] - r[:, 1]], axis=1)
     return {"crossed": np.cross(a64, b64).astype(f32),
             "unit": (b64 / np.linalg.norm(b64, axis=1, keepdims=True)).astype(f32),
