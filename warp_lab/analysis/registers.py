@@ -190,9 +190,9 @@ def register_cap_whatif(kernel: Any = None, *, ptx: str | None = None, arch: str
         kernel: a :class:`~warp_lab.compiler.artifact.CompiledKernel` (its
             ``ptx``, ``entry`` and ``options``), or None with ``ptx``,
             ``arch`` and ``entry``.
-        caps: register caps to try; None is the uncapped compile. ptxas
-            raises caps below its own minimum (24 registers for sm_90 with
-            CUDA 13.x) to that minimum.
+        caps: register caps to try; None is the uncapped compile. CUDA
+            13's ptxas silently raises caps below 24 to 24 (measured for
+            sm_75 .. sm_120), so compare ``registers``, not the cap.
         block_size: threads per block for the occupancy column.
         dynamic_shared_mem: dynamic shared bytes per block.
 
