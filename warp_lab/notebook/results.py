@@ -7,8 +7,8 @@ the instruction mix, the checks' findings with their source lines, and the
 kernel's printed output. GPU runs show the kernel time over repeats, the
 achieved bandwidth against the device's peak and the compile-stage timings.
 
-The numbers are the simulator's (``LaunchResult.sim.metrics``, issue 3's
-metrics); the accessor functions below (:func:`instructions_per_line`,
+The numbers are the simulator's (:class:`warp_lab.sim.result.Metrics`, per
+PTX line), summed per Python line through the compiler's line map; the accessor functions below (:func:`instructions_per_line`,
 :func:`memory_lines`, :func:`bank_conflicts_per_line`, ...) are the one
 place that reads them, and the teaching notebooks use them too.
 """
@@ -29,56 +29,72 @@ def _metrics(result):
     return getattr(result, "metrics", None)
 
 
-def _get(obj, name, default=None):
-    if obj is None:
-        return default
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
+def _by_python_line(result, per_ptx_line) -> dict[int, int]:
+    """Sum a PTX line -> number mapping per Python line, through the compiler's line map."""
+    py_of = {ptx: py for py, ptxs in result.compiled.line_map.ptx.items() for ptx in ptxs}
+    out: dict[int, int] = {}
+    for ptx_line, value in (per_ptx_line or {}).items():
+        py = py_of.get(int(ptx_line))
+        if py is not None:
+            out[py] = out.get(py, 0) + int(value)
+    return dict(sorted(out.items()))
 
 
 def instructions_per_line(result) -> dict[int, int]:
-    """Thread-instructions executed per Python line (empty on a GPU)."""
+    """Thread-instructions executed per Python line (empty on a GPU).
+
+    Read from the simulator's per-PTX-line counts (``Metrics.per_ptx_line``)
+    and summed per Python line through ``compiled.line_map.ptx``.
+    """
     m = _metrics(result)
-    return {int(k): int(v) for k, v in (_get(m, "instructions_per_python_line") or {}).items()}
+    return _by_python_line(result, m.per_ptx_line) if m is not None else {}
 
 
 def memory_lines(result) -> dict[int, dict]:
-    """Global memory lines: ``{python line: {"requests", "sectors", "sectors_per_request"}}``.
+    """Global memory per Python line: ``{line: {"requests", "sectors", "sectors_per_request"}}``.
 
     A request is one warp-level load or store instruction; a sector is a
     32-byte segment of global memory it touches (Nsight Compute's
-    ``l1tex__t_sectors`` / ``l1tex__t_requests``).
+    ``l1tex__t_requests`` and ``l1tex__t_sectors``). The PTX load/store
+    lines of one Python line are summed.
     """
     m = _metrics(result)
-    out = {}
-    for line, rec in (_get(m, "global_memory_per_python_line") or {}).items():
-        req, sec = int(_get(rec, "requests", 0)), int(_get(rec, "sectors", 0))
-        out[int(line)] = {"requests": req, "sectors": sec,
-                          "sectors_per_request": sec / req if req else 0.0}
-    return out
+    if m is None:
+        return {}
+    req = _by_python_line(result, {k: v.requests for k, v in m.global_memory.items()})
+    sec = _by_python_line(result, {k: v.sectors for k, v in m.global_memory.items()})
+    return {ln: {"requests": req[ln], "sectors": sec[ln],
+                 "sectors_per_request": sec[ln] / req[ln] if req[ln] else 0.0} for ln in req}
 
 
 def bank_conflicts_per_line(result) -> dict[int, int]:
-    """Extra shared-memory wavefronts (bank conflicts) per Python line."""
+    """Shared-memory bank conflicts (wavefronts beyond the minimum) per Python line."""
     m = _metrics(result)
-    return {int(k): int(v) for k, v in (_get(m, "bank_conflicts_per_python_line") or {}).items()}
+    if m is None:
+        return {}
+    lines = _by_python_line(result, m.shared_requests)  # every shared-access line, even at 0
+    conflicts = _by_python_line(result, m.bank_conflicts)
+    return {ln: conflicts.get(ln, 0) for ln in lines}
 
 
 def simt_efficiencies(result) -> list[float]:
-    """SIMT efficiency per warp: mean active lanes / 32 over its issued instructions (0..1)."""
+    """SIMT efficiency per warp that issued instructions: active lanes / 32, 0..1."""
+    import math
+
     m = _metrics(result)
-    return [float(x) for x in (_get(m, "simt_efficiency_per_warp") or ())]
+    if m is None:
+        return []
+    return [float(x) for x in m.simt_efficiency if not math.isnan(x)]
 
 
 def instruction_mix(result) -> dict[str, int]:
-    """Warp instructions issued per class (arithmetic, memory, control, sync, special)."""
+    """Thread-instructions per class (arithmetic, memory, control, sync, special)."""
     m = _metrics(result)
-    return {str(k): int(v) for k, v in (_get(m, "instruction_mix") or {}).items()}
+    return {str(k): int(v) for k, v in (m.mix if m is not None else {}).items()}
 
 
 def findings(result) -> list:
-    """The checks' findings (memcheck, racecheck, barrier), as the simulator reports them."""
+    """The checks' :class:`~warp_lab.sim.result.Finding` records (memcheck, racecheck, barrier)."""
     return list(getattr(result, "findings", []) or [])
 
 
@@ -100,12 +116,13 @@ def _findings_html(result) -> str:
     ck = result.compiled
     rows = []
     for f in items:
-        line = _get(f, "python_line") or _get(f, "source_line")
-        rows.append((_get(f, "kind", ""), str(_get(f, "message", f)),
-                     f"{line}: {_source_line(ck, line)}" if line else "",
-                     _get(f, "ptx_line", "") or ""))
+        line = f.source_line
+        where = ", ".join(x for x in (f"block {f.block}" if f.block is not None else "",
+                                      f"thread {f.thread}" if f.thread is not None else "") if x)
+        rows.append((f.kind, f.message, where,
+                     f"{line}: {_source_line(ck, line)}" if line else "", f.ptx_line or ""))
     return ('<details open><summary>Findings</summary>'
-            + _table(("check", "what", "Python line", "PTX line"), rows) + "</details>")
+            + _table(("check", "what", "where", "Python line", "PTX line"), rows) + "</details>")
 
 
 def launch_html(result) -> str:
