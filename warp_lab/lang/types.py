@@ -28,6 +28,7 @@ __all__ = [
     "vec2", "vec3", "vec4", "vec2i", "vec3i", "vec4i", "vec2d", "vec3d", "vec4d",
     "mat22", "mat33", "mat44",
     "SCALARS", "scalar_from_numpy", "as_type",
+    "TupleType", "array", "array1d", "array2d", "array3d", "array4d",
 ]
 
 
@@ -254,6 +255,67 @@ mat44 = Matrix(float32, 4, 4, "mat44")
 
 VECTORS = {v.name: v for v in (vec2, vec3, vec4, vec2i, vec3i, vec4i, vec2d, vec3d, vec4d)}
 MATRICES = {m.name: m for m in (mat22, mat33, mat44)}
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    """A fixed tuple of values inside a kernel (``wl.tid()`` of a 2-D launch,
+    ``a.shape``, a device function returning several values).
+
+    Tuples live in registers only: they cannot be kernel parameters or array
+    elements.
+    """
+
+    elems: tuple
+
+    @property
+    def size(self) -> int:
+        return sum(e.size for e in self.elems)
+
+    @property
+    def align(self) -> int:
+        return max((e.align for e in self.elems), default=1)
+
+    def __repr__(self) -> str:
+        return "tuple[" + ", ".join(repr(e) for e in self.elems) + "]"
+
+
+def array(dtype=None, ndim: int = 1, *, shape=None) -> ArrayType:
+    """The annotation of a global array parameter: ``x: wl.array(dtype=wl.float32)``.
+
+    Args:
+        dtype: element type (a warp_lab scalar, vector or matrix type, a
+            numpy dtype, or ``int``/``float``/``bool``); float32 when omitted.
+        ndim: number of dimensions, 1..4.
+
+    Raises:
+        TypeError: ``dtype`` is not a kernel-language type.
+        ValueError: ``ndim`` is outside 1..4.
+    """
+    dt = float32 if dtype is None else as_type(dtype)
+    if isinstance(dt, (ArrayType, TupleType)):
+        raise TypeError(f"array elements cannot be {dt!r}")
+    return ArrayType(dt, int(ndim))
+
+
+def array1d(dtype=None) -> ArrayType:
+    """``wl.array(dtype, ndim=1)``."""
+    return array(dtype, 1)
+
+
+def array2d(dtype=None) -> ArrayType:
+    """``wl.array(dtype, ndim=2)``."""
+    return array(dtype, 2)
+
+
+def array3d(dtype=None) -> ArrayType:
+    """``wl.array(dtype, ndim=3)``."""
+    return array(dtype, 3)
+
+
+def array4d(dtype=None) -> ArrayType:
+    """``wl.array(dtype, ndim=4)``."""
+    return array(dtype, 4)
 
 
 def scalar_from_numpy(dtype) -> Scalar:

@@ -1,0 +1,628 @@
+"""Front end: Python AST -> typed AST (types inferred, every rejected construct diagnosed).
+
+``make_typed_ast(kernel, options)`` parses the kernel's source, resolves
+names (locals, closure variables, module globals, warp_lab builtins), infers
+the type of every expression (rules in :mod:`~warp_lab.compiler.typing_rules`,
+builtins in :mod:`~warp_lab.compiler.typing_builtins`), specialises each
+``@wl.func`` per argument types, and stamps the results onto the AST nodes
+(see :mod:`~warp_lab.compiler.typed_ast`).
+
+Every problem is a :class:`~warp_lab.errors.KernelCompileError` pointing at the
+user's file or cell line and 1-based column: :meth:`FunctionTyper.visit`
+stamps the current node and turns any foreign exception into a diagnostic at
+that node (the shape of Triton's ``CodeGenerator.visit``).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
+from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
+from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, literal_type, lossy_hint,
+                                            promote, type_name)
+from warp_lab.errors import KernelCompileError
+from warp_lab.lang import builtins as B
+from warp_lab.lang.kernel import Func, Kernel
+from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, int32, int64
+
+__all__ = ["make_typed_ast", "FunctionTyper", "UNSUPPORTED"]
+
+#: constructs outside the language: node class -> (what it is, what to write instead)
+UNSUPPORTED = {
+    ast.ClassDef: ("class definitions are not allowed in kernels",
+                   "define classes outside the kernel; use wl.vec3/wl.mat33 or several arrays"),
+    ast.FunctionDef: ("nested function definitions are not allowed in kernels",
+                      "define a module-level @wl.func and call it"),
+    ast.AsyncFunctionDef: ("async functions are not allowed in kernels",
+                           "define a module-level @wl.func"),
+    ast.Lambda: ("lambda expressions are not allowed in kernels", "define a @wl.func instead"),
+    ast.ListComp: ("list comprehensions are not allowed in kernels",
+                   "use a for loop over range() storing into a wl.local_array"),
+    ast.SetComp: ("set comprehensions are not allowed in kernels", "use a for loop"),
+    ast.DictComp: ("dict comprehensions are not allowed in kernels", "use a for loop"),
+    ast.GeneratorExp: ("generator expressions are not allowed in kernels",
+                       "use a for loop over range()"),
+    ast.Try: ("try/except is not supported in kernels (GPU threads have no exceptions)",
+              "test the condition with if, or use assert (a trap in debug mode)"),
+    ast.With: ("with statements are not supported in kernels", "write the body directly"),
+    ast.AsyncWith: ("async with is not supported in kernels", "write the body directly"),
+    ast.AsyncFor: ("async for is not supported in kernels", "use for i in range(n)"),
+    ast.Raise: ("raise is not supported in kernels", "use assert (a trap in debug mode)"),
+    ast.Yield: ("generators (yield) are not supported in kernels",
+                "store results into an array instead"),
+    ast.YieldFrom: ("generators (yield from) are not supported in kernels",
+                    "store results into an array instead"),
+    ast.Await: ("await is not supported in kernels", "kernels are synchronous per thread"),
+    ast.List: ("lists are not supported in kernels (no dynamic memory on the GPU)",
+               "use a tuple for a fixed group of values or wl.local_array(n, dtype)"),
+    ast.Dict: ("dicts are not supported in kernels", "use arrays indexed by integers"),
+    ast.Set: ("sets are not supported in kernels", "use arrays indexed by integers"),
+    ast.Global: ("global declarations are not allowed in kernels",
+                 "write results into an array parameter"),
+    ast.Nonlocal: ("nonlocal declarations are not allowed in kernels",
+                   "write results into an array parameter"),
+    ast.Delete: ("del is not supported in kernels", "simply stop using the variable"),
+    ast.Import: ("import inside a kernel is not allowed", "import at module level"),
+    ast.ImportFrom: ("import inside a kernel is not allowed", "import at module level"),
+    ast.JoinedStr: ("f-strings are not supported in kernels",
+                    "use print('x =', x) or wl.printf('x = %d\\n', x)"),
+    ast.Starred: ("* unpacking is not supported in kernels", "pass the arguments one by one"),
+    ast.Slice: ("slices are not supported in kernels", "index single elements: a[i] or a[i, j]"),
+    ast.NamedExpr: ("the := operator is not supported in kernels",
+                    "assign in a separate statement"),
+}
+if hasattr(ast, "Match"):
+    UNSUPPORTED[ast.Match] = ("match statements are not supported in kernels", "use if/elif")
+if hasattr(ast, "TryStar"):
+    UNSUPPORTED[ast.TryStar] = UNSUPPORTED[ast.Try]
+
+
+def _loc(source, node):
+    line = source.first_line + getattr(node, "lineno", 1) - 1
+    col = getattr(node, "col_offset", -1) + 1 + source.col_offset
+    return line, max(col, 0)
+
+
+def compile_error(source, node, message, hint="") -> KernelCompileError:
+    """A :class:`KernelCompileError` at ``node`` of ``source`` (file/cell line, 1-based column)."""
+    line, col = _loc(source, node) if node is not None else (source.first_line, 0)
+    return KernelCompileError(message, source.filename, line, col, source.line(line), hint)
+
+
+def parse_function(fn_obj) -> ast.FunctionDef:
+    """Parse the source of a Kernel/Func into its ``ast.FunctionDef``."""
+    src = fn_obj.source
+    try:
+        module = ast.parse(src.text)
+    except SyntaxError as exc:
+        line = src.first_line + (exc.lineno or 1) - 1
+        col = (exc.offset or 0) + (src.col_offset if exc.offset else 0)
+        raise KernelCompileError(f"syntax error: {exc.msg}", src.filename, line, col,
+                                 src.line(line)) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise KernelCompileError(f"cannot parse the function: {exc}", src.filename,
+                                 src.first_line) from None
+    defs = [n for n in module.body if isinstance(n, ast.FunctionDef)]
+    if not defs:
+        node = module.body[0] if module.body else None
+        raise compile_error(src, node, "expected a function definition (def ...)")
+    return defs[0]
+
+
+class _Context:
+    """State shared by every function of one kernel compile."""
+
+    def __init__(self, kernel: Kernel, options):
+        self.kernel = kernel
+        self.options = options
+        self.launch_ndim = 1
+        self.funcs: dict = {}          # (Func, types) -> TypedFunction, callees first
+        self.in_progress: list = []    # specialisation keys being typed (recursion check)
+        self.shared: list = []
+        self.counter = 0
+
+    def unique(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}_{self.counter}"
+
+
+class FunctionTyper(ExprTyper):
+    """Types one function: statements here, expressions in :class:`ExprTyper`."""
+
+    def __init__(self, ctx: _Context, fn_obj, tree: ast.FunctionDef, params, is_kernel: bool):
+        self.ctx = ctx
+        self.fn_obj = fn_obj
+        self.source = fn_obj.source
+        self.tree = tree
+        self.is_kernel = is_kernel
+        self.scope: dict = dict(params)
+        self.params = tuple(params)
+        self.arrays = {n for n, t in params if isinstance(t, ArrayType)}
+        self.array_binding = {n: None for n in self.arrays}  # name -> the one binding statement
+        self.assigned = _assigned_names(tree)
+        self.loop_depth = 0
+        self.returns: list = []
+        self.uses_tid = False
+        self.cur = tree
+        self.namespace = dict(fn_obj.globals)
+        self.namespace.update(fn_obj.closure)
+
+    # -- diagnostics and dispatch ------------------------------------------
+    def error(self, message: str, node=None, hint: str = "") -> KernelCompileError:
+        return compile_error(self.source, node if node is not None else self.cur, message, hint)
+
+    def visit(self, node):
+        """Type ``node``; any failure becomes a KernelCompileError located at it."""
+        prev, self.cur = self.cur, node
+        try:
+            if type(node) in UNSUPPORTED:
+                what, hint = UNSUPPORTED[type(node)]
+                raise self.error(what, node, hint)
+            method = getattr(self, "visit_" + type(node).__name__, None)
+            if method is None:
+                raise self.error(f"{type(node).__name__} is not supported in kernels", node)
+            return method(node)
+        except KernelCompileError:
+            raise
+        except RecursionError:
+            raise self.error("expression nested too deeply", node) from None
+        except Exception as exc:  # a foreign exception: report it at the user's code
+            raise self.error(f"cannot compile this construct ({type(exc).__name__}: {exc})",
+                             node) from exc
+        finally:
+            self.cur = prev
+
+    def run(self):
+        """Type the whole function body."""
+        args = self.tree.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            raise self.error("kernel and device-function parameters must be plain names "
+                             "(no defaults, *args, **kwargs or keyword-only parameters)",
+                             self.tree)
+        for stmt in self.tree.body:
+            self.visit(stmt)
+
+    def body(self, stmts):
+        for s in stmts:
+            self.visit(s)
+
+    # -- statements ----------------------------------------------------------
+    def visit_Pass(self, node):
+        pass
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a docstring or a bare string: no code
+        self.visit(node.value)
+
+    def visit_Assign(self, node):
+        self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, node.value)
+
+    def visit_AnnAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            raise self.error("annotated assignment needs a plain variable name", node.target)
+        self.visit(node.annotation)
+        ann = const_of(node.annotation)
+        ty = node.annotation.wl_ty
+        declared = _annotation_type(ty)
+        if declared is None:
+            raise self.error(f"{ast.unparse(node.annotation)} is not a warp_lab type",
+                             node.annotation, "annotate with wl.float32, wl.int32, int, float, ...")
+        del ann
+        name = node.target.id
+        if name in self.scope and self.scope[name] != declared:
+            raise self.error(f"variable {name!r} already has type {type_name(self.scope[name])}",
+                             node.target)
+        self.scope[name] = declared
+        node.target.wl_var_ty = declared
+        if node.value is not None:
+            self.visit(node.value)
+            self.check_convert(node.value, declared, f"variable {name!r}")
+
+    def visit_AugAssign(self, node):
+        target = node.target
+        if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)):
+            raise self.error("augmented assignment needs a variable, element or component",
+                             target)
+        load = _as_load(target)
+        binop = ast.copy_location(ast.BinOp(left=load, op=node.op, right=node.value), node)
+        self.visit(binop)
+        node.wl_binop = binop
+        tty = load.wl_ty
+        if isinstance(target, ast.Name) and target.id in self.arrays:
+            raise self.error("arrays cannot be updated with augmented assignment", target)
+        if not implicit_ok(binop.wl_ty, tty):
+            raise self.error(
+                f"{ast.unparse(target)} {_op_sym(node.op)}= ... gives {type_name(binop.wl_ty)}, "
+                f"which cannot be stored in {type_name(tty)} without losing information",
+                node, lossy_hint(binop.wl_ty, tty))
+        if isinstance(target, (ast.Subscript, ast.Attribute)):
+            self.check_store_target(target)
+        target.wl_var_ty = tty
+
+    def assign(self, target, value):
+        """Type a store of expression ``value`` (already typed) into ``target``."""
+        vty = value.wl_ty
+        if isinstance(target, (ast.Tuple, ast.List)):
+            elts = target.elts
+            if isinstance(vty, TupleType):
+                parts = vty.elems
+            elif isinstance(vty, Vector):
+                parts = (vty.elem,) * vty.n
+            else:
+                raise self.error(f"cannot unpack a {type_name(vty)} into {len(elts)} names",
+                                 target)
+            if len(parts) != len(elts):
+                raise self.error(f"cannot unpack {len(parts)} values into {len(elts)} names",
+                                 target)
+            sub_nodes = value.elts if isinstance(value, ast.Tuple) else None
+            for k, (elt, pty) in enumerate(zip(elts, parts)):
+                if sub_nodes is not None:
+                    self.assign(elt, sub_nodes[k])
+                else:
+                    self.assign(elt, _Typed(pty))
+            target.wl_ty = vty
+            return
+        if isinstance(target, ast.Name):
+            self.assign_name(target, value)
+        elif isinstance(target, (ast.Subscript, ast.Attribute)):
+            self.visit(_as_load(target))
+            self.check_store_target(target)
+            tty = target.wl_load.wl_ty
+            self.check_convert(value, tty, ast.unparse(target))
+            target.wl_var_ty = tty
+        else:
+            raise self.error(f"cannot assign to {type(target).__name__}", target)
+
+    def assign_name(self, target: ast.Name, value):
+        name = target.id
+        vty = value.wl_ty
+        if isinstance(vty, ArrayType):
+            if name in self.scope and name not in self.arrays:
+                raise self.error(f"{name!r} holds a {type_name(self.scope[name])}; it cannot "
+                                 "become an array", target)
+            if name in self.arrays and self.array_binding.get(name, target) is not target:
+                raise self.error(f"array variable {name!r} cannot be rebound to another array",
+                                 target, "use a new name for the other array")
+            self.array_binding[name] = target
+            self.scope[name] = vty
+            self.arrays.add(name)
+            target.wl_var_ty = vty
+            return
+        if isinstance(vty, Meta):
+            raise self.error(f"cannot store {type_name(vty)} (a compile-time value) in a "
+                             "variable", value if hasattr(value, "lineno") else target,
+                             "use it directly where it is needed")
+        if vty == NONE:
+            raise self.error("this call returns no value", value if hasattr(value, "lineno")
+                             else target)
+        if name in self.arrays:
+            raise self.error(f"array variable {name!r} cannot be reassigned", target,
+                             "use a new name")
+        if name in self.scope:
+            self.check_convert(value, self.scope[name], f"variable {name!r}")
+        else:
+            ty = vty
+            if getattr(value, "wl_weak", False) and isinstance(vty, Scalar):
+                c = const_of(value)
+                ty = literal_type(c) if c is not NO_CONST else vty
+            self.scope[name] = ty
+        target.wl_var_ty = self.scope[name]
+
+    def check_store_target(self, target):
+        """A subscript or attribute store: only into arrays and local vector/matrix variables."""
+        base = target.wl_load.value
+        bty = base.wl_ty
+        if isinstance(bty, ArrayType):
+            return
+        if isinstance(bty, (Vector, Matrix)) and isinstance(base, ast.Name) and \
+                base.id in self.scope:
+            return
+        raise self.error(f"cannot assign to an element of {type_name(bty)}", target,
+                         "only array elements and components of vector/matrix variables "
+                         "can be assigned")
+
+    def check_convert(self, value, dst, what: str):
+        src = value.wl_ty
+        c = const_of(value)
+        weak = c if getattr(value, "wl_weak", False) and c is not NO_CONST else None
+        if not implicit_ok(src, dst, weak):
+            raise self.error(f"cannot store {type_name(src)} in {what} of type {type_name(dst)} "
+                             "without losing information",
+                             value if hasattr(value, "lineno") else None, lossy_hint(src, dst))
+
+    def visit_If(self, node):
+        self.truth(node.test)
+        self.body(node.body)
+        self.body(node.orelse)
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise self.error("while ... else is not supported", node,
+                             "use a flag variable set before break")
+        self.truth(node.test)
+        self.loop_depth += 1
+        self.body(node.body)
+        self.loop_depth -= 1
+
+    def visit_For(self, node):
+        if node.orelse:
+            raise self.error("for ... else is not supported", node,
+                             "use a flag variable set before break")
+        it = node.iter
+        fn = static_resolve(it.func, self) if isinstance(it, ast.Call) else None
+        if not (isinstance(fn, PyBuiltin) and fn.name == "range"):
+            raise self.error("for loops must iterate over range(...)", it,
+                             "write for i in range(n) and index the array: a[i]")
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.error("range() takes 1 to 3 positional arguments", it)
+        tys, weak = [], []
+        for a in it.args:
+            self.visit(a)
+            if not (isinstance(a.wl_ty, Scalar) and (a.wl_ty.is_int or a.wl_ty.is_bool)):
+                raise self.error(f"range() arguments must be integers, not {type_name(a.wl_ty)}",
+                                 a, "convert with int(...)")
+            tys.append(a.wl_ty)
+            weak.append(getattr(a, "wl_weak", False))
+        strong = [t for t, w in zip(tys, weak) if not w]
+        ty = strong[0] if strong else int32
+        for t in strong[1:]:
+            ty = promote(ty, t)
+        if not strong:
+            for a in it.args:
+                if literal_type(const_of(a)) == int64:
+                    ty = int64
+        if ty.is_bool:
+            ty = int32
+        step = const_of(it.args[2]) if len(it.args) == 3 else 1
+        if step == 0:
+            raise self.error("range() step must not be zero", it.args[2])
+        node.wl_range_ty = ty
+        node.wl_step = step if step is not NO_CONST else None
+        if not isinstance(node.target, ast.Name):
+            raise self.error("the loop variable must be a plain name", node.target)
+        name = node.target.id
+        if name in self.scope:
+            if not implicit_ok(ty, self.scope[name]):
+                raise self.error(f"loop variable {name!r} has type {type_name(self.scope[name])} "
+                                 f"but range() yields {type_name(ty)}", node.target)
+        else:
+            self.scope[name] = ty
+        node.target.wl_var_ty = self.scope[name]
+        self.loop_depth += 1
+        self.body(node.body)
+        self.loop_depth -= 1
+
+    def visit_Break(self, node):
+        if not self.loop_depth:
+            raise self.error("break outside a loop", node)
+
+    def visit_Continue(self, node):
+        if not self.loop_depth:
+            raise self.error("continue outside a loop", node)
+
+    def visit_Return(self, node):
+        if node.value is None or (isinstance(node.value, ast.Constant)
+                                  and node.value.value is None):
+            self.returns.append((node, NONE))
+            return
+        if self.is_kernel:
+            raise self.error("a kernel cannot return a value", node.value,
+                             "store results into an array parameter")
+        self.visit(node.value)
+        ty = node.value.wl_ty
+        if isinstance(ty, (Meta, ArrayType)) or ty == NONE:
+            raise self.error(f"a device function cannot return {type_name(ty)}", node.value)
+        self.returns.append((node, ty))
+
+    def visit_Assert(self, node):
+        self.truth(node.test)
+        if node.msg is not None:
+            self.visit(node.msg)
+            if not (isinstance(node.msg.wl_ty, Meta) and isinstance(const_of(node.msg), str)):
+                raise self.error("the assert message must be a string literal", node.msg)
+
+    # -- results -------------------------------------------------------------
+    def return_type(self):
+        """Join of every ``return``'s type (scalars promote; others must agree)."""
+        valued = [(n, t) for n, t in self.returns if t != NONE]
+        if not valued:
+            return NONE
+        if len(valued) != len(self.returns):
+            bare = next(n for n, t in self.returns if t == NONE)
+            raise self.error("this function returns a value elsewhere; every return needs one",
+                             bare)
+        ty = None
+        weak = True
+        for n, t in valued:
+            w = getattr(n.value, "wl_weak", False)
+            if ty is None:
+                ty, weak = t, w
+            elif isinstance(ty, Scalar) and isinstance(t, Scalar):
+                ty = promote(ty, t, weak, w)
+                weak = weak and w
+            elif ty != t:
+                raise self.error(f"returns {type_name(t)} here but {type_name(ty)} elsewhere", n)
+        if weak and isinstance(ty, Scalar):
+            ty = literal_type(const_of(valued[0][0].value)) if len(valued) == 1 else ty
+        for n, t in valued:
+            self.check_convert(n.value, ty, "the return value")
+        return ty
+
+
+class _Typed:
+    """A stand-in 'node' carrying only a type (parts of an unpacked tuple)."""
+
+    def __init__(self, ty):
+        self.wl_ty = ty
+
+
+def _as_load(target):
+    """The load twin of a store target (kept on ``target.wl_load``)."""
+    if getattr(target, "wl_load", None) is None:
+        import copy
+        load = copy.deepcopy(target)
+        for n in ast.walk(load):
+            if hasattr(n, "ctx"):
+                n.ctx = ast.Load()
+        target.wl_load = load
+    return target.wl_load
+
+
+def _op_sym(op) -> str:
+    from warp_lab.compiler.typing_rules import BINOP_SYMBOLS, BINOPS
+    return BINOP_SYMBOLS.get(BINOPS.get(type(op), ""), "?")
+
+
+def _assigned_names(tree) -> set:
+    names = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+    return names
+
+
+def _annotation_type(ty):
+    if isinstance(ty, Meta):
+        v = ty.value
+        if isinstance(v, PyBuiltin) and v.name in ("int", "float", "bool"):
+            return as_type({"int": int, "float": float, "bool": bool}[v.name])
+        try:
+            return as_type(v)
+        except TypeError:
+            return None
+    return None
+
+
+def _param_types(fn_obj, tree, ctx_error) -> list:
+    """Kernel parameters from annotations (evaluated by Python, or strings evaluated here)."""
+    anns = getattr(fn_obj.fn, "__annotations__", {})
+    out = []
+    for a in tree.args.args:
+        name = a.arg
+        ann = anns.get(name)
+        if ann is None:
+            raise ctx_error(f"kernel parameter {name!r} needs a type annotation", a,
+                            f"write {name}: wl.array(dtype=wl.float32) or {name}: float")
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, dict(fn_obj.globals), fn_obj.closure)  # noqa: S307 - user's own
+            except Exception as exc:
+                raise ctx_error(f"cannot evaluate the annotation of {name!r}: {exc}", a) from None
+        try:
+            ty = as_type(ann)
+        except TypeError:
+            raise ctx_error(f"the annotation of {name!r} ({ann!r}) is not a warp_lab type", a,
+                            "use wl.array(dtype=...), wl.float32, wl.int32, float, int, bool, "
+                            "wl.vec3, ...") from None
+        if isinstance(ty, ArrayType) and ty.space != "global":
+            raise ctx_error(f"kernel parameter {name!r} must be a global array", a)
+        if isinstance(ty, TupleType):
+            raise ctx_error(f"kernel parameter {name!r} cannot be a tuple", a)
+        out.append((name, ty))
+    return out
+
+
+def _launch_ndim(ctx, typer: FunctionTyper) -> int:
+    """The arity of ``i, j = wl.tid()`` in the kernel (1 when it is never unpacked)."""
+    if ctx.options is not None and getattr(ctx.options, "launch_ndim", None):
+        n = ctx.options.launch_ndim
+        if n not in (1, 2, 3):
+            raise KernelCompileError(f"launch_ndim must be 1, 2 or 3, not {n!r}",
+                                     typer.source.filename, typer.source.first_line)
+        return n
+    found = None
+    for node in ast.walk(typer.tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+            try:
+                fn = static_resolve(node.value.func, typer)
+            except KernelCompileError:
+                continue
+            if fn is B.tid:
+                n = len(node.targets[0].elts)
+                if not 1 <= n <= 3:
+                    raise typer.error("wl.tid() gives 1, 2 or 3 indices", node.targets[0])
+                if found is not None and n != found:
+                    raise typer.error(f"wl.tid() is unpacked into {n} names here but into "
+                                      f"{found} elsewhere", node.targets[0])
+                found = n
+    return found or 1
+
+
+def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> TypedFunction:
+    """Type ``func`` for ``arg_types`` once (cached per kernel compile)."""
+    key = (func, tuple(arg_types))
+    if key in ctx.funcs:
+        return ctx.funcs[key]
+    chain = [k[0].name for k in ctx.in_progress]
+    if any(k[0] is func for k in ctx.in_progress):
+        path = " -> ".join(chain[chain.index(func.name):] + [func.name])
+        raise caller.error(f"recursion is not supported on the GPU ({path})", call_node,
+                           "rewrite the recursion as a loop")
+    if len(ctx.in_progress) > 64:
+        raise caller.error("device functions nest more than 64 calls deep", call_node)
+    tree = parse_function(func)
+    names = [a.arg for a in tree.args.args]
+    if len(names) != len(arg_types):
+        raise caller.error(f"{func.name}() takes {len(names)} arguments, got {len(arg_types)}",
+                           call_node)
+    params = list(zip(names, arg_types))
+    ctx.in_progress.append(key)
+    try:
+        typer = FunctionTyper(ctx, func, tree, params, is_kernel=False)
+        typer.run()
+        ret = typer.return_type()
+    finally:
+        ctx.in_progress.pop()
+    tf = TypedFunction(ctx.unique(f"{ctx.kernel.name}__{func.name}"), func.name, func.source,
+                       tree, tuple(params), ret, dict(typer.scope), False, typer.uses_tid)
+    ctx.funcs[key] = tf
+    return tf
+
+
+def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
+    """Parse and type ``kernel`` and every device function it calls.
+
+    Args:
+        kernel: a :class:`~warp_lab.lang.kernel.Kernel` (``@wl.kernel``).
+        options: :class:`~warp_lab.compiler.artifact.CompileOptions` (only
+            ``launch_ndim`` and ``debug`` matter here); None for defaults.
+
+    Returns:
+        the :class:`~warp_lab.compiler.typed_ast.TypedKernel`.
+
+    Raises:
+        KernelCompileError: the kernel is outside the language or mistyped;
+            the error carries file/cell, line, 1-based column, the source line
+            and a hint.
+    """
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"expected a @wl.kernel, got {type(kernel).__name__}")
+    ctx = _Context(kernel, options)
+    tree = parse_function(kernel)
+
+    def err(msg, node, hint=""):
+        return compile_error(kernel.source, node, msg, hint)
+
+    params = _param_types(kernel, tree, err)
+    if tree.returns is not None and not (isinstance(tree.returns, ast.Constant)
+                                         and tree.returns.value is None):
+        raise err("a kernel cannot return a value", tree.returns,
+                  "store results into an array parameter")
+    typer = FunctionTyper(ctx, kernel, tree, params, is_kernel=True)
+    ctx.launch_ndim = _launch_ndim(ctx, typer)
+    typer.run()
+    tk_fn = TypedFunction(kernel.name, kernel.name, kernel.source, tree, tuple(params), NONE,
+                          dict(typer.scope), True, typer.uses_tid)
+    funcs = tuple(ctx.funcs.values())
+    uses_tid = typer.uses_tid or any(f.uses_tid for f in funcs)
+    return TypedKernel(kernel.name, kernel.name, kernel.source, tk_fn, funcs, tuple(params),
+                       ctx.launch_ndim, uses_tid, tuple(ctx.shared))
+
+
+del inspect

@@ -1,0 +1,541 @@
+"""Lowering: typed AST -> LLVM IR text for the NVPTX back end (``llvmlite.ir`` only).
+
+``make_llvm_ir(typed, options)`` builds one module: the kernel entry
+(``ptx_kernel`` calling convention, parameters from
+:func:`warp_lab.compiler.abi.llvm_param_types`), one internal function per
+device-function specialisation, ``addrspace(3)`` globals for shared arrays,
+and declarations of the libdevice ``__nv_*`` functions and NVVM intrinsics it
+uses (libdevice is linked later, by :mod:`warp_lab.compiler.nvptx`).
+
+Code shape, chosen to match what nvcc emits:
+
+* locals are ``alloca`` s in the entry block (mem2reg promotes them);
+* array index math is int32 (``mul nsw``/``add nsw``), sign-extended to i64
+  at the ``getelementptr``, so PTX uses ``mul.wide.s32`` like nvcc;
+* ``wl.tid()`` is computed once at entry, where threads at or past the
+  hidden ``launch_dim`` return (only when the kernel uses ``wl.tid()``);
+* float operations carry ``contract`` (nvcc's default ``-fmad=true``), or
+  ``fast`` under ``fast_math``; no bounds checks unless ``debug``.
+
+Debug information: a DICompileUnit (emission kind ``DebugDirectivesOnly``:
+PTX ``.loc``/``.file`` without DWARF sections, what ``nvcc -lineinfo`` and
+clang's ``-gline-directives-only`` produce; ``LineTablesOnly`` makes the NVPTX
+back end mark the module ``.target sm_XX, debug``, which turns ptxas's
+optimiser off), a DISubprogram per function and a DILocation on every
+instruction carrying the user's file/cell line and column.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from warp_lab.compiler import abi
+from warp_lab.compiler.lower_expr import ArrayVal, ExprLowerer, flatten, llty, unflatten
+from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
+from warp_lab.compiler.typing_rules import NONE
+from warp_lab.errors import InternalCompilerError, KernelCompileError
+from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
+
+__all__ = ["LoweredKernel", "make_llvm_ir", "TRIPLE"]
+
+TRIPLE = "nvptx64-nvidia-cuda"
+I32 = ir.IntType(32)
+
+
+@dataclass(frozen=True)
+class LoweredKernel:
+    """The lowering stage's product.
+
+    Attributes:
+        llvm_ir: the whole module as LLVM IR text.
+        entry: the PTX entry name.
+        params: ``(name, Type)`` of the user parameters (the hidden launch
+            extent is not included; see :func:`warp_lab.compiler.abi.param_layout`).
+        launch_ndim: what ``wl.tid()`` returns (1, 2 or 3).
+        shared_bytes: static shared memory per block, bytes.
+        uses_tid: whether the entry guards threads past the launch extent.
+    """
+
+    llvm_ir: str
+    entry: str
+    params: tuple
+    launch_ndim: int
+    shared_bytes: int
+    uses_tid: bool = False
+
+
+class ModuleContext:
+    """One LLVM module under construction: declarations, debug info, globals."""
+
+    def __init__(self, typed: TypedKernel, options):
+        self.typed = typed
+        self.options = options
+        self.fast_math = bool(getattr(options, "fast_math", False))
+        self.debug = bool(getattr(options, "debug", False))
+        self.lineinfo = bool(getattr(options, "lineinfo", True)) or self.debug
+        self.module = ir.Module(name=typed.name)
+        self.module.triple = TRIPLE
+        self.decls: dict = {}
+        self.strings: dict = {}
+        self.functions: dict = {}   # TypedFunction.symbol -> ir.Function
+        self.shared: dict = {}      # symbol -> GlobalVariable
+        self.files: dict = {}
+        self.cu = None
+        if self.lineinfo:
+            self._init_debug()
+        for decl in typed.shared:
+            from warp_lab.compiler.lower_expr import memty
+            count = 1
+            for s in decl.shape:
+                count *= s
+            g = ir.GlobalVariable(self.module, ir.ArrayType(memty(decl.dtype), count),
+                                  decl.symbol, addrspace=3)
+            g.linkage = "internal"
+            g.initializer = ir.Constant(g.value_type, ir.Undefined)
+            g.align = max(16, decl.dtype.align)
+            self.shared[decl.symbol] = g
+
+    def _init_debug(self):
+        m = self.module
+        src = self.typed.source
+        self.cu = m.add_debug_info("DICompileUnit", {
+            "language": ir.DIToken("DW_LANG_Python"), "file": self.difile(src.filename),
+            "producer": "warp_lab", "runtimeVersion": 0,
+            "isOptimized": bool(getattr(self.options, "opt", 3)),
+            "emissionKind": ir.DIToken("DebugDirectivesOnly"),
+        }, is_distinct=True)
+        m.add_named_metadata("llvm.dbg.cu", self.cu)
+        m.add_named_metadata("llvm.module.flags",
+                             [ir.Constant(I32, 2), "Debug Info Version", ir.Constant(I32, 3)])
+        m.add_named_metadata("llvm.module.flags",
+                             [ir.Constant(I32, 2), "Dwarf Version", ir.Constant(I32, 4)])
+
+    def difile(self, filename: str):
+        if filename not in self.files:
+            import os
+            self.files[filename] = self.module.add_debug_info("DIFile", {
+                "filename": os.path.basename(filename) if os.path.isabs(filename) else filename,
+                "directory": os.path.dirname(filename) if os.path.isabs(filename) else "",
+            })
+        return self.files[filename]
+
+    def subprogram(self, tf: TypedFunction, fn: ir.Function):
+        if self.cu is None:
+            return None
+        line = tf.source.first_line + tf.tree.lineno - 1
+        sp = self.module.add_debug_info("DISubprogram", {
+            "name": tf.name, "linkageName": fn.name, "file": self.difile(tf.source.filename),
+            "line": line, "type": self.module.add_debug_info(
+                "DISubroutineType", {"types": self.module.add_metadata([])}),
+            "scopeLine": line, "unit": self.cu,
+            "spFlags": ir.DIToken("DISPFlagDefinition | DISPFlagOptimized"
+                                  if getattr(self.options, "opt", 3) else "DISPFlagDefinition"),
+        }, is_distinct=True)
+        fn.set_metadata("dbg", sp)
+        return sp
+
+    def declare(self, name: str, ret, args, attrs=()):
+        """An external function (NVVM intrinsic, libdevice ``__nv_*``, ``vprintf``)."""
+        fn = self.decls.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, list(args)), name)
+            for a in attrs:
+                fn.attributes.add(a)
+            self.decls[name] = fn
+        return fn
+
+    def cstring(self, text: str):
+        """A NUL-terminated constant string in the global address space."""
+        if text not in self.strings:
+            data = bytearray(text.encode("utf-8")) + b"\0"
+            ty = ir.ArrayType(ir.IntType(8), len(data))
+            g = ir.GlobalVariable(self.module, ty, f".str.{len(self.strings)}", addrspace=1)
+            g.linkage = "private"
+            g.global_constant = True
+            g.unnamed_addr = True
+            g.initializer = ir.Constant(ty, data)
+            g.align = 1
+            self.strings[text] = g
+        return self.strings[text]
+
+
+class FunctionLowerer(ExprLowerer):
+    """Lowers one typed function (statements here; expressions in ExprLowerer)."""
+
+    def __init__(self, mctx: ModuleContext, tf: TypedFunction, fn: ir.Function):
+        self.m = mctx
+        self.tf = tf
+        self.fn = fn
+        self.source = tf.source
+        self.sp = mctx.subprogram(tf, fn)
+        self.locs: dict = {}
+        entry = fn.append_basic_block("entry")
+        body = fn.append_basic_block("body")
+        self.ab = ir.IRBuilder(entry)        # allocas
+        self.b = ir.IRBuilder(body)
+        self.body_block = body
+        self.vars: dict = {}
+        self.loops: list = []                # (continue_block, break_block)
+        self.tid_value = None
+        loc = self.loc(tf.tree)
+        self.ab.debug_metadata = loc
+        self.b.debug_metadata = loc
+
+    # -- locations -----------------------------------------------------------
+    def loc(self, node):
+        if self.sp is None:
+            return None
+        line = self.source.first_line + getattr(node, "lineno", self.tf.tree.lineno) - 1
+        col = getattr(node, "col_offset", 0) + 1 + self.source.col_offset
+        key = (line, col)
+        if key not in self.locs:
+            self.locs[key] = self.m.module.add_debug_info(
+                "DILocation", {"line": line, "column": col, "scope": self.sp})
+        return self.locs[key]
+
+    def visit(self, node):
+        """Lower ``node`` with its debug location; foreign errors become internal errors."""
+        prev = self.b.debug_metadata
+        if hasattr(node, "lineno"):
+            self.b.debug_metadata = self.loc(node)
+        try:
+            return getattr(self, "visit_" + type(node).__name__)(node)
+        except (KernelCompileError, InternalCompilerError):
+            raise
+        except Exception as exc:
+            line = self.source.first_line + getattr(node, "lineno", 1) - 1
+            raise InternalCompilerError(
+                f"{type(exc).__name__}: {exc} (lowering {type(node).__name__} at "
+                f"{self.source.filename}:{line})", "lower",
+                f"kernel {self.m.typed.name!r}, options {self.m.options!r}") from exc
+        finally:
+            self.b.debug_metadata = prev
+
+    # -- storage -------------------------------------------------------------
+    def alloca(self, ty):
+        """Entry-block storage for a local of type ``ty`` (a tuple of allocas for aggregates)."""
+        if isinstance(ty, Scalar):
+            return self.ab.alloca(llty(ty))
+        if isinstance(ty, Vector):
+            return tuple(self.ab.alloca(llty(ty.elem)) for _ in range(ty.n))
+        if isinstance(ty, Matrix):
+            return tuple(self.ab.alloca(llty(ty.elem)) for _ in range(ty.rows * ty.cols))
+        if isinstance(ty, TupleType):
+            return tuple(self.alloca(e) for e in ty.elems)
+        raise TypeError(f"no storage for {ty!r}")
+
+    def store_var(self, slot, value):
+        if isinstance(slot, tuple):
+            for s, v in zip(slot, value):
+                self.store_var(s, v)
+        else:
+            self.b.store(value, slot)
+
+    def load_var(self, slot):
+        if isinstance(slot, tuple):
+            return tuple(self.load_var(s) for s in slot)
+        return self.b.load(slot)
+
+    def var_slot(self, name):
+        if name not in self.vars:
+            self.vars[name] = self.alloca(self.tf.locals[name])
+        return self.vars[name]
+
+    # -- function body ---------------------------------------------------------
+    def lower(self):
+        tf = self.tf
+        if tf.is_kernel:
+            self.bind_kernel_params()
+        else:
+            self.bind_func_params()
+        self.block(tf.tree.body)
+        if not self.b.block.is_terminated:
+            if tf.ret == NONE:
+                self.b.ret_void()
+            else:
+                zero = [ir.Constant(t, None) for t in _flat_types(tf.ret)]
+                self.ret_values(zero)
+        self.ab.branch(self.body_block)
+
+    def bind_kernel_params(self):
+        layout = abi.param_layout(self.tf.params)
+        args = self.fn.args
+        for slot, arg in zip(layout[1:], args[1:]):
+            ty = slot.type
+            arg.name = slot.name
+            if isinstance(ty, ArrayType):
+                nd = ty.ndim
+                self.vars[slot.name] = ArrayVal(
+                    self.b.extract_value(arg, 0),
+                    [self.b.extract_value(arg, [1, k]) for k in range(nd)],
+                    [self.b.extract_value(arg, [2, k]) for k in range(nd)], ty)
+                continue
+            if isinstance(ty, Scalar):
+                v = self.b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) \
+                    if ty.is_bool else arg
+            else:
+                n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
+                v = tuple(self.b.extract_value(arg, k) for k in range(n))
+            slot_ = self.var_slot(slot.name)
+            self.store_var(slot_, v)
+        if self.m.typed.uses_tid:
+            self.entry_guard(args[0])
+
+    def bind_func_params(self):
+        args = list(self.fn.args)
+        for name, ty in self.tf.params:
+            n = len(_flat_types(ty))
+            part, args = args[:n], args[n:]
+            for a in part:
+                a.name = name
+            val = unflatten(part, ty)
+            if isinstance(ty, ArrayType):
+                self.vars[name] = val
+            else:
+                self.store_var(self.var_slot(name), val)
+
+    def entry_guard(self, launch_dim):
+        """Compute ``wl.tid()`` once; threads at or past ``launch_dim`` return at once."""
+        n = self.m.typed.launch_ndim
+        axes = "xyz"[:n]
+        idx = {a: self.global_index(a) for a in axes}
+        out = None
+        for k, a in enumerate(axes):
+            dim = self.b.extract_value(launch_dim, k)
+            c = self.b.icmp_unsigned(">=", idx[a], dim)
+            out = c if out is None else self.b.or_(out, c)
+        exit_bb = self.fn.append_basic_block("tid_out_of_range")
+        run_bb = self.fn.append_basic_block("tid_in_range")
+        self.b.cbranch(out, exit_bb, run_bb)
+        self.b.position_at_end(exit_bb)
+        self.b.ret_void()
+        self.b.position_at_end(run_bb)
+        vals = [idx[a] for a in reversed(axes)]  # (z, y, x) order: slowest first
+        self.tid_value = vals[0] if n == 1 else tuple(vals)
+
+    def block(self, stmts):
+        for s in stmts:
+            if self.b.block.is_terminated:
+                break
+            self.visit(s)
+
+    def ret_values(self, flat):
+        if not flat:
+            self.b.ret_void()
+        elif len(flat) == 1:
+            self.b.ret(flat[0])
+        else:
+            agg = ir.Constant(self.fn.function_type.return_type, ir.Undefined)
+            for k, v in enumerate(flat):
+                agg = self.b.insert_value(agg, v, k)
+            self.b.ret(agg)
+
+    # -- statements -------------------------------------------------------------
+    def visit_Pass(self, node):
+        pass
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return
+        self.expr(node.value)
+
+    def visit_Assign(self, node):
+        value = self.expr(node.value)
+        for target in node.targets:
+            self.store(target, value, node.value.wl_ty)
+
+    def visit_AnnAssign(self, node):
+        if node.value is not None:
+            self.store(node.target, self.expr(node.value), node.value.wl_ty)
+
+    def store(self, target, value, vty):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            parts = vty.elems if isinstance(vty, TupleType) else (vty.elem,) * vty.n
+            for elt, v, t in zip(target.elts, value, parts):
+                self.store(elt, v, t)
+            return
+        dst = target.wl_var_ty
+        if isinstance(target, ast.Name):
+            if isinstance(dst, ArrayType):
+                self.vars[target.id] = value
+                return
+            self.store_var(self.var_slot(target.id), self.convert(value, vty, dst))
+            return
+        self.store_into(target.wl_load, self.convert(value, vty, dst))
+
+    def visit_AugAssign(self, node):
+        target = node.target
+        binop = node.wl_binop
+        if isinstance(target, ast.Name):
+            slot = self.var_slot(target.id)
+            cur = self.load_var(slot)
+            new = self.binop_values(binop, cur, self.expr(binop.right))
+            self.store_var(slot, self.convert(new, binop.wl_ty, target.wl_var_ty))
+            return
+        load = target.wl_load
+        ref = self.element_ref(load)
+        cur = self.load_ref(ref)
+        new = self.binop_values(binop, cur, self.expr(binop.right))
+        self.store_ref(ref, self.convert(new, binop.wl_ty, target.wl_var_ty))
+
+    def visit_If(self, node):
+        c = const_of(node.test)
+        if c is not NO_CONST:
+            self.block(node.body if c else node.orelse)
+            return
+        cond = self.truth(node.test)
+        then_bb = self.fn.append_basic_block("if.then")
+        merge_bb = self.fn.append_basic_block("if.end")
+        else_bb = self.fn.append_basic_block("if.else") if node.orelse else merge_bb
+        self.b.cbranch(cond, then_bb, else_bb)
+        self.b.position_at_end(then_bb)
+        self.block(node.body)
+        if not self.b.block.is_terminated:
+            self.b.branch(merge_bb)
+        if node.orelse:
+            self.b.position_at_end(else_bb)
+            self.block(node.orelse)
+            if not self.b.block.is_terminated:
+                self.b.branch(merge_bb)
+        self.b.position_at_end(merge_bb)
+
+    def visit_While(self, node):
+        cond_bb = self.fn.append_basic_block("while.cond")
+        body_bb = self.fn.append_basic_block("while.body")
+        end_bb = self.fn.append_basic_block("while.end")
+        self.b.branch(cond_bb)
+        self.b.position_at_end(cond_bb)
+        c = const_of(node.test)
+        if c is NO_CONST:
+            self.b.cbranch(self.truth(node.test), body_bb, end_bb)
+        else:
+            self.b.branch(body_bb if c else end_bb)
+        self.b.position_at_end(body_bb)
+        self.loops.append((cond_bb, end_bb))
+        self.block(node.body)
+        self.loops.pop()
+        if not self.b.block.is_terminated:
+            self.b.branch(cond_bb)
+        self.b.position_at_end(end_bb)
+
+    def visit_For(self, node):
+        ty = node.wl_range_ty
+        args = [self.convert(self.expr(a), a.wl_ty, ty) for a in node.iter.args]
+        one = ir.Constant(llty(ty), 1)
+        start, stop, step = (ir.Constant(llty(ty), 0), args[0], one) if len(args) == 1 else \
+            (args[0], args[1], one) if len(args) == 2 else tuple(args)
+        counter = self.ab.alloca(llty(ty))
+        self.b.store(start, counter)
+        cond_bb = self.fn.append_basic_block("for.cond")
+        body_bb = self.fn.append_basic_block("for.body")
+        inc_bb = self.fn.append_basic_block("for.inc")
+        end_bb = self.fn.append_basic_block("for.end")
+        self.b.branch(cond_bb)
+        self.b.position_at_end(cond_bb)
+        i = self.b.load(counter)
+        cmp = self.b.icmp_signed if ty.is_signed else self.b.icmp_unsigned
+        if node.wl_step is not None:
+            cond = cmp("<" if node.wl_step > 0 else ">", i, stop)
+        else:
+            zero = ir.Constant(llty(ty), 0)
+            up = self.b.and_(cmp(">", step, zero), cmp("<", i, stop))
+            down = self.b.and_(cmp("<", step, zero), cmp(">", i, stop))
+            cond = self.b.or_(up, down)
+        self.b.cbranch(cond, body_bb, end_bb)
+        self.b.position_at_end(body_bb)
+        self.store_var(self.var_slot(node.target.id),
+                       self.convert(i, ty, node.target.wl_var_ty))
+        self.loops.append((inc_bb, end_bb))
+        self.block(node.body)
+        self.loops.pop()
+        if not self.b.block.is_terminated:
+            self.b.branch(inc_bb)
+        self.b.position_at_end(inc_bb)
+        self.b.store(self.b.add(self.b.load(counter), step), counter)
+        self.b.branch(cond_bb)
+        self.b.position_at_end(end_bb)
+
+    def visit_Break(self, node):
+        self.b.branch(self.loops[-1][1])
+
+    def visit_Continue(self, node):
+        self.b.branch(self.loops[-1][0])
+
+    def visit_Return(self, node):
+        if self.tf.ret == NONE:
+            self.b.ret_void()
+            return
+        v = self.convert(self.expr(node.value), node.value.wl_ty, self.tf.ret)
+        self.ret_values(flatten(v, self.tf.ret))
+
+    def visit_Assert(self, node):
+        if not self.m.debug:
+            return
+        from warp_lab.compiler.lower_builtins import emit_trap
+        cond = self.truth(node.test)
+        msg = const_of(node.msg) if node.msg is not None else ""
+        line = self.source.first_line + node.lineno - 1
+        text = (f"{self.source.filename}:{line}: assertion failed: "
+                f"{ast.unparse(node.test)}" + (f": {msg}" if msg else ""))
+        emit_trap(self, cond, text)
+
+
+def _flat_types(ty):
+    """The LLVM types a value of ``ty`` flattens to (function parameters and returns)."""
+    if ty == NONE:
+        return []
+    if isinstance(ty, Scalar):
+        return [llty(ty)]
+    if isinstance(ty, Vector):
+        return [llty(ty.elem)] * ty.n
+    if isinstance(ty, Matrix):
+        return [llty(ty.elem)] * (ty.rows * ty.cols)
+    if isinstance(ty, TupleType):
+        return [t for e in ty.elems for t in _flat_types(e)]
+    if isinstance(ty, ArrayType):
+        space = {"global": 1, "shared": 3, "local": 0}[ty.space]
+        return [ir.PointerType(addrspace=space)] + [I32] * (2 * ty.ndim)
+    raise TypeError(f"no LLVM type for {ty!r}")
+
+
+def _declare_function(mctx: ModuleContext, tf: TypedFunction) -> ir.Function:
+    params = [t for _, ty in tf.params for t in _flat_types(ty)]
+    rets = _flat_types(tf.ret)
+    ret = ir.VoidType() if not rets else rets[0] if len(rets) == 1 else \
+        ir.LiteralStructType(rets)
+    fn = ir.Function(mctx.module, ir.FunctionType(ret, params), tf.symbol)
+    fn.linkage = "internal"
+    return fn
+
+
+def make_llvm_ir(typed: TypedKernel, options=None) -> LoweredKernel:
+    """Lower a typed kernel to an LLVM IR module (text).
+
+    Args:
+        typed: the front end's :class:`~warp_lab.compiler.typed_ast.TypedKernel`.
+        options: :class:`~warp_lab.compiler.artifact.CompileOptions` (``fast_math``,
+            ``debug``, ``lineinfo``, ``opt`` are read); None for defaults.
+
+    Returns:
+        a :class:`LoweredKernel`.
+
+    Raises:
+        InternalCompilerError: lowering failed on a kernel the front end accepted
+            (a warp_lab bug).
+    """
+    mctx = ModuleContext(typed, options)
+    layout = abi.param_layout(typed.params)
+    entry = ir.Function(mctx.module, ir.FunctionType(ir.VoidType(),
+                                                     abi.llvm_param_types(layout)), typed.entry)
+    entry.calling_convention = "ptx_kernel"
+    entry.args[0].name = "launch_dim"
+    for tf in typed.funcs:
+        mctx.functions[tf.symbol] = _declare_function(mctx, tf)
+    FunctionLowerer(mctx, typed.kernel, entry).lower()
+    for tf in typed.funcs:
+        FunctionLowerer(mctx, tf, mctx.functions[tf.symbol]).lower()
+    return LoweredKernel(str(mctx.module), typed.entry, typed.params, typed.launch_ndim,
+                         typed.shared_bytes, typed.uses_tid)

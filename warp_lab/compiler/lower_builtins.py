@@ -1,0 +1,467 @@
+"""Code generation for calls: builtins (a table keyed by builtin name), casts,
+constructors and device-function calls.
+
+Sources of the instruction choices: NVVM intrinsics (``llvm.nvvm.*``, LLVM's
+NVPTXUsage guide), libdevice's ``__nv_*`` functions (libdevice user's guide),
+``vprintf`` (CUDA Programming Guide, "Formatted Output": the argument buffer
+holds each value at its natural alignment, floats promoted to double).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from warp_lab.compiler.lower_expr import (I1, I32, I64, ArrayVal, flatten, flatten_types_count,
+                                          llty, memty, unflatten)
+from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, scalar_binop
+from warp_lab.compiler.typing_rules import NONE
+from warp_lab.lang.types import Matrix, Scalar, TupleType, Vector, float32, int32
+
+__all__ = ["lower_call", "emit_trap", "emit_printf", "LOWER"]
+
+#: libdevice names for (float32, float64)
+LIBDEVICE = {n: (f"__nv_{n}f", f"__nv_{n}") for n in (
+    "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sin",
+    "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+    "erf", "erfc", "atan2", "fmod", "hypot")}
+#: libdevice's approximate float32 versions, used under fast_math
+FAST32 = {"sin": "__nv_fast_sinf", "cos": "__nv_fast_cosf", "tan": "__nv_fast_tanf",
+          "exp": "__nv_fast_expf", "exp10": "__nv_fast_exp10f", "log": "__nv_fast_logf",
+          "log2": "__nv_fast_log2f", "log10": "__nv_fast_log10f"}
+#: functions that are LLVM intrinsics (the back end picks the PTX instruction)
+LLVM_MATH = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+             "round": "rint", "rint": "rint", "copysign": "copysign"}
+
+
+def _args(node):
+    return getattr(node, "wl_args", node.args)
+
+
+def _vals(lw, node, tys):
+    return [None if a is None else lw.convert(lw.expr(a), a.wl_ty, t)
+            for a, t in zip(_args(node), tys)]
+
+
+def _math(lw, node, call):
+    t = call.info["ty"]
+    name = call.name
+    args = [lw.convert(lw.expr(a), a.wl_ty, t) for a in _args(node)]
+    if t.bits == 16:  # compute half precision in float32
+        f = ir.FloatType()
+        r = _math_f(lw, name, float32, [lw.b.fpext(a, f) for a in args])
+        return lw.b.fptrunc(r, llty(t))
+    return _math_f(lw, name, t, args)
+
+
+def _math_f(lw, name, t, args):
+    if name in LLVM_MATH:
+        return intrinsic(lw, LLVM_MATH[name], t, args)
+    if t.bits == 32 and lw.m.fast_math and name in FAST32:
+        return float_call(lw, FAST32[name], t, args)
+    return float_call(lw, LIBDEVICE[name][0 if t.bits == 32 else 1], t, args)
+
+
+def _pow(lw, node, call):
+    t = call.info["ty"]
+    a, b = _vals(lw, node, [t, t])
+    return scalar_binop(lw, "pow", a, b, t)
+
+
+def _abs1(lw, v, t):
+    if t.is_float:
+        return intrinsic(lw, "fabs", t, [v])
+    if not t.is_signed:
+        return v
+    fn = lw.m.declare(f"llvm.abs.i{t.bits}", llty(t), [llty(t), I1])
+    return lw.b.call(fn, [v, ir.Constant(I1, 0)])
+
+
+def _abs(lw, node, call):
+    t = call.info["ty"]
+    (v,) = _vals(lw, node, [t])
+    if isinstance(t, Vector):
+        return tuple(_abs1(lw, x, t.elem) for x in v)
+    return _abs1(lw, v, t)
+
+
+def _minmax1(lw, name, a, b, t):
+    if t.is_float:
+        return intrinsic(lw, "minnum" if name == "min" else "maxnum", t, [a, b])
+    pre = "s" if t.is_signed else "u"
+    return intrinsic(lw, pre + name, t, [a, b])
+
+
+def _minmax(lw, node, call):
+    t = call.info["ty"]
+    vals = _vals(lw, node, [t] * len(_args(node)))
+    out = vals[0]
+    for v in vals[1:]:
+        if isinstance(t, Vector):
+            out = tuple(_minmax1(lw, call.name, x, y, t.elem) for x, y in zip(out, v))
+        else:
+            out = _minmax1(lw, call.name, out, v, t)
+    return out
+
+
+def _clamp(lw, node, call):
+    t = call.info["ty"]
+    x, lo, hi = _vals(lw, node, [t] * 3)
+    return _minmax1(lw, "min", _minmax1(lw, "max", x, lo, t), hi, t)
+
+
+def _sign(lw, node, call):
+    t = call.info["ty"]
+    (x,) = _vals(lw, node, [t])
+    ty = llty(t)
+    zero = ir.Constant(ty, 0.0 if t.is_float else 0)
+    pos = compare(lw, "gt", x, zero, t)
+    neg = compare(lw, "lt", x, zero, t)
+    if t.is_float:
+        return lw.b.select(pos, ir.Constant(ty, 1.0),
+                           lw.b.select(neg, ir.Constant(ty, -1.0), x))
+    return lw.b.sub(lw.b.zext(pos, ty), lw.b.zext(neg, ty))
+
+
+def _fma(lw, node, call):
+    t = call.info["ty"]
+    return intrinsic(lw, "fma", t, _vals(lw, node, [t] * 3))
+
+
+def _fp_class(lw, node, call):
+    t = call.info["ty"]
+    if not t.is_float:
+        return ir.Constant(I1, int(call.name == "isfinite"))
+    (x,) = _vals(lw, node, [t])
+    if call.name == "isnan":
+        return lw.b.fcmp_unordered("uno", x, x)
+    ax = intrinsic(lw, "fabs", t, [x], fast=False)
+    inf = ir.Constant(llty(t), float("inf"))
+    if call.name == "isinf":
+        return lw.b.fcmp_ordered("==", ax, inf)
+    return lw.b.fcmp_ordered("!=", ax, inf)  # ordered: NaN is not finite
+
+
+def _int_unary(lw, node, call):
+    t = call.info["ty"]
+    (x,) = _vals(lw, node, [t])
+    ty = llty(t)
+    b = lw.b
+    name = call.name
+    if name == "brev":
+        return intrinsic(lw, "bitreverse", t, [x])
+    if name == "popc":
+        r = intrinsic(lw, "ctpop", t, [x])
+    else:
+        which = "ctlz" if name == "clz" else "cttz"
+        fn = lw.m.declare(f"llvm.{which}.i{t.bits}", ty, [ty, I1])
+        r = b.call(fn, [x, ir.Constant(I1, 0)])
+        if name == "ffs":
+            r = b.select(b.icmp_unsigned("==", x, ir.Constant(ty, 0)), ir.Constant(ty, 0),
+                         b.add(r, ir.Constant(ty, 1)))
+    return b.trunc(r, I32) if t.bits > 32 else r
+
+
+def _mulhi(lw, node, call):
+    t = call.info["ty"]
+    a, c = _vals(lw, node, [t, t])
+    wide = ir.IntType(2 * t.bits)
+    ext = lw.b.sext if t.is_signed else lw.b.zext
+    p = lw.b.mul(ext(a, wide), ext(c, wide))
+    return lw.b.trunc(lw.b.lshr(p, ir.Constant(wide, t.bits)), llty(t))
+
+
+def _tid(lw, node, call):
+    if lw.tid_value is not None:
+        return lw.tid_value
+    n = call.info["ndim"]
+    idx = [lw.global_index(a) for a in "xyz"[:n]]
+    return idx[0] if n == 1 else tuple(reversed(idx))
+
+
+def _lane_id(lw, node, call):
+    return lw.sreg("laneid")
+
+
+def _warp_id(lw, node, call):
+    b = lw.b
+    lin = b.add(b.mul(b.add(b.mul(lw.sreg("tid.z"), lw.sreg("ntid.y")), lw.sreg("tid.y")),
+                      lw.sreg("ntid.x")), lw.sreg("tid.x"))
+    return b.lshr(lin, ir.Constant(I32, 5))
+
+
+def _void_intrinsic(name, args=()):
+    def gen(lw, node, call):
+        fn = lw.m.declare(name, ir.VoidType(), [I32] * len(args))
+        lw.b.call(fn, [ir.Constant(I32, a) for a in args])
+    return gen
+
+
+def _syncwarp(lw, node, call):
+    (mask,) = _args(node)
+    m = ir.Constant(I32, 0xFFFFFFFF) if mask is None else \
+        lw.convert(lw.expr(mask), mask.wl_ty, _U32)
+    lw.b.call(lw.m.declare("llvm.nvvm.bar.warp.sync", ir.VoidType(), [I32]), [m])
+
+
+def _fence(scope):
+    def gen(lw, node, call):
+        lw.b.fence("seq_cst", scope)
+    return gen
+
+
+_SHFL = {"shfl_sync": ("idx", 0x1F), "shfl_up_sync": ("up", 0),
+         "shfl_down_sync": ("down", 0x1F), "shfl_xor_sync": ("bfly", 0x1F)}
+
+
+def _shfl(lw, node, call):
+    t = call.info["ty"]
+    mask_n, value_n, lane_n, width_n = _args(node)
+    b = lw.b
+    mask = lw.convert(lw.expr(mask_n), mask_n.wl_ty, _U32)
+    value = lw.convert(lw.expr(value_n), value_n.wl_ty, t)
+    lane = lw.convert(lw.expr(lane_n), lane_n.wl_ty, int32)
+    mode, clamp = _SHFL[call.name]
+    if width_n is None:
+        c = ir.Constant(I32, clamp)
+    else:
+        w = lw.convert(lw.expr(width_n), width_n.wl_ty, int32)
+        c = b.or_(b.shl(b.sub(ir.Constant(I32, 32), w), ir.Constant(I32, 8)),
+                  ir.Constant(I32, clamp))
+        if isinstance(w, ir.Constant):
+            c = ir.Constant(I32, ((32 - w.constant) << 8) | clamp)
+
+    def shfl32(v, kind):
+        ty = ir.FloatType() if kind == "f32" else I32
+        fn = lw.m.declare(f"llvm.nvvm.shfl.sync.{mode}.{kind}", ty, [I32, ty, I32, I32])
+        return b.call(fn, [mask, v, lane, c])
+
+    if t.bits == 32:
+        return shfl32(value, "f32" if t.is_float else "i32")
+    bits = b.bitcast(value, I64) if t.is_float else value
+    lo = shfl32(b.trunc(bits, I32), "i32")
+    hi = shfl32(b.trunc(b.lshr(bits, ir.Constant(I64, 32)), I32), "i32")
+    r = b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ir.Constant(I64, 32)))
+    return b.bitcast(r, llty(t)) if t.is_float else r
+
+
+def _vote(lw, node, call):
+    mask_n, pred_n = _args(node)
+    mask = lw.convert(lw.expr(mask_n), mask_n.wl_ty, _U32)
+    pred = lw.truth(pred_n)
+    kind = call.name[:-len("_sync")]
+    ret = I32 if kind == "ballot" else I1
+    fn = lw.m.declare(f"llvm.nvvm.vote.{kind}.sync", ret, [I32, I1])
+    return lw.b.call(fn, [mask, pred])
+
+
+def _atomic(lw, node, call):
+    info = call.info
+    t = info["ty"]
+    args = node.args
+    arr = lw.expr(args[0])
+    if info["tuple_index"]:
+        tv = lw.expr(args[1])
+        idx = [lw.convert(v, et, int32) for v, et in zip(tv, args[1].wl_ty.elems)]
+    else:
+        idx = [lw.index_i32(a) for a in args[1:1 + info["nidx"]]]
+    ptr = lw.elem_ptr(arr, idx)
+    vals = [lw.convert(lw.expr(a), a.wl_ty, t) for a in args[1 + info["nidx"]:]]
+    op = info["op"]
+    b = lw.b
+    if op == "cas":
+        cmp, new = vals
+        if t.is_float:
+            it = ir.IntType(t.bits)
+            cmp, new = b.bitcast(cmp, it), b.bitcast(new, it)
+        pair = b.cmpxchg(ptr, cmp, new, "monotonic", "monotonic")
+        old = b.extract_value(pair, 0)
+        return b.bitcast(old, llty(t)) if t.is_float else old
+    (v,) = vals
+    if op == "sub" and t.is_float:
+        op, v = "add", b.fneg(v)
+    if t.is_float:
+        rmw = {"add": "fadd", "min": "fmin", "max": "fmax", "exch": "xchg"}[op]
+    elif op in ("min", "max"):
+        rmw = op if t.is_signed else "u" + op
+    else:
+        rmw = {"exch": "xchg"}.get(op, op)
+    return b.atomic_rmw(rmw, ptr, v, "monotonic")
+
+
+def _select(lw, node, call):
+    t = call.info["ty"]
+    c_n, a_n, b_n = _args(node)
+    cond = lw.truth(c_n)
+    a = lw.convert(lw.expr(a_n), a_n.wl_ty, t)
+    bv = lw.convert(lw.expr(b_n), b_n.wl_ty, t)
+    if isinstance(t, Scalar):
+        return lw.b.select(cond, a, bv)
+    return tuple(lw.b.select(cond, x, y) for x, y in zip(a, bv))
+
+
+def emit_printf(lw, fmt: str, values, tys):
+    """``vprintf(fmt, buffer)``: the buffer holds each value, floats as double, ints >= 32 bits."""
+    b = lw.b
+    ptr0 = ir.PointerType()
+    vprintf = lw.m.declare("vprintf", I32, [ptr0, ptr0])
+    g = lw.m.cstring(fmt)
+    fmt_ptr = b.addrspacecast(g, ptr0)
+    items = []
+    for v, t in zip(values, tys):
+        if t.is_float:
+            items.append(v if t.bits == 64 else b.fpext(v, ir.DoubleType()))
+        elif t.bits < 32:
+            items.append(b.zext(v, I32) if (t.is_bool or not t.is_signed) else b.sext(v, I32))
+        else:
+            items.append(v)
+    if not items:
+        b.call(vprintf, [fmt_ptr, ir.Constant(ptr0, None)])
+        return
+    st = ir.LiteralStructType([x.type for x in items])
+    buf = lw.ab.alloca(st)
+    buf.align = 8
+    for k, x in enumerate(items):
+        b.store(x, b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True,
+                         source_etype=st))
+    b.call(vprintf, [fmt_ptr, buf])
+
+
+def _printf(lw, node, call):
+    info = call.info
+    vals = [lw.convert(lw.expr(a), a.wl_ty, t) for a, t in zip(info["args"], info["tys"])]
+    emit_printf(lw, info["fmt"], vals, info["tys"])
+
+
+def emit_trap(lw, ok, message: str):
+    """When ``ok`` is false: print ``message`` and trap (``llvm.trap`` -> PTX ``trap``)."""
+    fail = lw.fn.append_basic_block("trap")
+    cont = lw.fn.append_basic_block("ok")
+    lw.b.cbranch(ok, cont, fail)
+    lw.b.position_at_end(fail)
+    emit_printf(lw, message.replace("%", "%%") + "\n", [], [])
+    lw.b.call(lw.m.declare("llvm.trap", ir.VoidType(), []), [])
+    lw.b.unreachable()
+    lw.b.position_at_end(cont)
+
+
+def _static_array(shape):
+    strides, s = [], 1
+    for n in reversed(shape):
+        strides.insert(0, s)
+        s *= n
+    return [ir.Constant(I32, n) for n in shape], [ir.Constant(I32, x) for x in strides], s
+
+
+def _shared_array(lw, node, call):
+    aty = node.wl_ty
+    shape, strides, _ = _static_array(aty.shape)
+    return ArrayVal(lw.m.shared[call.info["symbol"]], shape, strides, aty)
+
+
+def _local_array(lw, node, call):
+    aty = node.wl_ty
+    shape, strides, count = _static_array(aty.shape)
+    slot = lw.ab.alloca(ir.ArrayType(memty(aty.dtype), count))
+    slot.align = max(4, aty.dtype.align)
+    return ArrayVal(slot, shape, strides, aty)
+
+
+def _len(lw, node, call):
+    arr = lw.expr(_args(node)[0])
+    return arr.shape[0]
+
+
+def _vecop(lw, node, call):
+    name = call.name
+    if name == "mul":
+        fake = call.info["binop"]
+        return lw.binop_values(fake, lw.expr(fake.left), lw.expr(fake.right))
+    t = call.info["ty"]
+    vals = [lw.expr(a) for a in _args(node)]
+    e = t.elem
+    if name == "transpose":
+        r, c = t.rows, t.cols
+        return tuple(vals[0][i * c + j] for j in range(c) for i in range(r))
+    if name == "dot":
+        return dot(lw, vals[0], vals[1], e)
+    if name == "length_sq":
+        return dot(lw, vals[0], vals[0], e)
+    if name in ("length", "normalize"):
+        n = intrinsic(lw, "sqrt", e, [dot(lw, vals[0], vals[0], e)])
+        if name == "length":
+            return n
+        return tuple(scalar_binop(lw, "truediv", x, n, e) for x in vals[0])
+    a, c = vals
+    if name == "cross":
+        def m(i, j):
+            return scalar_binop(lw, "mul", a[i], c[j], e)
+        return (scalar_binop(lw, "sub", m(1, 2), m(2, 1), e),
+                scalar_binop(lw, "sub", m(2, 0), m(0, 2), e),
+                scalar_binop(lw, "sub", m(0, 1), m(1, 0), e))
+    # outer
+    return tuple(scalar_binop(lw, "mul", x, y, e) for x in a for y in c)
+
+
+LOWER = {
+    "tid": _tid, "lane_id": _lane_id, "warp_id": _warp_id,
+    "syncthreads": _void_intrinsic("llvm.nvvm.barrier0"), "syncwarp": _syncwarp,
+    "threadfence": _fence("device"), "threadfence_block": _fence("block"),
+    "shfl_sync": _shfl, "shfl_up_sync": _shfl, "shfl_down_sync": _shfl, "shfl_xor_sync": _shfl,
+    "ballot_sync": _vote, "any_sync": _vote, "all_sync": _vote,
+    "pow": _pow, "abs": _abs, "sign": _sign, "min": _minmax, "max": _minmax, "clamp": _clamp,
+    "fma": _fma, "isnan": _fp_class, "isinf": _fp_class, "isfinite": _fp_class,
+    "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary, "brev": _int_unary,
+    "mulhi": _mulhi, "select": _select, "printf": _printf, "shared_array": _shared_array,
+    "local_array": _local_array, "len": _len,
+    "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
+    "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
+}
+for _n in list(LIBDEVICE) + list(LLVM_MATH):
+    LOWER.setdefault(_n, _math)
+LOWER.update({f"atomic_{op}": _atomic for op in
+              ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas")})
+
+
+def _construct(lw, node, call):
+    ty = call.type
+    e = ty.elem
+    vals = [lw.expr(a) for a in node.args]
+    tys = call.info["tys"]
+    n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
+    if not vals:
+        return (ir.Constant(llty(e), 0.0 if e.is_float else 0),) * n
+    if len(vals) == 1 and isinstance(tys[0], Scalar):
+        return (lw.convert(vals[0], tys[0], e),) * n
+    out = []
+    for v, t in zip(vals, tys):
+        if isinstance(t, (Vector, Matrix)):
+            out.extend(lw.convert(x, t.elem, e) for x in v)
+        else:
+            out.append(lw.convert(v, t, e))
+    return tuple(out)
+
+
+def lower_call(lw, node):
+    """The value of a call node (None for calls that return nothing)."""
+    call = node.wl_call
+    if call.kind == "cast":
+        a = _args(node)[0]
+        return lw.convert(lw.expr(a), a.wl_ty, call.type)
+    if call.kind == "construct":
+        return _construct(lw, node, call)
+    if call.kind == "func":
+        tf = call.func
+        flat = []
+        for a, t in zip(call.info["args"], call.info["tys"]):
+            flat += flatten(lw.convert(lw.expr(a), a.wl_ty, t), t)
+        r = lw.b.call(lw.m.functions[tf.symbol], flat)
+        if tf.ret == NONE:
+            return None
+        n = len(flatten_types_count(tf.ret))
+        parts = [r] if n == 1 else [lw.b.extract_value(r, k) for k in range(n)]
+        return unflatten(parts, tf.ret)
+    return LOWER[call.name](lw, node, call)
+
+
+_U32 = Scalar("uint32", "u", 32)
+del TupleType

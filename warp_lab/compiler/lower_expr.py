@@ -1,0 +1,463 @@
+"""Lowering of expressions: constants, loads, operators with Python semantics, conversions.
+
+A mixin of :class:`~warp_lab.compiler.lower.FunctionLowerer`. Values are
+Python-side: a scalar is an ``ir.Value``; a vector, matrix or tuple is a
+Python tuple of its components (flattened row-major for matrices); an array
+is an :class:`ArrayVal`. Aggregates therefore never appear in the IR except
+as kernel parameters and multi-value returns.
+
+Operator semantics (Python's, so results match NumPy references):
+
+* ``//`` and ``%`` floor: the quotient rounds toward -inf and the remainder
+  takes the divisor's sign, for integers and floats;
+* ``<<``/``>>`` by the type width or more give 0 (or -1 for negative
+  ``>>``), never LLVM poison;
+* ``!=`` on floats is unordered (``NaN != NaN``), the other comparisons ordered;
+* integer overflow wraps (no ``nsw`` on user arithmetic; index math is ``nsw``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from warp_lab.compiler.typed_ast import NO_CONST, const_of
+from warp_lab.compiler.typing_rules import Meta, cast_value, wrap_int
+from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
+
+__all__ = ["ArrayVal", "ExprLowerer", "llty", "memty", "flatten", "unflatten"]
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+
+
+def llty(t: Scalar):
+    """LLVM register type of a scalar (bool: i1)."""
+    if t.kind == "b":
+        return I1
+    if t.kind == "f":
+        return {16: ir.HalfType(), 32: ir.FloatType(), 64: ir.DoubleType()}[t.bits]
+    return ir.IntType(t.bits)
+
+
+def memty(t):
+    """LLVM in-memory type of an array element (bool: i8; vectors: [n x T])."""
+    if isinstance(t, Scalar):
+        return I8 if t.is_bool else llty(t)
+    if isinstance(t, Vector):
+        return ir.ArrayType(memty(t.elem), t.n)
+    if isinstance(t, Matrix):
+        return ir.ArrayType(memty(t.elem), t.rows * t.cols)
+    raise TypeError(f"no memory type for {t!r}")
+
+
+@dataclass
+class ArrayVal:
+    """An array value: base pointer, int32 extents and element strides."""
+
+    ptr: ir.Value
+    shape: list
+    strides: list
+    ty: ArrayType
+
+
+def flatten(value, ty) -> list:
+    """Scalars of ``value`` in order (arrays: pointer, shape..., strides...)."""
+    if isinstance(ty, ArrayType):
+        return [value.ptr, *value.shape, *value.strides]
+    if isinstance(ty, TupleType):
+        return [x for v, t in zip(value, ty.elems) for x in flatten(v, t)]
+    if isinstance(ty, (Vector, Matrix)):
+        return list(value)
+    return [value]
+
+
+def unflatten(parts: list, ty):
+    """Inverse of :func:`flatten`."""
+    if isinstance(ty, ArrayType):
+        n = ty.ndim
+        return ArrayVal(parts[0], list(parts[1:1 + n]), list(parts[1 + n:1 + 2 * n]), ty)
+    if isinstance(ty, TupleType):
+        out, k = [], 0
+        for e in ty.elems:
+            m = len(flatten_types_count(e))
+            out.append(unflatten(parts[k:k + m], e))
+            k += m
+        return tuple(out)
+    if isinstance(ty, (Vector, Matrix)):
+        return tuple(parts)
+    return parts[0]
+
+
+def flatten_types_count(ty) -> list:
+    if isinstance(ty, ArrayType):
+        return [0] * (1 + 2 * ty.ndim)
+    if isinstance(ty, TupleType):
+        return [x for e in ty.elems for x in flatten_types_count(e)]
+    if isinstance(ty, Vector):
+        return [0] * ty.n
+    if isinstance(ty, Matrix):
+        return [0] * (ty.rows * ty.cols)
+    return [0]
+
+
+@dataclass
+class Ref:
+    """Where a store goes: array memory (``ptr``) or a local's alloca(s)."""
+
+    kind: str          # "mem", "slot", "dyn"
+    target: object     # pointer, alloca, or tuple of allocas
+    ty: object
+    index: object = None
+
+
+class ExprLowerer:
+    """Expression lowering (mixed into FunctionLowerer)."""
+
+    @property
+    def fflags(self):
+        """Fast-math flags of float arithmetic: ``fast`` or nvcc's default contraction."""
+        return ("fast",) if self.m.fast_math else ("contract",)
+
+    # -- constants and conversions ----------------------------------------------
+    def const_value(self, c, ty):
+        if isinstance(ty, Scalar):
+            if ty.is_float:
+                return ir.Constant(llty(ty), float(c))
+            return ir.Constant(llty(ty), wrap_int(int(c), ty) if not ty.is_bool else int(bool(c)))
+        if isinstance(ty, TupleType):
+            return tuple(self.const_value(v, t) for v, t in zip(c, ty.elems))
+        return None
+
+    def expr(self, node):
+        """The value of expression ``node`` (constants materialised directly)."""
+        ty = getattr(node, "wl_ty", None)
+        c = const_of(node)
+        if c is not NO_CONST and isinstance(ty, (Scalar, TupleType)):
+            return self.const_value(c, ty)
+        if isinstance(ty, Meta):
+            return None
+        return self.visit(node)
+
+    def convert(self, v, src, dst):
+        """Convert value ``v`` of type ``src`` to ``dst`` (C-like, casts truncate toward 0)."""
+        if src == dst or isinstance(dst, ArrayType):
+            return v
+        if isinstance(src, (Vector, Matrix)) and isinstance(dst, (Vector, Matrix)):
+            return tuple(self.convert(x, src.elem, dst.elem) for x in v)
+        if isinstance(dst, TupleType):
+            return tuple(self.convert(x, s, d) for x, s, d in zip(v, src.elems, dst.elems))
+        if isinstance(dst, (Vector, Matrix)) and isinstance(src, Scalar):
+            n = dst.n if isinstance(dst, Vector) else dst.rows * dst.cols
+            return (self.convert(v, src, dst.elem),) * n
+        b = self.b
+        if isinstance(v, ir.Constant) and isinstance(v.constant, (int, float)):
+            py = wrap_int(v.constant, src) if not src.is_float else v.constant
+            try:
+                return self.const_value(cast_value(py, dst), dst)
+            except (ValueError, OverflowError):
+                pass
+        if dst.is_bool:
+            return self.truth_value(v, src)
+        if src.is_bool:
+            return b.zext(v, llty(dst)) if dst.is_int else b.uitofp(v, llty(dst))
+        if src.is_int and dst.is_int:
+            if dst.bits < src.bits:
+                return b.trunc(v, llty(dst))
+            if dst.bits > src.bits:
+                return b.sext(v, llty(dst)) if src.is_signed else b.zext(v, llty(dst))
+            return v
+        if src.is_int:
+            return b.sitofp(v, llty(dst)) if src.is_signed else b.uitofp(v, llty(dst))
+        if dst.is_int:
+            return b.fptosi(v, llty(dst)) if dst.is_signed else b.fptoui(v, llty(dst))
+        return b.fpext(v, llty(dst)) if dst.bits > src.bits else b.fptrunc(v, llty(dst))
+
+    def truth_value(self, v, ty):
+        if ty.is_bool:
+            return v
+        if ty.is_float:
+            return self.b.fcmp_unordered("!=", v, ir.Constant(llty(ty), 0.0))
+        return self.b.icmp_unsigned("!=", v, ir.Constant(llty(ty), 0))
+
+    def truth(self, node):
+        """An i1 for a condition expression."""
+        return self.truth_value(self.expr(node), node.wl_ty)
+
+    # -- names, attributes, subscripts ---------------------------------------------
+    def visit_Name(self, node):
+        v = self.vars.get(node.id)
+        if isinstance(v, ArrayVal):
+            return v
+        return self.load_var(self.var_slot(node.id))
+
+    def visit_Tuple(self, node):
+        return tuple(self.expr(e) for e in node.elts)
+
+    def sreg(self, name: str):
+        fn = self.m.declare(f"llvm.nvvm.read.ptx.sreg.{name}", I32, [])
+        return self.b.call(fn, [])
+
+    def global_index(self, axis: str):
+        """``ctaid.axis * ntid.axis + tid.axis`` (CUDA's blockIdx*blockDim+threadIdx)."""
+        base = self.b.mul(self.sreg(f"ctaid.{axis}"), self.sreg(f"ntid.{axis}"),
+                          flags=["nuw", "nsw"])
+        return self.b.add(base, self.sreg(f"tid.{axis}"), flags=["nuw", "nsw"])
+
+    def visit_Attribute(self, node):
+        if hasattr(node, "wl_sreg"):
+            stem, axis = node.wl_sreg
+            return self.sreg(f"{stem}.{axis}")
+        base = self.expr(node.value)
+        bty = node.value.wl_ty
+        if isinstance(bty, Vector):
+            return base[node.wl_component]
+        if isinstance(bty, Matrix):  # .T
+            r, c = bty.rows, bty.cols
+            return tuple(base[i * c + j] for j in range(c) for i in range(r))
+        if isinstance(bty, ArrayType) and node.attr == "shape":
+            return tuple(base.shape)
+        raise TypeError(f"attribute {node.attr} of {bty!r}")
+
+    def index_i32(self, node):
+        v = self.expr(node)
+        return self.convert(v, node.wl_ty, _INT32)
+
+    def elem_ptr(self, arr: ArrayVal, idx: list):
+        """Address of ``arr[idx]``: int32 ``sum(i_k * stride_k)``, sign-extended at the GEP."""
+        off = None
+        for k, v in enumerate(idx):
+            if self.m.debug:
+                from warp_lab.compiler.lower_builtins import emit_trap
+                bad = self.b.icmp_unsigned("<", v, arr.shape[k])
+                emit_trap(self, bad, f"{self.source.filename}: index out of bounds on "
+                          f"axis {k} of a {arr.ty.ndim}-D array")
+            s = arr.strides[k]
+            term = v if (isinstance(s, ir.Constant) and s.constant == 1) else \
+                self.b.mul(v, s, flags=["nsw"])
+            off = term if off is None else self.b.add(off, term, flags=["nsw"])
+        return self.b.gep(arr.ptr, [self.b.sext(off, I64)], inbounds=True,
+                          source_etype=memty(arr.ty.dtype))
+
+    def element_ref(self, node) -> Ref:
+        """A store/load reference for a subscript or component node (typed, load form)."""
+        bty = node.value.wl_ty
+        if isinstance(node, ast.Attribute):  # v.x of a local vector
+            slot = self.var_slot(node.value.id)
+            return Ref("slot", slot[node.wl_component], bty.elem)
+        if isinstance(bty, ArrayType):
+            arr = self.expr(node.value)
+            idx = [self.index_i32(i) for i in node.wl_indices]
+            return Ref("mem", self.elem_ptr(arr, idx), bty.dtype)
+        slot = self.var_slot(node.value.id)
+        if isinstance(bty, Vector):
+            i = node.wl_indices[0]
+            c = const_of(i)
+            if c is not NO_CONST:
+                return Ref("slot", slot[int(c)], bty.elem)
+            return Ref("dyn", slot, bty.elem, self.index_i32(i))
+        # matrix: m[i, j] or m[i] (a row)
+        cols = bty.cols
+        idx = node.wl_indices
+        if len(idx) == 2:
+            ci, cj = const_of(idx[0]), const_of(idx[1])
+            if ci is not NO_CONST and cj is not NO_CONST:
+                return Ref("slot", slot[int(ci) * cols + int(cj)], bty.elem)
+            lin = self.b.add(self.b.mul(self.index_i32(idx[0]), ir.Constant(I32, cols)),
+                             self.index_i32(idx[1]))
+            return Ref("dyn", slot, bty.elem, lin)
+        ci = const_of(idx[0])
+        from warp_lab.compiler.typing_exprs import vector_of
+        if ci is not NO_CONST:
+            return Ref("slot", slot[int(ci) * cols:(int(ci) + 1) * cols], vector_of(bty.elem, cols))
+        raise TypeError("a matrix row store needs a constant row index")
+
+    def load_ref(self, ref: Ref):
+        if ref.kind == "slot":
+            return self.load_var(ref.target)
+        if ref.kind == "dyn":
+            vals = [self.b.load(s) for s in ref.target]
+            return self.pick(vals, ref.index)
+        return self.load_mem(ref.target, ref.ty)
+
+    def store_ref(self, ref: Ref, value):
+        if ref.kind == "slot":
+            self.store_var(ref.target, value)
+        elif ref.kind == "dyn":
+            for k, s in enumerate(ref.target):
+                hit = self.b.icmp_signed("==", ref.index, ir.Constant(I32, k))
+                self.b.store(self.b.select(hit, value, self.b.load(s)), s)
+        else:
+            self.store_mem(ref.target, ref.ty, value)
+
+    def store_into(self, load_node, value):
+        self.store_ref(self.element_ref(load_node), value)
+
+    def load_mem(self, ptr, ty):
+        if isinstance(ty, Scalar):
+            v = self.b.load(ptr, typ=memty(ty), align=ty.align)
+            return self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if ty.is_bool else v
+        n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
+        at = memty(ty)
+        return tuple(self.load_mem(self.b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, k)],
+                                              inbounds=True, source_etype=at), ty.elem)
+                     for k in range(n))
+
+    def store_mem(self, ptr, ty, value):
+        if isinstance(ty, Scalar):
+            v = self.b.zext(value, I8) if ty.is_bool else value
+            self.b.store(v, ptr, align=ty.align)
+            return
+        at = memty(ty)
+        for k, x in enumerate(value):
+            p = self.b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True,
+                           source_etype=at)
+            self.store_mem(p, ty.elem, x)
+
+    def pick(self, vals, index):
+        """``vals[index]`` for a runtime int32 index (a select chain)."""
+        out = vals[0]
+        for k in range(1, len(vals)):
+            out = self.b.select(self.b.icmp_signed("==", index, ir.Constant(I32, k)), vals[k], out)
+        return out
+
+    def visit_Subscript(self, node):
+        bty = node.value.wl_ty
+        if isinstance(bty, ArrayType):
+            return self.load_ref(self.element_ref(node))
+        base = self.expr(node.value)
+        if isinstance(bty, TupleType):
+            if hasattr(node, "wl_tuple_index"):
+                return base[node.wl_tuple_index]
+            return self.pick(list(base), self.index_i32(node.wl_indices[0]))
+        if isinstance(bty, Vector):
+            i = node.wl_indices[0]
+            c = const_of(i)
+            return base[int(c)] if c is not NO_CONST else self.pick(list(base), self.index_i32(i))
+        cols = bty.cols
+        idx = node.wl_indices
+        if len(idx) == 2:
+            ci, cj = const_of(idx[0]), const_of(idx[1])
+            if ci is not NO_CONST and cj is not NO_CONST:
+                return base[int(ci) * cols + int(cj)]
+            lin = self.b.add(self.b.mul(self.index_i32(idx[0]), ir.Constant(I32, cols)),
+                             self.index_i32(idx[1]))
+            return self.pick(list(base), lin)
+        ci = const_of(idx[0])
+        if ci is not NO_CONST:
+            return tuple(base[int(ci) * cols:(int(ci) + 1) * cols])
+        row = self.index_i32(idx[0])
+        return tuple(self.pick([base[r * cols + j] for r in range(bty.rows)], row)
+                     for j in range(cols))
+
+    # -- operators ----------------------------------------------------------------
+    def visit_BinOp(self, node):
+        return self.binop_values(node, self.expr(node.left), self.expr(node.right))
+
+    def binop_values(self, node, a, b):
+        from warp_lab.compiler.lower_ops import aggregate_binop, scalar_binop
+        lt, rt = node.left.wl_ty, node.right.wl_ty
+        if hasattr(node, "wl_opty"):
+            t = node.wl_opty
+            return scalar_binop(self, node.wl_op, self.convert(a, lt, t), self.convert(b, rt, t), t)
+        return aggregate_binop(self, node, a, b, lt, rt)
+
+    def visit_UnaryOp(self, node):
+        from warp_lab.compiler.lower_ops import scalar_binop
+        op = node.wl_op
+        if op == "not":
+            return self.b.not_(self.truth(node.operand))
+        v = self.expr(node.operand)
+        t = node.operand.wl_ty
+        if isinstance(t, (Vector, Matrix)):
+            if op == "pos":
+                return v
+            return tuple(self.b.fneg(x, flags=self.fflags) if t.elem.is_float else
+                         self.b.neg(x) for x in v)
+        rt = node.wl_opty
+        v = self.convert(v, t, rt)
+        if op == "pos":
+            return v
+        if op == "neg":
+            return self.b.fneg(v, flags=self.fflags) if rt.is_float else \
+                scalar_binop(self, "sub", ir.Constant(llty(rt), 0), v, rt)
+        return self.b.xor(v, ir.Constant(llty(rt), -1))
+
+    def short_circuit(self, thunks, is_and: bool):
+        """Evaluate i1 thunks left to right, stopping at the first decisive one."""
+        merge = self.fn.append_basic_block("sc.end")
+        incoming = []
+        for k, th in enumerate(thunks):
+            c = th()
+            if k == len(thunks) - 1:
+                incoming.append((c, self.b.block))
+                self.b.branch(merge)
+                break
+            nxt = self.fn.append_basic_block("sc.next")
+            if is_and:
+                self.b.cbranch(c, nxt, merge)
+                incoming.append((ir.Constant(I1, 0), self.b.block))
+            else:
+                self.b.cbranch(c, merge, nxt)
+                incoming.append((ir.Constant(I1, 1), self.b.block))
+            self.b.position_at_end(nxt)
+        self.b.position_at_end(merge)
+        phi = self.b.phi(I1)
+        for v, bb in incoming:
+            phi.add_incoming(v, bb)
+        return phi
+
+    def visit_BoolOp(self, node):
+        thunks = [lambda v=v: self.truth(v) for v in node.values]
+        return self.short_circuit(thunks, isinstance(node.op, ast.And))
+
+    def visit_Compare(self, node):
+        from warp_lab.compiler.lower_ops import compare
+        from warp_lab.compiler.typing_rules import CMPOPS
+        operands = [node.left] + list(node.comparators)
+        cache = {0: self.expr(node.left)}
+
+        def value(k):
+            if k not in cache:
+                cache[k] = self.expr(operands[k])
+            return cache[k]
+
+        def step(k):
+            t = node.wl_cmp_tys[k]
+            a = self.convert(value(k), operands[k].wl_ty, t)
+            b = self.convert(value(k + 1), operands[k + 1].wl_ty, t)
+            return compare(self, CMPOPS[type(node.ops[k])], a, b, t)
+
+        if len(node.ops) == 1:
+            return step(0)
+        return self.short_circuit([lambda k=k: step(k) for k in range(len(node.ops))], True)
+
+    def visit_IfExp(self, node):
+        ty = node.wl_ty
+        cond = self.truth(node.test)
+        then_bb = self.fn.append_basic_block("sel.a")
+        else_bb = self.fn.append_basic_block("sel.b")
+        merge = self.fn.append_basic_block("sel.end")
+        self.b.cbranch(cond, then_bb, else_bb)
+        out = []
+        for bb, sub in ((then_bb, node.body), (else_bb, node.orelse)):
+            self.b.position_at_end(bb)
+            v = flatten(self.convert(self.expr(sub), sub.wl_ty, ty), ty)
+            out.append((v, self.b.block))
+            self.b.branch(merge)
+        self.b.position_at_end(merge)
+        phis = []
+        for k in range(len(out[0][0])):
+            phi = self.b.phi(out[0][0][k].type)
+            for v, bb in out:
+                phi.add_incoming(v[k], bb)
+            phis.append(phi)
+        return unflatten(phis, ty)
+
+    def visit_Call(self, node):
+        from warp_lab.compiler.lower_builtins import lower_call
+        return lower_call(self, node)
+
+
+from warp_lab.lang.types import int32 as _INT32  # noqa: E402

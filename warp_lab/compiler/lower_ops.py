@@ -1,0 +1,204 @@
+"""Arithmetic with Python semantics on LLVM values: one table per operator family.
+
+Functions take the :class:`~warp_lab.compiler.lower.FunctionLowerer` (``lw``)
+and operands already converted to the operation type ``t``.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from warp_lab.compiler.lower_expr import I1, llty
+from warp_lab.lang.types import Scalar
+
+__all__ = ["scalar_binop", "aggregate_binop", "compare", "intrinsic", "float_call", "ipow"]
+
+_FLOAT_BINOPS = {"add": "fadd", "sub": "fsub", "mul": "fmul", "truediv": "fdiv"}
+_INT_BINOPS = {"add": "add", "sub": "sub", "mul": "mul", "and": "and_", "or": "or_",
+               "xor": "xor"}
+_SUFFIX = {16: "f16", 32: "f32", 64: "f64"}
+
+
+def intrinsic(lw, name: str, t: Scalar, args, fast=True, nargs=None):
+    """Call ``llvm.<name>.<type>`` (``llvm.sqrt.f32``) on values of type ``t``."""
+    ty = llty(t)
+    suffix = _SUFFIX[t.bits] if t.is_float else f"i{t.bits}"
+    fn = lw.m.declare(f"llvm.{name}.{suffix}", ty, [ty] * (nargs or len(args)))
+    return lw.b.call(fn, list(args), fastmath=lw.fflags if (fast and t.is_float) else ())
+
+
+def float_call(lw, libname: str, t: Scalar, args, ret=None):
+    """Call a libdevice function (``__nv_powf``) declared here, linked by compiler/nvptx."""
+    ty = llty(t)
+    fn = lw.m.declare(libname, ret or ty, [ty] * len(args))
+    return lw.b.call(fn, list(args))
+
+
+def _libdevice_pow(lw, a, b, t):
+    if t.bits == 16:
+        from warp_lab.lang.types import float32
+        f = ir.FloatType()
+        r = _libdevice_pow(lw, lw.b.fpext(a, f), lw.b.fpext(b, f), float32)
+        return lw.b.fptrunc(r, llty(t))
+    if t.bits == 32:
+        name = "__nv_fast_powf" if lw.m.fast_math else "__nv_powf"
+    else:
+        name = "__nv_pow"
+    return float_call(lw, name, t, [a, b])
+
+
+def ipow(lw, a, b, t):
+    """Integer power by repeated squaring (``b`` < 0 gives 1; Python would give a float)."""
+    bld = lw.b
+    ty = llty(t)
+    if isinstance(b, ir.Constant) and isinstance(b.constant, int) and 0 <= b.constant <= 64:
+        result, base, e = ir.Constant(ty, 1), a, b.constant
+        while e:
+            if e & 1:
+                result = bld.mul(result, base) if not (isinstance(result, ir.Constant)
+                                                       and result.constant == 1) else base
+            e >>= 1
+            if e:
+                base = bld.mul(base, base)
+        return result
+    res_slot, base_slot, e_slot = (lw.ab.alloca(ty) for _ in range(3))
+    bld.store(ir.Constant(ty, 1), res_slot)
+    bld.store(a, base_slot)
+    bld.store(b, e_slot)
+    cond_bb = lw.fn.append_basic_block("ipow.cond")
+    body_bb = lw.fn.append_basic_block("ipow.body")
+    end_bb = lw.fn.append_basic_block("ipow.end")
+    bld.branch(cond_bb)
+    bld.position_at_end(cond_bb)
+    e = bld.load(e_slot)
+    bld.cbranch(bld.icmp_signed(">", e, ir.Constant(ty, 0)) if t.is_signed else
+                bld.icmp_unsigned("!=", e, ir.Constant(ty, 0)), body_bb, end_bb)
+    bld.position_at_end(body_bb)
+    base = bld.load(base_slot)
+    r = bld.load(res_slot)
+    odd = bld.trunc(e, I1)
+    bld.store(bld.select(odd, bld.mul(r, base), r), res_slot)
+    bld.store(bld.mul(base, base), base_slot)
+    bld.store(bld.lshr(e, ir.Constant(ty, 1)), e_slot)
+    bld.branch(cond_bb)
+    bld.position_at_end(end_bb)
+    return bld.load(res_slot)
+
+
+def _int_floordiv_mod(lw, op, a, b, t):
+    bld = lw.b
+    if not t.is_signed:
+        return bld.udiv(a, b) if op == "floordiv" else bld.urem(a, b)
+    zero = ir.Constant(llty(t), 0)
+    q = bld.sdiv(a, b)
+    r = bld.srem(a, b)
+    # Python floors: adjust when the remainder is nonzero and its sign differs from b's
+    fix = bld.and_(bld.icmp_signed("!=", r, zero),
+                   bld.icmp_signed("<", bld.xor(r, b), zero))
+    if op == "floordiv":
+        return bld.sub(q, bld.zext(fix, llty(t)))
+    return bld.select(fix, bld.add(r, b), r)
+
+
+def _float_floordiv_mod(lw, op, a, b, t):
+    bld = lw.b
+    if op == "floordiv":
+        return intrinsic(lw, "floor", t, [bld.fdiv(a, b, flags=lw.fflags)])
+    zero = ir.Constant(llty(t), 0.0)
+    r = bld.frem(a, b, flags=lw.fflags)
+    fix = bld.and_(bld.fcmp_ordered("!=", r, zero),
+                   bld.xor(bld.fcmp_ordered("<", r, zero), bld.fcmp_ordered("<", b, zero)))
+    return bld.select(fix, bld.fadd(r, b, flags=lw.fflags), r)
+
+
+def _shift(lw, op, a, b, t):
+    bld = lw.b
+    ty = llty(t)
+    width = ir.Constant(ty, t.bits)
+    if isinstance(b, ir.Constant) and isinstance(b.constant, int) and 0 <= b.constant < t.bits:
+        if op == "shl":
+            return bld.shl(a, b)
+        return bld.ashr(a, b) if t.is_signed else bld.lshr(a, b)
+    big = bld.icmp_unsigned(">=", b, width)
+    if op == "shr" and t.is_signed:
+        return bld.ashr(a, bld.select(big, ir.Constant(ty, t.bits - 1), b))
+    raw = bld.shl(a, b) if op == "shl" else bld.lshr(a, b)
+    return bld.select(big, ir.Constant(ty, 0), raw)
+
+
+def scalar_binop(lw, op: str, a, b, t: Scalar):
+    """``a <op> b`` for scalars of type ``t`` with Python semantics."""
+    bld = lw.b
+    if t.is_float:
+        if op in _FLOAT_BINOPS:
+            return getattr(bld, _FLOAT_BINOPS[op])(a, b, flags=lw.fflags)
+        if op in ("floordiv", "mod"):
+            return _float_floordiv_mod(lw, op, a, b, t)
+        if op == "pow":
+            if isinstance(b, ir.Constant) and b.constant == 2.0:
+                return bld.fmul(a, a, flags=lw.fflags)
+            return _libdevice_pow(lw, a, b, t)
+        raise TypeError(f"float {op}")
+    if op in _INT_BINOPS:
+        return getattr(bld, _INT_BINOPS[op])(a, b)
+    if op in ("floordiv", "mod"):
+        return _int_floordiv_mod(lw, op, a, b, t)
+    if op in ("shl", "shr"):
+        return _shift(lw, op, a, b, t)
+    if op == "pow":
+        return ipow(lw, a, b, t)
+    raise TypeError(f"integer {op}")
+
+
+def compare(lw, op: str, a, b, t: Scalar):
+    """An i1 comparison; float ``!=`` is unordered (true for NaN), the rest ordered."""
+    sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
+    if t.is_float:
+        if op == "ne":
+            return lw.b.fcmp_unordered(sym, a, b)
+        return lw.b.fcmp_ordered(sym, a, b)
+    if t.is_signed:
+        return lw.b.icmp_signed(sym, a, b)
+    return lw.b.icmp_unsigned(sym, a, b)
+
+
+def _dot(lw, xs, ys, elem):
+    acc = None
+    for x, y in zip(xs, ys):
+        p = scalar_binop(lw, "mul", x, y, elem)
+        acc = p if acc is None else scalar_binop(lw, "add", acc, p, elem)
+    return acc
+
+
+def aggregate_binop(lw, node, a, b, lt, rt):
+    """Vector/matrix arithmetic (elementwise, scaling, matrix products)."""
+    kind = node.wl_kind
+    op = node.wl_op
+    if kind == "aa":
+        return tuple(scalar_binop(lw, op, x, y, lt.elem) for x, y in zip(a, b))
+    if kind == "as":
+        s = lw.convert(b, rt, lt.elem)
+        return tuple(scalar_binop(lw, op, x, s, lt.elem) for x in a)
+    if kind == "sa":
+        s = lw.convert(a, lt, rt.elem)
+        return tuple(scalar_binop(lw, op, s, y, rt.elem) for y in b)
+    if kind == "mv":
+        c = lt.cols
+        return tuple(_dot(lw, a[r * c:(r + 1) * c], b, lt.elem) for r in range(lt.rows))
+    if kind == "vm":
+        c = rt.cols
+        return tuple(_dot(lw, a, [b[r * c + j] for r in range(rt.rows)], lt.elem)
+                     for j in range(c))
+    if kind == "mm":
+        n, k, m = lt.rows, lt.cols, rt.cols
+        return tuple(_dot(lw, a[i * k:(i + 1) * k], [b[r * m + j] for r in range(k)], lt.elem)
+                     for i in range(n) for j in range(m))
+    raise TypeError(f"aggregate op {kind}")
+
+
+def dot(lw, xs, ys, elem):
+    """Sum of products (used by dot, length, matrix products)."""
+    return _dot(lw, xs, ys, elem)
+
+
+__all__ += ["dot"]

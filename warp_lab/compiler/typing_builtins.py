@@ -1,0 +1,620 @@
+"""Typing rules of calls: builtins (a table keyed by builtin name), casts,
+vector/matrix constructors and device functions.
+
+Each rule takes the typer, the ``ast.Call`` node and its argument nodes,
+checks them, stamps ``node.wl_call`` (a :class:`CallTarget`) and returns the
+result type. The matching code generators live in
+:mod:`warp_lab.compiler.lower_builtins` under the same names.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, SharedDecl, const_of
+from warp_lab.compiler.typing_exprs import PyBuiltin, matrix_of, vector_of
+from warp_lab.compiler.typing_rules import (NONE, Meta, cast_value, float_for, implicit_ok,
+                                            literal_type, lossy_hint, promote, type_name)
+from warp_lab.lang import builtins as B
+from warp_lab.lang.kernel import Func
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Vector, as_type, bool_,
+                                 float32, int32, uint32)
+
+__all__ = ["type_call", "RULES"]
+
+#: static shared memory per block without opt-in (CUDA Programming Guide, "Shared Memory",
+#: compute capability table: 48 KB static limit)
+SHARED_STATIC_LIMIT = 48 * 1024
+#: a generous cap on per-thread local arrays (bytes); the hardware allows 512 KB
+LOCAL_LIMIT = 64 * 1024
+
+
+def _args(t, node, names, required, name):
+    """Positional + keyword arguments of a call, in the order of ``names``."""
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        raise t.error("* unpacking is not supported in kernels", node)
+    out = list(node.args)
+    if len(out) > len(names):
+        raise t.error(f"{name}() takes at most {len(names)} arguments, got {len(out)}", node)
+    out += [None] * (len(names) - len(out))
+    for kw in node.keywords:
+        if kw.arg is None or kw.arg not in names:
+            raise t.error(f"{name}() has no parameter {kw.arg!r}", kw.value if kw.arg else node)
+        k = names.index(kw.arg)
+        if out[k] is not None:
+            raise t.error(f"{name}() got {kw.arg!r} twice", kw.value)
+        out[k] = kw.value
+    for k in range(required):
+        if out[k] is None:
+            raise t.error(f"{name}() needs the argument {names[k]!r}", node)
+    node.wl_args = out
+    return out
+
+
+def _scalar(t, a, what="argument"):
+    ty = t.value_type(a)
+    if not isinstance(ty, Scalar):
+        raise t.error(f"{what} must be a number, not {type_name(ty)}", a)
+    return ty
+
+
+def _weak(a):
+    return getattr(a, "wl_weak", False)
+
+
+def _join(t, nodes):
+    """Promote the types of scalar argument nodes (weak literals adopt the others' type)."""
+    ty, weak = None, True
+    for a in nodes:
+        at = _scalar(t, a)
+        if ty is None:
+            ty, weak = at, _weak(a)
+        else:
+            ty = promote(ty, at, weak, _weak(a))
+            weak = weak and _weak(a)
+    if weak and ty is not None and not ty.is_float:
+        ty = literal_type(const_of(nodes[0])) if len(nodes) == 1 else ty
+    return ty
+
+
+def _target(node, name, ty, **info):
+    node.wl_call = CallTarget("builtin", name, type=ty, info=info)
+    return node.wl_call
+
+
+def _convertible(t, a, dst, what):
+    c = const_of(a)
+    weak = c if _weak(a) and c is not NO_CONST else None
+    if not implicit_ok(a.wl_ty, dst, weak):
+        raise t.error(f"{what} must be {type_name(dst)}; {type_name(a.wl_ty)} would lose "
+                      "information", a, lossy_hint(a.wl_ty, dst))
+
+
+# -- individual rules ---------------------------------------------------------------
+def _math1(t, node, name):
+    (x,) = _args(t, node, ["x"], 1, name)
+    xt = _scalar(t, x)
+    ft = float_for(int32 if xt.is_bool else xt)
+    _target(node, name, ft, ty=ft)
+    return t.mark(node, ft)
+
+
+def _math2(t, node, name):
+    a, b = _args(t, node, ["x", "y"], 2, name)
+    ty = _join(t, [a, b])
+    ft = float_for(int32 if ty.is_bool else ty)
+    _target(node, name, ft, ty=ft)
+    return t.mark(node, ft)
+
+
+def _pow(t, node, name):
+    a, b = _args(t, node, ["x", "y"], 2, name)
+    ty = _join(t, [a, b])
+    ty = int32 if ty.is_bool else ty
+    _target(node, "pow", ty, ty=ty)
+    return t.mark(node, ty)
+
+
+def _fp_class(t, node, name):
+    (x,) = _args(t, node, ["x"], 1, name)
+    xt = _scalar(t, x)
+    _target(node, name, bool_, ty=xt)
+    if not xt.is_float:
+        return t.mark(node, bool_, name == "isfinite", weak=True)
+    return t.mark(node, bool_)
+
+
+def _minmax(t, node, name):
+    if node.keywords or len(node.args) < 2:
+        raise t.error(f"{name}() takes two or more positional arguments", node)
+    tys = [t.value_type(a) for a in node.args]
+    if all(isinstance(x, (Vector)) for x in tys) and len(set(tys)) == 1:
+        _target(node, name, tys[0], ty=tys[0])
+        return t.mark(node, tys[0])
+    ty = _join(t, node.args)
+    ty = int32 if ty.is_bool else ty
+    _target(node, name, ty, ty=ty)
+    consts = [const_of(a) for a in node.args]
+    if all(c is not NO_CONST for c in consts):
+        vals = [cast_value(c, ty) for c in consts]
+        return t.mark(node, ty, (min if name == "min" else max)(vals),
+                      weak=all(_weak(a) for a in node.args))
+    return t.mark(node, ty)
+
+
+def _abs_sign(t, node, name):
+    (x,) = _args(t, node, ["x"], 1, name)
+    xt = t.value_type(x)
+    if isinstance(xt, Vector) and name == "abs":
+        _target(node, name, xt, ty=xt)
+        return t.mark(node, xt)
+    if not isinstance(xt, Scalar):
+        raise t.error(f"{name}() needs a number, not {type_name(xt)}", x)
+    ty = int32 if xt.is_bool else xt
+    _target(node, name, ty, ty=ty)
+    c = const_of(x)
+    if c is not NO_CONST and name == "abs":
+        return t.mark(node, ty, cast_value(abs(c), ty), weak=_weak(x))
+    return t.mark(node, ty)
+
+
+def _clamp(t, node, name):
+    args = _args(t, node, ["x", "lo", "hi"], 3, name)
+    ty = _join(t, args)
+    ty = int32 if ty.is_bool else ty
+    _target(node, name, ty, ty=ty)
+    return t.mark(node, ty)
+
+
+def _fma(t, node, name):
+    args = _args(t, node, ["a", "b", "c"], 3, name)
+    ty = float_for(_join(t, args))
+    _target(node, name, ty, ty=ty)
+    return t.mark(node, ty)
+
+
+def _int_unary(t, node, name):
+    (x,) = _args(t, node, ["x"], 1, name)
+    xt = _scalar(t, x)
+    if not xt.is_int:
+        raise t.error(f"{name}() needs an integer, not {type_name(xt)}", x)
+    ty = literal_type(const_of(x)) if _weak(x) else xt
+    if ty.bits < 32:
+        ty = int32
+    res = ty if name == "brev" else int32
+    _target(node, name, res, ty=ty)
+    return t.mark(node, res)
+
+
+def _mulhi(t, node, name):
+    args = _args(t, node, ["a", "b"], 2, name)
+    ty = _join(t, args)
+    if not ty.is_int:
+        raise t.error("mulhi() needs integers", node)
+    ty = int32 if ty.bits < 32 else ty
+    _target(node, name, ty, ty=ty)
+    return t.mark(node, ty)
+
+
+def _no_args(res):
+    def rule(t, node, name):
+        _args(t, node, [], 0, name)
+        if name == "tid":
+            t.uses_tid = True
+            n = t.ctx.launch_ndim
+            ty = int32 if n == 1 else TupleType((int32,) * n)
+            _target(node, name, ty, ndim=n)
+            return t.mark(node, ty)
+        _target(node, name, res)
+        return t.mark(node, res)
+    return rule
+
+
+def _syncwarp(t, node, name):
+    (mask,) = _args(t, node, ["mask"], 0, name)
+    if mask is not None:
+        _scalar(t, mask)
+        _convertible(t, mask, uint32, "the mask")
+    _target(node, name, NONE)
+    return t.mark(node, NONE)
+
+
+def _shfl(t, node, name):
+    third = "src_lane" if name == "shfl_sync" else ("lane_mask" if name == "shfl_xor_sync"
+                                                   else "delta")
+    mask, value, lane, width = _args(t, node, ["mask", "value", third, "width"], 3, name)
+    _scalar(t, mask)
+    _convertible(t, mask, uint32, "the mask")
+    vt = _scalar(t, value, "the shuffled value")
+    if _weak(value):
+        vt = literal_type(const_of(value))
+    if vt.is_bool or vt.bits < 32:
+        vt = int32 if not vt.is_float else float32
+    _scalar(t, lane)
+    _convertible(t, lane, int32, f"the {third}")
+    if width is not None:
+        _scalar(t, width)
+        _convertible(t, width, int32, "the width")
+        w = const_of(width)
+        if w is not NO_CONST and w not in (1, 2, 4, 8, 16, 32):
+            raise t.error("width must be a power of two from 1 to 32", width)
+    _target(node, name, vt, ty=vt)
+    return t.mark(node, vt)
+
+
+def _vote(t, node, name):
+    mask, pred = _args(t, node, ["mask", "predicate"], 2, name)
+    _scalar(t, mask)
+    _convertible(t, mask, uint32, "the mask")
+    t.truth(pred)
+    res = uint32 if name == "ballot_sync" else bool_
+    _target(node, name, res)
+    return t.mark(node, res)
+
+
+_ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
+
+
+def _atomic(t, node, name):
+    op = name[len("atomic_"):]
+    nval = 2 if op == "cas" else 1
+    if node.keywords:
+        raise t.error(f"{name}() takes positional arguments only", node)
+    if len(node.args) < 2 + nval:
+        raise t.error(f"{name}() needs (array, index, {'compare, ' if nval == 2 else ''}value)",
+                      node)
+    arr = node.args[0]
+    at = t.value_type(arr)
+    if not isinstance(at, ArrayType):
+        raise t.error(f"the first argument of {name}() must be an array, not {type_name(at)}",
+                      arr)
+    if at.space == "local":
+        raise t.error("atomics need a global or shared array, not a local array", arr)
+    idx = node.args[1:-nval]
+    for i in idx:
+        t.value_type(i)
+    if len(idx) == 1 and isinstance(idx[0].wl_ty, TupleType):
+        if len(idx[0].wl_ty.elems) != at.ndim or not all(
+                isinstance(e, Scalar) and e.is_int for e in idx[0].wl_ty.elems):
+            raise t.error(f"the index of a {at.ndim}-D array must be {at.ndim} integers", idx[0])
+        tuple_index = True
+    else:
+        if len(idx) != at.ndim:
+            raise t.error(f"a {at.ndim}-D array needs {at.ndim} indices, got {len(idx)}", node)
+        for i in idx:
+            t.index_type(i)
+        tuple_index = False
+    dt = at.dtype
+    if not (isinstance(dt, Scalar) and dt.name in _ATOMIC_TYPES):
+        raise t.error(f"{name}() works on int32, uint32, int64, uint64, float32 and float64 "
+                      f"arrays, not {type_name(dt)}", arr)
+    if dt.is_float and op in ("and", "or", "xor"):
+        raise t.error(f"{name}() needs an integer array", arr)
+    for v in node.args[-nval:]:
+        _scalar(t, v, "the value")
+        _convertible(t, v, dt, "the value")
+    _target(node, name, dt, op=op, ty=dt, tuple_index=tuple_index, nidx=len(idx))
+    return t.mark(node, dt)
+
+
+def _select(t, node, name):
+    cond, a, b = _args(t, node, ["cond", "a", "b"], 3, name)
+    t.truth(cond)
+    at, bt = t.value_type(a), t.value_type(b)
+    if isinstance(at, Scalar) and isinstance(bt, Scalar):
+        ty = promote(at, bt, _weak(a), _weak(b))
+    elif at == bt and isinstance(at, (Vector, Matrix)):
+        ty = at
+    else:
+        raise t.error(f"select() needs two values of one type, got {type_name(at)} and "
+                      f"{type_name(bt)}", node)
+    _target(node, name, ty, ty=ty)
+    return t.mark(node, ty)
+
+
+_CONV = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXfFeEgGaAcsp%])")
+
+
+def _printf_args(t, args):
+    tys = []
+    for a in args:
+        ty = t.value_type(a)
+        if isinstance(ty, Meta) and isinstance(ty.value, str):
+            tys.append(ty)
+            continue
+        if not isinstance(ty, Scalar):
+            raise t.error(f"printf/print cannot print a {type_name(ty)}", a,
+                          "print its components one by one")
+        if _weak(a):
+            ty = literal_type(const_of(a))
+        tys.append(ty)
+    return tys
+
+
+def _printf(t, node, name):
+    if node.keywords or not node.args:
+        raise t.error("printf() takes a format string and values", node)
+    fmt_node, args = node.args[0], node.args[1:]
+    t.visit(fmt_node)
+    fmt = const_of(fmt_node)
+    if not isinstance(fmt, str):
+        raise t.error("the printf format must be a string literal", fmt_node)
+    tys = _printf_args(t, args)
+    convs = [m for m in _CONV.finditer(fmt) if m.group(5) != "%"]
+    if len(convs) != len(args):
+        raise t.error(f"the format has {len(convs)} conversions but {len(args)} values are "
+                      "given", node)
+    out, pos = [], 0
+    for m, a, ty in zip(convs, args, tys):
+        out.append(fmt[pos:m.start()])
+        flags, width, prec, _, conv = m.groups()
+        if isinstance(ty, Meta) or conv in "sp*" or width == "*" or prec == "*":
+            raise t.error(f"%{conv} cannot print this value", a)
+        if conv in "fFeEgGaA" and not ty.is_float:
+            raise t.error(f"%{conv} needs a float, got {type_name(ty)}", a,
+                          "use %d for integers or convert with float(...)")
+        if conv in "diouxXc" and ty.is_float:
+            raise t.error(f"%{conv} needs an integer, got {type_name(ty)}", a,
+                          "use %f for floats or convert with int(...)")
+        length = "ll" if (ty.is_int and ty.bits == 64 and conv not in "fFeEgGaA") else ""
+        spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec is not None else "")
+        out.append(spec + length + conv)
+        pos = m.end()
+    out.append(fmt[pos:])
+    _target(node, "printf", NONE, fmt="".join(out), args=list(args), tys=tys)
+    return t.mark(node, NONE)
+
+
+def _print(t, node, name):
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        raise t.error("* unpacking is not supported in kernels", node)
+    sep, end = " ", "\n"
+    for kw in node.keywords:
+        t.visit(kw.value)
+        v = const_of(kw.value)
+        if kw.arg not in ("sep", "end") or not isinstance(v, str):
+            raise t.error("print() accepts only sep='...' and end='...' string keywords",
+                          kw.value)
+        sep, end = (v, end) if kw.arg == "sep" else (sep, v)
+    tys = _printf_args(t, node.args)
+    parts, vals, vtys = [], [], []
+    for a, ty in zip(node.args, tys):
+        if isinstance(ty, Meta):
+            parts.append(str(const_of(a)).replace("%", "%%"))
+        else:
+            parts.append("%d" if ty.is_bool else "%g" if ty.is_float else
+                         ("%lld" if ty.is_signed else "%llu") if ty.bits == 64 else
+                         "%d" if ty.is_signed else "%u")
+            vals.append(a)
+            vtys.append(ty)
+    fmt = sep.replace("%", "%%").join(parts) + end.replace("%", "%%")
+    _target(node, "printf", NONE, fmt=fmt, args=vals, tys=vtys)
+    return t.mark(node, NONE)
+
+
+def _alloc_array(t, node, name):
+    shape_n, dtype_n = _args(t, node, ["shape", "dtype"], 1, name)
+    t.visit(shape_n)
+    shape = const_of(shape_n)
+    if isinstance(shape, (int, bool)):
+        shape = (shape,)
+    if not (isinstance(shape, tuple) and shape and all(isinstance(s, int) for s in shape)):
+        raise t.error(f"the shape of {name}() must be a compile-time integer or tuple of "
+                      "integers", shape_n, "use literals, module-level constants or wl.constant")
+    if not 1 <= len(shape) <= 3 or any(s <= 0 for s in shape):
+        raise t.error(f"{name}() needs 1 to 3 positive extents, got {shape}", shape_n)
+    dtype = float32
+    if dtype_n is not None:
+        t.visit(dtype_n)
+        ty = dtype_n.wl_ty
+        v = ty.value if isinstance(ty, Meta) else None
+        if isinstance(v, PyBuiltin) and v.name in ("int", "float", "bool"):
+            v = {"int": int, "float": float, "bool": bool}[v.name]
+        try:
+            dtype = as_type(v)
+        except TypeError:
+            raise t.error(f"dtype must be a warp_lab type, not {ast.unparse(dtype_n)}",
+                          dtype_n) from None
+        if isinstance(dtype, (ArrayType, TupleType)):
+            raise t.error(f"arrays cannot hold {type_name(dtype)}", dtype_n)
+    count = 1
+    for s in shape:
+        count *= s
+    nbytes = count * dtype.size
+    space = "shared" if name == "shared_array" else "local"
+    limit = SHARED_STATIC_LIMIT if space == "shared" else LOCAL_LIMIT
+    if nbytes > limit:
+        raise t.error(f"{name}() of {nbytes} bytes exceeds the {limit // 1024} KB limit",
+                      node)
+    aty = ArrayType(dtype, len(shape), space, tuple(shape))
+    info = {}
+    if space == "shared":
+        sym = t.ctx.unique(f"__shared_{t.fn_obj.name}")
+        t.ctx.shared.append(SharedDecl(sym, dtype, tuple(shape), nbytes))
+        info["symbol"] = sym
+    _target(node, name, aty, **info)
+    return t.mark(node, aty)
+
+
+def _len(t, node, name):
+    (x,) = _args(t, node, ["x"], 1, name)
+    xt = t.value_type(x)
+    _target(node, "len", int32)
+    if isinstance(xt, ArrayType):
+        if xt.shape is not None:
+            return t.mark(node, int32, xt.shape[0], weak=True)
+        return t.mark(node, int32)
+    if isinstance(xt, Vector):
+        return t.mark(node, int32, xt.n, weak=True)
+    if isinstance(xt, TupleType):
+        return t.mark(node, int32, len(xt.elems), weak=True)
+    raise t.error(f"len() of {type_name(xt)} is not defined", x)
+
+
+def _vec_args(t, node, name, n):
+    args = _args(t, node, [f"v{k}" for k in range(n)], n, name)
+    tys = [t.value_type(a) for a in args]
+    return args, tys
+
+
+def _vecop(t, node, name):
+    if name in ("length", "length_sq", "normalize", "transpose"):
+        (a,), (at,) = _vec_args(t, node, name, 1)
+        if name == "transpose":
+            if not isinstance(at, Matrix):
+                raise t.error("transpose() needs a matrix", a)
+            ty = matrix_of(at.elem, at.cols, at.rows)
+        else:
+            if not (isinstance(at, Vector) and at.elem.is_float):
+                raise t.error(f"{name}() needs a float vector, not {type_name(at)}", a)
+            ty = at if name == "normalize" else at.elem
+        _target(node, name, ty, ty=at)
+        return t.mark(node, ty)
+    (a, b), (at, bt) = _vec_args(t, node, name, 2)
+    if name == "mul":
+        node.wl_op = "matmul" if isinstance(at, Matrix) else "mul"
+        from warp_lab.compiler.typing_exprs import ExprTyper
+        fake = ast.BinOp(left=a, op=ast.MatMult() if isinstance(at, Matrix) else ast.Mult(),
+                         right=b)
+        ast.copy_location(fake, node)
+        ty = ExprTyper.visit_BinOp(t, fake)
+        _target(node, name, ty, binop=fake)
+        return t.mark(node, ty)
+    if not (isinstance(at, Vector) and at == bt):
+        raise t.error(f"{name}() needs two vectors of one type, got {type_name(at)} and "
+                      f"{type_name(bt)}", node)
+    if name == "cross" and at.n != 3:
+        raise t.error("cross() needs 3-vectors", node)
+    ty = {"dot": at.elem, "cross": at, "outer": matrix_of(at.elem, at.n, at.n)}[name]
+    _target(node, name, ty, ty=at)
+    return t.mark(node, ty)
+
+
+RULES = {
+    "tid": _no_args(None), "lane_id": _no_args(int32), "warp_id": _no_args(int32),
+    "syncthreads": _no_args(NONE), "threadfence": _no_args(NONE),
+    "threadfence_block": _no_args(NONE), "syncwarp": _syncwarp,
+    "shfl_sync": _shfl, "shfl_up_sync": _shfl, "shfl_down_sync": _shfl, "shfl_xor_sync": _shfl,
+    "ballot_sync": _vote, "any_sync": _vote, "all_sync": _vote,
+    "pow": _pow, "abs": _abs_sign, "sign": _abs_sign, "min": _minmax, "max": _minmax,
+    "clamp": _clamp, "fma": _fma, "isnan": _fp_class, "isinf": _fp_class,
+    "isfinite": _fp_class, "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary,
+    "brev": _int_unary, "mulhi": _mulhi, "select": _select, "printf": _printf,
+    "shared_array": _alloc_array, "local_array": _alloc_array,
+    "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
+    "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
+}
+RULES.update({n: _math1 for n in B.MATH_UNARY})
+RULES.update({n: _math2 for n in B.MATH_BINARY if n != "pow"})
+RULES.update({"atomic_" + op: _atomic for op in B.ATOMICS})
+_PY = {"print": _print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,
+       "round": _math1, "pow": _pow}
+
+
+def _cast(t, node, ty: Scalar, weak_result=False):
+    (x,) = _args(t, node, ["x"], 1, ty.name)
+    xt = t.value_type(x)
+    if not isinstance(xt, Scalar):
+        raise t.error(f"cannot convert {type_name(xt)} to {ty.name}", x)
+    node.wl_call = CallTarget("cast", type=ty, info={"src": xt})
+    c = const_of(x)
+    if c is not NO_CONST:
+        try:
+            return t.mark(node, ty, cast_value(c, ty), weak=weak_result and _weak(x))
+        except ValueError as exc:
+            raise t.error(str(exc), x) from None
+    return t.mark(node, ty)
+
+
+def _construct(t, node, ty):
+    if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+        raise t.error(f"{ty.name}() takes positional components", node)
+    args = node.args
+    tys = [t.value_type(a) for a in args]
+    if isinstance(ty, Vector):
+        n = ty.n
+        ok = (len(args) in (0, 1, n) and all(isinstance(x, Scalar) for x in tys)) or (
+            len(args) == 1 and isinstance(tys[0], Vector) and tys[0].n == n)
+        if not ok:
+            raise t.error(f"{ty.name}() takes 0, 1 or {n} numbers (or one {n}-vector)", node)
+    else:
+        r, c = ty.rows, ty.cols
+        ok = (len(args) in (0, r * c) and all(isinstance(x, Scalar) for x in tys)) or (
+            len(args) == r and all(isinstance(x, Vector) and x.n == c for x in tys))
+        if not ok:
+            raise t.error(f"{ty.name}() takes 0 or {r * c} numbers, or {r} row vectors", node)
+    node.wl_call = CallTarget("construct", type=ty, info={"tys": tys})
+    return t.mark(node, ty)
+
+
+def _call_func(t, node, func: Func):
+    from warp_lab.compiler.frontend import parse_function, specialize
+    tree = parse_function(func)
+    names = [a.arg for a in tree.args.args]
+    args = _args(t, node, names, len(names), func.name)
+    anns = getattr(func.fn, "__annotations__", {})
+    tys = []
+    for pname, a in zip(names, args):
+        at = t.value_type(a)
+        if isinstance(at, Meta):
+            raise t.error(f"cannot pass {type_name(at)} to a device function", a)
+        ann = anns.get(pname)
+        if ann is not None and not isinstance(ann, str):
+            try:
+                pt = as_type(ann)
+            except TypeError:
+                raise t.error(f"the annotation of {func.name}({pname}) is not a warp_lab type",
+                              a) from None
+            if isinstance(pt, ArrayType) and isinstance(at, ArrayType):
+                if pt.dtype != at.dtype or pt.ndim != at.ndim:
+                    raise t.error(f"{func.name}() expects {type_name(pt)} for {pname!r}, got "
+                                  f"{type_name(at)}", a)
+                pt = at
+            else:
+                _convertible(t, a, pt, f"argument {pname!r} of {func.name}()")
+        elif _weak(a) and isinstance(at, Scalar):
+            pt = literal_type(const_of(a))
+        else:
+            pt = at
+        tys.append(pt)
+    tf = specialize(t.ctx, func, tys, node, t)
+    if tf.uses_tid:
+        t.uses_tid = True
+    node.wl_call = CallTarget("func", func=tf, info={"args": args, "tys": tys})
+    return t.mark(node, tf.ret)
+
+
+def type_call(t, node, callee):
+    """Type a call of the compile-time value ``callee``."""
+    if isinstance(callee, Func):
+        return _call_func(t, node, callee)
+    if isinstance(callee, Scalar):
+        return _cast(t, node, callee)
+    if isinstance(callee, (Vector, Matrix)):
+        return _construct(t, node, callee)
+    if isinstance(callee, PyBuiltin):
+        n = callee.name
+        if n in ("int", "float"):
+            return _cast(t, node, as_type(int if n == "int" else float), weak_result=True)
+        if n == "bool":
+            return _cast(t, node, bool_)
+        if n == "range":
+            raise t.error("range() can only be used in a for loop", node)
+        return _PY[n](t, node, n)
+    if isinstance(callee, B.Builtin):
+        return RULES[callee.name](t, node, callee.name)
+    if isinstance(callee, B.Dim3):
+        raise t.error(f"wl.{callee.name} is not callable", node,
+                      f"use wl.{callee.name}.x, .y or .z")
+    try:
+        name = B.MATH_MODULE.get(callee)
+    except TypeError:
+        name = None
+    if name is not None:
+        return RULES[name](t, node, name)
+    raise t.error(f"{ast.unparse(node.func)} cannot be called in a kernel", node,
+                  "kernels can call @wl.func functions, warp_lab builtins and type casts")
+
+
+del lossy_hint

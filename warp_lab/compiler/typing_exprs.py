@@ -1,0 +1,503 @@
+"""Typing of expressions: names, constants, operators, subscripts, attributes, calls.
+
+A mixin of :class:`~warp_lab.compiler.frontend.FunctionTyper`; each
+``visit_*`` stamps ``wl_ty`` (and ``wl_const``/``wl_weak`` when the value is
+known at compile time) on its node and returns the type.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins as _py
+import math
+import types as _pytypes
+from dataclasses import dataclass
+
+import numpy as np
+
+from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
+from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE, FoldError, Meta,
+                                            cast_value, float_for, fits, fold_binop,
+                                            fold_compare, fold_unary, implicit_ok, literal_type,
+                                            lossy_hint, promote, type_name)
+from warp_lab.errors import KernelCompileError
+from warp_lab.lang import builtins as B
+from warp_lab.lang.kernel import Constant, Func, Kernel
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, VECTORS,
+                                 as_type, bool_, int32, int64, uint64)
+
+__all__ = ["ExprTyper", "PyBuiltin", "static_resolve", "vector_of", "matrix_of"]
+
+
+@dataclass(frozen=True)
+class PyBuiltin:
+    """A Python builtin a kernel may use (``range``, ``len``, ``min``, ``print``, ...)."""
+
+    name: str
+
+
+def vector_of(elem: Scalar, n: int) -> Vector:
+    """The vector type with ``n`` components of ``elem`` (a named one when it exists)."""
+    for v in VECTORS.values():
+        if v.elem == elem and v.n == n:
+            return v
+    return Vector(elem, n, f"vec{n}_{elem.name}")
+
+
+def matrix_of(elem: Scalar, rows: int, cols: int) -> Matrix:
+    from warp_lab.lang.types import MATRICES
+    for m in MATRICES.values():
+        if m.elem == elem and m.rows == rows and m.cols == cols:
+            return m
+    return Matrix(elem, rows, cols, f"mat{rows}{cols}_{elem.name}")
+
+
+def _lookup(typer, name: str):
+    """A global name's value: closure, module globals, then the Python builtins allowed."""
+    if name in typer.namespace:
+        return typer.namespace[name]
+    if name in B.PYTHON_BUILTINS:
+        return PyBuiltin(name)
+    if hasattr(_py, name):
+        raise typer.error(f"the Python builtin {name!r} is not available in kernels",
+                          hint="kernels may use range, len, print, int, float, bool, abs, min, "
+                               "max, round and pow")
+    raise typer.error(f"name {name!r} is not defined")
+
+
+def static_resolve(expr, typer):
+    """Resolve ``wl.tid`` / ``range`` style callee expressions without typing them."""
+    if isinstance(expr, ast.Name):
+        if expr.id in typer.scope:
+            return None
+        return _lookup(typer, expr.id)
+    if isinstance(expr, ast.Attribute):
+        base = static_resolve(expr.value, typer)
+        if isinstance(base, _pytypes.ModuleType):
+            return getattr(base, expr.attr, None)
+    return None
+
+
+_CONST_PY = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+class ExprTyper:
+    """Expression typing (mixed into FunctionTyper, which provides error/visit/scope)."""
+
+    # -- helpers -------------------------------------------------------------
+    @staticmethod
+    def mark(node, ty, const=NO_CONST, weak=False):
+        node.wl_ty = ty
+        if const is not NO_CONST:
+            node.wl_const = const
+        node.wl_weak = weak
+        return ty
+
+    def truth(self, node):
+        """Type a condition: any scalar (nonzero is true)."""
+        self.visit(node)
+        if not isinstance(node.wl_ty, Scalar):
+            raise self.error(f"a {type_name(node.wl_ty)} cannot be used as a condition", node,
+                             "compare it explicitly, e.g. x != 0")
+
+    def value_type(self, node):
+        """Type ``node`` and require a runtime value (not a module, type or function)."""
+        self.visit(node)
+        ty = node.wl_ty
+        if isinstance(ty, Meta) and not isinstance(ty.value, str):
+            raise self.error(f"{ast.unparse(node)} is {type_name(ty)}, not a value", node)
+        if ty == NONE:
+            raise self.error("this call returns no value", node)
+        return ty
+
+    def classify(self, node, value, what: str):
+        """Stamp the type of a compile-time Python ``value`` found under ``what``."""
+        if isinstance(value, Constant):
+            value = value.value
+        if isinstance(value, (bool, np.bool_)):
+            return self.mark(node, bool_, bool(value), weak=True)
+        if isinstance(value, (int, np.integer)):
+            if isinstance(value, np.integer):
+                t = as_type(value.dtype)
+                return self.mark(node, t, int(value))
+            if not (fits(value, int64) or fits(value, uint64)):
+                raise self.error(f"{what} = {value} does not fit in 64 bits", node)
+            t = literal_type(value) if fits(value, int64) else uint64
+            return self.mark(node, t, int(value), weak=True)
+        if isinstance(value, (float, np.floating)):
+            if isinstance(value, np.floating):
+                return self.mark(node, as_type(value.dtype), float(value))
+            return self.mark(node, literal_type(1.0), float(value), weak=True)
+        if isinstance(value, tuple):
+            if not value or not all(isinstance(v, _CONST_PY) for v in value):
+                raise self.error(f"{what} is a tuple that is not made of numbers", node)
+            elems = tuple(literal_type(v) if isinstance(v, (bool, int, float)) else
+                          as_type(np.asarray(v).dtype) for v in value)
+            return self.mark(node, TupleType(elems), tuple(value), weak=True)
+        if isinstance(value, str):
+            return self.mark(node, Meta(value), value)
+        if isinstance(value, Kernel):
+            raise self.error(f"{what} is a kernel; kernels cannot call kernels", node,
+                             "make the shared code a @wl.func")
+        if isinstance(value, (Func, B.Builtin, B.Dim3, PyBuiltin, _pytypes.ModuleType, Type)) \
+                or (_hashable(value) and value in B.MATH_MODULE):
+            return self.mark(node, Meta(value))
+        if isinstance(value, type) and issubclass(value, np.generic):
+            try:
+                return self.mark(node, Meta(as_type(value)))
+            except TypeError:
+                pass
+        if isinstance(value, np.ndarray):
+            raise self.error(f"{what} is a numpy array; kernels cannot capture arrays", node,
+                             "pass it as a kernel parameter annotated wl.array(dtype=...)")
+        if callable(value):
+            raise self.error(f"{what} is a Python function; kernels can only call @wl.func "
+                             "functions and warp_lab builtins", node,
+                             f"decorate it with @wl.func")
+        raise self.error(f"{what} is a {type(value).__name__} object, which kernels cannot use",
+                         node, "kernels can use int/float/bool constants, wl.constant(...) "
+                               "values, @wl.func functions and warp_lab builtins")
+
+    # -- leaves --------------------------------------------------------------
+    def visit_Constant(self, node):
+        v = node.value
+        if isinstance(v, (bool, int, float)):
+            if isinstance(v, int) and not isinstance(v, bool) and not fits(v, int64):
+                if fits(v, uint64):
+                    return self.mark(node, uint64, v, weak=True)
+                raise self.error(f"integer literal {v} does not fit in 64 bits", node)
+            return self.mark(node, literal_type(v), v, weak=True)
+        if isinstance(v, str):
+            return self.mark(node, Meta(v), v)
+        if v is None:
+            return self.mark(node, NONE, None)
+        raise self.error(f"{type(v).__name__} literals are not supported in kernels", node)
+
+    def visit_Name(self, node):
+        name = node.id
+        if name in self.scope:
+            node.wl_local = True
+            return self.mark(node, self.scope[name])
+        if name in self.assigned:
+            raise self.error(f"variable {name!r} is used before it is assigned", node)
+        node.wl_local = False
+        return self.classify(node, _lookup(self, name), f"{name!r}")
+
+    def visit_Tuple(self, node):
+        elems = []
+        consts = []
+        for e in node.elts:
+            elems.append(self.value_type(e))
+            consts.append(const_of(e))
+        if any(isinstance(t, (ArrayType, Meta)) for t in elems):
+            raise self.error("tuples may hold only numbers, vectors and matrices", node)
+        weak = all(getattr(e, "wl_weak", False) for e in node.elts)
+        if all(c is not NO_CONST for c in consts):
+            return self.mark(node, TupleType(tuple(elems)), tuple(consts), weak=weak)
+        return self.mark(node, TupleType(tuple(elems)))
+
+    # -- attributes and subscripts ---------------------------------------------
+    def visit_Attribute(self, node):
+        self.visit(node.value)
+        bty = node.value.wl_ty
+        attr = node.attr
+        if isinstance(bty, Meta):
+            base = bty.value
+            if isinstance(base, B.Dim3):
+                if attr not in ("x", "y", "z"):
+                    raise self.error(f"wl.{base.name} has .x, .y and .z, not .{attr}", node)
+                node.wl_sreg = (base.sreg, attr)
+                return self.mark(node, int32)
+            if isinstance(base, _pytypes.ModuleType):
+                if not hasattr(base, attr):
+                    raise self.error(f"module {base.__name__!r} has no attribute {attr!r}", node)
+                return self.classify(node, getattr(base, attr), f"{base.__name__}.{attr}")
+            raise self.error(f"{type_name(bty)} has no attribute {attr!r} usable in kernels", node)
+        if isinstance(bty, Vector):
+            k = "xyzw".find(attr) if len(attr) == 1 else -1
+            if not 0 <= k < bty.n:
+                raise self.error(f"{bty.name} has components {', '.join('xyzw'[:bty.n])}, "
+                                 f"not .{attr}", node)
+            node.wl_component = k
+            return self.mark(node, bty.elem)
+        if isinstance(bty, Matrix) and attr == "T":
+            return self.mark(node, matrix_of(bty.elem, bty.cols, bty.rows))
+        if isinstance(bty, ArrayType):
+            if attr == "shape":
+                if bty.shape is not None:
+                    return self.mark(node, TupleType((int32,) * bty.ndim), tuple(bty.shape),
+                                     weak=True)
+                return self.mark(node, TupleType((int32,) * bty.ndim))
+            if attr == "ndim":
+                return self.mark(node, int32, bty.ndim, weak=True)
+            if attr == "dtype":
+                return self.mark(node, Meta(bty.dtype))
+            raise self.error(f"arrays have .shape, .ndim and .dtype, not .{attr}", node)
+        raise self.error(f"{type_name(bty)} has no attribute {attr!r}", node)
+
+    def index_type(self, node):
+        ty = self.value_type(node)
+        if not (isinstance(ty, Scalar) and (ty.is_int or ty.is_bool)):
+            raise self.error(f"indices must be integers, not {type_name(ty)}", node,
+                             "convert with int(...)")
+        return ty
+
+    def visit_Subscript(self, node):
+        bty = self.value_type(node.value)
+        sl = node.slice
+        if isinstance(sl, ast.Slice) or (isinstance(sl, ast.Tuple) and
+                                         any(isinstance(e, ast.Slice) for e in sl.elts)):
+            raise self.error("slices are not supported in kernels", sl,
+                             "index single elements: a[i] or a[i, j]")
+        idx = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        if isinstance(bty, ArrayType):
+            if len(idx) == 1 and isinstance(sl, ast.Name) and isinstance(
+                    self.scope.get(sl.id), TupleType):
+                raise self.error("index arrays with separate indices", sl,
+                                 f"write a[{sl.id}[0], {sl.id}[1]] or unpack the tuple first")
+            for i in idx:
+                self.index_type(i)
+            if len(idx) != bty.ndim:
+                hint = ("write a[i, j] for a 2-D array" if len(idx) < bty.ndim else "")
+                raise self.error(f"a {bty.ndim}-D array needs {bty.ndim} indices, got {len(idx)}",
+                                 sl, hint)
+            node.wl_indices = idx
+            return self.mark(node, bty.dtype)
+        if isinstance(bty, Vector):
+            if len(idx) != 1:
+                raise self.error("vectors take one index", sl)
+            self.index_type(idx[0])
+            self._check_const_index(idx[0], bty.n)
+            node.wl_indices = idx
+            return self.mark(node, bty.elem)
+        if isinstance(bty, Matrix):
+            for i in idx:
+                self.index_type(i)
+            if len(idx) > 2:
+                raise self.error("matrices take one or two indices", sl)
+            self._check_const_index(idx[0], bty.rows)
+            if len(idx) == 2:
+                self._check_const_index(idx[1], bty.cols)
+                node.wl_indices = idx
+                return self.mark(node, bty.elem)
+            node.wl_indices = idx
+            return self.mark(node, vector_of(bty.elem, bty.cols))
+        if isinstance(bty, TupleType):
+            if len(idx) != 1:
+                raise self.error("tuples take one index", sl)
+            self.index_type(idx[0])
+            c = const_of(idx[0])
+            n = len(bty.elems)
+            if c is NO_CONST:
+                if len(set(bty.elems)) != 1:
+                    raise self.error("a tuple of mixed types needs a constant index", idx[0])
+                node.wl_indices = idx
+                return self.mark(node, bty.elems[0])
+            k = int(c) + n if int(c) < 0 else int(c)
+            if not 0 <= k < n:
+                raise self.error(f"tuple index {c} out of range (length {n})", idx[0])
+            node.wl_tuple_index = k
+            base_c = const_of(node.value)
+            if base_c is not NO_CONST:
+                return self.mark(node, bty.elems[k], base_c[k],
+                                 weak=getattr(node.value, "wl_weak", False))
+            return self.mark(node, bty.elems[k])
+        raise self.error(f"{type_name(bty)} cannot be indexed", node)
+
+    def _check_const_index(self, node, n):
+        c = const_of(node)
+        if c is not NO_CONST and not 0 <= int(c) < n:
+            raise self.error(f"index {c} out of range 0..{n - 1}", node)
+
+    # -- operators --------------------------------------------------------------
+    def visit_BinOp(self, node):
+        op = BINOPS.get(type(node.op))
+        lt = self.value_type(node.left)
+        rt = self.value_type(node.right)
+        node.wl_op = op
+        if isinstance(lt, Scalar) and isinstance(rt, Scalar):
+            return self._scalar_binop(node, op, lt, rt)
+        return self._aggregate_binop(node, op, lt, rt)
+
+    def _scalar_binop(self, node, op, lt, rt):
+        lw, rw = getattr(node.left, "wl_weak", False), getattr(node.right, "wl_weak", False)
+        sym = BINOP_SYMBOLS.get(op, "?")
+        if op == "matmul":
+            raise self.error("@ needs a matrix", node, "use * for scalars")
+        t = promote(lt, rt, lw, rw)
+        if op in ("shl", "shr", "and", "or", "xor"):
+            if lt.is_float or rt.is_float:
+                raise self.error(f"{sym} needs integers, not {type_name(lt)} and {type_name(rt)}",
+                                 node, "convert with int(...)")
+            if t.is_bool and op in ("shl", "shr"):
+                t = int32
+        if t.is_bool and op in ("add", "sub", "mul", "floordiv", "mod", "pow"):
+            t = int32
+        if op == "truediv":
+            t = float_for(t)
+        if op == "pow" and t.is_int:
+            c = const_of(node.right)
+            if c is not NO_CONST and c < 0:
+                raise self.error("an integer raised to a negative power is not an integer",
+                                 node, "write a float base, e.g. 2.0 ** n")
+        rty = t
+        node.wl_opty = t
+        cl, cr = const_of(node.left), const_of(node.right)
+        if cl is not NO_CONST and cr is not NO_CONST:
+            try:
+                v = fold_binop(op, cast_value(cl, t), cast_value(cr, t), t)
+            except FoldError as exc:
+                raise self.error(str(exc), node) from None
+            except (OverflowError, ValueError):
+                v = None
+            if v is not None:
+                return self.mark(node, rty, v, weak=lw and rw)
+        return self.mark(node, rty)
+
+    def _aggregate_binop(self, node, op, lt, rt):
+        sym = BINOP_SYMBOLS.get(op, "?")
+        bad = self.error(f"unsupported operand types for {sym}: {type_name(lt)} and "
+                         f"{type_name(rt)}", node)
+        agg = (Vector, Matrix)
+        if op == "matmul" or (op == "mul" and isinstance(lt, Matrix) and isinstance(rt, Vector)):
+            if isinstance(lt, Matrix) and isinstance(rt, Vector) and lt.cols == rt.n \
+                    and lt.elem == rt.elem:
+                node.wl_kind = "mv"
+                return self.mark(node, vector_of(lt.elem, lt.rows))
+            if isinstance(lt, Vector) and isinstance(rt, Matrix) and lt.n == rt.rows \
+                    and lt.elem == rt.elem:
+                node.wl_kind = "vm"
+                return self.mark(node, vector_of(lt.elem, rt.cols))
+            if isinstance(lt, Matrix) and isinstance(rt, Matrix) and lt.cols == rt.rows \
+                    and lt.elem == rt.elem:
+                node.wl_kind = "mm"
+                return self.mark(node, matrix_of(lt.elem, lt.rows, rt.cols))
+            raise bad
+        if op not in ("add", "sub", "mul", "truediv"):
+            raise bad
+        if isinstance(lt, agg) and isinstance(rt, agg):
+            if lt != rt:
+                raise self.error(f"{type_name(lt)} {sym} {type_name(rt)}: both sides must have "
+                                 "the same vector or matrix type", node)
+            if isinstance(lt, Matrix) and op in ("mul", "truediv"):
+                raise self.error(f"{type_name(lt)} {sym} {type_name(rt)} is not defined", node,
+                                 "use a @ b for the matrix product")
+            node.wl_kind = "aa"
+            return self.mark(node, lt)
+        if isinstance(lt, agg) and isinstance(rt, Scalar):
+            if op in ("add", "sub"):
+                raise self.error(f"{type_name(lt)} {sym} scalar is not defined", node,
+                                 f"write {type_name(lt)}(s) to broadcast the scalar")
+            self._check_elem(node.right, lt.elem)
+            node.wl_kind = "as"
+            return self.mark(node, lt)
+        if isinstance(lt, Scalar) and isinstance(rt, agg) and op == "mul":
+            self._check_elem(node.left, rt.elem)
+            node.wl_kind = "sa"
+            return self.mark(node, rt)
+        raise bad
+
+    def _check_elem(self, node, elem):
+        c = const_of(node)
+        weak = c if getattr(node, "wl_weak", False) and c is not NO_CONST else None
+        if not implicit_ok(node.wl_ty, elem, weak):
+            raise self.error(f"cannot combine {type_name(node.wl_ty)} with {type_name(elem)} "
+                             "components without losing information", node,
+                             lossy_hint(node.wl_ty, elem))
+
+    def visit_UnaryOp(self, node):
+        t = self.value_type(node.operand)
+        op = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert", ast.Not: "not"}[
+            type(node.op)]
+        node.wl_op = op
+        if op == "not":
+            self.truth(node.operand)
+            c = const_of(node.operand)
+            return self.mark(node, bool_, *((not c, True) if c is not NO_CONST else ()))
+        if isinstance(t, (Vector, Matrix)) and op in ("neg", "pos"):
+            return self.mark(node, t)
+        if not isinstance(t, Scalar):
+            raise self.error(f"unary operator on {type_name(t)} is not supported", node)
+        if op == "invert" and t.is_float:
+            raise self.error("~ needs an integer", node)
+        rt = int32 if t.is_bool else t
+        node.wl_opty = rt
+        c = const_of(node.operand)
+        if c is not NO_CONST:
+            return self.mark(node, rt, fold_unary(op, cast_value(c, rt), rt),
+                             weak=getattr(node.operand, "wl_weak", False))
+        return self.mark(node, rt)
+
+    def visit_BoolOp(self, node):
+        consts = []
+        for v in node.values:
+            self.truth(v)
+            consts.append(const_of(v))
+        if all(c is not NO_CONST for c in consts):
+            vals = [bool(c) for c in consts]
+            r = all(vals) if isinstance(node.op, ast.And) else any(vals)
+            return self.mark(node, bool_, r, weak=True)
+        return self.mark(node, bool_)
+
+    def visit_Compare(self, node):
+        operands = [node.left] + list(node.comparators)
+        for o in operands:
+            self.value_type(o)
+        tys = []
+        result = True
+        for op, a, b in zip(node.ops, operands, operands[1:]):
+            if type(op) not in CMPOPS:
+                name = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
+                        ast.NotIn: "not in"}.get(type(op), "this")
+                raise self.error(f"the {name!r} operator is not supported in kernels", node,
+                                 "compare numbers with ==, !=, <, <=, >, >=")
+            at, bt = a.wl_ty, b.wl_ty
+            if not (isinstance(at, Scalar) and isinstance(bt, Scalar)):
+                raise self.error(f"cannot compare {type_name(at)} and {type_name(bt)}", node)
+            t = promote(at, bt, getattr(a, "wl_weak", False), getattr(b, "wl_weak", False))
+            tys.append(t)
+            ca, cb = const_of(a), const_of(b)
+            if result is not None and ca is not NO_CONST and cb is not NO_CONST:
+                result = result and fold_compare(CMPOPS[type(op)], cast_value(ca, t),
+                                                 cast_value(cb, t))
+            else:
+                result = None
+        node.wl_cmp_tys = tys
+        if result is not None:
+            return self.mark(node, bool_, bool(result), weak=True)
+        return self.mark(node, bool_)
+
+    def visit_IfExp(self, node):
+        self.truth(node.test)
+        a = self.value_type(node.body)
+        b = self.value_type(node.orelse)
+        if isinstance(a, Scalar) and isinstance(b, Scalar):
+            aw, bw = getattr(node.body, "wl_weak", False), getattr(node.orelse, "wl_weak", False)
+            t = promote(a, b, aw, bw)
+            if aw and bw:
+                t = promote(literal_type(const_of(node.body)), literal_type(const_of(node.orelse)))
+        elif a == b and not isinstance(a, (ArrayType, Meta)):
+            t = a
+        else:
+            raise self.error(f"the two branches give {type_name(a)} and {type_name(b)}", node)
+        return self.mark(node, t)
+
+    # -- calls ----------------------------------------------------------------
+    def visit_Call(self, node):
+        from warp_lab.compiler.typing_builtins import type_call
+        self.visit(node.func)
+        fty = node.func.wl_ty
+        if not isinstance(fty, Meta):
+            raise self.error(f"{ast.unparse(node.func)} ({type_name(fty)}) is not callable", node)
+        return type_call(self, node, fty.value)
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+del math, KernelCompileError, CallTarget

@@ -1,0 +1,320 @@
+"""Typing rules of the kernel language, as tables and small pure functions.
+
+* literals: an integer literal is int32 (int64 if it does not fit), a float
+  literal float32; both are *weak*: next to a typed value they take its type
+  (``x * 2`` with ``x: float64`` is float64), as in NumPy 2 (NEP 50).
+* mixed arithmetic promotes: int -> float, 32 -> 64 bits; signed and
+  unsigned integers of one width give the unsigned type (C's usual
+  arithmetic conversions, ISO C 6.3.1.8).
+* an implicit conversion that can lose information (float -> int, 64 -> 32
+  bits, signed <-> unsigned) is a compile error that names the cast to write.
+
+Constant folding evaluates with the same semantics as the generated code
+(wrapping integers, float32 rounding), so a folded and an unfolded
+expression agree.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, bool_,
+                                 float32, float64, int32, int64)
+
+__all__ = ["Meta", "NoneType", "promote", "implicit_ok", "literal_type", "fold_binop",
+           "fold_unary", "fold_compare", "wrap_int", "BINOPS", "CMPOPS", "type_name",
+           "lossy_hint", "fits"]
+
+
+@dataclass(frozen=True)
+class Meta(Type):
+    """A compile-time-only value: a module, a builtin, a type, a device function,
+    a string. It never becomes an LLVM value."""
+
+    value: object
+    size: int = 0
+    align: int = 1
+
+    def __repr__(self) -> str:
+        return f"compile-time {self.value!r}"
+
+
+@dataclass(frozen=True)
+class NoneType(Type):
+    """The type of a call that returns nothing."""
+
+    size: int = 0
+    align: int = 1
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+NONE = NoneType()
+
+#: Python operator node -> short name used by the typer and the code generator
+BINOPS = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",
+    ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "shl",
+    ast.RShift: "shr", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
+    ast.MatMult: "matmul",
+}
+CMPOPS = {
+    ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
+}
+BINOP_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+                 "mod": "%", "pow": "**", "shl": "<<", "shr": ">>", "and": "&", "or": "|",
+                 "xor": "^", "matmul": "@"}
+
+
+def type_name(t: Type) -> str:
+    """How a type is spelled in diagnostics (``float32``, ``vec3``, ``array of float32``)."""
+    if isinstance(t, (Scalar, Vector, Matrix)):
+        return t.name
+    if isinstance(t, ArrayType):
+        return f"{t.space} {t.ndim}-D array of {type_name(t.dtype)}"
+    if isinstance(t, TupleType):
+        return "tuple of " + ", ".join(type_name(e) for e in t.elems)
+    if isinstance(t, Meta):
+        v = t.value
+        return "string" if isinstance(v, str) else getattr(v, "__name__", type(v).__name__)
+    return repr(t)
+
+
+def fits(value, t: Scalar) -> bool:
+    """Whether the Python number ``value`` is exactly representable in ``t``."""
+    if t.is_bool:
+        return value in (0, 1)
+    if t.is_int:
+        if isinstance(value, float) and not value.is_integer():
+            return False
+        lo = -(1 << (t.bits - 1)) if t.is_signed else 0
+        hi = (1 << (t.bits - 1)) - 1 if t.is_signed else (1 << t.bits) - 1
+        return lo <= value <= hi
+    return True
+
+
+def literal_type(value) -> Scalar:
+    """The type of a Python literal: bool, int32 (int64 if too big), float32."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int32 if fits(value, int32) else int64
+    return float32
+
+
+def _join(a: Scalar, b: Scalar) -> Scalar:
+    """Usual arithmetic conversions of two strong scalar types."""
+    if a == b:
+        return a
+    if a.is_bool:
+        a = int32 if not b.is_bool else a
+    if b.is_bool:
+        b = int32
+    if a == b:
+        return a
+    if a.is_float or b.is_float:
+        if a.is_float and b.is_float:
+            return a if a.bits >= b.bits else b
+        f, i = (a, b) if a.is_float else (b, a)
+        if f.bits == 16 and i.bits > 8:
+            return float32
+        return f
+    if a.bits != b.bits:
+        return a if a.bits > b.bits else b
+    return a if not a.is_signed else b  # same width: unsigned wins (C)
+
+
+def promote(a: Scalar, b: Scalar, a_weak: bool = False, b_weak: bool = False) -> Scalar:
+    """Result type of arithmetic on ``a`` and ``b`` (weak = an untyped literal)."""
+    if a_weak != b_weak:
+        strong, weak = (b, a) if a_weak else (a, b)
+        if strong.is_float:
+            return strong
+        if weak.is_float:
+            return float64 if strong.bits == 64 else float32
+        if strong.is_bool and not weak.is_bool:
+            return weak
+        return strong
+    return _join(a, b)
+
+
+def implicit_ok(src: Type, dst: Type, weak_value=None) -> bool:
+    """Whether ``src`` converts to ``dst`` without a cast.
+
+    Args:
+        src: the value's type.
+        dst: the variable's, parameter's or element's type.
+        weak_value: the value when it is a constant literal (then any type that
+            represents it exactly is fine), else None.
+    """
+    if src == dst:
+        return True
+    if not (isinstance(src, Scalar) and isinstance(dst, Scalar)):
+        if isinstance(src, TupleType) and isinstance(dst, TupleType):
+            return len(src.elems) == len(dst.elems) and all(
+                implicit_ok(s, d) for s, d in zip(src.elems, dst.elems))
+        return False
+    if weak_value is not None:
+        if dst.is_bool:
+            return isinstance(weak_value, bool)
+        if dst.is_float:
+            return True
+        return not isinstance(weak_value, float) and fits(int(weak_value), dst)
+    if src.is_bool:
+        return True
+    if dst.is_bool:
+        return False
+    if src.is_float:
+        return dst.is_float and dst.bits >= src.bits
+    if dst.is_float:
+        return True  # int -> float: the promotion mixed arithmetic does anyway
+    if src.is_signed == dst.is_signed:
+        return dst.bits >= src.bits
+    return (not src.is_signed) and dst.is_signed and dst.bits > src.bits
+
+
+def lossy_hint(src: Type, dst: Type) -> str:
+    """The cast to suggest for a rejected implicit conversion."""
+    if isinstance(dst, Scalar):
+        return f"write wl.{dst.name}(...) to convert explicitly"
+    return f"convert the value to {type_name(dst)} explicitly"
+
+
+def wrap_int(value: int, t: Scalar) -> int:
+    """``value`` wrapped to ``t``'s width (two's complement), as the hardware does."""
+    if t.is_bool:
+        return int(bool(value))
+    mask = (1 << t.bits) - 1
+    v = int(value) & mask
+    if t.is_signed and v >> (t.bits - 1):
+        v -= 1 << t.bits
+    return v
+
+
+def _np(t: Scalar):
+    return t.numpy.type
+
+
+def cast_value(value, t: Scalar):
+    """Convert a folded Python value to type ``t`` as the generated code would."""
+    if t.is_bool:
+        return bool(value)
+    if t.is_int:
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise ValueError(f"cannot convert {value} to {t.name}")
+            value = int(value)  # truncates toward zero, like fptosi
+        return wrap_int(int(value), t)
+    with np.errstate(all="ignore"):
+        return float(_np(t)(value))
+
+
+class FoldError(ValueError):
+    """A constant expression has no value (division by zero, ...)."""
+
+
+def fold_binop(op: str, a, b, t: Scalar):
+    """Evaluate ``a <op> b`` at compile time, both already of type ``t``.
+
+    Returns the folded value, or None when the result is better left to run
+    time (an oversized power). Raises :class:`FoldError` for a division by zero.
+    """
+    if t.is_float:
+        with np.errstate(all="ignore"):
+            x, y = _np(t)(a), _np(t)(b)
+            if op in ("truediv", "floordiv", "mod") and y == 0:
+                raise FoldError("division by zero in a constant expression")
+            if op == "add":
+                r = x + y
+            elif op == "sub":
+                r = x - y
+            elif op == "mul":
+                r = x * y
+            elif op == "truediv":
+                r = x / y
+            elif op == "floordiv":
+                r = np.floor_divide(x, y)
+            elif op == "mod":
+                r = np.mod(x, y)
+            elif op == "pow":
+                r = np.power(x, y)
+            else:
+                return None
+            return float(_np(t)(r))
+    a, b = int(a), int(b)
+    bits = max(t.bits, 1)
+    if op in ("floordiv", "mod", "truediv") and b == 0:
+        raise FoldError("division by zero in a constant expression")
+    if op == "add":
+        r = a + b
+    elif op == "sub":
+        r = a - b
+    elif op == "mul":
+        r = a * b
+    elif op == "floordiv":
+        r = a // b
+    elif op == "mod":
+        r = a % b
+    elif op == "pow":
+        if b < 0:
+            raise FoldError("an integer raised to a negative power is not an integer")
+        r = pow(a, b, 1 << bits)
+    elif op == "shl":
+        r = 0 if b >= bits or b < 0 else a << b
+    elif op == "shr":
+        if t.is_signed:
+            r = a >> min(b, bits - 1) if b >= 0 else (-1 if a < 0 else 0)
+        else:
+            r = (a & ((1 << bits) - 1)) >> b if 0 <= b < bits else 0
+    elif op == "and":
+        r = a & b
+    elif op == "or":
+        r = a | b
+    elif op == "xor":
+        r = a ^ b
+    else:
+        return None
+    return wrap_int(r, t)
+
+
+def fold_unary(op: str, a, t: Scalar):
+    """Evaluate a unary operator (``neg``, ``pos``, ``invert``, ``not``) at compile time."""
+    if op == "not":
+        return not a
+    if op == "pos":
+        return a
+    if op == "neg":
+        return cast_value(-a, t) if t.is_float else wrap_int(-int(a), t)
+    if op == "invert":
+        return wrap_int(~int(a), t)
+    return None
+
+
+_CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+        "gt": operator.gt, "ge": operator.ge}
+
+
+def fold_compare(op: str, a, b) -> bool:
+    """Evaluate a comparison at compile time."""
+    return bool(_CMP[op](a, b))
+
+
+def is_numeric(t: Type) -> bool:
+    return isinstance(t, Scalar)
+
+
+def float_for(t: Scalar) -> Scalar:
+    """The float type math on ``t`` uses (ints -> float32, int64 -> float64)."""
+    if t.is_float:
+        return t
+    return float64 if t.bits == 64 else float32
+
+
+__all__ += ["NONE", "FoldError", "cast_value", "float_for", "BINOP_SYMBOLS", "is_numeric",
+]

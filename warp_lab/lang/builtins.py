@@ -1,0 +1,178 @@
+"""The builtins a kernel may call: ``wl.tid()``, ``wl.syncthreads()``, math, atomics, ...
+
+Each builtin is a :class:`Builtin` object exported from :mod:`warp_lab`. On the
+host it only documents itself (calling it raises a ``TypeError`` that says to
+use it inside a kernel); the compiler recognises it by identity and looks up
+its typing rule (:mod:`warp_lab.compiler.typing_builtins`) and its code
+generator (:mod:`warp_lab.compiler.lower_builtins`) by :attr:`Builtin.name`,
+so this table is the one list of what the language offers.
+
+Field terms follow the CUDA Programming Guide ("Built-in Variables",
+"Synchronization Functions", "Atomic Functions", "Warp Shuffle Functions",
+"Warp Vote Functions") and libdevice's user guide for the math functions.
+"""
+
+from __future__ import annotations
+
+import math as _math
+from dataclasses import dataclass
+
+__all__ = [
+    "Builtin", "Dim3", "BUILTINS", "MATH_UNARY", "MATH_BINARY", "PYTHON_BUILTINS",
+    "MATH_MODULE", "warp_size", "FULL_MASK",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class Builtin:
+    """A kernel-language builtin function.
+
+    Attributes:
+        name: the name under :mod:`warp_lab` (``"atomic_add"``).
+        signature: how it is called, for messages and docs.
+        doc: one line saying what it does.
+    """
+
+    name: str
+    signature: str
+    doc: str
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"wl.{self.name}{self.signature} can only be called inside a "
+                        f"@wl.kernel or @wl.func")
+
+    def __repr__(self) -> str:
+        return f"<wl builtin {self.name}{self.signature}>"
+
+
+@dataclass(frozen=True, eq=False)
+class Dim3:
+    """A CUDA built-in vector variable: ``wl.thread_idx.x`` is ``%tid.x``.
+
+    Attributes:
+        name: ``thread_idx``, ``block_idx``, ``block_dim`` or ``grid_dim``.
+        sreg: the PTX special register stem (``tid``, ``ctaid``, ``ntid``, ``nctaid``).
+    """
+
+    name: str
+    sreg: str
+
+    def __repr__(self) -> str:
+        return f"<wl.{self.name} (%{self.sreg}.x/.y/.z)>"
+
+
+#: threads per warp on every NVIDIA GPU so far (CUDA Programming Guide, "warpSize")
+warp_size = 32
+#: the all-lanes member mask of the ``*_sync`` warp functions
+FULL_MASK = 0xFFFFFFFF
+
+BUILTINS: dict[str, Builtin] = {}
+
+
+def _b(name: str, signature: str, doc: str) -> Builtin:
+    b = Builtin(name, signature, doc)
+    BUILTINS[name] = b
+    return b
+
+
+# -- indexing (CUDA Programming Guide, "Built-in Variables") -----------------
+tid = _b("tid", "()", "global thread index: int32 for a 1-D launch, (y, x) or (z, y, x) otherwise")
+lane_id = _b("lane_id", "()", "lane of this thread in its warp, 0..31 (%laneid)")
+warp_id = _b("warp_id", "()", "warp of this thread in its block: linear thread index // 32")
+thread_idx = Dim3("thread_idx", "tid")
+block_idx = Dim3("block_idx", "ctaid")
+block_dim = Dim3("block_dim", "ntid")
+grid_dim = Dim3("grid_dim", "nctaid")
+DIM3S = {d.name: d for d in (thread_idx, block_idx, block_dim, grid_dim)}
+
+# -- synchronisation ----------------------------------------------------------
+syncthreads = _b("syncthreads", "()", "block-wide barrier (__syncthreads, bar.sync 0)")
+syncwarp = _b("syncwarp", "(mask=FULL_MASK)", "warp barrier (__syncwarp, bar.warp.sync)")
+threadfence = _b("threadfence", "()", "device-scope memory fence (__threadfence, fence.sc.gpu)")
+threadfence_block = _b("threadfence_block", "()", "block-scope memory fence (membar.cta)")
+
+# -- atomics (return the old value; global or shared arrays) ---------------
+atomic_add = _b("atomic_add", "(arr, index, value)", "arr[index] += value atomically")
+atomic_sub = _b("atomic_sub", "(arr, index, value)", "arr[index] -= value atomically")
+atomic_min = _b("atomic_min", "(arr, index, value)", "arr[index] = min(arr[index], value)")
+atomic_max = _b("atomic_max", "(arr, index, value)", "arr[index] = max(arr[index], value)")
+atomic_and = _b("atomic_and", "(arr, index, value)", "arr[index] &= value atomically")
+atomic_or = _b("atomic_or", "(arr, index, value)", "arr[index] |= value atomically")
+atomic_xor = _b("atomic_xor", "(arr, index, value)", "arr[index] ^= value atomically")
+atomic_exch = _b("atomic_exch", "(arr, index, value)", "swap arr[index] and value")
+atomic_cas = _b("atomic_cas", "(arr, index, compare, value)",
+                "if arr[index] == compare: arr[index] = value (compare-and-swap)")
+ATOMICS = ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas")
+
+# -- warp shuffles and votes (CUDA Programming Guide, "Warp Shuffle Functions") --
+shfl_sync = _b("shfl_sync", "(mask, value, src_lane, width=32)", "value from lane src_lane")
+shfl_up_sync = _b("shfl_up_sync", "(mask, value, delta, width=32)", "value from lane - delta")
+shfl_down_sync = _b("shfl_down_sync", "(mask, value, delta, width=32)", "value from lane + delta")
+shfl_xor_sync = _b("shfl_xor_sync", "(mask, value, lane_mask, width=32)", "value from lane ^ lane_mask")
+ballot_sync = _b("ballot_sync", "(mask, predicate)", "bit i set when lane i's predicate is true")
+any_sync = _b("any_sync", "(mask, predicate)", "True if any lane's predicate is true")
+all_sync = _b("all_sync", "(mask, predicate)", "True if every lane's predicate is true")
+
+# -- math (libdevice __nv_* for float32 and float64) --------------------------
+#: one-argument float functions
+MATH_UNARY = ("sqrt", "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10",
+              "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+              "asinh", "acosh", "atanh", "erf", "erfc", "floor", "ceil", "trunc", "round",
+              "rint")
+#: two-argument float functions
+MATH_BINARY = ("pow", "atan2", "copysign", "fmod", "hypot")
+for _n in MATH_UNARY:
+    globals()[_n] = _b(_n, "(x)", f"{_n}(x) for float32/float64 (libdevice)")
+for _n in MATH_BINARY:
+    globals()[_n] = _b(_n, "(x, y)", f"{_n}(x, y) for float32/float64 (libdevice)")
+abs = _b("abs", "(x)", "absolute value (ints, floats, vectors)")  # noqa: A001
+min = _b("min", "(a, b, ...)", "smallest argument")  # noqa: A001
+max = _b("max", "(a, b, ...)", "largest argument")  # noqa: A001
+clamp = _b("clamp", "(x, lo, hi)", "min(max(x, lo), hi)")
+fma = _b("fma", "(a, b, c)", "a*b + c rounded once")
+isnan = _b("isnan", "(x)", "x is NaN")
+isinf = _b("isinf", "(x)", "x is +inf or -inf")
+isfinite = _b("isfinite", "(x)", "x is neither NaN nor infinite")
+sign = _b("sign", "(x)", "-1, 0 or 1 with x's type")
+
+# -- integer intrinsics -------------------------------------------------------
+popc = _b("popc", "(x)", "number of set bits (__popc)")
+clz = _b("clz", "(x)", "leading zero bits (__clz)")
+ffs = _b("ffs", "(x)", "1-based position of the lowest set bit, 0 if none (__ffs)")
+brev = _b("brev", "(x)", "bits reversed (__brev)")
+mulhi = _b("mulhi", "(a, b)", "high half of the full product (__mulhi / __umulhi)")
+
+# -- vectors and matrices -----------------------------------------------------
+dot = _b("dot", "(a, b)", "dot product of two vectors")
+cross = _b("cross", "(a, b)", "cross product of two 3-vectors")
+length = _b("length", "(v)", "Euclidean length of a vector")
+length_sq = _b("length_sq", "(v)", "squared length of a vector")
+normalize = _b("normalize", "(v)", "v / length(v)")
+transpose = _b("transpose", "(m)", "matrix transpose")
+mul = _b("mul", "(a, b)", "matrix @ vector, matrix @ matrix, or elementwise scalar product")
+outer = _b("outer", "(a, b)", "outer product of two vectors (a matrix)")
+
+# -- misc ---------------------------------------------------------------------
+select = _b("select", "(cond, a, b)", "a if cond else b, both evaluated (selp)")
+printf = _b("printf", "(fmt, *args)", "C printf through CUDA's vprintf")
+shared_array = _b("shared_array", "(shape, dtype)",
+                  "static shared memory array of the block; shape is a compile-time constant")
+local_array = _b("local_array", "(shape, dtype)", "per-thread array (registers or local memory)")
+
+#: Python builtins a kernel may use, and the warp_lab builtin (or special form) they mean
+PYTHON_BUILTINS = {
+    "range": "range", "len": "len", "print": "print", "int": "int", "float": "float",
+    "bool": "bool", "abs": "abs", "min": "min", "max": "max", "round": "round",
+    "pow": "pow",
+}
+
+#: functions of Python's math module that kernels may call, mapped to builtin names
+MATH_MODULE = {
+    getattr(_math, n): n for n in
+    ("sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+     "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
+     "floor", "ceil", "trunc", "pow", "atan2", "copysign", "fmod", "hypot", "isnan", "isinf",
+     "isfinite", "fabs")
+    if hasattr(_math, n)
+}
+MATH_MODULE[_math.fabs] = "abs"
