@@ -102,6 +102,9 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
         ToolchainError: nvdisasm is missing or fails.
     """
     if kernel is not None:
+        if not hasattr(kernel, "cubin") or not hasattr(kernel, "line_map"):
+            raise AnalysisError(f"register_pressure needs a CompiledKernel, not "
+                                f"{type(kernel).__name__}; or pass cubin= and arch=")
         if kernel.cubin is None and sass is None:
             why = kernel.missing.get("cubin", "ptxas did not run")
             raise AnalysisError(f"kernel {kernel.name!r} has no cubin: {why}")
