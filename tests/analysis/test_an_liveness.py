@@ -8,7 +8,6 @@ regex here, independently of warp_lab.analysis.liveness.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
@@ -19,7 +18,7 @@ from warp_lab.analysis.liveness import live_registers, max_live_per_line, parse_
 from warp_lab.analysis.registers import (live_registers_per_line, register_cap_whatif,
                                          register_pressure)
 from warp_lab.compiler import linemap, nvptx, toolchain
-from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, LineMap, Resources
+from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, Resources
 from warp_lab.errors import ToolchainError
 from warp_lab.lang.kernel import Source
 
@@ -170,4 +169,3 @@ def test_kernel_without_cubin():
         register_pressure(ck)
     with pytest.raises(AnalysisError, match="not Resources"):
         register_pressure(Resources("sm_90", registers=8))
-    assert dataclasses.replace(ck, line_map=LineMap()).line_map.sass == {}
