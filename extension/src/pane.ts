@@ -37,6 +37,8 @@ export interface PaneOptions {
   links: LineLinks;
   heat: HeatColumn[];
   variant: PaneVariant | null;
+  /** How the text is shown (e.g. padding removed); copy keeps the original. */
+  display?: (text: string) => string;
 }
 
 function renderTokens(line: string, tokens: Token[]): HTMLElement {
@@ -153,7 +155,8 @@ export class Pane {
     this.mapped = mapped;
     this.currentText = text;
     this.body.replaceChildren();
-    const { lines, tokens } = tokenizeText(tokenizer, text);
+    const shown = this.options.display ? this.options.display(text) : text;
+    const { lines, tokens } = tokenizeText(tokenizer, shown);
     const maxima = heat.map(h => Math.max(1, ...h.values.values()));
     const width = String(lines.length).length;
     this.rows = lines.map((line, i) => {

@@ -23,6 +23,26 @@ const TOKENIZERS: Record<PaneId, LineTokenizer<unknown>> = {
   sass: sassTokenizer as LineTokenizer<unknown>
 };
 
+const SASS_INSTRUCTION = /^\s*(\/\*[0-9a-f]{4,}\*\/)\s*(@!?U?P\w+\s+)?(.*)$/;
+
+/**
+ * nvdisasm pads each instruction to fixed columns (about 30 blanks between
+ * the address and the opcode); shown in a pane that padding hides the code.
+ * Keep the address, a 4-character guard column and the instruction.
+ */
+export function compactSass(text: string): string {
+  return text
+    .split('\n')
+    .map(line => {
+      const m = SASS_INSTRUCTION.exec(line);
+      if (m === null) {
+        return line.replace(/^\s{2,}/, '  ');
+      }
+      return `${m[1]} ${(m[2] ?? '').trim().padEnd(4)} ${m[3]}`;
+    })
+    .join('\n');
+}
+
 function heatColumns(bundle: KernelBundle, pane: PaneId): HeatColumn[] {
   const columns: HeatColumn[] = [];
   const { instructions, liveRegisters } = bundle.heat;
@@ -94,6 +114,7 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         tokenizer: TOKENIZERS[id],
         links,
         heat: heatColumns(bundle, id),
+        display: id === 'sass' ? compactSass : undefined,
         variant:
           id === 'llvm' && unopt !== null
             ? { label: 'unoptimized', title: 'Show the LLVM IR before optimisation', text: unopt }
