@@ -1,0 +1,83 @@
+"""warp_lab's CPU simulator: executes PTX with SIMT semantics.
+
+    from warp_lab import sim
+    mod = sim.parse_module(ptx_text)             # parse once, run many times
+    mem = sim.GlobalMemory()
+    x = mem.alloc(4 * n, name="x"); mem.write(x, host_array)
+    res = sim.run(mod, "saxpy", grid=(n // 256,), block=(256,), params=param_bytes, memory=mem)
+    res.printed, res.findings, res.metrics, res.instructions, res.partial
+
+The simulator knows PTX, not Python: source lines come from ``.loc``
+directives. See :func:`run` for the launch contract and
+:class:`~warp_lab.sim.debugger.Debugger` for stepping through a launch.
+"""
+
+from __future__ import annotations
+
+from warp_lab.errors import SimulatorError
+from warp_lab.sim.memory import GlobalMemory
+from warp_lab.sim.ptx import PtxModule, parse_module
+from warp_lab.sim.result import Finding, MemoryLineStats, Metrics, SimResult
+
+__all__ = ["parse_module", "PtxModule", "GlobalMemory", "run", "SimResult", "Finding",
+           "Metrics", "MemoryLineStats", "SimulatorError", "Debugger", "ALL_CHECKS"]
+
+#: every check :func:`run` knows
+ALL_CHECKS = ("memcheck", "racecheck", "barrier")
+
+
+def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
+        dynamic_shared: int = 0, checks=ALL_CHECKS, max_instructions: int | None = None,
+        metrics: bool = True, batch_threads: int = 1 << 16) -> SimResult:
+    """Execute one kernel launch on the CPU.
+
+    Args:
+        module: a :class:`PtxModule` from :func:`parse_module` (or PTX text).
+        kernel: the ``.entry`` name.
+        grid: blocks per grid, ``int`` or ``(x[, y[, z]])``.
+        block: threads per block, ``int`` or ``(x[, y[, z]])`` (at most 1024 threads).
+        params: the parameter buffer, laid out as the entry's ``.param`` declarations
+            say (each parameter at the next multiple of its alignment; for warp_lab
+            kernels :func:`warp_lab.compiler.abi.pack_params` produces it). Global
+            pointers inside it are :class:`GlobalMemory` addresses.
+        memory: the global memory holding the kernel's arrays. Module-scope
+            ``.global``/``.const`` variables are allocated in it for the launch and
+            freed afterwards.
+        dynamic_shared: bytes of dynamic (``extern .shared``) shared memory per block.
+        checks: any of ``"memcheck"`` (out-of-bounds / misaligned accesses; without it
+            an illegal access raises :class:`SimulatorError`), ``"racecheck"``
+            (shared-memory hazards), ``"barrier"`` (divergent barriers, warp-sync
+            membership). Deadlocks are always detected.
+        max_instructions: thread-instruction budget; exceeding it stops the launch
+            with a ``budget`` finding and ``partial=True``. ``None``: unlimited.
+        metrics: collect per-line counts, coalescing and bank-conflict metrics
+            (costs some speed).
+        batch_threads: how many threads are simulated together (bounds memory:
+            roughly 8 bytes × registers × batch_threads).
+
+    Returns:
+        :class:`SimResult`. A fault (out-of-bounds access, trap, deadlock, budget,
+        Ctrl-C) ends the launch early with a finding and ``partial=True``; memory
+        outside the user's allocations is never touched.
+
+    Raises:
+        SimulatorError: bad launch configuration, unknown kernel, an opcode the
+            simulator does not implement (message names opcode and PTX line).
+    """
+    from warp_lab.sim.machine import Machine
+    if isinstance(module, str):
+        module = parse_module(module)
+    if not isinstance(module, PtxModule):
+        raise SimulatorError(f"run expects a PtxModule or PTX text, got {type(module).__name__}")
+    if not isinstance(memory, GlobalMemory):
+        raise SimulatorError("memory must be a warp_lab.sim.GlobalMemory")
+    m = Machine(module, kernel, grid, block, params, memory, dynamic_shared, checks, metrics,
+                max_instructions, batch_threads)
+    return m.run()
+
+
+def __getattr__(name):
+    if name == "Debugger":
+        from warp_lab.sim.debugger import Debugger
+        return Debugger
+    raise AttributeError(name)

@@ -1,0 +1,780 @@
+"""Arithmetic, logic, comparison and conversion semantics (PTX ISA chapter 9.7.1–9.7.9).
+
+``BUILDERS`` maps a base opcode to a builder ``f(ins, mod) -> exec`` that
+returns the instruction's semantics closure ``exec(machine, mask)``; the
+closure reads its operands for every thread of the batch, computes with numpy
+and writes the destination for the lanes in ``mask`` (``None``: all).
+Computing inactive lanes too keeps the code branch-free; their results are
+discarded and floating-point exceptions are silenced by the engine.
+
+Rules followed: integer arithmetic wraps to the type width; ``.rn`` float
+operations use numpy's IEEE float32/float64 (bit-exact with the GPU);
+``fma``/``mad.rn`` round once (:func:`warp_lab.sim.fp.fma`); ``.ftz`` flushes
+f32 subnormal inputs and results; ``.sat`` clamps; ``.approx`` operations are
+computed in float64 and rounded, which is within the maximum errors the PTX
+ISA documents for them (e.g. ``ex2.approx.f32``: 2 ulp).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from warp_lab.errors import SimulatorError
+from warp_lab.sim import fp
+from warp_lab.sim.operands import RAW, reader, writer
+from warp_lab.sim.ptx import type_dtype
+
+__all__ = ["BUILDERS"]
+
+U32 = np.dtype(np.uint32)
+BOOL = np.dtype(np.bool_)
+
+
+def _err(ins, msg):
+    return SimulatorError(f"PTX line {ins.line}: {msg}: {ins.text}", ptx_line=ins.line)
+
+
+def _typ(ins, k=0):
+    if len(ins.types) <= k:
+        raise _err(ins, f"instruction {ins.op!r} needs a type suffix")
+    return ins.types[k]
+
+
+def _fpost(ins, dt):
+    """Post-processing for float results: ftz, sat (None when nothing to do)."""
+    steps = []
+    if "ftz" in ins.mods and dt == np.float32:
+        steps.append(fp.ftz)
+    if "sat" in ins.mods:
+        steps.append(fp.sat)
+    if not steps:
+        return None
+
+    def post(v):
+        for s in steps:
+            v = s(v)
+        return v
+    return post
+
+
+def _rmode(ins):
+    for r in ("rn", "rz", "rm", "rp"):
+        if r in ins.mods:
+            return r
+    return "rn"
+
+
+def _nary(ins, mod, fn, dt=None, n=None, out_dt=None):
+    """Generic ``d = fn(a, b, ...)`` with inputs read as ``dt``."""
+    t = _typ(ins)
+    dt = np.dtype(dt or type_dtype(t))
+    srcs = ins.srcs if n is None else ins.srcs[:n]
+    rs = [reader(s, dt, mod, ins.line) for s in srcs]
+    w = writer(ins.dsts[0], mod, ins.line)
+    post = _fpost(ins, dt) if dt.kind == "f" else None
+    ftz_in = "ftz" in ins.mods and dt == np.float32
+    if ftz_in:
+        rs = [(lambda r: (lambda m: fp.ftz(np.asarray(r(m)))))(r) for r in rs]
+    if len(rs) == 1:
+        r0 = rs[0]
+        if post is None:
+            return lambda m, mask: w(m, fn(r0(m)), mask)
+        return lambda m, mask: w(m, post(fn(r0(m))), mask)
+    if len(rs) == 2:
+        r0, r1 = rs
+        if post is None:
+            return lambda m, mask: w(m, fn(r0(m), r1(m)), mask)
+        return lambda m, mask: w(m, post(fn(r0(m), r1(m))), mask)
+    if post is None:
+        return lambda m, mask: w(m, fn(*[r(m) for r in rs]), mask)
+    return lambda m, mask: w(m, post(fn(*[r(m) for r in rs])), mask)
+
+
+def _directed(op, mode):
+    """An f32 binary op computed exactly in float64 and rounded with ``mode``."""
+    def f(a, b):
+        return fp.round_f64_to_f32(op(np.float64(a) if np.ndim(a) == 0 else a.astype(np.float64),
+                                      np.float64(b) if np.ndim(b) == 0 else b.astype(np.float64)),
+                                   mode)
+    return f
+
+
+# ---------------------------------------------------------------- integer helpers
+
+def _wide(dt):
+    return {1: (np.int16, np.uint16), 2: (np.int32, np.uint32), 4: (np.int64, np.uint64)}[
+        dt.itemsize][0 if dt.kind == "i" else 1]
+
+
+def _mulhi64(a, b, signed):
+    au = np.asarray(a).astype(np.uint64) if signed else np.asarray(a, np.uint64)
+    bu = np.asarray(b).astype(np.uint64) if signed else np.asarray(b, np.uint64)
+    m32 = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    al, ah, bl, bh = au & m32, au >> s32, bu & m32, bu >> s32
+    ll = al * bl
+    lh = al * bh
+    hl = ah * bl
+    hh = ah * bh
+    mid = (ll >> s32) + (lh & m32) + (hl & m32)
+    hi = hh + (lh >> s32) + (hl >> s32) + (mid >> s32)
+    if signed:
+        hi = hi - np.where(np.asarray(a) < 0, bu, np.uint64(0)) - np.where(
+            np.asarray(b) < 0, au, np.uint64(0))
+        return hi.view(np.int64) if np.ndim(hi) else np.int64(np.array(hi).view(np.int64))
+    return hi
+
+
+def _mul(ins, mod):
+    t = _typ(ins)
+    dt = type_dtype(t)
+    if dt.kind == "f":
+        mode = _rmode(ins)
+        fn = (lambda a, b: a * b) if mode == "rn" or dt == np.float64 else \
+            _directed(np.multiply, mode)
+        return _nary(ins, mod, fn)
+    if "wide" in ins.mods:
+        wd = np.dtype(_wide(dt))
+        return _nary(ins, mod, lambda a, b: np.asarray(a).astype(wd) * np.asarray(b).astype(wd))
+    if "hi" in ins.mods:
+        if dt.itemsize == 8:
+            return _nary(ins, mod, lambda a, b: _mulhi64(a, b, dt.kind == "i"))
+        wd = np.dtype(_wide(dt))
+        sh = wd.type(8 * dt.itemsize)
+        return _nary(ins, mod, lambda a, b: ((np.asarray(a).astype(wd) * np.asarray(b).astype(wd))
+                                             >> sh).astype(dt))
+    return _nary(ins, mod, lambda a, b: a * b)
+
+
+def _mad(ins, mod):
+    t = _typ(ins)
+    dt = type_dtype(t)
+    if dt.kind == "f":
+        return _nary(ins, mod, fp.fma)
+    if "cc" in ins.mods or ins.op == "madc":
+        return _carry(ins, mod)
+    if "wide" in ins.mods:
+        wd = np.dtype(_wide(dt))
+        rs = [reader(s, dt, mod, ins.line) for s in ins.srcs[:2]]
+        rc = reader(ins.srcs[2], wd, mod, ins.line)
+        w = writer(ins.dsts[0], mod, ins.line)
+        return lambda m, mask: w(m, np.asarray(rs[0](m)).astype(wd) * np.asarray(rs[1](m)).astype(wd)
+                                 + rc(m), mask)
+    if "hi" in ins.mods:
+        if dt.itemsize == 8:
+            return _nary(ins, mod, lambda a, b, c: _mulhi64(a, b, dt.kind == "i") + c)
+        wd = np.dtype(_wide(dt))
+        sh = wd.type(8 * dt.itemsize)
+        return _nary(ins, mod, lambda a, b, c: ((np.asarray(a).astype(wd) * np.asarray(b).astype(wd))
+                                                >> sh).astype(dt) + c)
+    return _nary(ins, mod, lambda a, b, c: a * b + c)
+
+
+def _carry(ins, mod):
+    """add.cc/addc/sub.cc/subc/mad.lo.cc/madc: integer ops with the CC.CF carry flag."""
+    t = _typ(ins)
+    dt = type_dtype(t)
+    ud = RAW[dt.itemsize]
+    rs = [reader(s, ud, mod, ins.line) for s in ins.srcs]
+    w = writer(ins.dsts[0], mod, ins.line)
+    sets = "cc" in ins.mods
+    uses = ins.op in ("addc", "subc", "madc")
+    op = ins.op.rstrip("c") if uses else ins.op
+    hi = "hi" in ins.mods
+
+    def ex(m, mask):
+        vals = [np.asarray(r(m), ud) for r in rs]
+        cin = np.asarray(m.cc, ud) if uses else ud.type(0)
+        if op == "sub":
+            a, b = vals
+            d = a - b - cin
+            cout = (a < b) | ((a == b) & (cin != 0))
+        else:
+            if op == "mad":
+                a, b, c = vals
+                if dt.itemsize == 4:
+                    p = a.astype(np.uint64) * b.astype(np.uint64)
+                    x = (p >> np.uint64(32)).astype(ud) if hi else p.astype(ud)
+                else:
+                    x = _mulhi64(a, b, False) if hi else a * b
+            else:
+                x, c = vals
+            s1 = x + c
+            c1 = s1 < x
+            d = s1 + cin
+            cout = c1 | (d < s1)
+        w(m, d, mask)
+        if sets:
+            nc = cout.astype(ud)
+            m.cc = nc if mask is None else np.where(mask, nc, np.asarray(m.cc, ud))
+    return ex
+
+
+def _div(ins, mod):
+    t = _typ(ins)
+    dt = type_dtype(t)
+    if dt.kind == "f":
+        mode = _rmode(ins)
+        if dt == np.float32 and mode != "rn" and "approx" not in ins.mods and "full" not in ins.mods:
+            return _nary(ins, mod, _directed(np.divide, mode))
+        return _nary(ins, mod, lambda a, b: a / b)
+    ones = np.array(-1).astype(dt)[()]
+
+    def div(a, b):
+        a, b = np.asarray(a, dt), np.asarray(b, dt)
+        zero = b == 0
+        bb = np.where(zero, np.ones((), dt), b)
+        if dt.kind == "i":
+            q = np.fmod(a, bb)
+            q = (a - q) // np.where(bb == -1, np.ones((), dt), bb)
+            q = np.where(bb == -1, np.negative(a), q)
+        else:
+            q = a // bb
+        return np.where(zero, ones, q).astype(dt)
+    return _nary(ins, mod, div)
+
+
+def _rem(ins, mod):
+    dt = type_dtype(_typ(ins))
+
+    def rem(a, b):
+        a, b = np.asarray(a, dt), np.asarray(b, dt)
+        zero = b == 0
+        bb = np.where(zero | (b == np.array(-1).astype(dt)), np.ones((), dt), b)
+        return np.where(zero, a, np.fmod(a, bb)).astype(dt)
+    return _nary(ins, mod, rem)
+
+
+def _minmax(ins, mod):
+    dt = type_dtype(_typ(ins))
+    big = ins.op == "max"
+    if dt.kind == "f":
+        if "NaN" in ins.mods:
+            fn = np.maximum if big else np.minimum
+        else:
+            fn = np.fmax if big else np.fmin
+    else:
+        fn = np.maximum if big else np.minimum
+    if len(ins.srcs) == 3:
+        return _nary(ins, mod, lambda a, b, c: fn(fn(a, b), c))
+    return _nary(ins, mod, fn)
+
+
+def _bitlen(x, width):
+    """Number of significant bits of unsigned ``x`` (0 for 0)."""
+    x = np.asarray(x).astype(np.uint64)
+    n = np.zeros(x.shape, np.uint32)
+    for s in (32, 16, 8, 4, 2, 1):
+        if s >= width:
+            continue
+        big = (x >> np.uint64(s)) != 0
+        n = n + np.where(big, np.uint32(s), np.uint32(0))
+        x = np.where(big, x >> np.uint64(s), x)
+    return n + (x != 0).astype(np.uint32)
+
+
+def _clz(ins, mod):
+    dt = type_dtype(_typ(ins))
+    width = 8 * dt.itemsize
+    return _nary(ins, mod, lambda a: (np.uint32(width) - _bitlen(a, width)).astype(np.uint32))
+
+
+def _bfind(ins, mod):
+    dt = type_dtype(_typ(ins))
+    width = 8 * dt.itemsize
+    shiftamt = "shiftamt" in ins.mods
+
+    def f(a):
+        a = np.asarray(a, dt)
+        u = a.astype(RAW[dt.itemsize])
+        if dt.kind == "i":
+            u = np.where(a < 0, ~u, u)
+        n = _bitlen(u, width).astype(np.int64)
+        pos = n - 1
+        if shiftamt:
+            pos = np.where(n == 0, -1, width - 1 - pos)
+        return pos.astype(np.uint32)
+    return _nary(ins, mod, f)
+
+
+_REV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], np.uint8)
+
+
+def _brev(ins, mod):
+    dt = type_dtype(_typ(ins))
+    raw = RAW[dt.itemsize]
+
+    def f(a):
+        arr = np.atleast_1d(np.asarray(a).astype(raw))
+        b = _REV8[arr.view(np.uint8).reshape(-1, dt.itemsize)[:, ::-1]]
+        out = np.ascontiguousarray(b).view(raw).reshape(arr.shape)
+        return out if np.ndim(a) else out[0]
+    return _nary(ins, mod, f, dt=raw)
+
+
+def _ones(k, width):
+    """uint64 masks of the low ``k`` bits (k may equal 64)."""
+    k = np.asarray(k, np.uint64)
+    full = k >= np.uint64(64)
+    return np.where(full, np.uint64(0xFFFFFFFFFFFFFFFF),
+                    (np.uint64(1) << np.minimum(k, np.uint64(63))) - np.uint64(1))
+
+
+def _bfe(ins, mod):
+    dt = type_dtype(_typ(ins))
+    width = 8 * dt.itemsize
+    raw = RAW[dt.itemsize]
+    ra = reader(ins.srcs[0], dt, mod, ins.line)
+    rb = reader(ins.srcs[1], U32, mod, ins.line)
+    rc = reader(ins.srcs[2], U32, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+    msb = width - 1
+
+    def ex(m, mask):
+        u = np.asarray(ra(m)).astype(raw).astype(np.uint64)
+        pos = (np.asarray(rb(m), np.uint32) & np.uint32(0xFF)).astype(np.int64)
+        ln = (np.asarray(rc(m), np.uint32) & np.uint32(0xFF)).astype(np.int64)
+        eff = np.clip(np.minimum(ln, msb + 1 - pos), 0, None)
+        val = (u >> np.minimum(pos, msb).astype(np.uint64)) & _ones(eff, width)
+        if dt.kind == "i":
+            sidx = np.minimum(pos + ln - 1, msb).clip(0).astype(np.uint64)
+            sbit = ((u >> sidx) & np.uint64(1)) != 0
+            sbit &= ln != 0
+            val = np.where(sbit, val | (~_ones(eff, width)), val)
+        w(m, val.astype(raw), mask)
+    return ex
+
+
+def _bfi(ins, mod):
+    dt = type_dtype(_typ(ins))
+    width = 8 * dt.itemsize
+    raw = RAW[dt.itemsize]
+    ra = reader(ins.srcs[0], raw, mod, ins.line)
+    rb = reader(ins.srcs[1], raw, mod, ins.line)
+    rc = reader(ins.srcs[2], U32, mod, ins.line)
+    rd = reader(ins.srcs[3], U32, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+
+    def ex(m, mask):
+        a = np.asarray(ra(m)).astype(np.uint64)
+        b = np.asarray(rb(m)).astype(np.uint64)
+        pos = (np.asarray(rc(m), np.uint32) & np.uint32(0xFF)).astype(np.int64)
+        ln = (np.asarray(rd(m), np.uint32) & np.uint32(0xFF)).astype(np.int64)
+        eff = np.clip(np.minimum(ln, width - pos), 0, None)
+        sh = np.minimum(pos, 63).astype(np.uint64)
+        msk = _ones(eff, width) << sh
+        d = np.where(eff > 0, (b & ~msk) | ((a << sh) & msk), b)
+        w(m, d.astype(raw), mask)
+    return ex
+
+
+def _prmt(ins, mod):
+    modes = [x for x in ins.mods if x in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")]
+    if modes:
+        raise _err(ins, f"prmt mode .{modes[0]} is not implemented")
+    ra, rb, rc = (reader(s, U32, mod, ins.line) for s in ins.srcs)
+    w = writer(ins.dsts[0], mod, ins.line)
+
+    def ex(m, mask):
+        a = np.asarray(ra(m), np.uint64)
+        b = np.asarray(rb(m), np.uint64)
+        c = np.asarray(rc(m), np.uint32)
+        word = a | (b << np.uint64(32))
+        out = np.zeros(np.broadcast(a, b, c).shape, np.uint32)
+        for i in range(4):
+            sel = (c >> np.uint32(4 * i)) & np.uint32(0xF)
+            byte = ((word >> (np.uint64(8) * (sel & np.uint32(7)).astype(np.uint64)))
+                    & np.uint64(0xFF)).astype(np.uint32)
+            sign = (sel & np.uint32(8)) != 0
+            byte = np.where(sign, np.where(byte & np.uint32(0x80), np.uint32(0xFF), np.uint32(0)),
+                            byte)
+            out = out | (byte << np.uint32(8 * i))
+        w(m, out, mask)
+    return ex
+
+
+def _shift(ins, mod):
+    dt = type_dtype(_typ(ins))
+    width = 8 * dt.itemsize
+    ra = reader(ins.srcs[0], dt, mod, ins.line)
+    rb = reader(ins.srcs[1], U32, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+    left = ins.op == "shl"
+    zero = dt.type(0)
+
+    def ex(m, mask):
+        a = ra(m)
+        n = np.asarray(rb(m), np.uint32)
+        if left or dt.kind == "u":
+            big = n >= width
+            nn = np.minimum(n, width - 1).astype(dt)
+            v = (a << nn) if left else (a >> nn)
+            w(m, np.where(big, zero, v).astype(dt) if np.any(big) else np.asarray(v, dt), mask)
+        else:
+            w(m, np.asarray(a >> np.minimum(n, width - 1).astype(dt), dt), mask)
+    return ex
+
+
+def _shf(ins, mod):
+    left = "l" in ins.mods
+    clamp = "clamp" in ins.mods
+    ra, rb, rc = (reader(s, U32, mod, ins.line) for s in ins.srcs)
+    w = writer(ins.dsts[0], mod, ins.line)
+
+    def ex(m, mask):
+        a = np.asarray(ra(m), np.uint64)
+        b = np.asarray(rb(m), np.uint64)
+        c = np.asarray(rc(m), np.uint32)
+        n = np.minimum(c, np.uint32(32)) if clamp else c & np.uint32(31)
+        n = n.astype(np.uint64)
+        word = a | (b << np.uint64(32))
+        if left:
+            d = ((word << n) >> np.uint64(32)) & np.uint64(0xFFFFFFFF)
+            d = np.where(n == 64, 0, d)
+        else:
+            d = (word >> n) & np.uint64(0xFFFFFFFF)
+        w(m, d.astype(np.uint32), mask)
+    return ex
+
+
+def _logic(ins, mod):
+    t = _typ(ins)
+    dt = type_dtype(t)
+    fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}.get(ins.op)
+    if ins.op == "not":
+        return _nary(ins, mod, np.logical_not if dt == BOOL else np.invert)
+    if ins.op == "cnot":
+        return _nary(ins, mod, lambda a: (a == 0).astype(dt))
+    return _nary(ins, mod, fn)
+
+
+def _lop3(ins, mod):
+    ra, rb, rc = (reader(s, U32, mod, ins.line) for s in ins.srcs[:3])
+    lut = ins.srcs[3]
+    if lut[0] != "i":
+        raise _err(ins, "lop3 needs an immediate lookup table")
+    lut = lut[1]
+    w = writer(ins.dsts[0], mod, ins.line)
+
+    def ex(m, mask):
+        a, b, c = np.asarray(ra(m)), np.asarray(rb(m)), np.asarray(rc(m))
+        out = np.uint32(0)
+        for i in range(8):
+            if lut >> i & 1:
+                ta = a if i & 4 else ~a
+                tb = b if i & 2 else ~b
+                tc = c if i & 1 else ~c
+                out = out | (ta & tb & tc)
+        w(m, np.asarray(out, np.uint32), mask)
+    return ex
+
+
+# ---------------------------------------------------------------- comparisons
+
+def _compare(cmp, dt):
+    f = dt.kind == "f"
+    if cmp in ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"):
+        base = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+                "gt": np.greater, "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal,
+                "hi": np.greater, "hs": np.greater_equal}[cmp]
+        if f and cmp == "ne":
+            return lambda a, b: (a != b) & ~np.isnan(a) & ~np.isnan(b)
+        return base
+    if cmp in ("equ", "neu", "ltu", "leu", "gtu", "geu"):
+        base = _compare(cmp[:-1], dt)
+        if cmp == "neu":
+            return lambda a, b: a != b
+        return lambda a, b: base(a, b) | np.isnan(a) | np.isnan(b)
+    if cmp == "num":
+        return lambda a, b: ~(np.isnan(a) | np.isnan(b))
+    if cmp == "nan":
+        return lambda a, b: np.isnan(a) | np.isnan(b)
+    return None
+
+
+def _setp(ins, mod):
+    cmp = ins.mods[0]
+    t = _typ(ins)
+    dt = type_dtype(t)
+    if dt.kind in "iu" and cmp in ("lo", "ls", "hi", "hs"):
+        dt = RAW[dt.itemsize]
+    if dt == BOOL:
+        cmpf = {"eq": np.equal, "ne": np.not_equal}.get(cmp)
+    else:
+        cmpf = _compare(cmp, dt)
+    if cmpf is None:
+        raise _err(ins, f"unknown comparison .{cmp}")
+    ra = reader(ins.srcs[0], dt, mod, ins.line)
+    rb = reader(ins.srcs[1], dt, mod, ins.line)
+    ftz = "ftz" in ins.mods and dt == np.float32
+    boolop = next((b for b in ("and", "or", "xor") if b in ins.mods[1:]), None)
+    rc = reader(ins.srcs[2], BOOL, mod, ins.line) if boolop else None
+    comb = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(boolop)
+    d = ins.dsts[0]
+    wp = writer(d[1] if d[0] == "pair" else d, mod, ins.line)
+    wq = writer(d[2], mod, ins.line) if d[0] == "pair" else None
+
+    def ex(m, mask):
+        a, b = ra(m), rb(m)
+        if ftz:
+            a, b = fp.ftz(np.asarray(a)), fp.ftz(np.asarray(b))
+        p = np.asarray(cmpf(a, b))
+        if comb is not None:
+            c = rc(m)
+            wp(m, comb(p, c), mask)
+            if wq is not None:
+                wq(m, comb(~p, c), mask)
+        else:
+            wp(m, p, mask)
+            if wq is not None:
+                wq(m, ~p, mask)
+    return ex
+
+
+def _set(ins, mod):
+    cmp = ins.mods[0]
+    dtt, stt = ins.types[0], ins.types[1]
+    sdt = type_dtype(stt)
+    if sdt.kind in "iu" and cmp in ("lo", "ls", "hi", "hs"):
+        sdt = RAW[sdt.itemsize]
+    cmpf = _compare(cmp, sdt)
+    ddt = type_dtype(dtt)
+    true = np.float32(1.0) if ddt.kind == "f" else np.array(-1).astype(ddt)[()]
+    ra = reader(ins.srcs[0], sdt, mod, ins.line)
+    rb = reader(ins.srcs[1], sdt, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+    return lambda m, mask: w(m, np.where(cmpf(ra(m), rb(m)), true, ddt.type(0)).astype(ddt), mask)
+
+
+def _selp(ins, mod):
+    dt = type_dtype(_typ(ins))
+    ra = reader(ins.srcs[0], dt, mod, ins.line)
+    rb = reader(ins.srcs[1], dt, mod, ins.line)
+    rp = reader(ins.srcs[2], BOOL, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+    return lambda m, mask: w(m, np.where(rp(m), ra(m), rb(m)).astype(dt), mask)
+
+
+def _slct(ins, mod):
+    dt = type_dtype(ins.types[0])
+    ct = type_dtype(ins.types[1])
+    ra = reader(ins.srcs[0], dt, mod, ins.line)
+    rb = reader(ins.srcs[1], dt, mod, ins.line)
+    rc = reader(ins.srcs[2], ct, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+    return lambda m, mask: w(m, np.where(rc(m) >= 0, ra(m), rb(m)).astype(dt), mask)
+
+
+# ---------------------------------------------------------------- moves and conversions
+
+def _mov(ins, mod):
+    t = _typ(ins)
+    dt = type_dtype(t)
+    d, s = ins.dsts[0], ins.srcs[0]
+    if s[0] == "v":  # pack: mov.b64 %rd, {%r1, %r2} (element 0 in the low bits)
+        n = len(s[1])
+        edt = RAW[dt.itemsize // n]
+        rs = [reader(x, edt, mod, ins.line) for x in s[1]]
+        w = writer(d, mod, ins.line)
+        wide = RAW[dt.itemsize]
+
+        def pack(m, mask):
+            out = wide.type(0)
+            for k, r in enumerate(rs):
+                out = out | (np.asarray(r(m)).astype(wide) << wide.type(8 * edt.itemsize * k))
+            w(m, np.asarray(out, wide), mask)
+        return pack
+    if d[0] == "v":  # unpack
+        n = len(d[1])
+        edt = RAW[dt.itemsize // n]
+        r = reader(s, RAW[dt.itemsize], mod, ins.line)
+        ws = [writer(x, mod, ins.line) for x in d[1]]
+        wide = RAW[dt.itemsize]
+
+        def unpack(m, mask):
+            v = np.asarray(r(m))
+            for k, wk in enumerate(ws):
+                wk(m, (v >> wide.type(8 * edt.itemsize * k)).astype(edt), mask)
+        return unpack
+    r = reader(s, dt, mod, ins.line)
+    w = writer(d, mod, ins.line)
+    return lambda m, mask: w(m, np.asarray(r(m)), mask)
+
+
+def _cvt(ins, mod):
+    if len(ins.types) < 2:
+        raise _err(ins, "cvt needs destination and source types")
+    dtn, stn = ins.types[0], ins.types[1]
+    ddt, sdt = type_dtype(dtn), type_dtype(stn)
+    if "bf16" in (dtn, stn) or "f16x2" in (dtn, stn) or "bf16x2" in (dtn, stn):
+        raise _err(ins, f"cvt .{dtn}.{stn} is not implemented")
+    r = reader(ins.srcs[0], sdt, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+    mods = ins.mods
+    irnd = next((x for x in ("rni", "rzi", "rmi", "rpi") if x in mods), None)
+    frnd = next((x for x in ("rn", "rz", "rm", "rp") if x in mods), "rn")
+    ftz = "ftz" in mods
+    sat = "sat" in mods
+
+    def fin(x):
+        x = np.asarray(x)
+        return fp.ftz(x) if ftz and x.dtype == np.float32 else x
+
+    if ddt.kind == "f" and sdt.kind == "f":
+        def f(a):
+            a = fin(a)
+            if irnd:
+                v = fp.round_integral(a, irnd).astype(ddt)
+            elif ddt == np.float32 and sdt == np.float64:
+                v = fp.round_f64_to_f32(a, frnd)
+            else:
+                v = a.astype(ddt)
+            v = fin(v) if ddt == np.float32 else v
+            return fp.sat(v) if sat else v
+    elif ddt.kind == "f":  # int -> float
+        def f(a):
+            a = np.asarray(a)
+            if ddt == np.float32 and frnd != "rn" and sdt.itemsize <= 4:
+                v = fp.round_f64_to_f32(a.astype(np.float64), frnd)
+            else:
+                v = a.astype(ddt)
+            return fp.sat(v) if sat else v
+    elif sdt.kind == "f":  # float -> int, saturating
+        mode = irnd or "rzi"
+        if dtn in ("u8", "s8", "u16", "s16"):
+            # result range is the destination type; register holds it extended
+            def f(a):
+                return fp.to_int(fin(a), mode, ddt)
+        else:
+            def f(a):
+                return fp.to_int(fin(a), mode, ddt)
+    else:  # int -> int: truncate or extend; .sat clamps to the destination range
+        if sat:
+            info = np.iinfo(ddt)
+
+            def f(a):
+                a = np.asarray(a)
+                if a.dtype.kind == "u":
+                    v = np.minimum(a.astype(np.uint64), np.uint64(max(info.max, 0)))
+                    return v.astype(ddt)
+                return np.clip(a.astype(np.int64), max(info.min, -2**63),
+                               min(info.max, 2**63 - 1)).astype(ddt)
+        else:
+            def f(a):
+                return np.asarray(a).astype(ddt)
+    return lambda m, mask: w(m, f(r(m)), mask)
+
+
+# ---------------------------------------------------------------- float math
+
+def _f64(fn, dt):
+    def g(a):
+        return fn(np.asarray(a, np.float64)).astype(dt)
+    return g
+
+
+def _unary_float(ins, mod):
+    dt = type_dtype(_typ(ins))
+    op = ins.op
+    exact = ("rn" in ins.mods or "rz" in ins.mods or "rm" in ins.mods or "rp" in ins.mods)
+    table = {
+        "sqrt": np.sqrt if exact or dt == np.float64 else _f64(np.sqrt, dt),
+        "rsqrt": _f64(lambda x: 1.0 / np.sqrt(x), dt),
+        "rcp": (lambda x: dt.type(1) / x) if exact else _f64(lambda x: 1.0 / x, dt),
+        "ex2": _f64(np.exp2, dt),
+        "lg2": _f64(np.log2, dt),
+        "sin": _f64(np.sin, dt),
+        "cos": _f64(np.cos, dt),
+        "tanh": _f64(np.tanh, dt),
+        "abs": np.abs,
+        "neg": np.negative,
+    }
+    if op == "rcp" and exact and _rmode(ins) != "rn" and dt == np.float32:
+        return _nary(ins, mod, lambda a: fp.round_f64_to_f32(1.0 / np.asarray(a, np.float64),
+                                                             _rmode(ins)))
+    return _nary(ins, mod, table[op])
+
+
+def _abs_neg(ins, mod):
+    dt = type_dtype(_typ(ins))
+    if dt.kind == "f":
+        return _unary_float(ins, mod)
+    return _nary(ins, mod, np.abs if ins.op == "abs" else np.negative)
+
+
+def _copysign(ins, mod):
+    return _nary(ins, mod, lambda a, b: np.copysign(b, a))
+
+
+def _testp(ins, mod):
+    kind = ins.mods[0]
+    dt = type_dtype(_typ(ins))
+    tiny = np.finfo(dt).tiny
+    fns = {"finite": np.isfinite, "infinite": np.isinf, "number": lambda x: ~np.isnan(x),
+           "notanumber": np.isnan,
+           "normal": lambda x: np.isfinite(x) & (np.abs(x) >= tiny),
+           "subnormal": lambda x: (np.abs(x) < tiny) & (x != 0)}
+    r = reader(ins.srcs[0], dt, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+    fn = fns[kind]
+    return lambda m, mask: w(m, np.asarray(fn(r(m))), mask)
+
+
+def _add_sub(ins, mod):
+    t = _typ(ins)
+    dt = type_dtype(t)
+    if "cc" in ins.mods or ins.op in ("addc", "subc"):
+        return _carry(ins, mod)
+    sub = ins.op == "sub"
+    if dt.kind == "f":
+        mode = _rmode(ins)
+        if mode != "rn" and dt == np.float32:
+            return _nary(ins, mod, _directed(np.subtract if sub else np.add, mode))
+        return _nary(ins, mod, (lambda a, b: a - b) if sub else (lambda a, b: a + b))
+    if "sat" in ins.mods:  # .sat only for s32: clamp to the int32 range
+        def f(a, b):
+            r = np.asarray(a, np.int64) - b if sub else np.asarray(a, np.int64) + b
+            return np.clip(r, -2**31, 2**31 - 1).astype(np.int32)
+        return _nary(ins, mod, f)
+    return _nary(ins, mod, (lambda a, b: a - b) if sub else (lambda a, b: a + b))
+
+
+def _popc(ins, mod):
+    return _nary(ins, mod, lambda a: np.bitwise_count(np.asarray(a)).astype(np.uint32))
+
+
+def _mul24(ins, mod):
+    dt = type_dtype(_typ(ins))
+    hi = "hi" in ins.mods
+
+    def f(a, b, c=None):
+        x = (np.asarray(a).astype(np.int64) << 40 >> 40) if dt.kind == "i" else \
+            np.asarray(a).astype(np.int64) & 0xFFFFFF
+        y = (np.asarray(b).astype(np.int64) << 40 >> 40) if dt.kind == "i" else \
+            np.asarray(b).astype(np.int64) & 0xFFFFFF
+        p = x * y
+        p = (p >> 16) if hi else p
+        p = p.astype(dt)
+        return p if c is None else p + c
+    return _nary(ins, mod, f)
+
+
+def _sad(ins, mod):
+    return _nary(ins, mod, lambda a, b, c: np.where(a > b, a - b, b - a) + c)
+
+
+BUILDERS = {
+    "add": _add_sub, "sub": _add_sub, "addc": _carry, "subc": _carry, "madc": _carry,
+    "mul": _mul, "mad": _mad, "fma": _mad, "div": _div, "rem": _rem,
+    "min": _minmax, "max": _minmax, "abs": _abs_neg, "neg": _abs_neg,
+    "and": _logic, "or": _logic, "xor": _logic, "not": _logic, "cnot": _logic, "lop3": _lop3,
+    "shl": _shift, "shr": _shift, "shf": _shf,
+    "popc": _popc, "clz": _clz, "bfind": _bfind, "brev": _brev, "bfe": _bfe, "bfi": _bfi,
+    "prmt": _prmt,
+    "setp": _setp, "set": _set, "selp": _selp, "slct": _slct,
+    "mov": _mov, "cvt": _cvt,
+    "sqrt": _unary_float, "rsqrt": _unary_float, "rcp": _unary_float, "ex2": _unary_float,
+    "lg2": _unary_float, "sin": _unary_float, "cos": _unary_float, "tanh": _unary_float,
+    "copysign": _copysign, "testp": _testp,
+    "mul24": _mul24, "mad24": _mul24, "sad": _sad,
+}

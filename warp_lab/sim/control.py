@@ -1,0 +1,222 @@
+"""Control flow: ``bra``, ``ret``, ``exit``, ``call``, ``trap`` (PTX ISA 9.7.12).
+
+Control builders return ``exec(machine, act, pc)``; they evaluate their own
+guard predicate and move the program counters of the lanes in ``act``.
+Calls to ``.func`` device functions copy the caller's ``.param`` arguments
+to the callee's parameters and remember a per-thread return address per
+function (recursion is not supported). ``vprintf`` and ``__assertfail`` are
+simulator built-ins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from warp_lab.errors import SimulatorError
+from warp_lab.sim.machine import EXITED, RUN
+
+__all__ = ["CONTROL", "ALL", "guard_mask", "transfer"]
+
+ALL = object()  # "every lane of act"
+
+
+def guard_mask(m, ins, act):
+    """The lanes of ``act`` whose guard holds: ``ALL``, ``None`` (no lane) or a bool array."""
+    g = ins.guard
+    if g is None:
+        return ALL
+    pv = m.regs[g[0]]
+    if g[1]:
+        pv = ~pv
+    if np.ndim(pv) == 0:
+        return ALL if pv else None
+    return pv if act is None else (act & pv)
+
+
+def transfer(m, act, eff, p, newpc):
+    """Send the lanes ``eff`` of ``act`` to ``newpc`` (int or per-thread array); the
+    rest of ``act`` falls through to ``p + 1``."""
+    scalar = np.ndim(newpc) == 0
+    if eff is None:
+        eff_n = 0
+    elif eff is ALL:
+        eff_n = -1
+    else:
+        eff_n = int(np.count_nonzero(eff))
+    if m.upc >= 0:
+        if eff_n == 0:
+            m.upc = p + 1
+            return
+        if scalar and (eff_n == -1 or eff_n == m.unact):
+            m.upc = int(newpc)
+            return
+        m.diverge()
+    a = act if act is not None else np.ones(m.T, bool)
+    if eff_n == 0:
+        m.pc[a] = p + 1
+        return
+    if eff is ALL:
+        eff = a
+    elif eff_n != -1:
+        m.pc[a] = p + 1
+    m.pc[eff] = newpc if scalar else newpc[eff]
+
+
+def _count_divergence(m, ins, act, eff):
+    if not m.collect or eff is ALL or eff is None:
+        return
+    a = act if act is not None else np.ones(m.T, bool)
+    ta = (a & eff).reshape(-1, 32).sum(1)
+    aa = a.reshape(-1, 32).sum(1)
+    n = int(np.count_nonzero((ta > 0) & (ta < aa)))
+    if n:
+        met = m.metrics
+        met.divergent_branches += n
+        met.divergent_branches_per_line[ins.line] = met.divergent_branches_per_line.get(
+            ins.line, 0) + n
+
+
+def _bra(ins, mod):
+    if not isinstance(ins.target, int):
+        raise SimulatorError(f"PTX line {ins.line}: indirect branch {ins.text!r} is not supported",
+                             ptx_line=ins.line)
+    target = ins.target
+
+    def ex(m, act, p):
+        eff = guard_mask(m, ins, act)
+        _count_divergence(m, ins, act, eff)
+        transfer(m, act, eff, p, target)
+    return ex
+
+
+def _exit_lanes(m, act, eff, p):
+    if eff is None:
+        transfer(m, act, None, p, p + 1)
+        return
+    lanes = act if eff is ALL else eff
+    if lanes is None:
+        lanes = m.status == RUN
+    m.status[lanes & (m.status == RUN)] = EXITED
+    m.nlive = int(np.count_nonzero((m.status == RUN) | (m.status == 2)))
+    if m.upc >= 0:
+        m.diverge()
+    if eff is not ALL:
+        rest = (act if act is not None else np.ones(m.T, bool)) & ~eff & (m.status == RUN)
+        m.pc[rest] = p + 1
+
+
+def _ret(ins, mod):
+    fn = mod.functions[ins.function]
+    if fn.kind == "entry" or ins.op == "exit":
+        def ex_exit(m, act, p):
+            _exit_lanes(m, act, guard_mask(m, ins, act), p)
+        return ex_exit
+
+    def ex_ret(m, act, p):
+        eff = guard_mask(m, ins, act)
+        if eff is None:
+            transfer(m, act, None, p, p + 1)
+            return
+        ra = m.retaddr.get(fn.name)
+        if ra is None:
+            raise SimulatorError(f"PTX line {ins.line}: ret from {fn.name} without a call",
+                                 ptx_line=ins.line)
+        lanes = act if eff is ALL else eff
+        sites = [int(ra)] if np.ndim(ra) == 0 else \
+            [int(x) for x in np.unique(ra if lanes is None else ra[lanes])]
+        for site in sites:
+            call = mod.code[site - 1]
+            sel = lanes if np.ndim(ra) == 0 else ((ra == site) if lanes is None else
+                                                  (lanes & (ra == site)))
+            for (rname, _, size, _), dst in zip(fn.rets, call.dsts):
+                _copy_param(m, rname, dst, size, sel)
+        transfer(m, act, eff, p, ra)
+    return ex_ret
+
+
+def _copy_param(m, src, dst, size, lanes):
+    s = m.cparams.get(src)
+    if s is None:
+        s = np.zeros((m.T, size), np.uint8)
+    if s.shape[1] < size:
+        s = np.concatenate([s, np.zeros((m.T, size - s.shape[1]), np.uint8)], 1)
+    if lanes is None:
+        m.cparams[dst] = s[:, :size].copy()
+        return
+    d = m.cparams.get(dst)
+    if d is None or d.shape[1] < size:
+        nd = np.zeros((m.T, size), np.uint8)
+        if d is not None:
+            nd[:, :d.shape[1]] = d
+        d = nd
+    d[lanes, :size] = s[lanes, :size]
+    m.cparams[dst] = d
+
+
+def _call(ins, mod):
+    name = ins.target
+    if name == "vprintf":
+        from warp_lab.sim.printf import vprintf
+        return _builtin(ins, vprintf)
+    if name == "__assertfail":
+        from warp_lab.sim.printf import assertfail
+        return _builtin(ins, assertfail)
+    callee = mod.functions.get(name)
+    if callee is None or callee.start < 0:
+        raise SimulatorError(f"PTX line {ins.line}: call to {name}, which has no body in the "
+                             "module (only vprintf and __assertfail are built in)",
+                             ptx_line=ins.line)
+    if len(ins.srcs) != len(callee.params):
+        raise SimulatorError(f"PTX line {ins.line}: {name} takes {len(callee.params)} "
+                             f"parameters, the call passes {len(ins.srcs)}", ptx_line=ins.line)
+
+    def ex(m, act, p):
+        eff = guard_mask(m, ins, act)
+        if eff is None:
+            transfer(m, act, None, p, p + 1)
+            return
+        lanes = act if eff is ALL else eff
+        for (pname, _, size, _), arg in zip(callee.params, ins.srcs):
+            _copy_param(m, arg, pname, size, lanes)
+        if lanes is None or (m.upc >= 0 and eff is ALL):
+            m.retaddr[name] = np.int32(p + 1)   # every runnable thread calls from here
+        else:
+            old = m.retaddr.get(name)
+            base = np.full(m.T, -1 if old is None else old, np.int32) if (
+                old is None or np.ndim(old) == 0) else old
+            m.retaddr[name] = np.where(lanes, np.int32(p + 1), base)
+        transfer(m, act, eff, p, callee.start)
+    return ex
+
+
+def _builtin(ins, fn):
+    def ex(m, act, p):
+        eff = guard_mask(m, ins, act)
+        if eff is not None:
+            lanes = act if eff is ALL else eff
+            idx = np.arange(m.T) if lanes is None else np.flatnonzero(lanes)
+            idx = idx[m.status[idx] == RUN]
+            fn(m, ins, idx)
+        transfer(m, act, None, p, p + 1)
+    return ex
+
+
+def _trap(ins, mod):
+    def ex(m, act, p):
+        eff = guard_mask(m, ins, act)
+        if eff is None:
+            transfer(m, act, None, p, p + 1)
+            return
+        lanes = act if eff is ALL else eff
+        t = 0 if lanes is None else int(np.argmax(lanes))
+        m.finding("trap", "trap instruction executed; the launch was aborted", ins, t, stop=True)
+    return ex
+
+
+def _nop(ins, mod):
+    def ex(m, act, p):
+        transfer(m, act, None, p, p + 1)
+    return ex
+
+
+CONTROL = {"bra": _bra, "ret": _ret, "exit": _ret, "call": _call, "trap": _trap, "brkpt": _nop}

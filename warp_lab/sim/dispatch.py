@@ -1,0 +1,52 @@
+"""Opcode → semantics dispatch: builds and caches each instruction's closure.
+
+The tables live next to their semantics (:mod:`~warp_lab.sim.alu`,
+:mod:`~warp_lab.sim.memops`, :mod:`~warp_lab.sim.control`,
+:mod:`~warp_lab.sim.sync`); this module only looks the opcode up, classifies
+the instruction for the metrics, and turns an unknown opcode into a
+:class:`~warp_lab.errors.SimulatorError` naming it and its PTX line.
+"""
+
+from __future__ import annotations
+
+from warp_lab.errors import SimulatorError
+from warp_lab.sim.alu import BUILDERS as ALU
+from warp_lab.sim.control import CONTROL
+from warp_lab.sim.memops import MEMORY
+from warp_lab.sim.result import instruction_class
+from warp_lab.sim.sync import SYNC, WARP
+
+__all__ = ["build", "implemented_opcodes"]
+
+_TABLES = ((CONTROL, "control"), (SYNC, "control"), (MEMORY, None), (WARP, None), (ALU, None))
+
+
+def implemented_opcodes() -> list[str]:
+    """Sorted base opcodes the simulator executes."""
+    return sorted({op for table, _ in _TABLES for op in table})
+
+
+def build(ins, mod):
+    """Build (once) and return the semantics closure of ``ins``.
+
+    Raises:
+        SimulatorError: the opcode (or a modifier combination) is not implemented;
+            the message names the opcode and the PTX line.
+    """
+    for table, klass in _TABLES:
+        builder = table.get(ins.op)
+        if builder is not None:
+            break
+    else:
+        raise SimulatorError(f"PTX line {ins.line}: opcode {ins.op!r} is not implemented by the "
+                             f"simulator ({ins.text})", ptx_line=ins.line)
+    try:
+        fn = builder(ins, mod)
+    except SimulatorError:
+        raise
+    except (KeyError, IndexError, ValueError, TypeError, StopIteration) as exc:
+        raise SimulatorError(f"PTX line {ins.line}: cannot execute {ins.text!r} "
+                             f"({type(exc).__name__}: {exc})", ptx_line=ins.line) from None
+    ins.klass = klass or instruction_class(ins)
+    ins.exec = fn
+    return fn

@@ -1,0 +1,134 @@
+"""Floating-point helpers with the exact semantics PTX specifies.
+
+numpy computes float32 and float64 ``+ - * /`` and ``sqrt`` with IEEE
+round-to-nearest-even, which is what PTX ``.rn`` means, so those are used
+directly. This module adds what numpy lacks: fused multiply-add with one
+rounding, directed rounding (``.rz``, ``.rm``, ``.rp``), subnormal flushing
+(``.ftz``), saturation (``.sat``) and float → integer conversion with PTX's
+clamping (PTX ISA "cvt": NaN converts to 0, out-of-range values saturate).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["fma", "ftz", "sat", "round_f64_to_f32", "to_int", "round_integral"]
+
+_F32_TINY = np.float32(np.finfo(np.float32).tiny)
+_F64_TINY = np.float64(np.finfo(np.float64).tiny)
+
+
+def ftz(x):
+    """Flush subnormals to zero of the same sign (``.ftz``; f32 only in PTX)."""
+    tiny = _F32_TINY if x.dtype == np.float32 else _F64_TINY
+    return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
+
+
+def sat(x):
+    """Clamp to [0.0, 1.0], NaN → 0.0 (``.sat`` on floating-point results)."""
+    z = np.zeros((), x.dtype)
+    return np.where(np.isnan(x), z, np.clip(x, z, np.ones((), x.dtype)))
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _round_odd_sum(a, b):
+    """a + b in float64 rounded to odd (sticky bit kept in the last place)."""
+    s, e = _two_sum(a, b)
+    bits = s.view(np.uint64)
+    fix = (e != 0) & ((bits & np.uint64(1)) == 0) & np.isfinite(s)
+    if np.any(fix):
+        toward = np.where(e > 0, np.inf, -np.inf)
+        s = np.where(fix, np.nextafter(s, toward), s)
+    return s
+
+
+def _split(a):
+    c = a * 134217729.0  # 2**27 + 1 (Veltkamp splitting)
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _two_prod(a, b):
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def fma(a, b, c):
+    """``a*b + c`` rounded once to nearest even (``fma.rn``/``mad.rn``).
+
+    float32: the product is exact in float64, the sum is rounded to odd in
+    float64 and then to float32, which is a correctly rounded result
+    (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums: proved
+    algorithms using rounding to odd", IEEE TC 2008).
+    float64: the product is split exactly (Dekker TwoProduct) and the three
+    terms are summed with the same round-to-odd algorithm; non-finite or
+    overflowing cases fall back to ``a*b + c``.
+    """
+    dt = np.result_type(a, b, c)
+    with np.errstate(all="ignore"):
+        if dt == np.float32 or dt == np.float16:
+            p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+            s = _round_odd_sum(p, np.asarray(c, np.float64))
+            plain = p + np.asarray(c, np.float64)
+            return np.where(np.isfinite(s), s, plain).astype(dt)
+        a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+        ph, pl = _two_prod(a, b)
+        th, tl = _two_sum(c, ph)
+        v = _round_odd_sum(tl, pl)
+        z = th + v
+        plain = a * b + c
+        ok = np.isfinite(z) & np.isfinite(pl) & (np.abs(ph) < 1e300)
+        return np.where(ok, z, plain)
+
+
+def round_f64_to_f32(x, mode: str):
+    """float64 → float32 with rounding ``mode`` in ``rn``/``rz``/``rm``/``rp``."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        r = x.astype(np.float32)
+        if mode == "rn":
+            return r
+        back = r.astype(np.float64)
+        if mode == "rz":
+            step = np.abs(back) > np.abs(x)
+            target = np.float32(0)
+        elif mode == "rm":
+            step = back > x
+            target = np.float32(-np.inf)
+        else:
+            step = back < x
+            target = np.float32(np.inf)
+        step &= np.isfinite(x)
+        return np.where(step, np.nextafter(r, target), r).astype(np.float32)
+
+
+def round_integral(x, mode: str):
+    """Round to an integral value in the float type (``rni``, ``rzi``, ``rmi``, ``rpi``)."""
+    return {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[mode](x)
+
+
+def to_int(x, mode: str, dtype):
+    """Float → integer ``dtype`` with rounding ``mode`` (``rni``/``rzi``/``rmi``/``rpi``).
+
+    PTX ISA "cvt": float-to-integer conversions saturate to the destination
+    range and NaN converts to 0.
+    """
+    info = np.iinfo(dtype)
+    with np.errstate(all="ignore"):
+        r = round_integral(np.asarray(x, np.float64), mode)
+        r = np.where(np.isnan(r), 0.0, r)
+        r = np.clip(r, float(info.min), float(info.max))
+        if np.dtype(dtype).itemsize == 8:
+            # 2**63 / 2**64 are not representable; clip in integer space
+            big = r >= float(info.max)
+            out = r.astype(np.float64)
+            res = np.where(big, 0, out).astype(dtype)
+            return np.where(big, info.max, res).astype(dtype)
+        return r.astype(dtype)

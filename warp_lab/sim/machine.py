@@ -1,0 +1,497 @@
+"""The SIMT engine: thread blocks in batches, warps of 32 lanes, min-PC reconvergence.
+
+A launch is executed a *batch* of blocks at a time. Every thread of the batch
+has a program counter and a status; each step the engine picks the smallest
+PC among the runnable threads and executes that instruction for exactly the
+threads sitting at it, all at once, as numpy operations over a ``(T,)`` mask.
+Within one warp this is min-PC scheduling (the lanes at the lowest PC issue
+first, so lanes that took different sides of a branch reconverge at the first
+common instruction, and a loop keeps its lanes together until they leave it);
+across warps and blocks it is one legal interleaving. When all runnable threads
+share a PC (convergent code, the common case) the engine stays in *uniform*
+mode: no per-thread PC work at all, one numpy op per instruction for the
+whole batch, which is where the simulator's speed comes from.
+
+Barriers: a thread reaching ``bar.sync`` waits; a block's barrier completes
+when its waiting threads (plus ``bar.arrive`` arrivals) reach the expected
+count, exited threads counting as arrived (PTX ISA "bar, barrier": sm_70+
+semantics). Completion is decided when nothing else in the batch can run,
+which is an allowed schedule because threads of a block cannot pass a barrier
+before it completes anyway.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from warp_lab.errors import SimulatorError
+from warp_lab.sim import memory as memmod
+from warp_lab.sim.result import Finding, Metrics, MemoryLineStats, SimResult, instruction_class
+
+__all__ = ["Machine", "RUN", "EXITED", "BARWAIT", "PAD"]
+
+RUN, EXITED, BARWAIT, PAD = 0, 1, 2, 3
+_BIG = np.int32(2**31 - 1)
+NSM = 132  # %nsmid reported by the simulator (an H100 SXM has 132 SMs)
+
+
+class _Stop(Exception):
+    """Raised inside the engine to end the launch (the finding is already recorded)."""
+
+
+class Machine:
+    """State of one simulated launch. Use :func:`warp_lab.sim.run`; the debugger drives
+    :meth:`step` directly.
+
+    Args:
+        mod: the parsed module.
+        entry: kernel name.
+        grid, block: ``(x, y, z)`` extents.
+        params: parameter buffer bytes.
+        memory: :class:`~warp_lab.sim.memory.GlobalMemory`.
+        dynamic_shared: bytes of dynamic shared memory per block.
+        checks: enabled checks (``"memcheck"``, ``"racecheck"``, ``"barrier"``).
+        metrics: collect :class:`Metrics`.
+        max_instructions: thread-instruction budget (``None``: unlimited).
+        batch_threads: threads per batch (blocks are grouped up to this many).
+    """
+
+    def __init__(self, mod, entry, grid, block, params, memory, dynamic_shared=0,
+                 checks=("memcheck", "racecheck", "barrier"), metrics=True,
+                 max_instructions=None, batch_threads=1 << 16):
+        from warp_lab.sim.dispatch import build  # late import: dispatch imports this module
+        self._build = build
+        self.mod = mod
+        self.fn = mod.entry(entry)
+        self.grid = _dim3(grid, "grid")
+        self.block = _dim3(block, "block")
+        self.bs = self.block[0] * self.block[1] * self.block[2]
+        if self.bs > 1024:
+            raise SimulatorError(f"block of {self.bs} threads exceeds the 1024-thread limit "
+                                 "(CUDA Programming Guide, Table 'Technical Specifications')")
+        self.nblocks = self.grid[0] * self.grid[1] * self.grid[2]
+        self.bs_pad = (self.bs + 31) // 32 * 32
+        self.wpb = self.bs_pad // 32
+        self.params = bytes(params)
+        need = self.fn.param_size
+        if len(self.params) < need:
+            raise SimulatorError(f"kernel {entry} expects a {need}-byte parameter buffer, "
+                                 f"got {len(self.params)} bytes")
+        self.kparams = {name: (off, size) for name, off, size, _ in self.fn.params}
+        self.memory = memory
+        self.checks = frozenset(checks or ())
+        unknown = self.checks - {"memcheck", "racecheck", "barrier"}
+        if unknown:
+            raise SimulatorError(f"unknown checks {sorted(unknown)}; "
+                                 "known: memcheck, racecheck, barrier")
+        self.collect = bool(metrics)
+        self.budget = max_instructions
+        self.dynamic_shared = int(dynamic_shared)
+        self.findings: list[Finding] = []
+        self.printed: list[str] = []
+        self.executed = 0
+        self.warp_executed = 0
+        self.steps = 0
+        self.stop = False
+        self.partial = False
+        self._seen = set()
+        self._temp_allocs: list[int] = []
+        self._layout_symbols()
+        n = len(mod.code)
+        self.tcount = np.zeros(n, np.int64)
+        self.wcount = np.zeros(n, np.int64)
+        self.metrics = Metrics() if self.collect else None
+        if self.collect:
+            nw = self.nblocks * self.wpb
+            self.metrics.warp_issued = np.zeros(nw, np.int64)
+            self.metrics.warp_active_lanes = np.zeros(nw, np.int64)
+        self.bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
+        self.next_block = 0
+        self.T = 0
+
+    # ------------------------------------------------------------------ launch layout
+    def _layout_symbols(self):
+        mod, sym = self.mod, {}
+        off = 0
+        dyn = []
+        for v in mod.variables.values():
+            if v.space in ("global", "const"):
+                addr = self.memory.alloc(max(v.size, 1), name=f"{v.space} {v.name}")
+                self._temp_allocs.append(addr)
+                if v.init:
+                    self.memory.write(addr, v.init)
+                sym[v.name] = addr
+            elif v.space == "shared":
+                if v.extern or v.size == 0:
+                    dyn.append(v)
+                    continue
+                a = max(v.align, 1)
+                off = (off + a - 1) // a * a
+                sym[v.name] = off
+                off += v.size
+        self.static_shared = off
+        off = (off + 15) // 16 * 16
+        for v in dyn:
+            sym[v.name] = off
+        self.shared_size = off + self.dynamic_shared
+        if self.shared_size > 228 * 1024:
+            raise SimulatorError(f"{self.shared_size} bytes of shared memory per block exceed "
+                                 "the 227 KiB limit of sm_90")
+        self.shared_stride = (self.shared_size + 15) // 16 * 16
+        for fname, vars_ in mod.local_vars.items():
+            for v in vars_:
+                sym[v.name] = v.offset
+        self.local_size = mod.local_size
+        self.sym = sym
+
+    def release(self):
+        """Free the module variables allocated in global memory for this launch."""
+        for a in self._temp_allocs:
+            self.memory.free(a)
+        self._temp_allocs = []
+
+    def symbol(self, name: str, line: int = 0) -> int:
+        """Address of a variable in its own state space (what ``mov d, var`` yields)."""
+        try:
+            return self.sym[name]
+        except KeyError:
+            if name in self.kparams:
+                raise SimulatorError(f"PTX line {line}: taking the address of kernel "
+                                     f"parameter {name} is not supported", ptx_line=line) from None
+            raise SimulatorError(f"PTX line {line}: unknown symbol {name}", ptx_line=line) from None
+
+    # ------------------------------------------------------------------ batches
+    def start_batch(self) -> bool:
+        """Set up the next batch of blocks; False when every block has run."""
+        if self.next_block >= self.nblocks:
+            return False
+        nb = min(self.bpb, self.nblocks - self.next_block)
+        self.first_block = self.next_block
+        self.next_block += nb
+        self.nb = nb
+        T = nb * self.bs_pad
+        self.T = T
+        local_ids = np.arange(self.bs_pad, dtype=np.uint32)
+        self.lin = np.tile(local_ids, nb)                       # thread index within block
+        self.blk = np.repeat(np.arange(nb, dtype=np.int64), self.bs_pad)
+        self.status = np.where(self.lin < self.bs, RUN, PAD).astype(np.uint8)
+        self.pc = np.full(T, self.fn.start, np.int32)
+        self.regs = [r.type(0) for r in self.mod.reg_raw]
+        self.cc = np.uint32(0)
+        self.cparams = {}
+        self.retaddr = {}
+        self.shared = np.zeros(nb * self.shared_stride, np.uint8)
+        self.local = np.zeros(T * self.local_size, np.uint8) if self.local_size else None
+        self.waitbar = np.zeros(T, np.int32)
+        self.waitpc = np.zeros(T, np.int32)
+        self.waitcnt = np.zeros(T, np.int32)
+        self.arrive = {}
+        self.barred = None
+        self.worked = None
+        self.waiters = np.zeros(nb, np.int64)
+        self._sregs = {}
+        self.nlive = int(np.count_nonzero(self.status == RUN))
+        self.race = None
+        if "racecheck" in self.checks and self.shared_size:
+            from warp_lab.sim.checks import RaceTracker
+            self.race = RaceTracker(self, nb, self.shared_stride)
+        self.upc = -1
+        self.usteps = 0
+        self._set_uniform(self.fn.start, None if self.bs == self.bs_pad else self.status == RUN)
+        return True
+
+    def _set_uniform(self, p, mask):
+        self._flush_uniform()
+        self.upc = p
+        self.umask = mask
+        if mask is None:
+            self.unact = self.T
+            self.uwarps = self.T // 32
+            self.ulanes = None
+        else:
+            lanes = mask.reshape(-1, 32).sum(1)
+            self.ulanes = lanes
+            self.unact = int(lanes.sum())
+            self.uwarps = int(np.count_nonzero(lanes))
+
+    def _flush_uniform(self):
+        if self.usteps and self.collect:
+            w0 = self.first_block * self.wpb
+            sl = slice(w0, w0 + self.nb * self.wpb)
+            if self.ulanes is None:
+                self.metrics.warp_issued[sl] += self.usteps
+                self.metrics.warp_active_lanes[sl] += 32 * self.usteps
+            else:
+                self.metrics.warp_issued[sl] += self.usteps * (self.ulanes > 0)
+                self.metrics.warp_active_lanes[sl] += self.usteps * self.ulanes
+        self.usteps = 0
+
+    def diverge(self):
+        """Leave uniform mode: materialise the per-thread PCs."""
+        if self.upc >= 0:
+            if self.umask is None:
+                self.pc.fill(self.upc)
+            else:
+                self.pc[self.umask] = self.upc
+            self._flush_uniform()
+            self.upc = -1
+
+    # ------------------------------------------------------------------ special registers
+    def sreg(self, name: str, comp: str):
+        """Value of special register ``%name.comp`` for every thread (uint32, or uint64
+        for ``%clock64``/``%globaltimer``). Clocks advance with the step count so
+        runs are deterministic."""
+        key = (name, comp)
+        v = self._sregs.get(key)
+        if v is not None:
+            return v
+        c = "xyz".find(comp) if comp in ("x", "y", "z") else 0
+        bx, by, bz = self.block
+        if name == "tid":
+            lin = self.lin.astype(np.uint32)
+            v = (lin % np.uint32(bx), (lin // np.uint32(bx)) % np.uint32(by),
+                 lin // np.uint32(bx * by))[c]
+        elif name == "ntid":
+            v = np.uint32(self.block[c])
+        elif name == "nctaid":
+            v = np.uint32(self.grid[c])
+        elif name == "ctaid":
+            ids = (self.first_block + self.blk).astype(np.uint32)
+            gx, gy = self.grid[0], self.grid[1]
+            v = (ids % np.uint32(gx), (ids // np.uint32(gx)) % np.uint32(gy),
+                 ids // np.uint32(gx * gy))[c]
+        elif name == "laneid":
+            v = self.lin % np.uint32(32)
+        elif name == "warpid":
+            v = self.lin // np.uint32(32)
+        elif name == "nwarpid":
+            v = np.uint32(64)
+        elif name == "smid":
+            v = ((self.first_block + self.blk) % NSM).astype(np.uint32)
+        elif name == "nsmid":
+            v = np.uint32(NSM)
+        elif name in ("clock", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi"):
+            t = self.steps * 4
+            return np.uint64(t) if name in ("clock64", "globaltimer") else np.uint32(t & 0xFFFFFFFF)
+        elif name.startswith("lanemask"):
+            lane = (self.lin % np.uint32(32)).astype(np.uint64)
+            one = np.uint64(1) << lane
+            kind = name.split("_")[1]
+            full = np.uint64(0xFFFFFFFF)
+            v = {"eq": one, "lt": one - np.uint64(1), "le": (one << np.uint64(1)) - np.uint64(1),
+                 "gt": full & ~((one << np.uint64(1)) - np.uint64(1)),
+                 "ge": full & ~(one - np.uint64(1))}[kind].astype(np.uint32)
+        elif name in ("dynamic_smem_size",):
+            v = np.uint32(self.dynamic_shared)
+        elif name == "total_smem_size":
+            v = np.uint32(self.shared_size)
+        elif name == "warpsz":
+            v = np.uint32(32)
+        elif name == "gridid":
+            v = np.uint32(1)
+        else:
+            v = np.uint32(0)
+        self._sregs[key] = v
+        return v
+
+    # ------------------------------------------------------------------ findings
+    def where(self, t: int):
+        """``(block (x,y,z), thread (x,y,z))`` of batch thread ``t``."""
+        b = self.first_block + int(self.blk[t])
+        gx, gy = self.grid[0], self.grid[1]
+        lin = int(self.lin[t])
+        bx, by = self.block[0], self.block[1]
+        return (b % gx, (b // gx) % gy, b // (gx * gy)), (lin % bx, (lin // bx) % by, lin // (bx * by))
+
+    def finding(self, kind, message, ins=None, t=None, stop=False, **details):
+        """Record a :class:`Finding` (deduplicated by kind and line); ``stop`` ends the launch."""
+        key = (kind, ins.pc if ins is not None else None, details.get("dedupe"))
+        details.pop("dedupe", None)
+        if key not in self._seen:
+            self._seen.add(key)
+            blk, thr = self.where(t) if t is not None else (None, None)
+            sf, sl = self.mod.source_of(ins) if ins is not None else ("", 0)
+            self.findings.append(Finding(kind, message, blk, thr, ins.line if ins else 0, sf, sl,
+                                         details))
+        if stop:
+            self.stop = True
+            self.partial = True
+            raise _Stop()
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> SimResult:
+        """Run every batch to completion (or until a stop); returns the :class:`SimResult`."""
+        t0 = time.perf_counter()
+        try:
+            with np.errstate(all="ignore"):
+                while not self.stop and self.start_batch():
+                    self.run_batch()
+        except KeyboardInterrupt:
+            self.partial = True
+            self.findings.append(Finding("interrupted", "the launch was interrupted "
+                                         "(KeyboardInterrupt); memory holds a partial result"))
+        finally:
+            self.release()
+        return self.result(time.perf_counter() - t0)
+
+    def run_batch(self, limit=None):
+        """Execute the current batch until it finishes, stops, or ``limit`` steps ran.
+
+        Returns True when the batch finished (or the launch stopped)."""
+        code = self.code = self.mod.code
+        tcount, wcount = self.tcount, self.wcount
+        budget = self.budget
+        collect = self.collect
+        n = 0
+        try:
+            while not self.stop:
+                if limit is not None and n >= limit:
+                    return False
+                n += 1
+                p = self.upc
+                if p >= 0:
+                    act = self.umask
+                    nact = self.unact
+                    nw = self.uwarps
+                    self.usteps += 1
+                else:
+                    run = self.status == RUN
+                    nrun = int(np.count_nonzero(run))
+                    if nrun == 0:
+                        if not self.resolve_stall():
+                            return True
+                        continue
+                    pcs = np.where(run, self.pc, _BIG)
+                    p = int(pcs.min())
+                    act = pcs == p
+                    nact = int(np.count_nonzero(act))
+                    if nact == nrun:
+                        self._set_uniform(p, None if nrun == self.T else run)
+                        n -= 1
+                        continue
+                    lanes = act.reshape(-1, 32).sum(1)
+                    nw = int(np.count_nonzero(lanes))
+                    if collect:
+                        w0 = self.first_block * self.wpb
+                        sl = slice(w0, w0 + self.nb * self.wpb)
+                        self.metrics.warp_issued[sl] += lanes > 0
+                        self.metrics.warp_active_lanes[sl] += lanes
+                ins = code[p]
+                tcount[p] += nact
+                wcount[p] += nw
+                self.executed += nact
+                self.warp_executed += nw
+                self.steps += 1
+                if budget is not None and self.executed > budget:
+                    self.finding("budget", f"instruction budget of {budget} thread-instructions "
+                                 "exhausted (runaway loop?); the launch was stopped",
+                                 ins, stop=True)
+                ex = ins.exec
+                if ex is None:
+                    ex = self._build(ins, self.mod)
+                if ins.klass == "control":
+                    ex(self, act, p)
+                    continue
+                if self.worked is not None:
+                    # threads doing work while others of their block wait at a barrier
+                    w = self.waiters[self.blk] > 0
+                    self.worked |= w if act is None else (act & w)
+                g = ins.guard
+                if g is None:
+                    ex(self, act)
+                else:
+                    pv = self.regs[g[0]]
+                    if g[1]:
+                        pv = ~pv
+                    if np.ndim(pv) == 0:
+                        if pv:
+                            ex(self, act)
+                    else:
+                        mask = pv if act is None else (act & pv)
+                        if mask.any():
+                            ex(self, mask)
+                if self.upc >= 0:
+                    self.upc = p + 1
+                else:
+                    self.pc[act] = p + 1
+        except _Stop:
+            return True
+        except SimulatorError:
+            raise
+        except (MemoryError, RecursionError, ValueError, TypeError, IndexError, KeyError,
+                ZeroDivisionError, OverflowError, AttributeError) as exc:
+            ins = code[p] if 0 <= p < len(code) else None
+            where = f"PTX line {ins.line}: {ins.text}" if ins else "engine"
+            raise SimulatorError(f"simulator failure at {where}: {type(exc).__name__}: {exc}",
+                                 ptx_line=ins.line if ins else 0) from None
+        return True
+
+    # ------------------------------------------------------------------ barriers
+    def resolve_stall(self) -> bool:
+        """Nothing is runnable: complete barriers, or report a deadlock. True if progress."""
+        waiting = self.status == BARWAIT
+        if not waiting.any():
+            return False
+        from warp_lab.sim.sync import release_barriers
+        if release_barriers(self, waiting):
+            return True
+        # deadlock: some threads wait and nothing can release them
+        t = int(np.argmax(waiting))
+        ins = self.mod.code[int(self.waitpc[t])]
+        b = int(self.blk[t])
+        inblk = self.blk == b
+        nwait = int(np.count_nonzero(waiting & inblk))
+        nlive = int(np.count_nonzero(inblk & (self.status != EXITED) & (self.status != PAD)))
+        self.finding("deadlock", f"deadlock: {nwait} of {nlive} live threads of the block wait "
+                     f"at the barrier on PTX line {ins.line} and no other thread can reach it",
+                     ins, t, stop=True)
+        return False
+
+    # ------------------------------------------------------------------ results
+    def result(self, seconds: float) -> SimResult:
+        self._flush_uniform()
+        res = SimResult(printed="".join(self.printed), instructions=int(self.executed),
+                        warp_instructions=int(self.warp_executed), seconds=seconds,
+                        findings=self.findings, partial=self.partial)
+        if self.collect:
+            met = self.metrics
+            code = self.mod.code
+            for p in np.nonzero(self.tcount)[0]:
+                ins = code[int(p)]
+                c = int(self.tcount[p])
+                met.per_ptx_line[ins.line] = met.per_ptx_line.get(ins.line, 0) + c
+                met.warp_per_ptx_line[ins.line] = met.warp_per_ptx_line.get(ins.line, 0) + \
+                    int(self.wcount[p])
+                k = ins.klass if ins.klass in ("memory", "control", "sync", "special") else \
+                    instruction_class(ins)
+                met.mix[k] = met.mix.get(k, 0) + c
+                if ins.loc is not None:
+                    key = self.mod.source_of(ins)
+                    met.per_source_line[key] = met.per_source_line.get(key, 0) + c
+            res.metrics = met
+        return res
+
+    def mem_stats(self, ins) -> MemoryLineStats:
+        st = self.metrics.global_memory.get(ins.line)
+        if st is None:
+            st = self.metrics.global_memory[ins.line] = MemoryLineStats()
+        return st
+
+
+def _dim3(v, what):
+    if isinstance(v, (int, np.integer)):
+        v = (int(v),)
+    try:
+        t = tuple(int(x) for x in v)
+    except TypeError:
+        raise SimulatorError(f"{what} must be an int or a tuple of up to 3 ints, got {v!r}") from None
+    if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
+        raise SimulatorError(f"{what} must have 1-3 positive extents, got {v!r}")
+    t = t + (1,) * (3 - len(t))
+    limits = (2**31 - 1, 65535, 65535) if what == "grid" else (1024, 1024, 64)
+    for x, lim, ax in zip(t, limits, "xyz"):
+        if x > lim:
+            raise SimulatorError(f"{what}.{ax} = {x} exceeds the limit {lim}")
+    return t

@@ -1,0 +1,517 @@
+"""Memory instructions: ``ld``, ``ldu``, ``st``, ``atom``, ``red``, ``cvta``, ``isspacep``
+(PTX ISA 9.7.9), with bounds/alignment checks and coalescing / bank-conflict metrics.
+
+Every access is resolved to ``(buffer, byte offsets)`` for the lanes that
+execute, checked (inside an allocation / the block's shared memory / the
+thread's local memory, aligned to the access size) *before* any byte is
+touched, and then done as one numpy gather or scatter. A failed check records
+an ``out_of_bounds`` or ``misaligned`` finding naming block, thread, PTX line,
+source line and address, and stops the launch (the GPU would abort it with
+an illegal-address error).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from warp_lab.errors import SimulatorError
+from warp_lab.sim.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from warp_lab.sim.operands import RAW, reader, writer
+from warp_lab.sim.ptx import type_dtype
+
+__all__ = ["MEMORY", "access"]
+
+_SPACES = ("global", "shared", "local", "const", "param")
+U64 = np.dtype(np.uint64)
+
+
+def _space(ins):
+    for s in ins.mods:
+        if s in _SPACES:
+            return s
+        if s == "shared::cta":
+            return "shared"
+    return "generic"
+
+
+def _vec(ins):
+    for s in ins.mods:
+        if s in ("v2", "v4", "v8"):
+            return int(s[1:])
+    return 1
+
+
+def _addr_reader(op, mod, line):
+    if op[0] != "a":
+        raise SimulatorError(f"PTX line {line}: expected an address operand [..]", ptx_line=line)
+    base, off = op[1], op[2]
+    o = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
+    if base is None:
+        return lambda m: o
+    if isinstance(base, tuple):
+        r = reader(base, U64, mod, line)
+        if off == 0:
+            return r
+        return lambda m: r(m) + o
+    return lambda m: np.uint64(m.symbol(base, line)) + o
+
+
+# ------------------------------------------------------------------ resolution
+
+def access(m, ins, space, addr, idx, size):
+    """Resolve lane addresses to buffer element groups.
+
+    Args:
+        m: the machine.
+        ins: the instruction (for findings).
+        space: state space (``"generic"`` is split by window).
+        addr: uint64 addresses of the executing lanes (array, one per lane in ``idx``).
+        idx: batch thread index of each lane (int array).
+        size: bytes per lane access.
+
+    Returns:
+        list of ``(buffer uint8 array, lane positions or None, byte offsets)``.
+        A bad access records a finding and stops the launch (never returns).
+    """
+    if space == "generic":
+        rel_s = addr - np.uint64(SHARED_WINDOW)
+        rel_l = addr - np.uint64(LOCAL_WINDOW)
+        in_s = rel_s < np.uint64(WINDOW_SIZE)
+        in_l = rel_l < np.uint64(WINDOW_SIZE)
+        if not in_s.any() and not in_l.any():
+            return access(m, ins, "global", addr, idx, size)
+        out = []
+        for sel, sp, a in ((in_s, "shared", rel_s), (in_l, "local", rel_l),
+                           (~(in_s | in_l), "global", addr)):
+            if sel.any():
+                pos = np.flatnonzero(sel)
+                for buf, lanes, off in access(m, ins, sp, a[pos], idx[pos], size):
+                    out.append((buf, pos if lanes is None else pos[lanes], off))
+        return out
+    if (addr % np.uint64(size)).any():
+        bad = int(np.argmax(addr % np.uint64(size) != 0))
+        _fault(m, ins, "misaligned", space, int(addr[bad]), size, int(idx[bad]))
+    if space in ("global", "const"):
+        groups, bad = m.memory.locate(addr, size)
+        if bad >= 0:
+            _fault(m, ins, "out_of_bounds", space, int(addr[bad]), size, int(idx[bad]))
+        return groups
+    if space == "shared":
+        limit = m.shared_size
+        buf, stride, owner = m.shared, m.shared_stride, m.blk[idx]
+    elif space == "local":
+        limit = m.local_size
+        buf, stride, owner = m.local, m.local_size, idx
+    else:
+        raise SimulatorError(f"PTX line {ins.line}: {space} accesses are not supported here",
+                             ptx_line=ins.line)
+    over = addr + np.uint64(size) > np.uint64(limit)
+    if over.any():
+        bad = int(np.argmax(over))
+        _fault(m, ins, "out_of_bounds", space, int(addr[bad]), size, int(idx[bad]))
+    return [(buf, None, owner * stride + addr.astype(np.int64))]
+
+
+def _fault(m, ins, kind, space, addr, size, t):
+    if "memcheck" not in m.checks and kind == "out_of_bounds":
+        raise SimulatorError(f"illegal {space} memory access of {size} bytes at {addr:#x} at "
+                             f"PTX line {ins.line} (enable memcheck for block/thread details)",
+                             ptx_line=ins.line)
+    what = {"out_of_bounds": "out-of-bounds", "misaligned": "misaligned"}[kind]
+    extra = ""
+    if space in ("global", "const"):
+        near = _nearest(m.memory, addr)
+        if near:
+            extra = f" ({near})"
+    elif space == "shared":
+        extra = f" (the block has {m.shared_size} bytes of shared memory)"
+    elif space == "local":
+        extra = f" (each thread has {m.local_size} bytes of local memory)"
+    verb = "write" if ins.op in ("st", "red") else ("atomic" if ins.op == "atom" else "read")
+    m.finding(kind, f"{what} {space} {verb} of {size} bytes at address {addr:#x}{extra}",
+              ins, t, stop=True, address=addr, size=size, space=space)
+
+
+def _nearest(mem, addr):
+    best = None
+    for base, n, name in mem.allocations():
+        d = addr - (base + n) if addr >= base + n else (base - addr if addr < base else 0)
+        if best is None or d < best[0]:
+            best = (d, base, n, name)
+    if best is None:
+        return ""
+    d, base, n, name = best
+    if base <= addr < base + n:
+        return f"{addr - base} bytes into {name!r} of {n} bytes, access runs past its end"
+    if addr >= base + n:
+        return f"{addr - base - n} bytes past the end of {name!r} ({n} bytes at {base:#x})"
+    return f"{base - addr} bytes before {name!r} ({n} bytes at {base:#x})"
+
+
+def _gather(groups, k, es, n):
+    raw = RAW[es]
+    out = np.empty((k, n), raw)
+    ar = np.arange(n)
+    for buf, lanes, off in groups:
+        view = buf.view(raw)
+        e = off // es
+        vals = view[e[:, None] + ar] if n > 1 else view[e][:, None]
+        if lanes is None:
+            out[:] = vals
+        else:
+            out[lanes] = vals
+    return out
+
+
+def _scatter(groups, vals, es, n):
+    raw = RAW[es]
+    ar = np.arange(n)
+    for buf, lanes, off in groups:
+        view = buf.view(raw)
+        e = off // es
+        v = vals if lanes is None else vals[lanes]
+        if n > 1:
+            view[e[:, None] + ar] = v
+        else:
+            view[e] = v[:, 0]
+
+
+# ------------------------------------------------------------------ metrics
+
+def _distinct_per_warp(warp, key):
+    """Sum over warps of the number of distinct ``key`` values (warp ascending)."""
+    if key.size == 0:
+        return 0
+    d = np.diff(key)
+    same_w = np.diff(warp) == 0
+    if (d[same_w] >= 0).all():
+        return int(np.count_nonzero((d != 0) | ~same_w)) + 1
+    order = np.lexsort((key, warp))
+    k, w = key[order], warp[order]
+    return int(np.count_nonzero((np.diff(k) != 0) | (np.diff(w) != 0))) + 1
+
+
+def _global_metrics(m, ins, addr, idx):
+    st = m.mem_stats(ins)
+    warp = idx // 32
+    nreq = int(np.count_nonzero(np.diff(warp))) + 1 if warp.size else 0
+    st.requests += nreq
+    st.sectors += _distinct_per_warp(warp, (addr >> np.uint64(5)).astype(np.int64))
+
+
+def _shared_metrics(m, ins, addr, idx, size):
+    met = m.metrics
+    warp = idx // 32
+    words = (addr >> np.uint64(2)).astype(np.int64)
+    nw = max(1, size // 4)
+    if nw > 1:
+        words = (words[:, None] + np.arange(nw)).reshape(-1)
+        warp = np.repeat(warp, nw)
+    key = np.unique(warp * (1 << 32) + words)
+    w, wd = key >> 32, key & ((1 << 32) - 1)
+    bank_key = w * 32 + (wd & 31)
+    _, counts = np.unique(bank_key, return_counts=True)
+    bk = np.unique(bank_key)
+    wavefronts_w = np.zeros(int(w.max() - w.min()) + 1 if w.size else 0, np.int64)
+    np.maximum.at(wavefronts_w, (bk // 32 - (w.min() if w.size else 0)), counts)
+    lanes_w = np.bincount(idx // 32 - (w.min() if w.size else 0), minlength=wavefronts_w.size)
+    used = lanes_w > 0
+    ideal = np.maximum(1, -(-lanes_w * size // 128))
+    wave = int(wavefronts_w[used].sum())
+    nreq = int(np.count_nonzero(used))
+    line = ins.line
+    met.shared_requests[line] = met.shared_requests.get(line, 0) + nreq
+    met.shared_wavefronts[line] = met.shared_wavefronts.get(line, 0) + wave
+    met.bank_conflicts[line] = met.bank_conflicts.get(line, 0) + int(
+        np.maximum(wavefronts_w[used] - ideal[used], 0).sum())
+
+
+# ------------------------------------------------------------------ builders
+
+def _param_slot(m, name, line):
+    return m.kparams.get(name)
+
+
+def _ld(ins, mod):
+    space = _space(ins)
+    n = _vec(ins)
+    t = ins.types[0] if ins.types else None
+    if t is None:
+        raise SimulatorError(f"PTX line {ins.line}: ld without a type", ptx_line=ins.line)
+    dt = type_dtype(t)
+    es = dt.itemsize
+    d = ins.dsts[0]
+    dsts = d[1] if d[0] == "v" else [d]
+    if len(dsts) != n:
+        raise SimulatorError(f"PTX line {ins.line}: vector width mismatch", ptx_line=ins.line)
+    ws = [writer(x, mod, ins.line) for x in dsts]
+    aop = ins.srcs[0]
+    if space == "param":
+        return _ld_param(ins, mod, aop, dt, es, n, ws)
+    ra = _addr_reader(aop, mod, ins.line)
+
+    def ex(m, mask):
+        a = ra(m)
+        if np.ndim(a) == 0 and space in ("global", "const") and not m.collect:
+            # one address for every lane (a uniform load): read once, broadcast
+            groups = access(m, ins, space, np.array([a], np.uint64), np.zeros(1, np.int64),
+                            es * n)
+            vals = _gather(groups, 1, es, n)
+            for j, w in enumerate(ws):
+                w(m, vals[0, j].view(dt), mask)
+            return
+        idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
+        av = np.broadcast_to(a, (m.T,))[idx] if np.ndim(a) == 0 or mask is not None else a
+        av = np.asarray(av, np.uint64)
+        groups = access(m, ins, space, av, idx, es * n)
+        if m.collect:
+            _metrics(m, ins, space, av, idx, es * n)
+        if m.race is not None and space != "global":
+            m.race.access(ins, space, av, idx, es * n, False)
+        vals = _gather(groups, idx.size, es, n)
+        for j, w in enumerate(ws):
+            v = vals[:, j].view(dt)
+            if mask is None:
+                w(m, v, None)
+            else:
+                full = np.zeros(m.T, dt)
+                full[idx] = v
+                w(m, full, mask)
+    return ex
+
+
+def _metrics(m, ins, space, av, idx, size):
+    if space == "global":
+        _global_metrics(m, ins, av, idx)
+    elif space == "shared":
+        _shared_metrics(m, ins, av, idx, size)
+    elif space == "generic":
+        rel = av - np.uint64(SHARED_WINDOW)
+        ins_s = rel < np.uint64(WINDOW_SIZE)
+        glob = ~ins_s & ~(av - np.uint64(LOCAL_WINDOW) < np.uint64(WINDOW_SIZE))
+        if glob.any():
+            _global_metrics(m, ins, av[glob], idx[glob])
+        if ins_s.any():
+            _shared_metrics(m, ins, rel[ins_s], idx[ins_s], size)
+
+
+def _ld_param(ins, mod, aop, dt, es, n, ws):
+    if aop[0] != "a" or not isinstance(aop[1], str):
+        raise SimulatorError(f"PTX line {ins.line}: ld.param needs [name+offset]", ptx_line=ins.line)
+    name, off = aop[1], aop[2]
+    fn = mod.functions[ins.function]
+    if fn.kind == "entry" and any(p[0] == name for p in fn.params):
+        def ex_k(m, mask):
+            o, size = m.kparams[name]
+            start = o + off
+            if off < 0 or off + es * n > size:
+                raise SimulatorError(f"PTX line {ins.line}: ld.param outside parameter {name}",
+                                     ptx_line=ins.line)
+            raw = np.frombuffer(m.params, RAW[es], count=n, offset=start)
+            for j, w in enumerate(ws):
+                w(m, raw[j:j + 1].view(dt)[0], mask)
+        return ex_k
+
+    def ex_c(m, mask):
+        arr = m.cparams.get(name)
+        need = off + es * n
+        if arr is None or arr.shape[1] < need:
+            arr2 = np.zeros((m.T, need), np.uint8)
+            if arr is not None:
+                arr2[:, :arr.shape[1]] = arr
+            arr = m.cparams[name] = arr2
+        block = np.ascontiguousarray(arr[:, off:off + es * n]).view(RAW[es])
+        for j, w in enumerate(ws):
+            w(m, block[:, j].view(dt), mask)
+    return ex_c
+
+
+def _st(ins, mod):
+    space = _space(ins)
+    n = _vec(ins)
+    t = ins.types[0]
+    dt = type_dtype(t)
+    es = dt.itemsize
+    aop, sop = ins.srcs[0], ins.srcs[1]
+    srcs = sop[1] if sop[0] == "v" else [sop]
+    rs = [reader(x, RAW[es], mod, ins.line) for x in srcs]
+    if space == "param":
+        name, off = aop[1], aop[2]
+
+        def ex_p(m, mask):
+            need = off + es * n
+            arr = m.cparams.get(name)
+            if arr is None or arr.shape[1] < need:
+                arr2 = np.zeros((m.T, need), np.uint8)
+                if arr is not None:
+                    arr2[:, :arr.shape[1]] = arr
+                arr = m.cparams[name] = arr2
+            vals = np.stack([np.broadcast_to(np.asarray(r(m), RAW[es]), (m.T,)) for r in rs], 1)
+            b = np.ascontiguousarray(vals).view(np.uint8).reshape(m.T, es * n)
+            if mask is None:
+                arr[:, off:need] = b
+            else:
+                arr[mask, off:need] = b[mask]
+        return ex_p
+    ra = _addr_reader(aop, mod, ins.line)
+
+    def ex(m, mask):
+        a = ra(m)
+        idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
+        av = np.asarray(np.broadcast_to(a, (m.T,))[idx] if (np.ndim(a) == 0 or mask is not None)
+                        else a, np.uint64)
+        groups = access(m, ins, space, av, idx, es * n)
+        if m.collect:
+            _metrics(m, ins, space, av, idx, es * n)
+        if m.race is not None and space != "global":
+            m.race.access(ins, space, av, idx, es * n, True)
+        vals = np.empty((idx.size, n), RAW[es])
+        for j, r in enumerate(rs):
+            v = r(m)
+            vals[:, j] = v if np.ndim(v) == 0 else (v if mask is None else v[idx])
+        _scatter(groups, vals, es, n)
+    return ex
+
+
+# ------------------------------------------------------------------ atomics
+
+_ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
+
+
+def _atomic_apply(op, dt, old, b, c):
+    if op == "add":
+        return old + b
+    if op == "min":
+        return np.fmin(old, b) if dt.kind == "f" else np.minimum(old, b)
+    if op == "max":
+        return np.fmax(old, b) if dt.kind == "f" else np.maximum(old, b)
+    if op == "inc":
+        return np.where(old >= b, dt.type(0), old + dt.type(1))
+    if op == "dec":
+        return np.where((old == 0) | (old > b), b, old - dt.type(1))
+    if op == "and":
+        return old & b
+    if op == "or":
+        return old | b
+    if op == "xor":
+        return old ^ b
+    if op == "exch":
+        return b
+    return np.where(old == b, c, old)  # cas
+
+
+def _atomic_rmw(view, e, b, c, op, dt):
+    """Apply the lanes' atomics in lane order; returns each lane's old value."""
+    k = e.size
+    order = np.argsort(e, kind="stable")
+    es = e[order]
+    start = np.ones(k, bool)
+    start[1:] = es[1:] != es[:-1]
+    if start.all():
+        old = view[e].view(dt)
+        view[e] = _atomic_apply(op, dt, old, b, c).astype(dt).view(view.dtype)
+        return old
+    if op == "add" and dt.kind in "iu":
+        bs = b[order]
+        csum = np.cumsum(bs, dtype=dt)
+        grp = np.cumsum(start) - 1
+        first = np.flatnonzero(start)
+        before = csum - bs                     # inclusive-exclusive within the whole array
+        excl = before - before[first][grp]     # exclusive prefix within each address group
+        base = view[es[first]].view(dt)
+        old_sorted = base[grp] + excl
+        total = csum[np.r_[first[1:] - 1, k - 1]] - before[first]
+        view[es[first]] = (base + total).astype(dt).view(view.dtype)
+        old = np.empty(k, dt)
+        old[order] = old_sorted
+        return old
+    # general case: rounds of lanes with distinct addresses, in lane order
+    grp_first = np.maximum.accumulate(np.where(start, np.arange(k), 0))
+    rank_sorted = np.arange(k) - grp_first
+    rank = np.empty(k, np.int64)
+    rank[order] = rank_sorted
+    old = np.empty(k, dt)
+    for r in range(int(rank.max()) + 1):
+        sel = np.flatnonzero(rank == r)
+        ee = e[sel]
+        o = view[ee].view(dt)
+        old[sel] = o
+        cc = c[sel] if c is not None else None
+        view[ee] = _atomic_apply(op, dt, o, b[sel], cc).astype(dt).view(view.dtype)
+    return old
+
+
+def _atom(ins, mod):
+    space = _space(ins)
+    op = next((x for x in ins.mods if x in _ATOM_OPS), None)
+    if op is None or not ins.types:
+        raise SimulatorError(f"PTX line {ins.line}: cannot decode atomic {ins.text!r}",
+                             ptx_line=ins.line)
+    t = ins.types[-1]
+    dt = type_dtype(t)
+    if dt.itemsize == 2 or "v2" in ins.mods or "v4" in ins.mods:
+        raise SimulatorError(f"PTX line {ins.line}: 16-bit and vector atomics are not "
+                             "implemented", ptx_line=ins.line)
+    es = dt.itemsize
+    is_red = ins.op == "red"
+    srcs = ins.srcs
+    ra = _addr_reader(srcs[0], mod, ins.line)
+    rb = reader(srcs[1], dt, mod, ins.line)
+    rc = reader(srcs[2], dt, mod, ins.line) if op == "cas" else None
+    w = None if is_red else writer(ins.dsts[0], mod, ins.line)
+
+    def ex(m, mask):
+        a = ra(m)
+        idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
+        av = np.asarray(np.broadcast_to(a, (m.T,))[idx], np.uint64)
+        groups = access(m, ins, space, av, idx, es)
+        if m.collect:
+            _metrics(m, ins, space, av, idx, es)
+        b = np.broadcast_to(np.asarray(rb(m), dt), (m.T,))[idx]
+        c = np.broadcast_to(np.asarray(rc(m), dt), (m.T,))[idx] if rc is not None else None
+        old = np.empty(idx.size, dt)
+        for buf, lanes, off in groups:
+            view = buf.view(RAW[es])
+            sel = slice(None) if lanes is None else lanes
+            old[sel] = _atomic_rmw(view, off // es, b[sel], None if c is None else c[sel], op, dt)
+        if w is not None:
+            full = np.zeros(m.T, dt)
+            full[idx] = old
+            w(m, full, mask)
+    return ex
+
+
+# ------------------------------------------------------------------ address conversion
+
+def _cvta(ins, mod):
+    to = "to" in ins.mods
+    space = next((s for s in ins.mods if s in ("global", "shared", "local", "const", "param")),
+                 None)
+    t = ins.types[0] if ins.types else "u64"
+    dt = type_dtype(t)
+    r = reader(ins.srcs[0], U64, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+    base = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(space, 0)
+    if space == "param":
+        raise SimulatorError(f"PTX line {ins.line}: cvta.param is not supported", ptx_line=ins.line)
+    b = np.uint64(base)
+    if to:
+        return lambda m, mask: w(m, (np.asarray(r(m), np.uint64) - b).astype(dt), mask)
+    return lambda m, mask: w(m, (np.asarray(r(m), np.uint64) + b).astype(dt), mask)
+
+
+def _isspacep(ins, mod):
+    space = ins.mods[0]
+    r = reader(ins.srcs[0], U64, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+
+    def f(a):
+        a = np.asarray(a, np.uint64)
+        in_s = (a - np.uint64(SHARED_WINDOW)) < np.uint64(WINDOW_SIZE)
+        in_l = (a - np.uint64(LOCAL_WINDOW)) < np.uint64(WINDOW_SIZE)
+        return {"shared": in_s, "local": in_l}.get(space, ~(in_s | in_l))
+    return lambda m, mask: w(m, np.asarray(f(r(m))), mask)
+
+
+MEMORY = {"ld": _ld, "ldu": _ld, "st": _st, "atom": _atom, "red": _atom, "cvta": _cvta,
+          "isspacep": _isspacep}

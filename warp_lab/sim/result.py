@@ -1,0 +1,160 @@
+"""What a simulated launch returns: :class:`SimResult`, :class:`Finding`, :class:`Metrics`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Finding", "SimResult", "Metrics", "MemoryLineStats", "instruction_class"]
+
+
+@dataclass
+class Finding:
+    """One problem the checks found (or the reason a launch stopped).
+
+    Attributes:
+        kind: ``"out_of_bounds"``, ``"misaligned"``, ``"race_raw"``, ``"race_war"``,
+            ``"race_waw"``, ``"divergent_barrier"``, ``"deadlock"``, ``"trap"``,
+            ``"budget"``, ``"interrupted"``, ``"warp_sync"``.
+        message: one readable sentence with the numbers.
+        block: ``(x, y, z)`` block index (``None`` when not about one block).
+        thread: ``(x, y, z)`` thread index within the block (``None`` likewise).
+        ptx_line: 1-based PTX line (0 when unknown).
+        source_file, source_line: from the ``.loc`` before the instruction ("" / 0 if none).
+        details: extra data (addresses, sizes, the other thread of a race, ...).
+    """
+
+    kind: str
+    message: str
+    block: tuple | None = None
+    thread: tuple | None = None
+    ptx_line: int = 0
+    source_file: str = ""
+    source_line: int = 0
+    details: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        where = []
+        if self.block is not None:
+            where.append(f"block {self.block}")
+        if self.thread is not None:
+            where.append(f"thread {self.thread}")
+        if self.ptx_line:
+            where.append(f"PTX line {self.ptx_line}")
+        if self.source_line:
+            where.append(f"{self.source_file or 'source'} line {self.source_line}")
+        return f"[{self.kind}] {self.message}" + (f" ({', '.join(where)})" if where else "")
+
+
+@dataclass
+class MemoryLineStats:
+    """Global-memory traffic of one PTX load/store line (Nsight Compute's definitions).
+
+    Attributes:
+        requests: warp-level instructions issued (one request per warp).
+        sectors: distinct 32-byte sectors touched, summed over requests.
+        sectors_per_request: ``sectors / requests``.
+    """
+
+    requests: int = 0
+    sectors: int = 0
+
+    @property
+    def sectors_per_request(self) -> float:
+        return self.sectors / self.requests if self.requests else 0.0
+
+
+@dataclass
+class Metrics:
+    """Per-launch counters.
+
+    Attributes:
+        per_ptx_line: PTX line → thread-instructions executed there.
+        warp_per_ptx_line: PTX line → warp-instructions issued there.
+        per_source_line: ``(file, line)`` from ``.loc`` → thread-instructions.
+        mix: instruction class (``arithmetic``, ``memory``, ``control``, ``sync``,
+            ``special``) → thread-instructions.
+        warp_issued: per warp (grid-linear: block-linear * warps_per_block + warp),
+            warp-instructions issued.
+        warp_active_lanes: per warp, sum of active lanes over its issued instructions.
+        divergent_branches: warp-level branches whose active lanes split.
+        global_memory: PTX line → :class:`MemoryLineStats` for global loads/stores.
+        shared_requests / shared_wavefronts / bank_conflicts: PTX line → counts for
+            shared-memory accesses (32 banks of 4 bytes; conflicts = wavefronts
+            beyond the minimum the access width needs).
+        barriers: barrier instructions completed, counted per warp.
+    """
+
+    per_ptx_line: dict = field(default_factory=dict)
+    warp_per_ptx_line: dict = field(default_factory=dict)
+    per_source_line: dict = field(default_factory=dict)
+    mix: dict = field(default_factory=dict)
+    warp_issued: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    warp_active_lanes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    divergent_branches: int = 0
+    divergent_branches_per_line: dict = field(default_factory=dict)
+    global_memory: dict = field(default_factory=dict)
+    shared_requests: dict = field(default_factory=dict)
+    shared_wavefronts: dict = field(default_factory=dict)
+    bank_conflicts: dict = field(default_factory=dict)
+    barriers: int = 0
+
+    @property
+    def simt_efficiency(self) -> np.ndarray:
+        """Per warp: mean active lanes per issued instruction / 32 (NaN if it issued none)."""
+        with np.errstate(all="ignore"):
+            return self.warp_active_lanes / (32.0 * self.warp_issued)
+
+    @property
+    def mean_simt_efficiency(self) -> float:
+        """Over all warps: total active lanes / (32 × warp-instructions)."""
+        n = int(self.warp_issued.sum())
+        return float(self.warp_active_lanes.sum()) / (32.0 * n) if n else 0.0
+
+
+@dataclass
+class SimResult:
+    """The outcome of :func:`warp_lab.sim.run`.
+
+    Attributes:
+        printed: text written by ``printf`` (``vprintf``), in thread order.
+        instructions: thread-instructions executed (each active lane counts one).
+        warp_instructions: warp-instructions issued.
+        seconds: wall-clock seconds of the simulation.
+        metrics: :class:`Metrics` (``None`` when run with ``metrics=False``).
+        findings: list of :class:`Finding`.
+        partial: ``True`` if the launch stopped early (fault, budget, interrupt,
+            deadlock); memory then holds whatever had been written so far.
+    """
+
+    printed: str = ""
+    instructions: int = 0
+    warp_instructions: int = 0
+    seconds: float = 0.0
+    metrics: Metrics | None = None
+    findings: list = field(default_factory=list)
+    partial: bool = False
+
+    @property
+    def instructions_per_second(self) -> float:
+        return self.instructions / self.seconds if self.seconds else 0.0
+
+
+_CLASSES = {
+    "memory": {"ld", "st", "atom", "red", "ldu", "prefetch", "prefetchu", "cvta", "isspacep",
+               "cp", "ldmatrix", "stmatrix"},
+    "control": {"bra", "brx", "call", "ret", "exit", "trap", "brkpt"},
+    "sync": {"bar", "barrier", "membar", "fence", "shfl", "vote", "match", "redux",
+             "activemask", "nanosleep"},
+}
+
+
+def instruction_class(ins) -> str:
+    """Class of an instruction for the mix: memory, control, sync, special, arithmetic."""
+    for k, ops in _CLASSES.items():
+        if ins.op in ops:
+            return k
+    if ins.op == "mov" and any(s[0] == "s" for s in ins.srcs):
+        return "special"
+    return "arithmetic"

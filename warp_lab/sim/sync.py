@@ -1,0 +1,341 @@
+"""Barriers and warp-synchronous instructions (PTX ISA 9.7.12.1–9.7.12.9, 9.7.8.6–9.7.8.9).
+
+* ``bar.sync``/``barrier.sync``/``bar.red``/``bar.arrive`` with a barrier id
+  (0–15) and an optional thread count (counted per warp, a multiple of 32);
+  without a count every live thread of the block must arrive, exited
+  threads counting as arrived.
+* ``shfl.sync`` (up, down, bfly, idx with the clamp/segment operand ``c``),
+  ``vote.sync`` (all, any, uni, ballot), ``match.sync`` (any, all),
+  ``redux.sync``, ``activemask``, ``bar.warp.sync``: computed over the lanes
+  that execute together; member lanes of ``membermask`` that are live but not
+  executing are reported as a ``warp_sync`` finding when the barrier check is on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from warp_lab.errors import SimulatorError
+from warp_lab.sim.control import ALL, guard_mask, transfer
+from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN
+from warp_lab.sim.operands import reader, writer
+
+__all__ = ["SYNC", "WARP", "release_barriers"]
+
+U32 = np.dtype(np.uint32)
+BOOL = np.dtype(np.bool_)
+
+
+def _bar(ins, mod):
+    mods = set(ins.mods)
+    if "warp" in mods:  # bar.warp.sync membermask
+        def ex_warp(m, act, p):
+            transfer(m, act, None, p, p + 1)
+        return ex_warp
+    red = "red" in mods
+    arrive = "arrive" in mods
+    srcs = list(ins.srcs)
+    if red:
+        redop = next(x for x in ("popc", "and", "or") if x in mods)
+        wd = writer(ins.dsts[0], mod, ins.line)
+        rc = reader(srcs[-1], BOOL, mod, ins.line)
+        srcs = srcs[:-1]
+    ra = reader(srcs[0], U32, mod, ins.line) if srcs else (lambda m: np.uint32(0))
+    rb = reader(srcs[1], U32, mod, ins.line) if len(srcs) > 1 else None
+
+    def ex(m, act, p):
+        eff = guard_mask(m, ins, act)
+        if eff is None:
+            transfer(m, act, None, p, p + 1)
+            return
+        bid = ra(m)
+        if np.ndim(bid) != 0:
+            bid = bid[np.argmax(act)] if act is not None else bid[0]
+        bid = int(bid)
+        if bid > 15:
+            raise SimulatorError(f"PTX line {ins.line}: barrier id {bid} > 15", ptx_line=ins.line)
+        count = 0
+        if rb is not None:
+            c = rb(m)
+            count = int(c if np.ndim(c) == 0 else c[np.argmax(act) if act is not None else 0])
+        lanes = act if eff is ALL else eff
+        if arrive:
+            sel = lanes if lanes is not None else (m.status == RUN)
+            for b in np.unique(m.blk[sel]):
+                nw = int(np.count_nonzero(sel[m.blk == b].reshape(-1, 32).any(1)))
+                m.arrive[(int(b), bid)] = m.arrive.get((int(b), bid), 0) + 32 * nw
+            transfer(m, act, None, p, p + 1)
+            return
+        if (not red and count == 0 and m.upc >= 0 and eff is ALL and m.unact == m.nlive):
+            # every live thread of every block is here: the barrier completes at once
+            if m.collect:
+                m.metrics.barriers += m.uwarps
+            if m.race is not None:
+                m.race.reset(None)
+            m.upc = p + 1
+            return
+        m.diverge()
+        if lanes is None:
+            lanes = m.status == RUN
+        m.status[lanes] = BARWAIT
+        m.pc[lanes] = p + 1
+        m.waitbar[lanes] = bid
+        m.waitpc[lanes] = p
+        m.waitcnt[lanes] = count
+        if red:
+            if m.barred is None:
+                m.barred = np.zeros(m.T, bool)
+            m.barred[lanes] = np.broadcast_to(rc(m), (m.T,))[lanes]
+            m.barred_ops = (redop, wd)
+        m.waiters += np.bincount(m.blk[lanes], minlength=m.nb)
+        if m.worked is None:
+            m.worked = np.zeros(m.T, bool)
+        if eff is not ALL:
+            rest = (act if act is not None else np.ones(m.T, bool)) & ~lanes
+            m.pc[rest] = p + 1
+    return ex
+
+
+def release_barriers(m, waiting) -> bool:
+    """Complete every barrier whose arrival condition holds; True if any completed."""
+    live = (m.status != EXITED) & (m.status != PAD)
+    rel = np.zeros(m.T, bool)
+    wbar, wcnt = m.waitbar[waiting], m.waitcnt[waiting]
+    if not m.arrive and not wbar.any() and not wcnt.any():
+        nwait = np.bincount(m.blk[waiting], minlength=m.nb)
+        nlive = np.bincount(m.blk[live], minlength=m.nb)
+        ok = (nwait > 0) & (nwait == nlive)
+        rel = waiting & ok[m.blk]
+    else:
+        wblk = m.blk[waiting]
+        for b, bid in set(zip(wblk.tolist(), wbar.tolist())):
+            sel = waiting & (m.blk == b) & (m.waitbar == bid)
+            c = int(m.waitcnt[sel].max())
+            if c == 0:
+                need = int(np.count_nonzero(live & (m.blk == b)))
+                have = int(np.count_nonzero(sel))
+            else:
+                need = c
+                have = 32 * int(np.count_nonzero(sel.reshape(-1, 32).any(1))) + \
+                    m.arrive.get((b, bid), 0)
+            if have >= need:
+                rel |= sel
+                m.arrive.pop((b, bid), None)
+    if not rel.any():
+        return False
+    blocks = np.unique(m.blk[rel])
+    if "barrier" in m.checks:
+        _check_divergence(m, rel, blocks)
+    if m.barred is not None:
+        redop, wd = m.barred_ops
+        vals = m.barred & rel
+        per_blk = np.bincount(m.blk[vals], minlength=m.nb)
+        n_blk = np.bincount(m.blk[rel], minlength=m.nb)
+        if redop == "popc":
+            res = per_blk.astype(np.uint32)[m.blk]
+        elif redop == "and":
+            res = (per_blk == n_blk)[m.blk]
+        else:
+            res = (per_blk > 0)[m.blk]
+        wd(m, res, rel)
+    if m.collect:
+        m.metrics.barriers += int(np.count_nonzero(rel.reshape(-1, 32).any(1)))
+    if m.race is not None:
+        m.race.reset(blocks)
+    m.status[rel] = RUN
+    m.waiters -= np.bincount(m.blk[rel], minlength=m.nb)
+    if m.worked is not None:
+        m.worked[np.isin(m.blk, blocks)] = False
+        if not m.waiters.any():
+            m.worked = None
+    return True
+
+
+def _check_divergence(m, rel, blocks):
+    code = m.mod.code
+    for b in blocks[:4]:
+        inb = rel & (m.blk == b)
+        pcs = np.unique(m.waitpc[inb])
+        if len(pcs) > 1:
+            t = int(np.argmax(inb & (m.waitpc == pcs[1])))
+            lines = ", ".join(str(code[int(q)].line) for q in pcs)
+            m.finding("divergent_barrier", f"threads of one block completed a barrier at "
+                      f"different barrier instructions (PTX lines {lines}): a barrier inside "
+                      "divergent code", code[int(pcs[1])], t)
+        if m.worked is not None:
+            bad = (m.blk == b) & (m.status == EXITED) & m.worked
+            if bad.any():
+                t = int(np.argmax(bad))
+                nb = int(np.count_nonzero(bad))
+                nw = int(np.count_nonzero(inb))
+                ins = code[int(m.waitpc[int(np.argmax(inb))])]
+                m.finding("divergent_barrier", f"barrier reached by {nw} threads of the block "
+                          f"while {nb} others ran past it and exited: the barrier is inside "
+                          "divergent code (undefined behaviour on the GPU)", ins, t)
+
+
+# ------------------------------------------------------------------ warp-synchronous ops
+
+def _warp_view(m, v, dt):
+    return np.broadcast_to(np.asarray(v, dt), (m.T,)).reshape(-1, 32)
+
+
+def _check_members(m, ins, mask, membermask):
+    if "barrier" not in m.checks:
+        return
+    act = np.ones(m.T, bool) if mask is None else mask
+    mm = np.broadcast_to(np.asarray(membermask, np.uint32), (m.T,))
+    lane = np.arange(m.T, dtype=np.uint32) % np.uint32(32)
+    member = ((mm[:, None] if False else mm) >> lane) & np.uint32(1)
+    # a lane named in the membermask of an executing lane must execute too
+    wact = act.reshape(-1, 32)
+    wmask = np.where(wact, mm.reshape(-1, 32), np.uint32(0))
+    need = np.bitwise_or.reduce(wmask, axis=1)
+    have = (act.reshape(-1, 32).astype(np.uint32) << lane.reshape(-1, 32)).sum(1, dtype=np.uint64)
+    missing = need.astype(np.uint64) & ~have
+    if missing.any():
+        w = int(np.argmax(missing != 0))
+        t = w * 32 + int(np.argmax(wact[w]))
+        m.finding("warp_sync", f"{ins.op}.sync with membermask {int(need[w]):#010x} executed by "
+                  f"lanes {int(have[w]):#010x} only: named lanes did not arrive (divergent "
+                  "warp-synchronous instruction)", ins, t)
+    del member
+
+
+def _shfl(ins, mod):
+    mode = next(x for x in ("up", "down", "bfly", "idx") if x in ins.mods)
+    ra = reader(ins.srcs[0], U32, mod, ins.line)
+    rb = reader(ins.srcs[1], U32, mod, ins.line)
+    rc = reader(ins.srcs[2], U32, mod, ins.line)
+    rmask = reader(ins.srcs[3], U32, mod, ins.line) if len(ins.srcs) > 3 else (lambda m: np.uint32(
+        0xFFFFFFFF))
+    d = ins.dsts[0]
+    wd = writer(d[1] if d[0] == "pair" else d, mod, ins.line)
+    wp = writer(d[2], mod, ins.line) if d[0] == "pair" else None
+
+    def ex(m, mask):
+        _check_members(m, ins, mask, rmask(m))
+        a = np.broadcast_to(np.asarray(ra(m), np.uint32), (m.T,))
+        lane = (np.arange(m.T) % 32).astype(np.int64)
+        b = np.asarray(rb(m), np.int64) & 31
+        c = np.asarray(rc(m), np.int64)
+        cval, seg = c & 31, (c >> 8) & 31
+        max_lane = (lane & seg) | (cval & ~seg)
+        min_lane = lane & seg
+        if mode == "up":
+            j = lane - b
+            ok = j >= max_lane
+        elif mode == "down":
+            j = lane + b
+            ok = j <= max_lane
+        elif mode == "bfly":
+            j = lane ^ b
+            ok = j <= max_lane
+        else:
+            j = min_lane | (b & ~seg)
+            ok = j <= max_lane
+        j = np.where(ok, j, lane)
+        src = np.arange(m.T) - lane + j
+        wd(m, a[src], mask)
+        if wp is not None:
+            wp(m, np.broadcast_to(ok, (m.T,)).copy(), mask)
+    return ex
+
+
+def _vote(ins, mod):
+    mode = next(x for x in ("all", "any", "uni", "ballot") if x in ins.mods)
+    rp = reader(ins.srcs[0], BOOL, mod, ins.line)
+    rmask = reader(ins.srcs[1], U32, mod, ins.line) if len(ins.srcs) > 1 else (
+        lambda m: np.uint32(0xFFFFFFFF))
+    wd = writer(ins.dsts[0], mod, ins.line)
+    weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
+
+    def ex(m, mask):
+        _check_members(m, ins, mask, rmask(m))
+        act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
+        p = _warp_view(m, rp(m), bool)
+        if mode == "ballot":
+            bits = np.where(p & act, weights, np.uint32(0)).sum(1, dtype=np.uint32)
+            wd(m, np.repeat(bits, 32), mask)
+            return
+        if mode == "all":
+            r = (p | ~act).all(1)
+        elif mode == "any":
+            r = (p & act).any(1)
+        else:
+            r = (p | ~act).all(1) | (~p | ~act).all(1)
+        wd(m, np.repeat(r, 32), mask)
+    return ex
+
+
+def _match(ins, mod):
+    allmode = "all" in ins.mods
+    dt = np.dtype(np.uint64 if "b64" in ins.types else np.uint32)
+    ra = reader(ins.srcs[0], dt, mod, ins.line)
+    rmask = reader(ins.srcs[1], U32, mod, ins.line)
+    d = ins.dsts[0]
+    wd = writer(d[1] if d[0] == "pair" else d, mod, ins.line)
+    wp = writer(d[2], mod, ins.line) if d[0] == "pair" else None
+    weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
+
+    def ex(m, mask):
+        _check_members(m, ins, mask, rmask(m))
+        act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
+        v = _warp_view(m, ra(m), dt)
+        eq = (v[:, :, None] == v[:, None, :]) & act[:, None, :]
+        bits = np.where(eq, weights, np.uint32(0)).sum(2, dtype=np.uint32)
+        actbits = np.where(act, weights, np.uint32(0)).sum(1, dtype=np.uint32)
+        if allmode:
+            same = bits == actbits[:, None]
+            allsame = (same | ~act).all(1)
+            res = np.where(allsame[:, None], actbits[:, None], np.uint32(0))
+            res = np.broadcast_to(res, bits.shape).reshape(-1)
+            wd(m, res, mask)
+            if wp is not None:
+                wp(m, np.repeat(allsame, 32), mask)
+        else:
+            wd(m, bits.reshape(-1), mask)
+    return ex
+
+
+def _redux(ins, mod):
+    op = next(x for x in ("add", "min", "max", "and", "or", "xor") if x in ins.mods)
+    t = ins.types[0]
+    dt = np.dtype(np.int32 if t == "s32" else np.uint32)
+    ra = reader(ins.srcs[0], dt, mod, ins.line)
+    rmask = reader(ins.srcs[1], U32, mod, ins.line)
+    wd = writer(ins.dsts[0], mod, ins.line)
+    ident = {"add": 0, "and": -1, "or": 0, "xor": 0,
+             "min": np.iinfo(dt).max, "max": np.iinfo(dt).min}[op]
+    fn = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+          "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+
+    def ex(m, mask):
+        _check_members(m, ins, mask, rmask(m))
+        act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
+        v = _warp_view(m, ra(m), dt)
+        v = np.where(act, v, np.array(ident).astype(dt))
+        r = fn.reduce(v, axis=1, dtype=dt)
+        wd(m, np.repeat(r, 32), mask)
+    return ex
+
+
+def _activemask(ins, mod):
+    wd = writer(ins.dsts[0], mod, ins.line)
+    weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
+
+    def ex(m, mask):
+        act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
+        bits = np.where(act, weights, np.uint32(0)).sum(1, dtype=np.uint32)
+        wd(m, np.repeat(bits, 32), mask)
+    return ex
+
+
+def _nop(ins, mod):
+    return lambda m, mask: None
+
+
+SYNC = {"bar": _bar, "barrier": _bar}
+WARP = {"shfl": _shfl, "vote": _vote, "match": _match, "redux": _redux,
+        "activemask": _activemask, "membar": _nop, "fence": _nop, "nanosleep": _nop,
+        "prefetch": _nop, "prefetchu": _nop, "pmevent": _nop, "discard": _nop}
