@@ -169,3 +169,30 @@ def test_kernel_without_cubin():
         register_pressure(ck)
     with pytest.raises(AnalysisError, match="not Resources"):
         register_pressure(Resources("sm_90", registers=8))
+
+
+def test_register_pressure_of_a_wl_compiled_kernel():
+    """The whole pipeline: a @wl.kernel through wl.compile, then the analysis."""
+    _tools_or_skip()
+    import warp_lab as wl
+    from warp_lab.compiler.pipeline import compile as wl_compile
+
+    @wl.kernel
+    def horner(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+        i = wl.tid()
+        v = x[i]
+        y[i] = ((((v * 0.5 + 1.0) * v - 2.0) * v + 3.0) * v - 4.0) * v + 5.0
+
+    ck = wl_compile(horner, arch=ARCH, cache=False)
+    pressure = register_pressure(ck)
+    counts = _count_column(ck.cubin)
+    assert pressure.per_instruction == counts
+    assert ck.line_map.sass and set(pressure.per_line) == set(ck.line_map.sass)
+    for line, offsets in ck.line_map.sass.items():
+        assert pressure.per_line[line] == max(counts[o] for o in offsets if o in counts)
+    assert 0 < pressure.max_live <= ck.resources.registers
+    assert occupancy(ck, block_size=128) == occupancy(
+        registers=ck.resources.registers, shared=ck.resources.shared,
+        barriers=ck.resources.barriers, arch=ARCH, block_size=128)
+    (uncapped,) = register_cap_whatif(ck, caps=(None,))
+    assert uncapped.registers <= 255 and uncapped.spill_stores == 0
