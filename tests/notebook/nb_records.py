@@ -120,7 +120,7 @@ def saxpy_record(source: str = PY_SOURCE) -> CompiledKernel:
     line_map = LineMap(
         llvm=_llvm_map(ir_text),
         ptx=loc_map(ptx, r"^\s*\.loc\s+\d+\s+(\d+)\s"),
-        sass={},
+        sass=_sass_offsets(sass),
         sass_lines=loc_map(sass, r"//## File .*, line (\d+)"),
     )
     return CompiledKernel(
@@ -139,4 +139,21 @@ def _llvm_map(ir_text: str) -> dict[int, tuple[int, ...]]:
         m = re.search(r"!dbg (!\d+)", line)
         if m and m.group(1) in locs and not line.startswith("define"):
             out.setdefault(locs[m.group(1)], []).append(k)
+    return {py: tuple(v) for py, v in out.items()}
+
+
+def _sass_offsets(sass: str) -> dict[int, tuple[int, ...]]:
+    """Python line -> SASS instruction byte offsets, from nvdisasm's ``//## File`` comments."""
+    out: dict[int, list[int]] = {}
+    current = None
+    for line in sass.splitlines():
+        m = re.search(r"//## File .*, line (\d+)", line)
+        if m:
+            current = int(m.group(1))
+            continue
+        m = re.search(r"/\*([0-9a-f]{4})\*/", line)
+        if m and current:
+            out.setdefault(current, []).append(int(m.group(1), 16))
+        if line.startswith(".L_x") or not line.strip():
+            pass
     return {py: tuple(v) for py, v in out.items()}

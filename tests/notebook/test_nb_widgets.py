@@ -65,3 +65,29 @@ def test_chart_draws_each_biting_limit_and_marks_the_choice():
     assert labels[0] == "occupancy"
     assert "registers limit" in labels
     assert "block 256: 50%" in labels
+
+
+def test_register_heat_columns_follow_nvdisasm_life_ranges():
+    import re
+
+    from warp_lab.analysis.registers import register_pressure
+    from warp_lab.notebook.views import kernel_html
+    from warp_lab.notebook.widgets import register_heat
+
+    from nb_htmlparse import parse_view
+
+    ck = saxpy_record()
+    py_heat, sass_heat = register_heat(ck)
+    pressure = register_pressure(ck)
+    assert py_heat == dict(pressure.per_line) and py_heat
+    assert max(py_heat.values()) <= ck.resources.registers
+    lines = ck.sass.splitlines()
+    for k, regs in sass_heat.items():
+        offset = int(re.search(r"/\*([0-9a-f]{4})\*/", lines[k - 1]).group(1), 16)
+        assert pressure.per_instruction[offset] == regs
+    assert len(sass_heat) == len(pressure.per_instruction)
+    view = parse_view(kernel_html(ck, heat={"live_registers": py_heat},
+                                  pane_heat={"sass": {"live_registers": sass_heat}}))
+    sass_rows = {int(x["ln"]): x["heat"] for x in view.panes["sass"]}
+    k, regs = next(iter(sass_heat.items()))
+    assert sass_rows[k] == [str(regs)]

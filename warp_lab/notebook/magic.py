@@ -233,16 +233,27 @@ class WarpKernelMagics(Magics):
             extra = diff_html(diff(prev, ck)) if prev is not None else \
                 '<div class="wl-missing">--diff previous: no earlier compile of this kernel</div>'
         self.previous[kernel.name] = ck
+        heat = pane_heat = None
+        if "source" in show or "sass" in show:
+            from warp_lab.notebook.widgets import register_heat
+            regs = register_heat(ck)
+            if regs is not None:
+                heat = {"live_registers": regs[0]}
+                pane_heat = {"sass": {"live_registers": regs[1]}}
         if "occupancy" in show and ck.resources is not None:
             from warp_lab.notebook.widgets import occupancy_widget
             display(occupancy_widget(ck, block_size=opts["block_dim"]))
-        return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra)
+        return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra, heat=heat,
+                          pane_heat=pane_heat)
 
     def _launch(self, kernel: Kernel, ck, opts: dict, checks: list[str]):
         from warp_lab.runtime.launch import launch
 
+        text = opts["launch"].strip()
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            text = text[1:-1]  # magic_arguments splits non-POSIX: the quotes stay on
         try:
-            kwargs = eval(f"dict({opts['launch']})", self.shell.user_ns)  # noqa: S307
+            kwargs = eval(f"dict({text})", self.shell.user_ns)  # noqa: S307
         except Exception as exc:  # the user's expression: report it as theirs
             raise LaunchError(f"--launch {opts['launch']!r}: {type(exc).__name__}: {exc}") from None
         kwargs.setdefault("device", opts["device"])

@@ -176,8 +176,8 @@ def _fmt(v) -> str:
 
 
 def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat=None,
-                occupancy=None, script: bool = True, root_id: str | None = None,
-                extra: str = "") -> str:
+                pane_heat=None, occupancy=None, script: bool = True,
+                root_id: str | None = None, extra: str = "") -> str:
     """The side-by-side view of one compiled kernel.
 
     Args:
@@ -188,6 +188,8 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
         heat: optional ``{"instructions" | "live_registers" | title: {python line:
             value}}`` shown beside the Python pane (instructions executed, live
             registers per line); the same keys as the bundle's ``heat``.
+        pane_heat: optional ``{pane: {column key: {pane line: value}}}`` for
+            the other panes (live registers per SASS line).
         occupancy: optional occupancy record for the resource card.
         script: include the hover-linking script.
         root_id: element id of the snippet (default: a fresh random one).
@@ -212,6 +214,7 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
         attr = PANES[pane][1]
         text = getattr(ck, attr, None)
         parts.append(pane_html(pane, text, py_of_line=maps.get(pane, {}), colors=colors,
+                               heat=(pane_heat or {}).get(pane, {}),
                                open_=pane != "llvm_unoptimized",
                                missing=ck.missing.get(attr, "") if text is None else ""))
     title = (f'<div class="wl-title">{html.escape(ck.name)} — {html.escape(ck.options.arch)} '

@@ -15,6 +15,7 @@ summary and the chart as a PNG.
 from __future__ import annotations
 
 import html
+import re
 
 import ipywidgets as W
 
@@ -22,7 +23,9 @@ from warp_lab.analysis import ARCHS, arch_properties, occupancy, occupancy_curve
 from warp_lab.notebook.charts import figure_img_html, figure_png, occupancy_chart
 
 __all__ = ["OccupancyWidget", "occupancy_widget", "occupancy_summary_html",
-           "register_heat_column"]
+           "register_heat"]
+
+_SASS_OFFSET = re.compile(r"/\*([0-9a-fA-F]{4,})\*/")
 
 _FACTOR_NAMES = {"warps": "warp slots", "blocks": "blocks per SM", "registers": "registers",
                  "shared_memory": "shared memory", "barriers": "barriers",
@@ -135,18 +138,31 @@ def occupancy_widget(kernel, arch: str | None = None, block_size: int = 256,
     return OccupancyWidget(kernel, arch, block_size, dynamic_shared_mem)
 
 
-def register_heat_column(ck) -> dict[int, int] | None:
-    """Maximum live registers per Python line, from the analysis' register liveness.
+def register_heat(ck) -> tuple[dict[int, int], dict[int, int]] | None:
+    """Live registers per Python line and per SASS pane line (the register heat columns).
+
+    Read from :func:`warp_lab.analysis.registers.register_pressure` (nvdisasm's
+    register life ranges): the Python column is its ``per_line`` maximum, the
+    SASS column the count at each instruction, placed on the SASS text line
+    that prints that instruction's ``/*offset*/``.
 
     Returns:
-        ``{python line: registers}``, or None when the liveness analysis or
-        the SASS is not available.
+        ``(python line -> registers, SASS pane line -> registers)``, or None
+        when there is no cubin/SASS or the analysis cannot run.
     """
+    from warp_lab.errors import WarpLabError
+
+    if ck.cubin is None or ck.sass is None:
+        return None
     try:
-        from warp_lab.analysis import registers as _regs  # lands with issue 5's liveness part
-    except ImportError:
+        from warp_lab.analysis.registers import register_pressure
+        pressure = register_pressure(ck)
+    except (ImportError, WarpLabError):
         return None
-    fn = getattr(_regs, "live_registers_per_line", None)
-    if fn is None or ck.sass is None:
-        return None
-    return dict(fn(ck))
+    by_offset = pressure.per_instruction
+    sass_lines = {}
+    for k, line in enumerate(ck.sass.splitlines(), 1):
+        m = _SASS_OFFSET.search(line)
+        if m and int(m.group(1), 16) in by_offset:
+            sass_lines[k] = by_offset[int(m.group(1), 16)]
+    return dict(pressure.per_line), sass_lines
