@@ -96,6 +96,7 @@ class ModuleContext:
             g.linkage = "internal"
             g.initializer = ir.Constant(g.value_type, ir.Undefined)
             g.align = max(16, decl.dtype.align)
+            g.type = ir.PointerType(addrspace=3)  # opaque, like every other pointer here
             self.shared[decl.symbol] = g
 
     def _init_debug(self):
@@ -158,6 +159,7 @@ class ModuleContext:
             g.unnamed_addr = True
             g.initializer = ir.Constant(ty, data)
             g.align = 1
+            g.type = ir.PointerType(addrspace=1)
             self.strings[text] = g
         return self.strings[text]
 

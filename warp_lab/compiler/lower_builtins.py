@@ -320,6 +320,7 @@ def emit_printf(lw, fmt: str, values, tys):
     st = ir.LiteralStructType([x.type for x in items])
     buf = lw.ab.alloca(st)
     buf.align = 8
+    buf.type = ir.PointerType()
     for k, x in enumerate(items):
         b.store(x, b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True,
                          source_etype=st))
@@ -363,6 +364,7 @@ def _local_array(lw, node, call):
     shape, strides, count = _static_array(aty.shape)
     slot = lw.ab.alloca(ir.ArrayType(memty(aty.dtype), count))
     slot.align = max(4, aty.dtype.align)
+    slot.type = ir.PointerType()  # opaque: element addresses come from typed GEPs
     return ArrayVal(slot, shape, strides, aty)
 
 

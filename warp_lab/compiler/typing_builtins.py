@@ -78,8 +78,8 @@ def _join(t, nodes):
     return ty
 
 
-def _target(node, name, ty, **info):
-    node.wl_call = CallTarget("builtin", name, type=ty, info=info)
+def _target(node, name, result, **info):
+    node.wl_call = CallTarget("builtin", name, type=result, info=info)
     return node.wl_call
 
 
