@@ -159,9 +159,7 @@ def test_suggest_block_size_equals_header(occ_harness):
             zip(cases, answers):
         dyn = (lambda b: dynamic + per_thread * b) if per_thread else dynamic
         try:
-            got = suggest_block_size(usage, a, dyn, carveout,
-                                     max_threads_per_block=usage.max_threads_per_block,
-                                     cache_config=cache)
+            got = suggest_block_size(usage, a, dyn, carveout, cache_config=cache)
         except AnalysisError:
             assert status != 0, (a.name, usage)
             continue

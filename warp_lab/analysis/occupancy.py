@@ -1,8 +1,9 @@
 """Occupancy: how many blocks of a kernel fit on one SM, and what stops more.
 
 A faithful Python rendering of the CUDA toolkit's own calculator,
-``cuda_occupancy.h`` (``cudaOccMaxActiveBlocksPerMultiprocessor`` and
-``cudaOccMaxPotentialOccupancyBlockSize``), fed with the per-architecture
+``cuda_occupancy.h`` (``cudaOccMaxActiveBlocksPerMultiprocessor``,
+``cudaOccMaxPotentialOccupancyBlockSize`` and
+``cudaOccAvailableDynamicSMemPerBlock``), fed with the per-architecture
 numbers of :mod:`warp_lab.analysis.archs`. The test suite compiles the header
 with g++ and checks this module against it, configuration by configuration.
 
@@ -428,7 +429,8 @@ def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
             as for :func:`occupancy`. ``arch`` may be a device with a
             ``multiprocessor_count`` to get ``min_grid_size``.
         dynamic_shared_mem: bytes per block, or a function block size -> bytes.
-        max_threads_per_block: the kernel's own limit (launch bounds).
+        max_threads_per_block: the kernel's own limit (launch bounds);
+            default the ``KernelUsage``'s, else the arch's 1024.
 
     Raises:
         AnalysisError: as :func:`occupancy`.
@@ -440,6 +442,8 @@ def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
         raise AnalysisError("suggest_block_size needs an arch (e.g. arch='sm_80')")
     props = arch_properties(arch if arch is not None else compiled_arch)
     limit = props.max_threads_per_block
+    if max_threads_per_block is None:
+        max_threads_per_block = usage.max_threads_per_block
     if max_threads_per_block is not None:
         if max_threads_per_block <= 0:
             raise AnalysisError("max_threads_per_block must be positive")
