@@ -62,8 +62,9 @@ def spilling():
     return _compile(40, maxrregcount=32)
 
 
-def _count_column(cubin: bytes) -> dict[int, int]:
-    text = _nvdisasm(cubin, "--life-range-mode", "count")
+def _count_column(cubin: bytes, arch: str = ARCH) -> dict[int, int]:
+    """Offset -> the first number of the table: the GPR ``#`` column."""
+    text = toolchain.make_sass(cubin, arch, ("--life-range-mode", "count"))
     return {int(m.group(1), 16): int(m.group(2))
             for m in re.finditer(r"/\*([0-9a-f]{4})\*/[^\n]*?//\s*\|\s*(\d+)", text)}
 
@@ -196,3 +197,16 @@ def test_register_pressure_of_a_wl_compiled_kernel():
         barriers=ck.resources.barriers, arch=ARCH, block_size=128)
     (uncapped,) = register_cap_whatif(ck, caps=(None,))
     assert uncapped.registers <= 255 and uncapped.spill_stores == 0
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_86", "sm_89", "sm_100", "sm_120"])
+def test_live_registers_bounded_on_every_cuda13_arch(arch):
+    """nvdisasm's life ranges stay within ptxas's count on each arch CUDA 13 handles."""
+    _tools_or_skip()
+    opts = CompileOptions(arch=arch, lineinfo=False)
+    ptx = nvptx.make_ptx(dot_kernel_ir(24), opts, "dot")[1]
+    cubin, res, _ = toolchain.make_cubin(ptx, opts, "dot")
+    pressure = register_pressure(cubin=cubin, arch=arch, resources=res)
+    assert 24 < pressure.max_live <= res.registers  # 48 values are loaded before use
+    assert pressure.per_instruction == _count_column(cubin, arch)
+

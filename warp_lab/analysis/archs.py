@@ -90,6 +90,15 @@ class ArchProperties:
         virtual_resources_per_sm: ``cudaOccMaxVirtualResourceCountPerSM``
             (128 from 10.0 on, 0 before).
         multiprocessor_count: SMs on a concrete device; None for an arch.
+
+    Launch limits (Guide, the same from 5.0 to 12.x), for launch checks and
+    the simulator:
+
+    Attributes:
+        max_block_dims: largest block extent in x, y, z (threads).
+        max_grid_dims: largest grid extent in x, y, z (blocks).
+        constant_memory: bytes of ``__constant__`` memory per device.
+        local_memory_per_thread: bytes of local memory per thread.
     """
 
     name: str
@@ -115,6 +124,12 @@ class ArchProperties:
     partitioned_global_caching: bool = False
     virtual_resources_per_sm: int = 0
     multiprocessor_count: int | None = None
+    # Guide, same for every capability from 5.0 on: block and grid extents,
+    # constant memory, local memory per thread.
+    max_block_dims: tuple[int, int, int] = (1024, 1024, 64)
+    max_grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
+    constant_memory: int = 64 * KB
+    local_memory_per_thread: int = 512 * KB
 
     @property
     def compute_capability(self) -> tuple[int, int]:
@@ -129,7 +144,8 @@ class ArchProperties:
     def to_dict(self) -> dict:
         """The record as JSON-ready plain values."""
         d = asdict(self)
-        d["shared_mem_configs"] = list(self.shared_mem_configs)
+        for name in ("shared_mem_configs", "max_block_dims", "max_grid_dims"):
+            d[name] = list(d[name])
         d["max_warps_per_sm"] = self.max_warps_per_sm
         return d
 
