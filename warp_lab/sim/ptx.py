@@ -263,7 +263,8 @@ def _statements(text: str):
             skip_depth = line.count("{") - line.count("}")
             section_open = "{" not in line
             continue
-        if not buf and stripped.startswith(_LINE_DIRECTIVES) and not stripped.startswith(".pragma"):
+        if not buf and stripped.split(None, 1)[:1] and stripped.split(None, 1)[0] in _LINE_DIRECTIVES \
+                and not stripped.startswith(".pragma"):
             yield lineno, stripped.rstrip(";")
             continue
         for c in line:
@@ -576,7 +577,7 @@ class _Parser:
             m = re.match(r'\.file\s+(\d+)\s+"([^"]*)"', st)
             if m:
                 mod.files[int(m.group(1))] = m.group(2)
-        elif st.startswith((".loc", ".pragma")):
+        elif st.split(None, 1)[0] in (".loc", ".pragma"):
             pass
         elif re.match(r"^(?:\.(?:visible|extern|weak)\s+)*\.(?:entry|func)\b", st):
             self.header = (line, st)
@@ -646,7 +647,7 @@ class _Parser:
             name = st[:-1]
             self.fn.labels[name] = len(self.mod.code)
             return
-        if st.startswith(".loc"):
+        if st.split(None, 1)[0] == ".loc":
             parts = st.replace(",", " ").split()
             try:
                 self.loc = (int(parts[1]), int(parts[2]))
