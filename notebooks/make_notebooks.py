@@ -294,47 +294,53 @@ NOTEBOOKS["05_branch_divergence"] = [
 A warp executes one instruction for all its lanes. When lanes of one warp
 take different sides of a branch, the warp runs both sides one after the
 other with part of its lanes masked off: **divergence**. **SIMT efficiency**
-(active lanes / 32, averaged over issued instructions) measures it."""),
+(active lanes / 32, averaged over issued instructions) measures it.
+
+The loops below run `steps` times, a value known only at launch: with a
+constant trip count LLVM would unroll both loops and turn the branch into
+`selp` (predication), and the divergence would vanish from the PTX."""),
     ("code", SETUP),
     ("code", """%%warp_kernel --show source,ptx
-def by_lane(x: wl.array(dtype=wl.float32)):
+def by_lane(x: wl.array(dtype=wl.float32), steps: int):
     i = wl.tid()
     v = x[i]
     if i % 2 == 0:
-        for k in range(16):
+        for k in range(steps):
             v = v * 0.5 + 1.0
     else:
-        for k in range(16):
+        for k in range(steps):
             v = v * 2.0 - 1.0
     x[i] = v
 
-def by_warp(x: wl.array(dtype=wl.float32)):
+def by_warp(x: wl.array(dtype=wl.float32), steps: int):
     i = wl.tid()
     v = x[i]
     if (i // 32) % 2 == 0:
-        for k in range(16):
+        for k in range(steps):
             v = v * 0.5 + 1.0
     else:
-        for k in range(16):
+        for k in range(steps):
             v = v * 2.0 - 1.0
     x[i] = v"""),
-    ("code", """def reference(x, even):
+    ("code", """def reference(x, even, steps):
     v = x.astype(np.float32).copy()
-    for _ in range(16):
+    for _ in range(steps):   # * 0.5 and * 2 are exact: fused or not, the same float32
         v = np.where(even, v * np.float32(0.5) + np.float32(1), v * np.float32(2) - np.float32(1))
     return v
 
-n = 1024
+n, steps = 1024, 16
 x0 = np.linspace(0, 1, n, dtype=np.float32)
-eff = {}
+eff, divergent = {}, {}
 for k, even in ((by_lane, np.arange(n) % 2 == 0), (by_warp, (np.arange(n) // 32) % 2 == 0)):
     x = x0.copy()
-    r = wl.launch(k, dim=n, inputs=[x], device="sim")
-    np.testing.assert_allclose(x, reference(x0, even), rtol=1e-6)
+    r = wl.launch(k, dim=n, inputs=[x, steps], device="sim")
+    np.testing.assert_array_equal(x, reference(x0, even, steps))
     eff[k.name] = float(np.mean(R.simt_efficiencies(r)))
-print(eff)
-assert eff["by_warp"] > 0.99          # every warp takes one side
-assert eff["by_lane"] < 0.75          # every warp runs both loops with half its lanes
+    divergent[k.name] = r.metrics.divergent_branches
+print("SIMT efficiency:", eff, "divergent branches:", divergent)
+assert divergent == {"by_lane": n // 32, "by_warp": 0}   # one split per warp, or none
+assert eff["by_warp"] > 0.99                             # every warp takes one side
+assert eff["by_lane"] < 0.75                             # both loops, half the lanes each
 r"""),
 ]
 
