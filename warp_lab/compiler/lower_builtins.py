@@ -254,6 +254,11 @@ def _vote(lw, node, call):
     return lw.b.call(fn, [mask, pred])
 
 
+#: CUDA's atomicAdd & co. are relaxed and device-scoped (PTX ``atom`` without ``.sys``);
+#: llvmlite writes the ordering text verbatim, so the sync scope rides along with it
+_DEVICE_RELAXED = 'syncscope("device") monotonic'
+
+
 def _atomic(lw, node, call):
     info = call.info
     t = info["ty"]
@@ -273,7 +278,7 @@ def _atomic(lw, node, call):
         if t.is_float:
             it = ir.IntType(t.bits)
             cmp, new = b.bitcast(cmp, it), b.bitcast(new, it)
-        pair = b.cmpxchg(ptr, cmp, new, "monotonic", "monotonic")
+        pair = b.cmpxchg(ptr, cmp, new, _DEVICE_RELAXED, "monotonic")
         old = b.extract_value(pair, 0)
         return b.bitcast(old, llty(t)) if t.is_float else old
     (v,) = vals
@@ -285,7 +290,7 @@ def _atomic(lw, node, call):
         rmw = op if t.is_signed else "u" + op
     else:
         rmw = {"exch": "xchg"}.get(op, op)
-    return b.atomic_rmw(rmw, ptr, v, "monotonic")
+    return b.atomic_rmw(rmw, ptr, v, _DEVICE_RELAXED)
 
 
 def _select(lw, node, call):

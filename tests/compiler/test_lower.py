@@ -1,0 +1,283 @@
+"""Lowering: typed AST -> LLVM IR, checked with real llvmlite (parse, verify, NVPTX emission).
+
+PTX is emitted here straight through llvmlite's NVPTX back end for sm_90
+(no libdevice linking needed: math kernels keep ``__nv_*`` as declarations,
+which the back end emits as ``.extern .func``), so these tests pin down the
+lowering stage alone. The IR the lowering produces must:
+
+* parse and verify; declare the entry ``ptx_kernel`` with the parameter
+  types :func:`warp_lab.compiler.abi.llvm_param_types` gives;
+* carry ``!dbg`` on every instruction, so the PTX has ``.loc`` lines that
+  point at the right Python lines;
+* use int32 index math (``mul.wide.s32`` in PTX, as nvcc emits);
+* guard ``tid()`` against ``launch_dim`` once, at entry.
+"""
+
+from __future__ import annotations
+
+import re
+
+import llvmlite.binding as llvm
+import pytest
+
+import warp_lab as wl
+from warp_lab.compiler import abi
+from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.compiler.frontend import make_typed_ast
+from warp_lab.compiler.lower import TRIPLE, make_llvm_ir
+
+llvm.initialize_all_targets()
+llvm.initialize_all_asmprinters()
+
+
+def lower(kernel, **opts):
+    options = CompileOptions(**opts)
+    return make_llvm_ir(make_typed_ast(kernel, options), options)
+
+
+def emit_ptx(llvm_ir: str, arch: str = "sm_90", opt: int = 3) -> str:
+    """Parse, verify, optimise (new pass manager) and emit PTX with llvmlite only."""
+    mod = llvm.parse_assembly(llvm_ir)
+    mod.verify()
+    tm = llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, opt=opt)
+    mod.data_layout = str(tm.target_data)
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=opt))
+    pb.getModulePassManager().run(mod, pb)
+    return tm.emit_assembly(mod)
+
+
+def line_of(kernel, needle: str) -> int:
+    """File line of the first source line of ``kernel`` containing ``needle``."""
+    for k, text in enumerate(kernel.source.text.splitlines()):
+        if needle in text:
+            return kernel.source.first_line + k
+    raise AssertionError(f"{needle!r} not in {kernel.name}")
+
+
+def loc_lines(ptx: str) -> dict[int, list[str]]:
+    """Python line -> the PTX instructions under its ``.loc`` directives."""
+    out: dict[int, list[str]] = {}
+    cur = None
+    for raw in ptx.splitlines():
+        s = raw.strip()
+        m = re.match(r"\.loc\s+\d+\s+(\d+)\s+\d+", s)
+        if m:
+            cur = int(m.group(1))
+            continue
+        if cur is not None and s and not s.startswith((".", "//", "$", "{", "}", ")")):
+            out.setdefault(cur, []).append(s)
+    return out
+
+
+# -- kernels -----------------------------------------------------------------------------
+@wl.kernel
+def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+    i = wl.tid()
+    y[i] = a * x[i] + y[i]
+
+
+@wl.kernel
+def grid2d(a: wl.array2d(wl.float32), b: wl.array2d(wl.float32)):
+    i, j = wl.tid()
+    b[i, j] = a[i, j] * 2.0
+
+
+@wl.kernel
+def no_tid(out: wl.array(dtype=wl.int32)):
+    out[wl.thread_idx.x] = wl.block_idx.x
+
+
+@wl.kernel
+def reduce256(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    s = wl.shared_array(256, wl.float32)
+    t = wl.thread_idx.x
+    s[t] = x[wl.block_idx.x * 256 + t]
+    wl.syncthreads()
+    stride = 128
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        wl.syncthreads()
+        stride //= 2
+    if t == 0:
+        wl.atomic_add(out, 0, s[0])
+
+
+@wl.kernel
+def warp_ops(x: wl.array(dtype=wl.float32), h: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    v = x[i]
+    v += wl.shfl_down_sync(wl.FULL_MASK, v, 16)
+    mask = wl.ballot_sync(wl.FULL_MASK, v > 0.0)
+    wl.atomic_cas(h, 0, 0, wl.int32(mask))
+    wl.syncwarp()
+    x[i] = v
+
+
+@wl.kernel
+def math_k(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float64)):
+    i = wl.tid()
+    x[i] = wl.sin(x[i]) + wl.sqrt(x[i])
+    y[i] = wl.exp(y[i])
+
+
+@wl.func
+def twice(v):
+    return v + v
+
+
+@wl.kernel
+def calls(x: wl.array(dtype=wl.float32), n: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    x[i] = twice(x[i])
+    n[i] = twice(n[i])
+
+
+@wl.kernel
+def checked(x: wl.array(dtype=wl.float32), n: int):
+    i = wl.tid()
+    assert i < n, "i in range"
+    x[i] = 1.0
+
+
+@wl.kernel
+def greet(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    if i == 0:
+        print("x0 =", x[0], "i =", i)
+
+
+# -- tests -----------------------------------------------------------------------------------
+def test_entry_signature_follows_the_abi():
+    lk = lower(saxpy)
+    assert lk.entry == "saxpy" and lk.launch_ndim == 1 and lk.params == (
+        ("x", wl.array(dtype=wl.float32)), ("y", wl.array(dtype=wl.float32)), ("a", wl.float32))
+    types = abi.llvm_param_types(abi.param_layout(lk.params))
+    head = re.search(r'define ptx_kernel void @"saxpy"\((.*)\)', lk.llvm_ir).group(1)
+    assert head.startswith(str(types[0]))
+    for t in types:
+        assert str(t) in head
+    assert f'target triple = "{TRIPLE}"' in lk.llvm_ir
+    llvm.parse_assembly(lk.llvm_ir).verify()
+
+
+def test_every_instruction_has_a_debug_location():
+    for k in (saxpy, reduce256, warp_ops, calls, greet):
+        ir_text = lower(k).llvm_ir
+        body = [ln for ln in ir_text.splitlines() if ln.startswith("  ")]
+        assert body
+        missing = [ln for ln in body if "!dbg" not in ln]
+        assert missing == [], (k.name, missing[:3])
+        assert "DebugDirectivesOnly" in ir_text and '!"Debug Info Version", i32 3' in ir_text
+
+
+def test_ptx_loc_points_at_the_python_lines():
+    ptx = emit_ptx(lower(saxpy).llvm_ir)
+    body = line_of(saxpy, "y[i] = a * x[i]")
+    by_line = loc_lines(ptx)
+    insns = " ".join(by_line[body])
+    assert "ld.global" in insns and "st.global" in insns and "fma.rn.f32" in insns
+    guard = line_of(saxpy, "def saxpy")
+    assert any(s.startswith("setp") for s in by_line[guard])
+    assert re.search(r'\.file\s+1\s+".*test_lower\.py"', ptx)
+
+
+def test_loc_lines_in_a_device_function_name_its_own_lines():
+    ptx = emit_ptx(lower(calls).llvm_ir, opt=0)
+    ret_line = line_of(twice, "return v + v")
+    assert any(s.startswith(("add.f32", "add.rn.f32", "add.s32")) for s in loc_lines(ptx)[ret_line])
+
+
+def test_index_math_is_int32_widened_at_the_address():
+    ptx = emit_ptx(lower(saxpy).llvm_ir)
+    assert "mul.wide.s32" in ptx
+    assert not re.search(r"mul\.lo\.s64|cvt\.s64\.s32", ptx)
+
+
+def test_entry_guard_uses_launch_dim_per_axis():
+    ir1 = lower(saxpy).llvm_ir
+    assert ir1.count('extractvalue {i32, i32, i32} %"launch_dim"') == 1
+    ir2 = lower(grid2d).llvm_ir
+    assert ir2.count('extractvalue {i32, i32, i32} %"launch_dim"') == 2
+    assert "sreg.ctaid.y" in ir2 and "icmp uge" in ir2
+    ir0 = lower(no_tid).llvm_ir
+    assert 'extractvalue {i32, i32, i32} %"launch_dim"' not in ir0
+    assert lower(grid2d).launch_ndim == 2
+
+
+def test_shared_memory_barrier_and_atomics():
+    lk = lower(reduce256)
+    assert lk.shared_bytes == 1024
+    assert re.search(r"addrspace\(3\) global \[256 x float\] undef", lk.llvm_ir)
+    ptx = emit_ptx(lk.llvm_ir)
+    assert re.search(r"\.shared \.align 16 \.b8 \S+\[1024\]", ptx)
+    assert re.search(r"bar\.sync\s+0;", ptx)
+    assert re.search(r"ld\.shared\.(f32|b32)", ptx)
+    assert re.search(r"(atom|red)\.global\.add\.f32", ptx)
+
+
+def test_warp_functions_map_to_ptx_instructions():
+    ptx = emit_ptx(lower(warp_ops).llvm_ir)
+    assert re.search(r"shfl\.sync\.down\.b32\s+%r\d+(\|%p\d+)?, %r\d+, 16, 31, -1", ptx)
+    assert "vote.sync.ballot.b32" in ptx
+    # device scope, as CUDA's atomicCAS: never the slower .sys scope
+    assert re.search(r"atom(\.relaxed\.gpu)?\.global\.cas\.b32", ptx) and ".sys" not in ptx
+    assert "bar.warp.sync" in ptx
+
+
+def test_libdevice_functions_are_only_declared():
+    text = lower(math_k).llvm_ir
+    assert re.search(r'declare float @"__nv_sinf"\(float', text)
+    assert re.search(r'declare double @"__nv_exp"\(double', text)
+    assert "llvm.sqrt.f32" in text
+    assert not re.search(r"define .*@\"__nv_", text)
+
+
+def test_fast_math_flags_only_when_asked():
+    strict = lower(saxpy).llvm_ir
+    fast = lower(saxpy, fast_math=True).llvm_ir
+    assert "fmul contract float" in strict and " fast " not in strict
+    assert "fmul fast float" in fast
+    assert "__nv_fast_sinf" in lower(math_k, fast_math=True).llvm_ir
+    assert "__nv_fast_sinf" not in lower(math_k).llvm_ir
+
+
+def test_device_functions_are_specialised_per_argument_type():
+    lk = lower(calls)
+    defs = re.findall(r'define internal (\w+) @"(calls__twice_\d+)"', lk.llvm_ir)
+    assert sorted(t for t, _ in defs) == ["float", "i32"]
+    ptx = emit_ptx(lk.llvm_ir, opt=0)
+    assert ptx.count(".func ") >= 2  # kept as calls at -O0
+    ptx3 = emit_ptx(lk.llvm_ir, opt=3)
+    assert ".func " not in ptx3  # inlined when optimising
+
+
+def test_assert_and_bounds_checks_only_in_debug():
+    plain = lower(checked).llvm_ir
+    assert "llvm.trap" not in plain and "vprintf" not in plain
+    dbg = lower(checked, debug=True)
+    assert "llvm.trap" in dbg.llvm_ir and "assertion failed: i < n: i in range" in dbg.llvm_ir
+    assert "index out of bounds" in dbg.llvm_ir
+    ptx = emit_ptx(dbg.llvm_ir)
+    assert "trap;" in ptx and "vprintf" in ptx
+
+
+def test_print_goes_through_vprintf():
+    lk = lower(greet)
+    assert re.search(r'c"x0 = %g i = %d\\0a\\00"', lk.llvm_ir, re.I)
+    ptx = emit_ptx(lk.llvm_ir)
+    assert "call.uni" in ptx and "vprintf" in ptx and ".extern .func" in ptx
+
+
+def test_lineinfo_off_emits_no_debug_info():
+    lk = lower(saxpy, lineinfo=False)
+    assert "!dbg" not in lk.llvm_ir and "DICompileUnit" not in lk.llvm_ir
+    assert ".loc" not in emit_ptx(lk.llvm_ir)
+
+
+@pytest.mark.parametrize("opt", [0, 1, 2, 3])
+@pytest.mark.parametrize("arch", ["sm_70", "sm_90"])
+def test_every_level_and_arch_emits(opt, arch):
+    for k in (saxpy, reduce256, warp_ops, calls):
+        ptx = emit_ptx(lower(k, opt=opt).llvm_ir, arch=arch, opt=opt)
+        assert f".target {arch}" in ptx and f".entry {k.name}" in ptx
