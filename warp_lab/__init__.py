@@ -51,7 +51,7 @@ def load_ipython_extension(ip):
     _load(ip)
 
 # -- the kernel language: array annotations and builtins (lang/types.py, lang/builtins.py) --
-from warp_lab.lang.types import array, array1d, array2d, array3d, array4d  # noqa: E402
+from warp_lab.lang.types import array1d  # noqa: E402
 from warp_lab.lang.builtins import (  # noqa: E402
     FULL_MASK, abs, acos, acosh, all_sync, any_sync, asin, asinh, atan, atan2, atanh, atomic_add,
     atomic_and, atomic_cas, atomic_exch, atomic_max, atomic_min, atomic_or, atomic_sub,

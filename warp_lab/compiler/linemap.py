@@ -16,6 +16,7 @@ nobody re-derives it.
 
 from __future__ import annotations
 
+import os
 import re
 
 from warp_lab.compiler.artifact import LineMap
@@ -43,8 +44,10 @@ def _file_of(nodes, ref: str, depth: int = 0) -> str | None:
     if node is None:
         return None
     kind, fields = node
-    if kind == "DIFile":
-        return fields.get("filename", "").strip('"')
+    if kind == "DIFile":  # PTX's .file joins directory and filename the same way
+        name = fields.get("filename", "").strip('"')
+        directory = fields.get("directory", "").strip('"')
+        return os.path.join(directory, name) if directory and not os.path.isabs(name) else name
     for key in ("file", "scope"):
         if key in fields:
             found = _file_of(nodes, fields[key], depth + 1)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from warp_lab.lang import types as T
+from warp_lab.lang.types import array2d, array3d, array4d  # noqa: F401  (re-exported)
 
 __all__ = ["Array", "array", "zeros", "empty", "full", "from_numpy", "array2d", "array3d",
            "array4d"]
@@ -155,8 +156,7 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
         ValueError: ``ndim`` is outside 1..4.
     """
     if data is None and shape is None:
-        return T.ArrayType(T.as_type(dtype if dtype is not None else T.float32),
-                           ndim if ndim is not None else 1)
+        return T.array(dtype, ndim if ndim is not None else 1)
     if shape is not None:
         shape = (shape,) if np.isscalar(shape) else tuple(shape)
         return zeros(shape, dtype=dtype if dtype is not None else T.float32, device=device)
@@ -164,21 +164,6 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
         data = data.numpy()
     host = np.array(data, dtype=_as_numpy_dtype(dtype), copy=True)
     return Array(host, device)
-
-
-def array2d(dtype=T.float32):
-    """Annotation for a 2-D array (``wl.array(dtype=dtype, ndim=2)``)."""
-    return T.ArrayType(T.as_type(dtype), 2)
-
-
-def array3d(dtype=T.float32):
-    """Annotation for a 3-D array."""
-    return T.ArrayType(T.as_type(dtype), 3)
-
-
-def array4d(dtype=T.float32):
-    """Annotation for a 4-D array."""
-    return T.ArrayType(T.as_type(dtype), 4)
 
 
 def _new(shape, dtype, device, fill):
