@@ -54,6 +54,8 @@ STYLE = """
 .wl-kernel .wl-panes { display: flex; flex-wrap: wrap; gap: 6px; align-items: flex-start; }
 .wl-kernel details.wl-pane { flex: 1 1 320px; min-width: 260px; max-width: 100%;
   border: 1px solid #8884; border-radius: 3px; }
+.wl-kernel details.wl-pane:not([open]) { flex: 0 0 auto; min-width: 0; }
+.wl-kernel .wl-code .err { border: none; }
 .wl-kernel details.wl-pane > summary { cursor: pointer; padding: 2px 6px; font-weight: bold;
   background: #8881; }
 .wl-kernel .wl-code { max-height: 420px; overflow: auto; font-family:
@@ -284,9 +286,13 @@ def resource_card_html(ck, occupancy=None) -> str:
             ("barriers", r.barriers)]
     rows += _occ_fields(occupancy)
     if ck.timings:
-        total = sum(float(v) for v in ck.timings.values())
-        rows.append(("compile time", f"{1000 * total:.1f} ms (" + ", ".join(
-            f"{html.escape(str(k))} {1000 * float(v):.1f}" for k, v in ck.timings.items()) + ")"))
+        stages = {k: float(v) for k, v in ck.timings.items() if k not in ("total", "cache")}
+        total = float(ck.timings.get("total", sum(stages.values())))
+        text = f"{1000 * total:.1f} ms (" + ", ".join(
+            f"{k} {1000 * v:.1f}" for k, v in stages.items()) + ")"
+        if "cache" in ck.timings:  # a cache hit keeps the first compile's stage times
+            text = f"cache hit in {1000 * float(ck.timings['cache']):.1f} ms; first compile {text}"
+        rows.append(("compile time", text))
     ptxas = ck.toolchain.get("ptxas") if ck.toolchain else None
     if ptxas:
         rows.append(("ptxas", ptxas))
