@@ -2,6 +2,7 @@
 
 from warp_lab.runtime.device import SIMULATOR, DeviceInfo
 from warp_lab.runtime.result import LaunchResult
+from warp_lab.notebook import results as R
 from warp_lab.notebook.results import LaunchView, launch_html
 
 from nb_htmlparse import parse_view
@@ -38,3 +39,70 @@ def test_launch_view_bundle():
     assert data["text/plain"].startswith("<LaunchResult saxpy")
     assert "note &lt;b&gt;" in data["text/html"]
     assert parse_view(data["text/html"]).scripts == []
+
+
+# -- with the real compiler and simulator ---------------------------------------------------
+
+def _kernel(src: str, name: str):
+    """Compile-ready Kernel from source text registered like a cell."""
+    import linecache
+
+    import warp_lab as wl
+
+    filename = f"<test {name}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns = {"wl": wl}
+    exec(compile(src, filename, "exec"), ns)
+    return wl.kernel(ns[name])
+
+
+STRIDED = """\
+def strided(src: wl.array(dtype=wl.float32), dst: wl.array(dtype=wl.float32), stride: int):
+    i = wl.tid()
+    v = src[i * stride]
+    dst[i] = v
+"""
+
+
+def test_sim_launch_view_counts_sectors_per_line():
+    import numpy as np
+
+    import warp_lab as wl
+    from conftest import needs_compiler
+
+    needs_compiler()
+    k = _kernel(STRIDED, "strided")
+    src = np.arange(512, dtype=np.float32)
+    dst = np.zeros(256, dtype=np.float32)
+    r = wl.launch(k, dim=256, inputs=[src, dst, 2], device="sim")
+    mem = R.memory_lines(r)
+    # line 3 loads with stride 2 (8 sectors per 32-lane request), line 4 stores contiguously (4)
+    assert mem[3] == {"requests": 8, "sectors": 64, "sectors_per_request": 8.0}
+    assert mem[4] == {"requests": 8, "sectors": 32, "sectors_per_request": 4.0}
+    per_line = R.instructions_per_line(r)
+    assert sum(per_line.values()) <= r.sim.instructions and per_line[3] > 0
+    markup = launch_html(r)
+    view = parse_view(markup)
+    assert "<td>8.00</td>" in markup and "<td>4.00</td>" in markup
+    heat = {int(x["ln"]): x["heat"] for x in view.panes["python"]}
+    assert heat[3] == [f"{per_line[3]:,}"]
+    assert markup.count("data:image/png;base64,") == 2  # SIMT histogram, instruction mix
+
+
+def test_memcheck_finding_points_at_the_source_line():
+    import numpy as np
+
+    import warp_lab as wl
+    from conftest import needs_compiler
+
+    needs_compiler()
+    k = _kernel("def oob(x: wl.array(dtype=wl.float32)):\n"
+                "    i = wl.block_idx.x * wl.block_dim.x + wl.thread_idx.x\n"
+                "    x[i] = 1.0\n", "oob")
+    x = np.zeros(40, dtype=np.float32)
+    r = wl.launch(k, grid=(1, 1, 1), block=(64, 1, 1), inputs=[x], device="sim",
+                  checks=("memcheck",))
+    found = R.findings(r)
+    assert found and all(f.source_line == 3 for f in found)
+    markup = launch_html(r)
+    assert "<td>3: x[i] = 1.0</td>" in markup
