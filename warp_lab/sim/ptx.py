@@ -455,7 +455,7 @@ def _operand(tok: str, scope: _Scope, line: int):
             return ("a", None, offset)
         if base[0].isdigit():
             return ("a", None, int(base, 0) + offset)
-        if base.startswith("%"):
+        if base.startswith("%") or scope.lookup(base) is not None:
             r = scope.lookup(base)
             if r is None:
                 raise SimulatorError(f"PTX line {line}: undeclared register {base}", ptx_line=line)
@@ -487,6 +487,9 @@ def _operand(tok: str, scope: _Scope, line: int):
         return ("i", int(tok.rstrip("Uu"), 0))
     except ValueError:
         pass
+    r = scope.lookup(tok)  # registers may be named without '%' (inline asm "tmp")
+    if r is not None:
+        return ("r", r)
     if re.match(r"^-?\d+\.\d*(e[+-]?\d+)?$", low):
         return ("f", struct.unpack("<Q", struct.pack("<d", float(tok)))[0], 8)
     return ("sym", tok)
