@@ -498,6 +498,21 @@ def _annotation_type(ty):
     return None
 
 
+def evaluate_annotation(fn_obj, ann):
+    """An annotation's value; strings (``from __future__ import annotations``) are
+    evaluated in the function's module and closure, as ``typing.get_type_hints`` does.
+
+    Raises:
+        ValueError: a string annotation does not evaluate.
+    """
+    if not isinstance(ann, str):
+        return ann
+    try:
+        return eval(ann, dict(fn_obj.globals), fn_obj.closure)  # noqa: S307 - the user's own code
+    except Exception as exc:
+        raise ValueError(f"{type(exc).__name__}: {exc}") from None
+
+
 def _param_types(fn_obj, tree, ctx_error) -> list:
     """Kernel parameters from annotations (evaluated by Python, or strings evaluated here)."""
     anns = getattr(fn_obj.fn, "__annotations__", {})
@@ -508,11 +523,10 @@ def _param_types(fn_obj, tree, ctx_error) -> list:
         if ann is None:
             raise ctx_error(f"kernel parameter {name!r} needs a type annotation", a,
                             f"write {name}: wl.array(dtype=wl.float32) or {name}: float")
-        if isinstance(ann, str):
-            try:
-                ann = eval(ann, dict(fn_obj.globals), fn_obj.closure)  # noqa: S307 - user's own
-            except Exception as exc:
-                raise ctx_error(f"cannot evaluate the annotation of {name!r}: {exc}", a) from None
+        try:
+            ann = evaluate_annotation(fn_obj, ann)
+        except ValueError as exc:
+            raise ctx_error(f"cannot evaluate the annotation of {name!r}: {exc}", a) from None
         try:
             ty = as_type(ann)
         except TypeError:

@@ -549,7 +549,7 @@ def _construct(t, node, ty):
 
 
 def _call_func(t, node, func: Func):
-    from warp_lab.compiler.frontend import parse_function, specialize
+    from warp_lab.compiler.frontend import evaluate_annotation, parse_function, specialize
     tree = parse_function(func)
     names = [a.arg for a in tree.args.args]
     args = _args(t, node, names, len(names), func.name)
@@ -560,10 +560,10 @@ def _call_func(t, node, func: Func):
         if isinstance(at, Meta):
             raise t.error(f"cannot pass {type_name(at)} to a device function", a)
         ann = anns.get(pname)
-        if ann is not None and not isinstance(ann, str):
+        if ann is not None:
             try:
-                pt = as_type(ann)
-            except TypeError:
+                pt = as_type(evaluate_annotation(func, ann))
+            except (TypeError, ValueError):
                 raise t.error(f"the annotation of {func.name}({pname}) is not a warp_lab type",
                               a) from None
             if isinstance(pt, ArrayType) and isinstance(at, ArrayType):
@@ -617,4 +617,4 @@ def type_call(t, node, callee):
                   "kernels can call @wl.func functions, warp_lab builtins and type casts")
 
 
-del lossy_hint
+

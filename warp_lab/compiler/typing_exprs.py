@@ -441,16 +441,17 @@ class ExprTyper:
 
     def visit_Compare(self, node):
         operands = [node.left] + list(node.comparators)
-        for o in operands:
-            self.value_type(o)
-        tys = []
-        result = True
-        for op, a, b in zip(node.ops, operands, operands[1:]):
+        for op in node.ops:
             if type(op) not in CMPOPS:
                 name = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
                         ast.NotIn: "not in"}.get(type(op), "this")
                 raise self.error(f"the {name!r} operator is not supported in kernels", node,
                                  "compare numbers with ==, !=, <, <=, >, >=")
+        for o in operands:
+            self.value_type(o)
+        tys = []
+        result = True
+        for op, a, b in zip(node.ops, operands, operands[1:]):
             at, bt = a.wl_ty, b.wl_ty
             if not (isinstance(at, Scalar) and isinstance(bt, Scalar)):
                 raise self.error(f"cannot compare {type_name(at)} and {type_name(bt)}", node)

@@ -82,7 +82,10 @@ def type_name(t: Type) -> str:
         return "tuple of " + ", ".join(type_name(e) for e in t.elems)
     if isinstance(t, Meta):
         v = t.value
-        return "string" if isinstance(v, str) else getattr(v, "__name__", type(v).__name__)
+        if isinstance(v, str):
+            return "string"
+        name = getattr(v, "name", None)
+        return name if isinstance(name, str) else getattr(v, "__name__", type(v).__name__)
     return repr(t)
 
 

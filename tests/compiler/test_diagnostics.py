@@ -1,0 +1,236 @@
+"""Diagnostics: every rejected construct is a KernelCompileError at the user's line and column.
+
+Kernels are written as notebook-style cells (registered in :mod:`linecache`
+like IPython does, then executed), so lines are cell lines and columns are
+1-based, exactly what the user sees. Each case checks line, column, the
+message and, where there is one, the hint.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import pytest
+
+import warp_lab as wl
+from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.compiler.frontend import make_typed_ast
+from warp_lab.compiler.lower import make_llvm_ir
+from warp_lab.errors import KernelCompileError
+from warp_lab.lang.kernel import Kernel, Source, cell_source
+
+_counter = [0]
+
+
+def cell_kernel(text: str, first_line: int = 1):
+    """Run ``text`` as a notebook cell ``<cell N>`` and return the last kernel it defines."""
+    _counter[0] += 1
+    name = f"<cell {_counter[0]}>"
+    code = "\n" * (first_line - 1) + textwrap.dedent(text).lstrip("\n")
+    cell_source(code, name)
+    ns = {"wl": wl, "math": math, "__name__": "cell"}
+    exec(compile(code, name, "exec"), ns)  # noqa: S102 - the test's own source
+    return [v for v in ns.values() if isinstance(v, Kernel)][-1]
+
+
+def diagnose(kernel, **opts) -> KernelCompileError:
+    options = CompileOptions(**opts)
+    with pytest.raises(KernelCompileError) as info:
+        make_llvm_ir(make_typed_ast(kernel, options), options)
+    return info.value
+
+
+HEAD = "@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), n: int):\n"
+
+#: (id, kernel body lines (after HEAD), line, col, message fragment, hint fragment)
+CASES = [
+    ("comprehension", "    y = [i for i in range(3)]", 3, 9,
+     "list comprehensions are not allowed", "for loop"),
+    ("class", "    class A:\n        pass", 3, 5, "class definitions are not allowed", "wl.vec3"),
+    ("try", "    try:\n        pass\n    except Exception:\n        pass", 3, 5,
+     "try/except is not supported", "assert"),
+    ("lambda", "    f = lambda v: v", 3, 9, "lambda expressions are not allowed", "@wl.func"),
+    ("list", "    y = [1, 2]", 3, 9, "lists are not supported", "wl.local_array"),
+    ("generator", "    yield 1", 3, 5, "generators (yield) are not supported", ""),
+    ("with", "    with n:\n        pass", 3, 5, "with statements are not supported", ""),
+    ("fstring", '    print(f"{n}")', 3, 11, "f-strings are not supported", "print('x =', x)"),
+    ("undefined", "    x[0] = undefined_thing", 3, 12, "name 'undefined_thing' is not defined", ""),
+    ("before_assign", "    x[0] = v\n    v = 1.0", 3, 12, "'v' is used before it is assigned", ""),
+    ("lossy_store", "    x[0] = wl.float64(n)", 3, 12,
+     "cannot store float64 in x[0] of type float32 without losing information", "wl.float32("),
+    ("lossy_var", "    m = 1\n    m = x[0]", 4, 9,
+     "cannot store float32 in variable 'm' of type int32", "wl.int32("),
+    ("lossy_aug", "    m = 0\n    m += x[0]", 4, 5, "m += ... gives float32", "wl.int32("),
+    ("python_call", "    x[0] = helper(1.0)", 3, 12, "is a Python function", "@wl.func"),
+    ("for_non_range", "    for v in x:\n        pass", 3, 14, "for loops must iterate over range",
+     "for i in range(n)"),
+    ("range_float", "    for k in range(1.5):\n        pass", 3, 20,
+     "range() arguments must be integers", "int("),
+    ("range_zero_step", "    for k in range(0, n, 0):\n        pass", 3, 26,
+     "range() step must not be zero", ""),
+    ("kernel_return", "    return 1", 3, 12, "a kernel cannot return a value", "array parameter"),
+    ("index_count", "    y = wl.local_array((4, 4), wl.float32)\n    x[0] = y[1]", 4, 14,
+     "a 2-D array needs 2 indices, got 1", "a[i, j]"),
+    ("float_index", "    x[1.5] = 0.0", 3, 7, "indices must be integers, not float32", "int("),
+    ("slice", "    x[1:3] = 0.0", 3, 7, "slices are not supported", "a[i]"),
+    ("vec_plus_scalar", "    v = wl.vec3(1.0, 2.0, 3.0) + 1.0", 3, 9,
+     "vec3 + scalar is not defined", "vec3(s)"),
+    ("printf_mismatch", '    wl.printf("%d\\n", x[0])', 3, 23, "%d needs an integer", "%f"),
+    ("printf_count", '    wl.printf("%d %d\\n", n)', 3, 5,
+     "the format has 2 conversions but 1 values", ""),
+    ("shared_runtime_shape", "    s = wl.shared_array(n, wl.float32)", 3, 25,
+     "must be a compile-time integer", "wl.constant"),
+    ("shared_too_big", "    s = wl.shared_array(100000, wl.float32)", 3, 9,
+     "exceeds the 48 KB limit", ""),
+    ("atomic_local", "    y = wl.local_array(4, wl.int32)\n    wl.atomic_add(y, 0, 1)", 4, 19,
+     "atomics need a global or shared array", ""),
+    ("is_operator", "    if x[0] is None:\n        pass", 3, 8, "the 'is' operator is not supported",
+     "=="),
+    ("python_builtin", "    m = sorted(n)", 3, 9, "the Python builtin 'sorted' is not available",
+     "range, len"),
+    ("meta_in_variable", "    f = wl.sin", 3, 9, "cannot store sin (a compile-time value)", ""),
+    ("array_rebind", "    x = wl.local_array(4, wl.float32)", 3, 5,
+     "array variable 'x' cannot be rebound", "new name"),
+    ("for_else", "    for k in range(n):\n        pass\n    else:\n        pass", 3, 5,
+     "for ... else is not supported", ""),
+    ("tid_arity", "    i, j = wl.tid()\n    a, b, c = wl.tid()", 4, 5,
+     "wl.tid() is unpacked into 3 names here but into 2 elsewhere", ""),
+    ("module_attr", "    wl.nonexistent()", 3, 5, "module 'warp_lab' has no attribute 'nonexistent'",
+     ""),
+    ("vec_component", "    v = wl.vec3(1.0, 2.0, 3.0)\n    x[0] = v.w", 4, 12,
+     "vec3 has components x, y, z, not .w", ""),
+    ("const_div_zero", "    x[0] = 1 // 0", 3, 12, "division by zero in a constant expression", ""),
+    ("big_literal", "    m = 123456789012345678901234567890", 3, 9, "does not fit in 64 bits", ""),
+    ("numpy_capture", "    x[0] = table[0]", 3, 12, "is a numpy array", "kernel parameter"),
+    ("bitop_on_float", "    m = x[0] << 2", 3, 9, "<< needs integers", "int("),
+    ("condition_vector", "    if wl.vec3(1.0):\n        pass", 3, 8, "a vec3 cannot be used as a condition",
+     "x != 0"),
+]
+
+
+@pytest.mark.parametrize("body,line,col,msg,hint", [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_rejected_construct_points_at_the_user_code(body, line, col, msg, hint):
+    prelude = "import numpy\ntable = numpy.zeros(3)\ndef helper(v):\n    return v\n"
+    k = cell_kernel(prelude + HEAD + body + "\n")
+    err = diagnose(k)
+    assert msg in err.message
+    assert (err.line - 4, err.col) == (line, col), str(err)
+    assert hint in err.hint
+    assert err.source_line == (prelude + HEAD + body).splitlines()[err.line - 1]
+    assert err.filename == k.source.filename
+
+
+def test_str_reads_like_a_compiler_diagnostic_with_a_caret():
+    k = cell_kernel(HEAD + "    y = [i for i in range(3)]\n", first_line=12)
+    text = str(diagnose(k))
+    head, src, caret, hint = text.splitlines()
+    assert head == f"{k.source.filename}:14:9: error: list comprehensions are not allowed in kernels"
+    assert src == "        y = [i for i in range(3)]"
+    assert caret == "            ^"
+    assert hint.startswith("hint: ")
+
+
+def test_syntax_error_in_cell_text_is_located():
+    ok = cell_kernel(HEAD + "    pass\n")
+    bad = Kernel(ok.fn, Source(HEAD + "    x[0] = (1 +\n", "<cell 9>", first_line=5))
+    err = diagnose(bad)
+    assert err.filename == "<cell 9>" and err.line == 7 and "syntax error" in err.message
+
+
+def test_break_outside_loop_and_missing_annotation():
+    ok = cell_kernel(HEAD + "    pass\n")
+    err = diagnose(Kernel(ok.fn, Source(HEAD + "    if n:\n        break\n", "<c>", 1)))
+    assert (err.line, err.col, err.message) == (4, 9, "break outside a loop")
+    k = cell_kernel("@wl.kernel\ndef k(x, n: int):\n    pass\n")
+    err = diagnose(k)
+    assert (err.line, err.col) == (2, 7) and "'x' needs a type annotation" in err.message
+    k = cell_kernel("@wl.kernel\ndef k(x: list):\n    pass\n")
+    assert "is not a warp_lab type" in diagnose(k).message
+
+
+def test_recursion_is_rejected_with_the_call_chain():
+    k = cell_kernel("""
+        @wl.func
+        def f(m):
+            return g(m - 1) if m > 0 else 0
+
+        @wl.func
+        def g(m):
+            return f(m)
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.int32)):
+            x[0] = f(3)
+    """)
+    err = diagnose(k)
+    assert "recursion is not supported on the GPU (f -> g -> f)" in err.message
+    assert (err.line, err.col) == (7, 12)  # the call f(m) inside g
+    assert "loop" in err.hint
+
+
+def test_calling_a_kernel_and_wrong_argument_count():
+    k = cell_kernel("""
+        @wl.kernel
+        def other(x: wl.array(dtype=wl.int32)):
+            pass
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.int32)):
+            other(x)
+    """)
+    err = diagnose(k)
+    assert "kernels cannot call kernels" in err.message and err.line == 7
+    k = cell_kernel("""
+        @wl.func
+        def one(a):
+            return a
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.int32)):
+            x[0] = one(1, 2)
+    """)
+    err = diagnose(k)
+    assert "one() takes at most 1 arguments, got 2" in err.message and (err.line, err.col) == (7, 12)
+
+
+def test_lossy_argument_and_return_in_device_functions():
+    k = cell_kernel("""
+        @wl.func
+        def half(a: wl.int32):
+            return a // 2
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.float32)):
+            x[0] = half(x[1])
+    """)
+    err = diagnose(k)
+    assert "argument 'a' of half() must be int32" in err.message and (err.line, err.col) == (7, 17)
+    k = cell_kernel("""
+        @wl.func
+        def pick(a: float, b: wl.float64):
+            if a > 0.0:
+                return a
+            return b
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.float32)):
+            x[0] = pick(x[1], 2.0)
+    """)
+    err = diagnose(k)
+    assert "cannot store float64" in err.message and "x[0]" in err.message and err.line == 9
+
+
+def test_columns_of_an_indented_kernel_are_the_file_columns():
+    def factory():
+        @wl.kernel
+        def inner(x: wl.array(dtype=wl.float32)):
+            x[0] = {1: 2}
+        return inner
+
+    k = factory()
+    err = diagnose(k)
+    assert err.line == k.source.first_line + 2
+    assert err.col == 20 and "dicts are not supported" in err.message
+    assert err.source_line.strip() == "x[0] = {1: 2}"
