@@ -187,3 +187,27 @@ def test_diff_previous_compares_with_last_compile(ip):
     view = ip.run_cell_magic("warp_kernel", "--opt 0 --diff previous", SAXPY_CELL)
     html = view._repr_mimebundle_()["text/html"]
     assert "diff: saxpy" in html and "<th>opt</th><td>3</td><td>0</td>" in html
+
+
+def test_show_occupancy_displays_the_widget_at_block_dim(ip):
+    from conftest import needs_compiler
+    from warp_lab.analysis import occupancy
+    from warp_lab.notebook.widgets import OccupancyWidget
+
+    needs_compiler()
+    ip.user_ns["wl"] = wl
+    with capture_output() as cap:
+        view = ip.run_cell_magic("warp_kernel", "--arch sm_86 --show source,occupancy --block-dim 128",
+                                 SAXPY_CELL)
+    widgets = [o for o in cap.outputs if "application/vnd.jupyter.widget-view+json" in o.data]
+    assert len(widgets) == 1
+    ck = view.compiled
+    expected = occupancy(ck, "sm_86", 128)
+    assert view.view_options["occupancy"] == expected
+    w = OccupancyWidget(ck, block_size=128)
+    assert w.occupancy == expected
+    # source only: no IR panes, but the occupancy went into the bundle
+    from warp_lab.notebook.bundle import MIME_TYPE
+    data = view._repr_mimebundle_()
+    assert data[MIME_TYPE]["occupancy"]["block_size"] == 128
+    assert 'data-pane="ptx"' not in data["text/html"]
