@@ -41,6 +41,16 @@ def launch(kernel, **kwargs):
     return _launch(kernel, **kwargs)
 
 
+def diff(a, b, a_label=None, b_label=None):
+    """What changed in PTX, SASS, resources and options between two compiles of a kernel.
+
+    See :func:`warp_lab.notebook.diff.diff`; the result renders as HTML in a notebook.
+    """
+    from warp_lab.notebook.diff import diff as _diff
+
+    return _diff(a, b, a_label, b_label)
+
+
 def load_ipython_extension(ip):
     """``%load_ext warp_lab``: the ``%%warp_kernel`` magic and rich kernel output.
 
