@@ -1,0 +1,173 @@
+"""Code quality of one PTX module: ptxas resources, SASS instruction counts, PTX features.
+
+Every tool's PTX goes through the same ptxas and nvdisasm
+(:func:`warp_lab.compiler.toolchain.make_cubin` / ``make_sass``, same flags:
+``-v --gpu-name sm_XX -O3``, no line info), so differences come from the PTX
+alone.
+
+SASS instruction count: instructions in every ``.text.*`` section of the
+cubin (the entry and any device function it calls), leaving out ``NOP``
+padding and the ``BRA`` self-loop ptxas puts after the last ``EXIT``
+(neither is ever executed).
+
+PTX features count the instructions behind the usual causes of worse code
+(a static count over the whole module, PTX ISA 8.x spelling):
+
+* ``ld_global_nc``: ``ld.global.nc`` (read-only data cache, needs
+  ``noalias``/``readonly`` or ``__restrict__``);
+* ``ld_global``/``st_global``/``ld_shared``/``st_shared``: explicit state spaces;
+* ``ld_generic``/``st_generic``: ``ld``/``st`` with no state space (generic
+  addressing: an address-space check in hardware, no ``.nc``);
+* ``vector_mem``: ``.v2``/``.v4`` loads and stores (not of parameters);
+* ``int64_arith``: ``add/sub/mul/mad/shl/shr`` on ``.s64``/``.u64``/``.b64``
+  plus ``mul.wide`` (64-bit index arithmetic);
+* ``cvta``: generic↔global/shared conversions; ``call``: calls left in the PTX;
+* ``cvt``: conversions; ``setp``: comparisons; ``bra``: branches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+from warp_lab.compiler import toolchain
+from warp_lab.compiler.artifact import CompileOptions
+
+__all__ = ["Quality", "count_sass", "ptx_features", "assess"]
+
+_SECTION_RE = re.compile(r"^\s*\.section\s+\.text\.")
+_OTHER_SECTION_RE = re.compile(r"^\s*\.section\s+")
+_LABEL_RE = re.compile(r"^\s*(\.L_x_\d+|[\w$.]+):\s*$")
+_INSN_RE = re.compile(r"/\*[0-9a-fA-F]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
+_SELF_BRA_RE = re.compile(r"`\((\.L_x_\d+)\)")
+
+
+def count_sass(sass: str) -> Counter:
+    """Count SASS instructions by opcode (with modifiers, ``IMAD.WIDE``) in all ``.text`` sections.
+
+    Args:
+        sass: ``nvdisasm -c`` output.
+
+    Returns:
+        a Counter opcode -> count; ``sum(counter.values())`` is the
+        instruction count. NOPs and the trailing ``BRA`` self-loop are left out.
+    """
+    counts: Counter = Counter()
+    in_text = False
+    label = None
+    for line in sass.splitlines():
+        if _SECTION_RE.match(line):
+            in_text, label = True, None
+            continue
+        if _OTHER_SECTION_RE.match(line):
+            in_text = False
+            continue
+        if not in_text:
+            continue
+        m = _LABEL_RE.match(line)
+        if m:
+            label = m.group(1)
+            continue
+        m = _INSN_RE.search(line)
+        if not m:
+            continue
+        op, rest = m.group(1), m.group(2)
+        prev_label, label = label, None
+        if op == "NOP":
+            continue
+        if op == "BRA":
+            target = _SELF_BRA_RE.search(rest)
+            if target and target.group(1) == prev_label:
+                continue
+        counts[op] += 1
+    return counts
+
+
+_PTX_INSN_RE = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.]*)\s", re.M)
+_SPACES = ("global", "shared", "local", "const", "param")
+
+
+def ptx_features(ptx: str) -> dict[str, int]:
+    """Static counts of the PTX instructions that explain code-quality gaps (see module doc)."""
+    f = Counter()
+    for m in _PTX_INSN_RE.finditer(ptx):
+        op = m.group(1)
+        parts = op.split(".")
+        head = parts[0]
+        if head in ("ld", "st", "ldu"):
+            space = next((p for p in parts[1:] if p in _SPACES), None)
+            kind = "ld" if head in ("ld", "ldu") else "st"
+            if space is None:
+                f[f"{kind}_generic"] += 1
+            elif space in ("global", "shared"):
+                f[f"{kind}_{space}"] += 1
+            if kind == "ld" and space == "global" and "nc" in parts:
+                f["ld_global_nc"] += 1
+            if ("v2" in parts or "v4" in parts) and space != "param":
+                f["vector_mem"] += 1
+        elif head in ("add", "sub", "mul", "mad", "shl", "shr") and (
+                {"s64", "u64", "b64"} & set(parts) or "wide" in parts):
+            f["int64_arith"] += 1
+        elif head in ("cvta", "call", "cvt", "setp", "bra"):
+            f[head] += 1
+    keys = ("ld_global", "ld_global_nc", "st_global", "ld_shared", "st_shared", "ld_generic",
+            "st_generic", "vector_mem", "int64_arith", "cvta", "call", "cvt", "setp", "bra")
+    return {k: int(f[k]) for k in keys}
+
+
+@dataclass(frozen=True)
+class Quality:
+    """What one tool's PTX became for one arch.
+
+    Attributes:
+        registers: registers per thread (ptxas ``-v``).
+        spill_stores / spill_loads: spill bytes per thread.
+        stack_frame: local-memory stack frame bytes per thread.
+        shared: static shared memory bytes per block.
+        local: ``lmem`` bytes per thread ptxas reports (0 when absent).
+        sass_instructions: static SASS instruction count (see :func:`count_sass`).
+        sass_ops: opcode -> count.
+        ptx: :func:`ptx_features` of the PTX.
+        ptx_lines: non-empty, non-comment PTX lines.
+    """
+
+    registers: int
+    spill_stores: int
+    spill_loads: int
+    stack_frame: int
+    shared: int
+    local: int
+    sass_instructions: int
+    sass_ops: dict
+    ptx: dict
+    ptx_lines: int
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def assess(ptx: str, entry: str, arch: str) -> tuple[Quality, str]:
+    """Assemble ``ptx`` for ``arch`` and measure it.
+
+    Args:
+        ptx: PTX text from any tool.
+        entry: the ``.entry`` whose ptxas resources to report.
+        arch: ``"sm_80"``-style target.
+
+    Returns:
+        ``(quality, sass_text)``.
+
+    Raises:
+        ToolchainError: ptxas or nvdisasm is missing or rejects the input.
+    """
+    options = CompileOptions(arch=arch, lineinfo=False)
+    cubin, res, _log = toolchain.make_cubin(ptx, options, entry)
+    sass = toolchain.make_sass(cubin, arch)
+    ops = count_sass(sass)
+    lines = sum(1 for ln in ptx.splitlines() if ln.strip() and not ln.strip().startswith("//"))
+    q = Quality(registers=res.registers, spill_stores=res.spill_stores,
+                spill_loads=res.spill_loads, stack_frame=res.stack_frame, shared=res.shared,
+                local=res.local, sass_instructions=sum(ops.values()), sass_ops=dict(ops),
+                ptx=ptx_features(ptx), ptx_lines=lines)
+    return q, sass

@@ -1,0 +1,252 @@
+"""``python -m benchmarks``: warp_lab side by side with NVRTC, Numba CUDA and Warp, in one run.
+
+    python -m benchmarks [--repeats 3] [--archs sm_80,sm_90] [--kernels saxpy,...]
+                         [--out docs/benchmarks.md] [--artifacts DIR] [--no-sim]
+
+Prints Markdown and writes it (with the machine and the tool versions) to
+``--out``. Sections:
+
+1. compile latency, warm and cold (one fresh worker process per tool);
+2. code quality per kernel and arch, every tool's PTX through the same
+   ptxas/nvdisasm, with the issue-8 target checks and the evidence for
+   each gap;
+3. simulator throughput (``benchmarks/sim_throughput.py`` when present);
+4. launch overhead (needs a GPU).
+
+Hand-written analysis of the gaps lives in ``benchmarks/findings.md`` and is
+copied into the report after the generated tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+from benchmarks import report
+from benchmarks.kernels import BENCH_KERNELS
+from benchmarks.worker import TOOLS
+
+__all__ = ["main", "run_worker", "run_workers_parallel", "machine_lines"]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_WORKER_TIMEOUT_S = 240
+_SIM_TIMEOUT_S = 150
+
+
+def run_worker(args: list[str], timeout: float = _WORKER_TIMEOUT_S) -> dict:
+    """Run ``python -m benchmarks.worker *args`` in a fresh process; its JSON result.
+
+    A worker that fails or times out gives ``{"error": "..."}`` (shown as n/a),
+    never an exception: one broken peer must not lose the other columns.
+    """
+    with tempfile.TemporaryDirectory(prefix="wl-bench-") as tmp:
+        out = os.path.join(tmp, "result.json")
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+        try:
+            proc = subprocess.run([sys.executable, "-m", "benchmarks.worker", *args, "--out", out],
+                                  cwd=ROOT, env=env, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"worker {' '.join(args[:3])} timed out after {timeout:.0f} s"}
+        if proc.returncode != 0 or not os.path.exists(out):
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            return {"error": f"worker exited {proc.returncode}: {tail[0][:300]}"}
+        with open(out) as f:
+            return json.load(f)
+
+
+def run_workers_parallel(jobs: list[list[str]], timeout: float = _WORKER_TIMEOUT_S) -> list[dict]:
+    """:func:`run_worker` for several jobs at once (threads around subprocesses), in order.
+
+    Used for the code-quality workers only: they measure no time, so
+    running them side by side does not bias anything.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        return list(pool.map(lambda job: run_worker(job, timeout), jobs))
+
+
+def _tool_line(name: str, sm: int) -> str:
+    try:
+        from warp_lab.compiler.toolchain import find_tool
+
+        t = find_tool(name, sm)
+        return f"{t.version} ({t.path})"
+    except Exception as exc:  # missing tool: say so in the header
+        return f"missing ({exc})"
+
+
+def _gpu_line() -> str:
+    try:
+        from warp_lab.runtime.device import get_device
+
+        dev = get_device("cuda")
+        return f"{dev.name} (sm_{dev.compute_capability[0]}{dev.compute_capability[1]})"
+    except Exception as exc:  # no driver / no GPU here: the usual case
+        return f"none ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})"
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine_lines() -> list[str]:
+    """Markdown bullet lines: date, machine, Python and every tool's version."""
+    import llvmlite
+    import llvmlite.binding as llvm
+
+    from benchmarks import peers
+
+    v = peers.versions()
+    return [
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- machine: {platform.machine()}, {_cpu_model()}, {os.cpu_count()} logical CPUs "
+        f"(shared with other jobs), {platform.system()} {platform.release()}",
+        f"- GPU: {_gpu_line()}",
+        f"- Python {platform.python_version()}; llvmlite {llvmlite.__version__} "
+        f"(LLVM {'.'.join(map(str, llvm.llvm_version_info))})",
+        f"- ptxas {_tool_line('ptxas', 90)}; nvdisasm {_tool_line('nvdisasm', 90)}",
+        f"- NVRTC {v['NVRTC']}; numba-cuda {v['numba-cuda']} (numba {v['numba']}); "
+        f"warp-lang {v['warp-lang']}",
+    ]
+
+
+def _sim_section() -> list[str]:
+    path = os.path.join(ROOT, "benchmarks", "sim_throughput.py")
+    if not os.path.exists(path):
+        return [f"{report.NA}: benchmarks/sim_throughput.py is not in this tree yet."]
+    try:
+        proc = subprocess.run([sys.executable, path, "--quick"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=_SIM_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return [f"{report.NA}: sim_throughput.py --quick ran past {_SIM_TIMEOUT_S} s."]
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return [f"{report.NA}: sim_throughput.py --quick exited {proc.returncode}: {tail[0]}"]
+    return ["Output of `python benchmarks/sim_throughput.py --quick` (same run):", "",
+            proc.stdout.rstrip()]
+
+
+def _launch_section() -> list[str]:
+    gpu = _gpu_line()
+    if gpu.startswith("none"):
+        return [f"{report.NA}: no GPU on this machine ({gpu}). On a GPU machine run "
+                "`python benchmarks/launch_overhead.py` (runtime issue 4)."]
+    path = os.path.join(ROOT, "benchmarks", "launch_overhead.py")
+    if not os.path.exists(path):
+        return [f"{report.NA}: GPU present but benchmarks/launch_overhead.py is not in this tree."]
+    proc = subprocess.run([sys.executable, path], cwd=ROOT, capture_output=True, text=True,
+                          timeout=_SIM_TIMEOUT_S)
+    return [proc.stdout.rstrip() or f"{report.NA}: launch_overhead.py printed nothing"]
+
+
+def _findings() -> list[str]:
+    path = os.path.join(ROOT, "benchmarks", "findings.md")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [f.read().rstrip()]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=3, help="warm compiles per kernel (median)")
+    ap.add_argument("--archs", default="sm_80,sm_90")
+    ap.add_argument("--latency-arch", default="sm_90")
+    ap.add_argument("--kernels", default=",".join(BENCH_KERNELS))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"),
+                    help="Markdown file to write ('-' for stdout only)")
+    ap.add_argument("--artifacts", default=None, help="write every PTX and SASS here")
+    ap.add_argument("--no-sim", action="store_true", help="skip the simulator section")
+    args = ap.parse_args(argv)
+    kernels = [k for k in args.kernels.split(",") if k]
+    unknown = sorted(set(kernels) - set(BENCH_KERNELS))
+    if unknown:
+        ap.error(f"unknown kernels {unknown}; choose from {', '.join(BENCH_KERNELS)}")
+    archs = [a for a in args.archs.split(",") if a]
+    t_start = time.perf_counter()
+    common = ["--kernels", ",".join(kernels)]
+
+    lat = run_worker(["latency", "--arch", args.latency_arch, "--repeats", str(args.repeats),
+                      *common])
+    if "error" in lat:
+        lat = {tool: {"error": lat["error"]} for tool in TOOLS}
+    for tool in TOOLS:
+        cold = run_worker(["latency-cold", "--tool", tool, "--arch", args.latency_arch])
+        lat.setdefault(tool, {}).update({k: v for k, v in cold.items() if k != "tool"})
+    extra = ["--artifacts", args.artifacts] if args.artifacts else []
+    quals = run_workers_parallel([["quality", "--arch", arch, *common, *extra]
+                                  for arch in archs])
+    for q, arch in zip(quals, archs):
+        q.setdefault("arch", arch)
+
+    md = ["# Benchmarks: warp_lab side by side with NVRTC, Numba CUDA and Warp", "",
+          "Generated by `python -m benchmarks` (benchmarks/run_all.py); every number below "
+          "comes from the one run described here. Do not edit by hand: edit "
+          "benchmarks/findings.md for the analysis.", "", *machine_lines(),
+          f"- repeats: {args.repeats} warm compiles per kernel (median)", "",
+          "Kernels: the warp_lab corpus kernels (warp_lab/examples) and their twins written "
+          "for each peer in benchmarks/kernels/ (CUDA C++ for NVRTC, Numba CUDA, Warp).", "",
+          f"## 1. Compile latency ({args.latency_arch}, milliseconds)", "",
+          "Process-cold: each tool alone in a fresh process (import, then its first compile). "
+          "Per kernel: all tools in one process after one warm-up compile each, interleaved "
+          "(rotating order) so load on the shared machine hits all alike; *first* is the first "
+          "compile of that kernel, *warm* the median of the repeats that follow. warp_lab: `wl.compile(kernel, cache=False)`, →PTX = "
+          "frontend+lower+optimise+PTX stages from `ck.timings`, →SASS adds ptxas and nvdisasm. "
+          "NVRTC: CUDA C++ → PTX. Numba: `compile_ptx`. Warp: `wp.compile_aot_module` → PTX "
+          "(its own codegen + NVRTC). Ratios: peer time ÷ warp_lab →PTX time.", "",
+          *report.latency_tables(lat, kernels), "", "Targets (issue 8):", "",
+          *report.latency_targets(lat, kernels), ""]
+    md += ["## 2. Code quality", "",
+           "Every tool's PTX assembled by the same ptxas (`-O3`, no line info) and disassembled "
+           "by the same nvdisasm. NVRTC = CUDA C++ twin, default flags (= `nvcc -O3`), pointers "
+           "may alias like warp_lab's arrays; NVRTC+restrict = the same source with "
+           "`__restrict__` on every pointer. SASS = static instruction count, NOP padding left "
+           "out. wl÷NVRTC below 1 means warp_lab's code is smaller.", ""]
+    for q in quals:
+        md += [f"### {q['arch']}", ""]
+        if "error" in q:
+            md += [f"{report.NA}: {q['error']}", ""]
+            continue
+        md += [*report.quality_table(q, kernels), ""]
+    md += ["Targets (issue 8, NVRTC without restrict as the reference):", "",
+           *report.quality_targets([q for q in quals if "error" not in q], kernels), ""]
+    for q in quals:
+        if "error" in q:
+            continue
+        md += [f"PTX features, {q['arch']} (static counts, see benchmarks/quality.py):", "",
+               *report.features_table(q, kernels), ""]
+    evidence = [ln for q in quals if "error" not in q for ln in report.gap_evidence(q, kernels)]
+    if evidence:
+        md += ["Where warp_lab's code is bigger than NVRTC's (SASS opcode and PTX differences, "
+               "warp_lab − NVRTC):", "", *evidence, ""]
+    if not args.no_sim:
+        md += ["## 3. Simulator throughput", "", *_sim_section(), ""]
+    md += ["## 4. Launch overhead", "", *_launch_section(), ""]
+    md += [*_findings(), "", f"_Whole run: {time.perf_counter() - t_start:.0f} s._", ""]
+    text = "\n".join(md)
+    print(text)
+    if args.out != "-":
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

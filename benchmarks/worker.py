@@ -1,0 +1,216 @@
+"""Measurement workers, one fresh process per job: ``python -m benchmarks.worker JOB --out F.json``.
+
+Jobs:
+
+* ``latency-cold --tool {warp_lab,nvrtc,numba,warp}``: one tool alone in a
+  fresh process (so no tool pays for, or profits from, another's LLVM or
+  CUDA initialisation): the import of the tool and the *process-cold*
+  compile (the first compile in the process, of ``saxpy``; it pays lazy
+  initialisation).
+* ``latency``: every tool in one process, interleaved (see :func:`latency`):
+  per kernel the *first* compile of that kernel and the median of
+  ``--repeats`` *warm* compiles; warp_lab's cache-hit time.
+* ``quality --arch sm_XX``: every tool's PTX for every kernel through the
+  same ptxas/nvdisasm (:mod:`benchmarks.quality`); ``--artifacts DIR``
+  also writes each PTX and SASS there for reading.
+
+The result is JSON in ``--out``; stdout/stderr are free for the tools'
+chatter (Warp prints a banner).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+from benchmarks.kernels import BENCH_KERNELS
+
+TOOLS = ("warp_lab", "nvrtc", "numba", "warp")
+QUALITY_TOOLS = ("warp_lab", "nvrtc", "nvrtc_restrict", "numba", "warp")
+
+
+def _import_tool(tool: str) -> None:
+    if tool == "warp_lab":
+        import warp_lab.compiler.pipeline  # noqa: F401
+        import warp_lab.examples  # noqa: F401
+    elif tool == "nvrtc":
+        from cuda.bindings import nvrtc  # noqa: F401
+    elif tool == "numba":
+        from benchmarks.kernels import numba_twins  # noqa: F401
+    elif tool == "warp":
+        from benchmarks.kernels import warp_twins  # noqa: F401
+
+
+def _compile_once(tool: str, name: str, arch: str) -> dict:
+    """One compile; returns seconds by measure (``ptx``, and ``sass`` for warp_lab)."""
+    from benchmarks import peers
+
+    t0 = time.perf_counter()
+    if tool == "warp_lab":
+        _, _, ck = peers.warp_lab_ptx(name, arch)
+        t = dict(ck.timings)
+        back = {"ptxas", "nvdisasm", "total", "cache"}
+        out = {"ptx": sum(v for k, v in t.items() if k not in back),
+               "sass": t.get("total", time.perf_counter() - t0)}
+        if ck.missing:
+            out["missing"] = dict(ck.missing)
+        return out
+    fn = {"nvrtc": peers.nvrtc_ptx, "numba": peers.numba_ptx, "warp": peers.warp_ptx}[tool]
+    fn(name, arch)
+    return {"ptx": time.perf_counter() - t0}
+
+
+def latency_cold(tool: str, arch: str) -> dict:
+    """Import ``tool`` and compile ``saxpy`` once in this fresh process (the process-cold cost)."""
+    from benchmarks.peers import PeerUnavailable
+
+    out = {"tool": tool, "arch": arch}
+    t0 = time.perf_counter()
+    try:
+        _import_tool(tool)
+    except Exception as exc:  # not installed: the whole column is n/a
+        out["unavailable"] = f"{type(exc).__name__}: {exc}"
+        return out
+    out["import_s"] = time.perf_counter() - t0
+    try:
+        out["process_cold"] = _compile_once(tool, "saxpy", arch)
+    except PeerUnavailable as exc:
+        out["process_cold_na"] = str(exc)
+    return out
+
+
+def latency(arch: str, repeats: int, kernels: list[str], tools=TOOLS) -> dict:
+    """Per-kernel first and warm compile times of every tool, interleaved in one process.
+
+    After one warm-up compile per tool, for each kernel: the first compile
+    with each tool, then ``repeats`` rounds of one compile per tool, the
+    tool order rotating between rounds, so a load spike on the shared
+    machine hits all tools alike. Returns ``{tool: {"kernels": {name:
+    {"first": {...}, "warm": {...}}}}}`` plus warp_lab's cache-hit time.
+    """
+    from benchmarks.peers import PeerUnavailable
+
+    out: dict = {}
+    live = []
+    for tool in tools:
+        try:
+            _import_tool(tool)
+            _compile_once(tool, "saxpy", arch)          # warm-up: lazy initialisation
+            live.append(tool)
+            out[tool] = {"kernels": {}}
+        except PeerUnavailable as exc:
+            out[tool] = {"unavailable": str(exc)}
+        except Exception as exc:  # import failure
+            out[tool] = {"unavailable": f"{type(exc).__name__}: {exc}"}
+    for k, name in enumerate(kernels):
+        order = live[k % len(live):] + live[:k % len(live)] if live else []
+        runs: dict = {t: [] for t in order}
+        firsts: dict = {}
+        for tool in order:
+            try:
+                firsts[tool] = _compile_once(tool, name, arch)
+            except PeerUnavailable as exc:
+                out[tool]["kernels"][name] = {"na": str(exc)}
+        ok = [t for t in order if t in firsts]
+        for r in range(repeats):
+            for tool in ok[r % len(ok):] + ok[:r % len(ok)]:
+                runs[tool].append(_compile_once(tool, name, arch))
+        for tool in ok:
+            rec = {"first": firsts[tool], "warm": {}}
+            for key in firsts[tool]:
+                if key != "missing" and runs[tool]:
+                    rec["warm"][key] = statistics.median(w[key] for w in runs[tool])
+            out[tool]["kernels"][name] = rec
+    if "warp_lab" in live:
+        out["warp_lab"]["cache_hit"] = _cache_hits(arch, kernels, repeats)
+    return out
+
+
+def _cache_hits(arch: str, kernels: list[str], repeats: int) -> dict:
+    """Median wall seconds of ``wl.compile`` answered from the in-memory cache, per kernel."""
+    import warp_lab as wl
+    from benchmarks.kernels import warp_lab_kernel
+
+    hits = {}
+    for name in kernels:
+        try:
+            kern = warp_lab_kernel(name)
+            wl.compile(kern, arch=arch)                 # fills the cache
+            times = []
+            for _ in range(max(repeats, 3)):
+                t0 = time.perf_counter()
+                wl.compile(kern, arch=arch)
+                times.append(time.perf_counter() - t0)
+            hits[name] = statistics.median(times)
+        except Exception:  # uncompilable kernel: its row already says why
+            continue
+    return hits
+
+
+def quality(arch: str, kernels: list[str], artifacts: str | None) -> dict:
+    """Code quality of every tool's PTX for ``kernels`` on ``arch``; see module doc."""
+    from benchmarks import peers, quality as q
+    from warp_lab.errors import ToolchainError
+
+    makers = {
+        "warp_lab": lambda n: peers.warp_lab_ptx(n, arch)[:2],
+        "nvrtc": lambda n: peers.nvrtc_ptx(n, arch),
+        "nvrtc_restrict": lambda n: peers.nvrtc_ptx(n, arch, restrict=True),
+        "numba": lambda n: peers.numba_ptx(n, arch),
+        "warp": lambda n: peers.warp_ptx(n, arch),
+    }
+    out = {"arch": arch, "kernels": {}}
+    for name in kernels:
+        row = {}
+        for tool, make in makers.items():
+            try:
+                ptx, entry = make(name)
+                qual, sass = q.assess(ptx, entry, arch)
+            except peers.PeerUnavailable as exc:
+                row[tool] = {"na": str(exc)}
+                continue
+            except ToolchainError as exc:
+                row[tool] = {"na": f"ptxas/nvdisasm: {str(exc).splitlines()[0]}"}
+                continue
+            row[tool] = qual.to_json()
+            if artifacts:
+                stem = os.path.join(artifacts, arch, f"{name}.{tool}")
+                os.makedirs(os.path.dirname(stem), exist_ok=True)
+                with open(stem + ".ptx", "w") as f:
+                    f.write(ptx)
+                with open(stem + ".sass", "w") as f:
+                    f.write(sass)
+        out["kernels"][name] = row
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.worker")
+    ap.add_argument("job", choices=("latency", "latency-cold", "quality"))
+    ap.add_argument("--tool", choices=TOOLS)
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--kernels", default=",".join(BENCH_KERNELS))
+    ap.add_argument("--artifacts", default=None)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    kernels = [k for k in args.kernels.split(",") if k]
+    if args.job == "latency-cold":
+        if not args.tool:
+            ap.error("latency-cold needs --tool")
+        result = latency_cold(args.tool, args.arch)
+    elif args.job == "latency":
+        result = latency(args.arch, args.repeats, kernels)
+    else:
+        result = quality(args.arch, kernels, args.artifacts)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
