@@ -1,0 +1,34 @@
+# warp_lab's two entry points (see README.md):
+#   make lab    JupyterLab on the teaching notebooks (CPU simulator when there is no GPU)
+#   make test   the whole test suite (what CI runs)
+# Both create .venv and install what they need on first use.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: lab test browser-deps clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+# Debian's chromium for the browser tests; without root or apt they skip with a reason.
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "chromium could not be installed: browser tests will be skipped"; \
+	  else echo "chromium missing and no root: browser tests will be skipped"; fi; }
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks
+
+test: $(STAMP) browser-deps
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build dist warp_lab/labextension extension/lib extension/node_modules

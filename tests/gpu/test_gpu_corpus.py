@@ -1,0 +1,65 @@
+"""The corpus on a real GPU, compared with numpy and, bit for bit, with the simulator.
+
+Skipped where no GPU is present (see conftest.py); ``tests/gpu/run.sh`` runs
+these plus the launch-overhead benchmark on a GPU machine.
+"""
+
+import numpy as np
+import pytest
+
+import warp_lab as wl
+from warp_lab.errors import CudaError
+from warp_lab.examples import CORPUS, get
+from warp_lab.runtime.device import get_device
+
+
+def _copy(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ex", CORPUS, ids=lambda e: e.name)
+def test_corpus_on_gpu_matches_numpy_and_simulator(ex):
+    dev = get_device("cuda")
+    gpu_args = ex.make_inputs()
+    sim_args = _copy(gpu_args)
+    before = _copy(gpu_args)
+    res = wl.launch(ex.kernel, inputs=gpu_args, device="cuda", **ex.launch(gpu_args).kwargs())
+    assert res.device.kind == "cuda" and res.compiled.arch == dev.arch
+    ex.check(before, gpu_args)
+    wl.launch(ex.kernel, inputs=sim_args, device="sim", **ex.launch(sim_args).kwargs())
+    for name, k in ex.output_indices().items():
+        tol = ex.tolerance_of(name)
+        if tol.exact and not tol.unordered:  # .rn work is bit-identical on both
+            np.testing.assert_array_equal(gpu_args[k].view(np.uint8), sim_args[k].view(np.uint8),
+                                          err_msg=name)
+
+
+@pytest.mark.gpu
+def test_wl_array_stays_on_device_between_launches():
+    ex = get("saxpy")
+    n = 4096
+    x = wl.array(np.ones(n, np.float32))
+    y = wl.zeros(n)
+    for _ in range(3):
+        wl.launch(ex.kernel, dim=n, inputs=[x, y, 1.0], device="cuda")
+    np.testing.assert_array_equal(y.numpy(), 3.0)
+
+
+@pytest.mark.gpu
+def test_repeat_times_with_events():
+    ex = get("saxpy")
+    args = ex.make_inputs()
+    before = _copy(args)
+    res = wl.launch(ex.kernel, inputs=args, device="cuda", repeat=5, **ex.launch(args).kwargs())
+    assert len(res.times) == 5 and all(t > 0 for t in res.times)
+    assert res.bandwidth and res.bandwidth < 1e13
+    ex.check(before, args)
+
+
+@pytest.mark.gpu
+def test_too_many_threads_is_a_clear_error():
+    ex = get("saxpy")
+    x = np.ones(10, np.float32)
+    with pytest.raises((CudaError, wl.LaunchError)):
+        wl.launch(ex.kernel, grid=(1, 1, 1), block=(2048, 1, 1), inputs=[x, x, 1.0], device="cuda")
