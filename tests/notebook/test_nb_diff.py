@@ -36,3 +36,25 @@ def test_sass_offsets_do_not_count_as_changes():
     shifted = a.sass.replace("/*0000*/", "/*0010*/")
     d = diff(a, dataclasses.replace(a, sass=shifted))
     assert d.sass == ()
+
+
+def test_diff_of_real_compiles_at_two_optimisation_levels():
+    import linecache
+
+    import warp_lab as wl
+    from conftest import needs_compiler
+
+    needs_compiler()
+    src = ("def poly(x: wl.array(dtype=wl.float32)):\n    i = wl.tid()\n"
+           "    x[i] = x[i] * x[i] + 2.0 * x[i] + 1.0\n")
+    linecache.cache["<diff test>"] = (len(src), None, src.splitlines(True), "<diff test>")
+    ns = {"wl": wl}
+    exec(compile(src, "<diff test>", "exec"), ns)
+    k = wl.kernel(ns["poly"])
+    a, b = wl.compile(k, opt=0), wl.compile(k, opt=3)
+    d = wl.diff(a, b)
+    assert ("opt", 0, 3) in d.options
+    assert d.ptx and not d.unchanged
+    removed = sum(1 for x in d.ptx if x.startswith("-") and not x.startswith("---"))
+    assert removed > 0
+    assert "diff: poly sm_90 -O0 → poly sm_90 -O3" in d._repr_html_()

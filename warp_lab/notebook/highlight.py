@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 
 from pygments.formatters import HtmlFormatter
-from pygments.token import STANDARD_TYPES
+from pygments.token import STANDARD_TYPES, Text, Whitespace
 
 from warp_lab.notebook.lexers import get_lexer
 
@@ -52,17 +52,26 @@ def highlight_lines(text: str, pane: str) -> list[str]:
         return []
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     n_lines = len(text.splitlines())
-    lines: list[list[str]] = [[]]
+    # (class, text) runs per line; whitespace gets no span, equal neighbours merge,
+    # which keeps the HTML about a third of a span-per-token rendering
+    lines: list[list[list[str]]] = [[]]
     for ttype, value in get_lexer(pane).get_tokens(text):
-        cls = _css_class(ttype)
-        parts = value.split("\n")
-        for k, part in enumerate(parts):
+        cls = "" if ttype in Whitespace or ttype is Text else _css_class(ttype)
+        for k, part in enumerate(value.split("\n")):
             if k:
                 lines.append([])
-            if part:
-                esc = html.escape(part, quote=False)
-                lines[-1].append(f'<span class="{cls}">{esc}</span>' if cls else esc)
-    return ["".join(parts) for parts in lines[:n_lines]]
+            if not part:
+                continue
+            runs = lines[-1]
+            if runs and (runs[-1][0] == cls or (not part.strip() and not runs[-1][0])):
+                runs[-1][1] += part
+            else:
+                runs.append([cls, part])
+    out = []
+    for runs in lines[:n_lines]:
+        out.append("".join(f'<span class="{c}">{html.escape(t, quote=False)}</span>' if c
+                           else html.escape(t, quote=False) for c, t in runs))
+    return out
 
 
 def line_colors(python_lines) -> dict[int, str]:
