@@ -125,7 +125,8 @@ class WarpKernelMagics(Magics):
     @magic_arguments.argument("--launch", help='launch the last kernel of the cell, e.g. '
                               '"dim=n, inputs=[x, y, 2.0]", evaluated in the notebook namespace')
     @magic_arguments.argument("--repeat", type=int, help="timed launches (default 1)")
-    @magic_arguments.argument("--check", help="simulator checks: memcheck,racecheck")
+    @magic_arguments.argument("--check", help="simulator checks for --launch: memcheck,racecheck "
+                              "(the barrier check always runs; default memcheck)")
     @magic_arguments.argument("--no-cache", action="store_const", const=True, dest="no_cache",
                               help="recompile even when the kernel is in the compile cache")
     @magic_arguments.argument("--diff", choices=("previous",),
@@ -212,7 +213,7 @@ class WarpKernelMagics(Magics):
             display(v)
         if opts["launch"]:
             display(views[-1])
-            return self._launch(kernels[-1], views[-1].compiled, opts, checks)
+            return self._launch(views[-1].compiled, opts, checks)
         return views[-1]
 
     def _compile_and_view(self, kernel: Kernel, opts: dict, show: list[str]):
@@ -246,7 +247,7 @@ class WarpKernelMagics(Magics):
         return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra, heat=heat,
                           pane_heat=pane_heat)
 
-    def _launch(self, kernel: Kernel, ck, opts: dict, checks: list[str]):
+    def _launch(self, ck, opts: dict, checks: list[str]):
         from warp_lab.runtime.launch import launch
 
         text = opts["launch"].strip()
