@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from corpus_artifacts import compiled
 
 import warp_lab as wl
 from warp_lab.examples import get, source_line
@@ -83,7 +84,7 @@ def _marker_line(ex, marker: str) -> int:
 def test_statement_owns_its_ptx(name, marker, present, exclusive, opt):
     ex = get(name)
     line = _marker_line(ex, marker)
-    ck = wl.compile(ex.kernel, arch="sm_90", opt=opt)
+    ck = compiled(ex, "sm_90", opt)
     by_line = ptx_by_line(ck.ptx, ex.kernel.source.filename)
     mine = [text for _, text in by_line.get(line, [])]
     assert mine, f"no PTX instruction under .loc line {line} ({marker})"

@@ -1,7 +1,5 @@
 """Elementwise kernels: indexing in 1-D/2-D/3-D, views, explicit grids, early exits."""
 
-from __future__ import annotations
-
 import numpy as np
 
 import warp_lab as wl

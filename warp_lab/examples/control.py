@@ -1,5 +1,10 @@
 """Control flow and program structure: loops, branches, device functions,
-constants, local arrays, printf and assert."""
+constants, local arrays, printf and assert.
+
+This module (alone in the corpus) uses ``from __future__ import annotations``,
+so its kernels' annotations reach the compiler as strings, as they do in any
+user module that opts into PEP 563.
+"""
 
 from __future__ import annotations
 

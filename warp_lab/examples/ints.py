@@ -1,7 +1,5 @@
 """Integer arithmetic, bit manipulation and conversions between types."""
 
-from __future__ import annotations
-
 import numpy as np
 
 import warp_lab as wl

@@ -9,8 +9,6 @@ functions used here, 2 ulp for float64).
 ``round`` to even; the inputs contain no halfway cases, so both agree.
 """
 
-from __future__ import annotations
-
 import math
 
 import numpy as np

@@ -1,7 +1,5 @@
 """Shared memory, barriers and atomics: reductions, scans, tiles, histograms."""
 
-from __future__ import annotations
-
 import numpy as np
 
 import warp_lab as wl

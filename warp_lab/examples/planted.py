@@ -9,8 +9,6 @@ A misaligned access cannot be written in the kernel language (it has no
 pointer casts), so the simulator tests cover it with hand-written PTX.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
 import warp_lab as wl

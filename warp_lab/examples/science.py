@@ -1,7 +1,5 @@
 """Small applications: mandelbrot, an n-body step, row softmax, sparse matrix-vector."""
 
-from __future__ import annotations
-
 import numpy as np
 
 import warp_lab as wl

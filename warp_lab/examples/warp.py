@@ -1,7 +1,5 @@
 """Warp-level programming: shuffles, votes, lane ids and warp barriers."""
 
-from __future__ import annotations
-
 import numpy as np
 
 import warp_lab as wl
