@@ -591,6 +591,14 @@ def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> Typed
         typer = FunctionTyper(ctx, func, tree, params, is_kernel=False)
         typer.run()
         ret = typer.return_type()
+    except KernelCompileError as exc:
+        if "was called at" in exc.hint:
+            raise
+        line, _ = _loc(caller.source, call_node)
+        sig = ", ".join(f"{n}: {type_name(t)}" for n, t in params)
+        note = f"{func.name}({sig}) was called at {caller.source.filename}:{line}"
+        raise KernelCompileError(exc.message, exc.filename, exc.line, exc.col, exc.source_line,
+                                 f"{exc.hint}; {note}" if exc.hint else note) from exc
     finally:
         ctx.in_progress.pop()
     tf = TypedFunction(ctx.unique(f"{ctx.kernel.name}__{func.name}"), func.name, func.source,
