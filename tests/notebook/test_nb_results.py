@@ -24,7 +24,7 @@ def test_gpu_result_shows_times_bandwidth_against_peak():
     assert f"({100 * bw / peak:.0f}% of the {peak / 1e9:.0f} GB/s peak)" in markup
     assert markup.count("data:image/png;base64,") == 1  # the time distribution
     assert "x &lt; y &amp; z" in markup  # printed output, escaped
-    assert "compile stages: ptx 2.0 ms, ptxas 10.0 ms" in markup
+    assert "compile time: 12.0 ms (ptx 2.0, ptxas 10.0)" in markup
 
 
 def test_single_gpu_launch_has_no_distribution_chart():

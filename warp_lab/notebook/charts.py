@@ -13,6 +13,7 @@ import io
 from typing import Mapping, Sequence
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter, MaxNLocator
 
 __all__ = ["occupancy_chart", "simt_histogram", "instruction_mix_chart", "time_distribution",
            "figure_png", "figure_img_html", "LIMIT_STYLES"]
@@ -95,7 +96,9 @@ def instruction_mix_chart(mix: Mapping[str, int], title: str = "instruction mix"
     names = list(mix)
     ax.barh(names, [mix[n] for n in names], color="#3cb44b")
     ax.invert_yaxis()
-    ax.set_xlabel("instructions")
+    ax.xaxis.set_major_locator(MaxNLocator(4))
+    ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+    ax.set_xlabel("thread-instructions")
     ax.set_title(title, fontsize=9)
     return fig
 

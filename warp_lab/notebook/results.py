@@ -19,7 +19,7 @@ import html
 
 from warp_lab.notebook.charts import figure_img_html, instruction_mix_chart, simt_histogram, \
     time_distribution
-from warp_lab.notebook.views import STYLE, kernel_html, new_root_id
+from warp_lab.notebook.views import STYLE, compile_time_text, kernel_html, new_root_id
 
 __all__ = ["launch_html", "LaunchView", "instructions_per_line", "memory_lines",
            "bank_conflicts_per_line", "simt_efficiencies", "instruction_mix", "findings"]
@@ -170,8 +170,7 @@ def launch_html(result) -> str:
                 text += f" ({100 * bw / peak:.0f}% of the {peak / 1e9:.0f} GB/s peak)"
             parts.append(f"<div>{html.escape(text)}</div>")
     if ck.timings:
-        parts.append("<div>compile stages: " + html.escape(", ".join(
-            f"{k} {1000 * float(v):.1f} ms" for k, v in ck.timings.items())) + "</div>")
+        parts.append(f"<div>compile time: {html.escape(compile_time_text(ck.timings))}</div>")
     if charts:
         parts.append(f'<div class="wl-panes">{"".join(charts)}</div>')
     if result.printed:

@@ -265,6 +265,21 @@ def resource_warnings(resources, occupancy=None) -> list[str]:
     return warns
 
 
+def compile_time_text(timings) -> str:
+    """``"12.3 ms (frontend 1.0, ...)"`` from ``CompiledKernel.timings`` (seconds per stage).
+
+    A cache hit (a ``cache`` entry) keeps the first compile's stage times; it
+    reads ``"cache hit in 0.2 ms; first compile ..."``.
+    """
+    stages = {k: float(v) for k, v in timings.items() if k not in ("total", "cache")}
+    total = float(timings.get("total", sum(stages.values())))
+    text = f"{1000 * total:.1f} ms (" + ", ".join(
+        f"{k} {1000 * v:.1f}" for k, v in stages.items()) + ")"
+    if "cache" in timings:
+        text = f"cache hit in {1000 * float(timings['cache']):.1f} ms; first compile {text}"
+    return text
+
+
 def resource_card_html(ck, occupancy=None) -> str:
     """The resource card: registers, spills, shared/local/constant bytes, barriers, warnings.
 
@@ -286,13 +301,7 @@ def resource_card_html(ck, occupancy=None) -> str:
             ("barriers", r.barriers)]
     rows += _occ_fields(occupancy)
     if ck.timings:
-        stages = {k: float(v) for k, v in ck.timings.items() if k not in ("total", "cache")}
-        total = float(ck.timings.get("total", sum(stages.values())))
-        text = f"{1000 * total:.1f} ms (" + ", ".join(
-            f"{k} {1000 * v:.1f}" for k, v in stages.items()) + ")"
-        if "cache" in ck.timings:  # a cache hit keeps the first compile's stage times
-            text = f"cache hit in {1000 * float(ck.timings['cache']):.1f} ms; first compile {text}"
-        rows.append(("compile time", text))
+        rows.append(("compile time", compile_time_text(ck.timings)))
     ptxas = ck.toolchain.get("ptxas") if ck.toolchain else None
     if ptxas:
         rows.append(("ptxas", ptxas))
