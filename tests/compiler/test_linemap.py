@@ -32,7 +32,8 @@ def ptx_by_line(ptx: str, filename: str) -> dict[int, list[tuple[int, str]]]:
     for n, text in enumerate(lines, 1):
         loc = _LOC_RE.match(text)
         if loc:
-            current = int(loc.group(2)) if loc.group(1) in ids else None
+            # line 0 is DWARF's "no source line" (code the compiler made up)
+            current = int(loc.group(2)) if loc.group(1) in ids and loc.group(2) != "0" else None
             continue
         s = text.strip()
         if s == "}" or s.startswith((".entry", ".visible", ".func")):
@@ -45,21 +46,26 @@ def ptx_by_line(ptx: str, filename: str) -> dict[int, list[tuple[int, str]]]:
 
 
 #: (example, marker, [regexes some instruction under the line must match],
-#:  regex whose every match in the PTX must sit under this line, or None)
+#:  regex whose every match in the PTX must sit under this line, or None).
+#: LLVM 22 writes loads/stores with bit types (ld.global.b32) and atomics with
+#: their memory order (atom.relaxed.gpu.global.cas.b32); float arithmetic may be
+#: contracted into fma (nvcc's -fmad=true default).
+_F32_LOAD = r"^ld\.global(\.nc)?\.[bf]32"
 CASES = [
-    ("saxpy", "# marker: saxpy body", [r"^ld\.global(\.nc)?\.f32", r"^st\.global\.f32",
-                                       r"^(fma\.rn|mul\.rn|mul)\.f32"], r"^st\.global"),
-    ("stencil_2d", "# marker: stencil", [r"^ld\.global(\.nc)?\.f32", r"^add\.(rn\.)?f32",
-                                         r"^mul\.(rn\.)?f32"], r"^add\.(rn\.)?f32"),
+    ("saxpy", "# marker: saxpy body", [_F32_LOAD, r"^st\.global\.[bf]32", r"^(fma|mul)(\.rn)?\.f32"],
+     r"^st\.global"),
+    ("stencil_2d", "# marker: stencil", [_F32_LOAD, r"^add(\.rn)?\.f32", r"^mul(\.rn)?\.f32"],
+     r"^add(\.rn)?\.f32"),
     ("warp_sum", "# marker: shfl_down", [r"^shfl\.sync\.down\.b32"], r"^shfl\.sync\.down"),
     ("warp_scan_vote", "# marker: shfl_up", [r"^shfl\.sync\.up\.b32"], r"^shfl\.sync\.up"),
-    ("histogram", "# marker: shared atomic", [r"^(atom|red)\.shared\.add"],
-     r"^(atom|red)\.shared"),
-    ("atomics_all", "# marker: compare-and-swap", [r"^atom\.global\.cas\.b32"], r"\.cas\."),
+    ("histogram", "# marker: shared atomic", [r"^(atom|red)\.[\w.]*shared[\w.]*\.add"],
+     r"^(atom|red)\.[\w.]*shared"),
+    ("atomics_all", "# marker: compare-and-swap", [r"^atom\.[\w.]*global[\w.]*\.cas\.b32"],
+     r"\.cas\."),
     ("hello_printf", "# marker: printf", [r"\bvprintf\b"], None),
     ("matmul_tiled", "# marker: matmul inner product",
-     [r"^ld\.shared\.f32", r"^(fma\.rn|mul\.rn|add\.rn)\.f32"], r"^ld\.shared"),
-    ("device_funcs", "# marker: func calls func", [r"^add\.(rn\.)?f32"], None),
+     [r"^ld\.shared(\.v\d)?\.[bf]32", r"^(fma|mul|add)(\.rn)?\.f32"], r"^ld\.shared"),
+    ("device_funcs", "# marker: func calls func", [r"^(add|fma)(\.rn)?\.f32"], None),
     ("floordiv_mod", "# marker: floor division", [r"^(div|rem)\.s32"], None),
     ("softmax_rows", "# marker: softmax normalise", [r"^div\.(rn|full|approx)\.f32"],
      r"^div\.[a-z.]*f32"),
