@@ -343,6 +343,8 @@ class ExprTyper:
         rty = t
         node.wl_opty = t
         cl, cr = const_of(node.left), const_of(node.right)
+        if lw and rw and t.is_int and cl is not NO_CONST and cr is not NO_CONST:
+            return self._fold_literals(node, op, int(cl), int(cr), t)
         if cl is not NO_CONST and cr is not NO_CONST:
             try:
                 v = fold_binop(op, cast_value(cl, t), cast_value(cr, t), t)
@@ -353,6 +355,22 @@ class ExprTyper:
             if v is not None:
                 return self.mark(node, rty, v, weak=lw and rw)
         return self.mark(node, rty)
+
+    def _fold_literals(self, node, op, a: int, b: int, t):
+        """Integer literals fold exactly, as Python does (``1 << 40`` is int64, not 0)."""
+        if op in ("pow", "shl") and b > 64 and a not in (0, 1, -1) or (op == "shl" and b < 0):
+            raise self.error("this constant expression does not fit in 64 bits", node)
+        if op in ("floordiv", "mod") and b == 0:
+            raise self.error("division by zero in a constant expression", node)
+        value = {"add": a + b, "sub": a - b, "mul": a * b, "floordiv": a // b, "mod": a % b,
+                 "pow": a ** b if b >= 0 else 0,
+                 "shl": a << b if b >= 0 else 0, "shr": a >> b if b >= 0 else 0,
+                 "and": a & b, "or": a | b, "xor": a ^ b}[op]
+        if not fits(value, int64):
+            raise self.error(f"this constant expression ({value}) does not fit in 64 bits", node)
+        ty = literal_type(value) if t.bits <= 32 else t
+        node.wl_opty = ty
+        return self.mark(node, ty, value, weak=True)
 
     def _aggregate_binop(self, node, op, lt, rt):
         sym = BINOP_SYMBOLS.get(op, "?")
