@@ -211,3 +211,25 @@ def test_show_occupancy_displays_the_widget_at_block_dim(ip):
     data = view._repr_mimebundle_()
     assert data[MIME_TYPE]["occupancy"]["block_size"] == 128
     assert 'data-pane="ptx"' not in data["text/html"]
+
+
+@pytest.mark.gpu
+def test_launch_on_gpu_shows_time_distribution_and_bandwidth(ip):
+    import numpy as np
+    from conftest import needs_compiler
+    from warp_lab.runtime.device import cuda_devices
+
+    devices, why = cuda_devices()
+    if not devices:
+        pytest.skip(f"no usable CUDA GPU: {why}")
+    needs_compiler()
+    n = 1 << 20
+    ip.user_ns.update(wl=wl, xs=np.ones(n, dtype=np.float32), ys=np.ones(n, dtype=np.float32))
+    out = ip.run_cell_magic("warp_kernel", f'--device cuda --repeat 20 --launch "dim={n}, '
+                            'inputs=[xs, ys, 2.0]"', SAXPY_CELL)
+    r = out.result
+    assert r.device.kind == "cuda" and len(r.times) == 20
+    np.testing.assert_array_equal(ip.user_ns["ys"], np.full(n, 3.0, np.float32))
+    html = out._repr_mimebundle_()["text/html"]
+    assert html.count("data:image/png;base64,") == 1
+    assert f"achieved {r.bandwidth / 1e9:.1f} GB/s" in html
