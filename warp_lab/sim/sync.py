@@ -37,9 +37,9 @@ def _bar(ins, mod):
     srcs = list(ins.srcs)
     if red:
         redop = next(x for x in ("popc", "and", "or") if x in mods)
-        wd = writer(ins.dsts[0], mod, ins.line)
+        wd = writer(srcs[0], mod, ins.line)   # the parser lists bar's operands as sources
         rc = reader(srcs[-1], BOOL, mod, ins.line)
-        srcs = srcs[:-1]
+        srcs = srcs[1:-1]
     ra = reader(srcs[0], U32, mod, ins.line) if srcs else (lambda m: np.uint32(0))
     rb = reader(srcs[1], U32, mod, ins.line) if len(srcs) > 1 else None
 
@@ -100,6 +100,7 @@ def release_barriers(m, waiting) -> bool:
     """Complete every barrier whose arrival condition holds; True if any completed."""
     live = (m.status != EXITED) & (m.status != PAD)
     rel = np.zeros(m.T, bool)
+    counted = np.zeros(m.T, bool)  # released by an explicit thread count
     wbar, wcnt = m.waitbar[waiting], m.waitcnt[waiting]
     if not m.arrive and not wbar.any() and not wcnt.any():
         nwait = np.bincount(m.blk[waiting], minlength=m.nb)
@@ -120,12 +121,17 @@ def release_barriers(m, waiting) -> bool:
                     m.arrive.get((b, bid), 0)
             if have >= need:
                 rel |= sel
+                if c:
+                    counted |= sel
                 m.arrive.pop((b, bid), None)
     if not rel.any():
         return False
     blocks = np.unique(m.blk[rel])
     if "barrier" in m.checks:
-        _check_divergence(m, rel, blocks)
+        # partial participation is the point of a counted barrier: check only the others
+        whole = rel & ~counted
+        if whole.any():
+            _check_divergence(m, whole, np.unique(m.blk[whole]))
     if m.barred is not None:
         redop, wd = m.barred_ops
         vals = m.barred & rel

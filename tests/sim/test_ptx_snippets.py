@@ -1,0 +1,357 @@
+"""Hand-written PTX for instructions the compiler rarely emits: shfl modes, vote, match,
+redux, atom.cas, bar with thread counts, bar.red, cvt rounding modes, bit operations,
+carry chains. References are numpy or plain-Python statements of the PTX ISA rules."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from warp_lab import sim
+
+HEAD = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u64 inp)
+{
+  .reg .pred %p<8>;
+  .reg .b32 %r<40>;
+  .reg .b64 %rd<16>;
+  .reg .f32 %f<8>;
+  .reg .f64 %fd<8>;
+  .reg .b16 %rs<8>;
+  .shared .align 4 .b8 sh[1024];
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [inp];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  add.s64 %rd5, %rd2, %rd3;
+  ld.global.u32 %r2, [%rd5];
+"""
+TAIL = """
+  st.global.u32 [%rd4], %r3;
+  ret;
+}
+"""
+
+
+def run_snippet(gpu, body, inp, block=32, raw=False):
+    """Run BODY (input in %r2, thread index in %r1, result in %r3) on ``inp`` (uint32 bits)."""
+    inp = np.asarray(inp)
+    bits = inp.view(np.uint32) if inp.dtype.itemsize == 4 else inp.astype(np.uint32)
+    a_in = gpu.put(np.ascontiguousarray(bits))
+    a_out = gpu.put(np.zeros(block, np.uint32))
+    ptx = HEAD + body + TAIL
+    res = sim.run(sim.parse_module(ptx), "k", 1, block,
+                  struct.pack("<QQ", a_out, a_in), gpu.mem)
+    assert res.findings == [], [str(f) for f in res.findings]
+    return gpu.get(a_out), res
+
+
+LANE = np.arange(32)
+DATA = (LANE * 7 + 3).astype(np.uint32)
+
+
+def _c(width):
+    return ((32 - width) << 8) | 31 if width < 32 else 31
+
+
+@pytest.mark.parametrize("width", [32, 8])
+@pytest.mark.parametrize("mode,b", [("up", 3), ("down", 5), ("bfly", 6), ("idx", 13)])
+def test_shfl_modes_follow_cuda_width_semantics(gpu, mode, b, width):
+    c = _c(width) if mode != "up" else ((32 - width) << 8)  # __shfl_up_sync passes c = 0 (+seg)
+    body = f"  shfl.sync.{mode}.b32 %r3|%p1, %r2, {b}, {c}, -1;\n"
+    out, _ = run_snippet(gpu, body, DATA)
+    seg = LANE // width * width
+    if mode == "up":
+        src = np.where(LANE - seg >= b, LANE - b, LANE)
+    elif mode == "down":
+        src = np.where(LANE - seg + b < width, LANE + b, LANE)
+    elif mode == "bfly":
+        src = np.where((LANE ^ b) < seg + width, LANE ^ b, LANE)
+    else:
+        src = seg + b % width
+    np.testing.assert_array_equal(out, DATA[src])
+
+
+def test_vote_any_all_uni_ballot(gpu):
+    body = """
+  setp.gt.u32 %p1, %r2, 100;
+  vote.sync.ballot.b32 %r4, %p1, -1;
+  vote.sync.any.pred %p2, %p1, -1;
+  vote.sync.all.pred %p3, %p1, -1;
+  vote.sync.uni.pred %p4, %p1, -1;
+  selp.u32 %r5, 1, 0, %p2;
+  selp.u32 %r6, 2, 0, %p3;
+  selp.u32 %r7, 4, 0, %p4;
+  or.b32 %r8, %r5, %r6;
+  or.b32 %r8, %r8, %r7;
+  setp.eq.u32 %p5, %r1, 0;
+  selp.u32 %r3, %r4, %r8, %p5;
+"""
+    out, _ = run_snippet(gpu, body, DATA)
+    pred = DATA > 100
+    ballot = int(sum(1 << i for i in range(32) if pred[i]))
+    assert out[0] == ballot
+    assert (out[1:] == (1 | 0 | 0)).all()      # any, not all, not uniform
+
+
+def test_match_and_redux(gpu):
+    body = """
+  and.b32 %r4, %r2, 3;
+  match.any.sync.b32 %r5, %r4, -1;
+  redux.sync.add.u32 %r6, %r2, -1;
+  redux.sync.min.u32 %r7, %r2, -1;
+  setp.lt.u32 %p1, %r1, 16;
+  selp.u32 %r3, %r5, %r6, %p1;
+  setp.eq.u32 %p2, %r1, 31;
+  selp.u32 %r3, %r7, %r3, %p2;
+"""
+    out, _ = run_snippet(gpu, body, DATA)
+    key = DATA & 3
+    match = np.array([sum(1 << j for j in range(32) if key[j] == key[i]) for i in range(32)],
+                     np.uint32)
+    np.testing.assert_array_equal(out[:16], match[:16])
+    assert (out[16:31] == DATA.sum()).all() and out[31] == DATA.min()
+
+
+def test_atom_cas_exactly_one_winner(gpu):
+    body = """
+  mov.u64 %rd6, sh;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 st.shared.u32 [sh], 0;
+  bar.sync 0;
+  add.u32 %r4, %r1, 1;
+  atom.shared.cas.b32 %r5, [%rd6], 0, %r4;
+  bar.sync 0;
+  ld.shared.u32 %r6, [sh];
+  shl.b32 %r6, %r6, 16;
+  or.b32 %r3, %r6, %r5;
+"""
+    out, _ = run_snippet(gpu, body, np.zeros(64, np.uint32), block=64)
+    old = out & 0xFFFF
+    final = out >> 16
+    winners = np.flatnonzero(old == 0)
+    assert winners.size == 1
+    assert (final == winners[0] + 1).all()
+    assert (np.delete(old, winners) == winners[0] + 1).all()
+
+
+def test_atom_add_global_returns_distinct_old_values(gpu):
+    body = """
+  atom.global.add.u32 %r3, [%rd2], 5;
+"""
+    out, _ = run_snippet(gpu, body, np.zeros(64, np.uint32), block=64)
+    assert sorted(out.tolist()) == list(range(0, 5 * 64, 5))
+
+
+def test_bar_arrive_and_sync_with_thread_count(gpu):
+    """Producer warps 0-1 write shared memory and bar.arrive; consumer warps 2-3
+    bar.sync on barrier 1 with 128 threads (PTX ISA 'bar.arrive' example)."""
+    body = """
+  setp.lt.u32 %p1, %r1, 64;
+  mul.wide.u32 %rd6, %r1, 4;
+  mov.u64 %rd7, sh;
+  add.s64 %rd8, %rd7, %rd6;
+  @!%p1 bra CONSUMER;
+  mul.lo.u32 %r4, %r2, 3;
+  st.shared.u32 [%rd8], %r4;
+  bar.arrive 1, 128;
+  mov.u32 %r3, 0;
+  bra DONE;
+CONSUMER:
+  bar.sync 1, 128;
+  ld.shared.u32 %r3, [%rd8+-256];
+DONE:
+"""
+    inp = np.arange(128, dtype=np.uint32) + 10
+    out, res = run_snippet(gpu, body, inp, block=128)
+    np.testing.assert_array_equal(out[64:], inp[:64] * 3)
+    assert (out[:64] == 0).all()
+
+
+def test_bar_red_popc_and_or(gpu):
+    body = """
+  setp.lt.u32 %p1, %r2, 40;
+  bar.red.popc.u32 %r4, 0, %p1;
+  setp.eq.u32 %p2, %r2, 77;
+  bar.red.or.pred %p3, 0, %p2;
+  selp.u32 %r5, 1000, 0, %p3;
+  add.u32 %r3, %r4, %r5;
+"""
+    inp = np.arange(64, dtype=np.uint32) * 2
+    out, _ = run_snippet(gpu, body, inp, block=64)
+    assert (out == np.sum(inp < 40) + 0).all()       # no thread has 77
+
+
+def _f32_bits(x):
+    return np.float32(x).view(np.uint32)
+
+
+FLOATS = np.array([2.5, -2.5, 3.5, -0.5, 1.7, -1.7, 1e10, -3e9, np.nan, np.inf, 0.49999997,
+                   -7.0] + [0.0] * 20, np.float32)
+
+
+@pytest.mark.parametrize("mode,ref", [
+    ("rni", np.rint), ("rzi", np.trunc), ("rmi", np.floor), ("rpi", np.ceil)])
+def test_cvt_float_to_int_rounding_and_saturation(gpu, mode, ref):
+    out, _ = run_snippet(gpu, f"  cvt.{mode}.s32.f32 %r3, %r2;\n", FLOATS)
+    want = ref(FLOATS.astype(np.float64))
+    want = np.where(np.isnan(want), 0, np.clip(want, -2**31, 2**31 - 1)).astype(np.int64)
+    np.testing.assert_array_equal(out.view(np.int32), want)
+
+
+def test_cvt_float_to_unsigned_saturates_negative_to_zero(gpu):
+    out, _ = run_snippet(gpu, "  cvt.rzi.u32.f32 %r3, %r2;\n", FLOATS)
+    want = np.where(np.isnan(FLOATS), 0, np.clip(np.trunc(FLOATS.astype(np.float64)), 0,
+                                                  2**32 - 1)).astype(np.uint32)
+    np.testing.assert_array_equal(out, want)
+
+
+def _rz_f64_to_f32(x: float) -> float:
+    """Round toward zero by truncating the float64 significand to 24 bits (normal range)."""
+    if x == 0 or not np.isfinite(x):
+        return np.float32(x)
+    bits = struct.unpack("<Q", struct.pack("<d", x))[0]
+    bits &= ~((1 << 29) - 1)
+    return np.float32(struct.unpack("<d", struct.pack("<Q", bits))[0])
+
+
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_cvt_f64_to_f32_directed_rounding(gpu, mode):
+    vals = np.array([1 + 2**-30, -(1 + 2**-30), 1 / 3, -1 / 3, 0.1, 1e-3, 2.0, -5.0] * 4)
+    body = """
+  mul.wide.u32 %rd9, %r1, 8;
+  add.s64 %rd10, %rd2, %rd9;
+  ld.global.f64 %fd1, [%rd10];
+  cvt.MODE.f32.f64 %f1, %fd1;
+  mov.b32 %r3, %f1;
+""".replace("MODE", mode)
+    a_in = gpu.put(vals)
+    a_out = gpu.put(np.zeros(32, np.float32))
+    sim.run(sim.parse_module(HEAD + body + TAIL), "k", 1, 32, struct.pack("<QQ", a_out, a_in),
+            gpu.mem)
+    out = gpu.get(a_out)
+    for v, o in zip(vals, out):
+        rz = _rz_f64_to_f32(v)
+        exact = float(rz) == v
+        up = np.nextafter(rz, np.float32(np.copysign(np.inf, v)))  # away from zero
+        want = {"rz": rz,
+                "rm": rz if exact or v > 0 else up,
+                "rp": rz if exact or v < 0 else up,
+                "rn": np.float32(v)}[mode]
+        assert o == want, (mode, v, o, want)
+
+
+@pytest.mark.parametrize("mode,want", [("rn", 16777216.0), ("rz", 16777216.0),
+                                       ("rm", 16777216.0), ("rp", 16777218.0)])
+def test_cvt_int_to_float_rounding(gpu, mode, want):
+    inp = np.full(32, 16777217, np.uint32)   # 2**24 + 1 is not representable in float32
+    out, _ = run_snippet(gpu, f"  cvt.{mode}.f32.s32 %f1, %r2;\n  mov.b32 %r3, %f1;\n", inp)
+    assert (out.view(np.float32) == np.float32(want)).all()
+
+
+def test_cvt_f16_and_sat(gpu):
+    body = """
+  cvt.rn.f16.f32 %rs1, %r2;
+  cvt.f32.f16 %f1, %rs1;
+  cvt.sat.f32.f32 %f2, %f1;
+  mov.b32 %r4, %f1;
+  mov.b32 %r5, %f2;
+  setp.lt.u32 %p1, %r1, 16;
+  selp.b32 %r3, %r4, %r5, %p1;
+"""
+    vals = np.linspace(-2, 2, 32).astype(np.float32) * np.float32(1.0001)
+    out, _ = run_snippet(gpu, body, vals)
+    half = vals.astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(out.view(np.float32)[:16], half[:16])
+    np.testing.assert_array_equal(out.view(np.float32)[16:], np.clip(half[16:], 0, 1))
+
+
+def test_bit_operations(gpu):
+    body = """
+  bfe.u32 %r4, %r2, 4, 7;
+  bfe.s32 %r5, %r2, 28, 4;
+  bfi.b32 %r6, %r1, %r2, 8, 5;
+  popc.b32 %r7, %r2;
+  clz.b32 %r8, %r2;
+  brev.b32 %r9, %r2;
+  prmt.b32 %r10, %r2, %r1, 0x5140;
+  bfind.u32 %r11, %r2;
+  xor.b32 %r3, %r4, %r5;
+  add.u32 %r3, %r3, %r6;
+  mul.lo.u32 %r12, %r7, 65599;
+  add.u32 %r3, %r3, %r12;
+  mul.lo.u32 %r12, %r8, 977;
+  add.u32 %r3, %r3, %r12;
+  xor.b32 %r3, %r3, %r9;
+  add.u32 %r3, %r3, %r10;
+  mul.lo.u32 %r12, %r11, 31;
+  add.u32 %r3, %r3, %r12;
+"""
+    x = np.random.default_rng(5).integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    x[0], x[1] = 0, 0xFFFFFFFF
+    out, _ = run_snippet(gpu, body, x)
+
+    def ref(v, t):
+        v, t = int(v), int(t)
+        bfe_u = (v >> 4) & 0x7F
+        f = (v >> 28) & 0xF
+        bfe_s = (f - 16 if f & 8 else f) & 0xFFFFFFFF
+        mask = ((1 << 5) - 1) << 8
+        bfi = (v & ~mask | ((t << 8) & mask)) & 0xFFFFFFFF
+        popc = bin(v).count("1")
+        clz = 32 - v.bit_length()
+        brev = int(f"{v:032b}"[::-1], 2)
+        bytes_ = [(v >> (8 * k)) & 0xFF for k in range(4)] + [(t >> (8 * k)) & 0xFF for k in range(4)]
+        prmt = sum(bytes_[(0x5140 >> (4 * k)) & 7] << (8 * k) for k in range(4))
+        bfind = v.bit_length() - 1 & 0xFFFFFFFF
+        r = (bfe_u ^ bfe_s) + bfi + popc * 65599 + clz * 977
+        r = (r & 0xFFFFFFFF) ^ brev
+        return (r + prmt + bfind * 31) & 0xFFFFFFFF
+    assert out.tolist() == [ref(v, t) for v, t in zip(x, range(32))]
+
+
+def test_carry_chain_and_mul_hi(gpu):
+    """64-bit add via add.cc/addc on 32-bit halves, and mul.hi.u32, against Python ints."""
+    body = """
+  mul.lo.u32 %r4, %r2, 2654435761;
+  add.cc.u32 %r5, %r2, %r4;
+  addc.u32 %r6, %r1, 7;
+  mul.hi.u32 %r7, %r2, %r4;
+  mad.lo.cc.u32 %r8, %r2, %r2, %r4;
+  madc.hi.u32 %r9, %r2, %r2, 0;
+  xor.b32 %r3, %r5, %r6;
+  add.u32 %r3, %r3, %r7;
+  xor.b32 %r3, %r3, %r8;
+  add.u32 %r3, %r3, %r9;
+"""
+    x = np.random.default_rng(6).integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    out, _ = run_snippet(gpu, body, x)
+    M = 0xFFFFFFFF
+    want = []
+    for t, v in enumerate(x.tolist()):
+        r4 = v * 2654435761 & M
+        s = v + r4
+        r5, c = s & M, s >> 32
+        r6 = (t + 7 + c) & M
+        r7 = (v * r4) >> 32
+        s2 = (v * v & M) + r4
+        r8, c2 = s2 & M, s2 >> 32
+        r9 = (((v * v) >> 32) + c2) & M
+        want.append(((((r5 ^ r6) + r7) & M ^ r8) + r9) & M)
+    assert out.tolist() == want
+
+
+def test_unimplemented_opcode_names_opcode_and_line(gpu):
+    body = "  frobnicate.b32 %r3, %r2;\n"
+    line = HEAD.count("\n") + 1
+    with pytest.raises(sim.SimulatorError, match=rf"PTX line {line}: opcode 'frobnicate'"):
+        run_snippet(gpu, body, DATA)
+
+
+def test_malformed_ptx_names_the_line():
+    with pytest.raises(sim.SimulatorError, match="PTX line 3"):
+        sim.parse_module(".version 8.0\n.target sm_90\n.visible .entry k(.param .zz x)\n{\nret;\n}\n")
