@@ -118,9 +118,16 @@ def test_assembles_for_arch(ex, arch):
 @pytest.mark.parametrize("name", ["saxpy", "warp_scan_vote"])
 def test_sass_for_older_archs(name, arch):
     ck = compiled(get(name), arch)
-    assert dict(ck.missing) == {}
-    assert ck.sass and ck.line_map.sass, "SASS with line info"
+    assert ck.cubin is not None and ck.resources.registers > 0
     assert ck.toolchain["nvdisasm"] and ck.toolchain["ptxas"]
+    if ck.sass is None:
+        # CUDA 13.1+ nvdisasm no longer reads sm_50..sm_72 cubins: the artifact must say so
+        assert int(arch.split("_")[1]) < 75, "SASS missing for an arch nvdisasm supports"
+        assert "nvdisasm" in ck.missing["sass"] and arch[3:] in ck.missing["sass"]
+        assert ck.line_map.ptx and not ck.line_map.sass
+    else:
+        assert dict(ck.missing) == {}
+        assert ck.line_map.sass, "SASS with line info"
 
 
 @pytest.mark.parametrize("ex", CORPUS, ids=IDS)
