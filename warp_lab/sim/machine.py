@@ -110,6 +110,7 @@ class Machine:
         self.bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
         self.next_block = 0
         self.T = 0
+        self._batch_done = False
 
     # ------------------------------------------------------------------ launch layout
     def _layout_symbols(self):
@@ -362,6 +363,7 @@ class Machine:
                     if nrun == 0:
                         if not self.resolve_stall():
                             return True
+                        n -= 1
                         continue
                     pcs = np.where(run, self.pc, _BIG)
                     p = int(pcs.min())
@@ -427,6 +429,44 @@ class Machine:
             raise SimulatorError(f"simulator failure at {where}: {type(exc).__name__}: {exc}",
                                  ptx_line=ins.line if ins else 0) from None
         return True
+
+    # ------------------------------------------------------------------ single steps (debugger)
+    def step_once(self) -> bool:
+        """Execute exactly one scheduled instruction (for the lanes at the scheduled PC).
+
+        Returns False when the launch has finished or stopped."""
+        with np.errstate(all="ignore"):
+            while not self.stop:
+                if self.T == 0 or self._batch_done:
+                    if not self.start_batch():
+                        return False
+                    self._batch_done = False
+                before = self.steps
+                if self.run_batch(limit=1):
+                    self._batch_done = True
+                if self.steps > before:
+                    return True
+        return False
+
+    def peek(self):
+        """``(pc, lanes)`` the next step will execute (lanes a bool mask over the batch),
+        or ``None`` when the current batch has nothing left (or the launch stopped)."""
+        if self.stop or self.T == 0 or self._batch_done:
+            return None
+        with np.errstate(all="ignore"):
+            while True:
+                if self.upc >= 0:
+                    return self.upc, (np.ones(self.T, bool) if self.umask is None else self.umask)
+                run = self.status == RUN
+                if run.any():
+                    pcs = np.where(run, self.pc, _BIG)
+                    p = int(pcs.min())
+                    return p, pcs == p
+                try:
+                    if not self.resolve_stall():
+                        return None
+                except _Stop:
+                    return None
 
     # ------------------------------------------------------------------ barriers
     def resolve_stall(self) -> bool:

@@ -1,0 +1,362 @@
+"""Step through a simulated launch: breakpoints, single steps, warp inspection, step back.
+
+    from warp_lab import sim
+    dbg = sim.Debugger(mod, "reduce", grid=2, block=256, params=buf, memory=mem)
+    dbg.add_breakpoint(source_line=14, block=(1, 0, 0))   # or ptx_line=..., thread=(x, y, z)
+    stop = dbg.cont()                # runs to the breakpoint; None when the launch ended
+    w = dbg.warp(block=(1, 0, 0), warp=0)
+    w.registers["%r5"], w.predicates["%p1"], w.active, w.pc, w.ptx_line
+    dbg.step(); dbg.step_back()      # step back replays the launch deterministically
+    res = dbg.run_to_end()           # the SimResult
+
+The debugger runs one block per batch (``batch_blocks=1``), so "the current
+block" is always well defined; a launch's results do not depend on the batch
+size. Execution is deterministic (clocks count steps, atomics apply in lane
+order), so :meth:`Debugger.step_back` re-runs the launch from a snapshot of
+global memory to the previous step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from warp_lab.errors import SimulatorError
+from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, Machine
+from warp_lab.sim.ptx import type_dtype
+
+__all__ = ["Debugger", "Breakpoint", "Stop", "WarpState"]
+
+_STATUS = {RUN: "running", EXITED: "exited", BARWAIT: "at barrier", PAD: "absent"}
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    """Stop before an instruction on ``ptx_line`` or from source line ``source_line``
+    (``.loc``; ``source_file`` optional), executed by a lane of ``block`` / ``thread``
+    (``None``: any)."""
+
+    id: int
+    ptx_line: int | None = None
+    source_line: int | None = None
+    source_file: str | None = None
+    block: tuple | None = None
+    thread: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Where execution stands: the *next* instruction to run.
+
+    Attributes:
+        step: steps executed so far.
+        ptx_line, text: the next instruction's PTX line and text.
+        source_file, source_line: its ``.loc`` (``""``/0 if none).
+        block: the block running it.
+        lanes: how many threads execute it.
+        breakpoint: the :class:`Breakpoint` that stopped execution, else ``None``.
+    """
+
+    step: int
+    ptx_line: int
+    text: str
+    source_file: str
+    source_line: int
+    block: tuple
+    lanes: int
+    breakpoint: Breakpoint | None = None
+
+
+@dataclass
+class WarpState:
+    """A warp's 32 lanes at the current position.
+
+    Attributes:
+        block, warp: which warp.
+        registers: PTX register name → 32 values typed by the declared type
+            (``.b``/``.u`` unsigned, ``.s`` signed, ``.f`` float); the function's
+            own registers (not scoped inline-assembly temporaries).
+        raw: register name → 32 raw bit patterns (uint).
+        predicates: predicate register name → 32 bools.
+        active: the lanes that execute the next instruction.
+        pc: per lane program counter (index into the module's instructions).
+        ptx_line: per lane PTX line of its next instruction.
+        status: per lane ``"running"``, ``"at barrier"``, ``"exited"`` or ``"absent"``
+            (past the end of a partial block).
+    """
+
+    block: tuple
+    warp: int
+    registers: dict
+    raw: dict
+    predicates: dict
+    active: np.ndarray
+    pc: np.ndarray
+    ptx_line: np.ndarray
+    status: list
+
+    def as_type(self, name: str, ptx_type: str) -> np.ndarray:
+        """Register ``name`` reinterpreted as PTX type ``ptx_type`` (e.g. ``"f32"``)."""
+        dt = type_dtype(ptx_type)
+        raw = self.raw[name]
+        if raw.dtype.itemsize != dt.itemsize:
+            raw = raw.astype(np.dtype(f"u{dt.itemsize}"))
+        return raw.view(dt)
+
+
+class Debugger:
+    """Interactive control of one launch (same arguments as :func:`warp_lab.sim.run`).
+
+    Args:
+        module: :class:`~warp_lab.sim.ptx.PtxModule` or PTX text.
+        kernel, grid, block, params, memory, dynamic_shared, checks: as for ``run``.
+        batch_blocks: blocks simulated together (1 keeps "the current block" simple).
+
+    Global memory is snapshotted at construction; :meth:`step_back` and
+    :meth:`restart` restore it.
+    """
+
+    def __init__(self, module, kernel, grid, block, params, memory, dynamic_shared=0,
+                 checks=("memcheck", "racecheck", "barrier"), batch_blocks: int = 1):
+        from warp_lab import sim
+        self.module = sim.parse_module(module) if isinstance(module, str) else module
+        self._args = (kernel, grid, block, params, memory, dynamic_shared, checks)
+        self.memory = memory
+        self._snapshot = memory.snapshot()
+        self._batch_blocks = batch_blocks
+        self._breakpoints: dict[int, Breakpoint] = {}
+        self._next_id = 1
+        self.restart()
+
+    # ---- lifecycle
+    def restart(self):
+        """Go back to the start of the launch (global memory restored)."""
+        kernel, grid, block, params, memory, dyn, checks = self._args
+        if getattr(self, "machine", None) is not None:
+            self.machine.release()
+        memory.restore(self._snapshot)
+        m = Machine(self.module, kernel, grid, block, params, memory, dyn, checks, True, None,
+                    batch_threads=1)
+        m.bpb = self._batch_blocks
+        self.machine = m
+        self.step_count = 0
+        self.finished = False
+        self._ensure()
+
+    def _ensure(self):
+        """Make sure a batch with work is loaded; sets :attr:`finished` when none is left."""
+        m = self.machine
+        while not self.finished:
+            if m.T and m.peek() is not None:
+                return
+            if m.stop or not m.start_batch():
+                self.finished = True
+                return
+            m._batch_done = False
+
+    # ---- breakpoints
+    def add_breakpoint(self, ptx_line: int | None = None, source_line: int | None = None,
+                       source_file: str | None = None, block=None, thread=None) -> Breakpoint:
+        """Add a breakpoint; returns it (its ``id`` removes it).
+
+        Raises:
+            SimulatorError: neither line given, or no instruction on that line.
+        """
+        if ptx_line is None and source_line is None:
+            raise SimulatorError("a breakpoint needs ptx_line or source_line")
+        code = self.module.code
+        hit = any(self._matches_line(Breakpoint(0, ptx_line, source_line, source_file), ins)
+                  for ins in code)
+        if not hit:
+            where = f"PTX line {ptx_line}" if ptx_line is not None else f"source line {source_line}"
+            raise SimulatorError(f"no instruction on {where}")
+        bp = Breakpoint(self._next_id, ptx_line, source_line, source_file,
+                        _dim3(block), _dim3(thread))
+        self._breakpoints[bp.id] = bp
+        self._next_id += 1
+        return bp
+
+    def remove_breakpoint(self, bp) -> None:
+        """Remove a breakpoint (the object or its id)."""
+        self._breakpoints.pop(bp.id if isinstance(bp, Breakpoint) else bp, None)
+
+    @property
+    def breakpoints(self) -> list[Breakpoint]:
+        return list(self._breakpoints.values())
+
+    def _matches_line(self, bp, ins) -> bool:
+        if bp.ptx_line is not None and ins.line != bp.ptx_line:
+            return False
+        if bp.source_line is not None:
+            f, line = self.module.source_of(ins)
+            if line != bp.source_line:
+                return False
+            if bp.source_file is not None and not f.endswith(bp.source_file):
+                return False
+        return True
+
+    def _hit(self, p, lanes):
+        m = self.machine
+        ins = self.module.code[p]
+        for bp in self._breakpoints.values():
+            if not self._matches_line(bp, ins):
+                continue
+            if bp.block is None and bp.thread is None:
+                return bp
+            for t in np.flatnonzero(lanes)[:4096]:
+                blk, thr = m.where(int(t))
+                if (bp.block is None or blk == bp.block) and (bp.thread is None or thr == bp.thread):
+                    return bp
+        return None
+
+    # ---- motion
+    def where(self) -> Stop | None:
+        """The next instruction to run, or ``None`` when the launch has finished."""
+        return self._stop_info(None)
+
+    def _stop_info(self, bp):
+        if self.finished:
+            return None
+        m = self.machine
+        nxt = m.peek()
+        if nxt is None:
+            return None
+        p, lanes = nxt
+        ins = self.module.code[p]
+        f, line = self.module.source_of(ins)
+        t = int(np.argmax(lanes))
+        return Stop(self.step_count, ins.line, ins.text, f, line, m.where(t)[0],
+                    int(np.count_nonzero(lanes)), bp)
+
+    def step(self, n: int = 1) -> Stop | None:
+        """Execute ``n`` instructions (each for the lanes scheduled together)."""
+        for _ in range(n):
+            if self.finished:
+                break
+            self.machine.step_once()
+            self.step_count += 1
+            self._ensure()
+        return self.where()
+
+    def cont(self, max_steps: int = 10_000_000) -> Stop | None:
+        """Run until a breakpoint is about to execute (past the current position) or the
+        launch ends (returns ``None``)."""
+        first = True
+        for _ in range(max_steps):
+            if self.finished:
+                return None
+            p, lanes = self.machine.peek()
+            if not first:
+                bp = self._hit(p, lanes)
+                if bp is not None:
+                    return self._stop_info(bp)
+            first = False
+            self.machine.step_once()
+            self.step_count += 1
+            self._ensure()
+        return self.where()
+
+    def step_back(self, n: int = 1) -> Stop | None:
+        """Go back ``n`` steps by replaying the launch from the start."""
+        target = max(0, self.step_count - n)
+        self.restart()
+        while self.step_count < target and not self.finished:
+            self.machine.step_once()
+            self.step_count += 1
+            self._ensure()
+        return self.where()
+
+    def run_to_end(self):
+        """Run the rest of the launch without stopping; returns the SimResult."""
+        m = self.machine
+        with np.errstate(all="ignore"):
+            while not self.finished:
+                if not m.step_once():
+                    break
+                self.step_count += 1
+                self._ensure()
+        self.finished = True
+        return self.result()
+
+    def result(self):
+        """The :class:`~warp_lab.sim.result.SimResult` so far (``partial`` until the end)."""
+        res = self.machine.result(0.0)
+        if not self.finished:
+            res.partial = True
+        return res
+
+    @property
+    def findings(self):
+        return list(self.machine.findings)
+
+    # ---- inspection
+    def warp(self, block=(0, 0, 0), warp: int = 0) -> WarpState:
+        """The state of warp ``warp`` of ``block`` (which must be in the current batch).
+
+        Raises:
+            SimulatorError: the block is not being simulated now (it has finished or not
+                started; run or step until it is) or the warp does not exist.
+        """
+        m = self.machine
+        b = _dim3(block)
+        lin = b[0] + m.grid[0] * (b[1] + m.grid[1] * b[2])
+        k = lin - m.first_block
+        if m.T == 0 or not 0 <= k < m.nb:
+            raise SimulatorError(f"block {b} is not running now (current blocks "
+                                 f"{m.first_block}..{m.first_block + m.nb - 1} in linear order)")
+        if not 0 <= warp < m.wpb:
+            raise SimulatorError(f"block has warps 0..{m.wpb - 1}, not {warp}")
+        sl = slice(k * m.bs_pad + 32 * warp, k * m.bs_pad + 32 * warp + 32)
+        nxt = m.peek()
+        active = np.zeros(32, bool)
+        if nxt is not None:
+            active = np.asarray(nxt[1][sl], bool)
+        pcs = np.full(32, m.upc, np.int32) if m.upc >= 0 else m.pc[sl].copy()
+        if m.upc >= 0:
+            pcs = np.where(m.status[sl] == RUN, pcs, m.pc[sl])
+        code = self.module.code
+        lines = np.array([code[int(q)].line if 0 <= q < len(code) else 0 for q in pcs])
+        fname = code[int(pcs[active][0] if active.any() else pcs[0])].function \
+            if len(code) else ""
+        regs, raw, preds = {}, {}, {}
+        scopes = {}
+        for idx, (fn, name) in enumerate(self.module.reg_names):
+            if fn != fname or name in scopes:
+                continue
+            scopes[name] = idx
+            v = np.broadcast_to(m.regs[idx], (m.T,))[sl].copy()
+            typ = self.module.reg_types[idx]
+            if typ == "pred":
+                preds[name] = v.astype(bool)
+                continue
+            raw[name] = v
+            regs[name] = v.view(type_dtype(typ)) if type_dtype(typ).itemsize == v.dtype.itemsize \
+                else v
+        status = [_STATUS[int(s)] for s in m.status[sl]]
+        return WarpState(b, warp, regs, raw, preds, active, pcs, lines, status)
+
+    def read_memory(self, address: int, nbytes: int) -> bytes:
+        """Global memory bytes (see :meth:`GlobalMemory.read`)."""
+        return self.memory.read(address, nbytes)
+
+    def read_shared(self, block, offset: int, nbytes: int) -> bytes:
+        """Shared memory bytes of ``block`` (in the current batch)."""
+        m = self.machine
+        b = _dim3(block)
+        k = b[0] + m.grid[0] * (b[1] + m.grid[1] * b[2]) - m.first_block
+        if m.T == 0 or not 0 <= k < m.nb:
+            raise SimulatorError(f"block {b} is not running now")
+        if offset < 0 or offset + nbytes > m.shared_size:
+            raise SimulatorError(f"shared range {offset}+{nbytes} outside {m.shared_size} bytes")
+        base = k * m.shared_stride + offset
+        return m.shared[base: base + nbytes].tobytes()
+
+
+def _dim3(v):
+    if v is None:
+        return None
+    if isinstance(v, (int, np.integer)):
+        return (int(v), 0, 0)
+    t = tuple(int(x) for x in v)
+    return t + (0,) * (3 - len(t))
