@@ -16,8 +16,9 @@ that node (the shape of Triton's ``CodeGenerator.visit``).
 from __future__ import annotations
 
 import ast
-import inspect
 
+from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, evaluate_annotation,
+                                              location, param_types, parse_function)
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
 from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, literal_type, lossy_hint,
@@ -27,89 +28,8 @@ from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func, Kernel
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, int32, int64
 
-__all__ = ["make_typed_ast", "FunctionTyper", "UNSUPPORTED"]
-
-#: constructs outside the language: node class -> (what it is, what to write instead)
-UNSUPPORTED = {
-    ast.ClassDef: ("class definitions are not allowed in kernels",
-                   "define classes outside the kernel; use wl.vec3/wl.mat33 or several arrays"),
-    ast.FunctionDef: ("nested function definitions are not allowed in kernels",
-                      "define a module-level @wl.func and call it"),
-    ast.AsyncFunctionDef: ("async functions are not allowed in kernels",
-                           "define a module-level @wl.func"),
-    ast.Lambda: ("lambda expressions are not allowed in kernels", "define a @wl.func instead"),
-    ast.ListComp: ("list comprehensions are not allowed in kernels",
-                   "use a for loop over range() storing into a wl.local_array"),
-    ast.SetComp: ("set comprehensions are not allowed in kernels", "use a for loop"),
-    ast.DictComp: ("dict comprehensions are not allowed in kernels", "use a for loop"),
-    ast.GeneratorExp: ("generator expressions are not allowed in kernels",
-                       "use a for loop over range()"),
-    ast.Try: ("try/except is not supported in kernels (GPU threads have no exceptions)",
-              "test the condition with if, or use assert (a trap in debug mode)"),
-    ast.With: ("with statements are not supported in kernels", "write the body directly"),
-    ast.AsyncWith: ("async with is not supported in kernels", "write the body directly"),
-    ast.AsyncFor: ("async for is not supported in kernels", "use for i in range(n)"),
-    ast.Raise: ("raise is not supported in kernels", "use assert (a trap in debug mode)"),
-    ast.Yield: ("generators (yield) are not supported in kernels",
-                "store results into an array instead"),
-    ast.YieldFrom: ("generators (yield from) are not supported in kernels",
-                    "store results into an array instead"),
-    ast.Await: ("await is not supported in kernels", "kernels are synchronous per thread"),
-    ast.List: ("lists are not supported in kernels (no dynamic memory on the GPU)",
-               "use a tuple for a fixed group of values or wl.local_array(n, dtype)"),
-    ast.Dict: ("dicts are not supported in kernels", "use arrays indexed by integers"),
-    ast.Set: ("sets are not supported in kernels", "use arrays indexed by integers"),
-    ast.Global: ("global declarations are not allowed in kernels",
-                 "write results into an array parameter"),
-    ast.Nonlocal: ("nonlocal declarations are not allowed in kernels",
-                   "write results into an array parameter"),
-    ast.Delete: ("del is not supported in kernels", "simply stop using the variable"),
-    ast.Import: ("import inside a kernel is not allowed", "import at module level"),
-    ast.ImportFrom: ("import inside a kernel is not allowed", "import at module level"),
-    ast.JoinedStr: ("f-strings are not supported in kernels",
-                    "use print('x =', x) or wl.printf('x = %d\\n', x)"),
-    ast.Starred: ("* unpacking is not supported in kernels", "pass the arguments one by one"),
-    ast.Slice: ("slices are not supported in kernels", "index single elements: a[i] or a[i, j]"),
-    ast.NamedExpr: ("the := operator is not supported in kernels",
-                    "assign in a separate statement"),
-}
-if hasattr(ast, "Match"):
-    UNSUPPORTED[ast.Match] = ("match statements are not supported in kernels", "use if/elif")
-if hasattr(ast, "TryStar"):
-    UNSUPPORTED[ast.TryStar] = UNSUPPORTED[ast.Try]
-
-
-def _loc(source, node):
-    line = source.first_line + getattr(node, "lineno", 1) - 1
-    col = getattr(node, "col_offset", -1) + 1 + source.col_offset
-    return line, max(col, 0)
-
-
-def compile_error(source, node, message, hint="") -> KernelCompileError:
-    """A :class:`KernelCompileError` at ``node`` of ``source`` (file/cell line, 1-based column)."""
-    line, col = _loc(source, node) if node is not None else (source.first_line, 0)
-    return KernelCompileError(message, source.filename, line, col, source.line(line), hint)
-
-
-def parse_function(fn_obj) -> ast.FunctionDef:
-    """Parse the source of a Kernel/Func into its ``ast.FunctionDef``."""
-    src = fn_obj.source
-    try:
-        module = ast.parse(src.text)
-    except SyntaxError as exc:
-        line = src.first_line + (exc.lineno or 1) - 1
-        col = (exc.offset or 0) + (src.col_offset if exc.offset else 0)
-        raise KernelCompileError(f"syntax error: {exc.msg}", src.filename, line, col,
-                                 src.line(line)) from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise KernelCompileError(f"cannot parse the function: {exc}", src.filename,
-                                 src.first_line) from None
-    defs = [n for n in module.body if isinstance(n, ast.FunctionDef)]
-    if not defs:
-        node = module.body[0] if module.body else None
-        raise compile_error(src, node, "expected a function definition (def ...)")
-    return defs[0]
-
+__all__ = ["make_typed_ast", "FunctionTyper", "UNSUPPORTED", "specialize", "parse_function",
+           "evaluate_annotation"]
 
 class _Context:
     """State shared by every function of one kernel compile."""
@@ -498,49 +418,6 @@ def _annotation_type(ty):
     return None
 
 
-def evaluate_annotation(fn_obj, ann):
-    """An annotation's value; strings (``from __future__ import annotations``) are
-    evaluated in the function's module and closure, as ``typing.get_type_hints`` does.
-
-    Raises:
-        ValueError: a string annotation does not evaluate.
-    """
-    if not isinstance(ann, str):
-        return ann
-    try:
-        return eval(ann, dict(fn_obj.globals), fn_obj.closure)  # noqa: S307 - the user's own code
-    except Exception as exc:
-        raise ValueError(f"{type(exc).__name__}: {exc}") from None
-
-
-def _param_types(fn_obj, tree, ctx_error) -> list:
-    """Kernel parameters from annotations (evaluated by Python, or strings evaluated here)."""
-    anns = getattr(fn_obj.fn, "__annotations__", {})
-    out = []
-    for a in tree.args.args:
-        name = a.arg
-        ann = anns.get(name)
-        if ann is None:
-            raise ctx_error(f"kernel parameter {name!r} needs a type annotation", a,
-                            f"write {name}: wl.array(dtype=wl.float32) or {name}: float")
-        try:
-            ann = evaluate_annotation(fn_obj, ann)
-        except ValueError as exc:
-            raise ctx_error(f"cannot evaluate the annotation of {name!r}: {exc}", a) from None
-        try:
-            ty = as_type(ann)
-        except TypeError:
-            raise ctx_error(f"the annotation of {name!r} ({ann!r}) is not a warp_lab type", a,
-                            "use wl.array(dtype=...), wl.float32, wl.int32, float, int, bool, "
-                            "wl.vec3, ...") from None
-        if isinstance(ty, ArrayType) and ty.space != "global":
-            raise ctx_error(f"kernel parameter {name!r} must be a global array", a)
-        if isinstance(ty, TupleType):
-            raise ctx_error(f"kernel parameter {name!r} cannot be a tuple", a)
-        out.append((name, ty))
-    return out
-
-
 def _launch_ndim(ctx, typer: FunctionTyper) -> int:
     """The arity of ``i, j = wl.tid()`` in the kernel (1 when it is never unpacked)."""
     if ctx.options is not None and getattr(ctx.options, "launch_ndim", None):
@@ -594,7 +471,7 @@ def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> Typed
     except KernelCompileError as exc:
         if "was called at" in exc.hint:
             raise
-        line, _ = _loc(caller.source, call_node)
+        line, _ = location(caller.source, call_node)
         sig = ", ".join(f"{n}: {type_name(t)}" for n, t in params)
         note = f"{func.name}({sig}) was called at {caller.source.filename}:{line}"
         raise KernelCompileError(exc.message, exc.filename, exc.line, exc.col, exc.source_line,
@@ -631,7 +508,7 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
     def err(msg, node, hint=""):
         return compile_error(kernel.source, node, msg, hint)
 
-    params = _param_types(kernel, tree, err)
+    params = param_types(kernel, tree, err)
     if tree.returns is not None and not (isinstance(tree.returns, ast.Constant)
                                          and tree.returns.value is None):
         raise err("a kernel cannot return a value", tree.returns,
@@ -646,5 +523,3 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
     return TypedKernel(kernel.name, kernel.name, kernel.source, tk_fn, funcs, tuple(params),
                        ctx.launch_ndim, uses_tid, tuple(ctx.shared))
 
-
-del inspect

@@ -15,7 +15,7 @@ from warp_lab.compiler.lower_expr import (I1, I32, I64, ArrayVal, flatten, flatt
                                           llty, memty, unflatten)
 from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, scalar_binop
 from warp_lab.compiler.typing_rules import NONE
-from warp_lab.lang.types import Matrix, Scalar, TupleType, Vector, float32, int32
+from warp_lab.lang.types import Matrix, Scalar, Vector, float32, int32, uint32
 
 __all__ = ["lower_call", "emit_trap", "emit_printf", "LOWER"]
 
@@ -199,7 +199,7 @@ def _void_intrinsic(name, args=()):
 def _syncwarp(lw, node, call):
     (mask,) = _args(node)
     m = ir.Constant(I32, 0xFFFFFFFF) if mask is None else \
-        lw.convert(lw.expr(mask), mask.wl_ty, _U32)
+        lw.convert(lw.expr(mask), mask.wl_ty, uint32)
     lw.b.call(lw.m.declare("llvm.nvvm.bar.warp.sync", ir.VoidType(), [I32]), [m])
 
 
@@ -217,7 +217,7 @@ def _shfl(lw, node, call):
     t = call.info["ty"]
     mask_n, value_n, lane_n, width_n = _args(node)
     b = lw.b
-    mask = lw.convert(lw.expr(mask_n), mask_n.wl_ty, _U32)
+    mask = lw.convert(lw.expr(mask_n), mask_n.wl_ty, uint32)
     value = lw.convert(lw.expr(value_n), value_n.wl_ty, t)
     lane = lw.convert(lw.expr(lane_n), lane_n.wl_ty, int32)
     mode, clamp = _SHFL[call.name]
@@ -246,7 +246,7 @@ def _shfl(lw, node, call):
 
 def _vote(lw, node, call):
     mask_n, pred_n = _args(node)
-    mask = lw.convert(lw.expr(mask_n), mask_n.wl_ty, _U32)
+    mask = lw.convert(lw.expr(mask_n), mask_n.wl_ty, uint32)
     pred = lw.truth(pred_n)
     kind = call.name[:-len("_sync")]
     ret = I32 if kind == "ballot" else I1
@@ -469,6 +469,3 @@ def lower_call(lw, node):
         return unflatten(parts, tf.ret)
     return LOWER[call.name](lw, node, call)
 
-
-_U32 = Scalar("uint32", "u", 32)
-del TupleType

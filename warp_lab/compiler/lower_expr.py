@@ -25,7 +25,7 @@ from llvmlite import ir
 
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.typing_rules import Meta, cast_value, wrap_int
-from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
+from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, int32
 
 __all__ = ["ArrayVal", "ExprLowerer", "llty", "memty", "flatten", "unflatten"]
 
@@ -222,7 +222,7 @@ class ExprLowerer:
 
     def index_i32(self, node):
         v = self.expr(node)
-        return self.convert(v, node.wl_ty, _INT32)
+        return self.convert(v, node.wl_ty, int32)
 
     def elem_ptr(self, arr: ArrayVal, idx: list):
         """Address of ``arr[idx]``: int32 ``sum(i_k * stride_k)``, sign-extended at the GEP."""
@@ -459,5 +459,3 @@ class ExprLowerer:
         from warp_lab.compiler.lower_builtins import lower_call
         return lower_call(self, node)
 
-
-from warp_lab.lang.types import int32 as _INT32  # noqa: E402

@@ -10,86 +10,19 @@ result type. The matching code generators live in
 from __future__ import annotations
 
 import ast
-import re
 
-from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, SharedDecl, const_of
-from warp_lab.compiler.typing_exprs import PyBuiltin, matrix_of, vector_of
-from warp_lab.compiler.typing_rules import (NONE, Meta, cast_value, float_for, implicit_ok,
-                                            literal_type, lossy_hint, promote, type_name)
+from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
+from warp_lab.compiler.typing_calls import _args, _convertible, _join, _scalar, _target, _weak
+from warp_lab.compiler.typing_exprs import PyBuiltin, matrix_of
+from warp_lab.compiler.typing_rules import (NONE, Meta, cast_value, float_for, literal_type,
+                                            promote, type_name)
+from warp_lab.compiler.typing_special import type_alloc_array, type_print, type_printf
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Vector, as_type, bool_,
                                  float32, int32, uint32)
 
 __all__ = ["type_call", "RULES"]
-
-#: static shared memory per block without opt-in (CUDA Programming Guide, "Shared Memory",
-#: compute capability table: 48 KB static limit)
-SHARED_STATIC_LIMIT = 48 * 1024
-#: a generous cap on per-thread local arrays (bytes); the hardware allows 512 KB
-LOCAL_LIMIT = 64 * 1024
-
-
-def _args(t, node, names, required, name):
-    """Positional + keyword arguments of a call, in the order of ``names``."""
-    if any(isinstance(a, ast.Starred) for a in node.args):
-        raise t.error("* unpacking is not supported in kernels", node)
-    out = list(node.args)
-    if len(out) > len(names):
-        raise t.error(f"{name}() takes at most {len(names)} arguments, got {len(out)}", node)
-    out += [None] * (len(names) - len(out))
-    for kw in node.keywords:
-        if kw.arg is None or kw.arg not in names:
-            raise t.error(f"{name}() has no parameter {kw.arg!r}", kw.value if kw.arg else node)
-        k = names.index(kw.arg)
-        if out[k] is not None:
-            raise t.error(f"{name}() got {kw.arg!r} twice", kw.value)
-        out[k] = kw.value
-    for k in range(required):
-        if out[k] is None:
-            raise t.error(f"{name}() needs the argument {names[k]!r}", node)
-    node.wl_args = out
-    return out
-
-
-def _scalar(t, a, what="argument"):
-    ty = t.value_type(a)
-    if not isinstance(ty, Scalar):
-        raise t.error(f"{what} must be a number, not {type_name(ty)}", a)
-    return ty
-
-
-def _weak(a):
-    return getattr(a, "wl_weak", False)
-
-
-def _join(t, nodes):
-    """Promote the types of scalar argument nodes (weak literals adopt the others' type)."""
-    ty, weak = None, True
-    for a in nodes:
-        at = _scalar(t, a)
-        if ty is None:
-            ty, weak = at, _weak(a)
-        else:
-            ty = promote(ty, at, weak, _weak(a))
-            weak = weak and _weak(a)
-    if weak and ty is not None and not ty.is_float:
-        ty = literal_type(const_of(nodes[0])) if len(nodes) == 1 else ty
-    return ty
-
-
-def _target(node, name, result, **info):
-    node.wl_call = CallTarget("builtin", name, type=result, info=info)
-    return node.wl_call
-
-
-def _convertible(t, a, dst, what):
-    c = const_of(a)
-    weak = c if _weak(a) and c is not NO_CONST else None
-    if not implicit_ok(a.wl_ty, dst, weak):
-        raise t.error(f"{what} must be {type_name(dst)}; {type_name(a.wl_ty)} would lose "
-                      "information", a, lossy_hint(a.wl_ty, dst))
-
 
 # -- individual rules ---------------------------------------------------------------
 def _math1(t, node, name):
@@ -313,130 +246,6 @@ def _select(t, node, name):
     return t.mark(node, ty)
 
 
-_CONV = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXfFeEgGaAcsp%])")
-
-
-def _printf_args(t, args):
-    tys = []
-    for a in args:
-        ty = t.value_type(a)
-        if isinstance(ty, Meta) and isinstance(ty.value, str):
-            tys.append(ty)
-            continue
-        if not isinstance(ty, Scalar):
-            raise t.error(f"printf/print cannot print a {type_name(ty)}", a,
-                          "print its components one by one")
-        if _weak(a):
-            ty = literal_type(const_of(a))
-        tys.append(ty)
-    return tys
-
-
-def _printf(t, node, name):
-    if node.keywords or not node.args:
-        raise t.error("printf() takes a format string and values", node)
-    fmt_node, args = node.args[0], node.args[1:]
-    t.visit(fmt_node)
-    fmt = const_of(fmt_node)
-    if not isinstance(fmt, str):
-        raise t.error("the printf format must be a string literal", fmt_node)
-    tys = _printf_args(t, args)
-    convs = [m for m in _CONV.finditer(fmt) if m.group(5) != "%"]
-    if len(convs) != len(args):
-        raise t.error(f"the format has {len(convs)} conversions but {len(args)} values are "
-                      "given", node)
-    out, pos = [], 0
-    for m, a, ty in zip(convs, args, tys):
-        out.append(fmt[pos:m.start()])
-        flags, width, prec, _, conv = m.groups()
-        if isinstance(ty, Meta) or conv in "sp*" or width == "*" or prec == "*":
-            raise t.error(f"%{conv} cannot print this value", a)
-        if conv in "fFeEgGaA" and not ty.is_float:
-            raise t.error(f"%{conv} needs a float, got {type_name(ty)}", a,
-                          "use %d for integers or convert with float(...)")
-        if conv in "diouxXc" and ty.is_float:
-            raise t.error(f"%{conv} needs an integer, got {type_name(ty)}", a,
-                          "use %f for floats or convert with int(...)")
-        length = "ll" if (ty.is_int and ty.bits == 64 and conv not in "fFeEgGaA") else ""
-        spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec is not None else "")
-        out.append(spec + length + conv)
-        pos = m.end()
-    out.append(fmt[pos:])
-    _target(node, "printf", NONE, fmt="".join(out), args=list(args), tys=tys)
-    return t.mark(node, NONE)
-
-
-def _print(t, node, name):
-    if any(isinstance(a, ast.Starred) for a in node.args):
-        raise t.error("* unpacking is not supported in kernels", node)
-    sep, end = " ", "\n"
-    for kw in node.keywords:
-        t.visit(kw.value)
-        v = const_of(kw.value)
-        if kw.arg not in ("sep", "end") or not isinstance(v, str):
-            raise t.error("print() accepts only sep='...' and end='...' string keywords",
-                          kw.value)
-        sep, end = (v, end) if kw.arg == "sep" else (sep, v)
-    tys = _printf_args(t, node.args)
-    parts, vals, vtys = [], [], []
-    for a, ty in zip(node.args, tys):
-        if isinstance(ty, Meta):
-            parts.append(str(const_of(a)).replace("%", "%%"))
-        else:
-            parts.append("%d" if ty.is_bool else "%g" if ty.is_float else
-                         ("%lld" if ty.is_signed else "%llu") if ty.bits == 64 else
-                         "%d" if ty.is_signed else "%u")
-            vals.append(a)
-            vtys.append(ty)
-    fmt = sep.replace("%", "%%").join(parts) + end.replace("%", "%%")
-    _target(node, "printf", NONE, fmt=fmt, args=vals, tys=vtys)
-    return t.mark(node, NONE)
-
-
-def _alloc_array(t, node, name):
-    shape_n, dtype_n = _args(t, node, ["shape", "dtype"], 1, name)
-    t.visit(shape_n)
-    shape = const_of(shape_n)
-    if isinstance(shape, (int, bool)):
-        shape = (shape,)
-    if not (isinstance(shape, tuple) and shape and all(isinstance(s, int) for s in shape)):
-        raise t.error(f"the shape of {name}() must be a compile-time integer or tuple of "
-                      "integers", shape_n, "use literals, module-level constants or wl.constant")
-    if not 1 <= len(shape) <= 3 or any(s <= 0 for s in shape):
-        raise t.error(f"{name}() needs 1 to 3 positive extents, got {shape}", shape_n)
-    dtype = float32
-    if dtype_n is not None:
-        t.visit(dtype_n)
-        ty = dtype_n.wl_ty
-        v = ty.value if isinstance(ty, Meta) else None
-        if isinstance(v, PyBuiltin) and v.name in ("int", "float", "bool"):
-            v = {"int": int, "float": float, "bool": bool}[v.name]
-        try:
-            dtype = as_type(v)
-        except TypeError:
-            raise t.error(f"dtype must be a warp_lab type, not {ast.unparse(dtype_n)}",
-                          dtype_n) from None
-        if isinstance(dtype, (ArrayType, TupleType)):
-            raise t.error(f"arrays cannot hold {type_name(dtype)}", dtype_n)
-    count = 1
-    for s in shape:
-        count *= s
-    nbytes = count * dtype.size
-    space = "shared" if name == "shared_array" else "local"
-    limit = SHARED_STATIC_LIMIT if space == "shared" else LOCAL_LIMIT
-    if nbytes > limit:
-        raise t.error(f"{name}() of {nbytes} bytes exceeds the {limit // 1024} KB limit",
-                      node)
-    aty = ArrayType(dtype, len(shape), space, tuple(shape))
-    info = {}
-    if space == "shared":
-        sym = t.ctx.unique(f"__shared_{t.fn_obj.name}")
-        t.ctx.shared.append(SharedDecl(sym, dtype, tuple(shape), nbytes))
-        info["symbol"] = sym
-    _target(node, name, aty, **info)
-    return t.mark(node, aty)
-
-
 def _len(t, node, name):
     (x,) = _args(t, node, ["x"], 1, name)
     xt = t.value_type(x)
@@ -500,15 +309,15 @@ RULES = {
     "pow": _pow, "abs": _abs_sign, "sign": _abs_sign, "min": _minmax, "max": _minmax,
     "clamp": _clamp, "fma": _fma, "isnan": _fp_class, "isinf": _fp_class,
     "isfinite": _fp_class, "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary,
-    "brev": _int_unary, "mulhi": _mulhi, "select": _select, "printf": _printf,
-    "shared_array": _alloc_array, "local_array": _alloc_array,
+    "brev": _int_unary, "mulhi": _mulhi, "select": _select, "printf": type_printf,
+    "shared_array": type_alloc_array, "local_array": type_alloc_array,
     "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
     "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
 }
 RULES.update({n: _math1 for n in B.MATH_UNARY})
 RULES.update({n: _math2 for n in B.MATH_BINARY if n != "pow"})
 RULES.update({"atomic_" + op: _atomic for op in B.ATOMICS})
-_PY = {"print": _print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,
+_PY = {"print": type_print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,
        "round": _math1, "pow": _pow}
 
 

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import ast
 import builtins as _py
-import math
 import types as _pytypes
 from dataclasses import dataclass
 
 import numpy as np
 
-from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
+from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE, FoldError, Meta,
                                             cast_value, float_for, fits, fold_binop,
                                             fold_compare, fold_unary, implicit_ok, literal_type,
                                             lossy_hint, promote, type_name)
-from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Constant, Func, Kernel
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, VECTORS,
@@ -518,5 +516,3 @@ def _hashable(value) -> bool:
         return False
     return True
 
-
-del math, KernelCompileError, CallTarget

@@ -1,0 +1,145 @@
+"""Parsing a kernel's source, reading its parameter annotations, and the table of
+Python constructs outside the kernel language (with what to write instead).
+
+Helpers of :mod:`warp_lab.compiler.frontend`; every failure here is a
+:class:`~warp_lab.errors.KernelCompileError` at the user's file/cell line and
+1-based column.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+
+from warp_lab.errors import KernelCompileError
+from warp_lab.lang.types import ArrayType, TupleType, as_type
+
+__all__ = ["UNSUPPORTED", "compile_error", "parse_function", "evaluate_annotation",
+           "param_types", "location"]
+
+#: constructs outside the language: node class -> (what it is, what to write instead)
+UNSUPPORTED = {
+    ast.ClassDef: ("class definitions are not allowed in kernels",
+                   "define classes outside the kernel; use wl.vec3/wl.mat33 or several arrays"),
+    ast.FunctionDef: ("nested function definitions are not allowed in kernels",
+                      "define a module-level @wl.func and call it"),
+    ast.AsyncFunctionDef: ("async functions are not allowed in kernels",
+                           "define a module-level @wl.func"),
+    ast.Lambda: ("lambda expressions are not allowed in kernels", "define a @wl.func instead"),
+    ast.ListComp: ("list comprehensions are not allowed in kernels",
+                   "use a for loop over range() storing into a wl.local_array"),
+    ast.SetComp: ("set comprehensions are not allowed in kernels", "use a for loop"),
+    ast.DictComp: ("dict comprehensions are not allowed in kernels", "use a for loop"),
+    ast.GeneratorExp: ("generator expressions are not allowed in kernels",
+                       "use a for loop over range()"),
+    ast.Try: ("try/except is not supported in kernels (GPU threads have no exceptions)",
+              "test the condition with if, or use assert (a trap in debug mode)"),
+    ast.With: ("with statements are not supported in kernels", "write the body directly"),
+    ast.AsyncWith: ("async with is not supported in kernels", "write the body directly"),
+    ast.AsyncFor: ("async for is not supported in kernels", "use for i in range(n)"),
+    ast.Raise: ("raise is not supported in kernels", "use assert (a trap in debug mode)"),
+    ast.Yield: ("generators (yield) are not supported in kernels",
+                "store results into an array instead"),
+    ast.YieldFrom: ("generators (yield from) are not supported in kernels",
+                    "store results into an array instead"),
+    ast.Await: ("await is not supported in kernels", "kernels are synchronous per thread"),
+    ast.List: ("lists are not supported in kernels (no dynamic memory on the GPU)",
+               "use a tuple for a fixed group of values or wl.local_array(n, dtype)"),
+    ast.Dict: ("dicts are not supported in kernels", "use arrays indexed by integers"),
+    ast.Set: ("sets are not supported in kernels", "use arrays indexed by integers"),
+    ast.Global: ("global declarations are not allowed in kernels",
+                 "write results into an array parameter"),
+    ast.Nonlocal: ("nonlocal declarations are not allowed in kernels",
+                   "write results into an array parameter"),
+    ast.Delete: ("del is not supported in kernels", "simply stop using the variable"),
+    ast.Import: ("import inside a kernel is not allowed", "import at module level"),
+    ast.ImportFrom: ("import inside a kernel is not allowed", "import at module level"),
+    ast.JoinedStr: ("f-strings are not supported in kernels",
+                    "use print('x =', x) or wl.printf('x = %d\\n', x)"),
+    ast.Starred: ("* unpacking is not supported in kernels", "pass the arguments one by one"),
+    ast.Slice: ("slices are not supported in kernels", "index single elements: a[i] or a[i, j]"),
+    ast.NamedExpr: ("the := operator is not supported in kernels",
+                    "assign in a separate statement"),
+}
+if hasattr(ast, "Match"):
+    UNSUPPORTED[ast.Match] = ("match statements are not supported in kernels", "use if/elif")
+if hasattr(ast, "TryStar"):
+    UNSUPPORTED[ast.TryStar] = UNSUPPORTED[ast.Try]
+
+
+def location(source, node):
+    """(file line, 1-based column) of ``node`` in ``source``."""
+    line = source.first_line + getattr(node, "lineno", 1) - 1
+    col = getattr(node, "col_offset", -1) + 1 + source.col_offset
+    return line, max(col, 0)
+
+
+def compile_error(source, node, message, hint="") -> KernelCompileError:
+    """A :class:`KernelCompileError` at ``node`` of ``source`` (file/cell line, 1-based column)."""
+    line, col = location(source, node) if node is not None else (source.first_line, 0)
+    return KernelCompileError(message, source.filename, line, col, source.line(line), hint)
+
+
+def parse_function(fn_obj) -> ast.FunctionDef:
+    """Parse the source of a Kernel/Func into its ``ast.FunctionDef``."""
+    src = fn_obj.source
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings of odd literals: not our output
+            module = ast.parse(src.text)
+    except SyntaxError as exc:
+        line = src.first_line + (exc.lineno or 1) - 1
+        col = (exc.offset or 0) + (src.col_offset if exc.offset else 0)
+        raise KernelCompileError(f"syntax error: {exc.msg}", src.filename, line, col,
+                                 src.line(line)) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise KernelCompileError(f"cannot parse the function: {exc}", src.filename,
+                                 src.first_line) from None
+    defs = [n for n in module.body if isinstance(n, ast.FunctionDef)]
+    if not defs:
+        node = module.body[0] if module.body else None
+        raise compile_error(src, node, "expected a function definition (def ...)")
+    return defs[0]
+
+
+def evaluate_annotation(fn_obj, ann):
+    """An annotation's value; strings (``from __future__ import annotations``) are
+    evaluated in the function's module and closure, as ``typing.get_type_hints`` does.
+
+    Raises:
+        ValueError: a string annotation does not evaluate.
+    """
+    if not isinstance(ann, str):
+        return ann
+    try:
+        return eval(ann, dict(fn_obj.globals), fn_obj.closure)  # noqa: S307 - the user's own code
+    except Exception as exc:
+        raise ValueError(f"{type(exc).__name__}: {exc}") from None
+
+
+def param_types(fn_obj, tree, ctx_error) -> list:
+    """Kernel parameters from annotations (evaluated by Python, or strings evaluated here)."""
+    anns = getattr(fn_obj.fn, "__annotations__", {})
+    out = []
+    for a in tree.args.args:
+        name = a.arg
+        ann = anns.get(name)
+        if ann is None:
+            raise ctx_error(f"kernel parameter {name!r} needs a type annotation", a,
+                            f"write {name}: wl.array(dtype=wl.float32) or {name}: float")
+        try:
+            ann = evaluate_annotation(fn_obj, ann)
+        except ValueError as exc:
+            raise ctx_error(f"cannot evaluate the annotation of {name!r}: {exc}", a) from None
+        try:
+            ty = as_type(ann)
+        except TypeError:
+            raise ctx_error(f"the annotation of {name!r} ({ann!r}) is not a warp_lab type", a,
+                            "use wl.array(dtype=...), wl.float32, wl.int32, float, int, bool, "
+                            "wl.vec3, ...") from None
+        if isinstance(ty, ArrayType) and ty.space != "global":
+            raise ctx_error(f"kernel parameter {name!r} must be a global array", a)
+        if isinstance(ty, TupleType):
+            raise ctx_error(f"kernel parameter {name!r} cannot be a tuple", a)
+        out.append((name, ty))
+    return out

@@ -1,0 +1,74 @@
+"""Helpers shared by the call typing rules (:mod:`~warp_lab.compiler.typing_builtins`,
+:mod:`~warp_lab.compiler.typing_special`): argument binding, scalar checks, joins.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
+from warp_lab.compiler.typing_rules import implicit_ok, literal_type, lossy_hint, promote, type_name
+from warp_lab.lang.types import Scalar
+
+__all__ = ["_args", "_scalar", "_weak", "_join", "_target", "_convertible"]
+
+
+def _args(t, node, names, required, name):
+    """Positional + keyword arguments of a call, in the order of ``names``."""
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        raise t.error("* unpacking is not supported in kernels", node)
+    out = list(node.args)
+    if len(out) > len(names):
+        raise t.error(f"{name}() takes at most {len(names)} arguments, got {len(out)}", node)
+    out += [None] * (len(names) - len(out))
+    for kw in node.keywords:
+        if kw.arg is None or kw.arg not in names:
+            raise t.error(f"{name}() has no parameter {kw.arg!r}", kw.value if kw.arg else node)
+        k = names.index(kw.arg)
+        if out[k] is not None:
+            raise t.error(f"{name}() got {kw.arg!r} twice", kw.value)
+        out[k] = kw.value
+    for k in range(required):
+        if out[k] is None:
+            raise t.error(f"{name}() needs the argument {names[k]!r}", node)
+    node.wl_args = out
+    return out
+
+
+def _scalar(t, a, what="argument"):
+    ty = t.value_type(a)
+    if not isinstance(ty, Scalar):
+        raise t.error(f"{what} must be a number, not {type_name(ty)}", a)
+    return ty
+
+
+def _weak(a):
+    return getattr(a, "wl_weak", False)
+
+
+def _join(t, nodes):
+    """Promote the types of scalar argument nodes (weak literals adopt the others' type)."""
+    ty, weak = None, True
+    for a in nodes:
+        at = _scalar(t, a)
+        if ty is None:
+            ty, weak = at, _weak(a)
+        else:
+            ty = promote(ty, at, weak, _weak(a))
+            weak = weak and _weak(a)
+    if weak and ty is not None and not ty.is_float:
+        ty = literal_type(const_of(nodes[0])) if len(nodes) == 1 else ty
+    return ty
+
+
+def _target(node, name, result, **info):
+    node.wl_call = CallTarget("builtin", name, type=result, info=info)
+    return node.wl_call
+
+
+def _convertible(t, a, dst, what):
+    c = const_of(a)
+    weak = c if _weak(a) and c is not NO_CONST else None
+    if not implicit_ok(a.wl_ty, dst, weak):
+        raise t.error(f"{what} must be {type_name(dst)}; {type_name(a.wl_ty)} would lose "
+                      "information", a, lossy_hint(a.wl_ty, dst))

@@ -1,0 +1,152 @@
+"""Typing of the special forms: ``print``/``wl.printf`` (format strings checked and
+rewritten for ``vprintf``) and ``wl.shared_array``/``wl.local_array`` (static
+shapes, sizes, one ``.shared`` variable per call site).
+
+Part of :mod:`warp_lab.compiler.typing_builtins`'s rule table.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from warp_lab.compiler.typed_ast import SharedDecl, const_of
+from warp_lab.compiler.typing_calls import _args, _target
+from warp_lab.compiler.typing_exprs import PyBuiltin
+from warp_lab.compiler.typing_rules import NONE, Meta, literal_type, type_name
+from warp_lab.lang.types import ArrayType, Scalar, TupleType, as_type, float32
+
+__all__ = ["type_printf", "type_print", "type_alloc_array", "SHARED_STATIC_LIMIT", "LOCAL_LIMIT"]
+
+#: static shared memory per block without opt-in (CUDA Programming Guide, "Shared Memory",
+#: compute capability table: 48 KB static limit)
+SHARED_STATIC_LIMIT = 48 * 1024
+#: a generous cap on per-thread local arrays (bytes); the hardware allows 512 KB
+LOCAL_LIMIT = 64 * 1024
+
+
+_CONV = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXfFeEgGaAcsp%])")
+
+
+def _printf_args(t, args):
+    tys = []
+    for a in args:
+        ty = t.value_type(a)
+        if isinstance(ty, Meta) and isinstance(ty.value, str):
+            tys.append(ty)
+            continue
+        if not isinstance(ty, Scalar):
+            raise t.error(f"printf/print cannot print a {type_name(ty)}", a,
+                          "print its components one by one")
+        if getattr(a, "wl_weak", False):
+            ty = literal_type(const_of(a))
+        tys.append(ty)
+    return tys
+
+
+def type_printf(t, node, name):
+    """``wl.printf(fmt, *values)``: conversions checked against the values' types."""
+    if node.keywords or not node.args:
+        raise t.error("printf() takes a format string and values", node)
+    fmt_node, args = node.args[0], node.args[1:]
+    t.visit(fmt_node)
+    fmt = const_of(fmt_node)
+    if not isinstance(fmt, str):
+        raise t.error("the printf format must be a string literal", fmt_node)
+    tys = _printf_args(t, args)
+    convs = [m for m in _CONV.finditer(fmt) if m.group(5) != "%"]
+    if len(convs) != len(args):
+        raise t.error(f"the format has {len(convs)} conversions but {len(args)} values are "
+                      "given", node)
+    out, pos = [], 0
+    for m, a, ty in zip(convs, args, tys):
+        out.append(fmt[pos:m.start()])
+        flags, width, prec, _, conv = m.groups()
+        if isinstance(ty, Meta) or conv in "sp*" or width == "*" or prec == "*":
+            raise t.error(f"%{conv} cannot print this value", a)
+        if conv in "fFeEgGaA" and not ty.is_float:
+            raise t.error(f"%{conv} needs a float, got {type_name(ty)}", a,
+                          "use %d for integers or convert with float(...)")
+        if conv in "diouxXc" and ty.is_float:
+            raise t.error(f"%{conv} needs an integer, got {type_name(ty)}", a,
+                          "use %f for floats or convert with int(...)")
+        length = "ll" if (ty.is_int and ty.bits == 64 and conv not in "fFeEgGaA") else ""
+        spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec is not None else "")
+        out.append(spec + length + conv)
+        pos = m.end()
+    out.append(fmt[pos:])
+    _target(node, "printf", NONE, fmt="".join(out), args=list(args), tys=tys)
+    return t.mark(node, NONE)
+
+
+def type_print(t, node, name):
+    """``print(*values, sep=, end=)`` as one ``vprintf`` format."""
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        raise t.error("* unpacking is not supported in kernels", node)
+    sep, end = " ", "\n"
+    for kw in node.keywords:
+        t.visit(kw.value)
+        v = const_of(kw.value)
+        if kw.arg not in ("sep", "end") or not isinstance(v, str):
+            raise t.error("print() accepts only sep='...' and end='...' string keywords",
+                          kw.value)
+        sep, end = (v, end) if kw.arg == "sep" else (sep, v)
+    tys = _printf_args(t, node.args)
+    parts, vals, vtys = [], [], []
+    for a, ty in zip(node.args, tys):
+        if isinstance(ty, Meta):
+            parts.append(str(const_of(a)).replace("%", "%%"))
+        else:
+            parts.append("%d" if ty.is_bool else "%g" if ty.is_float else
+                         ("%lld" if ty.is_signed else "%llu") if ty.bits == 64 else
+                         "%d" if ty.is_signed else "%u")
+            vals.append(a)
+            vtys.append(ty)
+    fmt = sep.replace("%", "%%").join(parts) + end.replace("%", "%%")
+    _target(node, "printf", NONE, fmt=fmt, args=vals, tys=vtys)
+    return t.mark(node, NONE)
+
+
+def type_alloc_array(t, node, name):
+    """``wl.shared_array(shape, dtype)`` / ``wl.local_array(shape, dtype)``."""
+    shape_n, dtype_n = _args(t, node, ["shape", "dtype"], 1, name)
+    t.visit(shape_n)
+    shape = const_of(shape_n)
+    if isinstance(shape, (int, bool)):
+        shape = (shape,)
+    if not (isinstance(shape, tuple) and shape and all(isinstance(s, int) for s in shape)):
+        raise t.error(f"the shape of {name}() must be a compile-time integer or tuple of "
+                      "integers", shape_n, "use literals, module-level constants or wl.constant")
+    if not 1 <= len(shape) <= 3 or any(s <= 0 for s in shape):
+        raise t.error(f"{name}() needs 1 to 3 positive extents, got {shape}", shape_n)
+    dtype = float32
+    if dtype_n is not None:
+        t.visit(dtype_n)
+        ty = dtype_n.wl_ty
+        v = ty.value if isinstance(ty, Meta) else None
+        if isinstance(v, PyBuiltin) and v.name in ("int", "float", "bool"):
+            v = {"int": int, "float": float, "bool": bool}[v.name]
+        try:
+            dtype = as_type(v)
+        except TypeError:
+            raise t.error(f"dtype must be a warp_lab type, not {ast.unparse(dtype_n)}",
+                          dtype_n) from None
+        if isinstance(dtype, (ArrayType, TupleType)):
+            raise t.error(f"arrays cannot hold {type_name(dtype)}", dtype_n)
+    count = 1
+    for s in shape:
+        count *= s
+    nbytes = count * dtype.size
+    space = "shared" if name == "shared_array" else "local"
+    limit = SHARED_STATIC_LIMIT if space == "shared" else LOCAL_LIMIT
+    if nbytes > limit:
+        raise t.error(f"{name}() of {nbytes} bytes exceeds the {limit // 1024} KB limit",
+                      node)
+    aty = ArrayType(dtype, len(shape), space, tuple(shape))
+    info = {}
+    if space == "shared":
+        sym = t.ctx.unique(f"__shared_{t.fn_obj.name}")
+        t.ctx.shared.append(SharedDecl(sym, dtype, tuple(shape), nbytes))
+        info["symbol"] = sym
+    _target(node, name, aty, **info)
+    return t.mark(node, aty)
