@@ -147,6 +147,13 @@ def greet(x: wl.array(dtype=wl.float32)):
         print("x0 =", x[0], "i =", i)
 
 
+@wl.kernel
+def components(p: wl.array(dtype=wl.vec3), m: wl.array(dtype=wl.mat22)):
+    i = wl.tid()
+    p[i][2] += 2.0
+    m[i][1, 0] = p[i].y
+
+
 # -- tests -----------------------------------------------------------------------------------
 def test_entry_signature_follows_the_abi():
     lk = lower(saxpy)
@@ -281,3 +288,12 @@ def test_every_level_and_arch_emits(opt, arch):
     for k in (saxpy, reduce256, warp_ops, calls):
         ptx = emit_ptx(lower(k, opt=opt).llvm_ir, arch=arch, opt=opt)
         assert f".target {arch}" in ptx and f".entry {k.name}" in ptx
+
+
+def test_components_of_array_elements_are_stored_in_place():
+    ptx = emit_ptx(lower(components).llvm_ir)
+    # vec3 is 12 bytes: p[i][2] is at +8, p[i].y at +4; mat22 row-major: [1, 0] at +8
+    assert re.search(r"mul\.wide\.s32\s+%rd\d+, %r\d+, 12;", ptx)
+    assert re.search(r"ld\.global\.(f32|b32)\s+%r\d+, \[%rd\d+\+8\]", ptx)
+    assert re.search(r"ld\.global\.(f32|b32)\s+%r\d+, \[%rd\d+\+4\]", ptx)
+    assert len(re.findall(r"st\.global\.(f32|b32)\s+\[%rd\d+\+8\]", ptx)) == 2

@@ -242,6 +242,14 @@ class FunctionTyper(ExprTyper):
         if isinstance(bty, (Vector, Matrix)) and isinstance(base, ast.Name) and \
                 base.id in self.scope:
             return
+        # a component of an array element: p[i].x = ..., p[i][1] = ..., m[i][r, c] = ...
+        if isinstance(bty, (Vector, Matrix)) and isinstance(base, ast.Subscript) and \
+                isinstance(base.value.wl_ty, ArrayType):
+            load = target.wl_load
+            whole_row = isinstance(bty, Matrix) and isinstance(load, ast.Subscript) and \
+                len(load.wl_indices) == 1
+            if not whole_row:
+                return
         raise self.error(f"cannot assign to an element of {type_name(bty)}", target,
                          "only array elements and components of vector/matrix variables "
                          "can be assigned")

@@ -243,6 +243,8 @@ class ExprLowerer:
     def element_ref(self, node) -> Ref:
         """A store/load reference for a subscript or component node (typed, load form)."""
         bty = node.value.wl_ty
+        if isinstance(node.value, ast.Subscript) and isinstance(bty, (Vector, Matrix)):
+            return self.component_ref(node, bty)
         if isinstance(node, ast.Attribute):  # v.x of a local vector
             slot = self.var_slot(node.value.id)
             return Ref("slot", slot[node.wl_component], bty.elem)
@@ -272,6 +274,20 @@ class ExprLowerer:
         if ci is not NO_CONST:
             return Ref("slot", slot[int(ci) * cols:(int(ci) + 1) * cols], vector_of(bty.elem, cols))
         raise TypeError("a matrix row store needs a constant row index")
+
+    def component_ref(self, node, bty) -> Ref:
+        """``p[i].x`` / ``p[i][k]`` / ``m[i][r, c]``: one component of an array element in memory."""
+        base = self.element_ref(node.value)
+        if isinstance(node, ast.Attribute):
+            k = ir.Constant(I32, node.wl_component)
+        elif isinstance(bty, Vector):
+            k = self.index_i32(node.wl_indices[0])
+        else:
+            r, c = (self.index_i32(i) for i in node.wl_indices)
+            k = self.b.add(self.b.mul(r, ir.Constant(I32, bty.cols)), c)
+        ptr = self.b.gep(base.target, [ir.Constant(I32, 0), k], inbounds=True,
+                         source_etype=memty(bty))
+        return Ref("mem", ptr, bty.elem)
 
     def load_ref(self, ref: Ref):
         if ref.kind == "slot":
