@@ -134,14 +134,14 @@ def main(argv=None) -> int:
         slow = sorted(n for n, t in ptx_times.items() if t >= TARGET_PTX_S)
         worst = max(ptx_times, key=ptx_times.get)
         print(f"parse→PTX < {TARGET_PTX_S * 1e3:.0f} ms median warm: "
-              f"{'met' if not slow else 'NOT met'} on {len(ptx_times) - len(slow)}/"
-              f"{len(ptx_times)} kernels (slowest {worst}: {ptx_times[worst] * 1e3:.1f} ms)"
+              f"{'met' if not slow else 'NOT met'} ({len(ptx_times) - len(slow)}/"
+              f"{len(ptx_times)} kernels under; slowest {worst}: {ptx_times[worst] * 1e3:.1f} ms)"
               + (f"; over: {', '.join(slow)}" if slow else ""))
         slow_hits = sorted(n for n, t in hit_times.items() if t >= TARGET_HIT_S)
         worst = max(hit_times, key=hit_times.get)
         print(f"cache hit < {TARGET_HIT_S * 1e3:.0f} ms: "
-              f"{'met' if not slow_hits else 'NOT met'} on {len(hit_times) - len(slow_hits)}/"
-              f"{len(hit_times)} kernels (slowest {worst}: {hit_times[worst] * 1e3:.3f} ms)")
+              f"{'met' if not slow_hits else 'NOT met'} ({len(hit_times) - len(slow_hits)}/"
+              f"{len(hit_times)} kernels under; slowest {worst}: {hit_times[worst] * 1e3:.3f} ms)")
     if failed:
         print(f"{len(failed)} kernels failed to compile: " + ", ".join(sorted(failed)))
     return 1 if failed else 0
