@@ -200,30 +200,51 @@ def _global_metrics(m, ins, addr, idx):
 
 
 def _shared_metrics(m, ins, addr, idx, size):
+    """Shared-memory requests, wavefronts and bank conflicts of one instruction.
+
+    A warp's request needs as many wavefronts as the largest number of distinct
+    4-byte words it touches in any one of the 32 banks (same word: broadcast, no
+    conflict); the minimum is ``ceil(active lanes * size / 128)``.
+    """
     met = m.metrics
     warp = idx // 32
     words = (addr >> np.uint64(2)).astype(np.int64)
     nw = max(1, size // 4)
-    if nw > 1:
-        words = (words[:, None] + np.arange(nw)).reshape(-1)
-        warp = np.repeat(warp, nw)
-    key = np.unique(warp * (1 << 32) + words)
-    w, wd = key >> 32, key & ((1 << 32) - 1)
-    bank_key = w * 32 + (wd & 31)
-    _, counts = np.unique(bank_key, return_counts=True)
-    bk = np.unique(bank_key)
-    wavefronts_w = np.zeros(int(w.max() - w.min()) + 1 if w.size else 0, np.int64)
-    np.maximum.at(wavefronts_w, (bk // 32 - (w.min() if w.size else 0)), counts)
-    lanes_w = np.bincount(idx // 32 - (w.min() if w.size else 0), minlength=wavefronts_w.size)
-    used = lanes_w > 0
+    first = np.ones(warp.size, bool)
+    first[1:] = warp[1:] != warp[:-1]
+    starts = np.flatnonzero(first)
+    nreq = starts.size
+    lanes_w = np.diff(np.r_[starts, warp.size])
     ideal = np.maximum(1, -(-lanes_w * size // 128))
-    wave = int(wavefronts_w[used].sum())
-    nreq = int(np.count_nonzero(used))
+    same = ~first[1:]
+    d = np.diff(words)
+    ends = np.r_[starts[1:], warp.size] - 1
+    span = words[ends] - words[starts]
+    if nw == 1 and ((d[same] > 0).all() and (span < 32).all() or (d[same] == 0).all()):
+        wave = nreq          # distinct consecutive words, or one broadcast word: 1 wavefront
+        conflicts = 0
+    else:
+        if nw > 1:
+            words = (words[:, None] + np.arange(nw)).reshape(-1)
+            warp = np.repeat(warp, nw)
+        row = np.cumsum(np.r_[True, warp[1:] != warp[:-1]]) - 1
+        lane = np.arange(warp.size) - np.repeat(np.flatnonzero(np.r_[True, warp[1:] != warp[:-1]]),
+                                                np.bincount(row))
+        grid = np.full((nreq, 32 * nw), -1, np.int64)
+        grid[row, lane] = words
+        grid.sort(axis=1)
+        distinct = np.ones(grid.shape, bool)
+        distinct[:, 1:] = grid[:, 1:] != grid[:, :-1]
+        distinct &= grid >= 0
+        r, c = np.nonzero(distinct)
+        per_bank = np.bincount(r * 32 + (grid[r, c] & 31), minlength=nreq * 32).reshape(nreq, 32)
+        wf = per_bank.max(1)
+        wave = int(wf.sum())
+        conflicts = int(np.maximum(wf - ideal, 0).sum())
     line = ins.line
     met.shared_requests[line] = met.shared_requests.get(line, 0) + nreq
     met.shared_wavefronts[line] = met.shared_wavefronts.get(line, 0) + wave
-    met.bank_conflicts[line] = met.bank_conflicts.get(line, 0) + int(
-        np.maximum(wavefronts_w[used] - ideal[used], 0).sum())
+    met.bank_conflicts[line] = met.bank_conflicts.get(line, 0) + conflicts
 
 
 # ------------------------------------------------------------------ builders
