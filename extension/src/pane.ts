@@ -37,6 +37,8 @@ export interface PaneOptions {
   links: LineLinks;
   heat: HeatColumn[];
   variant: PaneVariant | null;
+  /** Number shown in the gutter of the first line (the python pane's first_line). */
+  firstLine: number;
   /** How the text is shown (e.g. padding removed); copy keeps the original. */
   display?: (text: string) => string;
 }
@@ -158,12 +160,13 @@ export class Pane {
     const shown = this.options.display ? this.options.display(text) : text;
     const { lines, tokens } = tokenizeText(tokenizer, shown);
     const maxima = heat.map(h => Math.max(1, ...h.values.values()));
-    const width = String(lines.length).length;
+    const first = mapped ? this.options.firstLine : 1;
+    const width = String(lines.length + first - 1).length;
     this.rows = lines.map((line, i) => {
       const n = i + 1;
       const row = el('div', 'wl-line');
       row.dataset.line = String(n);
-      row.appendChild(el('span', 'wl-gutter', String(n).padStart(width)));
+      row.appendChild(el('span', 'wl-gutter', String(n + first - 1).padStart(width)));
       const pyLines = mapped ? links.pythonLinesOf(id, n) : [];
       heat.forEach((column, k) => row.appendChild(heatCell(column, pyLines, maxima[k])));
       row.appendChild(renderTokens(line.replace(/\r$/, ''), tokens[i]));

@@ -55,6 +55,17 @@ function heatColumns(bundle: KernelBundle, pane: PaneId): HeatColumn[] {
   return columns;
 }
 
+/** Resource fields shown in the summary: [bundle key, label, shown when 0]. */
+const RESOURCE_FACTS: [string, string, boolean][] = [
+  ['registers', 'registers/thread', true],
+  ['spill_stores', 'B spill stores', true],
+  ['spill_loads', 'B spill loads', true],
+  ['stack_frame', 'B stack frame', false],
+  ['shared', 'B shared/block', false],
+  ['local', 'B local/thread', false],
+  ['barriers', 'barriers', false]
+];
+
 function summary(bundle: KernelBundle): HTMLElement {
   const bar = el('div', 'wl-summary');
   bar.appendChild(el('span', 'wl-kernel-name', bundle.name));
@@ -65,13 +76,21 @@ function summary(bundle: KernelBundle): HTMLElement {
   if (bundle.opt !== null) {
     facts.push(`-O${bundle.opt}`);
   }
-  for (const [key, value] of Object.entries(bundle.resources)) {
-    facts.push(`${key.replace(/_/g, ' ')}: ${typeof value === 'number' ? compactNumber(value) : value}`);
+  for (const [key, label, showZero] of RESOURCE_FACTS) {
+    const value = bundle.resources[key];
+    if (typeof value === 'number' && (showZero || value !== 0)) {
+      facts.push(`${compactNumber(value)} ${label}`);
+    }
   }
   const occ = bundle.occupancy['occupancy'];
   if (typeof occ === 'number') {
+    const block = bundle.occupancy['block_size'];
     const limiter = bundle.occupancy['limiter'];
-    facts.push(`occupancy ${Math.round(occ * 100)}%` + (limiter !== undefined ? ` (limited by ${limiter})` : ''));
+    facts.push(
+      `occupancy ${Math.round(occ * 100)}%` +
+        (block !== undefined ? ` at ${block} threads/block` : '') +
+        (limiter !== undefined ? `, limited by ${limiter}` : '')
+    );
   }
   for (const fact of facts) {
     bar.appendChild(el('span', 'wl-chip', fact));
@@ -115,6 +134,7 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         links,
         heat: heatColumns(bundle, id),
         display: id === 'sass' ? compactSass : undefined,
+        firstLine: text.firstLine,
         variant:
           id === 'llvm' && unopt !== null
             ? { label: 'unoptimized', title: 'Show the LLVM IR before optimisation', text: unopt }

@@ -61,8 +61,11 @@ class LabServer:
         self.root, self.data_dir, self.port, self.token = root, data_dir, port, token
         self.proc, self.log = proc, log
 
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}/{path.lstrip('/')}?token={self.token}"
+    def url(self, path: str, reset: bool = True) -> str:
+        """The URL of `path` with the token; `reset` starts from an empty
+        workspace (no documents restored from earlier pages)."""
+        query = f"token={self.token}" + ("&reset" if reset else "")
+        return f"http://127.0.0.1:{self.port}/{path.lstrip('/')}?{query}"
 
     def api(self, path: str) -> dict:
         req = urllib.request.Request(f"http://127.0.0.1:{self.port}/api/{path}",
@@ -122,6 +125,8 @@ def lab_server(tmp_path_factory):
              f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
              "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
              "--LabApp.extension_manager=readonly",
+             # window.jupyterapp, so a test can wait for the kernel connection
+             "--LabApp.expose_app_in_browser=True",
              *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
             cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
     server = LabServer(root, base / "userdata", port, token, proc, log)
