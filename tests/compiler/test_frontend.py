@@ -176,7 +176,19 @@ def manual(a: wl.array(dtype=wl.float32)):
     a[wl.block_idx.x * wl.block_dim.x + wl.thread_idx.x] = 1.0
 
 
+@wl.func
+def where_2d():
+    r, c = wl.tid()
+    return r * 100 + c
+
+
+@wl.kernel
+def via_func(a: wl.array2d(wl.int32)):
+    a[0, 0] = where_2d()
+
+
 def test_launch_ndim_is_the_arity_of_tid():
+    assert make_typed_ast(via_func).launch_ndim == 2
     assert make_typed_ast(two_d).launch_ndim == 2
     assert make_typed_ast(three_d).launch_ndim == 3
     tk = make_typed_ast(whole, CompileOptions(launch_ndim=2))

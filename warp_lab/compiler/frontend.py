@@ -427,7 +427,8 @@ def _annotation_type(ty):
 
 
 def _launch_ndim(ctx, typer: FunctionTyper) -> int:
-    """The arity of ``i, j = wl.tid()`` in the kernel (1 when it is never unpacked)."""
+    """The arity of ``i, j = wl.tid()`` in the kernel or a device function it calls
+    (1 when ``wl.tid()`` is never unpacked)."""
     if ctx.options is not None and getattr(ctx.options, "launch_ndim", None):
         n = ctx.options.launch_ndim
         if n not in (1, 2, 3):
@@ -435,22 +436,40 @@ def _launch_ndim(ctx, typer: FunctionTyper) -> int:
                                      typer.source.filename, typer.source.first_line)
         return n
     found = None
-    for node in ast.walk(typer.tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
-                len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
-            try:
-                fn = static_resolve(node.value.func, typer)
-            except KernelCompileError:
+    todo, seen = [typer], set()
+    while todo:
+        t = todo.pop()
+        for node in ast.walk(t.tree):
+            callee = _static_callee(node, t)
+            if isinstance(callee, Func) and callee not in seen:
+                seen.add(callee)
+                try:
+                    tree = parse_function(callee)
+                except KernelCompileError:
+                    continue  # reported when the call is typed
+                todo.append(FunctionTyper(ctx, callee, tree, [], is_kernel=False))
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+                    isinstance(node.targets[0], ast.Tuple) and
+                    _static_callee(node.value, t) is B.tid):
                 continue
-            if fn is B.tid:
-                n = len(node.targets[0].elts)
-                if not 1 <= n <= 3:
-                    raise typer.error("wl.tid() gives 1, 2 or 3 indices", node.targets[0])
-                if found is not None and n != found:
-                    raise typer.error(f"wl.tid() is unpacked into {n} names here but into "
-                                      f"{found} elsewhere", node.targets[0])
-                found = n
+            n = len(node.targets[0].elts)
+            if not 1 <= n <= 3:
+                raise t.error("wl.tid() gives 1, 2 or 3 indices", node.targets[0])
+            if found is not None and n != found:
+                raise t.error(f"wl.tid() is unpacked into {n} names here but into "
+                              f"{found} elsewhere", node.targets[0])
+            found = n
     return found or 1
+
+
+def _static_callee(node, typer):
+    """What a call node calls, when its callee is a plain global name or module attribute."""
+    if not isinstance(node, ast.Call):
+        return None
+    try:
+        return static_resolve(node.func, typer)
+    except KernelCompileError:
+        return None
 
 
 def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> TypedFunction:
