@@ -219,6 +219,10 @@ def test_constants_are_captured_at_compile_time():
     stmt = tk.kernel.tree.body[2]  # s[0, 0] = scale * width
     assert const_of(stmt.value) == 2.0
     assert const_of(tk.kernel.tree.body[4].test) is False
+    # what a cache key must include besides the source text
+    assert dict(tk.captured) == {"closure: 'FLAG'": "False", "closure: 'GLOBAL_SHAPE'": "(4, 8)",
+                                 "closure: 'TILE'": "16", "closure: 'scale'": "0.25",
+                                 "closure: 'width'": "8"}
 
 
 @wl.kernel

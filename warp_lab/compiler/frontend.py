@@ -42,6 +42,7 @@ class _Context:
         self.in_progress: list = []    # specialisation keys being typed (recursion check)
         self.shared: list = []
         self.counter = 0
+        self.captured: dict = {}       # "fn: name" -> repr of a captured value (cache keys)
 
     def unique(self, stem: str) -> str:
         self.counter += 1
@@ -548,5 +549,6 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
     funcs = tuple(ctx.funcs.values())
     uses_tid = typer.uses_tid or any(f.uses_tid for f in funcs)
     return TypedKernel(kernel.name, kernel.name, kernel.source, tk_fn, funcs, tuple(params),
-                       ctx.launch_ndim, uses_tid, tuple(ctx.shared))
+                       ctx.launch_ndim, uses_tid, tuple(ctx.shared),
+                       tuple(sorted(ctx.captured.items())))
 

@@ -119,6 +119,11 @@ class TypedKernel:
         uses_tid: whether the kernel or a function it calls uses ``wl.tid()``
             (only then does the entry guard threads past the launch extent).
         shared: the static shared arrays, in declaration order.
+        captured: ``("fn: name", repr(value))`` of every compile-time value the
+            kernel and its device functions captured (module constants,
+            ``wl.constant`` values, closure variables; device functions by
+            source text), sorted. A cache key must include it: changing
+            ``N = 256`` in another cell changes the compiled code.
     """
 
     name: str
@@ -130,6 +135,7 @@ class TypedKernel:
     launch_ndim: int
     uses_tid: bool
     shared: tuple
+    captured: tuple = ()
 
     @property
     def shared_bytes(self) -> int:

@@ -112,6 +112,10 @@ class ExprTyper:
         """Stamp the type of a compile-time Python ``value`` found under ``what``."""
         if isinstance(value, Constant):
             value = value.value
+        if isinstance(value, (bool, int, float, str, tuple, np.generic)):
+            self.ctx.captured[f"{self.fn_obj.name}: {what}"] = repr(value)
+        elif isinstance(value, Func):
+            self.ctx.captured[f"{self.fn_obj.name}: {what}"] = value.source.text
         if isinstance(value, (bool, np.bool_)):
             return self.mark(node, bool_, bool(value), weak=True)
         if isinstance(value, (int, np.integer)):
