@@ -207,6 +207,11 @@ class FunctionLowerer(ExprLowerer):
             return getattr(self, "visit_" + type(node).__name__)(node)
         except (KernelCompileError, InternalCompilerError):
             raise
+        except RecursionError:  # the user's nesting, not our bug
+            line = self.source.first_line + getattr(node, "lineno", 1) - 1
+            raise KernelCompileError("expression nested too deeply", self.source.filename, line,
+                                     getattr(node, "col_offset", 0) + 1 + self.source.col_offset,
+                                     self.source.line(line)) from None
         except Exception as exc:
             line = self.source.first_line + getattr(node, "lineno", 1) - 1
             raise InternalCompilerError(
