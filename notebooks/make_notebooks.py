@@ -385,6 +385,44 @@ races = R.findings(r)
 print(*races, sep="\\n")
 assert races, "racecheck should report the missing barrier"
 r"""),
+    ("md", """## Breakpoints and the 32 lanes of a warp
+
+`debug(...)` prepares the same launch as `wl.launch(..., device="sim")` but
+runs nothing until you ask. Set a breakpoint on a cell line, continue, and
+look at one warp: every PTX register of its 32 lanes, with the values that
+the last step changed highlighted. **Step back** replays the launch
+deterministically to the previous instruction. Displaying the session gives
+a panel with the same controls as buttons."""),
+    ("code", """from warp_lab.notebook.debugger import debug"""),
+    ("code", """%%warp_kernel --show source,ptx
+def scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+    i = wl.tid()
+    t = a * x[i]
+    y[i] = t + 1.0"""),
+    ("code", """x = np.arange(64, dtype=np.float32)
+y = np.zeros_like(x)
+dbg = debug(scale, dim=64, inputs=[x, y, 2.0], block_dim=32)
+dbg.add_breakpoint(line=5)                # cell line 5: y[i] = t + 1.0
+stop = dbg.cont()
+print(stop)
+assert stop.source_line == 5 and stop.block == (0, 0, 0) and stop.lanes == 32
+while not dbg.where().text.startswith("st.global"):   # walk to the store
+    dbg.step()
+lanes = dbg.lanes()
+stored = [name for name, raw in lanes.raw.items() if raw.dtype.itemsize == 4
+          and np.array_equal(lanes.as_type(name, "f32"), 2 * x[:32] + 1)]
+print("register holding y[i] for lanes 0..31:", stored)
+assert stored
+dbg"""),
+    ("code", """here = dbg.where().step
+dbg.step(2)
+back = dbg.step_back(2)
+assert back.step == here and back.text.startswith("st.global")
+nxt = dbg.cont()                          # the same line in the second block
+assert nxt.source_line == 5 and nxt.block == (1, 0, 0)
+result = dbg.run_to_end()
+assert not result.partial and result.findings == []
+assert not y.any()                        # a debugging session never writes your arrays"""),
 ]
 
 NOTEBOOKS["07_image_filter"] = [

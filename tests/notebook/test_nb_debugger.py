@@ -1,0 +1,111 @@
+"""The notebook debugger on the simulator: breakpoints by cell line, lanes, step back, the panel."""
+
+import linecache
+
+import numpy as np
+import pytest
+
+import warp_lab as wl
+from warp_lab.errors import SimulatorError
+
+from nb_htmlparse import parse_view  # noqa: F401  (keeps the helper importable in this folder)
+
+SRC = """\
+%%warp_kernel
+def scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+    i = wl.tid()
+    t = a * x[i]
+    y[i] = t + 1.0
+"""
+
+
+@pytest.fixture()
+def session():
+    from conftest import needs_compiler
+    from warp_lab.notebook.debugger import debug
+
+    needs_compiler()
+    linecache.cache["<dbg cell>"] = (len(SRC), None, SRC.splitlines(True), "<dbg cell>")
+    ns = {"wl": wl}
+    exec(compile("\n" + SRC.split("\n", 1)[1], "<dbg cell>", "exec"), ns)
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, dtype=np.float32)
+    return debug(wl.kernel(ns["scale"]), dim=64, inputs=[x, y, 2.0], block_dim=32), y
+
+
+def test_breakpoint_on_cell_line_stops_there(session):
+    dbg, _ = session
+    dbg.add_breakpoint(line=5)
+    stop = dbg.cont()
+    assert stop.source_line == 5 and stop.breakpoint is not None
+    assert stop.block == (0, 0, 0) and stop.lanes == 32
+    assert "Python line 5: <code>y[i] = t + 1.0</code>" in dbg.status_html()
+    # the breakpoint fires again for the second block
+    stop2 = dbg.cont()
+    assert stop2.source_line == 5 and stop2.block == (1, 0, 0)
+
+
+def test_lane_registers_and_changes_since_last_stop(session):
+    dbg, _ = session
+    dbg.add_breakpoint(line=5)
+    dbg.cont()
+    before = dbg.lanes()
+    dbg.step()
+    after = dbg.lanes()
+    changed = {(name, k) for name in after.registers for k in range(32)
+               if before.registers[name][k] != after.registers[name][k]}
+    assert changed  # one instruction wrote one register in (some) lanes
+    assert len({name for name, _ in changed}) == 1
+    markup = dbg.lanes_html()
+    assert markup.count("background:#fd4a") == len(changed)
+    # at the store of line 5 a float32 register holds 2 * x[lane] + 1 in all 32 lanes
+    while not dbg.where().text.startswith("st.global"):
+        dbg.step()
+    at_store = dbg.lanes()
+    expected = 2.0 * np.arange(32, dtype=np.float32) + 1.0
+    assert any(np.array_equal(at_store.as_type(name, "f32"), expected)
+               for name, raw in at_store.raw.items() if raw.dtype.itemsize == 4)
+
+
+def test_step_back_replays_to_the_same_state(session):
+    dbg, _ = session
+    dbg.step(7)
+    state7 = dbg.lanes()
+    dbg.step(3)
+    stop = dbg.step_back(3)
+    assert stop.step == 7
+    again = dbg.lanes()
+    for name in state7.raw:
+        assert np.array_equal(state7.raw[name], again.raw[name])
+
+
+def test_run_to_end_leaves_user_arrays_alone_and_reports(session):
+    dbg, y = session
+    res = dbg.run_to_end()
+    assert not res.partial and res.findings == []
+    assert dbg.where() is None and "the launch has ended" in dbg.status_html()
+    assert not y.any()  # a debugging session works on simulator copies
+
+
+def test_bad_breakpoint_is_a_clear_error(session):
+    dbg, _ = session
+    with pytest.raises(SimulatorError, match="no instruction on source line 40"):
+        dbg.add_breakpoint(line=40)
+
+
+def test_panel_buttons_drive_the_session(session):
+    dbg, _ = session
+    panel = dbg.panel()
+    panel.line.value = 5
+    panel.buttons["add breakpoint"].click()
+    assert "#1: line 5" in panel.breakpoints.value
+    panel.buttons["continue"].click()
+    assert "Python line 5" in panel.status.value
+    step = dbg.where().step
+    panel.buttons["step"].click()
+    assert dbg.where().step == step + 1 and "background:#fd4a" in panel.lanes.value
+    panel.line.value = 99
+    panel.buttons["add breakpoint"].click()
+    assert "no instruction on source line 99" in panel.message.value
+    panel.warp.value = 5  # a warp the block does not have: said, not raised
+    assert "warps 0..0" in panel.lanes.value

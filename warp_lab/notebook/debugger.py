@@ -1,0 +1,289 @@
+"""A debugger for the notebook, on the simulator's :class:`warp_lab.sim.Debugger`.
+
+    dbg = debug(saxpy, dim=1024, inputs=[x, y, 2.0])   # nothing runs yet
+    dbg.add_breakpoint(line=5)              # a cell line of the kernel (or ptx_line=...)
+    dbg.cont()                              # -> Stop at the breakpoint
+    dbg.lanes()                             # warp 0 of the stopped block, 32 lanes
+    dbg.step(); dbg.step_back()             # step back replays the launch
+    dbg                                     # in a notebook: the control panel widget
+
+:func:`debug` prepares a launch exactly as ``wl.launch(..., device="sim")``
+does (the same argument checks, launch geometry and parameter packing) and
+hands it to the simulator's debugger. :class:`DebugSession` adds what a
+notebook needs: Python line numbers in and out, the 32 lanes' registers as
+an HTML table that marks what changed since the last stop, and an
+ipywidgets panel (continue, step, step back, restart, breakpoints, block
+and warp choice).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+
+import numpy as np
+
+from warp_lab.errors import SimulatorError
+
+__all__ = ["debug", "DebugSession", "lanes_html"]
+
+
+def _prepare(ck, dim, inputs, block_dim, grid, block, shared_mem):
+    """Memory and parameter bytes for a simulator launch, as the sim back end builds them."""
+    from warp_lab import sim
+    from warp_lab.compiler import abi
+    from warp_lab.runtime import args as _args
+    from warp_lab.runtime.launch import launch_geometry
+
+    grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
+    values, views = _args.check_arguments(ck.params, list(inputs))
+    regions = _args.group_regions(views)
+    memory = sim.GlobalMemory()
+    bases = {}
+    for region in regions:
+        base = memory.alloc(max(region.nbytes, 1), name=",".join(v.name for v in region.views))
+        memory.write(base, region.host_bytes())
+        bases[id(region)] = base
+    region_of = {id(v): r for r in regions for v in r.views}
+    packed = []
+    for value in values:
+        r = region_of.get(id(value))
+        packed.append(abi.ArrayArg(r.device_address(value, bases[id(r)]), value.shape,
+                                   value.strides) if r is not None else value)
+    return grd, blk, abi.pack_params(ck.param_layout, launch_dim, packed), memory
+
+
+def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, shared_mem=0,
+          checks=("memcheck", "racecheck", "barrier")) -> "DebugSession":
+    """Start a debugging session of one simulated launch (nothing runs until you step).
+
+    Args:
+        kernel: a ``@wl.kernel`` (compiled for the simulator, cached) or a
+            :class:`~warp_lab.compiler.artifact.CompiledKernel`.
+        dim, inputs, block_dim, grid, block, shared_mem: as for ``wl.launch``.
+        checks: simulator checks that run while stepping.
+
+    Returns:
+        a :class:`DebugSession`. The user's arrays are not written back: a
+        debugging session works on copies in simulator memory.
+
+    Raises:
+        LaunchError: bad arguments or configuration (as ``wl.launch``).
+    """
+    from warp_lab import sim
+    from warp_lab.compiler.artifact import CompiledKernel
+    from warp_lab.runtime.device import SIM_ARCH
+
+    ck = kernel
+    if not isinstance(kernel, CompiledKernel):
+        from warp_lab.compiler.pipeline import compile as compile_kernel
+        ck = compile_kernel(kernel, arch=SIM_ARCH)
+    grd, blk, params, memory = _prepare(ck, dim, inputs, block_dim, grid, block, shared_mem)
+    dbg = sim.Debugger(ck.ptx, ck.entry, grd, blk, params, memory, shared_mem, tuple(checks))
+    return DebugSession(ck, dbg)
+
+
+def lanes_html(state, previous=None, max_registers: int = 64) -> str:
+    """A warp's 32 lanes as an HTML table: one row per register, one column per lane.
+
+    Args:
+        state: a :class:`warp_lab.sim.debugger.WarpState`.
+        previous: the same warp's state at the previous stop, or None; cells
+            whose value changed since then are highlighted.
+        max_registers: rows shown at most (registers are listed in PTX order).
+
+    Returns:
+        an escaped HTML snippet; inactive lanes are greyed, exited lanes dimmed.
+    """
+    head = "".join(f"<th>{k}</th>" for k in range(32))
+    rows = [f"<tr><th>lane</th>{head}</tr>"]
+    status = "".join(
+        f"<td title='{html.escape(s)}'>{'●' if state.active[k] else ('·' if s == 'running' else '×')}"
+        "</td>" for k, s in enumerate(state.status))
+    rows.append(f"<tr><th>active</th>{status}</tr>")
+    names = list(state.predicates) + list(state.registers)
+    for name in names[:max_registers]:
+        values = state.predicates.get(name)
+        if values is None:
+            values = state.registers[name]
+        old = None
+        if previous is not None:
+            old = previous.predicates.get(name, previous.registers.get(name))
+        cells = []
+        for k in range(32):
+            v = values[k]
+            changed = old is not None and not _same(old[k], v)
+            style = "background:#fd4a" if changed else ""
+            if not state.active[k]:
+                style += ";color:#999"
+            cells.append(f"<td style='{style}'>{html.escape(_fmt(v))}</td>")
+        rows.append(f"<tr><th>{html.escape(name)}</th>{''.join(cells)}</tr>")
+    more = len(names) - max_registers
+    note = f"<div>… {more} more registers</div>" if more > 0 else ""
+    return ("<table style='font-family:monospace;font-size:11px;border-collapse:collapse'>"
+            + "".join(rows) + "</table>" + note)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (float, np.floating)) and np.isnan(a) and np.isnan(b):
+        return True
+    return a == b
+
+
+def _fmt(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "T" if v else "F"
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.6g}"
+    return str(int(v))
+
+
+class DebugSession:
+    """One simulated launch under the debugger, in the kernel's own line numbers.
+
+    Attributes:
+        compiled: the :class:`~warp_lab.compiler.artifact.CompiledKernel`.
+        debugger: the simulator's :class:`~warp_lab.sim.Debugger`.
+        block, warp: the warp shown by :meth:`lanes` and the panel (default
+            the block of the last stop, warp 0).
+    """
+
+    def __init__(self, compiled, debugger):
+        self.compiled = compiled
+        self.debugger = debugger
+        self.block = (0, 0, 0)
+        self.warp = 0
+        self._previous = None  # WarpState at the previous stop, for "what changed"
+        self._panel = None
+
+    # -- control, each returning the simulator's Stop (None when the launch ended) ---------
+
+    def add_breakpoint(self, line: int | None = None, ptx_line: int | None = None,
+                       block=None, thread=None):
+        """Stop before code of Python ``line`` (the cell's or file's numbering) or ``ptx_line``.
+
+        Raises:
+            SimulatorError: no instruction comes from that line.
+        """
+        if line is None and ptx_line is None:
+            raise SimulatorError("a breakpoint needs line= (Python) or ptx_line=")
+        return self.debugger.add_breakpoint(ptx_line=ptx_line, source_line=line, block=block,
+                                            thread=thread)
+
+    def _moved(self, stop):
+        if stop is not None:
+            self.block = stop.block
+        return stop
+
+    def _remember(self):
+        try:
+            self._previous = self.debugger.warp(self.block, self.warp)
+        except SimulatorError:
+            self._previous = None
+
+    def cont(self):
+        """Run to the next breakpoint (or the end of the launch: None).
+
+        A Python-line breakpoint stops once when the block enters that line,
+        not at each of the line's PTX instructions: from a stop on such a
+        line, the rest of the line runs first (instructions without a line,
+        ``.loc`` 0, count as the same line).
+        """
+        self._remember()
+        here = self.debugger.where()
+        if here is not None and here.source_line and self._line_breakpoint(here) is not None:
+            nxt = here
+            while nxt is not None and nxt.block == here.block and \
+                    nxt.source_line in (here.source_line, 0):
+                nxt = self.debugger.step()
+            if nxt is None:
+                return None
+            bp = self._line_breakpoint(nxt)
+            if bp is not None:  # the next line is itself a breakpoint: stop on entering it
+                return self._moved(dataclasses.replace(nxt, breakpoint=bp))
+        return self._moved(self.debugger.cont())
+
+    def _line_breakpoint(self, stop):
+        """A Python-line breakpoint matching ``stop``'s line and block (thread filters aside)."""
+        for bp in self.debugger.breakpoints:
+            if bp.source_line == stop.source_line and bp.ptx_line is None and \
+                    (bp.block is None or bp.block == stop.block):
+                return bp
+        return None
+
+    def step(self, n: int = 1):
+        """Execute ``n`` instructions."""
+        self._remember()
+        return self._moved(self.debugger.step(n))
+
+    def step_back(self, n: int = 1):
+        """Go back ``n`` instructions (replays the launch deterministically)."""
+        self._remember()
+        return self._moved(self.debugger.step_back(n))
+
+    def restart(self):
+        """Back to the start of the launch."""
+        self._previous = None
+        self.debugger.restart()
+        return self._moved(self.debugger.where())
+
+    def run_to_end(self):
+        """Finish the launch; returns the simulator's SimResult (findings, metrics)."""
+        return self.debugger.run_to_end()
+
+    def where(self):
+        """The next instruction to run (a ``Stop``), or None when the launch has ended."""
+        return self.debugger.where()
+
+    def lanes(self, block=None, warp: int | None = None):
+        """The :class:`~warp_lab.sim.debugger.WarpState` of a warp of the running block."""
+        return self.debugger.warp(self.block if block is None else block,
+                                  self.warp if warp is None else warp)
+
+    # -- display ----------------------------------------------------------------------------
+
+    def status_html(self) -> str:
+        """Where execution stands: step, Python line and text, PTX line and text."""
+        stop = self.where()
+        if stop is None:
+            n = len(self.debugger.findings)
+            return f"<b>the launch has ended</b> ({n} finding{'s' * (n != 1)})"
+        py = ""
+        if stop.source_line:
+            text = self.compiled.source.line(stop.source_line).strip()
+            py = f"Python line {stop.source_line}: <code>{html.escape(text)}</code><br>"
+        bp = f" — breakpoint {stop.breakpoint.id}" if stop.breakpoint is not None else ""
+        return (f"<b>step {stop.step}</b>, block {html.escape(str(stop.block))}, "
+                f"{stop.lanes} thread(s){bp}<br>{py}PTX line {stop.ptx_line}: "
+                f"<code>{html.escape(stop.text)}</code>")
+
+    def lanes_html(self) -> str:
+        """The current warp's lanes, changes since the previous stop highlighted."""
+        try:
+            state = self.lanes()
+        except SimulatorError as exc:
+            return f"<div>{html.escape(str(exc))}</div>"
+        prev = self._previous if self._previous is not None and \
+            self._previous.block == state.block and self._previous.warp == state.warp else None
+        return lanes_html(state, prev)
+
+    def _repr_html_(self) -> str:
+        return f"<div>{self.status_html()}</div>{self.lanes_html()}"
+
+    def panel(self):
+        """The ipywidgets control panel (built once per session)."""
+        if self._panel is None:
+            from warp_lab.notebook.debugger_panel import DebugPanel
+            self._panel = DebugPanel(self)
+        return self._panel
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        data = dict(self.panel()._repr_mimebundle_(include=include, exclude=exclude) or {})
+        data["text/html"] = self._repr_html_()
+        data["text/plain"] = repr(self)
+        return data
+
+    def __repr__(self) -> str:
+        stop = self.where()
+        at = f"step {stop.step}, PTX line {stop.ptx_line}" if stop else "ended"
+        return f"<DebugSession {self.compiled.name}: {at}>"

@@ -1,0 +1,89 @@
+"""The debugger's ipywidgets panel: buttons, breakpoints, the lane table.
+
+Every button calls one :class:`~warp_lab.notebook.debugger.DebugSession`
+method and redraws two HTML widgets (where execution stands; the warp's 32
+lanes with changed values marked), so the panel and a notebook cell calling
+the same methods always agree.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from warp_lab.errors import WarpLabError
+
+__all__ = ["DebugPanel"]
+
+
+class DebugPanel(W.VBox):
+    """Controls for one :class:`~warp_lab.notebook.debugger.DebugSession`.
+
+    Attributes:
+        session: the session driven.
+        line, ptx_line: IntText inputs for a new breakpoint (0: unused).
+        block_x, warp: which warp the lane table shows.
+        status, lanes, message: HTML widgets the buttons redraw.
+        buttons: name -> Button (``continue``, ``step``, ``step back``,
+            ``restart``, ``run to end``, ``add breakpoint``).
+    """
+
+    def __init__(self, session):
+        self.session = session
+        self.line = W.IntText(value=0, description="Python line", layout=W.Layout(width="180px"))
+        self.ptx_line = W.IntText(value=0, description="PTX line", layout=W.Layout(width="180px"))
+        self.block_x = W.IntText(value=0, description="block x", layout=W.Layout(width="150px"))
+        self.warp = W.IntText(value=0, description="warp", layout=W.Layout(width="150px"))
+        self.status = W.HTML()
+        self.lanes = W.HTML()
+        self.message = W.HTML()
+        self.breakpoints = W.HTML()
+        actions = {"continue": session.cont, "step": session.step,
+                   "step back": session.step_back, "restart": session.restart,
+                   "run to end": session.run_to_end, "add breakpoint": self._add_breakpoint}
+        self.buttons = {}
+        for name, fn in actions.items():
+            b = W.Button(description=name, layout=W.Layout(width="110px"))
+            b.on_click(lambda _b, fn=fn: self._do(fn))
+            self.buttons[name] = b
+        for box in (self.block_x, self.warp):
+            box.observe(self._choose_warp, names="value")
+        super().__init__([
+            W.HBox([self.buttons[n] for n in ("continue", "step", "step back", "restart",
+                                              "run to end")]),
+            W.HBox([self.line, self.ptx_line, self.buttons["add breakpoint"], self.breakpoints]),
+            W.HBox([self.block_x, self.warp]),
+            self.status, self.message, self.lanes])
+        self.refresh()
+
+    def _add_breakpoint(self):
+        line = self.line.value or None
+        ptx = self.ptx_line.value or None
+        return self.session.add_breakpoint(line=line, ptx_line=ptx)
+
+    def _do(self, fn):
+        try:
+            fn()
+            self.message.value = ""
+        except WarpLabError as exc:  # a bad breakpoint, a block not running: say so, keep going
+            self.message.value = f"<span style='color:#b00'>{html.escape(str(exc))}</span>"
+        self.refresh()
+
+    def _choose_warp(self, change=None):
+        s = self.session
+        s.block = (self.block_x.value, s.block[1], s.block[2])
+        s.warp = self.warp.value
+        self.lanes.value = s.lanes_html()
+
+    def refresh(self):
+        """Redraw status, breakpoint list and lanes from the session."""
+        s = self.session
+        self.block_x.unobserve(self._choose_warp, names="value")
+        self.block_x.value = s.block[0]
+        self.block_x.observe(self._choose_warp, names="value")
+        self.status.value = s.status_html()
+        self.breakpoints.value = ", ".join(
+            f"#{bp.id}: " + (f"line {bp.source_line}" if bp.source_line else f"PTX {bp.ptx_line}")
+            for bp in s.debugger.breakpoints)
+        self.lanes.value = s.lanes_html()
