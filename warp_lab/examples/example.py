@@ -71,20 +71,20 @@ class Launch:
         return int(np.prod(self.grid)) * int(np.prod(self.block))
 
     def grid_block(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-        """The explicit ``(grid, block)`` of this launch.
+        """The explicit ``(grid, block)`` this launch runs as, ``(x, y, z)`` each.
 
-        A ``dim=`` launch uses blocks of ``block_dim`` threads along ``x``
-        for 1-D; for 2-D/3-D, blocks of ``(16, 16, 1)``/``(8, 8, 4)`` capped
-        at ``block_dim`` threads. This is a convention for tests that need a
-        concrete grid (the runtime may choose its own shape for ``dim=``).
+        A ``dim=`` launch is shaped by the runtime's own rule
+        (:func:`warp_lab.runtime.launch.launch_geometry`), so a test that
+        needs block and thread indices (e.g. of a planted bug) sees the ones
+        ``wl.launch`` uses.
         """
         if self.grid is not None:
             return tuple(self.grid), tuple(self.block)
-        dims = (self.dim,) if isinstance(self.dim, int) else tuple(self.dim)
-        ext = tuple(reversed(dims)) + (1,) * (3 - len(dims))   # (x, y, z)
-        block = {1: (self.block_dim, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}[len(dims)]
-        grid = tuple(-(-e // b) for e, b in zip(ext, block))
-        return grid, block
+        from warp_lab.runtime.launch import launch_geometry
+
+        ndim = 1 if isinstance(self.dim, int) else len(self.dim)
+        grid, block, _ = launch_geometry(ndim, dim=self.dim, block_dim=self.block_dim)
+        return tuple(grid), tuple(block)
 
 
 @dataclass(frozen=True)
