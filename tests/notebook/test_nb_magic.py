@@ -233,3 +233,26 @@ def test_launch_on_gpu_shows_time_distribution_and_bandwidth(ip):
     html = out._repr_mimebundle_()["text/html"]
     assert html.count("data:image/png;base64,") == 1
     assert f"achieved {r.bandwidth / 1e9:.1f} GB/s" in html
+
+
+def test_hide_drops_panes_and_printf_output_is_shown(ip):
+    import numpy as np
+    from conftest import needs_compiler
+    from nb_htmlparse import parse_view
+
+    needs_compiler()
+    ip.user_ns.update(wl=wl, vals=np.arange(4, dtype=np.int32))
+    with capture_output() as cap:
+        out = ip.run_cell_magic(
+            "warp_kernel", '--device sim --hide llvm,sass --launch "dim=4, inputs=[vals]"',
+            'def shout(v: wl.array(dtype=wl.int32)):\n'
+            '    i = wl.tid()\n'
+            '    wl.printf("<lane %d> has %d\\n", i, v[i] * 10)\n')
+    kernel_view = parse_view(cap.outputs[-1].data["text/html"])
+    assert set(kernel_view.panes) == {"python", "ptx"}
+    lines = out.result.printed.splitlines()
+    assert sorted(lines) == [f"<lane {k}> has {10 * k}" for k in range(4)]
+    html = out._repr_mimebundle_()["text/html"]
+    assert "&lt;lane 3&gt; has 30" in html
+    assert ip.magics_manager.registry["WarpKernelMagics"].previous["shout"] is \
+        ip.user_ns["_launch"].compiled
