@@ -110,7 +110,8 @@ def test_packed_bytes_decode_with_ptx_types(ex):
             # LLVM has no signed integer types, so NVPTX declares ints .u/.b: compare bits
             assert buf[d["offset"]: d["offset"] + d["size"]] == v.tobytes(), (d["name"], v)
             is_float = v.dtype.kind == "f" and v.dtype.itemsize > 2
-            assert (d["kind"] == "f") == is_float, f"{d['name']}: .{d['kind']}{d['bits']} for {v.dtype}"
+            assert (d["kind"] == "f") == is_float, \
+                f"{d['name']}: .{d['kind']}{d['bits']} for {v.dtype}"
         else:                                           # a vector or matrix: its components
             comps = np.asarray(v).reshape(-1)
             got = np.frombuffer(buf, comps.dtype, len(comps), d["offset"])

@@ -50,7 +50,7 @@ def _funcs_of(kernel):
 
 
 def _static_shared_bytes(kernel) -> int:
-    """Bytes of the kernel's ``wl.shared_array`` declarations, from its source (not the compiler)."""
+    """Bytes of the kernel's ``wl.shared_array`` declarations, read from its source."""
     total = 0
     tree = ast.parse(kernel.source.text)
     for node in ast.walk(tree):

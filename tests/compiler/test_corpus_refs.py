@@ -244,7 +244,8 @@ def test_math_references_against_python_math():
               "erf": lambda a, b, c: math.erf(c), "atan2": lambda a, b, c: math.atan2(a, c),
               "round": lambda a, b, c: float(math.floor(abs(c) + 0.5)) * math.copysign(1, c),
               "clamp": lambda a, b, c: min(max(c, -1.0), 1.0),
-              "pow": lambda a, b, c: b ** c, "cbrt": lambda a, b, c: math.copysign(abs(c) ** (1 / 3), c)}
+              "pow": lambda a, b, c: b ** c,
+              "cbrt": lambda a, b, c: math.copysign(abs(c) ** (1 / 3), c)}
     for fname, fn in scalar.items():
         row = names.index(fname)
         for k in range(0, len(u), 5):

@@ -52,8 +52,8 @@ def ptx_by_line(ptx: str, filename: str) -> dict[int, list[tuple[int, str]]]:
 #: contracted into fma (nvcc's -fmad=true default).
 _F32_LOAD = r"^ld\.global(\.nc)?\.[bf]32"
 CASES = [
-    ("saxpy", "# marker: saxpy body", [_F32_LOAD, r"^st\.global\.[bf]32", r"^(fma|mul)(\.rn)?\.f32"],
-     r"^st\.global"),
+    ("saxpy", "# marker: saxpy body",
+     [_F32_LOAD, r"^st\.global\.[bf]32", r"^(fma|mul)(\.rn)?\.f32"], r"^st\.global"),
     ("stencil_2d", "# marker: stencil", [_F32_LOAD, r"^add(\.rn)?\.f32", r"^mul(\.rn)?\.f32"],
      r"^add(\.rn)?\.f32"),
     ("warp_sum", "# marker: shfl_down", [r"^shfl\.sync\.down\.b32"], r"^shfl\.sync\.down"),
