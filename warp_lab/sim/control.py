@@ -131,6 +131,12 @@ def _ret(ins, mod):
             for (rname, _, size, _), dst in zip(fn.rets, call.dsts):
                 _copy_param(m, rname, dst, size, sel)
         transfer(m, act, eff, p, ra)
+        # the returning lanes' frames are free again (a later call may reuse them)
+        if lanes is None or (np.ndim(ra) == 0 and m.upc >= 0):
+            m.retaddr[fn.name] = np.int32(-1)
+        else:
+            base = np.full(m.T, ra, np.int32) if np.ndim(ra) == 0 else ra
+            m.retaddr[fn.name] = np.where(lanes, np.int32(-1), base)
     return ex_ret
 
 
@@ -176,6 +182,11 @@ def _call(ins, mod):
             transfer(m, act, None, p, p + 1)
             return
         lanes = act if eff is ALL else eff
+        old = m.retaddr.get(name)
+        if old is not None and (np.any(old >= 0) if lanes is None or np.ndim(old) == 0
+                                else np.any(old[lanes] >= 0)):
+            raise SimulatorError(f"PTX line {ins.line}: recursive call of {name} is not "
+                                 "supported by the simulator", ptx_line=ins.line)
         for (pname, _, size, _), arg in zip(callee.params, ins.srcs):
             _copy_param(m, arg, pname, size, lanes)
         if lanes is None or (m.upc >= 0 and eff is ALL):

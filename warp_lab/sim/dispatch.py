@@ -18,6 +18,9 @@ from warp_lab.sim.sync import SYNC, WARP
 
 __all__ = ["build", "implemented_opcodes"]
 
+#: instructions that only move bits, so packed half types pass through them unchanged
+_BIT_MOVES = {"mov", "ld", "ldu", "st", "shfl", "selp", "prmt", "and", "or", "xor", "not"}
+
 _TABLES = ((CONTROL, "control"), (SYNC, "control"), (MEMORY, None), (WARP, None), (ALU, None))
 
 
@@ -33,6 +36,10 @@ def build(ins, mod):
         SimulatorError: the opcode (or a modifier combination) is not implemented;
             the message names the opcode and the PTX line.
     """
+    packed = set(ins.types) & {"f16x2", "bf16", "bf16x2"}
+    if packed and ins.op not in _BIT_MOVES:
+        raise SimulatorError(f"PTX line {ins.line}: {ins.op} on .{sorted(packed)[0]} values is "
+                             f"not implemented by the simulator ({ins.text})", ptx_line=ins.line)
     for table, klass in _TABLES:
         builder = table.get(ins.op)
         if builder is not None:

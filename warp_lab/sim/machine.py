@@ -333,6 +333,12 @@ class Machine:
             self.partial = True
             self.findings.append(Finding("interrupted", "the launch was interrupted "
                                          "(KeyboardInterrupt); memory holds a partial result"))
+        except SimulatorError:
+            raise
+        except Exception as exc:  # never let an engine traceback reach the user
+            raise SimulatorError(f"internal simulator error ({type(exc).__name__}: {exc}); "
+                                 "this is a bug in warp_lab's simulator, please report it "
+                                 "with the PTX") from None
         finally:
             self.release()
         return self.result(time.perf_counter() - t0)
