@@ -161,6 +161,19 @@ def pick(a: wl.float32, b: wl.float32):
     return a if a > b else b * 2.0
 
 
+@wl.func
+def bits(a: wl.int32, which: wl.int32):
+    if which == 0:
+        return wl.popc(a)
+    if which == 1:
+        return wl.clz(a)
+    if which == 2:
+        return wl.ffs(a)
+    if which == 3:
+        return wl.brev(a)
+    return wl.mulhi(a, which)
+
+
 @wl.kernel
 def harness(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.float32), z: wl.array(dtype=wl.int64)):
     i = x[0]
@@ -173,6 +186,7 @@ def harness(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.float32), z: wl.ar
     x[4] = loop_control(i) + chained(i, j, i) + logic(i, j) + f_to_i(f)
     y[2] = f_floordiv(f, g) + f_mod(f, g) + f_div(i, j) + pick(f, g)
     z[0] = l_mod(z[1], z[2])
+    x[5] = bits(i, j)
 
 
 I32 = st.integers(-(2 ** 31), 2 ** 31 - 1)
@@ -188,7 +202,7 @@ def py_floordiv(a, b):
 def fns():
     names = ["i_floordiv", "i_mod", "i_shl", "i_shr", "u_shr", "i_pow", "i_mix", "f_floordiv",
              "f_mod", "f_div", "f_to_i", "l_mod", "range_count", "range_last", "loop_control",
-             "chained", "logic", "pick"]
+             "chained", "logic", "pick", "bits"]
     return {n: host_function(harness, n) for n in names}
 
 
@@ -250,6 +264,18 @@ def test_range_with_negative_and_runtime_steps(fns, a, b, s):
     assert fns["range_count"](a, b, s) == len(range(a, b, s))
     r = list(range(a, b, -3))
     assert fns["range_last"](a, b) == (r[-1] if r else -999)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(a=I32, m=I32)
+def test_integer_intrinsics_match_their_cuda_definitions(fns, a, m):
+    u = a & 0xFFFFFFFF
+    assert fns["bits"](a, 0) == bin(u).count("1")                       # __popc
+    assert fns["bits"](a, 1) == 32 - u.bit_length()                     # __clz
+    assert fns["bits"](a, 2) == ((u & -u).bit_length() if u else 0)     # __ffs
+    assert fns["bits"](a, 3) == wrap_int(int(f"{u:032b}"[::-1], 2), wl.int32)  # __brev
+    if m > 3:
+        assert fns["bits"](a, m) == (a * m) >> 32                       # __mulhi
 
 
 @settings(max_examples=100, deadline=None, derandomize=True)

@@ -154,7 +154,8 @@ def _int_unary(lw, node, call):
     else:
         which = "ctlz" if name == "clz" else "cttz"
         fn = lw.m.declare(f"llvm.{which}.i{t.bits}", ty, [ty, I1])
-        r = b.call(fn, [x, ir.Constant(I1, 0)])
+        # ffs(0) is selected away below, so cttz may treat 0 as poison (no zero branch)
+        r = b.call(fn, [x, ir.Constant(I1, int(name == "ffs"))])
         if name == "ffs":
             r = b.select(b.icmp_unsigned("==", x, ir.Constant(ty, 0)), ir.Constant(ty, 0),
                          b.add(r, ir.Constant(ty, 1)))
