@@ -208,13 +208,13 @@ class WarpKernelMagics(Magics):
                 kernels.append(obj)
         if not kernels:
             return None
-        views = [self._compile_and_view(k, opts, show) for k in kernels]
-        for v in views[:-1]:
-            display(v)
+        for k in kernels[:-1]:  # shown as each compiles: an error in a later one keeps them
+            display(self._compile_and_view(k, opts, show))
+        last = self._compile_and_view(kernels[-1], opts, show)
         if opts["launch"]:
-            display(views[-1])
-            return self._launch(views[-1].compiled, opts, checks)
-        return views[-1]
+            display(last)
+            return self._launch(last.compiled, opts, checks)
+        return last
 
     def _compile_and_view(self, kernel: Kernel, opts: dict, show: list[str]):
         from warp_lab.compiler.pipeline import compile as compile_kernel
