@@ -355,3 +355,108 @@ def test_unimplemented_opcode_names_opcode_and_line(gpu):
 def test_malformed_ptx_names_the_line():
     with pytest.raises(sim.SimulatorError, match="PTX line 3"):
         sim.parse_module(".version 8.0\n.target sm_90\n.visible .entry k(.param .zz x)\n{\nret;\n}\n")
+
+
+def _kernel(body, regs=".reg .b32 %r<8>;\n  .reg .b64 %rd<8>;\n  .reg .pred %p<4>;", extra=""):
+    return f"""
+.version 8.0
+.target sm_90
+.address_size 64
+{extra}
+.visible .entry k(.param .u64 out)
+{{
+  {regs}
+{body}
+}}
+"""
+
+
+def test_dynamic_shared_memory_and_shared_bounds(gpu):
+    body = """
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  mov.u64 %rd3, dyn;
+  add.s64 %rd4, %rd3, %rd2;
+  st.shared.u32 [%rd4], %r1;
+  bar.sync 0;
+  xor.b32 %r2, %r1, 1;
+  mul.wide.u32 %rd5, %r2, 4;
+  add.s64 %rd6, %rd3, %rd5;
+  ld.shared.u32 %r3, [%rd6];
+  add.s64 %rd7, %rd1, %rd2;
+  st.global.u32 [%rd7], %r3;
+  ret;
+"""
+    ptx = _kernel(body, extra=".extern .shared .align 16 .b8 dyn[];")
+    mod = sim.parse_module(ptx)
+    out = gpu.put(np.zeros(64, np.uint32))
+    res = sim.run(mod, "k", 1, 64, struct.pack("<Q", out), gpu.mem, dynamic_shared=256)
+    assert res.findings == []
+    assert gpu.get(out).tolist() == [t ^ 1 for t in range(64)]
+    # 128 bytes of dynamic shared memory are too few for 64 threads x 4 bytes
+    res = sim.run(mod, "k", 1, 64, struct.pack("<Q", out), gpu.mem, dynamic_shared=128)
+    [f] = res.findings
+    assert f.kind == "out_of_bounds" and f.thread == (32, 0, 0)
+    assert "shared write of 4 bytes at address 0x80" in f.message
+    assert "128 bytes of shared memory" in f.message
+
+
+def test_local_memory_bounds(gpu):
+    body = """
+  mov.u64 %rd1, depot;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.local.u32 [%rd3], %r1;
+  ret;
+"""
+    ptx = _kernel(body, regs=".local .align 4 .b8 depot[32];\n  .reg .b32 %r<4>;\n"
+                             "  .reg .b64 %rd<4>;")
+    res = sim.run(sim.parse_module(ptx), "k", 1, 32, bytes(8), gpu.mem)
+    [f] = res.findings
+    assert f.kind == "out_of_bounds" and f.thread == (8, 0, 0)
+    assert "local write" in f.message and "32 bytes of local memory" in f.message
+
+
+def test_trap_and_assertfail_stop_the_launch(gpu):
+    trap = _kernel("""
+  mov.u32 %r1, %tid.x;
+  setp.eq.u32 %p1, %r1, 7;
+  @%p1 trap;
+  ret;
+""")
+    res = sim.run(sim.parse_module(trap), "k", 1, 32, bytes(8), gpu.mem)
+    assert res.partial and [f.kind for f in res.findings] == ["trap"]
+    assert res.findings[0].thread == (7, 0, 0) and res.findings[0].ptx_line == 14
+
+    msg = b"x > 0\0"
+    extra = (f".global .align 1 .b8 msg[{len(msg)}] = {{{', '.join(str(b) for b in msg)}}};\n"
+             ".global .align 1 .b8 file[5] = {107, 46, 112, 121, 0};\n"
+             ".extern .func __assertfail(.param .b64 a, .param .b64 b, .param .b32 c, "
+             ".param .b64 d, .param .b64 e);")
+    body = """
+  mov.u64 %rd1, msg;
+  cvta.global.u64 %rd2, %rd1;
+  mov.u64 %rd3, file;
+  cvta.global.u64 %rd4, %rd3;
+  {
+  .param .b64 param0;
+  st.param.b64 [param0], %rd2;
+  .param .b64 param1;
+  st.param.b64 [param1], %rd4;
+  .param .b32 param2;
+  st.param.b32 [param2], 12;
+  .param .b64 param3;
+  st.param.b64 [param3], 0;
+  .param .b64 param4;
+  st.param.b64 [param4], 1;
+  call.uni __assertfail, (param0, param1, param2, param3, param4);
+  }
+  ret;
+"""
+    res = sim.run(sim.parse_module(_kernel(body, extra=extra)), "k", 2, 32, bytes(8), gpu.mem)
+    assert res.partial
+    [f] = res.findings
+    assert f.kind == "trap" and "device assertion failed: x > 0 (k.py:12)" in f.message
+    assert f.block == (0, 0, 0) and f.thread == (0, 0, 0)

@@ -88,9 +88,9 @@ def format_c(fmt: str, fetch, fetch_str) -> str:
 
 def _param_u64(m, name, t):
     arr = m.cparams.get(name)
-    if arr is None or arr.shape[1] < 8:
+    if arr is None:
         return 0
-    return int(arr[t, :8].view(np.uint64)[0])
+    return int.from_bytes(arr[t, :8].tobytes(), "little")
 
 
 def vprintf(m, ins, idx):
