@@ -45,6 +45,7 @@ class _Context:
         self.captured: dict = {}       # "fn: name" -> repr of a captured value (cache keys)
 
     def unique(self, stem: str) -> str:
+        """A fresh symbol name ``stem_N`` (LLVM function and shared-variable names)."""
         self.counter += 1
         return f"{stem}_{self.counter}"
 
@@ -72,6 +73,7 @@ class FunctionTyper(ExprTyper):
 
     # -- diagnostics and dispatch ------------------------------------------
     def error(self, message: str, node=None, hint: str = "") -> KernelCompileError:
+        """A KernelCompileError at ``node`` (default: the node being typed)."""
         return compile_error(self.source, node if node is not None else self.cur, message, hint)
 
     def visit(self, node):
@@ -106,6 +108,7 @@ class FunctionTyper(ExprTyper):
             self.visit(stmt)
 
     def body(self, stmts):
+        """Type a statement list."""
         for s in stmts:
             self.visit(s)
 
@@ -200,6 +203,7 @@ class FunctionTyper(ExprTyper):
             raise self.error(f"cannot assign to {type(target).__name__}", target)
 
     def assign_name(self, target: ast.Name, value):
+        """Type a store into a plain name: declares the variable on first assignment."""
         name = target.id
         vty = value.wl_ty
         if isinstance(vty, ArrayType):
@@ -256,6 +260,7 @@ class FunctionTyper(ExprTyper):
                          "can be assigned")
 
     def check_convert(self, value, dst, what: str):
+        """Raise a diagnostic naming the cast when ``value`` cannot be stored in ``dst``."""
         src = value.wl_ty
         c = const_of(value)
         weak = c if getattr(value, "wl_weak", False) and c is not NO_CONST else None
@@ -534,6 +539,7 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
     tree = parse_function(kernel)
 
     def err(msg, node, hint=""):
+        """A diagnostic in the kernel's own source."""
         return compile_error(kernel.source, node, msg, hint)
 
     params = param_types(kernel, tree, err)

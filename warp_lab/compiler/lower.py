@@ -115,6 +115,7 @@ class ModuleContext:
                              [ir.Constant(I32, 2), "Dwarf Version", ir.Constant(I32, 4)])
 
     def difile(self, filename: str):
+        """The DIFile of a source file or cell (one per name)."""
         if filename not in self.files:
             import os
             self.files[filename] = self.module.add_debug_info("DIFile", {
@@ -124,6 +125,7 @@ class ModuleContext:
         return self.files[filename]
 
     def subprogram(self, tf: TypedFunction, fn: ir.Function):
+        """Attach a DISubprogram to ``fn`` (None without line info)."""
         if self.cu is None:
             return None
         line = tf.source.first_line + tf.tree.lineno - 1
@@ -188,6 +190,7 @@ class FunctionLowerer(ExprLowerer):
 
     # -- locations -----------------------------------------------------------
     def loc(self, node):
+        """The DILocation of ``node``: file/cell line and 1-based column."""
         if self.sp is None:
             return None
         line = self.source.first_line + getattr(node, "lineno", self.tf.tree.lineno) - 1
@@ -235,6 +238,7 @@ class FunctionLowerer(ExprLowerer):
         raise TypeError(f"no storage for {ty!r}")
 
     def store_var(self, slot, value):
+        """Store a (possibly aggregate) value into its alloca(s)."""
         if isinstance(slot, tuple):
             for s, v in zip(slot, value):
                 self.store_var(s, v)
@@ -242,17 +246,20 @@ class FunctionLowerer(ExprLowerer):
             self.b.store(value, slot)
 
     def load_var(self, slot):
+        """Load a (possibly aggregate) value from its alloca(s)."""
         if isinstance(slot, tuple):
             return tuple(self.load_var(s) for s in slot)
         return self.b.load(slot)
 
     def var_slot(self, name):
+        """The alloca(s) of local ``name``, created in the entry block on first use."""
         if name not in self.vars:
             self.vars[name] = self.alloca(self.tf.locals[name])
         return self.vars[name]
 
     # -- function body ---------------------------------------------------------
     def lower(self):
+        """Emit the whole function body."""
         tf = self.tf
         if tf.is_kernel:
             self.bind_kernel_params()
@@ -268,6 +275,7 @@ class FunctionLowerer(ExprLowerer):
         self.ab.branch(self.body_block)
 
     def bind_kernel_params(self):
+        """Unpack the entry parameters (ABI structs) into locals and array values."""
         layout = abi.param_layout(self.tf.params)
         args = self.fn.args
         for slot, arg in zip(layout[1:], args[1:]):
@@ -292,6 +300,7 @@ class FunctionLowerer(ExprLowerer):
             self.entry_guard(args[0])
 
     def bind_func_params(self):
+        """Rebuild a device function's flattened parameters into values."""
         args = list(self.fn.args)
         for name, ty in self.tf.params:
             n = len(_flat_types(ty))
@@ -324,12 +333,14 @@ class FunctionLowerer(ExprLowerer):
         self.tid_value = vals[0] if n == 1 else tuple(vals)
 
     def block(self, stmts):
+        """Lower a statement list, stopping after a terminator (return, break, continue)."""
         for s in stmts:
             if self.b.block.is_terminated:
                 break
             self.visit(s)
 
     def ret_values(self, flat):
+        """Return flattened values: void, one scalar, or a literal struct."""
         if not flat:
             self.b.ret_void()
         elif len(flat) == 1:
@@ -359,6 +370,7 @@ class FunctionLowerer(ExprLowerer):
             self.store(node.target, self.expr(node.value), node.value.wl_ty)
 
     def store(self, target, value, vty):
+        """Store ``value`` of type ``vty`` into an assignment target."""
         if isinstance(target, (ast.Tuple, ast.List)):
             parts = vty.elems if isinstance(vty, TupleType) else (vty.elem,) * vty.n
             for elt, v, t in zip(target.elts, value, parts):

@@ -91,6 +91,7 @@ def unflatten(parts: list, ty):
 
 
 def flatten_types_count(ty) -> list:
+    """One placeholder per scalar that a value of ``ty`` flattens to."""
     if isinstance(ty, ArrayType):
         return [0] * (1 + 2 * ty.ndim)
     if isinstance(ty, TupleType):
@@ -122,6 +123,7 @@ class ExprLowerer:
 
     # -- constants and conversions ----------------------------------------------
     def const_value(self, c, ty):
+        """An LLVM constant (or tuple of them) for a folded value of type ``ty``."""
         if isinstance(ty, Scalar):
             if ty.is_float:
                 return ir.Constant(llty(ty), float(c))
@@ -175,6 +177,7 @@ class ExprLowerer:
         return b.fpext(v, llty(dst)) if dst.bits > src.bits else b.fptrunc(v, llty(dst))
 
     def truth_value(self, v, ty):
+        """An i1: ``v != 0`` (unordered for floats, so NaN is true as in Python)."""
         if ty.is_bool:
             return v
         if ty.is_float:
@@ -196,6 +199,7 @@ class ExprLowerer:
         return tuple(self.expr(e) for e in node.elts)
 
     def sreg(self, name: str):
+        """Read a PTX special register (``tid.x``, ``laneid``, ...)."""
         fn = self.m.declare(f"llvm.nvvm.read.ptx.sreg.{name}", I32, [])
         return self.b.call(fn, [])
 
@@ -221,6 +225,7 @@ class ExprLowerer:
         raise TypeError(f"attribute {node.attr} of {bty!r}")
 
     def index_i32(self, node):
+        """An index expression as int32 (the index math width)."""
         v = self.expr(node)
         return self.convert(v, node.wl_ty, int32)
 
@@ -290,6 +295,7 @@ class ExprLowerer:
         return Ref("mem", ptr, bty.elem)
 
     def load_ref(self, ref: Ref):
+        """Load the value a :class:`Ref` points at."""
         if ref.kind == "slot":
             return self.load_var(ref.target)
         if ref.kind == "dyn":
@@ -298,6 +304,7 @@ class ExprLowerer:
         return self.load_mem(ref.target, ref.ty)
 
     def store_ref(self, ref: Ref, value):
+        """Store into what a :class:`Ref` points at."""
         if ref.kind == "slot":
             self.store_var(ref.target, value)
         elif ref.kind == "dyn":
@@ -308,9 +315,11 @@ class ExprLowerer:
             self.store_mem(ref.target, ref.ty, value)
 
     def store_into(self, load_node, value):
+        """Store into the element or component a subscript/attribute node names."""
         self.store_ref(self.element_ref(load_node), value)
 
     def load_mem(self, ptr, ty):
+        """Load a scalar, vector or matrix element from memory (bool stored as i8)."""
         if isinstance(ty, Scalar):
             v = self.b.load(ptr, typ=memty(ty), align=ty.align)
             return self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if ty.is_bool else v
@@ -321,6 +330,7 @@ class ExprLowerer:
                      for k in range(n))
 
     def store_mem(self, ptr, ty, value):
+        """Store a scalar, vector or matrix element to memory (bool stored as i8)."""
         if isinstance(ty, Scalar):
             v = self.b.zext(value, I8) if ty.is_bool else value
             self.b.store(v, ptr, align=ty.align)
@@ -372,6 +382,7 @@ class ExprLowerer:
         return self.binop_values(node, self.expr(node.left), self.expr(node.right))
 
     def binop_values(self, node, a, b):
+        """Apply the typed BinOp ``node`` to already-evaluated operands."""
         from warp_lab.compiler.lower_ops import aggregate_binop, scalar_binop
         lt, rt = node.left.wl_ty, node.right.wl_ty
         if hasattr(node, "wl_opty"):

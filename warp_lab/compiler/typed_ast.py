@@ -34,6 +34,7 @@ def const_of(node: ast.AST):
 
 
 def has_const(node: ast.AST) -> bool:
+    """Whether an expression node was folded to a constant."""
     return getattr(node, "wl_const", NO_CONST) is not NO_CONST
 
 

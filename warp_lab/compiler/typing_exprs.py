@@ -43,6 +43,7 @@ def vector_of(elem: Scalar, n: int) -> Vector:
 
 
 def matrix_of(elem: Scalar, rows: int, cols: int) -> Matrix:
+    """The ``rows`` x ``cols`` matrix type of ``elem`` (a named one when it exists)."""
     from warp_lab.lang.types import MATRICES
     for m in MATRICES.values():
         if m.elem == elem and m.rows == rows and m.cols == cols:
@@ -85,6 +86,7 @@ class ExprTyper:
     # -- helpers -------------------------------------------------------------
     @staticmethod
     def mark(node, ty, const=NO_CONST, weak=False):
+        """Stamp type, constant value and weakness on ``node``; returns the type."""
         node.wl_ty = ty
         if const is not NO_CONST:
             node.wl_const = const
@@ -238,6 +240,7 @@ class ExprTyper:
         raise self.error(f"{type_name(bty)} has no attribute {attr!r}", node)
 
     def index_type(self, node):
+        """Type an index expression: an integer (or bool) scalar."""
         ty = self.value_type(node)
         if not (isinstance(ty, Scalar) and (ty.is_int or ty.is_bool)):
             raise self.error(f"indices must be integers, not {type_name(ty)}", node,

@@ -26,9 +26,9 @@ import numpy as np
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, bool_,
                                  float32, float64, int32, int64)
 
-__all__ = ["Meta", "NoneType", "promote", "implicit_ok", "literal_type", "fold_binop",
-           "fold_unary", "fold_compare", "wrap_int", "BINOPS", "CMPOPS", "type_name",
-           "lossy_hint", "fits"]
+__all__ = ["Meta", "NoneType", "NONE", "promote", "implicit_ok", "literal_type", "fold_binop",
+           "fold_unary", "fold_compare", "wrap_int", "cast_value", "float_for", "FoldError",
+           "BINOPS", "CMPOPS", "BINOP_SYMBOLS", "type_name", "lossy_hint", "fits", "is_numeric"]
 
 
 @dataclass(frozen=True)
@@ -309,6 +309,7 @@ def fold_compare(op: str, a, b) -> bool:
 
 
 def is_numeric(t: Type) -> bool:
+    """Whether ``t`` is a scalar (the operand kind arithmetic accepts)."""
     return isinstance(t, Scalar)
 
 
@@ -318,6 +319,3 @@ def float_for(t: Scalar) -> Scalar:
         return t
     return float64 if t.bits == 64 else float32
 
-
-__all__ += ["NONE", "FoldError", "cast_value", "float_for", "BINOP_SYMBOLS", "is_numeric",
-]
