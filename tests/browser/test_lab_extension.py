@@ -37,7 +37,9 @@ def saxpy(a: wl.float32, x: wl.array(wl.float32), y: wl.array(wl.float32)):
 DISPLAY_CELL = '''from IPython.display import display
 from kernel_bundle import make_bundle
 display({"application/vnd.warp-lab.kernel+json": make_bundle(),
-         "text/plain": "saxpy (warp_lab kernel bundle)"}, raw=True)'''
+         "text/plain": "saxpy (warp_lab kernel bundle)"}, raw=True)
+display({"application/vnd.warp-lab.kernel+json": {"version": 2, "panes": {}},
+         "text/plain": "a bundle from the future"}, raw=True)'''
 
 
 def _write_notebook(path, *sources: str) -> None:
@@ -83,7 +85,11 @@ def _saved_bundle(path, deadline_s: float = 30.0) -> dict:
     """The kernel bundle in the saved notebook at `path` (waits for the save)."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
-        nb = nbformat.read(str(path), as_version=4)
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+        except ValueError:  # caught mid-write (NotJSONError is a ValueError)
+            time.sleep(0.5)
+            continue
         for cell in nb.cells:
             for out in cell.get("outputs", []):
                 if MIME in out.get("data", {}):
@@ -238,7 +244,7 @@ def test_hand_made_bundle_sass_map_and_heat_columns(browser, lab_server, artifac
     context, pg = _new_page(browser, artifacts)
     try:
         _run_notebook(pg, lab_server, artifacts, "hand_bundle.ipynb", 1)
-        view = pg.locator(VIEW)
+        view = pg.locator(VIEW).first  # the second output is the bad bundle
         view.locator('.wl-pane-python .wl-line[data-line="5"]').hover()
         assert _lines(view.locator(".wl-pane-sass .wl-line.wl-linked")) == bundle["line_map"]["sass"]["5"]
         assert _lines(view.locator(".wl-pane-ptx .wl-line.wl-linked")) == bundle["line_map"]["ptx"]["5"]
@@ -247,6 +253,10 @@ def test_hand_made_bundle_sass_map_and_heat_columns(browser, lab_server, artifac
         assert heat.get_attribute("title") == f"{bundle['heat']['instructions']['5']} instructions executed"
         regs = view.locator('.wl-pane-python .wl-line[data-line="4"] .wl-heat-registers')
         assert regs.inner_text() == "4"
+        # a bundle this renderer cannot read says so, as text
+        error = pg.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .wl-error")
+        assert error.inner_text() == ("warp_lab: cannot show this kernel bundle: unsupported "
+                                      "bundle version 2 (this renderer reads version 1)")
         # a Python line with no given colour gets one from the palette
         assert view.locator('.wl-pane-python .wl-line[data-line="6"]').evaluate(
             "r => r.style.backgroundColor") != ""
