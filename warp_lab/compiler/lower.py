@@ -473,7 +473,11 @@ class FunctionLowerer(ExprLowerer):
         if not self.b.block.is_terminated:
             self.b.branch(inc_bb)
         self.b.position_at_end(inc_bb)
-        self.b.store(self.b.add(self.b.load(counter), step), counter)
+        # a unit step cannot overflow (the counter stops at ``stop``), so it may carry nsw,
+        # which lets LLVM widen and unroll the loop as it does nvcc's ``for (int i...)``
+        unit = node.wl_step in (1, -1) and ty.is_signed
+        self.b.store(self.b.add(self.b.load(counter), step, flags=["nsw"] if unit else []),
+                     counter)
         self.b.branch(cond_bb)
         self.b.position_at_end(end_bb)
 
