@@ -460,3 +460,40 @@ def test_trap_and_assertfail_stop_the_launch(gpu):
     [f] = res.findings
     assert f.kind == "trap" and "device assertion failed: x > 0 (k.py:12)" in f.message
     assert f.block == (0, 0, 0) and f.thread == (0, 0, 0)
+
+
+WAIT_BODY = """
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  mov.u32 %r2, 0;
+  setp.lt.u32 %p1, %r1, 16;
+  @%p1 bra LOW;
+  mov.u32 %r2, 100;
+SHFL:
+  shfl.sync.idx.b32 %r3, %r2, 0, 31, -1;
+  st.global.u32 [%rd3], %r3;
+  ret;
+LOW:
+  LOWCODE
+"""
+
+
+def test_shfl_waits_for_lanes_that_arrive_later(gpu):
+    """Lanes 16-31 reach the shuffle first (lower PC); they must wait for lanes 0-15,
+    which set their value and branch back, so every lane reads lane 0's 7."""
+    ptx = _kernel(WAIT_BODY.replace("LOWCODE", "mov.u32 %r2, 7;\n  bra SHFL;"))
+    out = gpu.put(np.zeros(32, np.uint32))
+    res = sim.run(sim.parse_module(ptx), "k", 1, 32, struct.pack("<Q", out), gpu.mem)
+    assert res.findings == []
+    assert gpu.get(out).tolist() == [7] * 32
+
+
+def test_shfl_with_exited_member_lanes_is_reported(gpu):
+    ptx = _kernel(WAIT_BODY.replace("LOWCODE", "ret;"))
+    out = gpu.put(np.zeros(32, np.uint32))
+    res = sim.run(sim.parse_module(ptx), "k", 1, 32, struct.pack("<Q", out), gpu.mem)
+    [f] = res.findings
+    assert f.kind == "warp_sync" and "exited" in f.message and f.thread == (16, 0, 0)
+    assert not res.partial

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from warp_lab.errors import SimulatorError
-from warp_lab.sim.machine import EXITED, RUN
+from warp_lab.sim.machine import EXITED, RUN, WSYNC
 
 __all__ = ["CONTROL", "ALL", "guard_mask", "transfer"]
 
@@ -97,7 +97,7 @@ def _exit_lanes(m, act, eff, p):
     if lanes is None:
         lanes = m.status == RUN
     m.status[lanes & (m.status == RUN)] = EXITED
-    m.nlive = int(np.count_nonzero((m.status == RUN) | (m.status == 2)))
+    m.nlive = int(np.count_nonzero((m.status == RUN) | (m.status == 2) | (m.status == WSYNC)))
     if m.upc >= 0:
         m.diverge()
     if eff is not ALL:

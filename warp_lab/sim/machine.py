@@ -30,9 +30,11 @@ from warp_lab.errors import SimulatorError
 from warp_lab.sim import memory as memmod
 from warp_lab.sim.result import Finding, Metrics, MemoryLineStats, SimResult, instruction_class
 
-__all__ = ["Machine", "RUN", "EXITED", "BARWAIT", "PAD"]
+__all__ = ["Machine", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC"]
 
-RUN, EXITED, BARWAIT, PAD = 0, 1, 2, 3
+# thread status: runnable, exited, waiting at a barrier, padding lane past the block's
+# last thread, waiting at a warp-synchronous instruction for the rest of its membermask
+RUN, EXITED, BARWAIT, PAD, WSYNC = 0, 1, 2, 3, 4
 _BIG = np.int32(2**31 - 1)
 NSM = 132  # %nsmid reported by the simulator (an H100 SXM has 132 SMs)
 
@@ -194,6 +196,7 @@ class Machine:
         self.waiters = np.zeros(nb, np.int64)
         self._sregs = {}
         self.nlive = int(np.count_nonzero(self.status == RUN))
+        self.nwsync = 0
         self.race = None
         if "racecheck" in self.checks and self.shared_size:
             from warp_lab.sim.checks import RaceTracker
@@ -477,10 +480,19 @@ class Machine:
     # ------------------------------------------------------------------ barriers
     def resolve_stall(self) -> bool:
         """Nothing is runnable: complete barriers, or report a deadlock. True if progress."""
+        from warp_lab.sim.sync import release_barriers, release_warp_sync
+        wsync = self.status == WSYNC
+        if wsync.any() and release_warp_sync(self, wsync):
+            return True
         waiting = self.status == BARWAIT
         if not waiting.any():
+            if wsync.any():
+                t = int(np.argmax(wsync))
+                ins = self.mod.code[int(self.pc[t])]
+                self.finding("deadlock", f"deadlock: lanes wait at the warp-synchronous "
+                             f"instruction on PTX line {ins.line} for membermask lanes that "
+                             "never arrive", ins, t, stop=True)
             return False
-        from warp_lab.sim.sync import release_barriers
         if release_barriers(self, waiting):
             return True
         # deadlock: some threads wait and nothing can release them

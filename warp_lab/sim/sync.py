@@ -6,9 +6,10 @@
   threads counting as arrived.
 * ``shfl.sync`` (up, down, bfly, idx with the clamp/segment operand ``c``),
   ``vote.sync`` (all, any, uni, ballot), ``match.sync`` (any, all),
-  ``redux.sync``, ``activemask``, ``bar.warp.sync``: computed over the lanes
-  that execute together; member lanes of ``membermask`` that are live but not
-  executing are reported as a ``warp_sync`` finding when the barrier check is on.
+  ``redux.sync``, ``bar.warp.sync``: lanes wait (status ``WSYNC``) until every
+  live lane of their ``membermask`` has reached the instruction, then execute it
+  together; a membermask naming exited lanes is a ``warp_sync`` finding (when the
+  barrier check is on) and lanes that can never be joined are a deadlock.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import numpy as np
 
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.control import ALL, guard_mask, transfer
-from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN
+from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC
 from warp_lab.sim.operands import reader, writer
 
-__all__ = ["SYNC", "WARP", "release_barriers"]
+__all__ = ["SYNC", "WARP", "release_barriers", "release_warp_sync"]
 
 U32 = np.dtype(np.uint32)
 BOOL = np.dtype(np.bool_)
@@ -28,10 +29,9 @@ BOOL = np.dtype(np.bool_)
 
 def _bar(ins, mod):
     mods = set(ins.mods)
-    if "warp" in mods:  # bar.warp.sync membermask
-        def ex_warp(m, act, p):
-            transfer(m, act, None, p, p + 1)
-        return ex_warp
+    if "warp" in mods:  # bar.warp.sync membermask: waits for the member lanes
+        rm = reader(ins.srcs[0], U32, mod, ins.line)
+        return _warp_sync(ins, mod, lambda m, mask: None, rm)
     red = "red" in mods
     arrive = "arrive" in mods
     srcs = list(ins.srcs)
@@ -186,26 +186,77 @@ def _warp_view(m, v, dt):
     return np.broadcast_to(np.asarray(v, dt), (m.T,)).reshape(-1, 32)
 
 
-def _check_members(m, ins, mask, membermask):
-    if "barrier" not in m.checks:
-        return
-    act = np.ones(m.T, bool) if mask is None else mask
-    mm = np.broadcast_to(np.asarray(membermask, np.uint32), (m.T,))
-    lane = np.arange(m.T, dtype=np.uint32) % np.uint32(32)
-    member = ((mm[:, None] if False else mm) >> lane) & np.uint32(1)
-    # a lane named in the membermask of an executing lane must execute too
-    wact = act.reshape(-1, 32)
-    wmask = np.where(wact, mm.reshape(-1, 32), np.uint32(0))
-    need = np.bitwise_or.reduce(wmask, axis=1)
-    have = (act.reshape(-1, 32).astype(np.uint32) << lane.reshape(-1, 32)).sum(1, dtype=np.uint64)
-    missing = need.astype(np.uint64) & ~have
-    if missing.any():
-        w = int(np.argmax(missing != 0))
-        t = w * 32 + int(np.argmax(wact[w]))
-        m.finding("warp_sync", f"{ins.op}.sync with membermask {int(need[w]):#010x} executed by "
-                  f"lanes {int(have[w]):#010x} only: named lanes did not arrive (divergent "
-                  "warp-synchronous instruction)", ins, t)
-    del member
+_WEIGHTS = np.uint32(1) << np.arange(32, dtype=np.uint32)
+
+
+def _bits(mask2d):
+    """Per warp: a uint32 of the lanes set in a ``(warps, 32)`` bool array."""
+    return np.where(mask2d, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32)
+
+
+def _warp_sync(ins, mod, inner, rmask):
+    """Wrap a warp-synchronous op: lanes wait until every live lane of the membermask is
+    at this instruction, then all of them execute it together (PTX ISA: "shfl.sync ...
+    causes executing thread to wait until all non-exited threads corresponding to
+    membermask have executed shfl.sync with the same qualifiers and same membermask")."""
+
+    def ex(m, act, p):
+        eff = guard_mask(m, ins, act)
+        if eff is None:
+            transfer(m, act, None, p, p + 1)
+            return
+        lanes = act if eff is ALL else eff
+        here = np.ones(m.T, bool) if lanes is None else lanes
+        waiting = (m.status == WSYNC) & (m.pc == p) if m.nwsync else None
+        if waiting is not None:
+            here = here | waiting
+        mm = np.broadcast_to(np.asarray(rmask(m), np.uint32), (m.T,)).reshape(-1, 32)
+        here2 = here.reshape(-1, 32)
+        need = np.bitwise_or.reduce(np.where(here2, mm, np.uint32(0)), axis=1)
+        live = _bits(((m.status != EXITED) & (m.status != PAD)).reshape(-1, 32))
+        have = _bits(here2)
+        if "barrier" in m.checks and (need & ~live & _bits(~((m.status == PAD).reshape(-1, 32)))
+                                      ).any():
+            w = int(np.argmax(need & ~live))
+            m.finding("warp_sync", f"{ins.op}.sync membermask {int(need[w]):#010x} names lanes "
+                      f"that have exited (live lanes {int(live[w]):#010x}); the result is "
+                      "undefined on the GPU", ins, w * 32 + int(np.argmax(here2[w])))
+        ready = (need & live & ~have) == 0
+        if ready.all() and waiting is None:
+            inner(m, lanes)
+            transfer(m, act, None, p, p + 1)
+            return
+        m.diverge()
+        go = here & np.repeat(ready, 32)
+        if go.any():
+            inner(m, go)
+        stay = here & ~go
+        a = np.ones(m.T, bool) if act is None else act
+        m.pc[a] = p + 1          # guarded-off lanes and executing lanes move on
+        m.pc[go] = p + 1
+        m.status[go] = RUN
+        m.pc[stay] = p
+        m.status[stay] = WSYNC
+        m.nwsync = int(np.count_nonzero(m.status == WSYNC))
+    return ex
+
+
+def release_warp_sync(m, wsync) -> bool:
+    """Nothing else can run: lanes waiting at a warp-synchronous instruction whose other
+    member lanes have all exited are let through (reported by the warp-sync check when
+    they execute). True if any lane was released."""
+    live = ((m.status != EXITED) & (m.status != PAD)).reshape(-1, 32)
+    w2 = wsync.reshape(-1, 32)
+    # a warp's waiting lanes may go when every live lane of the warp is waiting here
+    pcs = np.where(wsync, m.pc, -1).reshape(-1, 32)
+    same_pc = (np.where(w2, pcs, pcs.max(1, keepdims=True)) == pcs.max(1, keepdims=True)).all(1)
+    ok = (w2 == live).all(1) & w2.any(1) & same_pc
+    if not ok.any():
+        return False
+    rel = wsync & np.repeat(ok, 32)
+    m.status[rel] = RUN
+    m.nwsync = int(np.count_nonzero(m.status == WSYNC))
+    return True
 
 
 def _shfl(ins, mod):
@@ -220,7 +271,6 @@ def _shfl(ins, mod):
     wp = writer(d[2], mod, ins.line) if d[0] == "pair" else None
 
     def ex(m, mask):
-        _check_members(m, ins, mask, rmask(m))
         a = np.broadcast_to(np.asarray(ra(m), np.uint32), (m.T,))
         lane = (np.arange(m.T) % 32).astype(np.int64)
         b = np.asarray(rb(m), np.int64) & 31
@@ -245,7 +295,7 @@ def _shfl(ins, mod):
         wd(m, a[src], mask)
         if wp is not None:
             wp(m, np.broadcast_to(ok, (m.T,)).copy(), mask)
-    return ex
+    return _warp_sync(ins, mod, ex, rmask)
 
 
 def _vote(ins, mod):
@@ -257,7 +307,6 @@ def _vote(ins, mod):
     weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
 
     def ex(m, mask):
-        _check_members(m, ins, mask, rmask(m))
         act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
         p = _warp_view(m, rp(m), bool)
         if mode == "ballot":
@@ -271,7 +320,7 @@ def _vote(ins, mod):
         else:
             r = (p | ~act).all(1) | (~p | ~act).all(1)
         wd(m, np.repeat(r, 32), mask)
-    return ex
+    return _warp_sync(ins, mod, ex, rmask)
 
 
 def _match(ins, mod):
@@ -285,7 +334,6 @@ def _match(ins, mod):
     weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
 
     def ex(m, mask):
-        _check_members(m, ins, mask, rmask(m))
         act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
         v = _warp_view(m, ra(m), dt)
         eq = (v[:, :, None] == v[:, None, :]) & act[:, None, :]
@@ -301,7 +349,7 @@ def _match(ins, mod):
                 wp(m, np.repeat(allsame, 32), mask)
         else:
             wd(m, bits.reshape(-1), mask)
-    return ex
+    return _warp_sync(ins, mod, ex, rmask)
 
 
 def _redux(ins, mod):
@@ -317,13 +365,12 @@ def _redux(ins, mod):
           "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
 
     def ex(m, mask):
-        _check_members(m, ins, mask, rmask(m))
         act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
         v = _warp_view(m, ra(m), dt)
         v = np.where(act, v, np.array(ident).astype(dt))
         r = fn.reduce(v, axis=1, dtype=dt)
         wd(m, np.repeat(r, 32), mask)
-    return ex
+    return _warp_sync(ins, mod, ex, rmask)
 
 
 def _activemask(ins, mod):
@@ -341,7 +388,7 @@ def _nop(ins, mod):
     return lambda m, mask: None
 
 
-SYNC = {"bar": _bar, "barrier": _bar}
-WARP = {"shfl": _shfl, "vote": _vote, "match": _match, "redux": _redux,
-        "activemask": _activemask, "membar": _nop, "fence": _nop, "nanosleep": _nop,
+SYNC = {"bar": _bar, "barrier": _bar, "shfl": _shfl, "vote": _vote, "match": _match,
+        "redux": _redux}
+WARP = {"activemask": _activemask, "membar": _nop, "fence": _nop, "nanosleep": _nop,
         "prefetch": _nop, "prefetchu": _nop, "pmevent": _nop, "discard": _nop}
