@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 __all__ = ["latency_tables", "quality_table", "features_table", "quality_targets",
-           "latency_targets", "gap_evidence", "NA"]
+           "latency_targets", "gap_evidence", "whatif_table", "NA"]
 
 NA = "n/a"
 _QTOOLS = ("warp_lab", "nvrtc", "nvrtc_restrict", "numba", "warp")
@@ -128,7 +128,7 @@ def latency_targets(lat: dict, kernels) -> list[str]:
 
 def _qcell(q: dict, key: str, notes: _Notes) -> str:
     if q is None:
-        return NA
+        return "–"
     if "na" in q:
         return notes.na(q["na"])
     return str(q[key])
@@ -244,4 +244,29 @@ def gap_evidence(qual: dict, kernels, top: int = 6) -> list[str]:
                    f"{nv['sass_instructions']} SASS; SASS opcodes wl−NVRTC: "
                    + ", ".join(f"{op} {d:+d}" for op, d in ops)
                    + ("; PTX: " + ", ".join(feats) if feats else ""))
+    return out
+
+
+def whatif_table(whatif: dict, qual: dict, kernels) -> list[str]:
+    """Markdown: registers / SASS of NVRTC, warp_lab and each what-if experiment, one arch."""
+    exps = []
+    for row in whatif.get("kernels", {}).values():
+        exps += [e for e in row if e not in exps]
+    head = ["kernel", "NVRTC", "warp_lab"] + [f"wl {e}" for e in exps]
+    out = ["| " + " | ".join(head) + " (registers / SASS) |", "|---|" + "---:|" * (len(head) - 1)]
+    for name in kernels:
+        q = qual.get("kernels", {}).get(name, {})
+        cells = []
+        for tool in ("nvrtc", "warp_lab"):
+            r = q.get(tool)
+            cells.append(f"{r['registers']} / {r['sass_instructions']}"
+                         if r and "na" not in r else NA)
+        for e in exps:
+            r = whatif.get("kernels", {}).get(name, {}).get(e)
+            if not r or "na" in r:
+                cells.append(NA)
+            else:
+                cells.append(f"{r['registers']} / {r['sass_instructions']}"
+                             + (" (no change)" if r["changed"] is False else ""))
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
     return out

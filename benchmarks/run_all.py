@@ -10,6 +10,8 @@ Prints Markdown and writes it (with the machine and the tool versions) to
 2. code quality per kernel and arch, every tool's PTX through the same
    ptxas/nvdisasm, with the issue-8 target checks and the evidence for
    each gap;
+   and what-if experiments that price candidate compiler changes
+   (:mod:`benchmarks.whatif`);
 3. simulator throughput (``benchmarks/sim_throughput.py`` when present);
 4. launch overhead (needs a GPU).
 
@@ -38,6 +40,8 @@ __all__ = ["main", "run_worker", "run_workers_parallel", "machine_lines"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _WORKER_TIMEOUT_S = 240
 _SIM_TIMEOUT_S = 150
+#: arguments for benchmarks/sim_throughput.py that keep it inside the run's time box
+SIM_ARGS: list[str] = []
 
 
 def run_worker(args: list[str], timeout: float = _WORKER_TIMEOUT_S) -> dict:
@@ -126,33 +130,32 @@ def machine_lines() -> list[str]:
     ]
 
 
-def _sim_section() -> list[str]:
-    path = os.path.join(ROOT, "benchmarks", "sim_throughput.py")
+def _markdown_part(stdout: str) -> str:
+    """The Markdown a script printed, without banners before it (Warp prints one), its
+    headings demoted below this report's section headings."""
+    lines = stdout.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(("#", "|")) or " | " in ln),
+                 len(lines))
+    return "\n".join("##" + ln if ln.startswith("#") else ln for ln in lines[start:]).rstrip()
+
+
+def _script_section(name: str, args: list[str], what: str) -> list[str]:
+    """Run ``benchmarks/<name>`` (owned by another part) and quote its Markdown, or say why not."""
+    path = os.path.join(ROOT, "benchmarks", name)
+    cmd = " ".join(["python", f"benchmarks/{name}", *args])
     if not os.path.exists(path):
-        return [f"{report.NA}: benchmarks/sim_throughput.py is not in this tree yet."]
+        return [f"{report.NA}: benchmarks/{name} is not in this tree yet."]
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     try:
-        proc = subprocess.run([sys.executable, path, "--quick"], cwd=ROOT, capture_output=True,
-                              text=True, timeout=_SIM_TIMEOUT_S)
+        proc = subprocess.run([sys.executable, path, *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=_SIM_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return [f"{report.NA}: sim_throughput.py --quick ran past {_SIM_TIMEOUT_S} s."]
-    if proc.returncode != 0:
+        return [f"{report.NA}: `{cmd}` ran past {_SIM_TIMEOUT_S} s."]
+    text = _markdown_part(proc.stdout)
+    if proc.returncode != 0 or not text:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return [f"{report.NA}: sim_throughput.py --quick exited {proc.returncode}: {tail[0]}"]
-    return ["Output of `python benchmarks/sim_throughput.py --quick` (same run):", "",
-            proc.stdout.rstrip()]
-
-
-def _launch_section() -> list[str]:
-    gpu = _gpu_line()
-    if gpu.startswith("none"):
-        return [f"{report.NA}: no GPU on this machine ({gpu}). On a GPU machine run "
-                "`python benchmarks/launch_overhead.py` (runtime issue 4)."]
-    path = os.path.join(ROOT, "benchmarks", "launch_overhead.py")
-    if not os.path.exists(path):
-        return [f"{report.NA}: GPU present but benchmarks/launch_overhead.py is not in this tree."]
-    proc = subprocess.run([sys.executable, path], cwd=ROOT, capture_output=True, text=True,
-                          timeout=_SIM_TIMEOUT_S)
-    return [proc.stdout.rstrip() or f"{report.NA}: launch_overhead.py printed nothing"]
+        return [f"{report.NA}: `{cmd}` exited {proc.returncode}: {tail[0][:300]}"]
+    return [f"Output of `{cmd}` ({what}), same run.", "", text]
 
 
 def _findings() -> list[str]:
@@ -173,6 +176,7 @@ def main(argv=None) -> int:
                     help="Markdown file to write ('-' for stdout only)")
     ap.add_argument("--artifacts", default=None, help="write every PTX and SASS here")
     ap.add_argument("--no-sim", action="store_true", help="skip the simulator section")
+    ap.add_argument("--no-whatif", action="store_true", help="skip the what-if experiments")
     args = ap.parse_args(argv)
     kernels = [k for k in args.kernels.split(",") if k]
     unknown = sorted(set(kernels) - set(BENCH_KERNELS))
@@ -190,8 +194,24 @@ def main(argv=None) -> int:
         cold = run_worker(["latency-cold", "--tool", tool, "--arch", args.latency_arch])
         lat.setdefault(tool, {}).update({k: v for k, v in cold.items() if k != "tool"})
     extra = ["--artifacts", args.artifacts] if args.artifacts else []
-    quals = run_workers_parallel([["quality", "--arch", arch, *common, *extra]
-                                  for arch in archs])
+    # NVRTC+restrict (never different in SASS count so far) only on the latency arch: time box
+    jobs = [["quality", "--arch", arch, *common, *extra,
+             *([] if arch == args.latency_arch else
+               ["--tools", "warp_lab,nvrtc,numba,warp"])] for arch in archs]
+    if not args.no_whatif:
+        jobs += [["whatif", "--arch", arch, *common, *flag] for arch in archs
+                 for flag in ([], ["--short-ptr"])]
+    results = run_workers_parallel(jobs)
+    quals = results[:len(archs)]
+    whatifs = {}
+    for res, job in zip(results[len(archs):], jobs[len(archs):]):
+        arch = job[2]
+        merged = whatifs.setdefault(arch, {"arch": arch, "kernels": {}})
+        if "error" in res:
+            merged.setdefault("errors", []).append(res["error"])
+            continue
+        for name, row in res["kernels"].items():
+            merged["kernels"].setdefault(name, {}).update(row)
     for q, arch in zip(quals, archs):
         q.setdefault("arch", arch)
 
@@ -235,9 +255,27 @@ def main(argv=None) -> int:
     if evidence:
         md += ["Where warp_lab's code is bigger than NVRTC's (SASS opcode and PTX differences, "
                "warp_lab − NVRTC):", "", *evidence, ""]
+    if whatifs:
+        md += ["### What-if experiments", "",
+               "warp_lab's own LLVM IR rewritten the way a candidate compiler change would emit "
+               "it, then the real optimiser, ptxas and nvdisasm (benchmarks/whatif.py): "
+               "*unit_stride* = innermost stride of every array known to be 1 (a kernel "
+               "specialised for contiguous rows); *nsw_all* = every integer add/sub/mul/shl "
+               "marked no-signed-wrap (C's overflow rule instead of warp_lab's wrapping int32); "
+               "*short_ptr* = LLVM's `-nvptx-short-ptr` (32-bit shared/local addresses, as "
+               "NVVM emits). \"no change\": the PTX came out identical.", ""]
+        for q in quals:
+            w = whatifs.get(q.get("arch"))
+            if not w:
+                continue
+            md += [f"{q['arch']}:", ""]
+            md += [f"{report.NA}: {e}" for e in w.get("errors", [])]
+            md += [*report.whatif_table(w, q, kernels), ""]
     if not args.no_sim:
-        md += ["## 3. Simulator throughput", "", *_sim_section(), ""]
-    md += ["## 4. Launch overhead", "", *_launch_section(), ""]
+        md += ["## 3. Simulator throughput", "",
+               *_script_section("sim_throughput.py", SIM_ARGS, "simulator issue 3"), ""]
+    md += ["## 4. Launch overhead", "", f"GPU: {_gpu_line()}.", "",
+           *_script_section("launch_overhead.py", [], "runtime issue 4"), ""]
     md += [*_findings(), "", f"_Whole run: {time.perf_counter() - t_start:.0f} s._", ""]
     text = "\n".join(md)
     print(text)

@@ -13,6 +13,8 @@ Jobs:
 * ``quality --arch sm_XX``: every tool's PTX for every kernel through the
   same ptxas/nvdisasm (:mod:`benchmarks.quality`); ``--artifacts DIR``
   also writes each PTX and SASS there for reading.
+* ``whatif --arch sm_XX``: the :mod:`benchmarks.whatif` experiments (what a
+  candidate compiler change would buy).
 
 The result is JSON in ``--out``; stdout/stderr are free for the tools'
 chatter (Warp prints a banner).
@@ -151,7 +153,8 @@ def _cache_hits(arch: str, kernels: list[str], repeats: int) -> dict:
     return hits
 
 
-def quality(arch: str, kernels: list[str], artifacts: str | None) -> dict:
+def quality(arch: str, kernels: list[str], artifacts: str | None,
+            tools=QUALITY_TOOLS) -> dict:
     """Code quality of every tool's PTX for ``kernels`` on ``arch``; see module doc."""
     from benchmarks import peers, quality as q
     from warp_lab.errors import ToolchainError
@@ -167,6 +170,8 @@ def quality(arch: str, kernels: list[str], artifacts: str | None) -> dict:
     for name in kernels:
         row = {}
         for tool, make in makers.items():
+            if tool not in tools:
+                continue
             try:
                 ptx, entry = make(name)
                 qual, sass = q.assess(ptx, entry, arch)
@@ -188,14 +193,36 @@ def quality(arch: str, kernels: list[str], artifacts: str | None) -> dict:
     return out
 
 
+def whatif(arch: str, kernels: list[str], short_ptr: bool = False) -> dict:
+    """Every :mod:`benchmarks.whatif` IR experiment on every kernel for ``arch``; with
+    ``short_ptr``, instead only the ``short_ptr`` experiment (it changes the whole process)."""
+    from benchmarks import whatif as w
+    from warp_lab.errors import WarpLabError
+
+    if short_ptr:
+        w.enable_short_ptr()
+    out = {"arch": arch, "kernels": {}}
+    for name in kernels:
+        row = {}
+        for exp in (["short_ptr"] if short_ptr else w.EXPERIMENTS):
+            try:
+                row[exp] = w.run_experiment(exp, name, arch)
+            except WarpLabError as exc:
+                row[exp] = {"na": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
+        out["kernels"][name] = row
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.worker")
-    ap.add_argument("job", choices=("latency", "latency-cold", "quality"))
+    ap.add_argument("job", choices=("latency", "latency-cold", "quality", "whatif"))
     ap.add_argument("--tool", choices=TOOLS)
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--kernels", default=",".join(BENCH_KERNELS))
     ap.add_argument("--artifacts", default=None)
+    ap.add_argument("--short-ptr", action="store_true", help="whatif: the short_ptr run")
+    ap.add_argument("--tools", default=",".join(QUALITY_TOOLS), help="quality: which PTX makers")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     kernels = [k for k in args.kernels.split(",") if k]
@@ -205,8 +232,10 @@ def main(argv=None) -> int:
         result = latency_cold(args.tool, args.arch)
     elif args.job == "latency":
         result = latency(args.arch, args.repeats, kernels)
+    elif args.job == "whatif":
+        result = whatif(args.arch, kernels, args.short_ptr)
     else:
-        result = quality(args.arch, kernels, args.artifacts)
+        result = quality(args.arch, kernels, args.artifacts, args.tools.split(","))
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     return 0
