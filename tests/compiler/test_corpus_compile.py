@@ -144,3 +144,35 @@ def test_libdevice_is_inlined_and_printf_uses_vprintf():
     ptx = compiled(get("hello_printf"), "sm_90").ptx
     # one call per wl.printf/print: "call.uni (retval0), vprintf, (param0, param1);"
     assert len(re.findall(r"\bvprintf\s*,", ptx)) == 2
+
+
+_PRE_VOLTA_CHILD = """
+import sys
+import warp_lab as wl
+from warp_lab.examples import get
+for name in sys.argv[2:]:
+    try:
+        ck = wl.compile(get(name).kernel, arch=sys.argv[1], cache=False)
+        print(name, "compiled", ck.cubin is not None)
+    except wl.KernelCompileError as exc:
+        print(name, "rejected", exc.line)
+"""
+
+
+@pytest.mark.skipif("sm_60" not in nvptx.SUPPORTED_ARCHS, reason="sm_60 not supported")
+def test_warp_sync_builtins_on_pascal_compile_or_are_rejected_cleanly():
+    """shfl/vote/syncwarp need PTX ISA 6.0; for sm_60 the compiler must pick it or say no.
+
+    Run in a child process: an LLVM "Cannot select" error aborts the interpreter.
+    """
+    import subprocess
+    import sys
+
+    names = ["warp_sum", "warp_scan_vote"]
+    proc = subprocess.run([sys.executable, "-c", _PRE_VOLTA_CHILD, "sm_60", *names],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, f"compiler crashed (rc={proc.returncode}): {proc.stderr[-500:]}"
+    outcome = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert set(outcome) == set(names)
+    for name, what in outcome.items():
+        assert what == "compiled True" or what.startswith("rejected "), (name, what)
