@@ -29,16 +29,23 @@ def _generator():
     return mod
 
 
+_EXECUTED: dict[Path, nbformat.NotebookNode] = {}
+
+
 def _execute(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
+    """Run a notebook once per test session (the export test reuses the run)."""
     from conftest import needs_compiler
     from nbclient import NotebookClient
 
     needs_compiler()
+    if path in _EXECUTED:
+        return _EXECUTED[path]
     nb = nbformat.read(path, as_version=4)
     # generous per-cell timeout: two shared CPU cores; the notebooks themselves are small
     client = NotebookClient(nb, timeout=240, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
+    _EXECUTED[path] = nb
     return nb
 
 
