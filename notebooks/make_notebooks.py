@@ -269,6 +269,17 @@ best = suggest_block_size(ck)
 print(best)
 curve = occupancy_curve(ck)
 assert max(o.occupancy for o in curve) == best.occupancy.occupancy"""),
+    ("md", """## Where the registers go
+
+nvdisasm's register life ranges give the registers live at each SASS
+instruction; the most live at any instruction of a Python line is that
+line's **register pressure** (the `live regs` column beside the Python and
+SASS panes). No line can need more than ptxas allocated."""),
+    ("code", """from warp_lab.notebook.widgets import register_heat
+per_line, per_sass_line = register_heat(ck)
+print("live registers per Python line:", per_line)
+assert per_line and max(per_line.values()) <= ck.resources.registers
+assert max(per_sass_line.values()) >= max(per_line.values())   # lines are a subset"""),
     ("md", """## Capping registers
 
 `--maxrregcount` asks `ptxas` for at most N registers per thread. Fewer
