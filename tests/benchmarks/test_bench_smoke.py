@@ -192,3 +192,27 @@ def test_quality_targets_thresholds():
     assert lines[0].startswith("- FAIL") and "k1/sm_90 (12 vs 10)" in lines[0]
     assert lines[1].startswith("- FAIL") and "k1/sm_90" in lines[1]
     assert lines[2].startswith("- FAIL") and "k1/sm_90 (8 B)" in lines[2]
+
+
+def test_whatif_rewrites_touch_only_what_they_claim():
+    from benchmarks import whatif
+    from warp_lab.compiler.pipeline import compile as wl_compile
+
+    ck = wl_compile(warp_lab_kernel("stencil_2d"), arch="sm_90", cache=False, lineinfo=False)
+    before, after = ck.llvm_ir.splitlines(), whatif.unit_stride(ck.llvm_ir).splitlines()
+    changed = [(a, b) for a, b in zip(before, after) if a != b]
+    assert len(before) == len(after) and len(changed) == 2        # u and out: innermost stride
+    for old, new in changed:
+        assert ", 2, 1" in old and "= add i32 0, 1" in new
+    assert ", 2, 0" in ck.llvm_ir and ", 2, 0" in "\n".join(after)  # row strides kept
+    nsw = whatif.nsw_all("%a = add i32 %b, 1\n%c = mul i64 %d, %e\n%f = fadd float %g, %h")
+    assert nsw == "%a = add nsw i32 %b, 1\n%c = mul nsw i64 %d, %e\n%f = fadd float %g, %h"
+
+
+def test_latency_targets_thresholds():
+    lat = {"warp_lab": {"kernels": {"a": {"warm": {"ptx": 0.010}}, "b": {"warm": {"ptx": 0.020}}}},
+           "numba": {"kernels": {"a": {"first": {"ptx": 0.050}}, "b": {"first": {"ptx": 0.090}}}},
+           "nvrtc": {"kernels": {"a": {"warm": {"ptx": 0.010}}, "b": {"warm": {"ptx": 0.019}}}}}
+    lines = report.latency_targets(lat, ["a", "b"])
+    assert lines[0].startswith("- FAIL") and "b (4.5×)" in lines[0]   # a is exactly 5×
+    assert lines[1].startswith("- FAIL") and "b (20.0 vs 19.0 ms)" in lines[1]
