@@ -17,8 +17,6 @@ import tempfile
 
 import llvmlite.binding as llvm
 
-from warp_lab.notebook.bundle import MIME_TYPE  # noqa: F401  (re-exported for the tests)
-
 #: The Python kernel the bundle shows (cell lines 1..6); line 4 carries
 #: markup that must render as text.
 PYTHON_SOURCE = '''@wl.kernel
