@@ -219,7 +219,7 @@ EXAMPLES = [
             lambda a: Launch(dim=a[0].shape[0], block_dim=64), _reversed_view_ref, ("out",),
             description="negative strides (x[::-1]) in and out"),
     Example("grid_stride", grid_stride, _grid_stride_inputs,
-            lambda a: Launch(grid=(4, 1, 1), block=(64, 1, 1)),
+            lambda a: Launch(grid=(max(4, min(1024, a[2] // 1024)), 1, 1), block=(64, 1, 1)),
             lambda x, out, n: {"out": x * f32(0.5) + f32(1.0)}, ("out",),
             description="grid-stride while loop with block_idx/block_dim/grid_dim"),
     Example("block_coords", block_coords, _block_coords_inputs,

@@ -116,7 +116,7 @@ def math_f64(u: wl.array(dtype=wl.float64), p: wl.array(dtype=wl.float64),
 
 
 def _math_inputs(dtype, size):
-    n = pick(size, 128, 1 << 20)
+    n = pick(size, 128, 1 << 18)
     g = rng(f"math_{np.dtype(dtype).name}")
     u = g.uniform(-0.95, 0.95, n)
     p = g.uniform(0.1, 20.0, n)
