@@ -234,3 +234,12 @@ def test_columns_of_an_indented_kernel_are_the_file_columns():
     assert err.line == k.source.first_line + 2
     assert err.col == 20 and "dicts are not supported" in err.message
     assert err.source_line.strip() == "x[0] = {1: 2}"
+
+
+def test_the_traceback_shows_no_compiler_frames():
+    import traceback
+    k = cell_kernel(HEAD + "    y = [i for i in range(3)]\n")
+    err = diagnose(k)
+    frames = "".join(traceback.format_tb(err.__traceback__))
+    assert "typing_exprs.py" not in frames and "frontend.py\", line" in frames
+    assert frames.count("File ") == 2  # the caller (diagnose above), then make_typed_ast

@@ -535,6 +535,15 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"expected a @wl.kernel, got {type(kernel).__name__}")
+    try:
+        return _make_typed_ast(kernel, options)
+    except KernelCompileError as exc:
+        # show the user's code, not the compiler's frames (Triton's filter_traceback);
+        # a wrapped foreign exception keeps its own traceback in __cause__
+        raise exc.with_traceback(None)  # noqa: B904
+
+
+def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
     ctx = _Context(kernel, options)
     tree = parse_function(kernel)
 
