@@ -107,13 +107,11 @@ def pane_line_maps(ck) -> dict[str, dict[int, int]]:
         Python pane maps each line to itself; the unoptimised IR gets no map
         (the line map describes the optimised IR).
     """
-    lm = ck.line_map
-    out = {"python": {}}
+    first = ck.source.first_line
+    out = {"python": {first + k: first + k for k in range(len(ck.source.text.splitlines()))}}
     for pane, (_, _, attr) in PANES.items():
         if attr and pane != "llvm_unoptimized":
-            out[pane] = {x: py for py, xs in getattr(lm, attr).items() for x in xs}
-    first = ck.source.first_line
-    out["python"] = {first + k: first + k for k in range(len(ck.source.text.splitlines()))}
+            out[pane] = {x: py for py, xs in getattr(ck.line_map, attr).items() for x in xs}
     return out
 
 
