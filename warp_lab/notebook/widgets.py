@@ -54,6 +54,14 @@ def occupancy_summary_html(occ) -> str:
     return f"<table>{body}</table>{warn}"
 
 
+def _attached_gpu():
+    """The first usable CUDA GPU's DeviceInfo, or None (no driver, no GPU)."""
+    from warp_lab.runtime.device import cuda_devices
+
+    devices, _ = cuda_devices()
+    return devices[0] if devices else None
+
+
 class OccupancyWidget(W.VBox):
     """Interactive occupancy calculator for one compiled kernel.
 
@@ -61,7 +69,8 @@ class OccupancyWidget(W.VBox):
         kernel: a :class:`~warp_lab.compiler.artifact.CompiledKernel` or
             :class:`~warp_lab.compiler.artifact.Resources` (registers per
             thread, static shared bytes, barriers).
-        arch: initial architecture (default: the one compiled for).
+        arch: initial architecture (default: the attached GPU's, else the one
+            compiled for); the dropdown marks the attached GPU's arch.
         block_size: initial threads per block (multiple of 32, 32..1024).
         dynamic_shared_mem: initial dynamic shared memory, bytes per block.
 
@@ -79,9 +88,13 @@ class OccupancyWidget(W.VBox):
         resources = getattr(kernel, "resources", kernel)
         default_arch = arch or getattr(getattr(kernel, "options", None), "arch", None) \
             or resources.arch
-        names = [p.name for p in ARCHS.values()]
+        gpu = _attached_gpu()
+        options = [(f"{p.name} (attached: {gpu.name})" if gpu and gpu.arch == p.name else p.name,
+                    p.name) for p in ARCHS.values()]
+        if gpu is not None and arch is None:
+            default_arch = gpu.arch  # the attached GPU is the one the user will launch on
         self._compiled_arch = arch_properties(default_arch).name
-        self.arch = W.Dropdown(options=names, value=self._compiled_arch, description="arch")
+        self.arch = W.Dropdown(options=options, value=self._compiled_arch, description="arch")
         self.block_size = W.IntSlider(value=block_size, min=32, max=1024, step=32,
                                       description="block size", continuous_update=False)
         self.dynamic_shared_mem = W.BoundedIntText(
