@@ -297,3 +297,22 @@ def test_components_of_array_elements_are_stored_in_place():
     assert re.search(r"ld\.global\.(f32|b32)\s+%r\d+, \[%rd\d+\+8\]", ptx)
     assert re.search(r"ld\.global\.(f32|b32)\s+%r\d+, \[%rd\d+\+4\]", ptx)
     assert len(re.findall(r"st\.global\.(f32|b32)\s+\[%rd\d+\+8\]", ptx)) == 2
+
+
+@wl.func
+def ajouté(v):
+    return v + 1.0
+
+
+@wl.kernel
+def résumé(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    x[i] = ajouté(x[i])
+
+
+def test_non_ascii_python_names_become_valid_ptx_identifiers():
+    lk = lower(résumé, opt=0)
+    assert lk.entry == "r$00e9sum$00e9"
+    ptx = emit_ptx(lk.llvm_ir, opt=0)
+    assert re.search(r"\.entry r\$00e9sum\$00e9\(", ptx)
+    assert re.search(r"\.func\s+\(.*\) r\$00e9sum\$00e9__ajout\$00e9_\d+\(", ptx)

@@ -478,6 +478,14 @@ def _static_callee(node, typer):
         return None
 
 
+def ptx_name(name: str) -> str:
+    """``name`` as a PTX identifier (PTX ISA, "Identifiers": ``[a-zA-Z_][a-zA-Z0-9_$]*``);
+    other characters of a Python name (``é``) become ``$XXXX`` with their code point."""
+    out = "".join(c if (c.isascii() and (c.isalnum() or c == "_")) else f"${ord(c):04x}"
+                  for c in name)
+    return out if out[:1].isalpha() or out[:1] == "_" else "_" + out
+
+
 def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> TypedFunction:
     """Type ``func`` for ``arg_types`` once (cached per kernel compile)."""
     key = (func, tuple(arg_types))
@@ -511,7 +519,8 @@ def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> Typed
                                  f"{exc.hint}; {note}" if exc.hint else note) from exc
     finally:
         ctx.in_progress.pop()
-    tf = TypedFunction(ctx.unique(f"{ctx.kernel.name}__{func.name}"), func.name, func.source,
+    tf = TypedFunction(ctx.unique(ptx_name(f"{ctx.kernel.name}__{func.name}")), func.name,
+                       func.source,
                        tree, tuple(params), ret, dict(typer.scope), False, typer.uses_tid)
     ctx.funcs[key] = tf
     return tf
@@ -559,11 +568,12 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
     typer = FunctionTyper(ctx, kernel, tree, params, is_kernel=True)
     ctx.launch_ndim = _launch_ndim(ctx, typer)
     typer.run()
-    tk_fn = TypedFunction(kernel.name, kernel.name, kernel.source, tree, tuple(params), NONE,
+    entry = ptx_name(kernel.name)
+    tk_fn = TypedFunction(entry, kernel.name, kernel.source, tree, tuple(params), NONE,
                           dict(typer.scope), True, typer.uses_tid)
     funcs = tuple(ctx.funcs.values())
     uses_tid = typer.uses_tid or any(f.uses_tid for f in funcs)
-    return TypedKernel(kernel.name, kernel.name, kernel.source, tk_fn, funcs, tuple(params),
+    return TypedKernel(kernel.name, entry, kernel.source, tk_fn, funcs, tuple(params),
                        ctx.launch_ndim, uses_tid, tuple(ctx.shared),
                        tuple(sorted(ctx.captured.items())))
 
