@@ -19,84 +19,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from warp_lab.errors import SimulatorError
 from warp_lab.sim import fp
 from warp_lab.sim.operands import RAW, reader, writer
 from warp_lab.sim.ptx import type_dtype
+from warp_lab.sim.bits import BITS
+from warp_lab.sim.convert import CONVERT
+from warp_lab.sim.opbuild import BOOL, _directed, _err, _nary, _rmode, _typ
 
 __all__ = ["BUILDERS"]
-
-U32 = np.dtype(np.uint32)
-BOOL = np.dtype(np.bool_)
-
-
-def _err(ins, msg):
-    return SimulatorError(f"PTX line {ins.line}: {msg}: {ins.text}", ptx_line=ins.line)
-
-
-def _typ(ins, k=0):
-    if len(ins.types) <= k:
-        raise _err(ins, f"instruction {ins.op!r} needs a type suffix")
-    return ins.types[k]
-
-
-def _fpost(ins, dt):
-    """Post-processing for float results: ftz, sat (None when nothing to do)."""
-    steps = []
-    if "ftz" in ins.mods and dt == np.float32:
-        steps.append(fp.ftz)
-    if "sat" in ins.mods:
-        steps.append(fp.sat)
-    if not steps:
-        return None
-
-    def post(v):
-        for s in steps:
-            v = s(v)
-        return v
-    return post
-
-
-def _rmode(ins):
-    for r in ("rn", "rz", "rm", "rp"):
-        if r in ins.mods:
-            return r
-    return "rn"
-
-
-def _nary(ins, mod, fn, dt=None, n=None, out_dt=None):
-    """Generic ``d = fn(a, b, ...)`` with inputs read as ``dt``."""
-    t = _typ(ins)
-    dt = np.dtype(dt or type_dtype(t))
-    srcs = ins.srcs if n is None else ins.srcs[:n]
-    rs = [reader(s, dt, mod, ins.line) for s in srcs]
-    w = writer(ins.dsts[0], mod, ins.line)
-    post = _fpost(ins, dt) if dt.kind == "f" else None
-    ftz_in = "ftz" in ins.mods and dt == np.float32
-    if ftz_in:
-        rs = [(lambda r: (lambda m: fp.ftz(np.asarray(r(m)))))(r) for r in rs]
-    if len(rs) == 1:
-        r0 = rs[0]
-        if post is None:
-            return lambda m, mask: w(m, fn(r0(m)), mask)
-        return lambda m, mask: w(m, post(fn(r0(m))), mask)
-    if len(rs) == 2:
-        r0, r1 = rs
-        if post is None:
-            return lambda m, mask: w(m, fn(r0(m), r1(m)), mask)
-        return lambda m, mask: w(m, post(fn(r0(m), r1(m))), mask)
-    if post is None:
-        return lambda m, mask: w(m, fn(*[r(m) for r in rs]), mask)
-    return lambda m, mask: w(m, post(fn(*[r(m) for r in rs])), mask)
-
-
-def _directed(op, mode):
-    """An f32 binary op computed exactly in float64 and rounded with ``mode``."""
-    def f(a, b):
-        return fp.round_f64_to_f32(op(np.float64(a) if np.ndim(a) == 0 else a.astype(np.float64),
-                                      np.float64(b) if np.ndim(b) == 0 else b.astype(np.float64)),
-                                   mode)
-    return f
 
 
 # ---------------------------------------------------------------- integer helpers
@@ -260,215 +190,6 @@ def _minmax(ins, mod):
     return _nary(ins, mod, fn)
 
 
-def _bitlen(x, width):
-    """Number of significant bits of unsigned ``x`` (0 for 0)."""
-    x = np.asarray(x).astype(np.uint64)
-    n = np.zeros(x.shape, np.uint32)
-    for s in (32, 16, 8, 4, 2, 1):
-        if s >= width:
-            continue
-        big = (x >> np.uint64(s)) != 0
-        n = n + np.where(big, np.uint32(s), np.uint32(0))
-        x = np.where(big, x >> np.uint64(s), x)
-    return n + (x != 0).astype(np.uint32)
-
-
-def _clz(ins, mod):
-    dt = type_dtype(_typ(ins))
-    width = 8 * dt.itemsize
-    return _nary(ins, mod, lambda a: (np.uint32(width) - _bitlen(a, width)).astype(np.uint32))
-
-
-def _bfind(ins, mod):
-    dt = type_dtype(_typ(ins))
-    width = 8 * dt.itemsize
-    shiftamt = "shiftamt" in ins.mods
-
-    def f(a):
-        a = np.asarray(a, dt)
-        u = a.astype(RAW[dt.itemsize])
-        if dt.kind == "i":
-            u = np.where(a < 0, ~u, u)
-        n = _bitlen(u, width).astype(np.int64)
-        pos = n - 1
-        if shiftamt:
-            pos = np.where(n == 0, -1, width - 1 - pos)
-        return pos.astype(np.uint32)
-    return _nary(ins, mod, f)
-
-
-_REV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], np.uint8)
-
-
-def _brev(ins, mod):
-    dt = type_dtype(_typ(ins))
-    raw = RAW[dt.itemsize]
-
-    def f(a):
-        arr = np.atleast_1d(np.asarray(a).astype(raw))
-        b = _REV8[arr.view(np.uint8).reshape(-1, dt.itemsize)[:, ::-1]]
-        out = np.ascontiguousarray(b).view(raw).reshape(arr.shape)
-        return out if np.ndim(a) else out[0]
-    return _nary(ins, mod, f, dt=raw)
-
-
-def _ones(k, width):
-    """uint64 masks of the low ``k`` bits (k may equal 64)."""
-    k = np.asarray(k, np.uint64)
-    full = k >= np.uint64(64)
-    return np.where(full, np.uint64(0xFFFFFFFFFFFFFFFF),
-                    (np.uint64(1) << np.minimum(k, np.uint64(63))) - np.uint64(1))
-
-
-def _bfe(ins, mod):
-    dt = type_dtype(_typ(ins))
-    width = 8 * dt.itemsize
-    raw = RAW[dt.itemsize]
-    ra = reader(ins.srcs[0], dt, mod, ins.line)
-    rb = reader(ins.srcs[1], U32, mod, ins.line)
-    rc = reader(ins.srcs[2], U32, mod, ins.line)
-    w = writer(ins.dsts[0], mod, ins.line)
-    msb = width - 1
-
-    def ex(m, mask):
-        u = np.asarray(ra(m)).astype(raw).astype(np.uint64)
-        pos = (np.asarray(rb(m), np.uint32) & np.uint32(0xFF)).astype(np.int64)
-        ln = (np.asarray(rc(m), np.uint32) & np.uint32(0xFF)).astype(np.int64)
-        eff = np.clip(np.minimum(ln, msb + 1 - pos), 0, None)
-        val = (u >> np.minimum(pos, msb).astype(np.uint64)) & _ones(eff, width)
-        if dt.kind == "i":
-            sidx = np.minimum(pos + ln - 1, msb).clip(0).astype(np.uint64)
-            sbit = ((u >> sidx) & np.uint64(1)) != 0
-            sbit &= ln != 0
-            val = np.where(sbit, val | (~_ones(eff, width)), val)
-        w(m, val.astype(raw), mask)
-    return ex
-
-
-def _bfi(ins, mod):
-    dt = type_dtype(_typ(ins))
-    width = 8 * dt.itemsize
-    raw = RAW[dt.itemsize]
-    ra = reader(ins.srcs[0], raw, mod, ins.line)
-    rb = reader(ins.srcs[1], raw, mod, ins.line)
-    rc = reader(ins.srcs[2], U32, mod, ins.line)
-    rd = reader(ins.srcs[3], U32, mod, ins.line)
-    w = writer(ins.dsts[0], mod, ins.line)
-
-    def ex(m, mask):
-        a = np.asarray(ra(m)).astype(np.uint64)
-        b = np.asarray(rb(m)).astype(np.uint64)
-        pos = (np.asarray(rc(m), np.uint32) & np.uint32(0xFF)).astype(np.int64)
-        ln = (np.asarray(rd(m), np.uint32) & np.uint32(0xFF)).astype(np.int64)
-        eff = np.clip(np.minimum(ln, width - pos), 0, None)
-        sh = np.minimum(pos, 63).astype(np.uint64)
-        msk = _ones(eff, width) << sh
-        d = np.where(eff > 0, (b & ~msk) | ((a << sh) & msk), b)
-        w(m, d.astype(raw), mask)
-    return ex
-
-
-def _prmt(ins, mod):
-    modes = [x for x in ins.mods if x in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")]
-    if modes:
-        raise _err(ins, f"prmt mode .{modes[0]} is not implemented")
-    ra, rb, rc = (reader(s, U32, mod, ins.line) for s in ins.srcs)
-    w = writer(ins.dsts[0], mod, ins.line)
-
-    def ex(m, mask):
-        a = np.asarray(ra(m), np.uint64)
-        b = np.asarray(rb(m), np.uint64)
-        c = np.asarray(rc(m), np.uint32)
-        word = a | (b << np.uint64(32))
-        out = np.zeros(np.broadcast(a, b, c).shape, np.uint32)
-        for i in range(4):
-            sel = (c >> np.uint32(4 * i)) & np.uint32(0xF)
-            byte = ((word >> (np.uint64(8) * (sel & np.uint32(7)).astype(np.uint64)))
-                    & np.uint64(0xFF)).astype(np.uint32)
-            sign = (sel & np.uint32(8)) != 0
-            byte = np.where(sign, np.where(byte & np.uint32(0x80), np.uint32(0xFF), np.uint32(0)),
-                            byte)
-            out = out | (byte << np.uint32(8 * i))
-        w(m, out, mask)
-    return ex
-
-
-def _shift(ins, mod):
-    dt = type_dtype(_typ(ins))
-    width = 8 * dt.itemsize
-    ra = reader(ins.srcs[0], dt, mod, ins.line)
-    rb = reader(ins.srcs[1], U32, mod, ins.line)
-    w = writer(ins.dsts[0], mod, ins.line)
-    left = ins.op == "shl"
-    zero = dt.type(0)
-
-    def ex(m, mask):
-        a = ra(m)
-        n = np.asarray(rb(m), np.uint32)
-        if left or dt.kind == "u":
-            big = n >= width
-            nn = np.minimum(n, width - 1).astype(dt)
-            v = (a << nn) if left else (a >> nn)
-            w(m, np.where(big, zero, v).astype(dt) if np.any(big) else np.asarray(v, dt), mask)
-        else:
-            w(m, np.asarray(a >> np.minimum(n, width - 1).astype(dt), dt), mask)
-    return ex
-
-
-def _shf(ins, mod):
-    left = "l" in ins.mods
-    clamp = "clamp" in ins.mods
-    ra, rb, rc = (reader(s, U32, mod, ins.line) for s in ins.srcs)
-    w = writer(ins.dsts[0], mod, ins.line)
-
-    def ex(m, mask):
-        a = np.asarray(ra(m), np.uint64)
-        b = np.asarray(rb(m), np.uint64)
-        c = np.asarray(rc(m), np.uint32)
-        n = np.minimum(c, np.uint32(32)) if clamp else c & np.uint32(31)
-        n = n.astype(np.uint64)
-        word = a | (b << np.uint64(32))
-        if left:
-            d = ((word << n) >> np.uint64(32)) & np.uint64(0xFFFFFFFF)
-            d = np.where(n == 64, 0, d)
-        else:
-            d = (word >> n) & np.uint64(0xFFFFFFFF)
-        w(m, d.astype(np.uint32), mask)
-    return ex
-
-
-def _logic(ins, mod):
-    t = _typ(ins)
-    dt = type_dtype(t)
-    fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}.get(ins.op)
-    if ins.op == "not":
-        return _nary(ins, mod, np.logical_not if dt == BOOL else np.invert)
-    if ins.op == "cnot":
-        return _nary(ins, mod, lambda a: (a == 0).astype(dt))
-    return _nary(ins, mod, fn)
-
-
-def _lop3(ins, mod):
-    ra, rb, rc = (reader(s, U32, mod, ins.line) for s in ins.srcs[:3])
-    lut = ins.srcs[3]
-    if lut[0] != "i":
-        raise _err(ins, "lop3 needs an immediate lookup table")
-    lut = lut[1]
-    w = writer(ins.dsts[0], mod, ins.line)
-
-    def ex(m, mask):
-        a, b, c = np.asarray(ra(m)), np.asarray(rb(m)), np.asarray(rc(m))
-        out = np.uint32(0)
-        for i in range(8):
-            if lut >> i & 1:
-                ta = a if i & 4 else ~a
-                tb = b if i & 2 else ~b
-                tc = c if i & 1 else ~c
-                out = out | (ta & tb & tc)
-        w(m, np.asarray(out, np.uint32), mask)
-    return ex
-
-
 # ---------------------------------------------------------------- comparisons
 
 def _compare(cmp, dt):
@@ -565,106 +286,6 @@ def _slct(ins, mod):
     return lambda m, mask: w(m, np.where(rc(m) >= 0, ra(m), rb(m)).astype(dt), mask)
 
 
-# ---------------------------------------------------------------- moves and conversions
-
-def _mov(ins, mod):
-    t = _typ(ins)
-    dt = type_dtype(t)
-    d, s = ins.dsts[0], ins.srcs[0]
-    if s[0] == "v":  # pack: mov.b64 %rd, {%r1, %r2} (element 0 in the low bits)
-        n = len(s[1])
-        edt = RAW[dt.itemsize // n]
-        rs = [reader(x, edt, mod, ins.line) for x in s[1]]
-        w = writer(d, mod, ins.line)
-        wide = RAW[dt.itemsize]
-
-        def pack(m, mask):
-            out = wide.type(0)
-            for k, r in enumerate(rs):
-                out = out | (np.asarray(r(m)).astype(wide) << wide.type(8 * edt.itemsize * k))
-            w(m, np.asarray(out, wide), mask)
-        return pack
-    if d[0] == "v":  # unpack
-        n = len(d[1])
-        edt = RAW[dt.itemsize // n]
-        r = reader(s, RAW[dt.itemsize], mod, ins.line)
-        ws = [writer(x, mod, ins.line) for x in d[1]]
-        wide = RAW[dt.itemsize]
-
-        def unpack(m, mask):
-            v = np.asarray(r(m))
-            for k, wk in enumerate(ws):
-                wk(m, (v >> wide.type(8 * edt.itemsize * k)).astype(edt), mask)
-        return unpack
-    r = reader(s, dt, mod, ins.line)
-    w = writer(d, mod, ins.line)
-    return lambda m, mask: w(m, np.asarray(r(m)), mask)
-
-
-def _cvt(ins, mod):
-    if len(ins.types) < 2:
-        raise _err(ins, "cvt needs destination and source types")
-    dtn, stn = ins.types[0], ins.types[1]
-    ddt, sdt = type_dtype(dtn), type_dtype(stn)
-    if "bf16" in (dtn, stn) or "f16x2" in (dtn, stn) or "bf16x2" in (dtn, stn):
-        raise _err(ins, f"cvt .{dtn}.{stn} is not implemented")
-    r = reader(ins.srcs[0], sdt, mod, ins.line)
-    w = writer(ins.dsts[0], mod, ins.line)
-    mods = ins.mods
-    irnd = next((x for x in ("rni", "rzi", "rmi", "rpi") if x in mods), None)
-    frnd = next((x for x in ("rn", "rz", "rm", "rp") if x in mods), "rn")
-    ftz = "ftz" in mods
-    sat = "sat" in mods
-
-    def fin(x):
-        x = np.asarray(x)
-        return fp.ftz(x) if ftz and x.dtype == np.float32 else x
-
-    if ddt.kind == "f" and sdt.kind == "f":
-        def f(a):
-            a = fin(a)
-            if irnd:
-                v = fp.round_integral(a, irnd).astype(ddt)
-            elif ddt == np.float32 and sdt == np.float64:
-                v = fp.round_f64_to_f32(a, frnd)
-            else:
-                v = a.astype(ddt)
-            v = fin(v) if ddt == np.float32 else v
-            return fp.sat(v) if sat else v
-    elif ddt.kind == "f":  # int -> float
-        def f(a):
-            a = np.asarray(a)
-            if ddt == np.float32 and frnd != "rn" and sdt.itemsize <= 4:
-                v = fp.round_f64_to_f32(a.astype(np.float64), frnd)
-            else:
-                v = a.astype(ddt)
-            return fp.sat(v) if sat else v
-    elif sdt.kind == "f":  # float -> int, saturating
-        mode = irnd or "rzi"
-        if dtn in ("u8", "s8", "u16", "s16"):
-            # result range is the destination type; register holds it extended
-            def f(a):
-                return fp.to_int(fin(a), mode, ddt)
-        else:
-            def f(a):
-                return fp.to_int(fin(a), mode, ddt)
-    else:  # int -> int: truncate or extend; .sat clamps to the destination range
-        if sat:
-            info = np.iinfo(ddt)
-
-            def f(a):
-                a = np.asarray(a)
-                if a.dtype.kind == "u":
-                    v = np.minimum(a.astype(np.uint64), np.uint64(max(info.max, 0)))
-                    return v.astype(ddt)
-                return np.clip(a.astype(np.int64), max(info.min, -2**63),
-                               min(info.max, 2**63 - 1)).astype(ddt)
-        else:
-            def f(a):
-                return np.asarray(a).astype(ddt)
-    return lambda m, mask: w(m, f(r(m)), mask)
-
-
 # ---------------------------------------------------------------- float math
 
 def _f64(fn, dt):
@@ -739,10 +360,6 @@ def _add_sub(ins, mod):
     return _nary(ins, mod, (lambda a, b: a - b) if sub else (lambda a, b: a + b))
 
 
-def _popc(ins, mod):
-    return _nary(ins, mod, lambda a: np.bitwise_count(np.asarray(a)).astype(np.uint32))
-
-
 def _mul24(ins, mod):
     dt = type_dtype(_typ(ins))
     hi = "hi" in ins.mods
@@ -767,14 +384,10 @@ BUILDERS = {
     "add": _add_sub, "sub": _add_sub, "addc": _carry, "subc": _carry, "madc": _carry,
     "mul": _mul, "mad": _mad, "fma": _mad, "div": _div, "rem": _rem,
     "min": _minmax, "max": _minmax, "abs": _abs_neg, "neg": _abs_neg,
-    "and": _logic, "or": _logic, "xor": _logic, "not": _logic, "cnot": _logic, "lop3": _lop3,
-    "shl": _shift, "shr": _shift, "shf": _shf,
-    "popc": _popc, "clz": _clz, "bfind": _bfind, "brev": _brev, "bfe": _bfe, "bfi": _bfi,
-    "prmt": _prmt,
     "setp": _setp, "set": _set, "selp": _selp, "slct": _slct,
-    "mov": _mov, "cvt": _cvt,
     "sqrt": _unary_float, "rsqrt": _unary_float, "rcp": _unary_float, "ex2": _unary_float,
     "lg2": _unary_float, "sin": _unary_float, "cos": _unary_float, "tanh": _unary_float,
     "copysign": _copysign, "testp": _testp,
     "mul24": _mul24, "mad24": _mul24, "sad": _sad,
+    **BITS, **CONVERT,
 }

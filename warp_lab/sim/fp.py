@@ -10,6 +10,8 @@ clamping (PTX ISA "cvt": NaN converts to 0, out-of-range values saturate).
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 __all__ = ["fma", "ftz", "sat", "round_f64_to_f32", "to_int", "round_integral"]
@@ -83,9 +85,34 @@ def fma(a, b, c):
         th, tl = _two_sum(c, ph)
         v = _round_odd_sum(tl, pl)
         z = th + v
-        plain = a * b + c
-        ok = np.isfinite(z) & np.isfinite(pl) & (np.abs(ph) < 1e300)
-        return np.where(ok, z, plain)
+        finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+        # Dekker's product is exact only away from underflow and overflow; those lanes
+        # (rare) are computed exactly with rationals
+        aph = np.abs(ph)
+        hard = finite & (((aph < 2.0 ** -960) & (a != 0) & (b != 0)) | (aph > 2.0 ** 1000) |
+                         ~np.isfinite(z) | (np.abs(z) < 2.0 ** -960))
+        out = np.where(finite, z, a * b + c)
+        if np.any(hard):
+            out = np.array(out, np.float64, copy=True)
+            flat = np.broadcast_arrays(out, a, b, c)
+            o, aa, bb, cc = (np.ascontiguousarray(x).reshape(-1) for x in flat)
+            for k in np.flatnonzero(np.broadcast_to(hard, out.shape).reshape(-1)):
+                o[k] = _fma_exact(float(aa[k]), float(bb[k]), float(cc[k]))
+            out = o.reshape(out.shape)
+        return out
+
+
+def _fma_exact(a: float, b: float, c: float) -> float:
+    """Correctly rounded ``a*b + c`` for finite floats (CPython's int/int division rounds
+    correctly, subnormals included); IEEE sign rules for an exact zero."""
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        p = a * b  # exact zero product or cancellation: sign per IEEE 754 (RN: +0 unless both -0)
+        return p + c if (a == 0 or b == 0) else 0.0
+    try:
+        return exact.numerator / exact.denominator
+    except OverflowError:
+        return float("inf") if exact > 0 else float("-inf")
 
 
 def round_f64_to_f32(x, mode: str):

@@ -27,7 +27,6 @@ import time
 import numpy as np
 
 from warp_lab.errors import SimulatorError
-from warp_lab.sim import memory as memmod
 from warp_lab.sim.result import Finding, Metrics, MemoryLineStats, SimResult, instruction_class
 
 __all__ = ["Machine", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC"]
