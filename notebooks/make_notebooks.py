@@ -260,7 +260,7 @@ thread need 16 384 registers per block; 65 536 registers per SM fit 4 blocks
 print(occ)
 assert occ.active_blocks_per_sm == 4 and occ.occupancy == 0.5
 assert occ.limiters == ("registers",)
-w = OccupancyWidget(Resources("sm_80", registers=64), block_size=256)
+w = OccupancyWidget(Resources("sm_80", registers=64), arch="sm_80", block_size=256)
 w.block_size.value = 128
 assert w.occupancy == occupancy(Resources("sm_80", registers=64), block_size=128)
 w"""),

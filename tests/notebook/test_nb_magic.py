@@ -204,7 +204,7 @@ def test_show_occupancy_displays_the_widget_at_block_dim(ip):
     ck = view.compiled
     expected = occupancy(ck, "sm_86", 128)
     assert view.view_options["occupancy"] == expected
-    w = OccupancyWidget(ck, block_size=128)
+    w = OccupancyWidget(ck, arch="sm_86", block_size=128)
     assert w.occupancy == expected
     # source only: no IR panes, but the occupancy went into the bundle
     from warp_lab.notebook.bundle import MIME_TYPE

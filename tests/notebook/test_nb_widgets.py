@@ -14,7 +14,7 @@ from nb_records import saxpy_record
 
 def test_block_size_change_updates_occupancy_to_the_model():
     ck = saxpy_record()
-    w = OccupancyWidget(ck, block_size=256)
+    w = OccupancyWidget(ck, arch="sm_90", block_size=256)
     assert w.occupancy == occupancy(ck, "sm_90", 256)
     png_before = w.chart.value
     for bs in (32, 96, 512, 1024):
@@ -28,7 +28,7 @@ def test_block_size_change_updates_occupancy_to_the_model():
 def test_register_limited_kernel_on_sm80_textbook_case():
     # sm_80, 256 threads, 64 registers -> 4 blocks, 50% occupancy, limited by registers
     # (the textbook case the occupancy issue names)
-    w = OccupancyWidget(Resources("sm_80", registers=64), block_size=256)
+    w = OccupancyWidget(Resources("sm_80", registers=64), arch="sm_80", block_size=256)
     assert w.occupancy.active_blocks_per_sm == 4
     assert w.occupancy.occupancy == 0.5
     assert w.occupancy.limiters == ("registers",)
@@ -37,7 +37,7 @@ def test_register_limited_kernel_on_sm80_textbook_case():
 
 def test_arch_and_dynamic_shared_memory_drive_the_model():
     r = Resources("sm_90", registers=32, shared=4096)
-    w = OccupancyWidget(r, block_size=128)
+    w = OccupancyWidget(r, arch="sm_90", block_size=128)
     w.arch.value = "sm_75"
     assert w.occupancy == occupancy(r, "sm_75", 128)
     w.dynamic_shared_mem.value = 30 * 1024
@@ -52,7 +52,7 @@ def test_arch_and_dynamic_shared_memory_drive_the_model():
 
 
 def test_static_fallback_for_nbconvert():
-    w = OccupancyWidget(Resources("sm_80", registers=64), block_size=256)
+    w = OccupancyWidget(Resources("sm_80", registers=64), arch="sm_80", block_size=256)
     data = w._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "data:image/png;base64," in data["text/html"] and "50%" in data["text/html"]

@@ -243,7 +243,7 @@ class WarpKernelMagics(Magics):
                 pane_heat = {"sass": {"live_registers": regs[1]}}
         if "occupancy" in show and ck.resources is not None:
             from warp_lab.notebook.widgets import occupancy_widget
-            display(occupancy_widget(ck, block_size=opts["block_dim"]))
+            display(occupancy_widget(ck, arch=ck.options.arch, block_size=opts["block_dim"]))
         return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra, heat=heat,
                           pane_heat=pane_heat)
 
