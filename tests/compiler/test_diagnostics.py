@@ -104,6 +104,8 @@ CASES = [
     ("big_literal", "    m = 123456789012345678901234567890", 3, 9, "does not fit in 64 bits", ""),
     ("numpy_capture", "    x[0] = table[0]", 3, 12, "is a numpy array", "kernel parameter"),
     ("bitop_on_float", "    m = x[0] << 2", 3, 9, "<< needs integers", "int("),
+    ("int_vector_division", "    v = wl.vec3i(1, 2, 3) / 2", 3, 9, "/ on vec3i would need float",
+     "wl.vec3(v) / 2.0"),
     ("condition_vector", "    if wl.vec3(1.0):\n        pass", 3, 8, "a vec3 cannot be used as a condition",
      "x != 0"),
 ]

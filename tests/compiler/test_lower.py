@@ -145,6 +145,7 @@ def greet(x: wl.array(dtype=wl.float32)):
     i = wl.tid()
     if i == 0:
         print("x0 =", x[0], "i =", i)
+        print(wl.vec2(1.0, 2.0), wl.mat22(1.0, 2.0, 3.0, 4.0), sep=";")
 
 
 @wl.kernel
@@ -272,6 +273,7 @@ def test_assert_and_bounds_checks_only_in_debug():
 def test_print_goes_through_vprintf():
     lk = lower(greet)
     assert re.search(r'c"x0 = %g i = %d\\0a\\00"', lk.llvm_ir, re.I)
+    assert re.search(r'c"\[%g %g\];\[\[%g %g\] \[%g %g\]\]\\0a\\00"', lk.llvm_ir, re.I)
     ptx = emit_ptx(lk.llvm_ir)
     assert "call.uni" in ptx and "vprintf" in ptx and ".extern .func" in ptx
 

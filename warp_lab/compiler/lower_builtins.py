@@ -335,8 +335,16 @@ def emit_printf(lw, fmt: str, values, tys):
 
 def _printf(lw, node, call):
     info = call.info
-    vals = [lw.convert(lw.expr(a), a.wl_ty, t) for a, t in zip(info["args"], info["tys"])]
-    emit_printf(lw, info["fmt"], vals, info["tys"])
+    vals, tys = [], []
+    for a, t in zip(info["args"], info["tys"]):
+        v = lw.convert(lw.expr(a), a.wl_ty, t)
+        if isinstance(t, (Vector, Matrix)):  # print() of a vector: its components
+            vals += list(v)
+            tys += [t.elem] * len(v)
+        else:
+            vals.append(v)
+            tys.append(t)
+    emit_printf(lw, info["fmt"], vals, tys)
 
 
 def emit_trap(lw, ok, message: str):

@@ -398,6 +398,10 @@ class ExprTyper:
             raise bad
         if op not in ("add", "sub", "mul", "truediv"):
             raise bad
+        ints = [x for x in (lt, rt) if isinstance(x, (Vector, Matrix)) and not x.elem.is_float]
+        if op == "truediv" and ints:
+            raise self.error(f"/ on {type_name(ints[0])} would need float components", node,
+                             f"convert first, e.g. wl.vec{getattr(ints[0], 'n', 3)}(v) / 2.0")
         if isinstance(lt, agg) and isinstance(rt, agg):
             if lt != rt:
                 raise self.error(f"{type_name(lt)} {sym} {type_name(rt)}: both sides must have "

@@ -14,7 +14,7 @@ from warp_lab.compiler.typed_ast import SharedDecl, const_of
 from warp_lab.compiler.typing_calls import _args, _target
 from warp_lab.compiler.typing_exprs import PyBuiltin
 from warp_lab.compiler.typing_rules import NONE, Meta, literal_type, type_name
-from warp_lab.lang.types import ArrayType, Scalar, TupleType, as_type, float32
+from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, float32
 
 __all__ = ["type_printf", "type_print", "type_alloc_array", "SHARED_STATIC_LIMIT", "LOCAL_LIMIT"]
 
@@ -28,16 +28,19 @@ LOCAL_LIMIT = 64 * 1024
 _CONV = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXfFeEgGaAcsp%])")
 
 
-def _printf_args(t, args):
+def _printf_args(t, args, aggregates=False):
     tys = []
     for a in args:
         ty = t.value_type(a)
         if isinstance(ty, Meta) and isinstance(ty.value, str):
             tys.append(ty)
             continue
+        if aggregates and isinstance(ty, (Vector, Matrix)):
+            tys.append(ty)
+            continue
         if not isinstance(ty, Scalar):
-            raise t.error(f"printf/print cannot print a {type_name(ty)}", a,
-                          "print its components one by one")
+            raise t.error(f"{'print' if aggregates else 'printf'} cannot print a "
+                          f"{type_name(ty)}", a, "print its components one by one")
         if getattr(a, "wl_weak", False):
             ty = literal_type(const_of(a))
         tys.append(ty)
@@ -91,20 +94,35 @@ def type_print(t, node, name):
             raise t.error("print() accepts only sep='...' and end='...' string keywords",
                           kw.value)
         sep, end = (v, end) if kw.arg == "sep" else (sep, v)
-    tys = _printf_args(t, node.args)
+    tys = _printf_args(t, node.args, aggregates=True)
     parts, vals, vtys = [], [], []
     for a, ty in zip(node.args, tys):
         if isinstance(ty, Meta):
             parts.append(str(const_of(a)).replace("%", "%%"))
+            continue
+        if isinstance(ty, Vector):  # NumPy's style: [1 2 3]
+            parts.append("[" + " ".join([_conversion(ty.elem)] * ty.n) + "]")
+        elif isinstance(ty, Matrix):
+            row = "[" + " ".join([_conversion(ty.elem)] * ty.cols) + "]"
+            parts.append("[" + " ".join([row] * ty.rows) + "]")
         else:
-            parts.append("%d" if ty.is_bool else "%g" if ty.is_float else
-                         ("%lld" if ty.is_signed else "%llu") if ty.bits == 64 else
-                         "%d" if ty.is_signed else "%u")
-            vals.append(a)
-            vtys.append(ty)
+            parts.append(_conversion(ty))
+        vals.append(a)
+        vtys.append(ty)
     fmt = sep.replace("%", "%%").join(parts) + end.replace("%", "%%")
     _target(node, "printf", NONE, fmt=fmt, args=vals, tys=vtys)
     return t.mark(node, NONE)
+
+
+def _conversion(ty: Scalar) -> str:
+    """The printf conversion ``print`` uses for a scalar type."""
+    if ty.is_bool:
+        return "%d"
+    if ty.is_float:
+        return "%g"
+    if ty.bits == 64:
+        return "%lld" if ty.is_signed else "%llu"
+    return "%d" if ty.is_signed else "%u"
 
 
 def type_alloc_array(t, node, name):
