@@ -421,8 +421,12 @@ def _used(funcs):
                 syntax.add("elif")
             if isinstance(node, ast.While) and isinstance(node.test, ast.Constant):
                 syntax.add("while-True")
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id == "math":
+                syntax.add(f"math.{node.attr}")
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 name = node.func.id
+                syntax.add(f"py:{name}")
                 if name == "range":
                     syntax.add(f"range{len(node.args)}")
                 elif name in ("print", "int", "float"):
@@ -439,6 +443,16 @@ def test_corpus_uses_every_language_feature():
     assert REQUIRED_WL - wl_names == set()
     assert REQUIRED_SYNTAX - syntax == set()
     assert len(CORPUS) >= 25
+
+
+def test_corpus_uses_every_builtin_of_the_language_table():
+    """Beyond issue 2's list: whatever lang/builtins.py offers, some corpus kernel calls."""
+    from warp_lab.lang import builtins as table
+
+    wl_names, syntax = _used(_functions())
+    assert set(table.BUILTINS) | set(table.DIM3S) | {"warp_size"} <= wl_names
+    assert {f"py:{name}" for name in table.PYTHON_BUILTINS} <= syntax
+    assert any(s.startswith("math.") for s in syntax)
 
 
 def test_every_example_documented_and_named_after_its_kernel_module():

@@ -194,6 +194,80 @@ def _vec_mat_ref(a, b, m, *outs):
             "scalars": scalars.astype(f32)}
 
 
+# -- the rest of the builtin table, Python's builtins and math module ----------------------
+EXTRA_ROWS = ("exp10", "expm1", "log1p", "asinh", "acosh", "atanh", "erfc", "rint", "fmod",
+              "hypot", "sign", "abs()", "min()", "max()", "pow()", "math.sqrt", "math.floor",
+              "math.fabs", "length_sq", "warp_id")
+
+
+@wl.kernel
+def math_extras(u: wl.array(dtype=wl.float32), p: wl.array(dtype=wl.float32),
+                q: wl.array(dtype=wl.float32), out: wl.array2d(dtype=wl.float32),
+                outer_out: wl.array(dtype=wl.mat33), mv: wl.array(dtype=wl.vec3),
+                flags: wl.array2d(dtype=wl.int32)):
+    i = wl.tid()
+    a = u[i]
+    b = p[i]
+    c = q[i]
+    out[0, i] = wl.exp10(a)
+    out[1, i] = wl.expm1(a)
+    out[2, i] = wl.log1p(b)
+    out[3, i] = wl.asinh(c)
+    out[4, i] = wl.acosh(b + 1.0)
+    out[5, i] = wl.atanh(a)
+    out[6, i] = wl.erfc(c)
+    out[7, i] = wl.rint(c)
+    out[8, i] = wl.fmod(c, 0.75)
+    out[9, i] = wl.hypot(b, c)
+    out[10, i] = wl.sign(c)
+    out[11, i] = abs(c)
+    out[12, i] = min(a, c)
+    out[13, i] = max(a, b, c)
+    out[14, i] = pow(b, a)
+    out[15, i] = math.sqrt(b)
+    out[16, i] = math.floor(c)
+    out[17, i] = math.fabs(c)
+    v = wl.vec3(a, b, c)
+    out[18, i] = wl.length_sq(v)
+    out[19, i] = float(wl.warp_id())
+    m = wl.outer(v, wl.vec3(1.0, 2.0, 3.0))
+    outer_out[i] = m
+    mv[i] = wl.mul(m, v)
+    wl.threadfence_block()
+    wl.threadfence()
+    flags[0, i] = int(round(c))   # round() is a float here, like wl.round
+    flags[1, i] = len(u)
+    flags[2, i] = wl.int32(bool(i % 3))
+
+
+def _extras_inputs(size="small"):
+    n = pick(size, 96, 1 << 18)
+    g = rng("math_extras")
+    u = g.uniform(-0.9, 0.9, n)
+    p = g.uniform(0.1, 5.0, n)
+    q = g.uniform(-3.0, 3.0, n)
+    q[np.abs(q - np.round(q)) > 0.49] = 0.25            # no halfway cases for round/rint
+    return [u.astype(f32), p.astype(f32), q.astype(f32),
+            np.zeros((len(EXTRA_ROWS), n), f32), np.zeros((n, 3, 3), f32),
+            np.zeros((n, 3), f32), np.zeros((3, n), i32)]
+
+
+def _extras_ref(u, p, q, out, outer_out, mv, flags):
+    a, b, c = (v.astype(np.float64) for v in (u, p, q))
+    erfc = np.vectorize(math.erfc)
+    n = len(u)
+    v = np.stack([a, b, c], axis=1)
+    outer = v[:, :, None] * np.array([1.0, 2.0, 3.0])[None, None, :]
+    rows = [10.0 ** a, np.expm1(a), np.log1p(b), np.arcsinh(c), np.arccosh(b + 1), np.arctanh(a),
+            erfc(c), np.rint(c), np.fmod(c, 0.75), np.hypot(b, c), np.sign(c), np.abs(c),
+            np.minimum(a, c), np.maximum(np.maximum(a, b), c), b ** a, np.sqrt(b), np.floor(c),
+            np.abs(c), (v * v).sum(axis=1), (np.arange(n) % 64) // 32]
+    return {"out": np.stack(rows).astype(f32), "outer_out": outer.astype(f32),
+            "mv": np.einsum("nij,nj->ni", outer, v).astype(f32),
+            "flags": np.stack([np.sign(c) * np.floor(np.abs(c) + 0.5), np.full(n, n),
+                               (np.arange(n) % 3 != 0)]).astype(i32)}
+
+
 # -- vector and matrix kernel parameters ------------------------------------------------------
 @wl.kernel
 def affine(pts: wl.array(dtype=wl.vec3), out: wl.array(dtype=wl.vec3), m: wl.mat33,
@@ -231,6 +305,13 @@ EXAMPLES = [
             _vec_mat_ref, ("crossed", "unit", "mv", "mt", "combo", "scalars"),
             default_tolerance=Tolerance(rtol=1e-5, atol=1e-6),
             description="vec2/3/4, mat22/33: cross, dot, length, normalize, transpose, m @ v"),
+    Example("math_extras", math_extras, _extras_inputs,
+            lambda a: Launch(dim=len(a[0]), block_dim=64), _extras_ref,
+            ("out", "outer_out", "mv", "flags"),
+            tolerance={"out": _F32_MATH, "outer_out": _F32_MATH,
+                       "mv": Tolerance(rtol=1e-5, atol=1e-5)},
+            description="exp10..hypot, sign, outer, mul, length_sq, warp_id, fences; "
+                        "Python abs/min/max/pow/round/len/bool and math.sqrt/floor/fabs"),
     Example("affine", affine, _affine_inputs, lambda a: Launch(dim=len(a[0]), block_dim=64),
             _affine_ref, ("out",), default_tolerance=Tolerance(rtol=1e-6, atol=1e-6),
             description="mat33 and vec3 kernel parameters passed by value"),
