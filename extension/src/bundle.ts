@@ -67,12 +67,16 @@ function objectAt(parent: JsonObject, key: string, where: string): JsonObject {
   return value;
 }
 
-function lineNumber(key: string, where: string): number {
+/**
+ * A Python line key ("13") as a number; null for line 0, which compilers use
+ * for "no source line" (e.g. `.loc 1 0 5`) and which no pane shows.
+ */
+function lineNumber(key: string, where: string): number | null {
   const n = Number(key);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new BundleError(`${where}: line key "${key}" is not a positive integer`);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new BundleError(`${where}: line key "${key}" is not a line number`);
   }
-  return n;
+  return n === 0 ? null : n;
 }
 
 function readPane(panes: JsonObject, id: string): PaneText {
@@ -103,7 +107,10 @@ function readLineLists(obj: JsonObject, where: string): LineValues<number[]> {
     if (!Array.isArray(value) || !value.every(v => typeof v === 'number' && Number.isInteger(v))) {
       throw new BundleError(`${where}["${key}"] should be a list of line numbers`);
     }
-    out.set(lineNumber(key, where), value as number[]);
+    const line = lineNumber(key, where);
+    if (line !== null) {
+      out.set(line, value as number[]);
+    }
   }
   return out;
 }
@@ -114,7 +121,10 @@ function readNumbers(obj: JsonObject, where: string): LineValues<number> {
     if (typeof value !== 'number' || !Number.isFinite(value)) {
       throw new BundleError(`${where}["${key}"] should be a number`);
     }
-    out.set(lineNumber(key, where), value);
+    const line = lineNumber(key, where);
+    if (line !== null) {
+      out.set(line, value);
+    }
   }
   return out;
 }
@@ -126,8 +136,9 @@ function readColors(obj: JsonObject): LineValues<string> {
   for (const [key, value] of Object.entries(obj)) {
     // Only plain hex colours reach a style property; anything else is dropped
     // and the line falls back to the renderer's palette.
-    if (typeof value === 'string' && HEX_COLOR.test(value)) {
-      out.set(lineNumber(key, 'colors'), value);
+    const line = lineNumber(key, 'colors');
+    if (line !== null && typeof value === 'string' && HEX_COLOR.test(value)) {
+      out.set(line, value);
     }
   }
   return out;

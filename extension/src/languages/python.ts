@@ -43,9 +43,11 @@ function tokenizePythonLine(line: string, state: PythonState) {
     }
     const triple = s.take(TRIPLE_OPEN, null);
     if (triple !== null) {
+      const quote = triple.endsWith('"""') ? '"""' : "'''";
+      const close = line.indexOf(quote, s.pos);
       s.pos -= triple.length;
-      open = triple.endsWith('"""') ? '"""' : "'''";
-      s.emitTo(s.pos + triple.length, 'string');
+      s.emitTo(close < 0 ? line.length : close + 3, 'string');
+      open = close < 0 ? quote : null;
       continue;
     }
     if (
