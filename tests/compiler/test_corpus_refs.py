@@ -70,16 +70,21 @@ def test_check_accepts_reference_and_rejects_a_changed_element(ex):
         ex.check(args, after)
 
 
-def test_bench_size_keeps_types():
-    for name in ("saxpy", "matmul_tiled", "mandelbrot", "spmv_csr"):
-        ex = get(name)
-        small, bench = ex.make_inputs("small"), ex.make_inputs("bench")
-        assert [type(a) for a in small] == [type(a) for a in bench]
-        for a, b in zip(small, bench):
-            if isinstance(a, np.ndarray):
-                assert (a.dtype, a.ndim) == (b.dtype, b.ndim)
-                assert b.size >= a.size
-        assert ex.launch(bench).threads > ex.launch(small).threads
+@pytest.mark.parametrize("ex", CORPUS, ids=IDS)
+def test_bench_size_keeps_types_and_fits(ex):
+    small, bench = ex.make_inputs("small"), ex.make_inputs("bench")
+    assert [type(a) for a in small] == [type(a) for a in bench]
+    for a, b in zip(small, bench):
+        if isinstance(a, np.ndarray):
+            assert (a.dtype, a.ndim) == (b.dtype, b.ndim)
+            assert b.size >= a.size
+    assert sum(b.nbytes for b in bench if isinstance(b, np.ndarray)) < 2**28   # 256 MiB
+    grid, block = ex.launch(bench).grid_block()
+    assert max(grid[1:]) <= 65535 and int(np.prod(block)) <= 1024   # CUDA launch limits
+
+
+def test_size_names():
+    assert get("saxpy").launch(get("saxpy").make_inputs("bench")).threads > 1000
     with pytest.raises(ValueError, match="size"):
         get("saxpy").make_inputs("huge")
 
