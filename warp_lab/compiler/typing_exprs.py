@@ -363,14 +363,18 @@ class ExprTyper:
 
     def _fold_literals(self, node, op, a: int, b: int, t):
         """Integer literals fold exactly, as Python does (``1 << 40`` is int64, not 0)."""
-        if op in ("pow", "shl") and b > 64 and a not in (0, 1, -1) or (op == "shl" and b < 0):
+        if op in ("shl", "shr") and b < 0:
+            raise self.error("negative shift count in a constant expression", node)
+        if op in ("pow", "shl") and b > 64 and a not in (0, 1, -1):
             raise self.error("this constant expression does not fit in 64 bits", node)
         if op in ("floordiv", "mod") and b == 0:
             raise self.error("division by zero in a constant expression", node)
-        value = {"add": a + b, "sub": a - b, "mul": a * b, "floordiv": a // b, "mod": a % b,
-                 "pow": a ** b if b >= 0 else 0,
-                 "shl": a << b if b >= 0 else 0, "shr": a >> b if b >= 0 else 0,
-                 "and": a & b, "or": a | b, "xor": a ^ b}[op]
+        exact = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+                 "floordiv": lambda: a // b, "mod": lambda: a % b,
+                 "pow": lambda: a ** b, "shl": lambda: a << b, "shr": lambda: a >> b,
+                 "and": lambda: a & b,
+                 "or": lambda: a | b, "xor": lambda: a ^ b}
+        value = exact[op]()
         if not fits(value, int64):
             raise self.error(f"this constant expression ({value}) does not fit in 64 bits", node)
         ty = literal_type(value) if t.bits <= 32 else t
