@@ -184,6 +184,7 @@ class FunctionLowerer(ExprLowerer):
         self.vars: dict = {}
         self.loops: list = []                # (continue_block, break_block)
         self.tid_value = None
+        self.cur_line = self.source.first_line + tf.tree.lineno - 1  # for runtime messages
         loc = self.loc(tf.tree)
         self.ab.debug_metadata = loc
         self.b.debug_metadata = loc
@@ -203,9 +204,10 @@ class FunctionLowerer(ExprLowerer):
 
     def visit(self, node):
         """Lower ``node`` with its debug location; foreign errors become internal errors."""
-        prev = self.b.debug_metadata
+        prev, prev_line = self.b.debug_metadata, self.cur_line
         if hasattr(node, "lineno"):
             self.b.debug_metadata = self.loc(node)
+            self.cur_line = self.source.first_line + node.lineno - 1
         try:
             return getattr(self, "visit_" + type(node).__name__)(node)
         except (KernelCompileError, InternalCompilerError):
@@ -223,6 +225,7 @@ class FunctionLowerer(ExprLowerer):
                 f"kernel {self.m.typed.name!r}, options {self.m.options!r}") from exc
         finally:
             self.b.debug_metadata = prev
+            self.cur_line = prev_line
 
     # -- storage -------------------------------------------------------------
     def alloca(self, ty):

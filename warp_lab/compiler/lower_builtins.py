@@ -347,13 +347,18 @@ def _printf(lw, node, call):
     emit_printf(lw, info["fmt"], vals, tys)
 
 
-def emit_trap(lw, ok, message: str):
-    """When ``ok`` is false: print ``message`` and trap (``llvm.trap`` -> PTX ``trap``)."""
+def emit_trap(lw, ok, message: str, values=(), tys=()):
+    """When ``ok`` is false: print ``message`` and trap (``llvm.trap`` -> PTX ``trap``).
+
+    ``message`` is a printf format when ``values`` (with their ``tys``) are given,
+    plain text otherwise.
+    """
     fail = lw.fn.append_basic_block("trap")
     cont = lw.fn.append_basic_block("ok")
     lw.b.cbranch(ok, cont, fail)
     lw.b.position_at_end(fail)
-    emit_printf(lw, message.replace("%", "%%") + "\n", [], [])
+    fmt = message if values else message.replace("%", "%%")
+    emit_printf(lw, fmt + "\n", list(values), list(tys))
     lw.b.call(lw.m.declare("llvm.trap", ir.VoidType(), []), [])
     lw.b.unreachable()
     lw.b.position_at_end(cont)

@@ -235,9 +235,10 @@ class ExprLowerer:
         for k, v in enumerate(idx):
             if self.m.debug:
                 from warp_lab.compiler.lower_builtins import emit_trap
-                bad = self.b.icmp_unsigned("<", v, arr.shape[k])
-                emit_trap(self, bad, f"{self.source.filename}: index out of bounds on "
-                          f"axis {k} of a {arr.ty.ndim}-D array")
+                ok = self.b.icmp_unsigned("<", v, arr.shape[k])
+                where = f"{self.source.filename}:{self.cur_line}".replace("%", "%%")
+                emit_trap(self, ok, f"{where}: index %d out of bounds for axis {k} with size %d",
+                          [v, arr.shape[k]], [int32, int32])
             s = arr.strides[k]
             term = v if (isinstance(s, ir.Constant) and s.constant == 1) else \
                 self.b.mul(v, s, flags=["nsw"])
