@@ -29,28 +29,15 @@ __all__ = ["debug", "DebugSession", "lanes_html"]
 
 
 def _prepare(ck, dim, inputs, block_dim, grid, block, shared_mem):
-    """Memory and parameter bytes for a simulator launch, as the sim back end builds them."""
-    from warp_lab import sim
-    from warp_lab.compiler import abi
+    """Geometry, parameter bytes and simulator memory, as ``wl.launch`` builds them."""
     from warp_lab.runtime import args as _args
     from warp_lab.runtime.launch import launch_geometry
+    from warp_lab.runtime.sim_backend import prepare
 
     grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
     values, views = _args.check_arguments(ck.params, list(inputs))
-    regions = _args.group_regions(views)
-    memory = sim.GlobalMemory()
-    bases = {}
-    for region in regions:
-        base = memory.alloc(max(region.nbytes, 1), name=",".join(v.name for v in region.views))
-        memory.write(base, region.host_bytes())
-        bases[id(region)] = base
-    region_of = {id(v): r for r in regions for v in r.views}
-    packed = []
-    for value in values:
-        r = region_of.get(id(value))
-        packed.append(abi.ArrayArg(r.device_address(value, bases[id(r)]), value.shape,
-                                   value.strides) if r is not None else value)
-    return grd, blk, abi.pack_params(ck.param_layout, launch_dim, packed), memory
+    memory, _, _, params = prepare(ck, launch_dim, values, views)
+    return grd, blk, params, memory
 
 
 def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, shared_mem=0,

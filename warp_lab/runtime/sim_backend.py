@@ -20,7 +20,7 @@ from warp_lab.compiler import abi
 from warp_lab.runtime.args import group_regions
 from warp_lab.runtime.result import LaunchResult
 
-__all__ = ["run", "parsed_module"]
+__all__ = ["run", "prepare", "parsed_module"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -33,6 +33,44 @@ def _parse(ptx_hash: str, ptx: str):
 def parsed_module(ptx: str):
     """The simulator's parsed form of ``ptx`` (parsed once per distinct text)."""
     return _parse(hashlib.sha256(ptx.encode()).hexdigest(), ptx)
+
+
+def prepare(ck, launch_dim, values, views):
+    """Simulator memory and parameter bytes for one launch.
+
+    Each host :class:`~warp_lab.runtime.args.Region` becomes one allocation
+    (so aliasing views alias in the simulator too) holding a copy of the
+    host bytes; the parameter buffer points into those allocations.
+
+    Args:
+        ck: the compiled kernel (its ``param_layout``).
+        launch_dim: ``(x, y, z)`` extents of the hidden parameter.
+        values, views: from :func:`warp_lab.runtime.args.check_arguments`.
+
+    Returns:
+        ``(memory, regions, bases, params)``: the :class:`warp_lab.sim.GlobalMemory`,
+        the regions, each region's simulator address keyed by ``id(region)``,
+        and the packed parameter buffer.
+    """
+    from warp_lab import sim
+
+    for v in views:
+        if v.owner is not None:
+            v.owner._sync_to_host()  # a GPU launch may have left newer data on the device
+    regions = group_regions(views)
+    memory = sim.GlobalMemory()
+    bases = {}
+    for region in regions:
+        base = memory.alloc(max(region.nbytes, 1), name=",".join(v.name for v in region.views))
+        memory.write(base, region.host_bytes())
+        bases[id(region)] = base
+    region_of = {id(v): r for r in regions for v in r.views}
+    packed = []
+    for value in values:
+        r = region_of.get(id(value))
+        packed.append(abi.ArrayArg(r.device_address(value, bases[id(r)]), value.shape,
+                                   value.strides) if r is not None else value)
+    return memory, regions, bases, abi.pack_params(ck.param_layout, launch_dim, packed)
 
 
 def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem=0,
@@ -56,28 +94,7 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     from warp_lab import sim
 
     module = parsed_module(ck.ptx)
-    for v in views:
-        if v.owner is not None:
-            v.owner._sync_to_host()  # a GPU launch may have left newer data on the device
-    regions = group_regions(views)
-    memory = sim.GlobalMemory()
-    bases = {}
-    for i, region in enumerate(regions):
-        names = ",".join(v.name for v in region.views)
-        base = memory.alloc(max(region.nbytes, 1), name=names)
-        memory.write(base, region.host_bytes())
-        bases[id(region)] = base
-    region_of = {id(v): r for r in regions for v in r.views}
-    packed = []
-    for value in values:
-        if id(value) in region_of:
-            r = region_of[id(value)]
-            packed.append(abi.ArrayArg(r.device_address(value, bases[id(r)]), value.shape,
-                                       value.strides))
-        else:
-            packed.append(value)
-    params = abi.pack_params(ck.param_layout, launch_dim, packed)
-
+    memory, regions, bases, params = prepare(ck, launch_dim, values, views)
     snapshot = [bytes(r.host_bytes()) for r in regions] if repeat > 1 else None
     times = []
     result = None
