@@ -53,8 +53,10 @@ export class InstructionTooltip {
     this.node.appendChild(el('div', 'wl-tooltip-section', `PTX ISA: ${doc.section}`));
     const box = token.getBoundingClientRect();
     const origin = root.getBoundingClientRect();
-    this.node.style.left = `${Math.max(0, box.left - origin.left)}px`;
     this.node.style.top = `${box.bottom - origin.top + 4}px`;
     this.node.hidden = false;
+    // keep it inside the view: shift left when it would overflow the right edge
+    const room = root.clientWidth - this.node.offsetWidth;
+    this.node.style.left = `${Math.max(0, Math.min(box.left - origin.left, room))}px`;
   }
 }

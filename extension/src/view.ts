@@ -8,20 +8,13 @@ import { Widget } from '@lumino/widgets';
 
 import { BundleError, KernelBundle, MIME_TYPE, PaneId, parseBundle } from './bundle';
 import { compactNumber, el } from './dom';
-import { LineTokenizer, llvmTokenizer, ptxTokenizer, pythonTokenizer, sassTokenizer } from './languages';
+import { PANE_TOKENIZERS } from './languages';
 import { LineLinks } from './linemap';
 import { PaneLinker } from './linking';
 import { HeatColumn, Pane } from './pane';
 import { InstructionTooltip } from './tooltip';
 
 const TITLES: Record<PaneId, string> = { python: 'Python', llvm: 'LLVM IR', ptx: 'PTX', sass: 'SASS' };
-
-const TOKENIZERS: Record<PaneId, LineTokenizer<unknown>> = {
-  python: pythonTokenizer as LineTokenizer<unknown>,
-  llvm: llvmTokenizer as LineTokenizer<unknown>,
-  ptx: ptxTokenizer as LineTokenizer<unknown>,
-  sass: sassTokenizer as LineTokenizer<unknown>
-};
 
 const SASS_INSTRUCTION = /^\s*(\/\*[0-9a-f]{4,}\*\/)\s*(@!?U?P\w+\s+)?(.*)$/;
 
@@ -130,7 +123,7 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         title: TITLES[id],
         text: text.text,
         missing: text.missing,
-        tokenizer: TOKENIZERS[id],
+        tokenizer: PANE_TOKENIZERS[id],
         links,
         heat: heatColumns(bundle, id),
         display: id === 'sass' ? compactSass : undefined,

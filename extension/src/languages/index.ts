@@ -5,6 +5,7 @@ import { LanguageSupport, StreamLanguage } from '@codemirror/language';
 
 import { llvmTokenizer } from './llvm';
 import { ptxTokenizer } from './ptx';
+import { pythonTokenizer } from './python';
 import { sassTokenizer } from './sass';
 import { LineTokenizer, streamParserFor } from './tokens';
 
@@ -12,7 +13,7 @@ export { splitInstruction } from './ptx';
 export { tokenizeText } from './tokens';
 export type { Token, TokenKind, LineTokenizer } from './tokens';
 export { llvmTokenizer, ptxTokenizer, sassTokenizer };
-export { pythonTokenizer } from './python';
+export { pythonTokenizer };
 
 /** What JupyterLab needs to know to register one language. */
 export interface LanguageSpec {
@@ -56,6 +57,14 @@ export const LANGUAGES: LanguageSpec[] = [
     tokenizer: widen(sassTokenizer)
   }
 ];
+
+/** The tokenizer of each renderer pane, by pane id. */
+export const PANE_TOKENIZERS: Record<'python' | 'llvm' | 'ptx' | 'sass', LineTokenizer<unknown>> = {
+  python: widen(pythonTokenizer),
+  llvm: widen(llvmTokenizer),
+  ptx: widen(ptxTokenizer),
+  sass: widen(sassTokenizer)
+};
 
 /** A CodeMirror 6 `LanguageSupport` for one of the languages. */
 export function languageSupport(spec: LanguageSpec): LanguageSupport {
