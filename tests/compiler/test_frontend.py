@@ -236,3 +236,26 @@ def test_print_and_printf_formats():
     calls = [s.value.wl_call for s in tk.kernel.tree.body]
     assert calls[0].info["fmt"] == "a = %lld f = %g %d %d!\n"
     assert calls[1].info["fmt"] == "%lld %5.2f %x\n"
+
+
+@wl.kernel
+def literals(d: wl.array(dtype=wl.float64), f: wl.array(dtype=wl.float32),
+             q: wl.array(dtype=wl.int64)):
+    d[0] = -0.1
+    d[1] = 0.1 * 3
+    d[2] = 1e300 * 10.0
+    f[0] = 0.1 * 3
+    q[0] = 1 << 40
+    q[1] = -(2 ** 31)
+    q[2] = 7 // -2 + -7 % 3
+
+
+def test_literal_expressions_fold_like_python_and_round_where_used():
+    tk = make_typed_ast(literals)
+    values = [const_of(s.value) for s in tk.kernel.tree.body]
+    assert values[:3] == [-0.1, 0.1 * 3, 1e301]  # double precision, as Python computes
+    assert values[4:] == [1 << 40, -(2 ** 31), 7 // -2 + -7 % 3]
+    from warp_lab.compiler.lower import make_llvm_ir
+    text = make_llvm_ir(tk).llvm_ir
+    assert "double 0xbfb999999999999a" in text  # -0.1 exactly, not float32's -0.1
+    assert "float 0x3fd3333340000000" in text   # 0.3 rounded once, to float32, at the store

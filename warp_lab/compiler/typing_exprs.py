@@ -22,7 +22,7 @@ from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE,
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Constant, Func, Kernel
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, VECTORS,
-                                 as_type, bool_, int32, int64, uint64)
+                                 as_type, bool_, float64, int32, int64, uint64)
 
 __all__ = ["ExprTyper", "PyBuiltin", "static_resolve", "vector_of", "matrix_of"]
 
@@ -352,7 +352,10 @@ class ExprTyper:
             return self._fold_literals(node, op, int(cl), int(cr), t)
         if cl is not NO_CONST and cr is not NO_CONST:
             try:
-                v = fold_binop(op, cast_value(cl, t), cast_value(cr, t), t)
+                # float literals fold in double precision, like Python; the weak result
+                # rounds to its final type where it is used (0.1 * 3 stored to float64)
+                ft = float64 if (lw and rw and t.is_float) else t
+                v = fold_binop(op, cast_value(cl, ft), cast_value(cr, ft), ft)
             except FoldError as exc:
                 raise self.error(str(exc), node) from None
             except (OverflowError, ValueError):
@@ -455,8 +458,12 @@ class ExprTyper:
         node.wl_opty = rt
         c = const_of(node.operand)
         if c is not NO_CONST:
-            return self.mark(node, rt, fold_unary(op, cast_value(c, rt), rt),
-                             weak=getattr(node.operand, "wl_weak", False))
+            weak = getattr(node.operand, "wl_weak", False)
+            ft = float64 if (weak and rt.is_float) else rt  # -0.1 stays the double -0.1
+            if weak and rt.is_int and op == "neg" and not fits(-int(c), rt):
+                rt = literal_type(-int(c))  # -(2**31) is int32, -(2**63) int64
+                ft = rt
+            return self.mark(node, rt, fold_unary(op, cast_value(c, ft), ft), weak=weak)
         return self.mark(node, rt)
 
     def visit_BoolOp(self, node):
