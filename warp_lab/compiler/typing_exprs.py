@@ -497,8 +497,10 @@ class ExprTyper:
             tys.append(t)
             ca, cb = const_of(a), const_of(b)
             if result is not None and ca is not NO_CONST and cb is not NO_CONST:
-                result = result and fold_compare(CMPOPS[type(op)], cast_value(ca, t),
-                                                 cast_value(cb, t))
+                both_weak = getattr(a, "wl_weak", False) and getattr(b, "wl_weak", False)
+                ft = float64 if (both_weak and t.is_float) else t
+                result = result and fold_compare(CMPOPS[type(op)], cast_value(ca, ft),
+                                                 cast_value(cb, ft))
             else:
                 result = None
         node.wl_cmp_tys = tys
