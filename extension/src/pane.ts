@@ -43,6 +43,15 @@ export interface PaneOptions {
   display?: (text: string) => string;
 }
 
+/** Lines of `text` as shown: a final newline does not open an empty last line. */
+function splitLines(text: string): string {
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
+}
+
+function lineCount(text: string): number {
+  return splitLines(text).split('\n').length;
+}
+
 function renderTokens(line: string, tokens: Token[]): HTMLElement {
   const code = el('span', 'wl-code');
   let pos = 0;
@@ -111,7 +120,7 @@ export class Pane {
     collapse.addEventListener('click', () => this.toggleCollapsed(collapse));
     header.appendChild(collapse);
     header.appendChild(el('span', 'wl-pane-title', title));
-    const count = el('span', 'wl-pane-count', text === null ? '' : `${text.split('\n').length} lines`);
+    const count = el('span', 'wl-pane-count', text === null ? '' : `${lineCount(text)} lines`);
     header.appendChild(count);
     if (variant !== null) {
       const toggle = button('wl-variant', variant.label, variant.title);
@@ -121,7 +130,7 @@ export class Pane {
         this.fill(showVariant ? variant.text : this.options.text ?? '', !showVariant);
         toggle.setAttribute('aria-pressed', String(showVariant));
         toggle.classList.toggle('wl-active', showVariant);
-        count.textContent = `${this.currentText.split('\n').length} lines`;
+        count.textContent = `${lineCount(this.currentText)} lines`;
       });
       header.appendChild(toggle);
     }
@@ -158,7 +167,7 @@ export class Pane {
     this.currentText = text;
     this.body.replaceChildren();
     const shown = this.options.display ? this.options.display(text) : text;
-    const { lines, tokens } = tokenizeText(tokenizer, shown);
+    const { lines, tokens } = tokenizeText(tokenizer, splitLines(shown));
     const maxima = heat.map(h => Math.max(1, ...h.values.values()));
     const first = mapped ? this.options.firstLine : 1;
     const width = String(lines.length + first - 1).length;

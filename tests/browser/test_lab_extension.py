@@ -110,6 +110,11 @@ def magic(browser, lab_server, artifacts):
     context.close()
 
 
+def _line_count(text: str) -> int:
+    """Rows a pane shows for `text` (a final newline opens no empty row)."""
+    return len(text.removesuffix("\n").split("\n"))
+
+
 def _lines(locator) -> list[int]:
     return sorted(locator.evaluate_all("rs => rs.map(r => Number(r.dataset.line))"))
 
@@ -123,7 +128,7 @@ def test_four_panes_render_with_highlighted_tokens(magic):
     for pane in ["python", "llvm", "ptx", "sass"]:
         text = bundle["panes"][pane]["text"]
         assert text, f"the {pane} pane is missing: {bundle['panes'][pane]}"
-        assert view.locator(f".wl-pane-{pane} .wl-line").count() == len(text.split("\n")), pane
+        assert view.locator(f".wl-pane-{pane} .wl-line").count() == _line_count(text), pane
         assert view.locator(f".wl-pane-{pane} .wl-tok-keyword").count() > 0, pane
         assert view.locator(f".wl-pane-{pane} .wl-tok-variable").count() > 0, pane
     ptx_ops = view.locator(".wl-pane-ptx .wl-tok-keyword").all_text_contents()
@@ -208,7 +213,7 @@ def test_copy_collapse_and_unoptimized_toggle(magic):
     # the unoptimised IR has no line map: its lines carry no colours
     view.locator(".wl-pane-llvm .wl-variant").click()
     assert view.locator(".wl-pane-llvm .wl-line").count() == \
-        len(bundle["panes"]["llvm_unoptimized"]["text"].split("\n"))
+        _line_count(bundle["panes"]["llvm_unoptimized"]["text"])
     assert view.locator(".wl-pane-llvm .wl-line.wl-mapped").count() == 0
     view.locator(".wl-pane-llvm .wl-variant").click()
     assert view.locator(".wl-pane-llvm .wl-line.wl-mapped").count() > 0
