@@ -259,3 +259,17 @@ def test_literal_expressions_fold_like_python_and_round_where_used():
     text = make_llvm_ir(tk).llvm_ir
     assert "double 0xbfb999999999999a" in text  # -0.1 exactly, not float32's -0.1
     assert "float 0x3fd3333340000000" in text   # 0.3 rounded once, to float32, at the store
+
+
+@wl.kernel
+def annotated(d: wl.array(dtype=wl.float64)):
+    acc: wl.float64 = 0
+    n: int = 3
+    for j in range(n):
+        acc += d[j]
+    d[0] = acc
+
+
+def test_annotated_locals_take_the_declared_type():
+    tk = make_typed_ast(annotated)
+    assert tk.kernel.locals["acc"] == float64 and tk.kernel.locals["n"] == int32

@@ -130,13 +130,10 @@ class FunctionTyper(ExprTyper):
         if not isinstance(node.target, ast.Name):
             raise self.error("annotated assignment needs a plain variable name", node.target)
         self.visit(node.annotation)
-        ann = const_of(node.annotation)
-        ty = node.annotation.wl_ty
-        declared = _annotation_type(ty)
+        declared = _annotation_type(node.annotation.wl_ty)
         if declared is None:
             raise self.error(f"{ast.unparse(node.annotation)} is not a warp_lab type",
                              node.annotation, "annotate with wl.float32, wl.int32, int, float, ...")
-        del ann
         name = node.target.id
         if name in self.scope and self.scope[name] != declared:
             raise self.error(f"variable {name!r} already has type {type_name(self.scope[name])}",
