@@ -146,6 +146,7 @@ def _script_section(name: str, args: list[str], what: str) -> list[str]:
     if not os.path.exists(path):
         return [f"{report.NA}: benchmarks/{name} is not in this tree yet."]
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
     try:
         proc = subprocess.run([sys.executable, path, *args], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=_SIM_TIMEOUT_S)
@@ -227,7 +228,8 @@ def main(argv=None) -> int:
           "Per kernel: all tools in one process after one warm-up compile each, interleaved "
           "(rotating order) so load on the shared machine hits all alike; *first* is the first "
           "compile of that kernel, *warm* the median of the repeats that follow. warp_lab: `wl.compile(kernel, cache=False)`, →PTX = "
-          "frontend+lower+optimise+PTX stages from `ck.timings`, →SASS adds ptxas and nvdisasm. "
+          "frontend+lower+optimise+PTX stages (`ck.timings`), →SASS = the whole `wl.compile` "
+          "including ptxas and nvdisasm (one warm compile). "
           "NVRTC: CUDA C++ → PTX. Numba: `compile_ptx`. Warp: `wp.compile_aot_module` → PTX "
           "(its own codegen + NVRTC). Ratios: peer time ÷ warp_lab →PTX time.", "",
           *report.latency_tables(lat, kernels), "", "Targets (issue 8):", "",

@@ -3,7 +3,7 @@
 Each experiment rewrites warp_lab's *unoptimised* LLVM IR (``ck.llvm_ir``,
 the output of ``compiler/lower``) the way the candidate change would make
 ``lower`` emit it, then runs the real pipeline stages (``nvptx.make_ptx``,
-ptxas, nvdisasm) and measures the result like every other column
+ptxas; instructions counted from the cubin) and measures the result like every other column
 (:func:`benchmarks.quality.assess`). Nothing here changes the compiler; the
 numbers say which change is worth making and what it buys.
 
@@ -103,6 +103,6 @@ def run_experiment(name: str, kernel_name: str, arch: str) -> dict:
     else:
         _, ptx = nvptx.make_ptx(EXPERIMENTS[name](ck.llvm_ir), ck.options, ck.entry)
         changed = ptx != ck.ptx
-    q, _ = quality.assess(ptx, ck.entry, arch)
+    q, _ = quality.assess(ptx, ck.entry, arch, sass=False)
     return {"registers": q.registers, "sass_instructions": q.sass_instructions,
             "changed": changed}

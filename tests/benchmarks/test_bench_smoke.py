@@ -151,6 +151,7 @@ def test_sass_count_matches_the_cubin_text_size():
     nops = sass.count(" NOP;")
     # every sm_90 instruction is 16 bytes; the counter leaves out NOPs and one self-branch
     assert sum(counted.values()) + nops + 1 == _elf_text_bytes(cubin) // 16
+    assert quality.count_cubin(cubin) == sum(counted.values())   # the nvdisasm-free count
     assert counted["BAR.SYNC.DEFER_BLOCKING"] >= 1 and counted["EXIT"] >= 1
 
 
