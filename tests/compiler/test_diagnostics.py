@@ -245,3 +245,18 @@ def test_the_traceback_shows_no_compiler_frames():
     frames = "".join(traceback.format_tb(err.__traceback__))
     assert "typing_exprs.py" not in frames and "frontend.py\", line" in frames
     assert frames.count("File ") == 2  # the caller (diagnose above), then make_typed_ast
+
+
+def test_declared_return_types_are_enforced():
+    k = cell_kernel("""
+        @wl.func
+        def half(a: float) -> wl.int32:
+            return a / 2.0
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.float32)):
+            x[0] = float(half(x[1]))
+    """)
+    err = diagnose(k)
+    assert "cannot store float32 in the return value of type int32" in err.message
+    assert (err.line, err.col) == (3, 12) and "half(a: float32) was called at" in err.hint

@@ -358,9 +358,20 @@ class FunctionTyper(ExprTyper):
                 raise self.error("the assert message must be a string literal", node.msg)
 
     # -- results -------------------------------------------------------------
-    def return_type(self):
-        """Join of every ``return``'s type (scalars promote; others must agree)."""
+    def return_type(self, declared=None):
+        """The function's return type: ``declared`` (its ``->`` annotation) when given,
+        else the join of every ``return``'s type (scalars promote; others must agree)."""
         valued = [(n, t) for n, t in self.returns if t != NONE]
+        if declared is not None:
+            if declared != NONE and len(valued) != len(self.returns):
+                bare = next(n for n, t in self.returns if t == NONE)
+                raise self.error(f"this function is declared to return {type_name(declared)}",
+                                 bare)
+            for n, t in valued:
+                if declared == NONE:
+                    raise self.error("this function is declared to return None", n)
+                self.check_convert(n.value, declared, "the return value")
+            return declared
         if not valued:
             return NONE
         if len(valued) != len(self.returns):
@@ -427,6 +438,26 @@ def _annotation_type(ty):
         except TypeError:
             return None
     return None
+
+
+def _declared_return(func: Func, typer: FunctionTyper, tree):
+    """The type of a device function's ``-> T`` annotation (None when absent)."""
+    ann = getattr(func.fn, "__annotations__", {}).get("return", _NO_ANN)
+    if ann is _NO_ANN:
+        return None
+    if ann is None or ann == "None":
+        return NONE
+    try:
+        ty = as_type(evaluate_annotation(func, ann))
+    except (TypeError, ValueError):
+        raise typer.error(f"the return annotation of {func.name}() is not a warp_lab type",
+                          tree.returns or tree) from None
+    if isinstance(ty, ArrayType):
+        raise typer.error("a device function cannot return an array", tree.returns or tree)
+    return ty
+
+
+_NO_ANN = object()
 
 
 def _launch_ndim(ctx, typer: FunctionTyper) -> int:
@@ -505,7 +536,7 @@ def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> Typed
     try:
         typer = FunctionTyper(ctx, func, tree, params, is_kernel=False)
         typer.run()
-        ret = typer.return_type()
+        ret = typer.return_type(_declared_return(func, typer, tree))
     except KernelCompileError as exc:
         if "was called at" in exc.hint:
             raise
