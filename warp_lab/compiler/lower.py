@@ -228,16 +228,19 @@ class FunctionLowerer(ExprLowerer):
             self.cur_line = prev_line
 
     # -- storage -------------------------------------------------------------
-    def alloca(self, ty):
-        """Entry-block storage for a local of type ``ty`` (a tuple of allocas for aggregates)."""
+    def alloca(self, ty, name=""):
+        """Entry-block storage for a local of type ``ty`` (a tuple of allocas for aggregates),
+        named after the Python variable so the IR reads like the source."""
         if isinstance(ty, Scalar):
-            return self.ab.alloca(llty(ty))
+            return self.ab.alloca(llty(ty), name=name)
         if isinstance(ty, Vector):
-            return tuple(self.ab.alloca(llty(ty.elem)) for _ in range(ty.n))
+            return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{'xyzw'[k]}")
+                         for k in range(ty.n))
         if isinstance(ty, Matrix):
-            return tuple(self.ab.alloca(llty(ty.elem)) for _ in range(ty.rows * ty.cols))
+            return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{k // ty.cols}{k % ty.cols}")
+                         for k in range(ty.rows * ty.cols))
         if isinstance(ty, TupleType):
-            return tuple(self.alloca(e) for e in ty.elems)
+            return tuple(self.alloca(e, f"{name}.{k}") for k, e in enumerate(ty.elems))
         raise TypeError(f"no storage for {ty!r}")
 
     def store_var(self, slot, value):
@@ -252,12 +255,12 @@ class FunctionLowerer(ExprLowerer):
         """Load a (possibly aggregate) value from its alloca(s)."""
         if isinstance(slot, tuple):
             return tuple(self.load_var(s) for s in slot)
-        return self.b.load(slot)
+        return self.b.load(slot, name=slot.name.removesuffix(".addr"))
 
     def var_slot(self, name):
         """The alloca(s) of local ``name``, created in the entry block on first use."""
         if name not in self.vars:
-            self.vars[name] = self.alloca(self.tf.locals[name])
+            self.vars[name] = self.alloca(self.tf.locals[name], name)
         return self.vars[name]
 
     # -- function body ---------------------------------------------------------
@@ -287,9 +290,11 @@ class FunctionLowerer(ExprLowerer):
             if isinstance(ty, ArrayType):
                 nd = ty.ndim
                 self.vars[slot.name] = ArrayVal(
-                    self.b.extract_value(arg, 0),
-                    [self.b.extract_value(arg, [1, k]) for k in range(nd)],
-                    [self.b.extract_value(arg, [2, k]) for k in range(nd)], ty)
+                    self.b.extract_value(arg, 0, name=f"{slot.name}.ptr"),
+                    [self.b.extract_value(arg, [1, k], name=f"{slot.name}.shape{k}")
+                     for k in range(nd)],
+                    [self.b.extract_value(arg, [2, k], name=f"{slot.name}.stride{k}")
+                     for k in range(nd)], ty)
                 continue
             if isinstance(ty, Scalar):
                 v = self.b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) \
@@ -297,8 +302,8 @@ class FunctionLowerer(ExprLowerer):
             else:
                 n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
                 v = tuple(self.b.extract_value(arg, k) for k in range(n))
-            slot_ = self.var_slot(slot.name)
-            self.store_var(slot_, v)
+            self.vars[slot.name] = self.alloca(ty, f"{slot.name}.addr")  # as clang names it
+            self.store_var(self.vars[slot.name], v)
         if self.m.typed.uses_tid:
             self.entry_guard(args[0])
 
@@ -314,7 +319,8 @@ class FunctionLowerer(ExprLowerer):
             if isinstance(ty, ArrayType):
                 self.vars[name] = val
             else:
-                self.store_var(self.var_slot(name), val)
+                self.vars[name] = self.alloca(ty, f"{name}.addr")
+                self.store_var(self.vars[name], val)
 
     def entry_guard(self, launch_dim):
         """Compute ``wl.tid()`` once; threads at or past ``launch_dim`` return at once."""
@@ -449,7 +455,7 @@ class FunctionLowerer(ExprLowerer):
         one = ir.Constant(llty(ty), 1)
         start, stop, step = (ir.Constant(llty(ty), 0), args[0], one) if len(args) == 1 else \
             (args[0], args[1], one) if len(args) == 2 else tuple(args)
-        counter = self.ab.alloca(llty(ty))
+        counter = self.ab.alloca(llty(ty), name=f"{node.target.id}.counter")
         self.b.store(start, counter)
         cond_bb = self.fn.append_basic_block("for.cond")
         body_bb = self.fn.append_basic_block("for.body")

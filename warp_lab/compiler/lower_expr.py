@@ -201,13 +201,14 @@ class ExprLowerer:
     def sreg(self, name: str):
         """Read a PTX special register (``tid.x``, ``laneid``, ...)."""
         fn = self.m.declare(f"llvm.nvvm.read.ptx.sreg.{name}", I32, [])
-        return self.b.call(fn, [])
+        return self.b.call(fn, [], name=name.replace(".", "_"))
 
     def global_index(self, axis: str):
         """``ctaid.axis * ntid.axis + tid.axis`` (CUDA's blockIdx*blockDim+threadIdx)."""
         base = self.b.mul(self.sreg(f"ctaid.{axis}"), self.sreg(f"ntid.{axis}"),
                           flags=["nuw", "nsw"])
-        return self.b.add(base, self.sreg(f"tid.{axis}"), flags=["nuw", "nsw"])
+        return self.b.add(base, self.sreg(f"tid.{axis}"), flags=["nuw", "nsw"],
+                          name=f"tid.{axis}")
 
     def visit_Attribute(self, node):
         if hasattr(node, "wl_sreg"):
