@@ -29,14 +29,17 @@ __all__ = ["TRIPLE", "SUPPORTED_ARCHS", "check_arch", "make_ptx", "target_machin
 
 TRIPLE = "nvptx64-nvidia-cuda"
 
-#: Architectures warp_lab compiles for, with the minimum PTX ISA version each
-#: needs (PTX ISA, "PTX Module Directives: .target" and the release notes'
-#: table of targets per version). LLVM's NVPTX back end picks this version by
-#: default for each ``sm_XX``, which keeps the PTX acceptable to the oldest
-#: ptxas that knows the target.
+#: Architectures warp_lab compiles for, with the PTX ISA version each gets:
+#: the minimum the target needs (PTX ISA, "PTX Module Directives: .target" and
+#: the release notes' table of targets per version), which keeps the PTX
+#: acceptable to the oldest ptxas that knows the target — but at least 6.0,
+#: where the ``.sync`` warp instructions (``shfl.sync``, ``vote.sync``,
+#: ``bar.warp.sync``) that ``wl.shfl_*_sync`` and friends lower to first exist.
+#: (With LLVM's default 4.x/5.0 for sm_5x/6x, instruction selection of those
+#: intrinsics aborts the process.)
 SUPPORTED_ARCHS: dict[str, str] = {
-    "sm_50": "4.0", "sm_52": "4.1", "sm_53": "4.2",
-    "sm_60": "5.0", "sm_61": "5.0", "sm_62": "5.0",
+    "sm_50": "6.0", "sm_52": "6.0", "sm_53": "6.0",
+    "sm_60": "6.0", "sm_61": "6.0", "sm_62": "6.0",
     "sm_70": "6.0", "sm_72": "6.1", "sm_75": "6.3",
     "sm_80": "7.0", "sm_86": "7.1", "sm_87": "7.4", "sm_89": "7.8",
     "sm_90": "7.8", "sm_100": "8.6", "sm_103": "8.8", "sm_120": "8.7", "sm_121": "8.8",
@@ -73,7 +76,8 @@ def target_machine(arch: str, opt: int):
     """The llvmlite target machine for ``arch`` at optimisation level ``opt``."""
     _ensure_llvm()
     target = llvm.Target.from_triple(TRIPLE)
-    return target.create_target_machine(cpu=check_arch(arch), opt=opt)
+    ptx = SUPPORTED_ARCHS[check_arch(arch)].replace(".", "")
+    return target.create_target_machine(cpu=arch, features=f"+ptx{ptx}", opt=opt)
 
 
 @functools.lru_cache(maxsize=1)

@@ -6,6 +6,11 @@
 Each stage's product lands in one field of the :class:`CompiledKernel`.
 When ptxas or nvdisasm is missing or fails, the fields that need it are None
 and ``missing`` says why; everything before them still works.
+
+nvdisasm costs ~0.35 s per call whatever the kernel (its start-up), more than
+the rest of the pipeline together, so ``sass=False`` skips it: ``wl.launch``
+compiles that way. A later ``compile(..., sass=True)`` of the same kernel
+finds the cached cubin and only disassembles it.
 """
 
 from __future__ import annotations
@@ -50,7 +55,8 @@ def toolchain_versions(arch: str) -> dict[str, str]:
 
 def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool = False,
             debug: bool = False, lineinfo: bool = True, maxrregcount: int | None = None,
-            launch_ndim: int | None = None, cache: bool = True) -> CompiledKernel:
+            launch_ndim: int | None = None, cache: bool = True,
+            sass: bool = True) -> CompiledKernel:
     """Compile a kernel for one architecture.
 
     Args:
@@ -63,6 +69,8 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         maxrregcount: registers-per-thread cap handed to ptxas.
         launch_ndim: force what ``wl.tid()`` returns (default: inferred).
         cache: look up and store the result in the memory + disk cache.
+        sass: disassemble the cubin (``sass``, SASS line map); False leaves
+            ``sass`` None with ``missing["sass"]`` saying so.
 
     Returns:
         the immutable :class:`CompiledKernel`.
@@ -85,6 +93,9 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     key = _cache.cache_key(kernel, options, toolchain_versions(arch)) if cache else ""
     if cache:
         hit = _cache.default_cache().get(key)
+        if hit is not None and sass and hit.missing.get("sass") == _NOT_REQUESTED:
+            hit = _add_sass(hit)
+            _cache.default_cache().put(key, hit)
         if hit is not None:
             return dataclasses.replace(
                 hit, timings={**hit.timings, "cache": time.perf_counter() - t_start})
@@ -99,7 +110,7 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     llvm_ir_opt, ptx = nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, timings)
 
     missing: dict[str, str] = {}
-    cubin = sass = resources = None
+    cubin = sass_text = resources = None
     t3 = time.perf_counter()
     try:
         cubin, resources, _ = toolchain.make_cubin(ptx, options, lowered.entry)
@@ -107,23 +118,43 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         missing["cubin"] = missing["resources"] = missing["sass"] = str(exc)
     t4 = time.perf_counter()
     timings["ptxas"] = t4 - t3
-    if cubin is not None:
+    if cubin is not None and sass:
         try:
-            sass = toolchain.make_sass(cubin, arch)
+            sass_text = toolchain.make_sass(cubin, arch)
         except ToolchainError as exc:
             missing["sass"] = str(exc)
         timings["nvdisasm"] = time.perf_counter() - t4
+    elif cubin is not None:
+        missing["sass"] = _NOT_REQUESTED
 
-    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass, kernel.source.filename)
+    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text, kernel.source.filename)
     timings["total"] = time.perf_counter() - t_start
     ck = CompiledKernel(
         name=kernel.name, entry=lowered.entry, source=kernel.source, options=options,
         params=tuple(lowered.params), param_layout=abi.param_layout(lowered.params),
         launch_ndim=lowered.launch_ndim, llvm_ir=lowered.llvm_ir,
-        llvm_ir_optimized=llvm_ir_opt, ptx=ptx, cubin=cubin, sass=sass, resources=resources,
+        llvm_ir_optimized=llvm_ir_opt, ptx=ptx, cubin=cubin, sass=sass_text, resources=resources,
         line_map=line_map, timings=timings, missing=missing,
         toolchain=toolchain_versions(arch), cache_key=key)
-    if cache and not missing:
+    if cache and all(reason == _NOT_REQUESTED for reason in missing.values()):
         _cache.default_cache().put(key, ck)
     return ck
+
+
+_NOT_REQUESTED = "not disassembled: compiled with sass=False (wl.compile(..., sass=True) adds it)"
+
+
+def _add_sass(ck: CompiledKernel) -> CompiledKernel:
+    """``ck`` with its cubin disassembled and the SASS part of the line map filled in."""
+    t0 = time.perf_counter()
+    missing = {k: v for k, v in ck.missing.items() if k != "sass"}
+    try:
+        sass_text = toolchain.make_sass(ck.cubin, ck.options.arch)
+    except ToolchainError as exc:
+        sass_text, missing["sass"] = None, str(exc)
+    line_map = linemap.build_line_map(ck.llvm_ir_optimized, ck.ptx, sass_text,
+                                      ck.source.filename)
+    timings = {**ck.timings, "nvdisasm": time.perf_counter() - t0}
+    return dataclasses.replace(ck, sass=sass_text, line_map=line_map, missing=missing,
+                               timings=timings)
 

@@ -1,0 +1,79 @@
+"""wl.compile's cache: hits, misses, the on-disk format, and SASS added on demand."""
+
+import json
+import os
+
+import pytest
+
+import warp_lab as wl
+from warp_lab.compiler import cache as C
+from warp_lab.compiler import pipeline
+from warp_lab.examples import get
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(C, "_default", C.KernelCache(str(tmp_path)))
+    return tmp_path
+
+
+def _kernel(src: str, name: str, tmp_path):
+    """A kernel from a real file, so its source (and so its cache key) is under test control."""
+    path = tmp_path / f"{name}.py"
+    path.write_text("import warp_lab as wl\nSCALE = 2.0\n" + src)
+    ns = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    return ns[name]
+
+
+SRC = '''
+@wl.kernel
+def scale(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    x[i] = x[i] * SCALE
+'''
+
+
+def test_hit_miss_and_disk_round_trip(fresh_cache, tmp_path):
+    k = _kernel(SRC, "scale", tmp_path)
+    a = wl.compile(k)
+    b = wl.compile(k)
+    assert "cache" in b.timings and "cache" not in a.timings
+    assert b.ptx == a.ptx and b.cubin == a.cubin
+    assert wl.compile(k, opt=2).cache_key != a.cache_key          # options are in the key
+    assert wl.compile(k, arch="sm_80").cache_key != a.cache_key
+    # the disk holds plain JSON + the cubin; a new process (a new cache object) reads it back
+    files = sorted(os.listdir(fresh_cache))
+    assert f"{a.cache_key}.json" in files and f"{a.cache_key}.cubin" in files
+    with open(fresh_cache / f"{a.cache_key}.json") as f:
+        assert json.load(f)["ptx"] == a.ptx
+    again = C.KernelCache(str(fresh_cache)).get(a.cache_key)
+    assert again.ptx == a.ptx and again.cubin == a.cubin and again.resources == a.resources
+    assert again.param_layout == a.param_layout and again.line_map == a.line_map
+
+
+def test_source_and_captured_constants_change_the_key(fresh_cache, tmp_path):
+    k1 = _kernel(SRC, "scale", tmp_path)
+    k2 = _kernel(SRC.replace("x[i] * SCALE", "x[i] * SCALE + 1.0"), "scale", tmp_path)
+    assert wl.compile(k1).cache_key != wl.compile(k2).cache_key
+    k1.globals["SCALE"] = 3.0
+    assert wl.compile(k1).cache_key != wl.compile(k2).cache_key
+    assert "0f40400000" in wl.compile(k1).ptx  # 3.0f baked into the PTX
+
+
+def test_corrupt_disk_entry_is_a_miss(fresh_cache, tmp_path):
+    k = _kernel(SRC, "scale", tmp_path)
+    key = wl.compile(k).cache_key
+    (fresh_cache / f"{key}.json").write_text("{not json")
+    assert C.KernelCache(str(fresh_cache)).get(key) is None
+
+
+def test_sass_skipped_then_added_from_the_cached_cubin(fresh_cache):
+    k = get("vector_add").kernel
+    lean = pipeline.compile(k, sass=False)
+    assert lean.sass is None and "sass=True" in lean.missing["sass"]
+    assert lean.cubin is not None and lean.line_map.sass == {}
+    full = pipeline.compile(k)
+    assert full.sass and "/*0000*/" in full.sass and "sass" not in full.missing
+    assert full.cubin == lean.cubin and "cache" in full.timings
+    assert full.line_map.sass and full.line_map.ptx == lean.line_map.ptx
