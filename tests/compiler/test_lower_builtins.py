@@ -170,3 +170,17 @@ def test_local_arrays_and_printf_in_device_functions():
                      r'i32 %"buf\.2", i32 %"n"\)', ir_text)
     assert 'c"%d: %f\\0a\\00"' in ir_text.lower()
     assert "vprintf" in ptx_of(ir_text)
+
+
+@wl.func
+def host_norm(v):
+    return wl.sqrt(wl.dot(v, v)) + wl.floor(1.5) + wl.abs(-1.0) + wl.max(0.0, -2.0)
+
+
+def test_math_builtins_also_run_on_the_host():
+    import numpy as np
+    assert host_norm(np.array([3.0, 4.0, 0.0])) == 7.0  # a @wl.func called as Python
+    assert wl.erf(0.5) == pytest.approx(math.erf(0.5)) and wl.clamp(5, 0, 3) == 3
+    assert wl.round(2.5) == 2 and wl.min(3, 1) == 1  # Python's own, for star imports
+    with pytest.raises(TypeError, match="only be called inside"):
+        wl.syncthreads()

@@ -14,8 +14,9 @@ Field terms follow the CUDA Programming Guide ("Built-in Variables",
 
 from __future__ import annotations
 
+import builtins as _py
 import math as _math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "Builtin", "Dim3", "BUILTINS", "MATH_UNARY", "MATH_BINARY", "PYTHON_BUILTINS",
@@ -31,13 +32,20 @@ class Builtin:
         name: the name under :mod:`warp_lab` (``"atomic_add"``).
         signature: how it is called, for messages and docs.
         doc: one line saying what it does.
+        host: what a call does outside kernels, for the builtins that share a name
+            with a Python builtin (``abs``, ``min``, ``max``, ``pow``, ``round``), so
+            that ``from warp_lab import *`` leaves host code working; None for the
+            others, which raise.
     """
 
     name: str
     signature: str
     doc: str
+    host: object = field(default=None, repr=False)
 
     def __call__(self, *args, **kwargs):
+        if self.host is not None:
+            return self.host(*args, **kwargs)
         raise TypeError(f"wl.{self.name}{self.signature} can only be called inside a "
                         f"@wl.kernel or @wl.func")
 
@@ -67,10 +75,12 @@ warp_size = 32
 FULL_MASK = 0xFFFFFFFF
 
 BUILTINS: dict[str, Builtin] = {}
+#: builtins named like Python's own: on the host they behave as Python's
+_SHADOWING = ("abs", "min", "max", "pow", "round")
 
 
 def _b(name: str, signature: str, doc: str) -> Builtin:
-    b = Builtin(name, signature, doc)
+    b = Builtin(name, signature, doc, getattr(_py, name, None) if name in _SHADOWING else None)
     BUILTINS[name] = b
     return b
 
@@ -176,3 +186,31 @@ MATH_MODULE = {
     if hasattr(_math, n)
 }
 MATH_MODULE[_math.fabs] = "abs"
+
+
+def _host_math():
+    """NumPy twins of the math builtins, so a ``@wl.func`` also runs as host Python
+    (scalars and arrays alike); the kernel versions are libdevice's."""
+    import numpy as np
+    erf, erfc = np.vectorize(_math.erf), np.vectorize(_math.erfc)
+    twins = {
+        "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x), "cbrt": np.cbrt, "exp": np.exp,
+        "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
+        "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sin": np.sin,
+        "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+        "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh,
+        "acosh": np.arccosh, "atanh": np.arctanh, "erf": erf, "erfc": erfc,
+        "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint,
+        "atan2": np.arctan2, "copysign": np.copysign, "fmod": np.fmod, "hypot": np.hypot,
+        "clamp": np.clip, "fma": lambda a, b, c: a * b + c, "isnan": np.isnan,
+        "isinf": np.isinf, "isfinite": np.isfinite, "sign": np.sign, "dot": np.dot,
+        "cross": np.cross, "length": np.linalg.norm,
+        "length_sq": lambda v: np.dot(v, v), "normalize": lambda v: v / np.linalg.norm(v),
+        "transpose": np.transpose, "outer": np.outer, "mul": np.matmul,
+        "select": lambda c, a, b: a if c else b,
+    }
+    for name, fn in twins.items():
+        object.__setattr__(BUILTINS[name], "host", fn)
+
+
+_host_math()
