@@ -51,6 +51,11 @@ def diff(a, b, a_label=None, b_label=None):
     return _diff(a, b, a_label, b_label)
 
 
+def _jupyter_labextension_paths():
+    """Where JupyterLab finds the prebuilt extension (``jupyter labextension develop``)."""
+    return [{"src": "labextension", "dest": "warp-lab"}]
+
+
 def load_ipython_extension(ip):
     """``%load_ext warp_lab``: the ``%%warp_kernel`` magic and rich kernel output.
 
