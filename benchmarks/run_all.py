@@ -187,15 +187,25 @@ def main(argv=None) -> int:
     t_start = time.perf_counter()
     common = ["--kernels", ",".join(kernels)]
 
+    phases: dict[str, float] = {}
+
+    def lap(name: str, t0: float) -> float:
+        now = time.perf_counter()
+        phases[name] = now - t0
+        return now
+
+    t = t_start
     lat = run_worker(["latency", "--arch", args.latency_arch, "--repeats", str(args.repeats),
                       *common])
+    t = lap("warm latency", t)
     if "error" in lat:
         lat = {tool: {"error": lat["error"]} for tool in TOOLS}
     for tool in TOOLS:
         cold = run_worker(["latency-cold", "--tool", tool, "--arch", args.latency_arch])
         lat.setdefault(tool, {}).update({k: v for k, v in cold.items() if k != "tool"})
+    t = lap("cold latency", t)
     extra = ["--artifacts", args.artifacts] if args.artifacts else []
-    # NVRTC+restrict (never different in SASS count so far) only on the latency arch: time box
+    # NVRTC+restrict (≤ 1 SASS instruction from NVRTC so far) only on the latency arch: time box
     jobs = [["quality", "--arch", arch, *common, *extra,
              *([] if arch == args.latency_arch else
                ["--tools", "warp_lab,nvrtc,numba,warp"])] for arch in archs]
@@ -203,6 +213,7 @@ def main(argv=None) -> int:
         jobs += [["whatif", "--arch", arch, *common, *flag] for arch in archs
                  for flag in ([], ["--short-ptr"])]
     results = run_workers_parallel(jobs)
+    t = lap("code quality + what-if", t)
     quals = results[:len(archs)]
     whatifs = {}
     for res, job in zip(results[len(archs):], jobs[len(archs):]):
@@ -276,9 +287,13 @@ def main(argv=None) -> int:
     if not args.no_sim:
         md += ["## 3. Simulator throughput", "",
                *_script_section("sim_throughput.py", SIM_ARGS, "simulator issue 3"), ""]
+        t = lap("simulator", t)
     md += ["## 4. Launch overhead", "", f"GPU: {_gpu_line()}.", "",
            *_script_section("launch_overhead.py", [], "runtime issue 4"), ""]
-    md += [*_findings(), "", f"_Whole run: {time.perf_counter() - t_start:.0f} s._", ""]
+    t = lap("launch", t)
+    spent = ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
+    md += [*_findings(), "", f"_Whole run: {time.perf_counter() - t_start:.0f} s ({spent}) on "
+           f"the machine above, shared with other jobs._", ""]
     text = "\n".join(md)
     print(text)
     if args.out != "-":
