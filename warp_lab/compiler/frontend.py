@@ -16,6 +16,7 @@ that node (the shape of Triton's ``CodeGenerator.visit``).
 from __future__ import annotations
 
 import ast
+import copy
 
 from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, evaluate_annotation,
                                               location, param_types, parse_function)
@@ -406,7 +407,6 @@ class _Typed:
 def _as_load(target):
     """The load twin of a store target (kept on ``target.wl_load``)."""
     if getattr(target, "wl_load", None) is None:
-        import copy
         load = copy.deepcopy(target)
         for n in ast.walk(load):
             if hasattr(n, "ctx"):

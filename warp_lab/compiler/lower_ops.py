@@ -11,7 +11,8 @@ from llvmlite import ir
 from warp_lab.compiler.lower_expr import I1, llty
 from warp_lab.lang.types import Scalar
 
-__all__ = ["scalar_binop", "aggregate_binop", "compare", "intrinsic", "float_call", "ipow"]
+__all__ = ["scalar_binop", "aggregate_binop", "compare", "intrinsic", "float_call", "ipow",
+           "dot"]
 
 _FLOAT_BINOPS = {"add": "fadd", "sub": "fsub", "mul": "fmul", "truediv": "fdiv"}
 _INT_BINOPS = {"add": "add", "sub": "sub", "mul": "mul", "and": "and_", "or": "or_",
@@ -200,5 +201,3 @@ def dot(lw, xs, ys, elem):
     """Sum of products (used by dot, length, matrix products)."""
     return _dot(lw, xs, ys, elem)
 
-
-__all__ += ["dot"]

@@ -28,7 +28,7 @@ from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vec
 
 __all__ = ["Meta", "NoneType", "NONE", "promote", "implicit_ok", "literal_type", "fold_binop",
            "fold_unary", "fold_compare", "wrap_int", "cast_value", "float_for", "FoldError",
-           "BINOPS", "CMPOPS", "BINOP_SYMBOLS", "type_name", "lossy_hint", "fits", "is_numeric"]
+           "BINOPS", "CMPOPS", "BINOP_SYMBOLS", "type_name", "lossy_hint", "fits"]
 
 
 @dataclass(frozen=True)
@@ -306,11 +306,6 @@ _CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.
 def fold_compare(op: str, a, b) -> bool:
     """Evaluate a comparison at compile time."""
     return bool(_CMP[op](a, b))
-
-
-def is_numeric(t: Type) -> bool:
-    """Whether ``t`` is a scalar (the operand kind arithmetic accepts)."""
-    return isinstance(t, Scalar)
 
 
 def float_for(t: Scalar) -> Scalar:
