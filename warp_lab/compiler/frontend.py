@@ -18,8 +18,9 @@ from __future__ import annotations
 import ast
 import copy
 
-from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, evaluate_annotation,
-                                              location, param_types, parse_function)
+from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declared_return,
+                                              evaluate_annotation, location, param_types,
+                                              parse_function, ptx_name)
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
 from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, literal_type, lossy_hint,
@@ -440,26 +441,6 @@ def _annotation_type(ty):
     return None
 
 
-def _declared_return(func: Func, typer: FunctionTyper, tree):
-    """The type of a device function's ``-> T`` annotation (None when absent)."""
-    ann = getattr(func.fn, "__annotations__", {}).get("return", _NO_ANN)
-    if ann is _NO_ANN:
-        return None
-    if ann is None or ann == "None":
-        return NONE
-    try:
-        ty = as_type(evaluate_annotation(func, ann))
-    except (TypeError, ValueError):
-        raise typer.error(f"the return annotation of {func.name}() is not a warp_lab type",
-                          tree.returns or tree) from None
-    if isinstance(ty, ArrayType):
-        raise typer.error("a device function cannot return an array", tree.returns or tree)
-    return ty
-
-
-_NO_ANN = object()
-
-
 def _launch_ndim(ctx, typer: FunctionTyper) -> int:
     """The arity of ``i, j = wl.tid()`` in the kernel or a device function it calls
     (1 when ``wl.tid()`` is never unpacked)."""
@@ -506,14 +487,6 @@ def _static_callee(node, typer):
         return None
 
 
-def ptx_name(name: str) -> str:
-    """``name`` as a PTX identifier (PTX ISA, "Identifiers": ``[a-zA-Z_][a-zA-Z0-9_$]*``);
-    other characters of a Python name (``é``) become ``$XXXX`` with their code point."""
-    out = "".join(c if (c.isascii() and (c.isalnum() or c == "_")) else f"${ord(c):04x}"
-                  for c in name)
-    return out if out[:1].isalpha() or out[:1] == "_" else "_" + out
-
-
 def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> TypedFunction:
     """Type ``func`` for ``arg_types`` once (cached per kernel compile)."""
     key = (func, tuple(arg_types))
@@ -536,7 +509,7 @@ def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> Typed
     try:
         typer = FunctionTyper(ctx, func, tree, params, is_kernel=False)
         typer.run()
-        ret = typer.return_type(_declared_return(func, typer, tree))
+        ret = typer.return_type(declared_return(func, typer, tree))
     except KernelCompileError as exc:
         if "was called at" in exc.hint:
             raise

@@ -12,10 +12,11 @@ import ast
 import warnings
 
 from warp_lab.errors import KernelCompileError
+from warp_lab.compiler.typing_rules import NONE
 from warp_lab.lang.types import ArrayType, TupleType, as_type
 
 __all__ = ["UNSUPPORTED", "compile_error", "parse_function", "evaluate_annotation",
-           "param_types", "location"]
+           "param_types", "location", "ptx_name", "declared_return"]
 
 #: constructs outside the language: node class -> (what it is, what to write instead)
 UNSUPPORTED = {
@@ -143,3 +144,32 @@ def param_types(fn_obj, tree, ctx_error) -> list:
             raise ctx_error(f"kernel parameter {name!r} cannot be a tuple", a)
         out.append((name, ty))
     return out
+
+
+def ptx_name(name: str) -> str:
+    """``name`` as a PTX identifier (PTX ISA, "Identifiers": ``[a-zA-Z_][a-zA-Z0-9_$]*``);
+    other characters of a Python name (``é``) become ``$XXXX`` with their code point."""
+    out = "".join(c if (c.isascii() and (c.isalnum() or c == "_")) else f"${ord(c):04x}"
+                  for c in name)
+    return out if out[:1].isalpha() or out[:1] == "_" else "_" + out
+
+
+_NO_ANN = object()
+
+
+def declared_return(func, typer, tree):
+    """The type of a device function's ``-> T`` annotation (None when absent)."""
+    ann = getattr(func.fn, "__annotations__", {}).get("return", _NO_ANN)
+    if ann is _NO_ANN:
+        return None
+    if ann is None or ann == "None":
+        return NONE
+    try:
+        ty = as_type(evaluate_annotation(func, ann))
+    except (TypeError, ValueError):
+        raise typer.error(f"the return annotation of {func.name}() is not a warp_lab type",
+                          tree.returns or tree) from None
+    if isinstance(ty, ArrayType):
+        raise typer.error("a device function cannot return an array", tree.returns or tree)
+    return ty
+
