@@ -30,7 +30,8 @@ import tempfile
 
 from benchmarks.kernels import cuda_src, warp_lab_kernel
 
-__all__ = ["PeerUnavailable", "warp_lab_ptx", "nvrtc_ptx", "numba_ptx", "warp_ptx",
+__all__ = ["PeerUnavailable", "warp_lab_ptx", "nvrtc_ptx", "nvrtc_compile", "numba_ptx",
+           "warp_ptx",
            "entry_names", "versions"]
 
 _ENTRY_RE = re.compile(r"^\s*(?:\.(?:visible|weak)\s+)?\.entry\s+([\w$.]+)\s*\(", re.M)
@@ -101,10 +102,19 @@ def nvrtc_ptx(name: str, arch: str, restrict: bool = False):
         PeerUnavailable: NVRTC is missing, no twin exists, or NVRTC fails
             (with its log).
     """
-    nvrtc = _nvrtc()
     if name not in cuda_src.SOURCES:
         raise PeerUnavailable(f"no CUDA C++ twin for {name}")
-    src = cuda_src.source_of(name).encode()
+    return nvrtc_compile(cuda_src.source_of(name), name, arch, restrict), name
+
+
+def nvrtc_compile(source: str, name: str, arch: str, restrict: bool = False) -> str:
+    """Compile one CUDA C++ translation unit with NVRTC to PTX text (see :func:`nvrtc_ptx`).
+
+    Raises:
+        PeerUnavailable: NVRTC is missing or fails (with its log).
+    """
+    nvrtc = _nvrtc()
+    src = source.encode()
     opts = [f"--gpu-architecture=compute_{_sm(arch)}".encode()]
     if restrict:
         opts.append(b"-DRESTRICT=__restrict__")
@@ -124,7 +134,7 @@ def nvrtc_ptx(name: str, arch: str, restrict: bool = False):
         nvrtc.nvrtcGetPTX(prog, buf)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    return buf.rstrip(b"\0").decode(), name
+    return buf.rstrip(b"\0").decode()
 
 
 # -- Numba CUDA ----------------------------------------------------------------------------

@@ -82,7 +82,8 @@ def latency_tables(lat: dict, kernels) -> list[str]:
         cells = []
         wl = _get(lat, "warp_lab", name, "warm")
         for tool, phase, key in (("warp_lab", "warm", "ptx"), ("warp_lab", "warm", "sass"),
-                                 ("warp_lab", "hit", ""), ("nvrtc", "warm", "ptx"), ("numba", "first", "ptx"),
+                                 ("warp_lab", "hit", ""), ("nvrtc", "warm", "ptx"),
+                                 ("numba", "first", "ptx"),
                                  ("numba", "warm", "ptx"), ("warp", "first", "ptx"),
                                  ("warp", "warm", "ptx")):
             if phase == "hit":

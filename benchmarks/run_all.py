@@ -95,7 +95,8 @@ def _gpu_line() -> str:
         dev = get_device("cuda")
         return f"{dev.name} (sm_{dev.compute_capability[0]}{dev.compute_capability[1]})"
     except Exception as exc:  # no driver / no GPU here: the usual case
-        return f"none ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''})"
+        why = str(exc).split(" (")[0].strip() or type(exc).__name__
+        return f"none ({why})"
 
 
 def _cpu_model() -> str:
@@ -236,9 +237,10 @@ def main(argv=None) -> int:
           "for each peer in benchmarks/kernels/ (CUDA C++ for NVRTC, Numba CUDA, Warp).", "",
           f"## 1. Compile latency ({args.latency_arch}, milliseconds)", "",
           "Process-cold: each tool alone in a fresh process (import, then its first compile). "
-          "Per kernel: all tools in one process after one warm-up compile each, interleaved "
-          "(rotating order) so load on the shared machine hits all alike; *first* is the first "
-          "compile of that kernel, *warm* the median of the repeats that follow. warp_lab: `wl.compile(kernel, cache=False)`, →PTX = "
+          "Per kernel: all tools in one process after one warm-up compile each (of a kernel "
+          "outside the list), interleaved (rotating order) so load on the shared machine hits "
+          "all alike; *first* is the first compile of that kernel, *warm* the median of the "
+          "repeats that follow. warp_lab: `wl.compile(kernel, cache=False)`, →PTX = "
           "frontend+lower+optimise+PTX stages (`ck.timings`), →SASS = the whole `wl.compile` "
           "including ptxas and nvdisasm (one warm compile). "
           "NVRTC: CUDA C++ → PTX. Numba: `compile_ptx`. Warp: `wp.compile_aot_module` → PTX "
@@ -271,7 +273,8 @@ def main(argv=None) -> int:
     if whatifs:
         md += ["### What-if experiments", "",
                "warp_lab's own LLVM IR rewritten the way a candidate compiler change would emit "
-               "it, then the real optimiser, ptxas and nvdisasm (benchmarks/whatif.py): "
+               "it, then the real optimiser and ptxas, instructions counted from the cubin "
+               "(benchmarks/whatif.py): "
                "*unit_stride* = innermost stride of every array known to be 1 (a kernel "
                "specialised for contiguous rows); *nsw_all* = every integer add/sub/mul/shl "
                "marked no-signed-wrap (C's overflow rule instead of warp_lab's wrapping int32); "

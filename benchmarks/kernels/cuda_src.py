@@ -23,7 +23,7 @@ Every entry is ``extern "C"``, so its PTX entry name is the kernel name.
 
 from __future__ import annotations
 
-__all__ = ["PRELUDE", "SOURCES", "source_of"]
+__all__ = ["PRELUDE", "SOURCES", "WARMUP", "source_of"]
 
 PRELUDE = r"""
 #ifndef RESTRICT
@@ -265,6 +265,11 @@ extern "C" __global__ void spmv_csr(const int* RESTRICT row_ptr, const int* REST
         s += values[k] * x[col_idx[k]];
     y[row] = s;
 }
+"""
+
+#: a kernel outside the benchmark list: the latency worker's warm-up compile
+WARMUP = r"""
+extern "C" __global__ void warmup(float* x) { x[threadIdx.x] += 1.0f; }
 """
 
 #: kernel name -> CUDA C++ source of its twin (entry name = kernel name).

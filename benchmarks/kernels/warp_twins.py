@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warp as wp
 
-__all__ = ["TWINS", "MISSING"]
+__all__ = ["TWINS", "MISSING", "warmup"]
 
 wp.config.quiet = True
 
@@ -88,6 +88,13 @@ def spmv_csr(row_ptr: wp.array(dtype=wp.int32), col_idx: wp.array(dtype=wp.int32
     for k in range(row_ptr[row], row_ptr[row + 1]):
         s += values[k] * x[col_idx[k]]
     y[row] = s
+
+
+@wp.kernel(**_OPTS)
+def warmup(x: wp.array(dtype=wp.float32)):
+    """Not a benchmark kernel: the latency worker's warm-up compile."""
+    i = wp.tid()
+    x[i] = x[i] + 1.0
 
 
 #: kernel name -> Warp kernel.
