@@ -96,10 +96,13 @@ def _exit_lanes(m, act, eff, p):
     lanes = act if eff is ALL else eff
     if lanes is None:
         lanes = m.status == RUN
-    m.status[lanes & (m.status == RUN)] = EXITED
-    m.nlive = int(np.count_nonzero((m.status == RUN) | (m.status == 2) | (m.status == WSYNC)))
     if m.upc >= 0:
         m.diverge()
+    going = lanes & (m.status == RUN)
+    m.status[going] = EXITED
+    m.pc[going] = np.int32(2**31 - 1)
+    m.nlive = int(np.count_nonzero((m.status == RUN) | (m.status == 2) | (m.status == WSYNC)))
+    m.recount()
     if eff is not ALL:
         rest = (act if act is not None else np.ones(m.T, bool)) & ~eff & (m.status == RUN)
         m.pc[rest] = p + 1

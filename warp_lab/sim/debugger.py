@@ -313,8 +313,7 @@ class Debugger:
         if nxt is not None:
             active = np.asarray(nxt[1][sl], bool)
         pcs = np.full(32, m.upc, np.int32) if m.upc >= 0 else m.pc[sl].copy()
-        if m.upc >= 0:
-            pcs = np.where(m.status[sl] == RUN, pcs, m.pc[sl])
+        pcs = np.where(m.status[sl] == RUN, pcs, m.resume[sl])
         code = self.module.code
         lines = np.array([code[int(q)].line if 0 <= q < len(code) else 0 for q in pcs])
         fname = code[int(pcs[active][0] if active.any() else pcs[0])].function \

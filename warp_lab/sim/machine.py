@@ -35,6 +35,7 @@ __all__ = ["Machine", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC"]
 # last thread, waiting at a warp-synchronous instruction for the rest of its membermask
 RUN, EXITED, BARWAIT, PAD, WSYNC = 0, 1, 2, 3, 4
 _BIG = np.int32(2**31 - 1)
+SPARSE = 1
 NSM = 132  # %nsmid reported by the simulator (an H100 SXM has 132 SMs)
 
 
@@ -179,7 +180,9 @@ class Machine:
         self.lin = np.tile(local_ids, nb)                       # thread index within block
         self.blk = np.repeat(np.arange(nb, dtype=np.int64), self.bs_pad)
         self.status = np.where(self.lin < self.bs, RUN, PAD).astype(np.uint8)
-        self.pc = np.full(T, self.fn.start, np.int32)
+        # pc of runnable threads; _BIG for the others, whose next pc is in `resume`
+        self.pc = np.where(self.status == RUN, np.int32(self.fn.start), _BIG).astype(np.int32)
+        self.resume = np.full(T, self.fn.start, np.int32)
         self.regs = [r.type(0) for r in self.mod.reg_raw]
         self.cc = np.uint32(0)
         self.cparams = {}
@@ -195,6 +198,7 @@ class Machine:
         self.waiters = np.zeros(nb, np.int64)
         self._sregs = {}
         self.nlive = int(np.count_nonzero(self.status == RUN))
+        self.nrun = self.nlive
         self.nwsync = 0
         self.race = None
         if "racecheck" in self.checks and self.shared_size:
@@ -230,6 +234,10 @@ class Machine:
                 self.metrics.warp_issued[sl] += self.usteps * (self.ulanes > 0)
                 self.metrics.warp_active_lanes[sl] += self.usteps * self.ulanes
         self.usteps = 0
+
+    def recount(self):
+        """Update the runnable-thread count after status changes."""
+        self.nrun = int(np.count_nonzero(self.status == RUN))
 
     def diverge(self):
         """Leave uniform mode: materialise the per-thread PCs."""
@@ -366,28 +374,28 @@ class Machine:
                     nw = self.uwarps
                     self.usteps += 1
                 else:
-                    run = self.status == RUN
-                    nrun = int(np.count_nonzero(run))
-                    if nrun == 0:
+                    nrun = self.nrun
+                    p = int(self.pc.min()) if nrun else _BIG
+                    if p == _BIG:
                         if not self.resolve_stall():
                             return True
                         n -= 1
                         continue
-                    pcs = np.where(run, self.pc, _BIG)
-                    p = int(pcs.min())
-                    act = pcs == p
+                    act = self.pc == p
                     nact = int(np.count_nonzero(act))
                     if nact == nrun:
-                        self._set_uniform(p, None if nrun == self.T else run)
+                        self._set_uniform(p, None if nrun == self.T else act)
                         n -= 1
                         continue
-                    lanes = act.reshape(-1, 32).sum(1)
-                    nw = int(np.count_nonzero(lanes))
                     if collect:
+                        lanes = act.reshape(-1, 32).sum(1)
+                        nw = int(np.count_nonzero(lanes))
                         w0 = self.first_block * self.wpb
                         sl = slice(w0, w0 + self.nb * self.wpb)
                         self.metrics.warp_issued[sl] += lanes > 0
                         self.metrics.warp_active_lanes[sl] += lanes
+                    else:
+                        nw = int(np.count_nonzero(act.reshape(-1, 32).any(1)))
                 ins = code[p]
                 tcount[p] += nact
                 wcount[p] += nw
@@ -409,19 +417,25 @@ class Machine:
                     w = self.waiters[self.blk] > 0
                     self.worked |= w if act is None else (act & w)
                 g = ins.guard
-                if g is None:
-                    ex(self, act)
-                else:
+                mask = act
+                if g is not None:
                     pv = self.regs[g[0]]
                     if g[1]:
                         pv = ~pv
                     if np.ndim(pv) == 0:
-                        if pv:
-                            ex(self, act)
+                        mask = act if pv else False
                     else:
                         mask = pv if act is None else (act & pv)
-                        if mask.any():
-                            ex(self, mask)
+                        nact = int(np.count_nonzero(mask))
+                        if nact == 0:
+                            mask = False
+                if mask is not False:
+                    if (mask is not None and nact * 4 < self.T and self.T >= 1024 * SPARSE
+                            and ins.klass == "arithmetic"):
+                        # few lanes: compute on those lanes only, not the whole batch
+                        ex(_Lanes(self, np.flatnonzero(mask)), None)
+                    else:
+                        ex(self, mask)
                 if self.upc >= 0:
                     self.upc = p + 1
                 else:
@@ -487,7 +501,7 @@ class Machine:
         if not waiting.any():
             if wsync.any():
                 t = int(np.argmax(wsync))
-                ins = self.mod.code[int(self.pc[t])]
+                ins = self.mod.code[int(self.resume[t])]
                 self.finding("deadlock", f"deadlock: lanes wait at the warp-synchronous "
                              f"instruction on PTX line {ins.line} for membermask lanes that "
                              "never arrive", ins, t, stop=True)
@@ -535,6 +549,55 @@ class Machine:
         if st is None:
             st = self.metrics.global_memory[ins.line] = MemoryLineStats()
         return st
+
+
+class _GatherRegs:
+    """Register file of a :class:`_Lanes` view: reads gather, writes scatter."""
+
+    __slots__ = ("m", "idx")
+
+    def __init__(self, m, idx):
+        self.m, self.idx = m, idx
+
+    def __getitem__(self, i):
+        v = self.m.regs[i]
+        return v if np.ndim(v) == 0 else v[self.idx]
+
+    def __setitem__(self, i, value):
+        old = self.m.regs[i]
+        new = np.full(self.m.T, old) if np.ndim(old) == 0 else old.copy()
+        new[self.idx] = value
+        self.m.regs[i] = new
+
+
+class _Lanes:
+    """The machine seen through lanes ``idx`` only: arithmetic closures run on
+    ``len(idx)`` elements instead of the whole batch (sparse steps in divergent code)."""
+
+    __slots__ = ("m", "idx", "T", "regs")
+
+    def __init__(self, m, idx):
+        self.m, self.idx, self.T = m, idx, idx.size
+        self.regs = _GatherRegs(m, idx)
+
+    def sreg(self, name, comp):
+        v = self.m.sreg(name, comp)
+        return v if np.ndim(v) == 0 else v[self.idx]
+
+    def symbol(self, name, line=0):
+        return self.m.symbol(name, line)
+
+    @property
+    def cc(self):
+        v = self.m.cc
+        return v if np.ndim(v) == 0 else v[self.idx]
+
+    @cc.setter
+    def cc(self, value):
+        old = self.m.cc
+        new = np.full(self.m.T, old) if np.ndim(old) == 0 else np.array(old, copy=True)
+        new[self.idx] = value
+        self.m.cc = new
 
 
 def _dim3(v, what):

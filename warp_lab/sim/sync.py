@@ -24,6 +24,7 @@ from warp_lab.sim.operands import reader, writer
 __all__ = ["SYNC", "WARP", "release_barriers", "release_warp_sync"]
 
 U32 = np.dtype(np.uint32)
+_BIG = np.int32(2**31 - 1)  # the pc of a thread that is not runnable
 BOOL = np.dtype(np.bool_)
 
 
@@ -78,7 +79,8 @@ def _bar(ins, mod):
         if lanes is None:
             lanes = m.status == RUN
         m.status[lanes] = BARWAIT
-        m.pc[lanes] = p + 1
+        m.resume[lanes] = p + 1
+        m.pc[lanes] = _BIG
         m.waitbar[lanes] = bid
         m.waitpc[lanes] = p
         m.waitcnt[lanes] = count
@@ -93,6 +95,7 @@ def _bar(ins, mod):
         if eff is not ALL:
             rest = (act if act is not None else np.ones(m.T, bool)) & ~lanes
             m.pc[rest] = p + 1
+        m.recount()
     return ex
 
 
@@ -149,6 +152,8 @@ def release_barriers(m, waiting) -> bool:
     if m.race is not None:
         m.race.reset(blocks)
     m.status[rel] = RUN
+    m.pc[rel] = m.resume[rel]
+    m.recount()
     m.waiters -= np.bincount(m.blk[rel], minlength=m.nb)
     if m.worked is not None:
         m.worked[np.isin(m.blk, blocks)] = False
@@ -207,7 +212,7 @@ def _warp_sync(ins, mod, inner, rmask):
             return
         lanes = act if eff is ALL else eff
         here = np.ones(m.T, bool) if lanes is None else lanes
-        waiting = (m.status == WSYNC) & (m.pc == p) if m.nwsync else None
+        waiting = (m.status == WSYNC) & (m.resume == p) if m.nwsync else None
         if waiting is not None:
             here = here | waiting
         mm = np.broadcast_to(np.asarray(rmask(m), np.uint32), (m.T,)).reshape(-1, 32)
@@ -235,9 +240,11 @@ def _warp_sync(ins, mod, inner, rmask):
         m.pc[a] = p + 1          # guarded-off lanes and executing lanes move on
         m.pc[go] = p + 1
         m.status[go] = RUN
-        m.pc[stay] = p
+        m.resume[stay] = p
+        m.pc[stay] = _BIG
         m.status[stay] = WSYNC
         m.nwsync = int(np.count_nonzero(m.status == WSYNC))
+        m.recount()
     return ex
 
 
@@ -248,14 +255,16 @@ def release_warp_sync(m, wsync) -> bool:
     live = ((m.status != EXITED) & (m.status != PAD)).reshape(-1, 32)
     w2 = wsync.reshape(-1, 32)
     # a warp's waiting lanes may go when every live lane of the warp is waiting here
-    pcs = np.where(wsync, m.pc, -1).reshape(-1, 32)
+    pcs = np.where(wsync, m.resume, -1).reshape(-1, 32)
     same_pc = (np.where(w2, pcs, pcs.max(1, keepdims=True)) == pcs.max(1, keepdims=True)).all(1)
     ok = (w2 == live).all(1) & w2.any(1) & same_pc
     if not ok.any():
         return False
     rel = wsync & np.repeat(ok, 32)
     m.status[rel] = RUN
+    m.pc[rel] = m.resume[rel]      # they execute the instruction they waited at
     m.nwsync = int(np.count_nonzero(m.status == WSYNC))
+    m.recount()
     return True
 
 
