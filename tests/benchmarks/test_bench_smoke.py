@@ -3,7 +3,8 @@
 Real tools throughout: NVRTC compiles each CUDA C++ twin and ptxas (the same
 one warp_lab uses) accepts the PTX; Numba and Warp twins compile to PTX in a
 fresh process (Numba's simulator switch and Warp's banner stay out of this
-one) and ptxas accepts that too. The SASS counter is checked against the
+one) and ptxas accepts that too; the Numba twins also run on Numba's CUDA
+simulator against the corpus's numpy references. The SASS counter is checked against the
 cubin's own ELF section sizes.
 """
 
@@ -119,6 +120,46 @@ def test_warp_twins_compile_and_assemble_or_say_why(tmp_path):
         _, res, _ = toolchain.make_cubin(ptx, CompileOptions(arch="sm_90", lineinfo=False),
                                          entry)
         assert res.registers > 0, (name, res)
+
+
+_SIM_SCRIPT = """
+import json, os, sys
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+from numba import cuda
+from benchmarks.kernels import numba_twins
+from warp_lab.examples import get
+out = {}
+for name in sys.argv[1].split(","):
+    ex = get(name)
+    args = ex.make_inputs()
+    before = [a.copy() if hasattr(a, "copy") else a for a in args]
+    grid, block = ex.launch(args).grid_block()
+    try:
+        cuda.jit(numba_twins.signature_of(name)[0])[grid, block](*args)
+        ex.check(before, args)
+        out[name] = "ok"
+    except Exception as exc:
+        out[name] = f"{type(exc).__name__}: {exc}"
+with open(sys.argv[2], "w") as f:
+    json.dump(out, f)
+"""
+
+#: twins the Numba simulator cannot run (its limits, not the twins')
+_SIM_CANNOT = {"warp_sum": "the simulator has no cuda.shfl_down_sync",
+               "nbody_step": "the simulator has no libdevice.rsqrtf"}
+
+
+@pytest.mark.skipif(not _have("numba.cuda"), reason="numba-cuda not installed")
+def test_numba_twins_compute_what_the_corpus_references_say(tmp_path):
+    """Each Numba twin, run on Numba's CUDA simulator with the corpus kernel's own inputs and
+    launch, matches that kernel's numpy reference: the twins do the same work."""
+    names = [n for n in BENCH_KERNELS if n not in _SIM_CANNOT]
+    out = tmp_path / "sim.json"
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    proc = subprocess.run([sys.executable, "-c", _SIM_SCRIPT, ",".join(names), str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(out.read_text()) == {n: "ok" for n in names}
 
 
 def _elf_text_bytes(cubin: bytes) -> int:
