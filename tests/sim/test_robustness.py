@@ -159,3 +159,24 @@ def test_large_launch_stays_in_bounded_memory():
     tracemalloc.stop()
     assert (g.get(o) == 256).all() and res.findings == []
     assert peak < 12 * (1 << 20), peak
+
+
+def test_bad_run_arguments_are_simulator_errors():
+    mod = sim.parse_module(BASE)
+    mem = sim.GlobalMemory()
+    cases = [
+        (dict(kernel=["diverge"]), "entry's name"),
+        (dict(params="abc"), "parameter buffer as bytes"),
+        (dict(dynamic_shared=-1), "dynamic_shared"),
+        (dict(max_instructions=-5), "max_instructions"),
+        (dict(checks=("memcheck", "speling")), "unknown checks"),
+        (dict(grid=(0,)), "positive extents"),
+        (dict(block=(32, 32, 2)), "2048 threads"),
+    ]
+    for kw, msg in cases:
+        args = dict(kernel="diverge", grid=1, block=32, params=bytes(24), memory=mem)
+        args.update(kw)
+        with pytest.raises(SimulatorError, match=msg):
+            sim.run(mod, args.pop("kernel"), **args)
+    with pytest.raises(SimulatorError, match="GlobalMemory"):
+        sim.run(mod, "diverge", 1, 32, bytes(24), memory={})

@@ -71,6 +71,19 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         raise SimulatorError(f"run expects a PtxModule or PTX text, got {type(module).__name__}")
     if not isinstance(memory, GlobalMemory):
         raise SimulatorError("memory must be a warp_lab.sim.GlobalMemory")
+    if not isinstance(kernel, str):
+        raise SimulatorError(f"kernel must be the entry's name (str), got {type(kernel).__name__}")
+    if not isinstance(params, (bytes, bytearray, memoryview)):
+        raise SimulatorError(f"params must be the parameter buffer as bytes, got "
+                             f"{type(params).__name__}")
+    if isinstance(checks, str):
+        checks = (checks,)
+    if not isinstance(dynamic_shared, (int,)) or dynamic_shared < 0:
+        raise SimulatorError(f"dynamic_shared must be a non-negative int, got {dynamic_shared!r}")
+    if max_instructions is not None and (not isinstance(max_instructions, int)
+                                         or max_instructions < 0):
+        raise SimulatorError(f"max_instructions must be None or a non-negative int, got "
+                             f"{max_instructions!r}")
     m = Machine(module, kernel, grid, block, params, memory, dynamic_shared, checks, metrics,
                 max_instructions, batch_threads)
     return m.run()
