@@ -249,10 +249,6 @@ def _shared_metrics(m, ins, addr, idx, size):
 
 # ------------------------------------------------------------------ builders
 
-def _param_slot(m, name, line):
-    return m.kparams.get(name)
-
-
 def _ld(ins, mod):
     space = _space(ins)
     n = _vec(ins)

@@ -50,7 +50,7 @@ def _rmode(ins):
     return "rn"
 
 
-def _nary(ins, mod, fn, dt=None, n=None, out_dt=None):
+def _nary(ins, mod, fn, dt=None, n=None):
     """Generic ``d = fn(a, b, ...)`` with inputs read as ``dt``."""
     t = _typ(ins)
     dt = np.dtype(dt or type_dtype(t))

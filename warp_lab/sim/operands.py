@@ -17,7 +17,7 @@ import numpy as np
 
 from warp_lab.errors import SimulatorError
 
-__all__ = ["reader", "writer", "imm_value", "RAW", "lanes", "put"]
+__all__ = ["reader", "writer", "imm_value", "RAW"]
 
 RAW = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
        8: np.dtype(np.uint64)}
@@ -104,14 +104,6 @@ def _to_raw(v, raw):
     return v.astype(raw)
 
 
-def put(m, idx: int, v, mask):
-    """Store ``v`` (already raw-typed) into register ``idx`` for the lanes in ``mask``."""
-    if mask is None:
-        m.regs[idx] = v
-    else:
-        m.regs[idx] = np.where(mask, v, m.regs[idx])
-
-
 def writer(op, mod, line: int):
     """A closure ``f(machine, value, mask)`` writing ``value`` into operand ``op``.
 
@@ -134,10 +126,3 @@ def writer(op, mod, line: int):
         else:
             m.regs[idx] = np.where(mask, v, m.regs[idx])
     return w
-
-
-def lanes(v, idx, T: int):
-    """Values of the lanes ``idx`` (``None``: all ``T`` lanes) as an array."""
-    if np.ndim(v) == 0:
-        return np.full(T if idx is None else len(idx), v)
-    return v if idx is None else v[idx]
