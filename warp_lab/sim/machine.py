@@ -109,7 +109,15 @@ class Machine:
             nw = self.nblocks * self.wpb
             self.metrics.warp_issued = np.zeros(nw, np.int64)
             self.metrics.warp_active_lanes = np.zeros(nw, np.int64)
-        self.bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
+        # blocks per batch: bounded by threads, and by the shared/local memory they carry
+        # (racecheck keeps 24 bytes of bookkeeping per shared byte)
+        bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
+        if self.shared_stride:
+            per_block = self.shared_stride * (25 if "racecheck" in self.checks else 1)
+            bpb = min(bpb, max(1, (64 << 20) // per_block))
+        if self.local_size:
+            bpb = min(bpb, max(1, (256 << 20) // (self.local_size * self.bs_pad)))
+        self.bpb = bpb
         self.next_block = 0
         self.T = 0
         self._batch_done = False
