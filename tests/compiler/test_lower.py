@@ -244,10 +244,30 @@ def test_libdevice_functions_are_only_declared():
 def test_fast_math_flags_only_when_asked():
     strict = lower(saxpy).llvm_ir
     fast = lower(saxpy, fast_math=True).llvm_ir
-    assert "fmul contract float" in strict and " fast " not in strict
+    # strict: a*x + y contracts within the expression (llvm.fmuladd → fma.rn), no flags
+    assert "llvm.fmuladd.f32" in strict and " fast " not in strict and "contract" not in strict
     assert "fmul fast float" in fast
     assert "__nv_fast_sinf" in lower(math_k, fast_math=True).llvm_ir
     assert "__nv_fast_sinf" not in lower(math_k).llvm_ir
+
+
+@wl.kernel
+def rounding(x: wl.array(dtype=wl.float32), a: float, b: float):
+    i = wl.tid()
+    t = x[i] * a
+    acc = x[i]
+    acc += t * b
+    x[i] = t + b - acc * 0.5
+
+
+def test_unfused_float_ops_keep_their_rounding_in_ptx():
+    """Every mul/add/sub the front end did not contract is .rn: ptxas may not fuse it,
+    so the simulator (which runs the PTX) and the GPU round the same way."""
+    ptx = emit_ptx(lower(rounding).llvm_ir, opt=3)
+    ops = re.findall(r"^\s*((?:mul|add|sub|fma)[.\w]*\.f32)", ptx, re.M)
+    assert ops and all(".rn" in op for op in ops), ops
+    assert sum(op.startswith("fma.rn") for op in ops) == 2  # acc += t*b; ... - acc*0.5
+    assert "mul.rn.f32" in ops  # t = x[i] * a stays a separate, rounded multiply
 
 
 def test_device_functions_are_specialised_per_argument_type():

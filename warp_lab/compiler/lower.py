@@ -400,13 +400,17 @@ class FunctionLowerer(ExprLowerer):
         if isinstance(target, ast.Name):
             slot = self.var_slot(target.id)
             cur = self.load_var(slot)
-            new = self.binop_values(binop, cur, self.expr(binop.right))
+            new = self.fused_multiply_add(binop, cur)
+            if new is None:
+                new = self.binop_values(binop, cur, self.expr(binop.right))
             self.store_var(slot, self.convert(new, binop.wl_ty, target.wl_var_ty))
             return
         load = target.wl_load
         ref = self.element_ref(load)
         cur = self.load_ref(ref)
-        new = self.binop_values(binop, cur, self.expr(binop.right))
+        new = self.fused_multiply_add(binop, cur)
+        if new is None:
+            new = self.binop_values(binop, cur, self.expr(binop.right))
         self.store_ref(ref, self.convert(new, binop.wl_ty, target.wl_var_ty))
 
     def visit_If(self, node):

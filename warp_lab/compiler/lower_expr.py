@@ -118,8 +118,15 @@ class ExprLowerer:
 
     @property
     def fflags(self):
-        """Fast-math flags of float arithmetic: ``fast`` or nvcc's default contraction."""
-        return ("fast",) if self.m.fast_math else ("contract",)
+        """Fast-math flags of float arithmetic: ``fast`` under fast_math, else none.
+
+        Without flags NVPTX prints ``add.rn``/``mul.rn``/``sub.rn``, which ptxas
+        may not fuse (PTX ISA, "add": ``.rn`` operations are not contracted), so
+        every rounding step is visible in the PTX and the simulator, which runs
+        the PTX, gets the GPU's bits. Contraction into FMA happens in
+        :meth:`visit_BinOp`, within one expression (C's ``FP_CONTRACT ON``).
+        """
+        return ("fast",) if self.m.fast_math else ()
 
     # -- constants and conversions ----------------------------------------------
     def const_value(self, c, ty):
@@ -381,7 +388,56 @@ class ExprLowerer:
 
     # -- operators ----------------------------------------------------------------
     def visit_BinOp(self, node):
+        fused = self.fused_multiply_add(node)
+        if fused is not None:
+            return fused
         return self.binop_values(node, self.expr(node.left), self.expr(node.right))
+
+    def fused_multiply_add(self, node, left_value=None):
+        """``a*b + c``, ``c + a*b``, ``a*b - c``, ``c - a*b`` as one ``llvm.fmuladd``.
+
+        Contraction within an expression (and ``acc += a*b``), as nvcc's
+        default ``-fmad=true`` and C's ``FP_CONTRACT ON`` allow: NVPTX emits
+        ``fma.rn`` (one rounding). Operands are evaluated in source order.
+
+        Args:
+            node: a typed ``ast.BinOp``.
+            left_value: the already-loaded value of ``node.left`` (augmented
+                assignment), or None to evaluate it here.
+
+        Returns:
+            the fused value, or None when ``node`` is not such a float expression.
+        """
+        from warp_lab.compiler.lower_ops import intrinsic
+        t = getattr(node, "wl_opty", None)
+        if self.m.fast_math or getattr(node, "wl_op", None) not in ("add", "sub") \
+                or not isinstance(t, Scalar) or not t.is_float or t.bits == 16:
+            return None
+
+        def product(n):
+            return isinstance(n, ast.BinOp) and getattr(n, "wl_op", None) == "mul" \
+                and getattr(n, "wl_opty", None) == t and n.wl_ty == t \
+                and const_of(n) is NO_CONST
+
+        def value(n):
+            return self.convert(self.expr(n), n.wl_ty, t)
+
+        if left_value is None and product(node.left):
+            mul = node.left
+            a, b = value(mul.left), value(mul.right)
+            c = value(node.right)
+            if node.wl_op == "sub":
+                c = self.b.fneg(c)
+        elif product(node.right):
+            mul = node.right
+            c = value(node.left) if left_value is None else \
+                self.convert(left_value, node.left.wl_ty, t)
+            a, b = value(mul.left), value(mul.right)
+            if node.wl_op == "sub":
+                a = self.b.fneg(a)
+        else:
+            return None
+        return intrinsic(self, "fmuladd", t, [a, b, c], fast=False)
 
     def binop_values(self, node, a, b):
         """Apply the typed BinOp ``node`` to already-evaluated operands."""

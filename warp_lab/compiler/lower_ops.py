@@ -164,10 +164,16 @@ def compare(lw, op: str, a, b, t: Scalar):
 
 
 def _dot(lw, xs, ys, elem):
+    """x0*y0 + x1*y1 + ...: a multiply, then one fused multiply-add per term for
+    floats (``llvm.fmuladd`` → ``fma.rn``, as CUDA's vector helpers use ``fmaf``)."""
     acc = None
     for x, y in zip(xs, ys):
-        p = scalar_binop(lw, "mul", x, y, elem)
-        acc = p if acc is None else scalar_binop(lw, "add", acc, p, elem)
+        if acc is None:
+            acc = scalar_binop(lw, "mul", x, y, elem)
+        elif elem.is_float and elem.bits > 16 and not lw.m.fast_math:
+            acc = intrinsic(lw, "fmuladd", elem, [x, y, acc], fast=False)
+        else:
+            acc = scalar_binop(lw, "add", acc, scalar_binop(lw, "mul", x, y, elem), elem)
     return acc
 
 
