@@ -47,3 +47,28 @@ def test_planted_bug_is_reported(bug, opt):
     if bug.thread is not None:
         assert f.thread == bug.thread
     assert res.partial == (kind in ("out_of_bounds", "budget"))
+
+
+@wl.kernel
+def _trig(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32),
+          xd: wl.array(dtype=wl.float64), yd: wl.array(dtype=wl.float64)):
+    i = wl.tid()
+    y[i] = wl.sin(x[i])
+    yd[i] = wl.cos(xd[i])
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_libdevice_trig_with_huge_arguments(opt):
+    """Payne-Hanek reduction in libdevice: the __cudart_i2opi tables (initialised module
+    globals), a .local depot, and inline-asm carry chains with scoped registers."""
+    x = np.array([0.5, 1e4, 1e6, 3e7, 1e20, 1e30, -2.5e38, 7.0] * 8, np.float32)
+    xd = x.astype(np.float64) * 1.0000001
+    y, yd = np.zeros_like(x), np.zeros_like(xd)
+    ck = wl.compile(_trig, opt=opt)
+    assert "__cudart_i2opi" in ck.ptx and ".local" in ck.ptx and "madc" in ck.ptx
+    res = wl.launch(_trig, inputs=[x, y, xd, yd], dim=64, device="sim", opt=opt, checks=ALL)
+    assert not res.sim.findings
+    # libdevice: sinf within 2 ulp, cos within 1 ulp (CUDA Programming Guide, Table
+    # "Single-Precision Mathematical Standard Library Functions with Maximum ULP Error")
+    np.testing.assert_allclose(y, np.sin(x.astype(np.float64)), rtol=0, atol=2 * 2.0 ** -24)
+    np.testing.assert_allclose(yd, np.cos(xd), rtol=0, atol=2.0 ** -52)

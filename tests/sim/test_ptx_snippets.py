@@ -497,3 +497,27 @@ def test_shfl_with_exited_member_lanes_is_reported(gpu):
     [f] = res.findings
     assert f.kind == "warp_sync" and "exited" in f.message and f.thread == (16, 0, 0)
     assert not res.partial
+
+
+def test_register_lists_and_scoped_names(gpu):
+    """`.reg .u32 a, b, c;` declares every name; a scoped block may reuse names."""
+    body = """
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  {
+  .reg .u32 lo, hi, %r1;
+  mov.u32 %r1, 5;
+  mov.b64 {lo, hi}, 0x0000000700000003;
+  add.u32 lo, lo, hi;
+  add.u32 %r2, lo, %r1;
+  }
+  add.u32 %r3, %r2, %r1;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r3;
+  ret;
+"""
+    out = gpu.put(np.zeros(32, np.uint32))
+    res = sim.run(sim.parse_module(_kernel(body)), "k", 1, 32, struct.pack("<Q", out), gpu.mem)
+    assert res.findings == []
+    assert gpu.get(out).tolist() == [3 + 7 + 5 + t for t in range(32)]

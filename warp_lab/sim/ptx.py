@@ -355,12 +355,11 @@ class _Parser:
         self.instruction(line, st)
 
     def registers(self, line: int, st: str):
-        toks = st[4:].strip()
-        parts = toks.split(None, 1)
+        toks = st[4:].split()
         mods = []
-        while parts and parts[0].startswith("."):
-            mods.append(parts[0][1:])
-            parts = parts[1].split(None, 1) if len(parts) > 1 else []
+        while toks and toks[0].startswith("."):
+            mods.append(toks.pop(0)[1:])
+        parts = [" ".join(toks)] if toks else []
         typ = next((t for t in mods if t in _TYPES), None)
         if typ is None or not parts:
             raise SimulatorError(f"PTX line {line}: cannot parse register declaration {st!r}",
