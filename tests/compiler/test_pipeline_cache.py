@@ -3,6 +3,7 @@
 import json
 import os
 
+import numpy as np
 import pytest
 
 import warp_lab as wl
@@ -59,6 +60,21 @@ def test_source_and_captured_constants_change_the_key(fresh_cache, tmp_path):
     k1.globals["SCALE"] = 3.0
     assert wl.compile(k1).cache_key != wl.compile(k2).cache_key
     assert "0f40400000" in wl.compile(k1).ptx  # 3.0f baked into the PTX
+
+
+def test_module_attributes_and_numpy_scalars_are_in_the_key(fresh_cache, tmp_path):
+    import types as pytypes
+    src = SRC.replace("x[i] * SCALE", "x[i] * cfg.FACTOR + OFFSET")
+    k = _kernel(src, "scale", tmp_path)
+    k.globals["cfg"] = pytypes.ModuleType("cfg")
+    k.globals["cfg"].FACTOR = 2.0
+    k.globals["OFFSET"] = np.float32(1.0)
+    first = wl.compile(k).cache_key
+    k.globals["cfg"].FACTOR = 4.0
+    second = wl.compile(k).cache_key
+    k.globals["OFFSET"] = np.float32(2.0)
+    third = wl.compile(k).cache_key
+    assert len({first, second, third}) == 3
 
 
 def test_corrupt_disk_entry_is_a_miss(fresh_cache, tmp_path):

@@ -8,8 +8,10 @@ magic and Triton's ``CUDAOptions.hash()`` do the same):
 * recursively, the source of every ``@wl.func`` it names and the value of
   every module-level number or ``wl.constant`` it names,
 * the compile options,
-* the versions of warp_lab, llvmlite and LLVM, ptxas and nvdisasm, and the
-  libdevice file's size and modification time.
+* the versions of warp_lab, llvmlite and LLVM, ptxas and nvdisasm, the
+  libdevice file's size and modification time, and a hash of warp_lab's own
+  language and compiler sources (so a changed compiler never reuses stale
+  artifacts, as Triton hashes its own sources).
 
 On disk an entry is ``<key>.json`` (all text fields and metadata) plus
 ``<key>.cubin`` (raw bytes) in a per-user folder: ``$WARP_LAB_CACHE_DIR``, or
@@ -20,12 +22,16 @@ corrupt or foreign entry is ignored and rebuilt.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
 import tempfile
 import threading
+import types
 from collections import OrderedDict
+
+import numpy as np
 
 from warp_lab.compiler import abi
 from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, LineMap, Resources
@@ -45,8 +51,17 @@ def _names(code) -> set[str]:
     return names
 
 
+_VALUE_TYPES = (bool, int, float, complex, tuple, np.generic)
+
+
 def fingerprint(kernel, _seen=None) -> list[str]:
-    """Everything in ``kernel``'s source and namespace that its code depends on."""
+    """Everything in ``kernel``'s source and namespace that its code depends on.
+
+    Names the code refers to are looked up in its globals and closure:
+    device functions are fingerprinted recursively; numbers, tuples, numpy
+    scalars and ``wl.constant`` values by ``repr``; for a module, the
+    attributes of it that the code names (``math.pi``, ``cfg.N``).
+    """
     seen = _seen if _seen is not None else set()
     if id(kernel) in seen:
         return []
@@ -55,21 +70,41 @@ def fingerprint(kernel, _seen=None) -> list[str]:
     parts = [f"{type(kernel).__name__}:{src.filename}:{src.first_line}:{src.col_offset}",
              src.text, repr(sorted((k, repr(v)) for k, v in kernel.fn.__annotations__.items()))]
     namespace = {**kernel.globals, **kernel.closure}
-    for name in sorted(_names(kernel.fn.__code__)):
+    names = sorted(_names(kernel.fn.__code__))
+    for name in names:
         value = namespace.get(name)
         if isinstance(value, Func):
             parts += fingerprint(value, seen)
         elif isinstance(value, Constant):
             parts.append(f"{name}=constant({value.value!r})")
-        elif isinstance(value, (bool, int, float)):
+        elif isinstance(value, _VALUE_TYPES):
             parts.append(f"{name}={value!r}")
+        elif isinstance(value, types.ModuleType) and not value.__name__.startswith("warp_lab"):
+            for attr in names:
+                sub = getattr(value, attr, None)
+                if isinstance(sub, _VALUE_TYPES + (Constant,)):
+                    parts.append(f"{name}.{attr}={sub!r}")
     return parts
+
+
+@functools.lru_cache(maxsize=1)
+def compiler_sources_hash() -> str:
+    """SHA-256 of warp_lab's language and compiler sources (computed once per process)."""
+    h = hashlib.sha256()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for sub in ("lang", "compiler"):
+        folder = os.path.join(root, sub)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+    return h.hexdigest()
 
 
 def cache_key(kernel, options: CompileOptions, toolchain: dict) -> str:
     """SHA-256 hex digest identifying one compile."""
     h = hashlib.sha256()
-    for part in [f"format={_FORMAT}", *fingerprint(kernel),
+    for part in [f"format={_FORMAT}", compiler_sources_hash(), *fingerprint(kernel),
                  json.dumps(dataclasses.asdict(options), sort_keys=True),
                  json.dumps(toolchain, sort_keys=True)]:
         h.update(part.encode())
