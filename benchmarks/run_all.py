@@ -250,10 +250,12 @@ def main(argv=None) -> int:
           *report.latency_tables(lat, kernels), "", "Targets (issue 8):", "",
           *report.latency_targets(lat, kernels), ""]
     md += ["## 2. Code quality", "",
-           "Every tool's PTX assembled by the same ptxas (`-O3`, no line info) and disassembled "
-           "by the same nvdisasm. NVRTC = CUDA C++ twin, default flags (= `nvcc -O3`), pointers "
+           "Every tool's PTX assembled by the same ptxas (`-O3`, no line info); instructions "
+           "counted from the same nvdisasm's listing, or for the columns without opcode "
+           "evidence straight from the cubin (the counts agree, tests/benchmarks). NVRTC = CUDA C++ twin, default flags (= `nvcc -O3`), pointers "
            "may alias like warp_lab's arrays; NVRTC+restrict = the same source with "
-           "`__restrict__` on every pointer. SASS = static instruction count, NOP padding left "
+           f"`__restrict__` on every pointer, compiled for {args.latency_arch} only (– elsewhere, "
+           "to keep the run short). SASS = static instruction count, NOP padding left "
            "out. wl÷NVRTC below 1 means warp_lab's code is smaller.", ""]
     for q in quals:
         md += [f"### {q['arch']}", ""]
