@@ -123,3 +123,19 @@ def test_bad_requests_are_simulator_errors(gpu):
         dbg.warp((1, 0, 0), 0)
     with pytest.raises(sim.SimulatorError, match="warps 0..1"):
         dbg.warp((0, 0, 0), 5)
+
+
+def test_read_local_memory_of_a_thread(gpu):
+    from sim_kernels import LOCALARR
+    ptx = compile_ir(LOCALARR, 0)
+    mod = sim.parse_module(ptx)
+    out = gpu.put(np.zeros(64, np.int32))
+    dbg = sim.Debugger(mod, "localarr", 2, 32, pack(mod, "localarr", [out]), gpu.mem)
+    ld = next(i for i in mod.code if i.op == "ld" and i.line > 0 and "volatile" in i.mods)
+    dbg.add_breakpoint(ptx_line=ld.line, block=1)
+    assert dbg.cont().block == (1, 0, 0)
+    # thread 3 of block 1 is global index 35: its array holds k * 35 for k = 0..7
+    data = np.frombuffer(dbg.read_local((1, 0, 0), (3, 0, 0), 0, 32), np.int32)
+    assert data.tolist() == [k * 35 for k in range(8)]
+    with pytest.raises(sim.SimulatorError, match="outside 32 bytes"):
+        dbg.read_local(1, 3, 16, 32)

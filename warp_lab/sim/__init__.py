@@ -8,8 +8,21 @@
     res.printed, res.findings, res.metrics, res.instructions, res.partial
 
 The simulator knows PTX, not Python: source lines come from ``.loc``
-directives. See :func:`run` for the launch contract and
-:class:`~warp_lab.sim.debugger.Debugger` for stepping through a launch.
+directives. See :func:`run` for the launch contract,
+:class:`~warp_lab.sim.result.SimResult` / :class:`Finding` / :class:`Metrics` for
+what comes back, and :class:`~warp_lab.sim.debugger.Debugger` for stepping
+through a launch (breakpoints, warp state, step back).
+
+Modules: ``ptx``/``ptx_syntax`` (parser), ``machine`` (SIMT engine and
+scheduling), ``alu``/``bits``/``convert``/``fp`` (arithmetic semantics),
+``memops``/``memory`` (state spaces, memcheck, coalescing and bank metrics),
+``control`` (branches, calls, exit), ``sync`` (barriers, warp-synchronous ops),
+``checks`` (racecheck), ``printf`` (vprintf, __assertfail), ``debugger``.
+
+Known limits: no recursion or indirect calls; ``f16x2``/``bf16`` arithmetic,
+16-bit atomics, ``cp.async``, tensor-core and texture instructions are
+reported as not implemented; NaN results keep the host's (x86) NaN bit
+pattern rather than the GPU's canonical NaN.
 """
 
 from __future__ import annotations
@@ -17,10 +30,12 @@ from __future__ import annotations
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.memory import GlobalMemory
 from warp_lab.sim.ptx import PtxModule, parse_module
+from warp_lab.sim.dispatch import implemented_opcodes
 from warp_lab.sim.result import Finding, MemoryLineStats, Metrics, SimResult
 
 __all__ = ["parse_module", "PtxModule", "GlobalMemory", "run", "SimResult", "Finding",
-           "Metrics", "MemoryLineStats", "SimulatorError", "Debugger", "ALL_CHECKS"]
+           "Metrics", "MemoryLineStats", "SimulatorError", "Debugger", "ALL_CHECKS",
+           "implemented_opcodes"]
 
 #: every check :func:`run` knows
 ALL_CHECKS = ("memcheck", "racecheck", "barrier")

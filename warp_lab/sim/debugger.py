@@ -6,6 +6,7 @@
     stop = dbg.cont()                # runs to the breakpoint; None when the launch ended
     w = dbg.warp(block=(1, 0, 0), warp=0)
     w.registers["%r5"], w.predicates["%p1"], w.active, w.pc, w.ptx_line
+    dbg.read_memory(addr, n); dbg.read_shared(block, off, n); dbg.read_local(block, thread, off, n)
     dbg.step(); dbg.step_back()      # step back replays the launch deterministically
     res = dbg.run_to_end()           # the SimResult
 
@@ -350,6 +351,20 @@ class Debugger:
             raise SimulatorError(f"shared range {offset}+{nbytes} outside {m.shared_size} bytes")
         base = k * m.shared_stride + offset
         return m.shared[base: base + nbytes].tobytes()
+
+
+    def read_local(self, block, thread, offset: int, nbytes: int) -> bytes:
+        """Local memory bytes (the ``.local`` depot) of one thread of a block in the batch."""
+        m = self.machine
+        b, t = _dim3(block), _dim3(thread)
+        k = b[0] + m.grid[0] * (b[1] + m.grid[1] * b[2]) - m.first_block
+        lin = t[0] + m.block[0] * (t[1] + m.block[1] * t[2])
+        if m.T == 0 or not 0 <= k < m.nb or not 0 <= lin < m.bs:
+            raise SimulatorError(f"thread {t} of block {b} is not running now")
+        if m.local is None or offset < 0 or offset + nbytes > m.local_size:
+            raise SimulatorError(f"local range {offset}+{nbytes} outside {m.local_size} bytes")
+        base = (k * m.bs_pad + lin) * m.local_size + offset
+        return m.local[base: base + nbytes].tobytes()
 
 
 def _dim3(v):
