@@ -21,8 +21,8 @@ scheduling), ``alu``/``bits``/``convert``/``fp`` (arithmetic semantics),
 
 Known limits: no recursion or indirect calls; ``f16x2``/``bf16`` arithmetic,
 16-bit atomics, ``cp.async``, tensor-core and texture instructions are
-reported as not implemented; NaN results keep the host's (x86) NaN bit
-pattern rather than the GPU's canonical NaN.
+reported as not implemented; float32 arithmetic returns the GPU's canonical
+NaN (0x7fffffff), float64 NaN results keep the host's (x86) bit pattern.
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ def _cvt(ins, mod):
                 v = fp.round_f64_to_f32(a, frnd)
             else:
                 v = a.astype(ddt)
-            v = fin(v) if ddt == np.float32 else v
+            v = fp.canonical_nan(fin(v)) if ddt == np.float32 else v
             return fp.sat(v) if sat else v
     elif ddt.kind == "f":  # int -> float
         def f(a):
@@ -87,13 +87,8 @@ def _cvt(ins, mod):
             return fp.sat(v) if sat else v
     elif sdt.kind == "f":  # float -> int, saturating
         mode = irnd or "rzi"
-        if dtn in ("u8", "s8", "u16", "s16"):
-            # result range is the destination type; register holds it extended
-            def f(a):
-                return fp.to_int(fin(a), mode, ddt)
-        else:
-            def f(a):
-                return fp.to_int(fin(a), mode, ddt)
+        def f(a):  # the result range is the destination type's, even in a wider register
+            return fp.to_int(fin(a), mode, ddt)
     else:  # int -> int: truncate or extend; .sat clamps to the destination range
         if sat:
             info = np.iinfo(ddt)

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["fma", "ftz", "sat", "round_f64_to_f32", "to_int", "round_integral"]
+__all__ = ["fma", "ftz", "sat", "canonical_nan", "round_f64_to_f32", "to_int", "round_integral"]
 
 _F32_TINY = np.float32(np.finfo(np.float32).tiny)
 _F64_TINY = np.float64(np.finfo(np.float64).tiny)
@@ -24,6 +24,19 @@ def ftz(x):
     """Flush subnormals to zero of the same sign (``.ftz``; f32 only in PTX)."""
     tiny = _F32_TINY if x.dtype == np.float32 else _F64_TINY
     return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
+
+
+_CANON_F32 = np.uint32(0x7FFFFFFF).view(np.float32)
+
+
+def canonical_nan(x):
+    """Replace float32 NaNs by the GPU's canonical NaN (0x7fffffff)."""
+    if x.dtype != np.float32:
+        return x
+    nan = np.isnan(x)
+    if np.ndim(x) == 0:
+        return _CANON_F32 if nan else x
+    return np.where(nan, _CANON_F32, x) if nan.any() else x
 
 
 def sat(x):

@@ -26,13 +26,23 @@ def _typ(ins, k=0):
     return ins.types[k]
 
 
+#: opcodes that only move or flip bits: their NaN results keep the input's pattern
+_BITWISE_FLOAT = {"abs", "neg", "copysign", "mov", "selp", "slct", "testp"}
+
+
 def _fpost(ins, dt):
-    """Post-processing for float results: ftz, sat (None when nothing to do)."""
+    """Post-processing for float results: ftz, sat, canonical NaN (None when nothing to do).
+
+    float32 arithmetic on NVIDIA GPUs returns one canonical NaN, bit pattern 0x7fffffff,
+    whatever the input payloads (CUDA C Programming Guide, floating-point standard notes).
+    """
     steps = []
     if "ftz" in ins.mods and dt == np.float32:
         steps.append(fp.ftz)
     if "sat" in ins.mods:
         steps.append(fp.sat)
+    if dt == np.float32 and ins.op not in _BITWISE_FLOAT:
+        steps.append(fp.canonical_nan)
     if not steps:
         return None
 
