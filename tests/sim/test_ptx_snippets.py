@@ -521,3 +521,28 @@ def test_register_lists_and_scoped_names(gpu):
     res = sim.run(sim.parse_module(_kernel(body)), "k", 1, 32, struct.pack("<Q", out), gpu.mem)
     assert res.findings == []
     assert gpu.get(out).tolist() == [3 + 7 + 5 + t for t in range(32)]
+
+
+def test_float32_nan_results_are_canonical(gpu):
+    body = """
+  mov.b32 %f1, %r2;
+  add.f32 %f2, %f1, %f1;
+  mul.rn.f32 %f3, %f1, 0f00000000;
+  min.f32 %f4, %f1, %f1;
+  neg.f32 %f5, %f1;
+  mov.b32 %r4, %f2;
+  mov.b32 %r5, %f3;
+  mov.b32 %r6, %f4;
+  mov.b32 %r7, %f5;
+  setp.lt.u32 %p1, %r1, 8;
+  selp.b32 %r3, %r4, %r5, %p1;
+  setp.ge.u32 %p2, %r1, 16;
+  selp.b32 %r3, %r6, %r3, %p2;
+  setp.ge.u32 %p3, %r1, 24;
+  selp.b32 %r3, %r7, %r3, %p3;
+"""
+    inp = np.full(32, 0xFFC01234, np.uint32)       # a negative NaN with a payload
+    inp[8:16] = np.float32(np.inf).view(np.uint32)  # inf * 0 = NaN
+    out, _ = run_snippet(gpu, body, inp)
+    assert (out[:24] == 0x7FFFFFFF).all()
+    assert (out[24:] == 0x7FC01234).all()            # neg only flips the sign bit
