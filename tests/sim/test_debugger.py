@@ -139,3 +139,24 @@ def test_read_local_memory_of_a_thread(gpu):
     assert data.tolist() == [k * 35 for k in range(8)]
     with pytest.raises(sim.SimulatorError, match="outside 32 bytes"):
         dbg.read_local(1, 3, 16, 32)
+
+
+def test_continue_skips_blocks_a_breakpoint_cannot_fire_in(gpu):
+    """With a block-restricted breakpoint, earlier blocks run at full speed; the step count
+    still counts their instructions, and step back replays to the same place."""
+    n = 64 * 40
+    x = np.arange(n, dtype=np.float32)
+    ax = gpu.put(x)
+    mod = sim.parse_module(compile_ir(KERNEL))
+    dbg = sim.Debugger(mod, "scale", 40, 64, pack(mod, "scale", [ax, 3]), gpu.mem)
+    dbg.add_breakpoint(source_line=13, block=(37, 0, 0))
+    stop = dbg.cont()
+    assert stop.block == (37, 0, 0) and stop.source_line == 13
+    plain = sim.run(mod, "scale", 37, 64, pack(mod, "scale", [gpu.put(x), 3]), gpu.mem)
+    assert stop.step > plain.warp_instructions // 8   # 37 blocks' worth of steps
+    got = np.frombuffer(dbg.read_memory(ax, 4 * 64 * 37), np.float32)
+    i = np.arange(64 * 37)
+    np.testing.assert_array_equal(got, np.where(i % 2 == 1, x[:64 * 37] * 3, x[:64 * 37]))
+    back = dbg.step_back(0)
+    assert back.step == stop.step and back.ptx_line == stop.ptx_line
+    assert dbg.run_to_end().findings == []

@@ -247,6 +247,9 @@ class Debugger:
         for _ in range(max_steps):
             if self.finished:
                 return None
+            if not first and not self._may_stop_in_batch():
+                self._finish_batch()
+                continue
             p, lanes = self.machine.peek()
             if not first:
                 bp = self._hit(p, lanes)
@@ -257,6 +260,31 @@ class Debugger:
             self.step_count += 1
             self._ensure()
         return self.where()
+
+    def _may_stop_in_batch(self) -> bool:
+        """Whether a breakpoint could fire in the blocks being simulated now."""
+        m = self.machine
+        if not self._breakpoints:
+            return False
+        lo, hi = m.first_block, m.first_block + m.nb
+        gx, gy = m.grid[0], m.grid[1]
+        for bp in self._breakpoints.values():
+            if bp.block is None:
+                return True
+            lin = bp.block[0] + gx * (bp.block[1] + gy * bp.block[2])
+            if lo <= lin < hi:
+                return True
+        return False
+
+    def _finish_batch(self):
+        """Run the current batch to its end at full speed (no breakpoint can fire in it)."""
+        m = self.machine
+        before = m.steps
+        with np.errstate(all="ignore"):
+            m.run_batch()
+        m._batch_done = True
+        self.step_count += m.steps - before
+        self._ensure()
 
     def step_back(self, n: int = 1) -> Stop | None:
         """Go back ``n`` steps by replaying the launch from the start."""
