@@ -1,0 +1,142 @@
+"""Adversarial kernels: constructs outside the language must be KernelCompileErrors.
+
+Each rejected kernel must raise :class:`warp_lab.KernelCompileError` (never
+another exception type) whose line and column point at the offending
+construct in the cell, with the caret in ``str()``. These add the constructs
+``tests/compiler/test_diagnostics.py`` does not cover.
+"""
+
+import pytest
+
+import warp_lab as wl
+
+from conftest import cell_kernel
+
+HEAD = "@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), n: int):\n"
+
+#: (id, body after HEAD, line, col, message fragment)
+REJECTED = [
+    ("dict", "    d = {1: 2}\n", 3, 9, "dicts are not supported"),
+    ("set", "    d = {1, 2}\n", 3, 9, "sets are not supported"),
+    ("setcomp", "    d = {i for i in range(3)}\n", 3, 9, "set comprehensions"),
+    ("walrus", "    if (m := n) > 0:\n        x[0] = 1.0\n", 3, 9, ":= operator"),
+    ("match", "    match n:\n        case 1:\n            pass\n", 3, 5, "match statements"),
+    ("while_else", "    while n > 0:\n        n -= 1\n    else:\n        x[0] = 1.0\n", 3, 5,
+     "while ... else"),
+    ("del", "    del n\n", 3, 5, "del is not supported"),
+    ("import", "    import os\n", 3, 5, "import inside a kernel"),
+    ("raise", "    raise ValueError()\n", 3, 5, "raise is not supported"),
+    ("global", "    global G\n    G = 1\n", 3, 5, "global declarations"),
+    ("nested_def", "    def g():\n        return 1\n", 3, 5, "nested function definitions"),
+    ("nested_async_def", "    async def g():\n        pass\n", 3, 5, "async functions"),
+    ("yield_from", "    yield from n\n", 3, 5, "yield from"),
+    ("in_operator", "    if n in (1, 2):\n        pass\n", 3, 8, "'in' operator"),
+    ("complex", "    x[0] = 1j\n", 3, 12, "complex literals"),
+    ("ellipsis", "    m = ...\n", 3, 9, "ellipsis literals"),
+    ("bytes", "    s = b'abc'\n", 3, 9, "bytes literals"),
+    ("star_call", "    wl.printf(*n)\n", 3, 15, "unpacking is not supported"),
+    ("numpy_call", "    x[0] = np.sqrt(2.0)\n", 3, 12, "numpy.sqrt is a Python function"),
+    ("unpack_count", "    a, b = 1, 2, 3\n", 3, 5, "cannot unpack 3 values into 2 names"),
+    ("unpack_int", "    a, b = n\n", 3, 5, "cannot unpack"),
+    ("tid_four", "    i, j, k, l = wl.tid()\n", 3, 5, "1, 2 or 3 indices"),
+    ("tid_arity_mismatch", "    i, j = wl.tid()\n    a, b, c = wl.tid()\n", 4, 5,
+     "unpacked into 3 names here but into 2 elsewhere"),
+    ("tid_argument", "    i = wl.tid(3)\n", 3, 9, "tid() takes at most 0 arguments"),
+    ("shared_negative", "    s = wl.shared_array(-4, wl.float32)\n", 3, 25, "positive extents"),
+    ("shared_4d", "    s = wl.shared_array((2, 2, 2, 2), wl.float32)\n", 3, 25,
+     "1 to 3 positive extents"),
+    ("local_too_big", "    s = wl.local_array(1 << 28, wl.float32)\n    s[n] = 1.0\n", 3, 9,
+     "exceeds the 64 KB limit"),
+    ("mod_zero_const", "    x[0] = float(1 % 0)\n", 3, 18, "division by zero"),
+    ("huge_pow", "    m = 10 ** 1000000\n", 3, 9, "does not fit in 64 bits"),
+    ("negative_int_pow", "    m = 2 ** -1\n", 3, 9, "negative power"),
+    ("tuple_index_oob", "    t = (1, 2)\n    x[0] = float(t[5])\n", 4, 20, "out of range"),
+    ("vec_index_oob", "    v = wl.vec3(1.0, 2.0, 3.0)\n    x[0] = v[5]\n", 4, 14, "out of range"),
+    ("retype_to_array", "    m = 1.5\n    m = x\n", 4, 5, "cannot become an array"),
+    ("array_to_int", "    x = 3\n", 3, 5, "cannot be reassigned"),
+    ("call_kernel", "    k(x, n)\n", 3, 5, "kernels cannot call kernels"),
+    ("deep_unary", "    m = " + "-" * 2000 + "1\n", 3, 0, "nested too deeply"),
+    ("str_annotation", "    m: str = 1\n", 3, 8, "'str' is not available"),
+    ("print_shadowed", "    print = 3\n    print(3)\n", 4, 5, "is not callable"),
+]
+
+
+@pytest.mark.parametrize("case", REJECTED, ids=[c[0] for c in REJECTED])
+def test_rejected_construct_points_at_user_code(case):
+    _, body, line, col, fragment = case
+    kernel = cell_kernel(HEAD + body)
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(kernel, cache=False)
+    err = info.value
+    assert fragment in err.message
+    assert err.line == line
+    if col:
+        assert err.col == col
+        text = str(err)
+        src, caret = text.splitlines()[1:3]
+        assert caret.strip() == "^" and len(caret) - 1 == col - 1 + 4  # under the column
+        assert src.strip() == err.source_line.strip()
+    assert err.filename.startswith("<adv ")
+
+
+def test_recursion_through_two_funcs_names_the_cycle():
+    kernel = cell_kernel("""
+        @wl.func
+        def f(n: int) -> int:
+            return g(n)
+
+        @wl.func
+        def g(n: int) -> int:
+            return f(n)
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.int32)):
+            x[0] = f(5)
+    """)
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(kernel, cache=False)
+    assert "recursion" in info.value.message and "f -> g -> f" in info.value.message
+    assert (info.value.line, info.value.col) == (7, 12)  # g's call of f
+
+
+@pytest.mark.parametrize("params", ["x: int = 3", "*x: int", "**x: int", "*, x: int", "x: int, /"])
+def test_parameter_forms_are_rejected(params):
+    kernel = cell_kernel(f"@wl.kernel\ndef q({params}):\n    pass\n")
+    with pytest.raises(wl.KernelCompileError, match="plain names"):
+        wl.compile(kernel, cache=False)
+
+
+@pytest.mark.parametrize("annotation", ["wl.array(dtype=str)", "wl.array(dtype=wl.float32, ndim=9)"])
+def test_bad_array_annotation_in_magic_is_a_compile_error(ip, annotation):
+    res = ip.run_cell(f"%%warp_kernel\ndef k(x: {annotation}):\n    pass\n")
+    err = res.error_in_exec
+    assert isinstance(err, wl.KernelCompileError)
+    assert err.line == 2 and err.col == 7
+
+
+@pytest.mark.xfail(strict=True, reason="a lone surrogate in a kernel string literal "
+                   "(print('\\udcff')) is an InternalCompilerError (UnicodeEncodeError in "
+                   "lower) instead of a KernelCompileError at the string")
+def test_surrogate_in_string_literal_is_a_compile_error():
+    kernel = cell_kernel(HEAD + "    print('\\udcff')\n")
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(kernel, cache=False)
+    assert info.value.line == 3
+
+
+@pytest.mark.xfail(strict=True, reason="a @wl.func that returns a value on one path and "
+                   "falls off the end on another compiles; the missing path silently "
+                   "returns 0 (Python would return None)")
+def test_func_missing_return_on_some_path_is_rejected():
+    kernel = cell_kernel("""
+        @wl.func
+        def g(n: int):
+            if n > 0:
+                return 7
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.int32), n: int):
+            x[0] = g(n)
+    """)
+    with pytest.raises(wl.KernelCompileError):
+        wl.compile(kernel, cache=False)
