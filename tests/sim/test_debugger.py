@@ -95,6 +95,9 @@ def test_run_to_end_matches_plain_run(gpu):
     np.testing.assert_array_equal(out, want)
     plain = sim.run(mod, "scale", 2, 64, params, gpu.mem)   # memory now holds the result
     assert plain.instructions == res.instructions
+    lines = plain.metrics.source_line_counts("kern.py")
+    # LLVM keeps only the store on line 13 (the load and multiply carry line 0)
+    assert lines[13] == 64 and set(lines) == {10, 12, 13, 14}
 
 
 def test_barrier_state_is_visible(gpu):

@@ -100,6 +100,15 @@ class Metrics:
     bank_conflicts: dict = field(default_factory=dict)
     barriers: int = 0
 
+    def source_line_counts(self, source_file: str | None = None) -> dict:
+        """Thread-instructions per source line number (``{line: count}``), for one file
+        (matched by suffix) or all files together; line 0 (no location) is dropped."""
+        out: dict = {}
+        for (f, line), c in self.per_source_line.items():
+            if line and (source_file is None or f.endswith(source_file)):
+                out[line] = out.get(line, 0) + c
+        return out
+
     @property
     def simt_efficiency(self) -> np.ndarray:
         """Per warp: mean active lanes per issued instruction / 32 (NaN if it issued none)."""
