@@ -1,7 +1,8 @@
 """Simulator throughput: thread-instructions per second on corpus kernels at bench sizes.
 
-    python benchmarks/sim_throughput.py            # the table
-    python benchmarks/sim_throughput.py --quick    # smaller sizes, for a smoke run
+    python benchmarks/sim_throughput.py            # the table (best of 2 runs per column)
+    python benchmarks/sim_throughput.py --quick    # one run per column (same sizes)
+    python benchmarks/sim_throughput.py --small    # corpus test sizes, a smoke run
 
 For each kernel: the launch (threads), thread-instructions executed, the
 simulator's seconds with metrics off and on, M thread-instructions/s, the
@@ -111,20 +112,22 @@ def _launch_args(ex, args):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
+    ap.add_argument("--quick", action="store_true",
+                    help="one timed run per column instead of the best of two")
+    ap.add_argument("--small", action="store_true", help="the corpus' small sizes (smoke run)")
     ap.add_argument("--numba-threads", type=int, default=2048,
                     help="threads of the (scaled) Numba simulator run")
     opts = ap.parse_args(argv)
     rows = []
     for name in KERNELS:
         ex = get(name)
-        args = ex.make_inputs("small" if opts.quick else "bench")
+        args = ex.make_inputs("small" if opts.small else "bench")
         mod, entry, grid, block, params, mem = _launch_args(ex, args)
         threads = int(np.prod(grid)) * int(np.prod(block))
         res = {}
         for metrics in (False, True):
             best = None
-            for _ in range(2):
+            for _ in range(1 if opts.quick else 2):
                 r = sim.run(mod, entry, grid, block, params, mem, checks=(), metrics=metrics)
                 best = r if best is None or r.seconds < best.seconds else best
             res[metrics] = best
