@@ -152,3 +152,46 @@ def test_unknown_kernel_and_bad_launch_are_simulator_errors(gpu):
         sim.run(mod, "saxpy", 1, 2048, bytes(24), gpu.mem)
     with pytest.raises(SimulatorError, match="24-byte parameter buffer"):
         sim.run(mod, "saxpy", 1, 32, b"", gpu.mem)
+
+
+SWITCH = """
+define ptx_kernel void @sw(ptr addrspace(1) %out) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %k = urem i32 %t, 8
+  switch i32 %k, label %d [ i32 0, label %a0  i32 1, label %a1  i32 2, label %a2
+                            i32 3, label %a3  i32 4, label %a4  i32 5, label %a5 ]
+a0:
+  br label %j
+a1:
+  br label %j
+a2:
+  br label %j
+a3:
+  br label %j
+a4:
+  br label %j
+a5:
+  br label %j
+d:
+  br label %j
+j:
+  %v = phi i32 [11, %a0], [23, %a1], [37, %a2], [41, %a3], [59, %a4], [61, %a5], [99, %d]
+  %t64 = zext i32 %t to i64
+  %p = getelementptr i32, ptr addrspace(1) %out, i64 %t64
+  store volatile i32 %v, ptr addrspace(1) %p
+  ret void
+}
+"""
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_switch_jump_table_brx_idx(gpu, opt):
+    ptx = compile_ir(SWITCH, opt)
+    assert "brx.idx" in ptx and ".branchtargets" in ptx
+    out = gpu.put(np.zeros(64, np.int32))
+    res = gpu.launch(ptx, "sw", 1, 64, [out])
+    assert res.findings == []
+    table = [11, 23, 37, 41, 59, 61, 99, 99]
+    assert gpu.get(out).tolist() == [table[t % 8] for t in range(64)]
+    assert res.metrics.divergent_branches >= 2

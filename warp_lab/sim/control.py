@@ -89,6 +89,42 @@ def _bra(ins, mod):
     return ex
 
 
+def _brx(ins, mod):
+    """``brx.idx index, table``: jump to the index-th label of a ``.branchtargets`` list
+    (LLVM's jump tables for dense ``switch``); an index past the list is undefined
+    behaviour in PTX and stops the launch with a finding."""
+    from warp_lab.sim.operands import reader
+    if not isinstance(ins.target, list):
+        raise SimulatorError(f"PTX line {ins.line}: brx needs a .branchtargets table",
+                             ptx_line=ins.line)
+    table = np.array(ins.target, np.int32)
+    r = reader(ins.srcs[0], np.dtype(np.uint32), mod, ins.line)
+
+    def ex(m, act, p):
+        eff = guard_mask(m, ins, act)
+        if eff is None:
+            transfer(m, act, None, p, p + 1)
+            return
+        k = r(m)
+        lanes = act if eff is ALL else eff
+        kk = k if np.ndim(k) == 0 or lanes is None else k[lanes]
+        if np.any(kk >= table.size):
+            bad = (np.broadcast_to(k, (m.T,)) >= table.size) & (
+                np.ones(m.T, bool) if lanes is None else lanes)
+            m.finding("out_of_bounds", f"brx.idx index {int(np.max(kk))} is past the "
+                      f"{table.size}-entry branch table", ins, int(np.argmax(bad)), stop=True)
+        if np.ndim(kk) == 0 or (kk == kk.flat[0]).all():
+            transfer(m, act, eff, p, int(table[int(np.asarray(kk).flat[0])]))
+            return
+        newpc = table[np.minimum(np.broadcast_to(k, (m.T,)), table.size - 1)]
+        if m.collect:
+            first = table[kk.flat[0]]
+            _count_divergence(m, ins, act, (newpc == first) & (
+                np.ones(m.T, bool) if lanes is None else lanes))
+        transfer(m, act, eff, p, newpc)
+    return ex
+
+
 def _exit_lanes(m, act, eff, p):
     if eff is None:
         transfer(m, act, None, p, p + 1)
@@ -233,4 +269,4 @@ def _nop(ins, mod):
     return ex
 
 
-CONTROL = {"bra": _bra, "ret": _ret, "exit": _ret, "call": _call, "trap": _trap, "brkpt": _nop}
+CONTROL = {"bra": _bra, "brx": _brx, "ret": _ret, "exit": _ret, "call": _call, "trap": _trap, "brkpt": _nop}

@@ -214,7 +214,8 @@ class _Parser:
         self.depth = 0
         self.loc = None
         self.header: tuple | None = None  # (line, text) waiting for "{" or ";"
-        self.pending_labels: list = []
+        self.last_label = None
+        self.branchtargets: dict = {}
         self.local_vars: list = []
 
     def run(self):
@@ -315,6 +316,7 @@ class _Parser:
         self.fn.start = len(self.mod.code)
         self.scope = _Scope(self.mod, self.fn.name)
         self.depth = 1
+        self.branchtargets = {}  # .branchtargets lists (brx.idx jump tables) by label
         # parameters are addressed by name in ld.param; nothing to declare
 
     # ---- function scope
@@ -333,6 +335,7 @@ class _Parser:
         if st.endswith(":") and _LABEL.match(st):
             name = st[:-1]
             self.fn.labels[name] = len(self.mod.code)
+            self.last_label = name
             return
         if st.split(None, 1)[0] == ".loc":
             parts = st.replace(",", " ").split()
@@ -340,6 +343,15 @@ class _Parser:
                 self.loc = (int(parts[1]), int(parts[2]))
             except (IndexError, ValueError):
                 raise SimulatorError(f"PTX line {line}: malformed .loc", ptx_line=line) from None
+            return
+        if st.startswith(".branchtargets"):
+            # "$L_brx_0: .branchtargets $L__BB0_2, ...": the label just defined names the list
+            label = next((k for k, v in self.fn.labels.items() if v == len(self.mod.code)
+                          and k == self.last_label), None)
+            if label is None:
+                raise SimulatorError(f"PTX line {line}: .branchtargets without a label",
+                                     ptx_line=line)
+            self.branchtargets[label] = [t.strip() for t in st.split(None, 1)[1].split(",")]
             return
         if st.startswith((".pragma", ".file", ".maxnreg", ".maxntid", ".reqntid",
                           ".minnctapersm", ".noreturn")):
@@ -429,7 +441,18 @@ class _Parser:
         fn = self.fn
         fn.end = len(self.mod.code)
         for ins in self.mod.code[fn.start:fn.end]:
-            if ins.op in ("bra", "brx") and isinstance(ins.target, str):
+            if ins.op == "brx":
+                table = ins.srcs[-1][1] if ins.srcs and ins.srcs[-1][0] == "sym" else None
+                if table not in self.branchtargets:
+                    raise SimulatorError(f"PTX line {ins.line}: brx.idx needs a .branchtargets "
+                                         "label", ptx_line=ins.line)
+                try:
+                    ins.target = [fn.labels[t] for t in self.branchtargets[table]]
+                except KeyError as exc:
+                    raise SimulatorError(f"PTX line {ins.line}: unknown label {exc.args[0]} in "
+                                         f"{table}", ptx_line=ins.line) from None
+                continue
+            if ins.op == "bra" and isinstance(ins.target, str):
                 if ins.target not in fn.labels:
                     raise SimulatorError(f"PTX line {ins.line}: unknown label {ins.target}",
                                          ptx_line=ins.line)
