@@ -216,7 +216,6 @@ class _Parser:
         self.header: tuple | None = None  # (line, text) waiting for "{" or ";"
         self.last_label = None
         self.branchtargets: dict = {}
-        self.local_vars: list = []
 
     def run(self):
         mod = self.mod
