@@ -170,7 +170,9 @@ def _rem(ins, mod):
     def rem(a, b):
         a, b = np.asarray(a, dt), np.asarray(b, dt)
         zero = b == 0
-        bb = np.where(zero | (b == np.array(-1).astype(dt)), np.ones((), dt), b)
+        # x % -1 is 0; dividing by 1 instead avoids INT_MIN % -1 overflowing (signed only)
+        minus1 = (b == np.array(-1).astype(dt)) if dt.kind == "i" else False
+        bb = np.where(zero | minus1, np.ones((), dt), b)
         return np.where(zero, a, np.fmod(a, bb)).astype(dt)
     return _nary(ins, mod, rem)
 
