@@ -140,3 +140,18 @@ def test_func_missing_return_on_some_path_is_rejected():
     """)
     with pytest.raises(wl.KernelCompileError):
         wl.compile(kernel, cache=False)
+
+
+@pytest.mark.xfail(strict=True, reason="a variable assigned only inside an if (or a loop that "
+                   "may not run) and read after it compiles; when the branch is not taken the "
+                   "read gets LLVM undef (here the never-executed 1.5) where Python raises "
+                   "UnboundLocalError: no 'may be used before assignment' diagnostic")
+@pytest.mark.parametrize("body", [
+    "    if n > 5:\n        m = 1.5\n    x[0] = m\n",
+    "    while n > 100:\n        m = 3.0\n        break\n    x[0] = m\n",
+], ids=["if", "while"])
+def test_conditionally_assigned_variable_is_rejected(body):
+    kernel = cell_kernel(HEAD + body)
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(kernel, cache=False)
+    assert info.value.line == 5
