@@ -197,9 +197,12 @@ def test_loc_lines_in_a_device_function_name_its_own_lines():
 
 
 def test_index_math_is_int32_widened_at_the_address():
-    ptx = emit_ptx(lower(saxpy).llvm_ir)
-    assert "mul.wide.s32" in ptx
-    assert not re.search(r"mul\.lo\.s64|cvt\.s64\.s32", ptx)
+    general = emit_ptx(lower(saxpy, unit_inner_stride=False).llvm_ir)
+    assert "mul.wide.s32" in general and "mul.lo.s32" in general  # i * stride, then widened
+    unit = emit_ptx(lower(saxpy, unit_inner_stride=True).llvm_ir)
+    assert "mul.lo.s32" not in unit and re.search(r"mul\.wide\.[su]32", unit)
+    for ptx in (general, unit):
+        assert not re.search(r"mul\.lo\.s64|cvt\.s64\.s32", ptx)
 
 
 def test_entry_guard_uses_launch_dim_per_axis():
@@ -317,7 +320,7 @@ def test_every_level_and_arch_emits(opt, arch):
 def test_components_of_array_elements_are_stored_in_place():
     ptx = emit_ptx(lower(components).llvm_ir)
     # vec3 is 12 bytes: p[i][2] is at +8, p[i].y at +4; mat22 row-major: [1, 0] at +8
-    assert re.search(r"mul\.wide\.s32\s+%rd\d+, %r\d+, 12;", ptx)
+    assert re.search(r"mul\.wide\.[su]32\s+%rd\d+, %r\d+, 12;", ptx)
     assert re.search(r"ld\.global\.(f32|b32)\s+%r\d+, \[%rd\d+\+8\]", ptx)
     assert re.search(r"ld\.global\.(f32|b32)\s+%r\d+, \[%rd\d+\+4\]", ptx)
     assert len(re.findall(r"st\.global\.(f32|b32)\s+\[%rd\d+\+8\]", ptx)) == 2

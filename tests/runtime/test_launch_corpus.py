@@ -86,3 +86,29 @@ def test_launch_accepts_a_compiled_kernel_and_reports():
     text = repr(res)
     assert "vector_add" in text and "sim" in text and "thread-instructions" in text
     assert res.compiled is ck and res.argument_bytes == 3 * 40
+
+
+def test_strided_arguments_get_the_general_variant():
+    kernel = get("saxpy").kernel
+    unit = wl.compile(kernel, sass=False)
+    general = wl.compile(kernel, sass=False, unit_inner_stride=False)
+    assert unit.options.unit_inner_stride and not general.options.unit_inner_stride
+    # the unit-stride variant indexes without multiplying by the stride (nvcc's T* code)
+    assert "mul.lo.s32" not in unit.ptx and "mul.lo.s32" in general.ptx
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(32, dtype=np.float32)
+    res = wl.launch(kernel, dim=32, inputs=[x[::2], y, 1.0], device="sim")
+    assert not res.compiled.options.unit_inner_stride
+    np.testing.assert_array_equal(y, x[::2])
+    with pytest.raises(wl.LaunchError, match="'x' is strided there"):
+        wl.launch(unit, dim=32, inputs=[x[::2], y, 1.0], device="sim")
+    # a row slice of a 2-D array keeps unit inner stride: no recompile needed
+    ex = get("index_2d")
+    args = ex.make_inputs()
+    a = np.zeros((2 * args[0].shape[0], args[0].shape[1]), np.float32)
+    a[::2] = args[0]
+    before = [c.copy() for c in args]
+    args[0] = a[::2]
+    res = wl.launch(ex.kernel, inputs=args, device="sim", **ex.launch(args).kwargs())
+    assert res.compiled.options.unit_inner_stride
+    ex.check(before, args)

@@ -33,6 +33,12 @@ class CompileOptions:
             (``--maxrregcount``), None for ptxas's own choice.
         launch_ndim: 1, 2 or 3: what ``wl.tid()`` returns; None to infer
             from the kernel (the arity of ``i, j = wl.tid()``).
+        unit_inner_stride: assume every global array parameter has element
+            stride 1 in its last dimension (default True, what numpy arrays
+            and row slices have). Index math then skips that multiply, as
+            nvcc's code for a plain ``T*`` does; ``wl.launch`` compiles the
+            general variant (False) by itself when an argument is strided
+            there (``x[::2]``, ``a[:, ::-1]``, a transposed view).
     """
 
     arch: str = "sm_90"
@@ -42,6 +48,7 @@ class CompileOptions:
     lineinfo: bool = True
     maxrregcount: int | None = None
     launch_ndim: int | None = None
+    unit_inner_stride: bool = True
 
     @property
     def sm(self) -> int:

@@ -75,6 +75,7 @@ class ModuleContext:
         self.options = options
         self.fast_math = bool(getattr(options, "fast_math", False))
         self.debug = bool(getattr(options, "debug", False))
+        self.unit_inner_stride = bool(getattr(options, "unit_inner_stride", False))
         self.lineinfo = bool(getattr(options, "lineinfo", True)) or self.debug
         self.module = ir.Module(name=typed.name)
         self.module.triple = TRIPLE
@@ -289,12 +290,14 @@ class FunctionLowerer(ExprLowerer):
             arg.name = slot.name
             if isinstance(ty, ArrayType):
                 nd = ty.ndim
+                strides = [self.b.extract_value(arg, [2, k], name=f"{slot.name}.stride{k}")
+                           for k in range(nd)]
+                if self.m.unit_inner_stride:  # the runtime guarantees it (CompileOptions)
+                    strides[-1] = ir.Constant(ir.IntType(32), 1)
                 self.vars[slot.name] = ArrayVal(
                     self.b.extract_value(arg, 0, name=f"{slot.name}.ptr"),
                     [self.b.extract_value(arg, [1, k], name=f"{slot.name}.shape{k}")
-                     for k in range(nd)],
-                    [self.b.extract_value(arg, [2, k], name=f"{slot.name}.stride{k}")
-                     for k in range(nd)], ty)
+                     for k in range(nd)], strides, ty)
                 continue
             if isinstance(ty, Scalar):
                 v = self.b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) \

@@ -55,8 +55,8 @@ def toolchain_versions(arch: str) -> dict[str, str]:
 
 def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool = False,
             debug: bool = False, lineinfo: bool = True, maxrregcount: int | None = None,
-            launch_ndim: int | None = None, cache: bool = True,
-            sass: bool = True) -> CompiledKernel:
+            launch_ndim: int | None = None, unit_inner_stride: bool = True,
+            cache: bool = True, sass: bool = True) -> CompiledKernel:
     """Compile a kernel for one architecture.
 
     Args:
@@ -68,6 +68,8 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         lineinfo: line tables in PTX (``.loc``), cubin and SASS.
         maxrregcount: registers-per-thread cap handed to ptxas.
         launch_ndim: force what ``wl.tid()`` returns (default: inferred).
+        unit_inner_stride: compile for arrays with element stride 1 in the
+            last dimension (default); False for any strides.
         cache: look up and store the result in the memory + disk cache.
         sass: disassemble the cubin (``sass``, SASS line map); False leaves
             ``sass`` None with ``missing["sass"]`` saying so.
@@ -88,7 +90,7 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         raise ValueError(f"opt must be 0, 1, 2 or 3, not {opt!r}")
     options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
                              lineinfo=lineinfo, maxrregcount=maxrregcount,
-                             launch_ndim=launch_ndim)
+                             launch_ndim=launch_ndim, unit_inner_stride=unit_inner_stride)
     t_start = time.perf_counter()
     key = _cache.cache_key(kernel, options, toolchain_versions(arch)) if cache else ""
     if cache:

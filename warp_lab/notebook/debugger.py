@@ -28,18 +28,6 @@ from warp_lab.errors import SimulatorError
 __all__ = ["debug", "DebugSession", "lanes_html"]
 
 
-def _prepare(ck, dim, inputs, block_dim, grid, block, shared_mem):
-    """Geometry, parameter bytes and simulator memory, as ``wl.launch`` builds them."""
-    from warp_lab.runtime import args as _args
-    from warp_lab.runtime.launch import launch_geometry
-    from warp_lab.runtime.sim_backend import prepare
-
-    grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
-    values, views = _args.check_arguments(ck.params, list(inputs))
-    memory, _, _, params = prepare(ck, launch_dim, values, views)
-    return grd, blk, params, memory
-
-
 def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, shared_mem=0,
           checks=("memcheck", "racecheck", "barrier")) -> "DebugSession":
     """Start a debugging session of one simulated launch (nothing runs until you step).
@@ -58,14 +46,13 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
         LaunchError: bad arguments or configuration (as ``wl.launch``).
     """
     from warp_lab import sim
-    from warp_lab.compiler.artifact import CompiledKernel
     from warp_lab.runtime.device import SIM_ARCH
+    from warp_lab.runtime.launch import prepare_launch
+    from warp_lab.runtime.sim_backend import prepare
 
-    ck = kernel
-    if not isinstance(kernel, CompiledKernel):
-        from warp_lab.compiler.pipeline import compile as compile_kernel
-        ck = compile_kernel(kernel, arch=SIM_ARCH)
-    grd, blk, params, memory = _prepare(ck, dim, inputs, block_dim, grid, block, shared_mem)
+    ck, grd, blk, launch_dim, values, views = prepare_launch(
+        kernel, SIM_ARCH, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim)
+    memory, _, _, params = prepare(ck, launch_dim, values, views)
     dbg = sim.Debugger(ck.ptx, ck.entry, grd, blk, params, memory, shared_mem, tuple(checks))
     return DebugSession(ck, dbg)
 

@@ -21,7 +21,7 @@ from warp_lab.runtime import args as _args
 from warp_lab.runtime.device import get_device
 from warp_lab.runtime.result import LaunchResult
 
-__all__ = ["launch", "launch_geometry", "MAX_THREADS_PER_BLOCK"]
+__all__ = ["launch", "prepare_launch", "launch_geometry", "MAX_THREADS_PER_BLOCK"]
 
 #: CUDA Programming Guide, "Technical Specifications per Compute Capability":
 #: at most 1024 threads per block (all CCs 2.0+), block z ≤ 64, grid y/z ≤ 65535,
@@ -106,6 +106,52 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
     return grd, blk, launch_dim
 
 
+def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, block_dim=256,
+                   opt: int = 3, fast_math: bool = False, debug: bool = False):
+    """Everything a back end needs, checked: the compiled variant, geometry and arguments.
+
+    A ``@wl.kernel`` is compiled (cached, without SASS) for ``arch``, first
+    for arrays with unit stride in their last dimension; if an argument is
+    strided there, the general variant is compiled instead.
+
+    Args:
+        kernel: a ``@wl.kernel`` or a :class:`CompiledKernel`.
+        arch: the device's ``sm_XX``.
+        inputs, dim, grid, block, block_dim, opt, fast_math, debug: as for :func:`launch`.
+
+    Returns:
+        ``(compiled, grid, block, launch_dim, values, views)``.
+
+    Raises:
+        LaunchError: bad configuration or arguments, or a CompiledKernel built
+            for unit inner strides given a strided array.
+    """
+    if isinstance(kernel, Kernel):
+        from warp_lab.compiler.pipeline import compile as _compile
+
+        def compile_for(unit_inner_stride: bool) -> CompiledKernel:
+            # launches need no SASS; skipping nvdisasm saves ~0.35 s on a first launch
+            return _compile(kernel, arch=arch, opt=opt, fast_math=fast_math, debug=debug,
+                            unit_inner_stride=unit_inner_stride, sass=False)
+        ck = compile_for(True)
+    elif isinstance(kernel, CompiledKernel):
+        ck = kernel
+    else:
+        raise LaunchError(f"wl.launch needs a @wl.kernel or a CompiledKernel, got "
+                          f"{type(kernel).__name__}")
+    grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
+    values, views = _args.check_arguments(ck.params, list(inputs))
+    strided = [v.name for v in views if v.shape and v.shape[-1] > 1 and v.strides[-1] != 1]
+    if strided and ck.options.unit_inner_stride:
+        if not isinstance(kernel, Kernel):
+            raise LaunchError(
+                f"{ck.name} was compiled for arrays with stride 1 in the last dimension, but "
+                f"{', '.join(repr(n) for n in strided)} is strided there; compile it with "
+                "wl.compile(..., unit_inner_stride=False) or pass the @wl.kernel itself")
+        ck = compile_for(False)
+    return ck, grd, blk, launch_dim, values, views
+
+
 def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", repeat: int = 1,
            shared_mem: int = 0, grid=None, block=None, checks=("memcheck", "barrier"),
            max_instructions: int | None = None, opt: int = 3, fast_math: bool = False,
@@ -143,23 +189,13 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     """
     t0 = time.perf_counter()
     dev = get_device(device)
-    if isinstance(kernel, Kernel):
-        from warp_lab.compiler.pipeline import compile as _compile
-
-        # launches need no SASS; skipping nvdisasm saves ~0.35 s on a first launch
-        ck = _compile(kernel, arch=dev.arch, opt=opt, fast_math=fast_math, debug=debug,
-                      sass=False)
-    elif isinstance(kernel, CompiledKernel):
-        ck = kernel
-    else:
-        raise LaunchError(f"wl.launch needs a @wl.kernel or a CompiledKernel, got "
-                          f"{type(kernel).__name__}")
     if not isinstance(repeat, int) or repeat < 1:
         raise LaunchError(f"repeat must be a positive int, got {repeat!r}")
     if not isinstance(shared_mem, int) or shared_mem < 0:
         raise LaunchError(f"shared_mem must be a non-negative number of bytes, got {shared_mem!r}")
-    grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
-    values, views = _args.check_arguments(ck.params, list(inputs))
+    ck, grd, blk, launch_dim, values, views = prepare_launch(
+        kernel, dev.arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
+        opt=opt, fast_math=fast_math, debug=debug)
     if dev.kind == "sim":
         from warp_lab.runtime import sim_backend as backend
     else:
