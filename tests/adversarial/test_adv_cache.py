@@ -2,11 +2,11 @@
 
 The cache key fingerprints the names a kernel's code uses (globals, closure,
 device functions). Values that change the generated code but are left out of
-the key give stale, silently wrong results; the strict xfails document two.
+the key would give stale, silently wrong results: closure values and type
+aliases were such gaps.
 """
 
 import numpy as np
-import pytest
 
 import warp_lab as wl
 from warp_lab.lang.kernel import cell_source
@@ -47,18 +47,11 @@ def _make(c):
     return closure_kernel
 
 
-@pytest.mark.xfail(strict=True, reason="closure values are not in the cache key "
-                   "(cache.fingerprint reads co_names, closure names are co_freevars): a "
-                   "kernel built by a factory with another captured number reuses the first "
-                   "compile and computes with the old value")
 def test_closure_value_is_part_of_the_cache_key():
     assert _value(_make(7)) == 7
     assert _value(_make(8)) == 8
 
 
-@pytest.mark.xfail(strict=True, reason="a global type alias (T = wl.int32, used as T(x) in the "
-                   "kernel) is not fingerprinted (only numbers, tuples, constants, funcs and "
-                   "modules are): rebinding T = wl.float32 reuses the int32 compile")
 def test_global_type_alias_is_part_of_the_cache_key():
     ns = {"wl": wl}
     _run("T = wl.int32\n@wl.kernel\ndef k(x: wl.array(dtype=wl.float32)):\n"

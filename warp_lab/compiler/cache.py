@@ -51,13 +51,15 @@ def _names(code) -> set[str]:
     return names
 
 
-_VALUE_TYPES = (bool, int, float, complex, tuple, np.generic)
+# values whose repr determines the code they produce (T.Type: type aliases, ``T = wl.int32``)
+_VALUE_TYPES = (bool, int, float, complex, tuple, np.generic, T.Type)
 
 
 def fingerprint(kernel, _seen=None) -> list[str]:
     """Everything in ``kernel``'s source and namespace that its code depends on.
 
-    Names the code refers to are looked up in its globals and closure:
+    Names the code refers to (global names and closure variables) are
+    looked up in its globals and closure:
     device functions are fingerprinted recursively; numbers, tuples, numpy
     scalars and ``wl.constant`` values by ``repr``; for a module, the
     attributes of it that the code names (``math.pi``, ``cfg.N``).
@@ -70,7 +72,8 @@ def fingerprint(kernel, _seen=None) -> list[str]:
     parts = [f"{type(kernel).__name__}:{src.filename}:{src.first_line}:{src.col_offset}",
              src.text, repr(sorted((k, repr(v)) for k, v in kernel.fn.__annotations__.items()))]
     namespace = {**kernel.globals, **kernel.closure}
-    names = sorted(_names(kernel.fn.__code__))
+    code = kernel.fn.__code__
+    names = sorted(_names(code) | set(code.co_freevars))
     for name in names:
         value = namespace.get(name)
         if isinstance(value, Func):
