@@ -55,6 +55,12 @@ def _ensure_llvm():
         if not _initialised:
             llvm.initialize_all_targets()
             llvm.initialize_all_asmprinters()
+            # 32-bit pointers for the shared, const and local state spaces, as nvcc
+            # emits them: state-space addresses are offsets below 4 GiB (PTX ISA
+            # "Generic Addressing"), so 64-bit registers and address arithmetic there
+            # only cost registers and instructions. Must be set before the first
+            # target machine is created (its data layout gets p3/p4/p5:32:32).
+            llvm.set_option("", "--nvptx-short-ptr")
             _initialised = True
 
 

@@ -127,13 +127,19 @@ class Machine:
         mod, sym = self.mod, {}
         off = 0
         dyn = []
+        # .const variables are global allocations; their const-space address (what
+        # `mov d, var` yields, 32 bits with short pointers) is the offset from the
+        # first one, and cvta.const adds const_base back (allocations only grow)
+        self.const_base = 0
         for v in mod.variables.values():
             if v.space in ("global", "const"):
                 addr = self.memory.alloc(max(v.size, 1), name=f"{v.space} {v.name}")
                 self._temp_allocs.append(addr)
                 if v.init:
                     self.memory.write(addr, v.init)
-                sym[v.name] = addr
+                if v.space == "const" and not self.const_base:
+                    self.const_base = addr
+                sym[v.name] = addr - self.const_base if v.space == "const" else addr
             elif v.space == "shared":
                 if v.extern or v.size == 0:
                     dyn.append(v)

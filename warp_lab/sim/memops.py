@@ -8,6 +8,17 @@ touched, and then done as one numpy gather or scatter. A failed check records
 an ``out_of_bounds`` or ``misaligned`` finding naming block, thread, PTX line,
 source line and address, and stops the launch (the GPU would abort it with
 an illegal-address error).
+
+Address widths (PTX ISA "Addresses as Operands", "Generic Addressing", ``cvta``):
+``.shared``/``.local``/``.const`` addresses are offsets within their state
+space and may live in 32-bit registers (LLVM's ``--nvptx-short-ptr``, nvcc's
+default); an address ``[%r+imm]`` with a 32-bit register is computed modulo
+2**32, as the hardware's 32-bit address arithmetic does. ``cvta`` adds the
+space's window base (``cvta.to``: subtracts it); its ``.u32`` form keeps the
+low 32 bits. Shared and local windows are 4 GiB-aligned, so the low 32 bits of a
+generic shared/local address are its state-space offset. ``.const`` variables
+live in global memory: their const-space address is the offset from the
+launch's first ``.const`` allocation (``Machine.const_base``).
 """
 
 from __future__ import annotations
@@ -23,6 +34,8 @@ __all__ = ["MEMORY", "access"]
 
 _SPACES = ("global", "shared", "local", "const", "param")
 U64 = np.dtype(np.uint64)
+_MASK32 = np.uint64(0xFFFF_FFFF)
+_MASK64 = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
 
 def _space(ins):
@@ -50,6 +63,14 @@ def _addr_reader(op, mod, line):
         return lambda m: o
     if isinstance(base, tuple):
         r = reader(base, U64, mod, line)
+        if base[0] == "r" and mod.reg_raw[base[1]].itemsize < 8:
+            # a 32-bit address register: 32-bit address arithmetic, [%r+imm] wraps
+            # modulo 2**32 (PTX ISA "Addresses as Operands": addresses are
+            # zero-extended or truncated to the address width)
+            if off == 0:
+                return r
+            o32 = np.uint64(off & 0xFFFF_FFFF)
+            return lambda m: (r(m) + o32) & _MASK32
         if off == 0:
             return r
         return lambda m: r(m) + o
@@ -92,9 +113,12 @@ def access(m, ins, space, addr, idx, size):
         bad = int(np.argmax(addr % np.uint64(size) != 0))
         _fault(m, ins, "misaligned", space, int(addr[bad]), size, int(idx[bad]))
     if space in ("global", "const"):
-        groups, bad = m.memory.locate(addr, size)
+        # const-space addresses are offsets from the launch's const allocations
+        where = _wrap_add(addr, np.uint64(m.const_base)) if space == "const" else addr
+        groups, bad = m.memory.locate(where, size)
         if bad >= 0:
-            _fault(m, ins, "out_of_bounds", space, int(addr[bad]), size, int(idx[bad]))
+            _fault(m, ins, "out_of_bounds", space, int(addr[bad]), size, int(idx[bad]),
+                   int(where[bad]))
         return groups
     if space == "shared":
         limit = m.shared_size
@@ -112,7 +136,7 @@ def access(m, ins, space, addr, idx, size):
     return [(buf, None, owner * stride + addr.astype(np.int64))]
 
 
-def _fault(m, ins, kind, space, addr, size, t):
+def _fault(m, ins, kind, space, addr, size, t, gaddr=None):
     if "memcheck" not in m.checks and kind == "out_of_bounds":
         raise SimulatorError(f"illegal {space} memory access of {size} bytes at {addr:#x} at "
                              f"PTX line {ins.line} (enable memcheck for block/thread details)",
@@ -120,7 +144,7 @@ def _fault(m, ins, kind, space, addr, size, t):
     what = {"out_of_bounds": "out-of-bounds", "misaligned": "misaligned"}[kind]
     extra = ""
     if space in ("global", "const"):
-        near = _nearest(m.memory, addr)
+        near = _nearest(m.memory, addr if gaddr is None else gaddr)
         if near:
             extra = f" ({near})"
     elif space == "shared":
@@ -501,20 +525,55 @@ def _atom(ins, mod):
 # ------------------------------------------------------------------ address conversion
 
 def _cvta(ins, mod):
+    """``cvta[.to].space.size d, a`` (PTX ISA "cvta"; "Generic Addressing").
+
+    ``cvta.space`` adds the space's window base to a state-space address (giving
+    a generic one), ``cvta.to.space`` subtracts it; arithmetic is modulo 2**64
+    and ``.u32`` keeps the low 32 bits of the result. A 32-bit source register
+    is zero-extended first (the ISA asks for equal sizes and ``cvt.u64.u32``,
+    which is the same thing). ``.global`` has base 0 (generic and global
+    addresses coincide); ``.const`` has the launch's const base.
+
+    Raises:
+        SimulatorError: ``cvta.param``, no state space, or a size other than
+            ``.u32``/``.u64``.
+    """
     to = "to" in ins.mods
-    space = next((s for s in ins.mods if s in ("global", "shared", "local", "const", "param")),
-                 None)
-    t = ins.types[0] if ins.types else "u64"
-    dt = type_dtype(t)
-    r = reader(ins.srcs[0], U64, mod, ins.line)
-    w = writer(ins.dsts[0], mod, ins.line)
-    base = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}.get(space, 0)
+    space = "shared" if "shared::cta" in ins.mods else next(
+        (s for s in ins.mods if s in ("global", "shared", "local", "const", "param")), None)
+    if space is None:
+        raise SimulatorError(f"PTX line {ins.line}: cvta needs a state space "
+                             "(.global/.shared/.local/.const)", ptx_line=ins.line)
     if space == "param":
         raise SimulatorError(f"PTX line {ins.line}: cvta.param is not supported", ptx_line=ins.line)
-    b = np.uint64(base)
-    if to:
-        return lambda m, mask: w(m, (np.asarray(r(m), np.uint64) - b).astype(dt), mask)
-    return lambda m, mask: w(m, (np.asarray(r(m), np.uint64) + b).astype(dt), mask)
+    t = ins.types[0] if ins.types else "u64"
+    dt = type_dtype(t)
+    if dt.kind != "u" or dt.itemsize not in (4, 8):
+        raise SimulatorError(f"PTX line {ins.line}: cvta size must be .u32 or .u64, got .{t}",
+                             ptx_line=ins.line)
+    width = _MASK32 if dt.itemsize == 4 else _MASK64
+    r = reader(ins.srcs[0], U64, mod, ins.line)
+    w = writer(ins.dsts[0], mod, ins.line)
+    fixed = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW, "global": 0}.get(space)
+    op = _wrap_sub if to else _wrap_add
+
+    def ex(m, lanes):
+        base = np.uint64(m.const_base if fixed is None else fixed)
+        v = op(np.asarray(r(m), np.uint64), base) & width
+        w(m, np.asarray(v).astype(dt), lanes)
+    return ex
+
+
+def _wrap_add(a, b):
+    """``a + b`` modulo 2**64 for uint64 arrays or scalars (no overflow warning)."""
+    with np.errstate(over="ignore"):
+        return np.add(a, b, dtype=np.uint64)
+
+
+def _wrap_sub(a, b):
+    """``a - b`` modulo 2**64 for uint64 arrays or scalars (no overflow warning)."""
+    with np.errstate(over="ignore"):
+        return np.subtract(a, b, dtype=np.uint64)
 
 
 def _isspacep(ins, mod):
