@@ -171,16 +171,55 @@ def _check_scalar(name: str, ptype: T.Scalar, value):
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise LaunchError(f"parameter {name!r} expects a number ({ptype.name}), got "
                           f"{_describe(value)}")
-    return float(value)
+    return _float_in_range(name, ptype, value)
+
+
+def _float_in_range(name: str, ptype: T.Scalar, value) -> float:
+    """``value`` as a Python float, refused when ``ptype`` cannot hold it.
+
+    A finite value whose nearest ``ptype`` (float16/32/64) is infinite is a
+    :class:`LaunchError`, not numpy's silent ``inf`` with a RuntimeWarning:
+    the kernel would compute with a number the user never wrote. Values that
+    round to the largest finite number are fine (IEEE 754 round-to-nearest),
+    and explicit ``inf``/``nan`` pass through unchanged.
+    """
+    limit = float(np.finfo(ptype.numpy).max)
+    try:
+        f = float(value)
+    except OverflowError:  # an int beyond float64 (10**400)
+        f = math.inf
+    else:
+        if not math.isfinite(f):
+            return f
+        with np.errstate(over="ignore"):
+            if math.isfinite(float(ptype.numpy.type(f))):
+                return f
+    raise LaunchError(f"parameter {name!r}: {_describe(value)} overflows {ptype.name} "
+                      f"(largest finite value {limit:.8g}); pass float('inf') if infinity "
+                      "is meant")
 
 
 def _check_components(name: str, ptype, value):
     n = ptype.n if isinstance(ptype, T.Vector) else ptype.rows * ptype.cols
-    flat = np.asarray(value.numpy() if isinstance(value, Array) else value).reshape(-1)
+    try:
+        flat = np.asarray(value.numpy() if isinstance(value, Array) else value).reshape(-1)
+    except (TypeError, ValueError, OverflowError):  # ragged or non-numeric nesting
+        flat = np.zeros(0)
     if flat.size != n or flat.dtype.kind not in "biuf":
         raise LaunchError(f"parameter {name!r} expects {ptype!r} ({n} numbers), got "
                           f"{_describe(value)}")
-    return [x.item() for x in flat]
+    items = [x.item() for x in flat]
+    elem = ptype.elem
+    for i, x in enumerate(items):
+        where = f"{name}[{i}]"
+        if elem.is_int and not elem.is_bool:
+            info = np.iinfo(elem.numpy)
+            if not info.min <= x <= info.max:
+                raise LaunchError(f"parameter {name!r}: component {i} = {x} is out of range "
+                                  f"for {elem.name} [{info.min}, {info.max}]")
+        elif not elem.is_int and not elem.is_bool:
+            items[i] = _float_in_range(where, elem, x)
+    return items
 
 
 def check_arguments(params, inputs) -> tuple[list, list[HostView]]:

@@ -139,10 +139,10 @@ def get_device(spec: str = "auto") -> DeviceInfo:
         return DeviceInfo(**{**SIMULATOR.__dict__,
                              "reason": f"no usable GPU ({why}); running on the CPU simulator"})
     if spec == "cuda" or spec.startswith("cuda:"):
-        try:
-            index = int(spec.split(":")[1]) if ":" in spec else 0
-        except ValueError:
-            raise LaunchError(f"bad device name {spec!r}; use 'cuda:N'") from None
+        number = spec[5:] if ":" in spec else "0"
+        if not (number.isascii() and number.isdigit()):  # refuses 'cuda:-1', 'cuda: 1', 'cuda:x'
+            raise LaunchError(f"bad device name {spec!r}; use 'cuda:N' with N = 0, 1, ...")
+        index = int(number)
         devices, why = cuda_devices()
         if index < len(devices):
             return devices[index]

@@ -12,6 +12,7 @@ packed parameters to the device's back end, which returns a
 from __future__ import annotations
 
 import dataclasses
+import operator
 import time
 
 from warp_lab.compiler.artifact import CompiledKernel
@@ -31,15 +32,37 @@ _MAX_BLOCK = (1024, 1024, 64)
 _MAX_GRID = (2**31 - 1, 65535, 65535)
 
 
-def _triple(value, what: str) -> tuple[int, int, int]:
-    if isinstance(value, int):
-        value = (value,)
+def _as_int(value):
+    """``value`` as an int when it is an integer (Python or numpy, not bool), else None.
+
+    ``operator.index`` accepts exactly the integer types (``np.int64`` from
+    ``np.prod`` included) and refuses floats, strings and bools' cousins such
+    as ``8.0`` that ``int()`` would silently truncate.
+    """
+    if isinstance(value, bool):
+        return None
     try:
-        vals = tuple(int(v) for v in value)
-    except (TypeError, ValueError):
-        raise LaunchError(f"{what} must be an int or a tuple of up to 3 ints, got {value!r}") from None
-    if not 1 <= len(vals) <= 3 or any(v < 0 for v in vals):
-        raise LaunchError(f"{what} must be 1 to 3 non-negative ints, got {value!r}")
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _ints(value, what: str, minimum: int) -> tuple[int, ...]:
+    """1 to 3 integers from an int or a tuple/list of ints, each at least ``minimum``."""
+    one = _as_int(value)
+    items = (value,) if one is not None else value
+    if not isinstance(items, (tuple, list)):
+        items = None
+    vals = tuple(_as_int(v) for v in items) if items is not None else ()
+    if not vals or None in vals or not len(vals) <= 3 or any(v < minimum for v in vals):
+        kind = "positive" if minimum > 0 else "non-negative"
+        raise LaunchError(f"{what} must be a {kind} int or a tuple of 1 to 3 of them, "
+                          f"got {value!r}")
+    return vals  # type: ignore[return-value]
+
+
+def _triple(value, what: str) -> tuple[int, int, int]:
+    vals = _ints(value, what, 1)
     return vals + (1,) * (3 - len(vals))  # type: ignore[return-value]
 
 
@@ -50,8 +73,9 @@ def _block_for(ndim: int, block_dim) -> tuple[int, int, int]:
     32 threads (a warp) along x, the fastest index, for coalescing, and the
     rest along y.
     """
-    if not isinstance(block_dim, int):
+    if _as_int(block_dim) is None:
         return _triple(block_dim, "block_dim")
+    block_dim = _as_int(block_dim)
     if block_dim < 1 or block_dim > MAX_THREADS_PER_BLOCK:
         raise LaunchError(f"block_dim must be 1..{MAX_THREADS_PER_BLOCK}, got {block_dim}")
     if ndim == 1 or block_dim < 32:
@@ -80,10 +104,7 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
     if (dim is None) == (grid is None and block is None):
         raise LaunchError("give either dim=... or grid=... and block=..., not both or neither")
     if dim is not None:
-        extents = (dim,) if isinstance(dim, int) else tuple(dim)
-        if not 1 <= len(extents) <= 3 or not all(isinstance(e, int) and e >= 0 for e in extents):
-            raise LaunchError(f"dim must be a non-negative int or a tuple of 1 to 3 of them, "
-                              f"got {dim!r}")
+        extents = _ints(dim, "dim", 0)
         if len(extents) != launch_ndim:
             raise LaunchError(f"the kernel's wl.tid() is {launch_ndim}-D but dim={dim!r} is "
                               f"{len(extents)}-D")
@@ -106,6 +127,71 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
     return grd, blk, launch_dim
 
 
+#: Simulator checks a launch may ask for (``warp_lab.sim.run``'s ``checks``).
+CHECKS = ("memcheck", "racecheck", "barrier")
+
+
+def check_checks(checks) -> tuple[str, ...]:
+    """``checks`` as a tuple of check names: None/() for none, one name, or a sequence.
+
+    A plain string is one check (``checks="memcheck"``), never its characters.
+
+    Raises:
+        LaunchError: not a string or a list/tuple of strings, or an unknown name.
+    """
+    if checks is None:
+        return ()
+    if isinstance(checks, str):
+        checks = (checks,)
+    if not isinstance(checks, (list, tuple, set, frozenset)) \
+            or not all(isinstance(c, str) for c in checks):
+        raise LaunchError(f"checks must be a check name or a tuple of them ({', '.join(CHECKS)}), "
+                          f"got {checks!r}")
+    unknown = sorted(set(checks) - set(CHECKS))
+    if unknown:
+        raise LaunchError(f"unknown checks {unknown}; the simulator has {', '.join(CHECKS)}")
+    return tuple(checks)
+
+
+def check_shared_mem(shared_mem, ck: CompiledKernel, arch: str) -> int:
+    """Validate the dynamic shared memory request of a launch, bytes per block.
+
+    The limit is the architecture's opt-in maximum per block
+    (``sharedMemPerBlockOptin``, CUDA Programming Guide "Technical
+    Specifications per Compute Capability", from :mod:`warp_lab.analysis.archs`)
+    less the kernel's static shared memory; a GPU refuses more
+    (``CUDA_ERROR_INVALID_VALUE``), and the simulator would try to allocate it.
+
+    Raises:
+        LaunchError: not a non-negative int, or over the limit.
+    """
+    value = _as_int(shared_mem)
+    if value is None or value < 0:
+        raise LaunchError(f"shared_mem must be a non-negative number of bytes, got {shared_mem!r}")
+    try:
+        from warp_lab.analysis.archs import arch_properties
+
+        optin = arch_properties(arch).shared_mem_per_block_optin
+    except Exception:  # an arch the table does not know: leave it to the device
+        return value
+    static = getattr(ck.resources, "shared", 0) or 0
+    if value + static > optin:
+        raise LaunchError(f"shared_mem={value} bytes plus the kernel's {static} bytes of static "
+                          f"shared memory exceed {arch}'s {optin} bytes per block")
+    return value
+
+
+def check_opt(opt) -> int:
+    """Validate an LLVM optimisation level (0..3).
+
+    Raises:
+        LaunchError: anything else.
+    """
+    if isinstance(opt, bool) or opt not in (0, 1, 2, 3):
+        raise LaunchError(f"opt must be 0, 1, 2 or 3 (the LLVM optimisation level), got {opt!r}")
+    return int(opt)
+
+
 def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, block_dim=256,
                    opt: int = 3, fast_math: bool = False, debug: bool = False):
     """Everything a back end needs, checked: the compiled variant, geometry and arguments.
@@ -123,9 +209,14 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
         ``(compiled, grid, block, launch_dim, values, views)``.
 
     Raises:
-        LaunchError: bad configuration or arguments, or a CompiledKernel built
-            for unit inner strides given a strided array.
+        LaunchError: bad configuration or arguments (``inputs`` not a list or
+            tuple, ``opt`` not 0..3), or a CompiledKernel built for unit inner
+            strides given a strided array.
     """
+    check_opt(opt)
+    if not isinstance(inputs, (list, tuple)):
+        raise LaunchError(f"inputs must be a list of arguments, one per kernel parameter, got "
+                          f"{type(inputs).__name__}")
     if isinstance(kernel, Kernel):
         from warp_lab.compiler.pipeline import compile as _compile
 
@@ -164,19 +255,26 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             the simulator; on a GPU its PTX is JIT-compiled when its arch differs).
         dim: threads to run, ``n`` or ``(n0, n1[, n2])``; ``wl.tid()`` never
             reaches ``dim``.
-        inputs: one argument per kernel parameter: numpy arrays (any strides)
-            or ``wl.array`` for arrays, Python/numpy numbers for scalars.
-        block_dim: threads per block for the ``dim=`` form (default 256).
+        inputs: a list or tuple, one argument per kernel parameter: numpy
+            arrays (any strides) or ``wl.array`` for arrays, Python/numpy
+            numbers for scalars. A finite number that overflows a float
+            parameter's type (``1e300`` for a float32) is refused rather than
+            becoming ``inf``.
+        block_dim: threads per block for the ``dim=`` form (default 256), an
+            int or a tuple of up to 3 ints.
         device: ``"auto"`` (GPU if usable, else simulator), ``"sim"``,
             ``"cuda"`` or ``"cuda:N"``.
         repeat: timed launches; every launch starts from the same inputs, so
             outputs equal those of a single launch.
-        shared_mem: dynamic shared memory per block, bytes.
+        shared_mem: dynamic shared memory per block, bytes; at most the
+            arch's opt-in limit less the kernel's static shared memory.
         grid, block: the explicit CUDA form instead of ``dim``.
         checks: simulator checks to run (``"memcheck"``, ``"racecheck"``,
-            ``"barrier"``); ignored on a GPU.
-        max_instructions: simulator budget of thread-instructions (None: no limit).
-        opt, fast_math, debug: compile options when ``kernel`` is a Kernel.
+            ``"barrier"``; one name or a tuple, None for none); ignored on a GPU.
+        max_instructions: simulator budget of thread-instructions, a positive
+            int (None: no limit).
+        opt, fast_math, debug: compile options when ``kernel`` is a Kernel
+            (``opt`` 0..3 is checked in any case).
 
     Returns:
         a :class:`LaunchResult`.
@@ -189,18 +287,24 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     """
     t0 = time.perf_counter()
     dev = get_device(device)
-    if not isinstance(repeat, int) or repeat < 1:
+    if _as_int(repeat) is None or repeat < 1:
         raise LaunchError(f"repeat must be a positive int, got {repeat!r}")
-    if not isinstance(shared_mem, int) or shared_mem < 0:
-        raise LaunchError(f"shared_mem must be a non-negative number of bytes, got {shared_mem!r}")
+    repeat = _as_int(repeat)
+    checks = check_checks(checks)
+    if max_instructions is not None and (_as_int(max_instructions) is None
+                                         or max_instructions < 1):
+        raise LaunchError(f"max_instructions must be None or a positive int, got "
+                          f"{max_instructions!r}")
+    max_instructions = None if max_instructions is None else _as_int(max_instructions)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, dev.arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
         opt=opt, fast_math=fast_math, debug=debug)
+    shared_mem = check_shared_mem(shared_mem, ck, dev.arch)
     if dev.kind == "sim":
         from warp_lab.runtime import sim_backend as backend
     else:
         from warp_lab.runtime import cuda_backend as backend
     result = backend.run(ck, dev, grd, blk, launch_dim, values, views, repeat=repeat,
-                         shared_mem=shared_mem, checks=tuple(checks or ()),
+                         shared_mem=shared_mem, checks=checks,
                          max_instructions=max_instructions)
     return dataclasses.replace(result, host_seconds=time.perf_counter() - t0)

@@ -1,0 +1,134 @@
+"""Launch options and scalar ranges: every bad value is a LaunchError before the simulator runs.
+
+The kernel is a real compile (cached) run on the real simulator; each refused
+launch must leave the output array untouched.
+"""
+
+import numpy as np
+import pytest
+
+import warp_lab as wl
+from warp_lab.errors import LaunchError
+from warp_lab.lang import types as T
+from warp_lab.runtime.args import check_arguments
+from warp_lab.runtime.launch import launch_geometry
+
+
+@wl.kernel
+def _scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+    i = wl.tid()
+    y[i] = a * x[i]
+
+
+@wl.kernel
+def _scale_vec(y: wl.array(dtype=wl.float32), v: wl.vec3, h: wl.float16):
+    i = wl.tid()
+    y[i] = v[0] + float(h)
+
+
+def _inputs():
+    return [np.arange(8, dtype=np.float32), np.ones(8, np.float32), 2.0]
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(dim=8, max_instructions="5"), "max_instructions"),
+    (dict(dim=8, max_instructions=0), "max_instructions"),
+    (dict(dim=8, max_instructions=2.5), "max_instructions"),
+    (dict(dim=8, checks="memchek"), "unknown checks"),
+    (dict(dim=8, checks=("memcheck", 3)), "checks must be"),
+    (dict(dim=8, checks=5), "checks must be"),
+    (dict(dim=8, shared_mem=2 ** 40), "shared_mem=1099511627776 bytes"),
+    (dict(dim=8, shared_mem=228 * 1024), "per block"),
+    (dict(dim=8, shared_mem=1.5), "shared_mem must be"),
+    (dict(grid=0, block=8), "grid must be a positive int"),
+    (dict(grid=(0, 1, 1), block=8), "grid must be a positive int"),
+    (dict(grid=1, block=(8, 0)), "block must be a positive int"),
+    (dict(dim=8, opt=9), "opt must be 0, 1, 2 or 3"),
+    (dict(dim=8, opt=True), "opt must be 0, 1, 2 or 3"),
+    (dict(dim=8, block_dim="32"), "block_dim must be"),
+    (dict(dim=8, block_dim=(32.0,)), "block_dim must be"),
+    (dict(dim=8.0), "dim must be"),
+    (dict(dim=True), "dim must be"),
+    (dict(dim=[8, "1"]), "dim must be"),
+    (dict(dim=8, inputs=None), "inputs must be a list"),
+    (dict(dim=8, inputs=iter(_inputs())), "inputs must be a list"),
+    (dict(dim=8, device="cuda:-1"), "bad device name 'cuda:-1'"),
+    (dict(dim=8, device="cuda: 0"), "bad device name"),
+], ids=lambda v: repr(v) if isinstance(v, dict) else "")
+def test_bad_option_is_refused_before_running(kwargs, fragment):
+    inputs = kwargs.pop("inputs", _inputs())
+    y = inputs[1] if isinstance(inputs, list) else None
+    with pytest.raises(LaunchError) as info:
+        wl.launch(_scale, inputs=inputs, **{"device": "sim", **kwargs})
+    assert fragment in str(info.value)
+    if y is not None:
+        assert (y == 1.0).all()
+
+
+def test_numpy_integers_are_accepted_wherever_ints_are():
+    x, y, a = _inputs()
+    r = wl.launch(_scale, dim=np.int64(8), block_dim=np.int32(4), inputs=[x, y, np.float32(3)],
+                  repeat=np.uint8(2), max_instructions=np.int64(10 ** 6), shared_mem=np.int16(0),
+                  device="sim")
+    assert r.grid == (2, 1, 1) and r.block == (4, 1, 1)
+    np.testing.assert_array_equal(y, 3 * x)
+    assert launch_geometry(2, dim=(np.int64(3), np.int64(40)), block_dim=64)[2] == (40, 3, 1)
+
+
+def test_checks_as_one_name_means_that_check():
+    x, y, _ = _inputs()
+    x = x[:4]  # y[i] = a * x[i] reads past x for i >= 4
+    r = wl.launch(_scale, dim=8, inputs=[x, y, 1.0], checks="memcheck", device="sim")
+    assert r.sim.findings and all(f.kind == "out_of_bounds" for f in r.sim.findings)
+    with pytest.raises(wl.SimulatorError, match="enable memcheck"):  # no checks: a plain fault
+        wl.launch(_scale, dim=8, inputs=[x, np.ones(8, np.float32), 1.0], checks=None,
+                  device="sim")
+
+
+def test_dim_zero_is_a_no_op():
+    """dim=0 launches one block whose threads all fail the tid() guard: nothing is written."""
+    x, y, _ = _inputs()
+    r = wl.launch(_scale, dim=0, inputs=[x, y, 5.0], device="sim")
+    assert r.launch_dim == (0, 1, 1) and r.grid == (1, 1, 1)
+    assert (y == 1.0).all()
+    assert not r.sim.findings
+
+
+def test_shared_mem_at_the_arch_limit_is_accepted():
+    x, y, _ = _inputs()
+    wl.launch(_scale, dim=8, inputs=[x, y, 1.0], shared_mem=227 * 1024, device="sim")
+    np.testing.assert_array_equal(y, x)
+
+
+@pytest.mark.parametrize("ptype, value", [
+    (T.float32, 1e300), (T.float32, 10 ** 400), (T.float32, -3.5e38), (T.float64, 10 ** 400),
+    (T.float16, 70000.0), (T.float32, np.float64(1e39)),
+])
+def test_float_scalar_that_overflows_its_type_is_refused(ptype, value):
+    with pytest.raises(LaunchError, match=f"parameter 'a': .* overflows {ptype.name}"):
+        check_arguments([("a", ptype)], [value])
+
+
+@pytest.mark.parametrize("ptype, value, expected", [
+    (T.float32, 3.4028235e38, 3.4028235e38),             # float32 max itself
+    (T.float32, float("inf"), float("inf")),             # asked for explicitly
+    (T.float32, 1e-60, 1e-60),                           # underflow to 0 is not an error
+    (T.float16, 65504.0, 65504.0),
+    (T.float64, 10 ** 300, 1e300),
+])
+def test_float_scalar_in_range_is_kept(ptype, value, expected):
+    values, _ = check_arguments([("a", ptype)], [value])
+    assert values == [expected]
+
+
+def test_vector_and_half_components_are_range_checked():
+    y = np.zeros(4, np.float32)
+    with pytest.raises(LaunchError, match="'v\\[1\\]'.*overflows float32"):
+        wl.launch(_scale_vec, dim=4, inputs=[y, [1.0, 1e300, 0.0], 0.5], device="sim")
+    with pytest.raises(LaunchError, match="'h'.*overflows float16"):
+        wl.launch(_scale_vec, dim=4, inputs=[y, [1.0, 0.0, 0.0], 1e6], device="sim")
+    with pytest.raises(LaunchError, match="parameter 'v' expects"):
+        wl.launch(_scale_vec, dim=4, inputs=[y, [1.0, [2.0, 3.0]], 0.5], device="sim")
+    assert (y == 0).all()
+    wl.launch(_scale_vec, dim=4, inputs=[y, [1.5, 0.0, 0.0], 0.25], device="sim")
+    np.testing.assert_array_equal(y, np.full(4, 1.75, np.float32))
