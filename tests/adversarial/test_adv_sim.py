@@ -44,9 +44,6 @@ def test_shared_overflow_past_the_block_window_is_reported():
     assert "shared" in r.findings[0].message
 
 
-@pytest.mark.xfail(strict=True, reason="an int64 array index is truncated to 32 bits in the "
-                   "address computation (mul.wide.s32 of the low word): x[2**32 + 1] on a "
-                   "4-element array silently writes x[1] and memcheck reports nothing")
 def test_int64_index_is_not_truncated():
     kernel = cell_kernel("""
         @wl.kernel

@@ -205,6 +205,25 @@ def test_index_math_is_int32_widened_at_the_address():
         assert not re.search(r"mul\.lo\.s64|cvt\.s64\.s32", ptx)
 
 
+@wl.kernel
+def wide_index(x: wl.array2d(wl.float32), i: wl.int64, j: wl.uint32, k: int):
+    x[i, k] = 1.0
+    x[k, j] = 2.0
+    x[k, k] = 3.0
+
+
+def test_wide_indices_are_computed_in_64_bits():
+    llvm_ir = lower(wide_index, unit_inner_stride=False).llvm_ir
+    # int64 index: the row stride is sign-extended and multiplied in i64;
+    # uint32 index: zero-extended (2**32 - 1 stays positive), summed in i64
+    assert re.search(r'mul nsw i64 %"i\.\d+"', llvm_ir)
+    assert re.search(r'zext i32 %"j\.\d+" to i64', llvm_ir)
+    ptx = emit_ptx(llvm_ir)
+    assert "mul.lo.s64" in ptx or "mad.lo.s64" in ptx
+    # the int32-only store keeps the int32 path (one mul.lo.s32 + widening)
+    assert "mul.wide.s32" in ptx
+
+
 def test_entry_guard_uses_launch_dim_per_axis():
     ir1 = lower(saxpy).llvm_ir
     assert ir1.count('extractvalue {i32, i32, i32} %"launch_dim"') == 1

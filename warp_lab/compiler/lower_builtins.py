@@ -267,9 +267,9 @@ def _atomic(lw, node, call):
     arr = lw.expr(args[0])
     if info["tuple_index"]:
         tv = lw.expr(args[1])
-        idx = [lw.convert(v, et, int32) for v, et in zip(tv, args[1].wl_ty.elems)]
+        idx = [lw.array_index_value(v, et) for v, et in zip(tv, args[1].wl_ty.elems)]
     else:
-        idx = [lw.index_i32(a) for a in args[1:1 + info["nidx"]]]
+        idx = [lw.array_index(a) for a in args[1:1 + info["nidx"]]]
     ptr = lw.elem_ptr(arr, idx)
     vals = [lw.convert(lw.expr(a), a.wl_ty, t) for a in args[1 + info["nidx"]:]]
     op = info["op"]

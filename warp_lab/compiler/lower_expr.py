@@ -25,7 +25,7 @@ from llvmlite import ir
 
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.typing_rules import Meta, cast_value, wrap_int
-from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, int32
+from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, int32, int64
 
 __all__ = ["ArrayVal", "ExprLowerer", "llty", "memty", "flatten", "unflatten"]
 
@@ -237,21 +237,54 @@ class ExprLowerer:
         v = self.expr(node)
         return self.convert(v, node.wl_ty, int32)
 
+    def array_index(self, node):
+        """An array index: int32 for int32 and narrower types, int64 for wider ones.
+
+        ``int64``, ``uint32`` and ``uint64`` indices keep their full value
+        (sign- or zero-extended to i64) so :meth:`elem_ptr` computes the
+        address in 64 bits instead of truncating the index.
+        """
+        return self.array_index_value(self.expr(node), node.wl_ty)
+
+    def array_index_value(self, v, ty):
+        """:meth:`array_index` of an already lowered value ``v`` of type ``ty``."""
+        if isinstance(ty, Scalar) and ty.is_int and (ty.bits > 32 or
+                                                      (ty.bits == 32 and not ty.is_signed)):
+            return self.convert(v, ty, int64) if ty.bits < 64 else v
+        return self.convert(v, ty, int32)
+
     def elem_ptr(self, arr: ArrayVal, idx: list):
-        """Address of ``arr[idx]``: int32 ``sum(i_k * stride_k)``, sign-extended at the GEP."""
+        """Address of ``arr[idx]``: ``sum(i_k * stride_k)`` then a GEP.
+
+        The sum is int32 (sign-extended at the GEP, the architecture's index
+        math width) when every index is an i32; when any index is an i64
+        (an ``int64``/``uint32``/``uint64`` index, see :meth:`array_index`)
+        all terms are extended to i64 and the sum is done in 64 bits, so an
+        index of 2**32 + 1 addresses element 2**32 + 1, not 1.
+        """
+        wide = any(v.type == I64 for v in idx)
         off = None
         for k, v in enumerate(idx):
+            if wide and v.type != I64:
+                v = self.b.sext(v, I64)
             if self.m.debug:
+                n = self.b.zext(arr.shape[k], I64) if wide else arr.shape[k]
                 from warp_lab.compiler.lower_builtins import emit_trap
-                ok = self.b.icmp_unsigned("<", v, arr.shape[k])
+                ok = self.b.icmp_unsigned("<", v, n)
                 where = f"{self.source.filename}:{self.cur_line}".replace("%", "%%")
+                ity_w = int64 if wide else int32
                 emit_trap(self, ok, f"{where}: index %d out of bounds for axis {k} with size %d",
-                          [v, arr.shape[k]], [int32, int32])
+                          [v, n], [ity_w, ity_w])
             s = arr.strides[k]
-            term = v if (isinstance(s, ir.Constant) and s.constant == 1) else \
-                self.b.mul(v, s, flags=["nsw"])
+            if isinstance(s, ir.Constant) and s.constant == 1:
+                term = v
+            else:
+                s = self.b.sext(s, I64) if wide else s
+                term = self.b.mul(v, s, flags=["nsw"])
             off = term if off is None else self.b.add(off, term, flags=["nsw"])
-        return self.b.gep(arr.ptr, [self.b.sext(off, I64)], inbounds=True,
+        if not wide:
+            off = self.b.sext(off, I64)
+        return self.b.gep(arr.ptr, [off], inbounds=True,
                           source_etype=memty(arr.ty.dtype))
 
     def element_ref(self, node) -> Ref:
@@ -264,7 +297,7 @@ class ExprLowerer:
             return Ref("slot", slot[node.wl_component], bty.elem)
         if isinstance(bty, ArrayType):
             arr = self.expr(node.value)
-            idx = [self.index_i32(i) for i in node.wl_indices]
+            idx = [self.array_index(i) for i in node.wl_indices]
             return Ref("mem", self.elem_ptr(arr, idx), bty.dtype)
         slot = self.var_slot(node.value.id)
         if isinstance(bty, Vector):
