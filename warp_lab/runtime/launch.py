@@ -210,8 +210,8 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
 
     Raises:
         LaunchError: bad configuration or arguments (``inputs`` not a list or
-            tuple, ``opt`` not 0..3), or a CompiledKernel built for unit inner
-            strides given a strided array.
+            tuple, ``opt`` not 0..3, a read-only array the kernel may write),
+            or a CompiledKernel built for unit inner strides given a strided array.
     """
     check_opt(opt)
     if not isinstance(inputs, (list, tuple)):
@@ -240,7 +240,28 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                 f"{', '.join(repr(n) for n in strided)} is strided there; compile it with "
                 "wl.compile(..., unit_inner_stride=False) or pass the @wl.kernel itself")
         ck = compile_for(False)
+    _refuse_read_only_outputs(ck, views)
     return ck, grd, blk, launch_dim, values, views
+
+
+def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
+    """A read-only array (``flags.writeable`` False) the kernel may store through is refused.
+
+    Which parameters are stored through comes from the PTX
+    (:func:`warp_lab.runtime.writes.written_params`, conservative); read-only
+    arrays the kernel only reads, such as ``np.broadcast_to`` views, are fine.
+    """
+    readonly = [v.name for v in views if not v.array.flags.writeable]
+    if not readonly:
+        return
+    from warp_lab.runtime.writes import written_params
+
+    written = written_params(ck)
+    for name in readonly:
+        if name in written:
+            raise LaunchError(f"parameter {name!r} is read-only (flags.writeable is False, e.g. "
+                              f"an np.broadcast_to view) but {ck.name} may write it; pass a "
+                              "writable copy (np.array(...))")
 
 
 def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", repeat: int = 1,
