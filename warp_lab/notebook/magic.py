@@ -151,8 +151,9 @@ class WarpKernelMagics(Magics):
         Undecorated top-level functions are kernels unless another function in
         the cell calls them (then they are device functions). Kernels and
         functions are bound in the notebook namespace; ``--launch`` binds the
-        launch result as ``_launch``. Compile errors show as a box with the
-        cell line and a caret.
+        launch result as ``_launch`` (a simulator launch running longer than
+        0.5 s shows a progress bar of simulated blocks). Compile errors show as
+        a box with the cell line and a caret.
         """
         args = magic_arguments.parse_argstring(self.warp_kernel, line)
         given = {k: v for k, v in vars(args).items() if v is not None}
@@ -263,11 +264,20 @@ class WarpKernelMagics(Magics):
             kwargs.setdefault("block_dim", opts["block_dim"])
         if checks:
             kwargs.setdefault("checks", ("barrier", *checks))
+        from warp_lab.notebook.progress import LaunchProgress
         from warp_lab.notebook.results import LaunchView
 
-        result = launch(ck, **kwargs)
+        # a bar for simulator launches running past half a second (a GPU ignores it)
+        bar = LaunchProgress()
+        kwargs.setdefault("progress", bar)
+        partial = True
+        try:
+            result = launch(ck, **kwargs)
+            partial = result.partial
+        finally:
+            bar.finish(partial)
         self.shell.user_ns["_launch"] = result
-        return LaunchView(result)
+        return LaunchView(result, progress=bar)
 
 
 def load_ipython_extension(ip) -> None:

@@ -190,10 +190,14 @@ class LaunchView:
 
     Attributes:
         result: the launch result.
+        progress: the :class:`~warp_lab.notebook.progress.LaunchProgress` that
+            followed the launch (``%%warp_kernel --launch``; its ``bar`` is None
+            when the launch was too short for one), else None.
     """
 
-    def __init__(self, result):
+    def __init__(self, result, progress=None):
         self.result = result
+        self.progress = progress
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"text/plain": repr(self.result), "text/html": launch_html(self.result)}

@@ -267,7 +267,7 @@ def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
 def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", repeat: int = 1,
            shared_mem: int = 0, grid=None, block=None, checks=("memcheck", "barrier"),
            max_instructions: int | None = None, opt: int = 3, fast_math: bool = False,
-           debug: bool = False) -> LaunchResult:
+           debug: bool = False, progress=None) -> LaunchResult:
     """Run a kernel.
 
     Args:
@@ -296,12 +296,19 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             int (None: no limit).
         opt, fast_math, debug: compile options when ``kernel`` is a Kernel
             (``opt`` 0..3 is checked in any case).
+        progress: simulator only (ignored on a GPU): None or a callable
+            ``progress(blocks_done, blocks_total)`` called after each batch of
+            simulated blocks, counts increasing and ending at ``blocks_total``
+            (over all ``repeat`` runs). Raising from it stops the launch cleanly:
+            ``partial=True``, the arrays unchanged. The notebook's ``--launch``
+            uses it for a progress bar.
 
     Returns:
         a :class:`LaunchResult`.
 
     Raises:
-        LaunchError: bad configuration or arguments (names the parameter).
+        LaunchError: bad configuration or arguments (names the parameter), or
+            ``progress`` neither None nor callable.
         CudaError: the GPU asked for is unavailable, or the driver failed.
         KernelCompileError: the kernel does not compile.
         SimulatorError: the simulator cannot run it, or it faulted.
@@ -321,11 +328,16 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         kernel, dev.arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
         opt=opt, fast_math=fast_math, debug=debug)
     shared_mem = check_shared_mem(shared_mem, ck, dev.arch)
+    if progress is not None and not callable(progress):
+        raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
+                          f"got {type(progress).__name__}")
+    extra = {}
     if dev.kind == "sim":
         from warp_lab.runtime import sim_backend as backend
+        extra["progress"] = progress
     else:
         from warp_lab.runtime import cuda_backend as backend
     result = backend.run(ck, dev, grd, blk, launch_dim, values, views, repeat=repeat,
                          shared_mem=shared_mem, checks=checks,
-                         max_instructions=max_instructions)
+                         max_instructions=max_instructions, **extra)
     return dataclasses.replace(result, host_seconds=time.perf_counter() - t0)

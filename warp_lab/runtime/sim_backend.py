@@ -74,7 +74,7 @@ def prepare(ck, launch_dim, values, views):
 
 
 def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem=0,
-        checks=("memcheck", "barrier"), max_instructions=None) -> LaunchResult:
+        checks=("memcheck", "barrier"), max_instructions=None, progress=None) -> LaunchResult:
     """Run ``ck`` on the simulator; the back-end half of :func:`warp_lab.launch`.
 
     Args:
@@ -87,6 +87,11 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
         shared_mem: dynamic shared memory per block, bytes.
         checks: simulator checks to enable.
         max_instructions: thread-instruction budget, None for none.
+        progress: None or ``progress(blocks_done, blocks_total)``, called after each
+            batch of simulated blocks (:func:`warp_lab.sim.run`); with ``repeat`` > 1
+            the counts run over all repeats (``blocks_total`` = repeat × blocks), so
+            they only increase. An exception from it stops the launch with
+            ``partial=True`` and the arrays unchanged.
 
     Raises:
         SimulatorError: the simulator cannot run the PTX, or the kernel faulted.
@@ -105,7 +110,8 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
         t0 = time.perf_counter()
         result = sim.run(module, ck.entry, grid=grid, block=block, params=params, memory=memory,
                          dynamic_shared=shared_mem, checks=checks,
-                         max_instructions=max_instructions)
+                         max_instructions=max_instructions,
+                         progress=_over_repeats(progress, i, repeat))
         times.append(time.perf_counter() - t0)
         if result.partial:
             break
@@ -125,3 +131,10 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
                         launch_dim=launch_dim, times=tuple(times),
                         argument_bytes=sum(v.array.nbytes for v in views),
                         printed=result.printed, sim=result, notes=tuple(notes))
+
+
+def _over_repeats(progress, i: int, repeat: int):
+    """``progress`` for run ``i`` of ``repeat``: block counts continued across the runs."""
+    if progress is None or repeat == 1:
+        return progress
+    return lambda done, total: progress(i * total + done, repeat * total)

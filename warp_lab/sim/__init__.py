@@ -27,6 +27,8 @@ NaN (0x7fffffff), float64 NaN results keep the host's (x86) bit pattern.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.memory import GlobalMemory
 from warp_lab.sim.ptx import PtxModule, parse_module
@@ -43,7 +45,8 @@ ALL_CHECKS = ("memcheck", "racecheck", "barrier")
 
 def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         dynamic_shared: int = 0, checks=ALL_CHECKS, max_instructions: int | None = None,
-        metrics: bool = True, batch_threads: int = 1 << 16) -> SimResult:
+        metrics: bool = True, batch_threads: int = 1 << 16,
+        progress: Callable[[int, int], None] | None = None) -> SimResult:
     """Execute one kernel launch on the CPU.
 
     Args:
@@ -69,11 +72,18 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
             (costs some speed).
         batch_threads: how many threads are simulated together (bounds memory:
             roughly 8 bytes × registers × batch_threads).
+        progress: ``progress(blocks_done, blocks_total)``, called after each batch
+            of blocks (``batch_threads`` threads' worth of whole blocks) that ran to
+            its end, with ``blocks_done`` increasing and ``blocks_total`` at the
+            last call; not called after a fault. An exception raised by it stops
+            the launch as Ctrl-C does: an ``interrupted`` finding naming it, and
+            ``partial=True`` (so a notebook's "cancel" can be a raising callback).
 
     Returns:
         :class:`SimResult`. A fault (out-of-bounds access, trap, deadlock, budget,
-        Ctrl-C) ends the launch early with a finding and ``partial=True``; memory
-        outside the user's allocations is never touched.
+        Ctrl-C, an exception from ``progress``) ends the launch early with a
+        finding and ``partial=True``; memory outside the user's allocations is
+        never touched.
 
     Raises:
         SimulatorError: bad launch configuration, unknown kernel, an opcode the
@@ -95,13 +105,16 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         checks = (checks,)
     if not isinstance(dynamic_shared, (int,)) or dynamic_shared < 0:
         raise SimulatorError(f"dynamic_shared must be a non-negative int, got {dynamic_shared!r}")
+    if progress is not None and not callable(progress):
+        raise SimulatorError(f"progress must be None or a callable (blocks_done, blocks_total), "
+                             f"got {type(progress).__name__}")
     if max_instructions is not None and (not isinstance(max_instructions, int)
                                          or max_instructions < 0):
         raise SimulatorError(f"max_instructions must be None or a non-negative int, got "
                              f"{max_instructions!r}")
     m = Machine(module, kernel, grid, block, params, memory, dynamic_shared, checks, metrics,
                 max_instructions, batch_threads)
-    return m.run()
+    return m.run(progress)
 
 
 def __getattr__(name):

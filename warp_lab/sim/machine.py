@@ -346,17 +346,34 @@ class Machine:
             raise _Stop()
 
     # ------------------------------------------------------------------ the loop
-    def run(self) -> SimResult:
-        """Run every batch to completion (or until a stop); returns the :class:`SimResult`."""
+    def run(self, progress=None) -> SimResult:
+        """Run every batch to completion (or until a stop); returns the :class:`SimResult`.
+
+        ``progress(blocks_done, blocks_total)`` is called after each batch that
+        finished without a stop; an exception from it ends the launch like
+        Ctrl-C does (an ``interrupted`` finding, ``partial=True``).
+        """
         t0 = time.perf_counter()
         try:
             with np.errstate(all="ignore"):
                 while not self.stop and self.start_batch():
                     self.run_batch()
+                    if progress is not None and not self.stop:
+                        try:
+                            progress(self.next_block, self.nblocks)
+                        except Exception as exc:
+                            raise _ProgressStop(exc) from exc
         except KeyboardInterrupt:
             self.partial = True
             self.findings.append(Finding("interrupted", "the launch was interrupted "
                                          "(KeyboardInterrupt); memory holds a partial result"))
+        except _ProgressStop as stop:
+            exc = stop.args[0]
+            self.partial = True
+            self.findings.append(Finding(
+                "interrupted", f"the progress callback stopped the launch after "
+                f"{self.next_block} of {self.nblocks} blocks ({type(exc).__name__}: {exc}); "
+                "memory holds a partial result"))
         except SimulatorError:
             raise
         except Exception as exc:  # never let an engine traceback reach the user
@@ -612,6 +629,10 @@ class _Lanes:
         new = np.full(self.m.T, old) if np.ndim(old) == 0 else np.array(old, copy=True)
         new[self.idx] = value
         self.m.cc = new
+
+
+class _ProgressStop(Exception):
+    """An exception raised by a ``progress`` callback (carried as ``args[0]``)."""
 
 
 def _dim3(v, what):
