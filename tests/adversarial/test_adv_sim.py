@@ -74,9 +74,6 @@ def test_range_ending_at_int32_max_terminates():
     assert x[0] == 3
 
 
-@pytest.mark.xfail(strict=True, reason="dim=1 runs a whole 256-thread block when the kernel "
-                   "never calls wl.tid() (the launch guard sits in tid()): an atomic counter "
-                   "(or a print) runs 256 times")
 def test_dim_one_runs_one_thread_without_tid():
     kernel = cell_kernel("""
         @wl.kernel

@@ -56,7 +56,8 @@ class LoweredKernel:
             extent is not included; see :func:`warp_lab.compiler.abi.param_layout`).
         launch_ndim: what ``wl.tid()`` returns (1, 2 or 3).
         shared_bytes: static shared memory per block, bytes.
-        uses_tid: whether the entry guards threads past the launch extent.
+        uses_tid: whether the kernel (or a function it calls) uses ``wl.tid()``;
+            the entry guards threads past the launch extent either way.
     """
 
     llvm_ir: str
@@ -307,8 +308,9 @@ class FunctionLowerer(ExprLowerer):
                 v = tuple(self.b.extract_value(arg, k) for k in range(n))
             self.vars[slot.name] = self.alloca(ty, f"{slot.name}.addr")  # as clang names it
             self.store_var(self.vars[slot.name], v)
-        if self.m.typed.uses_tid:
-            self.entry_guard(args[0])
+        # always, even without wl.tid(): dim=N must run N threads, not whole blocks
+        # (an explicit grid launch has launch_dim = grid * block, so it never triggers)
+        self.entry_guard(args[0])
 
     def bind_func_params(self):
         """Rebuild a device function's flattened parameters into values."""
@@ -326,7 +328,12 @@ class FunctionLowerer(ExprLowerer):
                 self.store_var(self.vars[name], val)
 
     def entry_guard(self, launch_dim):
-        """Compute ``wl.tid()`` once; threads at or past ``launch_dim`` return at once."""
+        """Compute ``wl.tid()`` once; threads at or past ``launch_dim`` return at once.
+
+        Guards the ``launch_ndim`` axes (x only when ``wl.tid()`` is unused):
+        ``ctaid.x * ntid.x + tid.x < launch_dim.x`` and so on, so ``dim=N``
+        runs exactly N threads of the last block.
+        """
         n = self.m.typed.launch_ndim
         axes = "xyz"[:n]
         idx = {a: self.global_index(a) for a in axes}
