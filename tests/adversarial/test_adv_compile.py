@@ -124,9 +124,6 @@ def test_surrogate_in_string_literal_is_a_compile_error():
     assert info.value.line == 3
 
 
-@pytest.mark.xfail(strict=True, reason="a @wl.func that returns a value on one path and "
-                   "falls off the end on another compiles; the missing path silently "
-                   "returns 0 (Python would return None)")
 def test_func_missing_return_on_some_path_is_rejected():
     kernel = cell_kernel("""
         @wl.func
@@ -142,16 +139,12 @@ def test_func_missing_return_on_some_path_is_rejected():
         wl.compile(kernel, cache=False)
 
 
-@pytest.mark.xfail(strict=True, reason="a variable assigned only inside an if (or a loop that "
-                   "may not run) and read after it compiles; when the branch is not taken the "
-                   "read gets LLVM undef (here the never-executed 1.5) where Python raises "
-                   "UnboundLocalError: no 'may be used before assignment' diagnostic")
-@pytest.mark.parametrize("body", [
-    "    if n > 5:\n        m = 1.5\n    x[0] = m\n",
-    "    while n > 100:\n        m = 3.0\n        break\n    x[0] = m\n",
+@pytest.mark.parametrize("body,read_line", [
+    ("    if n > 5:\n        m = 1.5\n    x[0] = m\n", 5),
+    ("    while n > 100:\n        m = 3.0\n        break\n    x[0] = m\n", 6),
 ], ids=["if", "while"])
-def test_conditionally_assigned_variable_is_rejected(body):
+def test_conditionally_assigned_variable_is_rejected(body, read_line):
     kernel = cell_kernel(HEAD + body)
     with pytest.raises(wl.KernelCompileError) as info:
         wl.compile(kernel, cache=False)
-    assert info.value.line == 5
+    assert info.value.line == read_line  # the line of the read x[0] = m

@@ -260,3 +260,92 @@ def test_declared_return_types_are_enforced():
     err = diagnose(k)
     assert "cannot store float32 in the return value of type int32" in err.message
     assert (err.line, err.col) == (3, 12) and "half(a: float32) was called at" in err.hint
+
+
+#: (id, kernel body after HEAD, line of the read, message fragment, hint fragment) for
+#: reads that Python would answer with UnboundLocalError on some path
+MAYBE_UNASSIGNED = [
+    ("if", "    if n > 5:\n        m = 1.5\n    x[0] = m", 5,
+     "m may be used before it is assigned: it is only assigned inside the if at line 3",
+     "assign m before the if"),
+    ("elif", "    if n > 5:\n        m = 1.5\n    elif n > 2:\n        m = 2.5\n    x[0] = m", 7,
+     "only assigned inside the if at line 3", "before the if"),
+    ("for", "    for i in range(n):\n        m = 1.5\n    x[0] = m", 5,
+     "only assigned inside the for loop at line 3", "before the for loop"),
+    ("empty_range", "    for i in range(0):\n        m = 1.5\n    x[0] = m", 5,
+     "inside the for loop at line 3", ""),
+    ("while_break", "    while n > 100:\n        m = 3.0\n        break\n    x[0] = m", 6,
+     "only assigned inside the while loop at line 3", "before the while loop"),
+    ("if_in_loop", "    for i in range(4):\n        if i == n:\n            m = 1.0\n"
+     "        x[i] = m", 6, "only assigned inside the if at line 4", ""),
+    ("continue", "    for i in range(3):\n        if n > 1:\n            continue\n"
+     "        m = 1.0\n    x[0] = m", 7, "only assigned inside the for loop at line 3", ""),
+    ("later_in_loop", "    for i in range(n):\n        x[i] = m\n        m = 1.0", 4,
+     "'m' is used before it is assigned", ""),
+    ("augmented", "    if n > 1:\n        s = 0.0\n    s += 1.0\n    x[0] = s", 5,
+     "s may be used before it is assigned", ""),
+    ("declared_only", "    m: float\n    if n > 1:\n        m = 1.0\n    x[0] = m", 6,
+     "inside the if at line 4", ""),
+]
+
+
+@pytest.mark.parametrize("body,line,msg,hint", [c[1:] for c in MAYBE_UNASSIGNED],
+                         ids=[c[0] for c in MAYBE_UNASSIGNED])
+def test_read_of_a_conditionally_assigned_variable_is_rejected(body, line, msg, hint):
+    err = diagnose(cell_kernel(HEAD + body + "\n"))
+    assert err.line == line
+    assert msg in err.message and hint in err.hint
+
+
+@pytest.mark.parametrize("body", [
+    "    if n > 5:\n        m = 1.5\n    else:\n        m = 2.0\n    x[0] = m",
+    "    if n > 5:\n        m = 1.5\n    else:\n        return\n    x[0] = m",
+    "    while True:\n        m = 3.0\n        break\n    x[0] = m",
+    "    for i in range(4):\n        m = 3.0\n    x[0] = m + float(i)",
+    "    for i in range(n):\n        m = 3.0\n        x[i] = m",
+    "    m = 0.0\n    for i in range(n):\n        if i > 2:\n            m = 3.0\n    x[0] = m",
+    "    while n > 0:\n        if n > 3:\n            m = 1.0\n            x[0] = m\n        n -= 1",
+], ids=["if_else", "else_returns", "while_true", "constant_range", "in_body", "before",
+        "inner_use"])
+def test_definitely_assigned_reads_compile(body):
+    make_llvm_ir(make_typed_ast(cell_kernel(HEAD + body + "\n")), CompileOptions())
+
+
+def test_func_falling_off_the_end_on_some_path_is_rejected():
+    k = cell_kernel("""
+        @wl.func
+        def g(n: int):
+            if n > 0:
+                return 7
+            n += 1
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.int32), n: int):
+            x[0] = g(n)
+    """)
+    err = diagnose(k)
+    assert "not every path of g returns a value" in err.message
+    assert err.line == 5 and "add a return at the end" in err.hint
+
+
+def test_func_returning_on_every_path_compiles():
+    k = cell_kernel("""
+        @wl.func
+        def g(n: int):
+            if n > 0:
+                return 7
+            else:
+                return 1
+
+        @wl.func
+        def h(n: int):
+            while True:
+                if n > 3:
+                    return n
+                n += 1
+
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.int32), n: int):
+            x[0] = g(n) + h(n)
+    """)
+    make_llvm_ir(make_typed_ast(k), CompileOptions())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from warp_lab.compiler.frontend_flow import check_flow
 from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declared_return,
                                               evaluate_annotation, location, param_types,
                                               parse_function, ptx_name)
@@ -108,6 +109,7 @@ class FunctionTyper(ExprTyper):
                              self.tree)
         for stmt in self.tree.body:
             self.visit(stmt)
+        check_flow(self)
 
     def body(self, stmts):
         """Type a statement list."""
