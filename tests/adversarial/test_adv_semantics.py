@@ -48,9 +48,6 @@ def test_matches_python(expr):
     assert got == want
 
 
-@pytest.mark.xfail(strict=True, reason="'n or 7' / 'n and 5' on ints evaluate to a bool "
-                   "(1.0) instead of Python's operand value (n or 7 with n = 0 is 7); neither "
-                   "a diagnostic nor Python's result")
 @pytest.mark.parametrize("expr, n, want", [("float(n or 7)", 0, 7.0), ("float(n or 7)", -4, -4.0),
                                            ("float(n and 5)", 3, 5.0)])
 def test_and_or_give_an_operand_or_are_rejected(expr, n, want):

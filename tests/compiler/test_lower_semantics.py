@@ -157,6 +157,16 @@ def logic(a: wl.int32, b: wl.int32):
 
 
 @wl.func
+def operands(a: wl.int32, b: wl.int32, c: wl.int32):
+    return (a or b) * 10000 + (a and b or c) * 100 + (a and b and c) + (0 or a) + (a and 3)
+
+
+@wl.func
+def f_operands(a: wl.float32, b: wl.float32):
+    return (a or b) + (a and 2.5) * 3.0
+
+
+@wl.func
 def pick(a: wl.float32, b: wl.float32):
     return a if a > b else b * 2.0
 
@@ -187,6 +197,8 @@ def harness(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.float32), z: wl.ar
     y[2] = f_floordiv(f, g) + f_mod(f, g) + f_div(i, j) + pick(f, g)
     z[0] = l_mod(z[1], z[2])
     x[5] = bits(i, j)
+    x[6] = operands(i, j, i)
+    y[3] = f_operands(f, g)
 
 
 I32 = st.integers(-(2 ** 31), 2 ** 31 - 1)
@@ -202,7 +214,7 @@ def py_floordiv(a, b):
 def fns():
     names = ["i_floordiv", "i_mod", "i_shl", "i_shr", "u_shr", "i_pow", "i_mix", "f_floordiv",
              "f_mod", "f_div", "f_to_i", "l_mod", "range_count", "range_last", "loop_control",
-             "chained", "logic", "pick", "bits"]
+             "chained", "logic", "pick", "bits", "operands", "f_operands"]
     return {n: host_function(harness, n) for n in names}
 
 
@@ -286,5 +298,9 @@ def test_control_flow_chains_and_short_circuit(fns, a, b, c):
     assert fns["chained"](a, b, c) == int(a < b <= c != a)
     # b // a with a == 0 would trap: the and must short-circuit
     assert fns["logic"](a, b) == int((a > 0 and b // a > 1) or (a == 0 and not b))
+    # and/or give the deciding operand, as in Python (not a bool)
+    assert fns["operands"](a, b, c) == wrap_int((a or b) * 10000 + (a and b or c) * 100
+                                                + (a and b and c) + (0 or a) + (a and 3), wl.int32)
     fa, fb = np.float32(a) / 3, np.float32(b) / 7
+    assert fns["f_operands"](fa, fb) == np.float32((fa or fb) + np.float32(fa and 2.5) * 3)
     assert fns["pick"](fa, fb) == (fa if fa > fb else np.float32(fb * np.float32(2.0)))

@@ -527,8 +527,35 @@ class ExprLowerer:
         return phi
 
     def visit_BoolOp(self, node):
-        thunks = [lambda v=v: self.truth(v) for v in node.values]
-        return self.short_circuit(thunks, isinstance(node.op, ast.And))
+        is_and = isinstance(node.op, ast.And)
+        if node.wl_ty.is_bool:
+            thunks = [lambda v=v: self.truth(v) for v in node.values]
+            return self.short_circuit(thunks, is_and)
+        # Python's value: the first operand that decides (falsy for and, truthy for or),
+        # else the last one, each converted to the common type
+        t = node.wl_ty
+        merge = self.fn.append_basic_block("sc.end")
+        incoming = []
+        for k, v in enumerate(node.values):
+            val = self.expr(v)
+            out = self.convert(val, v.wl_ty, t)
+            if k == len(node.values) - 1:
+                incoming.append((out, self.b.block))
+                self.b.branch(merge)
+                break
+            c = self.truth_value(val, v.wl_ty)
+            nxt = self.fn.append_basic_block("sc.next")
+            incoming.append((out, self.b.block))
+            if is_and:
+                self.b.cbranch(c, nxt, merge)
+            else:
+                self.b.cbranch(c, merge, nxt)
+            self.b.position_at_end(nxt)
+        self.b.position_at_end(merge)
+        phi = self.b.phi(llty(t))
+        for v, bb in incoming:
+            phi.add_incoming(v, bb)
+        return phi
 
     def visit_Compare(self, node):
         from warp_lab.compiler.lower_ops import compare

@@ -467,15 +467,42 @@ class ExprTyper:
         return self.mark(node, rt)
 
     def visit_BoolOp(self, node):
-        consts = []
+        """``a and b`` / ``a or b`` with Python's result: the deciding operand.
+
+        All-bool operands give a bool. Numeric operands give their common type
+        (as ``a if c else b`` does) and the value of the operand that decided:
+        ``n or 7`` is ``n`` when ``n != 0`` and 7 otherwise.
+        """
+        consts, tys = [], []
         for v in node.values:
             self.truth(v)
+            tys.append(v.wl_ty)
             consts.append(const_of(v))
+        is_and = isinstance(node.op, ast.And)
+        if all(t.is_bool for t in tys):
+            t = bool_
+        else:
+            weak = [getattr(v, "wl_weak", False) for v in node.values]
+            t, w = tys[0], weak[0]
+            for u, uw in zip(tys[1:], weak[1:]):
+                t, w = promote(t, u, w, uw), w and uw
+            if all(weak):
+                t = literal_type(consts[0])
+                for c in consts[1:]:
+                    t = promote(t, literal_type(c))
         if all(c is not NO_CONST for c in consts):
-            vals = [bool(c) for c in consts]
-            r = all(vals) if isinstance(node.op, ast.And) else any(vals)
-            return self.mark(node, bool_, r, weak=True)
-        return self.mark(node, bool_)
+            r = consts[-1]
+            for c in consts[:-1]:
+                if bool(c) != is_and:  # or: the first true operand; and: the first false
+                    r = c
+                    break
+            try:
+                r = bool(r) if t.is_bool else cast_value(r, t)
+            except (ValueError, OverflowError):
+                return self.mark(node, t)
+            return self.mark(node, t, r, weak=all(getattr(v, "wl_weak", False)
+                                                  for v in node.values))
+        return self.mark(node, t)
 
     def visit_Compare(self, node):
         operands = [node.left] + list(node.comparators)
