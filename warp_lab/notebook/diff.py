@@ -90,7 +90,17 @@ def diff(a, b, a_label: str | None = None, b_label: str | None = None) -> Kernel
     Returns:
         a :class:`KernelDiff`; it renders as HTML in a notebook and as a
         summary with ``str()``.
+
+    Raises:
+        TypeError: ``a`` or ``b`` is not a CompiledKernel (``wl.compile``'s result).
     """
+    from warp_lab.compiler.artifact import CompiledKernel
+
+    for side, ck in (("first", a), ("second", b)):
+        if not isinstance(ck, CompiledKernel):
+            raise TypeError(f"wl.diff compares two compiled kernels (wl.compile(...)); the "
+                            f"{side} argument is {type(ck).__name__}")
+
     def label(ck):
         return f"{ck.name} {ck.options.arch} -O{ck.options.opt}"
 

@@ -82,6 +82,76 @@ def _split(value: str | None, choices, option: str) -> list[str]:
     return items
 
 
+def _check_options(opts: dict) -> None:
+    """Refuse option values argparse lets through (as a one-line UsageError, no traceback).
+
+    ``--arch`` must be one of :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`;
+    ``--maxrregcount`` 1..255 (255 registers per thread is the limit of every
+    architecture, CUDA Programming Guide "Technical Specifications per Compute
+    Capability"); ``--repeat`` and ``--block-dim`` positive.
+    """
+    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
+
+    arch = opts.get("arch")
+    if arch is not None and arch not in SUPPORTED_ARCHS:
+        raise UsageError(f"--arch {arch}: not a supported architecture; choose from "
+                         f"{', '.join(SUPPORTED_ARCHS)}")
+    regs = opts.get("maxrregcount")
+    if regs is not None and not 1 <= regs <= 255:
+        raise UsageError(f"--maxrregcount {regs}: the register cap must be 1..255 "
+                         "(registers per thread)")
+    for name in ("repeat", "block_dim"):
+        value = opts.get(name)
+        if value is not None and value < 1:
+            raise UsageError(f"--{name.replace('_', '-')} {value}: must be a positive int")
+
+
+def _too_deep(filename: str, line: int, col: int, text: str) -> KernelCompileError:
+    return KernelCompileError("expression too deeply nested (Python's compiler ran out of "
+                              "recursion depth); split it into several statements",
+                              filename, line, col, text)
+
+
+def _deepest_statement(tree: ast.AST) -> ast.AST | None:
+    """The statement holding the most deeply nested node (walked without recursion)."""
+    best, best_depth = None, -1
+    stack = [(tree, 0, None)]
+    while stack:
+        node, depth, stmt = stack.pop()
+        if isinstance(node, ast.stmt):
+            stmt = node
+        if depth > best_depth and stmt is not None:
+            best, best_depth = stmt, depth
+        stack.extend((child, depth + 1, stmt) for child in ast.iter_child_nodes(node))
+    return best
+
+
+def _compile_cell(tree: ast.Module, filename: str, code_text: str):
+    """``compile(tree)``, with its own errors as :class:`KernelCompileError` at the cell line.
+
+    ``ast.parse`` accepts some cells that ``compile`` refuses: ``break``
+    outside a loop, ``await`` outside an async function, ``nonlocal`` of a
+    parameter (SyntaxError from the symbol table / code generator), and very
+    deeply nested expressions (RecursionError).
+
+    Raises:
+        KernelCompileError: with the cell's line and column (1-based).
+    """
+    try:
+        return compile(tree, filename, "exec")
+    except SyntaxError as exc:  # compiled from a tree: exc.text is None, take the cell's line
+        lines = code_text.splitlines()
+        text = exc.text or (lines[exc.lineno - 1] if 0 < (exc.lineno or 0) <= len(lines) else "")
+        raise KernelCompileError(f"syntax error: {exc.msg}", filename, exc.lineno or 0,
+                                 exc.offset or 0, text.rstrip("\n")) from None
+    except RecursionError:
+        stmt = _deepest_statement(tree)
+        lines = code_text.splitlines()
+        line = getattr(stmt, "lineno", 1)
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        raise _too_deep(filename, line, getattr(stmt, "col_offset", 0) + 1, text) from None
+
+
 def _device_arch(device: str) -> str:
     """The architecture of the device a launch would use (``sm_90`` for the simulator)."""
     from warp_lab.runtime.device import SIM_ARCH, get_device
@@ -157,6 +227,7 @@ class WarpKernelMagics(Magics):
         """
         args = magic_arguments.parse_argstring(self.warp_kernel, line)
         given = {k: v for k, v in vars(args).items() if v is not None}
+        _check_options(given)
         if cell is None:
             self.defaults.update(given)
             if not given:
@@ -166,6 +237,7 @@ class WarpKernelMagics(Magics):
         opts = {**BUILTIN_DEFAULTS, **self.defaults, **given}
         if opts["arch"] is None:
             opts["arch"] = _device_arch(opts["device"])
+        _check_options(opts)  # a GPU's own arch may be one warp_lab cannot target
         return self._run_cell(line, cell, opts)
 
     # -- the cell ---------------------------------------------------------------------------
@@ -194,9 +266,14 @@ class WarpKernelMagics(Magics):
         except SyntaxError as exc:
             raise KernelCompileError(f"syntax error: {exc.msg}", filename, exc.lineno or 0,
                                      exc.offset or 0, (exc.text or "").rstrip("\n")) from None
+        except RecursionError:  # no tree to point into: the cell's longest line is the suspect
+            lines = code_text.splitlines()
+            k = max(range(len(lines)), key=lambda i: len(lines[i]))
+            raise _too_deep(filename, k + 1, 1, lines[k]) from None
         kinds = classify_functions(tree)
         ns = self.shell.user_ns
-        exec(compile(tree, filename, "exec"), ns)  # noqa: S102 - the user's own cell
+        code = _compile_cell(tree, filename, code_text)
+        exec(code, ns)  # noqa: S102 - the user's own cell
         kernels = []
         for node in tree.body:
             if not isinstance(node, ast.FunctionDef):
@@ -258,6 +335,14 @@ class WarpKernelMagics(Magics):
             kwargs = eval(f"dict({text})", self.shell.user_ns)  # noqa: S307
         except Exception as exc:  # the user's expression: report it as theirs
             raise LaunchError(f"--launch {opts['launch']!r}: {type(exc).__name__}: {exc}") from None
+        import inspect
+
+        known = [p for p in inspect.signature(launch).parameters if p != "kernel"]
+        unknown = [k for k in kwargs if k not in known]
+        if unknown:  # the kernel is the cell's own; a typo such as dims= is no TypeError wall
+            raise LaunchError(f"--launch {opts['launch']!r}: unknown keyword(s) "
+                              f"{', '.join(map(repr, unknown))}; wl.launch takes "
+                              f"{', '.join(known)}")
         kwargs.setdefault("device", opts["device"])
         kwargs.setdefault("repeat", opts["repeat"])
         if "grid" not in kwargs:

@@ -125,6 +125,40 @@ def _findings_html(result) -> str:
             + _table(("check", "what", "where", "Python line", "PTX line"), rows) + "</details>")
 
 
+#: What the HTML view shows of a launch's printed text at most: 10,000 lines and
+#: 1 MiB, the size of a GPU's default printf FIFO (``cudaLimitPrintfFifoSize``,
+#: CUDA Programming Guide "Formatted Output"). ``LaunchResult.printed`` keeps all.
+PRINTED_MAX_LINES = 10_000
+PRINTED_MAX_BYTES = 1 << 20
+
+
+def cap_text(text: str, max_lines: int = PRINTED_MAX_LINES,
+             max_bytes: int = PRINTED_MAX_BYTES) -> tuple[str, str]:
+    """The head of ``text`` a notebook can show, and a note on what was left out.
+
+    Args:
+        text: the full text.
+        max_lines: lines kept at most.
+        max_bytes: UTF-8 bytes kept at most (cut at a line end when there is one).
+
+    Returns:
+        ``(shown, note)``; ``note`` is ``""`` when nothing was cut, else
+        ``"... truncated: N more lines (B bytes) not shown"``.
+    """
+    lines = text.splitlines(keepends=True)
+    head = lines[:max_lines]
+    shown = "".join(head)
+    if len(shown.encode()) > max_bytes:
+        cut = shown.encode()[:max_bytes].decode(errors="ignore")
+        shown = cut[: cut.rfind("\n") + 1] or cut
+    if len(shown) == len(text):
+        return text, ""
+    rest = text[len(shown):]
+    more = rest.count("\n") + (0 if rest.endswith("\n") else 1)
+    return shown, (f"... truncated: {more:,} more line(s) ({len(rest.encode()):,} bytes) not "
+                   "shown; the full text is in the result's .printed")
+
+
 def launch_html(result) -> str:
     """The HTML snippet for one ``LaunchResult`` (escaped; charts inlined as PNG)."""
     ck = result.compiled
@@ -174,9 +208,11 @@ def launch_html(result) -> str:
     if charts:
         parts.append(f'<div class="wl-panes">{"".join(charts)}</div>')
     if result.printed:
+        shown, note = cap_text(result.printed)
         parts.append("<details open><summary>printed</summary><div class=\"wl-error\" "
-                     f"style=\"border-color:#888;background:none\">{html.escape(result.printed)}"
-                     "</div></details>")
+                     f"style=\"border-color:#888;background:none\">{html.escape(shown)}"
+                     + (f'<div class="wl-warn">{html.escape(note)}</div>' if note else "")
+                     + "</div></details>")
     heat = {"instructions": instructions_per_line(result)}
     source = ""
     if heat["instructions"]:

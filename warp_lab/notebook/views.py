@@ -44,6 +44,14 @@ PANES = {
 #: heat column key (as in the bundle's ``heat``) -> column title
 HEAT_TITLES = {"instructions": "instr.", "live_registers": "live regs"}
 
+#: Lines each pane of the HTML view renders at most. A 1,500-statement kernel
+#: has ~31,000 lines of unoptimised LLVM IR: rendered in full, its view was
+#: 18 MB of HTML, more than a notebook stays responsive with; at 1,000 lines
+#: per pane it is 2.2 MB. Longer panes show their head and a note; the bundle
+#: (``application/vnd.warp-lab.kernel+json``) and the CompiledKernel keep the
+#: full text.
+PANE_MAX_LINES = 1000
+
 #: ``--show`` names -> panes
 SHOW_PANES = {"source": ("python",), "llvm": ("llvm", "llvm_unoptimized"), "ptx": ("ptx",),
               "sass": ("sass",)}
@@ -117,7 +125,8 @@ def pane_line_maps(ck) -> dict[str, dict[int, int]]:
 
 def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[int, int] = {},
               colors: Mapping[int, str] = {}, heat: Mapping[str, Mapping[int, object]] = {},
-              title: str | None = None, open_: bool = True, missing: str = "") -> str:
+              title: str | None = None, open_: bool = True, missing: str = "",
+              max_lines: int = PANE_MAX_LINES) -> str:
     """One collapsible, highlighted, line-numbered pane.
 
     Args:
@@ -131,6 +140,8 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
         title: summary text (default from :data:`PANES`).
         open_: whether the ``<details>`` starts open.
         missing: why ``text`` is None (shown instead of code).
+        max_lines: lines rendered at most (the first ones), with a note of how
+            many more there are; default :data:`PANE_MAX_LINES`.
     """
     title = title if title is not None else PANES[pane][0]
     head = (f'<details class="wl-pane" data-pane="{pane}"{" open" if open_ else ""}>'
@@ -138,6 +149,10 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
     if text is None:
         why = html.escape(missing or "not available")
         return f'{head}<div class="wl-missing">{why}</div></details>'
+    all_lines = text.splitlines()
+    hidden = max(0, len(all_lines) - max_lines)
+    if hidden:  # highlight only what is shown: the lexer's time grows with the text too
+        text = "\n".join(all_lines[:max_lines])
     lines = highlight_lines(text, pane)
     numbers = list(numbers) if numbers is not None else list(range(1, len(lines) + 1))
     heat_cols = [(HEAT_TITLES.get(name, name), col) for name, col in heat.items()]
@@ -165,7 +180,12 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
                              f'{a:.2f})">{html.escape(_fmt(v))}</span>')
         out.append(f'<div class="wl-line"{attrs}><span class="wl-ln">{int(number)}</span>'
                    f'{"".join(cells)}<span class="wl-src">{code}</span></div>')
-    out.append("</div></details>")
+    out.append("</div>")
+    if hidden:
+        out.append(f'<div class="wl-missing">... truncated: {hidden:,} more line(s) not shown '
+                   f"(the view shows the first {max_lines:,}; the full text is on the "
+                   "CompiledKernel)</div>")
+    out.append("</details>")
     return "".join(out)
 
 

@@ -24,7 +24,8 @@ class LaunchResult:
             measured with CUDA events, on the simulator with a wall clock).
         argument_bytes: bytes of all array arguments (what a kernel that
             reads each input once and writes each output once moves).
-        printed: what the kernel printed (``print``/``wl.printf``).
+        printed: everything the kernel printed (``print``/``wl.printf``), uncapped;
+            the notebook view shows the first 10,000 lines / 1 MiB.
         sim: the simulator's ``SimResult`` (metrics, findings, instruction
             counts), None on a GPU.
         host_seconds: host-side time of the whole ``wl.launch`` call.
