@@ -43,18 +43,43 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
         debugging session works on copies in simulator memory.
 
     Raises:
-        LaunchError: bad arguments or configuration (as ``wl.launch``).
+        LaunchError: bad arguments or configuration (as ``wl.launch``: also
+            ``checks`` and ``shared_mem``).
     """
     from warp_lab import sim
     from warp_lab.runtime.device import SIM_ARCH
-    from warp_lab.runtime.launch import prepare_launch
+    from warp_lab.runtime.launch import check_checks, check_shared_mem, prepare_launch
     from warp_lab.runtime.sim_backend import prepare
 
+    checks = check_checks(checks)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, SIM_ARCH, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim)
+    shared_mem = check_shared_mem(shared_mem, ck, SIM_ARCH)
     memory, _, _, params = prepare(ck, launch_dim, values, views)
-    dbg = sim.Debugger(ck.ptx, ck.entry, grd, blk, params, memory, shared_mem, tuple(checks))
-    return DebugSession(ck, dbg)
+    dbg = sim.Debugger(ck.ptx, ck.entry, grd, blk, params, memory, shared_mem, checks)
+    return DebugSession(ck, dbg, grid=grd, block_shape=blk)
+
+
+def _coords(value, what: str, limit) -> tuple[int, int, int] | None:
+    """``value`` (None, an int or 1..3 ints) as an ``(x, y, z)`` inside ``limit``, or an error.
+
+    Raises:
+        SimulatorError: not integers, or outside ``limit`` (the grid for a
+            block, the block shape for a thread); the message gives the range.
+    """
+    if value is None:
+        return None
+    items = (value,) if isinstance(value, (int, np.integer)) else value
+    ok = isinstance(items, (tuple, list)) and 1 <= len(items) <= 3 and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items)
+    if not ok:
+        raise SimulatorError(f"{what} must be an int or a tuple of up to 3 ints (x, y, z), "
+                             f"got {value!r}")
+    xyz = tuple(int(v) for v in items) + (0,) * (3 - len(items))
+    if limit is not None and not all(0 <= v < n for v, n in zip(xyz, limit)):
+        raise SimulatorError(f"{what} {xyz} is outside the launch: {what} indices run "
+                             f"(0, 0, 0)..{tuple(n - 1 for n in limit)}")
+    return xyz  # type: ignore[return-value]
 
 
 def lanes_html(state, previous=None, max_registers: int = 64) -> str:
@@ -120,11 +145,15 @@ class DebugSession:
         debugger: the simulator's :class:`~warp_lab.sim.Debugger`.
         block, warp: the warp shown by :meth:`lanes` and the panel (default
             the block of the last stop, warp 0).
+        grid, block_shape: the launch's blocks and threads per block, ``(x, y,
+            z)`` (None when not known: then block/thread indices go unchecked).
     """
 
-    def __init__(self, compiled, debugger):
+    def __init__(self, compiled, debugger, grid=None, block_shape=None):
         self.compiled = compiled
         self.debugger = debugger
+        self.grid = grid  # (x, y, z) blocks, None when unknown
+        self.block_shape = block_shape  # (x, y, z) threads per block
         self.block = (0, 0, 0)
         self.warp = 0
         self._previous = None  # WarpState at the previous stop, for "what changed"
@@ -136,11 +165,19 @@ class DebugSession:
                        block=None, thread=None):
         """Stop before code of Python ``line`` (the cell's or file's numbering) or ``ptx_line``.
 
+        Args:
+            line, ptx_line: where to stop (one of them).
+            block, thread: stop only in this block / thread, each an int or
+                ``(x, y, z)`` inside the launch's grid / block.
+
         Raises:
-            SimulatorError: no instruction comes from that line.
+            SimulatorError: no instruction comes from that line, or ``block`` /
+                ``thread`` is not 1..3 ints inside the launch.
         """
         if line is None and ptx_line is None:
             raise SimulatorError("a breakpoint needs line= (Python) or ptx_line=")
+        block = _coords(block, "block", self.grid)
+        thread = _coords(thread, "thread", self.block_shape)
         return self.debugger.add_breakpoint(ptx_line=ptx_line, source_line=line, block=block,
                                             thread=thread)
 
@@ -210,7 +247,12 @@ class DebugSession:
         return self.debugger.where()
 
     def lanes(self, block=None, warp: int | None = None):
-        """The :class:`~warp_lab.sim.debugger.WarpState` of a warp of the running block."""
+        """The :class:`~warp_lab.sim.debugger.WarpState` of a warp of the running block.
+
+        Raises:
+            SimulatorError: ``block`` outside the grid or not running now, or no such warp.
+        """
+        block = _coords(block, "block", self.grid)
         return self.debugger.warp(self.block if block is None else block,
                                   self.warp if warp is None else warp)
 
