@@ -132,3 +132,10 @@ def test_vector_and_half_components_are_range_checked():
     assert (y == 0).all()
     wl.launch(_scale_vec, dim=4, inputs=[y, [1.5, 0.0, 0.0], 0.25], device="sim")
     np.testing.assert_array_equal(y, np.full(4, 1.75, np.float32))
+
+
+def test_a_device_arch_the_compiler_does_not_know_is_a_launch_error():
+    from warp_lab.runtime.launch import prepare_launch
+
+    with pytest.raises(LaunchError, match="the device is sm_110, which warp_lab cannot compile"):
+        prepare_launch(_scale, "sm_110", _inputs(), dim=8)

@@ -218,7 +218,13 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
         raise LaunchError(f"inputs must be a list of arguments, one per kernel parameter, got "
                           f"{type(inputs).__name__}")
     if isinstance(kernel, Kernel):
+        from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
         from warp_lab.compiler.pipeline import compile as _compile
+
+        if arch not in SUPPORTED_ARCHS:  # a GPU newer than the toolchain tables
+            raise LaunchError(f"the device is {arch}, which warp_lab cannot compile for "
+                              f"({', '.join(SUPPORTED_ARCHS)}); run on device='sim', or pass "
+                              "a kernel compiled for a compatible arch (its PTX is JIT-compiled)")
 
         def compile_for(unit_inner_stride: bool) -> CompiledKernel:
             # launches need no SASS; skipping nvdisasm saves ~0.35 s on a first launch
