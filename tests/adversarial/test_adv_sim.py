@@ -56,9 +56,6 @@ def test_int64_index_is_not_truncated():
     assert [f.kind for f in r.findings] == ["out_of_bounds"]
 
 
-@pytest.mark.xfail(strict=True, reason="for i in range(n - 7, n, 3) with n = 2**31 - 1 "
-                   "never ends: the induction variable wraps past INT32_MAX instead of the "
-                   "loop running Python's 3 iterations (a hang without max_instructions)")
 def test_range_ending_at_int32_max_terminates():
     kernel = cell_kernel("""
         @wl.kernel

@@ -125,6 +125,16 @@ def range_count(a: wl.int32, b: wl.int32, s: wl.int32):
 
 
 @wl.func
+def range_count3(a: wl.int32, b: wl.int32):
+    n = 0
+    for k in range(a, b, 3):
+        n += 1
+    for k in range(b, a, -5):
+        n += 100
+    return n
+
+
+@wl.func
 def range_last(a: wl.int32, b: wl.int32):
     last = -999
     for k in range(a, b, -3):
@@ -193,6 +203,7 @@ def harness(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.float32), z: wl.ar
     g = y[1]
     x[2] = i_floordiv(i, j) + i_mod(i, j) + i_shl(i, j) + i_shr(i, j) + i_pow(i, j)
     x[3] = i_mix(i, j) + int(u_shr(u, u)) + range_count(i, j, i) + range_last(i, j)
+    x[7] = range_count3(i, j)
     x[4] = loop_control(i) + chained(i, j, i) + logic(i, j) + f_to_i(f)
     y[2] = f_floordiv(f, g) + f_mod(f, g) + f_div(i, j) + pick(f, g)
     z[0] = l_mod(z[1], z[2])
@@ -213,7 +224,7 @@ def py_floordiv(a, b):
 @pytest.fixture(scope="module")
 def fns():
     names = ["i_floordiv", "i_mod", "i_shl", "i_shr", "u_shr", "i_pow", "i_mix", "f_floordiv",
-             "f_mod", "f_div", "f_to_i", "l_mod", "range_count", "range_last", "loop_control",
+             "f_mod", "f_div", "f_to_i", "l_mod", "range_count", "range_count3", "range_last", "loop_control",
              "chained", "logic", "pick", "bits", "operands", "f_operands"]
     return {n: host_function(harness, n) for n in names}
 
@@ -276,6 +287,21 @@ def test_range_with_negative_and_runtime_steps(fns, a, b, s):
     assert fns["range_count"](a, b, s) == len(range(a, b, s))
     r = list(range(a, b, -3))
     assert fns["range_last"](a, b) == (r[-1] if r else -999)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(edge=st.sampled_from([2 ** 31 - 1, -(2 ** 31)]), d=st.integers(0, 40),
+       s=st.integers(-2 ** 31, 2 ** 31 - 1).filter(lambda v: abs(v) > 1e6 or 2 <= abs(v) <= 9))
+def test_range_steps_that_would_overflow_the_counter_stop_like_pythons(fns, edge, d, s):
+    """The stepped counter would wrap past INT32_MAX/MIN: the loop still ends on time."""
+    near = edge - d if edge > 0 else edge + d
+    lo, hi = min(near, edge), max(near, edge)
+    assert fns["range_count"](lo, hi, s) == len(range(lo, hi, s))
+    assert fns["range_count"](hi, lo, s) == len(range(hi, lo, s))
+    if abs(s) > 1e6:  # the whole int32 range in few, huge steps
+        full = (-(2 ** 31), 2 ** 31 - 1, s) if s > 0 else (2 ** 31 - 1, -(2 ** 31), s)
+        assert fns["range_count"](*full) == len(range(*full))
+    assert fns["range_count3"](lo, hi) == len(range(lo, hi, 3)) + 100 * len(range(hi, lo, -5))
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)

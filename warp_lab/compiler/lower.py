@@ -42,7 +42,7 @@ from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
 __all__ = ["LoweredKernel", "make_llvm_ir", "TRIPLE"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
-I32 = ir.IntType(32)
+I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 
 
 @dataclass(frozen=True)
@@ -488,6 +488,11 @@ class FunctionLowerer(ExprLowerer):
             cond = self.b.or_(up, down)
         self.b.cbranch(cond, body_bb, end_bb)
         self.b.position_at_end(body_bb)
+        # a unit step cannot overflow (the counter stops at ``stop``), so it may carry nsw,
+        # which lets LLVM widen and unroll the loop as it does nvcc's ``for (int i...)``
+        unit = node.wl_step in (1, -1) and ty.is_signed
+        if not unit:  # the latch below jumps straight back here: reload the counter
+            i = self.b.load(counter)
         self.store_var(self.var_slot(node.target.id),
                        self.convert(i, ty, node.target.wl_var_ty))
         self.loops.append((inc_bb, end_bb))
@@ -496,13 +501,52 @@ class FunctionLowerer(ExprLowerer):
         if not self.b.block.is_terminated:
             self.b.branch(inc_bb)
         self.b.position_at_end(inc_bb)
-        # a unit step cannot overflow (the counter stops at ``stop``), so it may carry nsw,
-        # which lets LLVM widen and unroll the loop as it does nvcc's ``for (int i...)``
-        unit = node.wl_step in (1, -1) and ty.is_signed
-        self.b.store(self.b.add(self.b.load(counter), step, flags=["nsw"] if unit else []),
-                     counter)
-        self.b.branch(cond_bb)
+        if unit:
+            self.b.store(self.b.add(self.b.load(counter), step, flags=["nsw"]), counter)
+            self.b.branch(cond_bb)
+        else:
+            self.step_latch(counter, stop, step, ty, node.wl_step, body_bb, end_bb)
         self.b.position_at_end(end_bb)
+
+    def step_latch(self, counter, stop, step, ty, const_step, body_bb, end_bb):
+        """Latch of a ``range`` loop whose step is not 1: step only if another element is left.
+
+        ``i + step`` may overflow the counter's type (``range(n - 7, n, 3)``
+        with ``n = 2**31 - 1``), which would make the loop run forever, so the
+        latch never compares a wrapped sum with ``stop``. A counter of 32 bits
+        or fewer steps in 64 bits (``sext(i) + sext(step) < sext(stop)``, no
+        overflow possible; the cheapest form for ptxas: matmul_tiled keeps 30
+        registers). A 64-bit counter compares the distance still to go
+        (``stop - i``, or ``i - stop`` going down: positive inside the body,
+        exact as an unsigned number) with ``|step|``: another iteration runs
+        iff the distance exceeds it. Either way the loop runs Python's
+        ``len(range(start, stop, step))`` times.
+        """
+        b = self.b
+        i = b.load(counter)
+        if const_step is not None:
+            up = ir.Constant(I1, 1 if const_step > 0 or not ty.is_signed else 0)
+        else:
+            up = b.icmp_signed(">", step, ir.Constant(step.type, 0)) if ty.is_signed \
+                else ir.Constant(I1, 1)
+        if ty.bits <= 32:
+            ext = (lambda v: b.sext(v, I64)) if ty.is_signed else (lambda v: b.zext(v, I64))
+            nx = b.add(ext(i), ext(step))
+            cmp = b.icmp_signed if ty.is_signed else b.icmp_unsigned
+            if isinstance(up, ir.Constant):
+                more = cmp("<" if up.constant else ">", nx, ext(stop))
+            else:
+                more = b.select(up, cmp("<", nx, ext(stop)), cmp(">", nx, ext(stop)))
+            stepped = b.trunc(nx, llty(ty))
+        else:
+            dist = b.select(up, b.sub(stop, i), b.sub(i, stop))
+            more = b.icmp_unsigned(">", dist, b.select(up, step, b.neg(step)))
+            stepped = None
+        nxt = self.fn.append_basic_block("for.step")
+        b.cbranch(more, nxt, end_bb)
+        b.position_at_end(nxt)
+        b.store(stepped if stepped is not None else b.add(i, step), counter)
+        b.branch(body_bb)
 
     def visit_Break(self, node):
         self.b.branch(self.loops[-1][1])
