@@ -114,9 +114,6 @@ def test_bad_array_annotation_in_magic_is_a_compile_error(ip, annotation):
     assert err.line == 2 and err.col == 7
 
 
-@pytest.mark.xfail(strict=True, reason="a lone surrogate in a kernel string literal "
-                   "(print('\\udcff')) is an InternalCompilerError (UnicodeEncodeError in "
-                   "lower) instead of a KernelCompileError at the string")
 def test_surrogate_in_string_literal_is_a_compile_error():
     kernel = cell_kernel(HEAD + "    print('\\udcff')\n")
     with pytest.raises(wl.KernelCompileError) as info:

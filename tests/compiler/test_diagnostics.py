@@ -349,3 +349,9 @@ def test_func_returning_on_every_path_compiles():
             x[0] = g(n) + h(n)
     """)
     make_llvm_ir(make_typed_ast(k), CompileOptions())
+
+
+def test_lone_surrogate_in_a_string_is_a_compile_error_at_the_string():
+    err = diagnose(cell_kernel(HEAD + "    print('ok \\udcff')\n"))
+    assert (err.line, err.col) == (3, 11)
+    assert "'\\udcff', a lone surrogate" in err.message and "UTF-8" in err.message

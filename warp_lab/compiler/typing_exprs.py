@@ -139,6 +139,7 @@ class ExprTyper:
                           as_type(np.asarray(v).dtype) for v in value)
             return self.mark(node, TupleType(elems), tuple(value), weak=True)
         if isinstance(value, str):
+            self.check_text(value, node)
             return self.mark(node, Meta(value), value)
         if isinstance(value, Kernel):
             raise self.error(f"{what} is a kernel; kernels cannot call kernels", node,
@@ -163,6 +164,20 @@ class ExprTyper:
                                "values, @wl.func functions and warp_lab builtins")
 
     # -- leaves --------------------------------------------------------------
+    def check_text(self, text: str, node):
+        """Reject a string the kernel cannot carry: it must encode as UTF-8 (PTX data).
+
+        Raises:
+            KernelCompileError: at ``node`` for a lone surrogate (``'\\udcff'``).
+        """
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = text[exc.start:exc.end]
+            raise self.error(f"string contains {ascii(bad)}, a lone surrogate that is not a "
+                             f"character and cannot be stored as UTF-8", node,
+                             "remove it, or write the character it stands for") from None
+
     def visit_Constant(self, node):
         v = node.value
         if isinstance(v, (bool, int, float)):
@@ -172,6 +187,7 @@ class ExprTyper:
                 raise self.error(f"integer literal {v} does not fit in 64 bits", node)
             return self.mark(node, literal_type(v), v, weak=True)
         if isinstance(v, str):
+            self.check_text(v, node)
             return self.mark(node, Meta(v), v)
         if v is None:
             return self.mark(node, NONE, None)
