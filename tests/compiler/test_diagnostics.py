@@ -355,3 +355,30 @@ def test_lone_surrogate_in_a_string_is_a_compile_error_at_the_string():
     err = diagnose(cell_kernel(HEAD + "    print('ok \\udcff')\n"))
     assert (err.line, err.col) == (3, 11)
     assert "'\\udcff', a lone surrogate" in err.message and "UTF-8" in err.message
+
+
+@pytest.mark.parametrize("body,col,msg,hint", [
+    ("    a, *b = (1, 2)", 8, "starred assignment (*b) is not supported", "a, b, c = t"),
+    ("    x[0] = wl.sqrt(**n)", 22, "** keyword unpacking is not supported",
+     "sqrt(x=...)"),
+    ("    wl.tid = 3", 5, "cannot assign to wl.tid: wl is the module warp_lab, a compile-time "
+     "name, not a variable", "local variable"),
+    ("    t = (1, 2)\n    t[0] = 3", 5, "element of the tuple t: tuples are immutable",
+     "wl.vec3"),
+], ids=["starred", "double_star", "module_attribute", "tuple_element"])
+def test_odd_targets_are_named_in_user_terms(body, col, msg, hint):
+    err = diagnose(cell_kernel(HEAD + body + "\n"))
+    assert err.col == col and msg in err.message and hint in err.hint
+    assert "None" not in err.message and "Starred" not in err.message
+
+
+def test_a_lambda_in_a_file_cannot_be_a_kernel(tmp_path, monkeypatch):
+    (tmp_path / "lambda_kernel_mod.py").write_text(
+        "import warp_lab as wl\n\nk = wl.kernel(lambda x: None)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import lambda_kernel_mod
+    with pytest.raises(KernelCompileError) as info:
+        make_typed_ast(lambda_kernel_mod.k)
+    err = info.value
+    assert err.message == "a lambda cannot be a kernel" and err.line == 3
+    assert "@wl.kernel on the line above def" in err.hint

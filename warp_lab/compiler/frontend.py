@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from types import ModuleType
 
 from warp_lab.compiler.frontend_flow import check_flow
 from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declared_return,
@@ -174,6 +175,11 @@ class FunctionTyper(ExprTyper):
         vty = value.wl_ty
         if isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
+            star = next((e for e in elts if isinstance(e, ast.Starred)), None)
+            if star is not None:
+                raise self.error(f"starred assignment ({ast.unparse(star)}) is not supported "
+                                 "in kernels", star,
+                                 "unpack into one name per element, e.g. a, b, c = t")
             if isinstance(vty, TupleType):
                 parts = vty.elems
             elif isinstance(vty, Vector):
@@ -200,8 +206,14 @@ class FunctionTyper(ExprTyper):
             tty = target.wl_load.wl_ty
             self.check_convert(value, tty, ast.unparse(target))
             target.wl_var_ty = tty
+        elif isinstance(target, ast.Starred):
+            raise self.error(f"starred assignment ({ast.unparse(target)}) is not supported "
+                             "in kernels", target,
+                             "unpack into one name per element, e.g. a, b, c = t")
         else:
-            raise self.error(f"cannot assign to {type(target).__name__}", target)
+            raise self.error(f"cannot assign to {ast.unparse(target)}", target,
+                             "assign to a variable name, an array element x[i] or a vector "
+                             "component v.x")
 
     def assign_name(self, target: ast.Name, value):
         """Type a store into a plain name: declares the variable on first assignment."""
@@ -256,6 +268,16 @@ class FunctionTyper(ExprTyper):
                 len(load.wl_indices) == 1
             if not whole_row:
                 return
+        if isinstance(bty, Meta):  # wl.tid = 3, math.pi = 3: a module or other global
+            what = f"the module {bty.value.__name__}" if isinstance(bty.value, ModuleType) \
+                else type_name(bty)
+            raise self.error(f"cannot assign to {ast.unparse(target)}: {ast.unparse(base)} is "
+                             f"{what}, a compile-time name, not a variable", target,
+                             "store into a local variable or an array parameter instead")
+        if isinstance(bty, TupleType):
+            raise self.error(f"cannot assign to an element of the tuple {ast.unparse(base)}: "
+                             "tuples are immutable", target,
+                             "build a new tuple, or use a vector (wl.vec3) or wl.local_array")
         raise self.error(f"cannot assign to an element of {type_name(bty)}", target,
                          "only array elements and components of vector/matrix variables "
                          "can be assigned")

@@ -82,8 +82,20 @@ def compile_error(source, node, message, hint="") -> KernelCompileError:
 
 
 def parse_function(fn_obj) -> ast.FunctionDef:
-    """Parse the source of a Kernel/Func into its ``ast.FunctionDef``."""
+    """Parse the source of a Kernel/Func into its ``ast.FunctionDef``.
+
+    Raises:
+        KernelCompileError: a syntax error, a lambda (it has no ``def`` to
+            parse: its source line is the surrounding statement), or no ``def``.
+    """
     src = fn_obj.source
+    if getattr(getattr(fn_obj, "fn", None), "__name__", None) == "<lambda>":
+        what = "kernel" if type(fn_obj).__name__ == "Kernel" else "device function"
+        deco = "@wl.kernel" if what == "kernel" else "@wl.func"
+        raise KernelCompileError(f"a lambda cannot be a {what}", src.filename, src.first_line,
+                                 0, src.line(src.first_line),
+                                 f"write it as a function: {deco} on the line above "
+                                 f"def name(x: ...):")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings of odd literals: not our output

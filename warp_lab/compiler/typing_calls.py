@@ -22,7 +22,11 @@ def _args(t, node, names, required, name):
         raise t.error(f"{name}() takes at most {len(names)} arguments, got {len(out)}", node)
     out += [None] * (len(names) - len(out))
     for kw in node.keywords:
-        if kw.arg is None or kw.arg not in names:
+        if kw.arg is None:
+            raise t.error("** keyword unpacking is not supported in kernels", kw.value,
+                          f"pass each argument by position or name, e.g. {name}({names[0]}=...)"
+                          if names else f"call {name}() without arguments")
+        if kw.arg not in names:
             raise t.error(f"{name}() has no parameter {kw.arg!r}", kw.value if kw.arg else node)
         k = names.index(kw.arg)
         if out[k] is not None:
