@@ -222,6 +222,11 @@ def test_wide_indices_are_computed_in_64_bits():
     assert "mul.lo.s64" in ptx or "mad.lo.s64" in ptx
     # the int32-only store keeps the int32 path (one mul.lo.s32 + widening)
     assert "mul.wide.s32" in ptx
+    # debug bounds checks compare the full 64-bit index and print it with %lld
+    dbg = lower(wide_index, debug=True).llvm_ir
+    assert re.search(r'icmp ult i64 %"i\.\d+"', dbg)
+    assert "index %lld out of bounds for axis 0 with size %lld" in dbg
+    assert "index %d out of bounds for axis 0 with size %d" in dbg  # x[k, k]: int32
 
 
 def test_entry_guard_uses_launch_dim_per_axis():

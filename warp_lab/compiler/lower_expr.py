@@ -272,9 +272,9 @@ class ExprLowerer:
                 from warp_lab.compiler.lower_builtins import emit_trap
                 ok = self.b.icmp_unsigned("<", v, n)
                 where = f"{self.source.filename}:{self.cur_line}".replace("%", "%%")
-                ity_w = int64 if wide else int32
-                emit_trap(self, ok, f"{where}: index %d out of bounds for axis {k} with size %d",
-                          [v, n], [ity_w, ity_w])
+                ity_w, d = (int64, "%lld") if wide else (int32, "%d")
+                emit_trap(self, ok, f"{where}: index {d} out of bounds for axis {k} "
+                          f"with size {d}", [v, n], [ity_w, ity_w])
             s = arr.strides[k]
             if isinstance(s, ir.Constant) and s.constant == 1:
                 term = v
