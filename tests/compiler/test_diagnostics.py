@@ -284,6 +284,8 @@ MAYBE_UNASSIGNED = [
      "'m' is used before it is assigned", ""),
     ("augmented", "    if n > 1:\n        s = 0.0\n    s += 1.0\n    x[0] = s", 5,
      "s may be used before it is assigned", ""),
+    ("constant_false_if", "    if 1 > 2:\n        m = 1.5\n    x[0] = m", 5,
+     "only assigned inside the if at line 3", ""),
     ("declared_only", "    m: float\n    if n > 1:\n        m = 1.0\n    x[0] = m", 6,
      "inside the if at line 4", ""),
 ]
@@ -305,8 +307,9 @@ def test_read_of_a_conditionally_assigned_variable_is_rejected(body, line, msg, 
     "    for i in range(n):\n        m = 3.0\n        x[i] = m",
     "    m = 0.0\n    for i in range(n):\n        if i > 2:\n            m = 3.0\n    x[0] = m",
     "    while n > 0:\n        if n > 3:\n            m = 1.0\n            x[0] = m\n        n -= 1",
+    "    if 2 > 1:\n        m = 3.0\n    x[0] = m",
 ], ids=["if_else", "else_returns", "while_true", "constant_range", "in_body", "before",
-        "inner_use"])
+        "inner_use", "constant_if"])
 def test_definitely_assigned_reads_compile(body):
     make_llvm_ir(make_typed_ast(cell_kernel(HEAD + body + "\n")), CompileOptions())
 

@@ -10,7 +10,8 @@ return ``None``; the lowered function would return 0).
 
 The analysis is the classic forward "definitely assigned" data flow (as in
 Java's definite-assignment rules, JLS chapter 16) over the statements the
-kernel language has: ``if``/``else``, ``for`` and ``while`` (the body may
+kernel language has: ``if``/``else`` (only the taken branch of a constant
+test, as lowering drops the other), ``for`` and ``while`` (the body may
 run zero times, except a ``for`` over a ``range`` of constant, non-empty
 extent), ``break``, ``continue`` and ``return``. A state is the set of
 definitely assigned names, or ``None`` where control cannot reach.
@@ -165,6 +166,9 @@ class _Flow:
             return self.target(t, state)
         if isinstance(s, ast.If):
             self.reads(s.test, state)
+            c = const_of(s.test)
+            if c is not NO_CONST:  # if DEBUG: only the taken branch runs (and is lowered)
+                return self.block(s.body if c else s.orelse, state)
             return _meet(self.block(s.body, state), self.block(s.orelse, state))
         if isinstance(s, ast.While):
             self.reads(s.test, state)
