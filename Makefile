@@ -24,8 +24,9 @@ browser-deps:
 	      || echo "chromium could not be installed: browser tests will be skipped"; \
 	  else echo "chromium missing and no root: browser tests will be skipped"; fi; }
 
+# --allow-root only where we are root (containers, CI-like machines)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 test: $(STAMP) browser-deps
 	$(BIN)/python -m pytest

@@ -121,3 +121,10 @@ def test_devices_without_a_gpu():
     assert get_device("sim").kind == "sim"
     with pytest.raises(LaunchError):
         get_device("tpu")
+
+
+def test_wl_array_annotation_with_the_element_type_first():
+    assert wl.array(wl.float32) == T.ArrayType(T.float32, 1)
+    assert wl.array(wl.vec3, ndim=2) == T.ArrayType(T.vec3, 2)
+    assert wl.array(int) == T.ArrayType(T.int32, 1)
+    assert wl.array(np.arange(3)).numpy().tolist() == [0, 1, 2]  # data, not a type

@@ -149,12 +149,17 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
 
     Returns:
         :class:`Array`, or :class:`~warp_lab.lang.types.ArrayType` when used
-        as an annotation (``x: wl.array(dtype=wl.float32, ndim=2)``).
+        as an annotation (``x: wl.array(dtype=wl.float32, ndim=2)``; the
+        element type may also come first, ``wl.array(wl.float32)``, as in
+        ``wl.array2d(wl.float32)``).
 
     Raises:
         TypeError: ``dtype`` is not a warp_lab type.
         ValueError: ``ndim`` is outside 1..4.
     """
+    if dtype is None and shape is None and (isinstance(data, T.Type) or data is int
+                                            or data is float or data is bool):
+        data, dtype = None, data  # wl.array(wl.float32): the element type given first
     if data is None and shape is None:
         return T.array(dtype, ndim if ndim is not None else 1)
     if shape is not None:
