@@ -90,7 +90,9 @@ def cuda_devices() -> tuple[tuple[DeviceInfo, ...], str]:
             return (), f"no usable CUDA driver ({err.name})"
         err, count = driver.cuDeviceGetCount()
     except Exception as exc:  # libcuda.so missing
-        return (), f"no CUDA driver ({type(exc).__name__}: {exc})"
+        if type(exc).__name__ == "DynamicLibNotFoundError":  # cuda.pathfinder: no libcuda.so
+            return (), "no NVIDIA driver installed"
+        return (), f"the CUDA driver could not be loaded ({type(exc).__name__}: {exc})"
     if err != driver.CUresult.CUDA_SUCCESS or not count:
         return (), "the CUDA driver reports no GPU"
     found = []
