@@ -369,3 +369,13 @@ def test_non_ascii_python_names_become_valid_ptx_identifiers():
     ptx = emit_ptx(lk.llvm_ir, opt=0)
     assert re.search(r"\.entry r\$00e9sum\$00e9\(", ptx)
     assert re.search(r"\.func\s+\(.*\) r\$00e9sum\$00e9__ajout\$00e9_\d+\(", ptx)
+
+
+def test_tid_index_math_maps_to_the_tid_line():
+    """`i = wl.tid()` owns the ctaid/ntid/tid arithmetic; the def line owns the bounds check."""
+    ptx = emit_ptx(lower(saxpy).llvm_ir)
+    by_line = loc_lines(ptx)
+    tid_line, def_line = line_of(saxpy, "i = wl.tid()"), line_of(saxpy, "def saxpy")
+    assert any("%ctaid.x" in ins for ins in by_line[tid_line])
+    assert any(ins.startswith("setp") for ins in by_line[def_line])
+    assert not any("%ctaid.x" in ins for ins in by_line[def_line])

@@ -336,7 +336,12 @@ class FunctionLowerer(ExprLowerer):
         """
         n = self.m.typed.launch_ndim
         axes = "xyz"[:n]
+        guard_loc = self.b.debug_metadata
+        call = self.first_tid_call()
+        if call is not None:  # the index math belongs to the line that asks for it
+            self.b.debug_metadata = self.loc(call)
         idx = {a: self.global_index(a) for a in axes}
+        self.b.debug_metadata = guard_loc  # the bounds check is the kernel's own (def line)
         out = None
         for k, a in enumerate(axes):
             dim = self.b.extract_value(launch_dim, k)
@@ -350,6 +355,13 @@ class FunctionLowerer(ExprLowerer):
         self.b.position_at_end(run_bb)
         vals = [idx[a] for a in reversed(axes)]  # (z, y, x) order: slowest first
         self.tid_value = vals[0] if n == 1 else tuple(vals)
+
+    def first_tid_call(self):
+        """The first ``wl.tid()`` call in the kernel body (source order), or None."""
+        calls = [n for n in ast.walk(self.tf.tree) if isinstance(n, ast.Call)
+                 and isinstance(n.func, (ast.Attribute, ast.Name))
+                 and getattr(n.func, "attr", getattr(n.func, "id", None)) == "tid"]
+        return min(calls, key=lambda n: (n.lineno, n.col_offset), default=None)
 
     def block(self, stmts):
         """Lower a statement list, stopping after a terminator (return, break, continue)."""
