@@ -15,6 +15,8 @@ import dataclasses
 import operator
 import time
 
+import numpy as np
+
 from warp_lab.compiler.artifact import CompiledKernel
 from warp_lab.errors import LaunchError
 from warp_lab.lang.kernel import Kernel
@@ -210,10 +212,15 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
 
     Raises:
         LaunchError: bad configuration or arguments (``inputs`` not a list or
-            tuple, ``opt`` not 0..3, a read-only array the kernel may write),
+            tuple, ``opt`` not 0..3, ``fast_math``/``debug`` not bools, a
+            read-only array the kernel may write),
             or a CompiledKernel built for unit inner strides given a strided array.
     """
     check_opt(opt)
+    for name, flag in (("fast_math", fast_math), ("debug", debug)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise LaunchError(f"{name} must be True or False, got {flag!r}")
+    fast_math, debug = bool(fast_math), bool(debug)
     if not isinstance(inputs, (list, tuple)):
         raise LaunchError(f"inputs must be a list of arguments, one per kernel parameter, got "
                           f"{type(inputs).__name__}")
