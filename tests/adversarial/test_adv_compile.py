@@ -10,7 +10,7 @@ import pytest
 
 import warp_lab as wl
 
-from conftest import cell_kernel
+from adv_cells import cell_kernel
 
 HEAD = "@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), n: int):\n"
 

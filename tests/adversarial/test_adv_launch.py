@@ -12,7 +12,7 @@ import pytest
 
 import warp_lab as wl
 
-from conftest import cell_kernel
+from adv_cells import cell_kernel
 
 SAXPY = """
 @wl.kernel

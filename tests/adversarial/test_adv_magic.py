@@ -114,7 +114,7 @@ def test_user_text_is_escaped_in_html(shell, published, case):
 
 def test_launch_result_printf_html_is_escaped():
     """A LaunchResult's own rich view (no magic) escapes what the kernel printed."""
-    from conftest import cell_kernel
+    from adv_cells import cell_kernel
     from warp_lab.notebook.results import LaunchView
 
     kernel = cell_kernel(f"@wl.kernel\ndef k(x: wl.array(dtype=wl.float32)):\n"

@@ -11,7 +11,7 @@ import pytest
 
 import warp_lab as wl
 
-from conftest import cell_kernel
+from adv_cells import cell_kernel
 
 VALUES = [(2.5, -7), (-2.5, 5), (0.5, 0), (-0.75, -1), (3.5, 3), (1.5, -4)]
 

@@ -10,7 +10,7 @@ import pytest
 
 import warp_lab as wl
 
-from conftest import cell_kernel
+from adv_cells import cell_kernel
 
 
 def test_atomic_out_of_range_index_is_reported_and_memory_kept():

@@ -21,10 +21,8 @@ def scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float
 
 @pytest.fixture()
 def session():
-    from conftest import needs_compiler
     from warp_lab.notebook.debugger import debug
 
-    needs_compiler()
     linecache.cache["<dbg cell>"] = (len(SRC), None, SRC.splitlines(True), "<dbg cell>")
     ns = {"wl": wl}
     exec(compile("\n" + SRC.split("\n", 1)[1], "<dbg cell>", "exec"), ns)

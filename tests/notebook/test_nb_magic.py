@@ -109,11 +109,9 @@ def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float
 
 
 def test_cell_compiles_binds_and_shows_views_with_cell_lines(ip):
-    from conftest import needs_compiler
     from nb_htmlparse import parse_view
     from warp_lab.notebook.bundle import MIME_TYPE
 
-    needs_compiler()
     ip.user_ns["wl"] = wl
     view = ip.run_cell_magic("warp_kernel", "--arch sm_80 --opt 2", SAXPY_CELL)
     assert isinstance(ip.user_ns["saxpy"], wl.Kernel)
@@ -133,9 +131,7 @@ def test_cell_compiles_binds_and_shows_views_with_cell_lines(ip):
 
 
 def test_undecorated_helper_called_by_kernel_is_a_func(ip):
-    from conftest import needs_compiler
 
-    needs_compiler()
     ip.user_ns["wl"] = wl
     ip.run_cell_magic("warp_kernel", "--show resources", """\
 def square(v):
@@ -150,9 +146,7 @@ def apply(x: wl.array(dtype=wl.float32)):
 
 
 def test_type_error_reports_cell_line(ip):
-    from conftest import needs_compiler
 
-    needs_compiler()
     ip.user_ns["wl"] = wl
     with pytest.raises(wl.KernelCompileError) as info:
         ip.run_cell_magic("warp_kernel", "", """\
@@ -166,9 +160,7 @@ def bad(x: wl.array(dtype=wl.float32)):
 
 def test_launch_option_runs_on_the_simulator(ip):
     import numpy as np
-    from conftest import needs_compiler
 
-    needs_compiler()
     ip.user_ns.update(wl=wl, xs=np.arange(64, dtype=np.float32),
                       ys=np.ones(64, dtype=np.float32))
     out = ip.run_cell_magic("warp_kernel", '--device sim --launch "dim=64, inputs=[xs, ys, 3.0]"',
@@ -179,9 +171,7 @@ def test_launch_option_runs_on_the_simulator(ip):
 
 
 def test_diff_previous_compares_with_last_compile(ip):
-    from conftest import needs_compiler
 
-    needs_compiler()
     ip.user_ns["wl"] = wl
     ip.run_cell_magic("warp_kernel", "--opt 3", SAXPY_CELL)
     view = ip.run_cell_magic("warp_kernel", "--opt 0 --diff previous", SAXPY_CELL)
@@ -190,11 +180,9 @@ def test_diff_previous_compares_with_last_compile(ip):
 
 
 def test_show_occupancy_displays_the_widget_at_block_dim(ip):
-    from conftest import needs_compiler
     from warp_lab.analysis import occupancy
     from warp_lab.notebook.widgets import OccupancyWidget
 
-    needs_compiler()
     ip.user_ns["wl"] = wl
     with capture_output() as cap:
         view = ip.run_cell_magic("warp_kernel", "--arch sm_86 --show source,occupancy --block-dim 128",
@@ -216,13 +204,11 @@ def test_show_occupancy_displays_the_widget_at_block_dim(ip):
 @pytest.mark.gpu
 def test_launch_on_gpu_shows_time_distribution_and_bandwidth(ip):
     import numpy as np
-    from conftest import needs_compiler
     from warp_lab.runtime.device import cuda_devices
 
     devices, why = cuda_devices()
     if not devices:
         pytest.skip(f"no usable CUDA GPU: {why}")
-    needs_compiler()
     n = 1 << 20
     ip.user_ns.update(wl=wl, xs=np.ones(n, dtype=np.float32), ys=np.ones(n, dtype=np.float32))
     out = ip.run_cell_magic("warp_kernel", f'--device cuda --repeat 20 --launch "dim={n}, '
@@ -237,10 +223,8 @@ def test_launch_on_gpu_shows_time_distribution_and_bandwidth(ip):
 
 def test_hide_drops_panes_and_printf_output_is_shown(ip):
     import numpy as np
-    from conftest import needs_compiler
     from nb_htmlparse import parse_view
 
-    needs_compiler()
     ip.user_ns.update(wl=wl, vals=np.arange(4, dtype=np.int32))
     with capture_output() as cap:
         out = ip.run_cell_magic(

@@ -30,9 +30,7 @@ def _widget_ids(cap):
 
 
 def test_long_simulator_launch_shows_a_progress_bar(ip):
-    from conftest import needs_compiler
 
-    needs_compiler()
     n = 4 * 65536
     ip.user_ns.update(wl=wl, xs=np.zeros(n, np.float32))
     t0 = time.perf_counter()
@@ -56,9 +54,7 @@ def test_long_simulator_launch_shows_a_progress_bar(ip):
 
 
 def test_short_launch_shows_no_bar(ip):
-    from conftest import needs_compiler
 
-    needs_compiler()
     ip.user_ns.update(wl=wl, xs=np.zeros(64, np.float32))
     with capture_output() as cap:
         view = ip.run_cell_magic("warp_kernel", '--device sim --show source '

@@ -68,9 +68,7 @@ def test_sim_launch_view_counts_sectors_per_line():
     import numpy as np
 
     import warp_lab as wl
-    from conftest import needs_compiler
 
-    needs_compiler()
     k = _kernel(STRIDED, "strided")
     src = np.arange(512, dtype=np.float32)
     dst = np.zeros(256, dtype=np.float32)
@@ -93,9 +91,7 @@ def test_memcheck_finding_points_at_the_source_line():
     import numpy as np
 
     import warp_lab as wl
-    from conftest import needs_compiler
 
-    needs_compiler()
     k = _kernel("def oob(x: wl.array(dtype=wl.float32)):\n"
                 "    i = wl.block_idx.x * wl.block_dim.x + wl.thread_idx.x\n"
                 "    x[i] = 1.0\n", "oob")

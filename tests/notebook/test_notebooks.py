@@ -34,10 +34,8 @@ _EXECUTED: dict[Path, nbformat.NotebookNode] = {}
 
 def _execute(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
     """Run a notebook once per test session (the export test reuses the run)."""
-    from conftest import needs_compiler
     from nbclient import NotebookClient
 
-    needs_compiler()
     if path in _EXECUTED:
         return _EXECUTED[path]
     nb = nbformat.read(path, as_version=4)
