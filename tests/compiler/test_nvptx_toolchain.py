@@ -149,3 +149,16 @@ ptxas info    : Used 40 registers, used 1 barriers, 4096 bytes smem, 368 bytes c
     assert (res.registers, res.barriers, res.shared, res.const) == (40, 1, 4096, 376)
     assert (res.stack_frame, res.spill_stores, res.spill_loads) == (24, 16, 12)
     assert res.global_bytes == 16 and res.spills
+
+
+def test_compact_sass_keeps_code_line_info_and_labels_only(sm90):
+    *_, cubin, _, _ = sm90
+    raw = toolchain.make_sass(cubin, "sm_90")
+    compact = toolchain.compact_sass(raw)
+    insn = re.compile(r"/\*[0-9a-f]{4}\*/")
+    kept = [l for l in raw.splitlines() if insn.search(l) and "NOP" not in l]
+    assert [l for l in compact.splitlines() if insn.search(l)] == kept
+    assert compact.count('//## File "<cell 7>"') == raw.count('//## File "<cell 7>"')
+    assert compact.splitlines()[0] == "k:"
+    for noise in (".section", ".elftype", ".size", ".other", "//----", "SYMBOLS"):
+        assert noise in raw and noise not in compact

@@ -122,7 +122,7 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     timings["ptxas"] = t4 - t3
     if cubin is not None and sass:
         try:
-            sass_text = toolchain.make_sass(cubin, arch)
+            sass_text = toolchain.make_sass(cubin, arch, compact=True)
         except ToolchainError as exc:
             missing["sass"] = str(exc)
         timings["nvdisasm"] = time.perf_counter() - t4
@@ -151,7 +151,7 @@ def _add_sass(ck: CompiledKernel) -> CompiledKernel:
     t0 = time.perf_counter()
     missing = {k: v for k, v in ck.missing.items() if k != "sass"}
     try:
-        sass_text = toolchain.make_sass(ck.cubin, ck.options.arch)
+        sass_text = toolchain.make_sass(ck.cubin, ck.options.arch, compact=True)
     except ToolchainError as exc:
         sass_text, missing["sass"] = None, str(exc)
     line_map = linemap.build_line_map(ck.llvm_ir_optimized, ck.ptx, sass_text,

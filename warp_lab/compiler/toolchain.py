@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from warp_lab.compiler.artifact import CompileOptions, Resources
 from warp_lab.errors import ToolchainError
 
-__all__ = ["Tool", "find_tool", "make_cubin", "make_sass", "parse_ptxas_log"]
+__all__ = ["Tool", "find_tool", "make_cubin", "make_sass", "compact_sass", "parse_ptxas_log"]
 
 #: First SM that CUDA 13's ptxas and nvdisasm accept (CUDA 13.0 release notes:
 #: Maxwell, Pascal and Volta support removed from the compilers).
@@ -210,13 +210,50 @@ def make_cubin(ptx: str, options: CompileOptions, entry: str) -> tuple[bytes, Re
     return cubin, parse_ptxas_log(log, entry, options.arch), log
 
 
-def make_sass(cubin: bytes, arch: str, extra_args: tuple[str, ...] = ()) -> str:
+_SASS_INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/")
+_SASS_LABEL = re.compile(r"^\s*([\w.$]+):\s*$")
+
+
+def compact_sass(text: str) -> str:
+    """nvdisasm output without its ELF bookkeeping, as Compiler Explorer shows it.
+
+    Keeps instructions (``/*0040*/ ...``), nvdisasm's line-info comments
+    (``//## File "...", line N``), function and branch-target labels; drops
+    section headers and separators, symbol directives (``.type``, ``.size``,
+    ``.other``, ``.align``...), the symbol table and the ``NOP`` padding after
+    a function's last instruction.
+    """
+    out: list[str] = []
+    pending_nops: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if _SASS_INSTRUCTION.search(line):
+            if re.search(r"\bNOP\s*;", line):
+                pending_nops.append(line)
+                continue
+            out += pending_nops
+            pending_nops = []
+            out.append(line)
+        elif stripped.startswith("//##"):
+            out.append(line)
+        elif (m := _SASS_LABEL.match(line)) and not m.group(1).startswith(".text."):
+            pending_nops = []  # padding before a label (function end) is dropped
+            if not m.group(1).startswith(".L") and out:
+                out.append("")  # a blank line before each function
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def make_sass(cubin: bytes, arch: str, extra_args: tuple[str, ...] = (),
+              compact: bool = False) -> str:
     """Disassemble a cubin with nvdisasm, keeping line info (``-c -g``).
 
     Args:
         cubin: ELF bytes from :func:`make_cubin`.
         arch: the ``sm_XX`` it was built for (chooses the nvdisasm).
         extra_args: more nvdisasm flags (``("--print-life-ranges",)``).
+        compact: return :func:`compact_sass` of the listing (what
+            ``CompiledKernel.sass`` holds).
 
     Raises:
         ToolchainError: nvdisasm is missing or fails.
@@ -226,5 +263,5 @@ def make_sass(cubin: bytes, arch: str, extra_args: tuple[str, ...] = ()) -> str:
         with open(os.path.join(tmp, "kernel.cubin"), "wb") as f:
             f.write(cubin)
         proc = _run(tool, ["-c", "-g", *extra_args, "kernel.cubin"], tmp)
-    return proc.stdout
+    return compact_sass(proc.stdout) if compact else proc.stdout
 

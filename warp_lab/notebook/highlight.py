@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 
 from pygments.formatters import HtmlFormatter
-from pygments.token import STANDARD_TYPES, Text, Whitespace
+from pygments.token import Error, STANDARD_TYPES, Text, Whitespace
 
 from warp_lab.notebook.lexers import get_lexer
 
@@ -56,7 +56,9 @@ def highlight_lines(text: str, pane: str) -> list[str]:
     # which keeps the HTML about a third of a span-per-token rendering
     lines: list[list[list[str]]] = [[]]
     for ttype, value in get_lexer(pane).get_tokens(text):
-        cls = "" if ttype in Whitespace or ttype is Text else _css_class(ttype)
+        # Error: a keyword newer than Pygments' lexer (LLVM's ``nneg``, ``samesign``),
+        # not a mistake in the text: show it plain instead of in a red box
+        cls = "" if ttype in Whitespace or ttype is Text or ttype in Error else _css_class(ttype)
         for k, part in enumerate(value.split("\n")):
             if k:
                 lines.append([])
