@@ -25,6 +25,10 @@ import numpy as np
 import warp_lab as wl
 from warp_lab.notebook import results as R"""
 
+SETUP_PUBLIC = """%load_ext warp_lab
+import numpy as np
+import warp_lab as wl"""
+
 NOTEBOOKS: dict[str, list[tuple[str, str]]] = {}
 
 NOTEBOOKS["01_first_kernel"] = [
@@ -243,60 +247,126 @@ fill. Each block needs registers (registers per thread × threads), shared
 memory and a block slot; whichever runs out first **limits** how many
 blocks fit. warp_lab's model gives the same answers as NVIDIA's
 `cuda_occupancy.h`."""),
-    ("code", SETUP + """
+    ("code", SETUP_PUBLIC + """
 from warp_lab.analysis import occupancy, occupancy_curve, suggest_block_size
-from warp_lab.compiler.artifact import Resources
-from warp_lab.notebook.widgets import OccupancyWidget"""),
+from warp_lab.notebook.widgets import OccupancyWidget, register_heat"""),
+    ("md", """A kernel that needs many registers: every thread keeps 64 running
+values (`acc`) alive at once. The loops have constant trip counts, so LLVM
+unrolls them and each `acc[k]` becomes its own register — if there are
+enough."""),
     ("code", """%%warp_kernel --arch sm_80 --show source,resources,occupancy --block-dim 256
-def polynomial(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+def many_live(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
     i = wl.tid()
+    n = x.shape[0]
     v = x[i]
-    y[i] = ((((v * 0.5 + 1.0) * v - 2.0) * v + 3.0) * v - 4.0) * v + 5.0"""),
-    ("md", """Move the slider: the occupancy and the limiting factor come from the
-model. The textbook case: on sm_80, 256 threads per block at 64 registers per
-thread need 16 384 registers per block; 65 536 registers per SM fit 4 blocks
-= 32 of 64 warps = **50 %**, limited by registers."""),
-    ("code", """occ = occupancy(Resources("sm_80", registers=64), block_size=256)
-print(occ)
-assert occ.active_blocks_per_sm == 4 and occ.occupancy == 0.5
-assert occ.limiters == ("registers",)
-w = OccupancyWidget(Resources("sm_80", registers=64), arch="sm_80", block_size=256)
+    acc = wl.local_array(64, wl.float32)
+    for k in range(64):
+        acc[k] = x[(i + k) % n]
+    for r in range(8):
+        for k in range(64):
+            acc[k] = acc[k] * v + 0.25
+    s = 0.0
+    for k in range(64):
+        s += acc[k] * acc[63 - k]
+    y[i] = s"""),
+    ("code", """ck = wl.compile(many_live, arch="sm_80")
+occ = occupancy(ck.resources, block_size=256)
+print(ck.resources.registers, "registers per thread ->", occ)"""),
+    ("md", """Check the result: more than 64 registers per thread, no spills, and
+registers are what limits occupancy."""),
+    ("code", """# check
+assert ck.resources.registers > 64 and ck.resources.spill_stores == 0
+assert occ.occupancy < 0.5 and occ.limiters == ("registers",)"""),
+    ("md", """## Occupancy against block size
+
+Move the slider: the occupancy and the limiting factor come from the
+model, for this kernel's resources. `suggest_block_size` picks the block
+size with the highest occupancy."""),
+    ("code", """w = OccupancyWidget(ck.resources, arch="sm_80", block_size=256)
 w.block_size.value = 128
-assert w.occupancy == occupancy(Resources("sm_80", registers=64), block_size=128)
-w"""),
-    ("code", """ck = wl.compile(polynomial, arch="sm_80")
 best = suggest_block_size(ck)
 print(best)
-curve = occupancy_curve(ck)
-assert max(o.occupancy for o in curve) == best.occupancy.occupancy"""),
+w"""),
+    ("md", "Check the result: the widget and the suggestion agree with the model."),
+    ("code", """# check
+assert w.occupancy == occupancy(ck.resources, block_size=128)
+assert max(o.occupancy for o in occupancy_curve(ck)) == best.occupancy.occupancy"""),
     ("md", """## Where the registers go
 
 nvdisasm's register life ranges give the registers live at each SASS
 instruction; the most live at any instruction of a Python line is that
 line's **register pressure** (the `live regs` column beside the Python and
 SASS panes). No line can need more than ptxas allocated."""),
-    ("code", """from warp_lab.notebook.widgets import register_heat
-per_line, per_sass_line = register_heat(ck)
-print("live registers per Python line:", per_line)
+    ("code", """per_line, per_sass_line = register_heat(ck)
+print("live registers per Python line:", per_line)"""),
+    ("md", "Check the result: no line needs more registers than ptxas allocated."),
+    ("code", """# check
 assert per_line and max(per_line.values()) <= ck.resources.registers
 assert max(per_sass_line.values()) >= max(per_line.values())   # lines are a subset"""),
-    ("md", """## Capping registers
+    ("md", """## Capping registers: occupancy against spills
 
-`--maxrregcount` asks `ptxas` for at most N registers per thread. Fewer
-registers can raise occupancy, but values that no longer fit **spill** to
-local memory (slow). The resource card warns about both."""),
-    ("code", """%%warp_kernel --arch sm_80 --maxrregcount 16 --show resources --diff previous
-def polynomial(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+`--maxrregcount N` asks `ptxas` for at most N registers per thread (CUDA 13's
+`ptxas` raises any cap below 24 to 24). With fewer registers per thread
+more warps fit on an SM, so occupancy rises — but the values that no longer
+fit **spill**: `ptxas` stores them to *local memory* (per-thread memory in
+DRAM, cached in L1/L2) and loads them back when needed. Every spill is an
+extra memory instruction. The resource card below shows the spill bytes
+and `--diff previous` what changed against the uncapped cell."""),
+    ("code", """%%warp_kernel --arch sm_80 --maxrregcount 64 --show resources,occupancy --block-dim 256 --diff previous
+def many_live(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
     i = wl.tid()
+    n = x.shape[0]
     v = x[i]
-    y[i] = ((((v * 0.5 + 1.0) * v - 2.0) * v + 3.0) * v - 4.0) * v + 5.0"""),
-    ("code", """capped = wl.compile(polynomial, arch="sm_80", maxrregcount=16)
-assert capped.resources.registers <= 16
+    acc = wl.local_array(64, wl.float32)
+    for k in range(64):
+        acc[k] = x[(i + k) % n]
+    for r in range(8):
+        for k in range(64):
+            acc[k] = acc[k] * v + 0.25
+    s = 0.0
+    for k in range(64):
+        s += acc[k] * acc[63 - k]
+    y[i] = s"""),
+    ("md", """The same what-if for several caps, side by side (spill stores/loads are
+the bytes `ptxas -v` reports per thread):"""),
+    ("code", """caps = {}
+for cap in (None, 64, 32):
+    c = wl.compile(many_live, arch="sm_80", maxrregcount=cap) if cap else ck
+    caps[cap] = (c.resources, occupancy(c.resources, block_size=256).occupancy)
+    r = c.resources
+    print(f"cap {str(cap):>4}: {r.registers:3d} registers, spill stores {r.spill_stores:5d} B, "
+          f"spill loads {r.spill_loads:5d} B, occupancy {caps[cap][1]:.0%}")"""),
+    ("md", """Check the result: each cap lowers the registers, raises occupancy and
+adds spills. At 64 registers this is the textbook case — 256 threads × 64
+registers = 16 384 registers per block; an SM's 65 536 registers hold 4
+blocks = 32 of 64 warps = **50 %**."""),
+    ("code", """# check
+(r0, o0), (r64, o64), (r32, o32) = caps[None], caps[64], caps[32]
+assert r0.registers > 64 and r64.registers <= 64 and r32.registers <= 32
+assert r0.spill_stores == 0 < r64.spill_stores < r32.spill_stores
+assert r0.spill_loads == 0 < r64.spill_loads < r32.spill_loads
+assert o0 < o64 == 0.5 < o32"""),
+    ("md", """Which is faster depends on the kernel: higher occupancy hides memory
+latency better, but each spill adds local-memory traffic. Here a cap of 32
+turns almost every `acc[k]` update into a load and a store — usually a bad
+trade; a cap that removes a few registers with few spills can be a good one.
+Measure on a GPU (`device="cuda"`) before keeping a cap.
+
+The simulator executes the PTX, which does not depend on the cap (spills
+happen in `ptxas`'s SASS), so the capped kernel computes the same values:"""),
+    ("code", """capped = wl.compile(many_live, arch="sm_80", maxrregcount=32)
 x = np.linspace(-1, 1, 256, dtype=np.float32)
 y = np.zeros_like(x)
 wl.launch(capped, dim=x.size, inputs=[x, y], device="sim")
-v = x.astype(np.float64)
-np.testing.assert_allclose(y, ((((v * 0.5 + 1) * v - 2) * v + 3) * v - 4) * v + 5, rtol=1e-5)"""),
+
+v = x.astype(np.float64)                      # numpy reference
+acc = [np.roll(v, -k) for k in range(64)]     # acc[k] = x[(i + k) % n]
+for _ in range(8):
+    acc = [a * v + 0.25 for a in acc]
+expected = sum(acc[k] * acc[63 - k] for k in range(64))"""),
+    ("md", "Check the result against numpy:"),
+    ("code", """# check
+np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-3)"""),
 ]
 
 NOTEBOOKS["05_branch_divergence"] = [
