@@ -164,7 +164,7 @@ Summing an array: first every thread adds into one global counter with an
 atomic (correct but serialised), then a **tree** in shared memory with
 `wl.syncthreads()` between steps, then the last 32 values inside a warp with
 **shuffles**, which need no shared memory at all."""),
-    ("code", SETUP),
+    ("code", SETUP_PUBLIC),
     ("code", """%%warp_kernel --show source,ptx,resources
 def sum_atomic(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
     i = wl.tid()
@@ -195,13 +195,56 @@ def sum_shuffle(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
     ("code", """n = 4096
 x = (np.arange(n) % 7).astype(np.float32)   # small integers: every order sums exactly
 expected = float(x.sum())
-results = {}
+results, sums = {}, {}
 for k in (sum_atomic, sum_tree, sum_shuffle):
     out = np.zeros(1, dtype=np.float32)
     results[k.name] = wl.launch(k, dim=n, inputs=[x, out], block_dim=256, device="sim")
-    assert out[0] == expected, (k.name, out[0], expected)
-print({name: sum(R.instructions_per_line(r).values()) for name, r in results.items()})
+    sums[k.name] = float(out[0])
+print("sums:", sums, "expected:", expected)
 results["sum_tree"]"""),
+    ("md", "Check the result: all three reductions give the exact sum."),
+    ("code", """# check
+assert sums == {"sum_atomic": expected, "sum_tree": expected, "sum_shuffle": expected}"""),
+    ("md", """## What does each version cost?
+
+The simulator counts **thread-instructions**: one instruction executed by
+one thread (a warp instruction with 32 active lanes counts 32). That is a
+measure of *work*, not of *time*. By that count `sum_atomic` is the cheapest —
+each thread does a load and one `atom.global.add`, nothing else.
+
+The count hides what matters for atomics: how many of them hit **the same
+address**. Every `atom.global.add` on `out[0]` is a read-modify-write of the
+same 4 bytes; the GPU performs those in the L2 cache **one after another**
+(each must see the previous result), however many threads issue them at
+once. So the number of same-address atomics is the length of a chain of L2
+updates that cannot overlap. Below, `atomics` counts the thread-level atomic
+operations, read from the simulator's per-PTX-line counts
+(`r.metrics.per_ptx_line`) at the `atom`/`red` instructions of the PTX."""),
+    ("code", """def atomics(r):
+    \"\"\"Thread-level atomic operations a launch executed (PTX atom.* / red.* lines).\"\"\"
+    ptx = r.compiled.ptx.splitlines()
+    def opcode(line):                      # PTX lines are 1-based; skip a @%p predicate
+        words = [w for w in ptx[line - 1].split() if not w.startswith("@")]
+        return words[0] if words else ""
+    return sum(count for line, count in r.metrics.per_ptx_line.items()
+               if opcode(line).startswith(("atom.", "red.")))
+
+cost = {name: {"thread-instructions": sum(r.metrics.per_ptx_line.values()),
+               "atomics on out[0]": atomics(r)}
+        for name, r in results.items()}
+for name, c in cost.items():
+    print(f"{name:12s}", c)"""),
+    ("md", """Check the result: one atomic per thread (4096), one per block (16 blocks
+of 256) for the tree, one per warp (128) for the shuffles."""),
+    ("code", """# check
+assert {name: c["atomics on out[0]"] for name, c in cost.items()} == \\
+    {"sum_atomic": n, "sum_tree": n // 256, "sum_shuffle": n // 32}
+assert cost["sum_atomic"]["thread-instructions"] < cost["sum_shuffle"]["thread-instructions"]"""),
+    ("md", """`sum_atomic` executes the fewest instructions but queues 4096 updates
+of one address; the shuffle version does ~2× the instructions but only 128
+atomics, the tree 16. On a GPU the serialised atomics dominate as `n` grows —
+time them with `device="cuda"` where a GPU is present. (Instruction counts
+on the simulator are not times: it executes PTX on the CPU.)"""),
     ("md", """## Bank conflicts
 
 Shared memory has 32 banks of 4 bytes; a warp's access is conflict-free when
@@ -227,16 +270,20 @@ def tile_transpose_padded(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dty
     wl.syncthreads()
     t[i, j] = tile[tx, ty]"""),
     ("code", """m = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
-conflicts = {}
+conflicts, transposed = {}, {}
 for k in (tile_transpose, tile_transpose_padded):
     t = np.zeros_like(m)
     r = wl.launch(k, dim=m.shape, inputs=[m, t], block_dim=1024, device="sim")
-    np.testing.assert_array_equal(t, m.T)          # one 32x32 block transposes its tile
-    conflicts[k.name] = R.bank_conflicts_per_line(r)
-print(conflicts)
-assert sum(conflicts["tile_transpose"].values()) > 0
-assert sum(conflicts["tile_transpose_padded"].values()) == 0
+    transposed[k.name] = t
+    conflicts[k.name] = sum(r.metrics.bank_conflicts.values())   # extra shared wavefronts
+print("bank conflicts:", conflicts)
 r"""),
+    ("md", """Check the result: both transpose the tile (one 32×32 block), only the
+unpadded one has bank conflicts."""),
+    ("code", """# check
+for t in transposed.values():
+    np.testing.assert_array_equal(t, m.T)
+assert conflicts["tile_transpose"] > 0 and conflicts["tile_transpose_padded"] == 0"""),
 ]
 
 NOTEBOOKS["04_occupancy_registers"] = [
