@@ -479,7 +479,7 @@ The simulator checks what a GPU silently gets wrong: **memcheck** catches
 out-of-bounds accesses (with the thread and your source line),
 **racecheck** catches shared-memory races between threads that lack a
 `wl.syncthreads()`. Your arrays are never corrupted by a caught access."""),
-    ("code", SETUP),
+    ("code", SETUP_PUBLIC),
     ("code", """%%warp_kernel --show source
 def off_by_one(x: wl.array(dtype=wl.float32), n: int):
     i = wl.block_idx.x * wl.block_dim.x + wl.thread_idx.x
@@ -488,12 +488,20 @@ def off_by_one(x: wl.array(dtype=wl.float32), n: int):
     ("code", """x = np.zeros(100, dtype=np.float32)
 r = wl.launch(off_by_one, grid=(1, 1, 1), block=(128, 1, 1), inputs=[x, 100],
               device="sim", checks=("memcheck",))
-found = R.findings(r)
-print(*found, sep="\\n")
-assert found, "memcheck should catch x[100]"
-assert any(getattr(f, "python_line", None) == 5 or getattr(f, "source_line", None) == 5
-           for f in found)                         # cell line 5: x[i] = 1.0
+print(*r.findings, sep="\\n")
 r"""),
+    ("md", """The launch is marked **PARTIAL**: memcheck stopped the simulation at the
+faulting write (thread 100 writing `x[100]`, one element past the end), and
+the simulator copied nothing back — `x` is exactly as it was before the
+launch, even the elements that threads 0..99 wrote. On a GPU the same bug
+could silently overwrite whatever lies after `x`.
+
+Check the result: one finding, on cell line 5 (`x[i] = 1.0`), and `x`
+untouched."""),
+    ("code", """# check
+assert r.findings, "memcheck should catch x[100]"
+assert r.findings[0].kind == "out_of_bounds" and r.findings[0].source_line == 5
+assert r.partial and not x.any()"""),
     ("md", """## A race
 
 Each thread writes its slot of shared memory and reads its neighbour's.
@@ -509,10 +517,13 @@ def neighbour(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
 y = np.zeros_like(x)
 r = wl.launch(neighbour, dim=128, inputs=[x, y], block_dim=128, device="sim",
               checks=("memcheck", "racecheck"))
-races = R.findings(r)
-print(*races, sep="\\n")
-assert races, "racecheck should report the missing barrier"
+print(*r.findings, sep="\\n")
 r"""),
+    ("md", """Check the result: racecheck reports a shared-memory race. The fix is a
+`wl.syncthreads()` between `buf[t] = ...` and the read of `buf[(t + 1) % 128]`."""),
+    ("code", """# check
+assert any(f.kind.startswith("race") for f in r.findings), "racecheck should report the missing barrier"
+"""),
     ("md", """## Breakpoints and the 32 lanes of a warp
 
 `debug(...)` prepares the same launch as `wl.launch(..., device="sim")` but
@@ -533,24 +544,35 @@ dbg = debug(scale, dim=64, inputs=[x, y, 2.0], block_dim=32)
 dbg.add_breakpoint(line=5)                # cell line 5: y[i] = t + 1.0
 stop = dbg.cont()
 print(stop)
-assert stop.source_line == 5 and stop.block == (0, 0, 0) and stop.lanes == 32
 while not dbg.where().text.startswith("st.global"):   # walk to the store
     dbg.step()
 lanes = dbg.lanes()
 stored = [name for name, raw in lanes.raw.items() if raw.dtype.itemsize == 4
           and np.array_equal(lanes.as_type(name, "f32"), 2 * x[:32] + 1)]
 print("register holding y[i] for lanes 0..31:", stored)
-assert stored
 dbg"""),
+    ("md", """Check the result: the breakpoint stopped on line 5 in block 0 with all 32
+lanes active, and some register holds `2 * x + 1` for lanes 0..31."""),
+    ("code", """# check
+assert stop.source_line == 5 and stop.block == (0, 0, 0) and stop.lanes == 32
+assert stored"""),
+    ("md", """Step forward, step back to the same instruction, continue to the same
+line in the next block, then run to the end."""),
     ("code", """here = dbg.where().step
 dbg.step(2)
 back = dbg.step_back(2)
-assert back.step == here and back.text.startswith("st.global")
 nxt = dbg.cont()                          # the same line in the second block
-assert nxt.source_line == 5 and nxt.block == (1, 0, 0)
 result = dbg.run_to_end()
+print(back, nxt, sep="\\n")
+print("partial:", result.partial, " findings:", result.findings)"""),
+    ("md", """Check the result: stepping back returned to the store; the launch ran
+to the end without findings; and `y` is still zeros — a debugging session
+never writes your arrays."""),
+    ("code", """# check
+assert back.step == here and back.text.startswith("st.global")
+assert nxt.source_line == 5 and nxt.block == (1, 0, 0)
 assert not result.partial and result.findings == []
-assert not y.any()                        # a debugging session never writes your arrays"""),
+assert not y.any()"""),
 ]
 
 NOTEBOOKS["07_image_filter"] = [
