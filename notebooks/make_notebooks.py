@@ -43,7 +43,7 @@ A `%%warp_kernel` cell compiles every function in it and shows what it
 becomes: Python → LLVM IR → PTX (NVIDIA's virtual ISA) → SASS (the machine
 code, from NVIDIA's own `ptxas`/`nvdisasm`). Lines of the same colour belong
 together; with JavaScript, hovering a line highlights its counterparts."""),
-    ("code", SETUP),
+    ("code", SETUP_PUBLIC),
     ("code", """%%warp_kernel
 def vector_add(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32),
                c: wl.array(dtype=wl.float32)):
@@ -57,9 +57,17 @@ a = np.arange(n, dtype=np.float32)
 b = np.full(n, 0.5, dtype=np.float32)
 c = np.zeros(n, dtype=np.float32)
 res = wl.launch(vector_add, dim=n, inputs=[a, b, c], device="sim")
-np.testing.assert_array_equal(c, a + b)
-assert res.grid == (4, 1, 1) and res.block == (256, 1, 1)   # ceil(1000 / 256) blocks
 res"""),
+    ("md", """The result shows the launch shape: 256 threads per block and
+ceil(1000 / 256) = 4 blocks (the last 24 threads of block 3 do nothing).
+On the simulator, "median … ms" is the time the simulator took on the CPU
+(host wall-clock time), not a GPU kernel time; with `device="cuda"` it is
+the kernel time measured with CUDA events.
+
+Check the result against numpy:"""),
+    ("code", """# check
+np.testing.assert_array_equal(c, a + b)
+assert res.grid == (4, 1, 1) and res.block == (256, 1, 1)"""),
     ("md", """## saxpy, compiled and launched in one cell
 
 `--launch` runs the cell's kernel right away; its arguments are evaluated in
@@ -71,16 +79,21 @@ y_before = y.copy()"""),
 def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
     i = wl.tid()
     y[i] = a * x[i] + y[i]"""),
-    ("code", """np.testing.assert_allclose(y, 2.0 * x + y_before, rtol=1e-6)
+    ("md", "Check the result: `y` now holds `2 * x + y`."),
+    ("code", """# check
+np.testing.assert_allclose(y, 2.0 * x + y_before, rtol=1e-6)
 assert _launch.threads >= 512"""),
     ("md", """## The same kernel for another GPU
 
 `wl.compile` gives the record behind the view: `ptx`, `sass`,
 `resources` (what `ptxas -v` reports) and the line map."""),
     ("code", """ck = wl.compile(saxpy, arch="sm_75")
-assert ck.resources.registers > 0 and not ck.resources.spills
-assert ".entry" in ck.ptx and ck.line_map.ptx
+print(ck.resources)
 ck"""),
+    ("md", "Check the result: a few registers, no spills, a PTX entry point."),
+    ("code", """# check
+assert ck.resources.registers > 0 and not ck.resources.spills
+assert ".entry" in ck.ptx and ck.line_map.ptx"""),
     ("md", """## Mistakes point at your line
 
 A compile error shows the cell line (the `%%warp_kernel` line is line 1),
@@ -95,8 +108,10 @@ def broken(x: wl.array(dtype=wl.float32)):
         "def broken(x: wl.array(dtype=wl.float32)):\\n    i = wl.tid()\\n    x[i] = nope\\n")
 except wl.KernelCompileError as exc:
     err = exc
-print(err)
-assert err.line == 4   # cell line 4: the magic line is 1, `def` is 2"""),
+print(err)"""),
+    ("md", "Check the result: the error points at cell line 4 (the magic line is 1, `def` is 2)."),
+    ("code", """# check
+assert err.line == 4"""),
 ]
 
 NOTEBOOKS["02_memory_coalescing"] = [
