@@ -18,6 +18,10 @@ class WarpLabError(Exception):
     """Base class of every error warp_lab raises on purpose."""
 
 
+#: characters of a long source line shown in a diagnostic
+_EXCERPT = 120
+
+
 class KernelCompileError(WarpLabError):
     """A kernel is outside the language or mistyped.
 
@@ -52,10 +56,17 @@ class KernelCompileError(WarpLabError):
         where = f"{self.filename}:{self.line}:{self.col}" if self.line else self.filename
         text = f"{where}: error: {self.message}"
         if self.source_line:
-            text += "\n    " + self.source_line.rstrip("\n")
-            if self.col:
+            line, col = self.source_line.rstrip("\n"), self.col
+            if len(line) > _EXCERPT:  # a capped window around the column (Triton caps too)
+                start = max(0, min(col - 1 - _EXCERPT // 3, len(line) - _EXCERPT))
+                head = "..." if start else ""
+                tail = "..." if start + _EXCERPT < len(line) else ""
+                line = head + line[start: start + _EXCERPT] + tail
+                col = col - start + len(head) if col else 0
+            text += "\n    " + line
+            if col:
                 # the caret sits under the column, tabs kept so it lines up
-                pad = "".join(c if c == "\t" else " " for c in self.source_line[: self.col - 1])
+                pad = "".join(c if c == "\t" else " " for c in line[: col - 1])
                 text += "\n    " + pad + "^"
         if self.hint:
             text += f"\nhint: {self.hint}"

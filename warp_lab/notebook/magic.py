@@ -269,7 +269,8 @@ class WarpKernelMagics(Magics):
         except RecursionError:  # no tree to point into: the cell's longest line is the suspect
             lines = code_text.splitlines()
             k = max(range(len(lines)), key=lambda i: len(lines[i]))
-            raise _too_deep(filename, k + 1, 1, lines[k]) from None
+            indent = len(lines[k]) - len(lines[k].lstrip())
+            raise _too_deep(filename, k + 1, indent + 1, lines[k]) from None
         kinds = classify_functions(tree)
         ns = self.shell.user_ns
         code = _compile_cell(tree, filename, code_text)
