@@ -122,7 +122,8 @@ A warp's load instruction is one **request**; the memory system serves it in
 (128 bytes), that is 4 sectors per request — the best case. Strided or
 transposed access touches more sectors for the same useful data. The
 simulator counts requests and sectors per source line, as Nsight Compute does."""),
-    ("code", SETUP),
+    ("code", SETUP_PUBLIC + """
+from warp_lab.notebook.results import memory_lines   # {python line: requests, sectors, ...}"""),
     ("code", """%%warp_kernel --show source,ptx
 def copy_contiguous(src: wl.array(dtype=wl.float32), dst: wl.array(dtype=wl.float32)):
     i = wl.tid()
@@ -138,19 +139,26 @@ src = np.arange(4 * n, dtype=np.float32)
 dst = np.zeros(n, dtype=np.float32)
 
 r1 = wl.launch(copy_contiguous, dim=n, inputs=[src, dst], device="sim")
-np.testing.assert_array_equal(dst, src[:n])
-mem1 = R.memory_lines(r1)
+copied = dst.copy()
+mem1 = memory_lines(r1)
 
-rows = {}
+rows, strided = {}, {}
 for stride in (1, 2, 4):
     r = wl.launch(copy_strided, dim=n, inputs=[src, dst, stride], device="sim")
-    np.testing.assert_array_equal(dst, src[: n * stride : stride])
-    load_line = min(R.memory_lines(r))          # `v = src[i * stride]` comes first
-    rows[stride] = R.memory_lines(r)[load_line]["sectors_per_request"]
+    strided[stride] = dst.copy()
+    load_line = min(memory_lines(r))            # `v = src[i * stride]` comes first
+    rows[stride] = memory_lines(r)[load_line]["sectors_per_request"]
 print("sectors per request by stride:", rows)
-assert rows == {1: 4.0, 2: 8.0, 4: 16.0}
-assert {m["sectors_per_request"] for m in mem1.values()} == {4.0}
 r1"""),
+    ("md", """Check the result: the copies are right, and each doubling of the stride
+doubles the sectors per request (4 → 8 → 16): the same 128 useful bytes per
+warp cost 2× and 4× the memory traffic."""),
+    ("code", """# check
+np.testing.assert_array_equal(copied, src[:n])
+for stride, out in strided.items():
+    np.testing.assert_array_equal(out, src[: n * stride : stride])
+assert rows == {1: 4.0, 2: 8.0, 4: 16.0}
+assert {m["sectors_per_request"] for m in mem1.values()} == {4.0}"""),
     ("md", """## Transposing a matrix
 
 Reading rows and writing columns makes one side of the copy strided by the
@@ -163,13 +171,16 @@ def transpose_naive(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dtype=wl.
     ("code", """m = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
 t = np.zeros_like(m)
 rt = wl.launch(transpose_naive, dim=m.shape, inputs=[m, t], device="sim")
-np.testing.assert_array_equal(t, m.T)
-mem = R.memory_lines(rt)
+mem = memory_lines(rt)
 load, store = sorted(mem)
 print({ln: round(v["sectors_per_request"], 2) for ln, v in mem.items()})
-assert mem[load]["sectors_per_request"] == 4.0     # rows: coalesced
-assert mem[store]["sectors_per_request"] == 32.0   # columns: one sector per lane
 rt"""),
+    ("md", """Check the result: the transpose is right; the row loads take 4 sectors
+per request (coalesced), the column stores 32 (one sector per lane)."""),
+    ("code", """# check
+np.testing.assert_array_equal(t, m.T)
+assert mem[load]["sectors_per_request"] == 4.0
+assert mem[store]["sectors_per_request"] == 32.0"""),
 ]
 
 NOTEBOOKS["03_reduction_and_banks"] = [
