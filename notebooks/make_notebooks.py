@@ -4,7 +4,10 @@
 
 The notebooks are generated, not edited by hand, so that their text stays
 reviewable here and no outputs are ever committed. Each runs top to bottom
-on the simulator (no GPU) and asserts its own results;
+on the simulator (no GPU) and asserts its own results in "# check" cells,
+each after a short "Check the result" markdown line, so that the lesson
+cells read without test scaffolding; they use the public API (``wl.*``,
+result fields) where one exists;
 ``tests/notebook/test_notebooks.py`` executes them in a real Jupyter kernel.
 Cells whose source starts with ``# raises`` are tagged ``raises-exception``
 (they show an error on purpose).
@@ -22,11 +25,6 @@ HERE = Path(__file__).resolve().parent
 
 SETUP = """%load_ext warp_lab
 import numpy as np
-import warp_lab as wl
-from warp_lab.notebook import results as R"""
-
-SETUP_PUBLIC = """%load_ext warp_lab
-import numpy as np
 import warp_lab as wl"""
 
 NOTEBOOKS: dict[str, list[tuple[str, str]]] = {}
@@ -43,7 +41,7 @@ A `%%warp_kernel` cell compiles every function in it and shows what it
 becomes: Python → LLVM IR → PTX (NVIDIA's virtual ISA) → SASS (the machine
 code, from NVIDIA's own `ptxas`/`nvdisasm`). Lines of the same colour belong
 together; with JavaScript, hovering a line highlights its counterparts."""),
-    ("code", SETUP_PUBLIC),
+    ("code", SETUP),
     ("code", """%%warp_kernel
 def vector_add(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32),
                c: wl.array(dtype=wl.float32)):
@@ -122,7 +120,7 @@ A warp's load instruction is one **request**; the memory system serves it in
 (128 bytes), that is 4 sectors per request — the best case. Strided or
 transposed access touches more sectors for the same useful data. The
 simulator counts requests and sectors per source line, as Nsight Compute does."""),
-    ("code", SETUP_PUBLIC + """
+    ("code", SETUP + """
 from warp_lab.notebook.results import memory_lines   # {python line: requests, sectors, ...}"""),
     ("code", """%%warp_kernel --show source,ptx
 def copy_contiguous(src: wl.array(dtype=wl.float32), dst: wl.array(dtype=wl.float32)):
@@ -190,7 +188,7 @@ Summing an array: first every thread adds into one global counter with an
 atomic (correct but serialised), then a **tree** in shared memory with
 `wl.syncthreads()` between steps, then the last 32 values inside a warp with
 **shuffles**, which need no shared memory at all."""),
-    ("code", SETUP_PUBLIC),
+    ("code", SETUP),
     ("code", """%%warp_kernel --show source,ptx,resources
 def sum_atomic(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
     i = wl.tid()
@@ -320,7 +318,7 @@ fill. Each block needs registers (registers per thread × threads), shared
 memory and a block slot; whichever runs out first **limits** how many
 blocks fit. warp_lab's model gives the same answers as NVIDIA's
 `cuda_occupancy.h`."""),
-    ("code", SETUP_PUBLIC + """
+    ("code", SETUP + """
 from warp_lab.analysis import occupancy, occupancy_curve, suggest_block_size
 from warp_lab.notebook.widgets import OccupancyWidget, register_heat"""),
     ("md", """A kernel that needs many registers: every thread keeps 64 running
@@ -453,7 +451,7 @@ other with part of its lanes masked off: **divergence**. **SIMT efficiency**
 The loops below run `steps` times, a value known only at launch: with a
 constant trip count LLVM would unroll both loops and turn the branch into
 `selp` (predication), and the divergence would vanish from the PTX."""),
-    ("code", SETUP_PUBLIC),
+    ("code", SETUP),
     ("code", """%%warp_kernel --show source,ptx
 def by_lane(x: wl.array(dtype=wl.float32), steps: int):
     i = wl.tid()
@@ -510,7 +508,7 @@ The simulator checks what a GPU silently gets wrong: **memcheck** catches
 out-of-bounds accesses (with the thread and your source line),
 **racecheck** catches shared-memory races between threads that lack a
 `wl.syncthreads()`. Your arrays are never corrupted by a caught access."""),
-    ("code", SETUP_PUBLIC),
+    ("code", SETUP),
     ("code", """%%warp_kernel --show source
 def off_by_one(x: wl.array(dtype=wl.float32), n: int):
     i = wl.block_idx.x * wl.block_dim.x + wl.thread_idx.x
@@ -662,8 +660,6 @@ gx = (p[:-2, 2:] + 2 * p[1:-1, 2:] + p[2:, 2:] - p[:-2, :-2] - 2 * p[1:-1, :-2] 
 gy = (p[2:, :-2] + 2 * p[2:, 1:-1] + p[2:, 2:] - p[:-2, :-2] - 2 * p[:-2, 1:-1] - p[:-2, 2:])
 ref_edges = np.zeros_like(img)
 ref_edges[1:-1, 1:-1] = np.sqrt(gx * gx + gy * gy)
-np.testing.assert_allclose(blurred, ref_blur, rtol=1e-5, atol=1e-6)
-np.testing.assert_allclose(edges, ref_edges, rtol=1e-4, atol=1e-5)
 
 fig, axes = plt.subplots(1, 3, figsize=(10, 4))
 for ax, im, title in zip(axes, (img, blurred, edges), ("original", "3x3 blur", "Sobel")):
@@ -672,6 +668,10 @@ for ax, im, title in zip(axes, (img, blurred, edges), ("original", "3x3 blur", "
     ax.axis("off")
 plt.show()
 rs"""),
+    ("md", "Check the result: both kernels agree with the numpy references above."),
+    ("code", """# check
+np.testing.assert_allclose(blurred, ref_blur, rtol=1e-5, atol=1e-6)
+np.testing.assert_allclose(edges, ref_edges, rtol=1e-4, atol=1e-5)"""),
 ]
 
 
