@@ -398,8 +398,10 @@ def many_live(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
     for k in range(64):
         s += acc[k] * acc[63 - k]
     y[i] = s"""),
-    ("md", """The same what-if for several caps, side by side (spill stores/loads are
-the bytes `ptxas -v` reports per thread):"""),
+    ("md", """The same what-if for several caps, side by side. Spill stores/loads are
+the bytes `ptxas -v` reports: what the spill instructions in the compiled
+code store and load, counted once in the code (a loop that spills runs them
+many times). A cap of 16 would give 24 registers: `ptxas` does not go lower."""),
     ("code", """caps = {}
 for cap in (None, 64, 32):
     c = wl.compile(many_live, arch="sm_80", maxrregcount=cap) if cap else ck
