@@ -168,8 +168,8 @@ def launch_html(result) -> str:
             f"{result.time * 1e3:.3f} ms")
     parts = [f'<div class="wl-title">{html.escape(head)}</div>']
     notes = ([dev.reason] if dev.reason else []) + list(result.notes)
-    if result.partial:
-        notes.append("the simulator stopped early: outputs are partial")
+    if result.partial and not result.notes:  # the back end's note already says what happened
+        notes.append("the simulator stopped early; your arrays were left unchanged")
     parts += [f'<div class="wl-warn">{html.escape(n)}</div>' for n in notes]
     parts.append(_findings_html(result))
     charts = []
