@@ -161,3 +161,21 @@ def test_long_panes_render_their_head_and_the_bundle_keeps_everything():
     assert "truncated" not in python_pane  # short panes are whole
     assert data[MIME_TYPE]["panes"]["llvm_unoptimized"]["text"] == ck.llvm_ir
     assert len(page) < 4 * PANE_MAX_LINES * 1000  # bounded whatever the kernel's size
+
+
+def test_load_ext_binds_wl_for_cells_without_an_import(shell):
+    import warp_lab
+    from warp_lab.notebook.magic import load_ipython_extension
+
+    saved = shell.user_ns.pop("wl", None)
+    try:
+        load_ipython_extension(shell)  # what %load_ext warp_lab runs
+        assert shell.user_ns["wl"] is warp_lab
+        res = shell.run_cell("%%warp_kernel\ndef k(x: wl.array(dtype=wl.float32)):\n"
+                             "    x[wl.tid()] = 1.0\n")
+        assert res.error_in_exec is None
+        shell.user_ns["wl"] = "mine"
+        load_ipython_extension(shell)
+        assert shell.user_ns["wl"] == "mine"  # a user's own wl is never replaced
+    finally:
+        shell.user_ns["wl"] = saved if saved is not None else warp_lab

@@ -367,13 +367,20 @@ class WarpKernelMagics(Magics):
 
 
 def load_ipython_extension(ip) -> None:
-    """Register the magics, the rich display of compiled kernels and the error boxes."""
+    """Register the magics, the rich display of compiled kernels and the error boxes.
+
+    Also binds ``wl`` (the ``warp_lab`` module) in the user namespace unless
+    the name is taken, so a ``%%warp_kernel`` cell's annotations
+    (``x: wl.array(dtype=wl.float32)``) work right after ``%load_ext``.
+    """
+    import warp_lab
     from warp_lab.compiler.artifact import CompiledKernel
     from warp_lab.notebook.bundle import repr_mimebundle
     from warp_lab.notebook.results import LaunchView
     from warp_lab.runtime.result import LaunchResult
 
     ip.register_magics(WarpKernelMagics)
+    ip.user_ns.setdefault("wl", warp_lab)
     formatter = ip.display_formatter.mimebundle_formatter
     formatter.for_type(CompiledKernel, repr_mimebundle)
     formatter.for_type(LaunchResult, lambda r: LaunchView(r)._repr_mimebundle_())
