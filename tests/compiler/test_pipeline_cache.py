@@ -93,3 +93,16 @@ def test_sass_skipped_then_added_from_the_cached_cubin(fresh_cache):
     assert full.sass and "/*0000*/" in full.sass and "sass" not in full.missing
     assert full.cubin == lean.cubin and "cache" in full.timings
     assert full.line_map.sass and full.line_map.ptx == lean.line_map.ptx
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(arch="sm_91"), "unsupported architecture 'sm_91'"),
+    (dict(opt=4), "opt must be 0, 1, 2 or 3"),
+    (dict(opt=True), "opt must be 0, 1, 2 or 3"),
+    (dict(fast_math="yes"), "fast_math must be True or False"),
+    (dict(maxrregcount=0), "maxrregcount must be 1..255"),
+    (dict(maxrregcount=2.5), "maxrregcount must be 1..255"),
+])
+def test_compile_options_are_checked_before_anything_runs(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        wl.compile(get("saxpy").kernel, **kwargs)

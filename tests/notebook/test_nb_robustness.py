@@ -36,9 +36,9 @@ def _kernel(text: str, name: str):
 # -- magic options -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("line, fragment", [
-    ("--arch sm_1", "--arch sm_1: not a supported architecture"),
-    ("--arch banana", "choose from " + ", ".join(SUPPORTED_ARCHS)),
-    ("--maxrregcount -5", "--maxrregcount -5: the register cap must be 1..255"),
+    ("--arch sm_1", "--arch sm_1: unsupported architecture 'sm_1'"),
+    ("--arch banana", "warp_lab compiles for " + ", ".join(SUPPORTED_ARCHS)),
+    ("--maxrregcount -5", "--maxrregcount -5: maxrregcount must be 1..255 registers per thread"),
     ("--maxrregcount 0", "1..255"),
     ("--maxrregcount 256", "1..255"),
     ("--repeat 0", "--repeat 0: must be a positive int"),

@@ -22,13 +22,14 @@ import time
 
 import llvmlite
 import llvmlite.binding as llvm
+import numpy as np
 
 from warp_lab.compiler import abi, cache as _cache, frontend, linemap, lower, nvptx, toolchain
 from warp_lab.compiler.artifact import CompiledKernel, CompileOptions
 from warp_lab.errors import ToolchainError
 from warp_lab.lang.kernel import Kernel
 
-__all__ = ["compile", "toolchain_versions"]
+__all__ = ["compile", "check_options", "toolchain_versions"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,6 +52,33 @@ def toolchain_versions(arch: str) -> dict[str, str]:
     except (ToolchainError, OSError):
         out["libdevice"] = "missing"
     return out
+
+
+def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags) -> None:
+    """Validate compile options; the one check ``wl.compile``, ``wl.launch`` and the magic share.
+
+    Args:
+        arch: ``sm_XX`` from :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`.
+        opt: LLVM optimisation level, 0..3.
+        maxrregcount: None or 1..255 registers per thread (255 is every
+            architecture's limit, CUDA Programming Guide "Technical
+            Specifications per Compute Capability").
+        flags: boolean options by name (``fast_math=``, ``debug=``, ...).
+
+    Raises:
+        ValueError: the first bad value, named as the option is spelled.
+    """
+    if arch is not None:
+        nvptx.check_arch(arch)
+    if opt is not None and (isinstance(opt, bool) or opt not in (0, 1, 2, 3)):
+        raise ValueError(f"opt must be 0, 1, 2 or 3 (the LLVM optimisation level), got {opt!r}")
+    if maxrregcount is not None and (isinstance(maxrregcount, bool)
+                                     or not isinstance(maxrregcount, (int, np.integer))
+                                     or not 1 <= maxrregcount <= 255):
+        raise ValueError(f"maxrregcount must be 1..255 registers per thread, got {maxrregcount!r}")
+    for name, flag in flags.items():
+        if not isinstance(flag, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {flag!r}")
 
 
 def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool = False,
@@ -80,14 +108,14 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     Raises:
         KernelCompileError: the kernel is outside the language or mistyped
             (points at the user's line and column).
-        ValueError: unknown ``arch`` or ``opt`` out of range.
+        ValueError: an option out of range (:func:`check_options`).
         InternalCompilerError: a bug in warp_lab.
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
-    nvptx.check_arch(arch)
-    if opt not in (0, 1, 2, 3):
-        raise ValueError(f"opt must be 0, 1, 2 or 3, not {opt!r}")
+    check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
+                  maxrregcount=maxrregcount)
+    fast_math, debug, lineinfo = bool(fast_math), bool(debug), bool(lineinfo)
     options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
                              lineinfo=lineinfo, maxrregcount=maxrregcount,
                              launch_ndim=launch_ndim, unit_inner_stride=unit_inner_stride)

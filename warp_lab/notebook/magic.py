@@ -90,16 +90,13 @@ def _check_options(opts: dict) -> None:
     architecture, CUDA Programming Guide "Technical Specifications per Compute
     Capability"); ``--repeat`` and ``--block-dim`` positive.
     """
-    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
+    from warp_lab.compiler.pipeline import check_options
 
-    arch = opts.get("arch")
-    if arch is not None and arch not in SUPPORTED_ARCHS:
-        raise UsageError(f"--arch {arch}: not a supported architecture; choose from "
-                         f"{', '.join(SUPPORTED_ARCHS)}")
-    regs = opts.get("maxrregcount")
-    if regs is not None and not 1 <= regs <= 255:
-        raise UsageError(f"--maxrregcount {regs}: the register cap must be 1..255 "
-                         "(registers per thread)")
+    for name in ("arch", "maxrregcount"):
+        try:
+            check_options(**{name: opts.get(name)})
+        except ValueError as exc:
+            raise UsageError(f"--{name} {opts[name]}: {exc}") from None
     for name in ("repeat", "block_dim"):
         value = opts.get(name)
         if value is not None and value < 1:

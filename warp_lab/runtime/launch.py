@@ -15,8 +15,6 @@ import dataclasses
 import operator
 import time
 
-import numpy as np
-
 from warp_lab.compiler.artifact import CompiledKernel
 from warp_lab.errors import LaunchError
 from warp_lab.lang.kernel import Kernel
@@ -183,17 +181,6 @@ def check_shared_mem(shared_mem, ck: CompiledKernel, arch: str) -> int:
     return value
 
 
-def check_opt(opt) -> int:
-    """Validate an LLVM optimisation level (0..3).
-
-    Raises:
-        LaunchError: anything else.
-    """
-    if isinstance(opt, bool) or opt not in (0, 1, 2, 3):
-        raise LaunchError(f"opt must be 0, 1, 2 or 3 (the LLVM optimisation level), got {opt!r}")
-    return int(opt)
-
-
 def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, block_dim=256,
                    opt: int = 3, fast_math: bool = False, debug: bool = False):
     """Everything a back end needs, checked: the compiled variant, geometry and arguments.
@@ -216,22 +203,24 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
             read-only array the kernel may write),
             or a CompiledKernel built for unit inner strides given a strided array.
     """
-    check_opt(opt)
-    for name, flag in (("fast_math", fast_math), ("debug", debug)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise LaunchError(f"{name} must be True or False, got {flag!r}")
-    fast_math, debug = bool(fast_math), bool(debug)
+    from warp_lab.compiler.pipeline import check_options
+
+    try:
+        check_options(opt=opt, fast_math=fast_math, debug=debug)
+    except ValueError as exc:
+        raise LaunchError(str(exc)) from None
     if not isinstance(inputs, (list, tuple)):
         raise LaunchError(f"inputs must be a list of arguments, one per kernel parameter, got "
                           f"{type(inputs).__name__}")
     if isinstance(kernel, Kernel):
-        from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
         from warp_lab.compiler.pipeline import compile as _compile
 
-        if arch not in SUPPORTED_ARCHS:  # a GPU newer than the toolchain tables
-            raise LaunchError(f"the device is {arch}, which warp_lab cannot compile for "
-                              f"({', '.join(SUPPORTED_ARCHS)}); run on device='sim', or pass "
-                              "a kernel compiled for a compatible arch (its PTX is JIT-compiled)")
+        try:
+            check_options(arch=arch)
+        except ValueError as exc:  # a GPU newer than the toolchain tables
+            raise LaunchError(f"the device is {arch}, which warp_lab cannot compile for ({exc}); "
+                              "run on device='sim', or pass a kernel compiled for a compatible "
+                              "arch (its PTX is JIT-compiled)") from None
 
         def compile_for(unit_inner_stride: bool) -> CompiledKernel:
             # launches need no SASS; skipping nvdisasm saves ~0.35 s on a first launch
