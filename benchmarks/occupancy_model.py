@@ -62,7 +62,7 @@ def speed_and_agreement() -> None:
 def table() -> None:
     kernels = [("saxpy", 12, 0), ("matmul16", 32, 2048), ("64 regs", 64, 0),
                ("128 regs", 128, 0), ("255 regs", 255, 0)]
-    print(f"\noccupancy at 256 threads per block (limiter), then the suggested block size")
+    print("\noccupancy at 256 threads per block (limiter), then the suggested block size")
     print(f"{'arch':8}" + "".join(f"{name:>22}" for name, _, _ in kernels))
     for a in ARCHS.values():
         cells = []

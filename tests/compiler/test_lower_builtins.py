@@ -86,7 +86,7 @@ def test_math_functions_lower_to_libdevice_or_llvm(name, dtype):
             assert ret == ty and all(p.strip().startswith(ty) for p in params.split(","))
         else:
             assert fname.startswith("llvm.") and fname.endswith(".f32" if ty == "float" else ".f64")
-    assert re.search(rf"\.entry k\(", ptx_of(ir_text))
+    assert re.search(r"\.entry k\(", ptx_of(ir_text))
 
 
 @pytest.mark.parametrize("expr,pattern", [

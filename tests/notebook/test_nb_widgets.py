@@ -1,9 +1,5 @@
 """The occupancy widget answers what the occupancy model answers, as its traits change."""
 
-import dataclasses
-
-import pytest
-
 from warp_lab.analysis import occupancy, occupancy_curve
 from warp_lab.compiler.artifact import Resources
 from warp_lab.notebook.charts import occupancy_chart

@@ -158,7 +158,7 @@ class ExprTyper:
         if callable(value):
             raise self.error(f"{what} is a Python function; kernels can only call @wl.func "
                              "functions and warp_lab builtins", node,
-                             f"decorate it with @wl.func")
+                             "decorate it with @wl.func")
         raise self.error(f"{what} is a {type(value).__name__} object, which kernels cannot use",
                          node, "kernels can use int/float/bool constants, wl.constant(...) "
                                "values, @wl.func functions and warp_lab builtins")

@@ -167,7 +167,7 @@ def _block_coords_inputs(size="small"):
 
 
 def _block_coords_ref(out):
-    (gx, gy, gz), (bx, by, bz) = _COORD_GRID, _COORD_BLOCK
+    (gx, gy, _), (bx, by, bz) = _COORD_GRID, _COORD_BLOCK
     z, y, x = np.indices(out.shape[:3])
     t = ((z % bz) * by + (y % by)) * bx + (x % bx)
     b = ((z // bz) * gy + (y // by)) * gx + (x // bx)
