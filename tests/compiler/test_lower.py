@@ -235,11 +235,28 @@ def test_entry_guard_uses_launch_dim_per_axis():
     ir2 = lower(grid2d).llvm_ir
     assert ir2.count('extractvalue {i32, i32, i32} %"launch_dim"') == 2
     assert "sreg.ctaid.y" in ir2 and "icmp uge" in ir2
-    # without wl.tid() the x axis is still guarded: dim=N runs N threads, not whole blocks
-    ir0 = lower(no_tid).llvm_ir
-    assert ir0.count('extractvalue {i32, i32, i32} %"launch_dim"') == 1
-    assert "sreg.ctaid.y" not in ir0
     assert lower(grid2d).launch_ndim == 2
+
+
+def test_entry_guard_only_for_tid_kernels_unless_asked():
+    # written in block_idx/thread_idx terms, like CUDA C++: no guard by default
+    lk = lower(no_tid)
+    assert not lk.entry_guard
+    assert 'extractvalue {i32, i32, i32} %"launch_dim"' not in lk.llvm_ir
+    assert "icmp uge" not in lk.llvm_ir
+    # asked for (what wl.launch compiles for a dim= that is not whole blocks): x only
+    guarded = lower(no_tid, entry_guard=True)
+    assert guarded.entry_guard
+    assert guarded.llvm_ir.count('extractvalue {i32, i32, i32} %"launch_dim"') == 1
+    assert "sreg.ctaid.y" not in guarded.llvm_ir
+    ptx = emit_ptx(guarded.llvm_ir)
+    assert re.search(r"setp\.(lt|ge)\.u32", ptx) and ptx.count("ret;") >= 1
+    # a wl.tid() kernel may drop it (exact launches only): tid is still computed
+    bare = lower(saxpy, entry_guard=False)
+    assert not bare.entry_guard
+    assert 'extractvalue {i32, i32, i32} %"launch_dim"' not in bare.llvm_ir
+    assert "sreg.ctaid.x" in bare.llvm_ir and "icmp uge" not in bare.llvm_ir
+    assert lower(saxpy).entry_guard
 
 
 def test_shared_memory_barrier_and_atomics():

@@ -112,3 +112,39 @@ def test_strided_arguments_get_the_general_variant():
     res = wl.launch(ex.kernel, inputs=args, device="sim", **ex.launch(args).kwargs())
     assert res.compiled.options.unit_inner_stride
     ex.check(before, args)
+
+
+@wl.kernel
+def _mark_block_threads(out: wl.array(dtype=wl.int32)):
+    # CUDA-style indexing with no bounds check of its own: the entry guard is all there is
+    out[wl.block_idx.x * wl.block_dim.x + wl.thread_idx.x] = wl.block_idx.x + 1
+
+
+def test_kernel_without_tid_gets_an_entry_guard_only_for_partial_blocks():
+    expected = np.repeat(np.arange(1, 5, dtype=np.int32), 256)  # 4 blocks of 256
+    # explicit grid: every thread runs, compiled without a guard (as nvcc would)
+    out = np.zeros(1024, np.int32)
+    res = wl.launch(_mark_block_threads, grid=4, block=256, inputs=[out], device="sim")
+    assert not res.compiled.entry_guard
+    np.testing.assert_array_equal(out, expected)
+    # dim= a whole number of blocks: the same guardless variant
+    out[:] = 0
+    res = wl.launch(_mark_block_threads, dim=1024, block_dim=256, inputs=[out], device="sim")
+    assert not res.compiled.entry_guard
+    np.testing.assert_array_equal(out, expected)
+    # dim=1000: the last block's threads 1000..1023 must not run
+    out[:] = -7
+    res = wl.launch(_mark_block_threads, dim=1000, block_dim=256, inputs=[out], device="sim")
+    assert res.compiled.entry_guard and res.grid == (4, 1, 1)
+    np.testing.assert_array_equal(out[:1000], expected[:1000])
+    np.testing.assert_array_equal(out[1000:], -7)
+    # a guardless CompiledKernel cannot honour dim=1000: refused, not run past the extent
+    bare = wl.compile(_mark_block_threads, sass=False)
+    with pytest.raises(wl.LaunchError, match="without an entry guard.*dim=1000"):
+        wl.launch(bare, dim=1000, block_dim=256, inputs=[out], device="sim")
+    guarded = wl.compile(_mark_block_threads, sass=False, entry_guard=True)
+    out[:] = -7
+    wl.launch(guarded, dim=1000, block_dim=256, inputs=[out], device="sim")
+    np.testing.assert_array_equal(out[1000:], -7)
+    with pytest.raises(ValueError, match="entry_guard must be True or False"):
+        wl.compile(_mark_block_threads, entry_guard="yes")

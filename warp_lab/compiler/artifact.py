@@ -39,6 +39,14 @@ class CompileOptions:
             nvcc's code for a plain ``T*`` does; ``wl.launch`` compiles the
             general variant (False) by itself when an argument is strided
             there (``x[::2]``, ``a[:, ::-1]``, a transposed view).
+        entry_guard: whether threads at or past the launch extent (the hidden
+            ``launch_dim`` parameter) return at entry. None (default): only
+            in kernels that use ``wl.tid()``, where ``dim=N`` must run exactly
+            N threads, like the C++ ``if (i >= n) return;``. A kernel written
+            in ``block_idx``/``thread_idx`` terms gets none, as in CUDA C++;
+            ``wl.launch`` compiles it with True by itself for a ``dim=``
+            launch that is not a whole number of blocks, and refuses a
+            guardless CompiledKernel for such a launch.
     """
 
     arch: str = "sm_90"
@@ -49,6 +57,7 @@ class CompileOptions:
     maxrregcount: int | None = None
     launch_ndim: int | None = None
     unit_inner_stride: bool = True
+    entry_guard: bool | None = None
 
     @property
     def sm(self) -> int:
@@ -162,6 +171,9 @@ class CompiledKernel:
         missing: field name → why it is None (tool not found, tool failed).
         toolchain: tool name → version string and path used.
         cache_key: the content hash this artifact is cached under.
+        entry_guard: whether the entry returns for threads at or past the
+            launch extent (``options.entry_guard`` resolved for this kernel);
+            without it every thread of the grid runs the body.
     """
 
     name: str
@@ -182,6 +194,7 @@ class CompiledKernel:
     missing: Mapping[str, str] = field(default_factory=dict)
     toolchain: Mapping[str, str] = field(default_factory=dict)
     cache_key: str = ""
+    entry_guard: bool = True
 
     @property
     def arch(self) -> str:

@@ -13,7 +13,8 @@ Code shape, chosen to match what nvcc emits:
 * array index math is int32 (``mul nsw``/``add nsw``), sign-extended to i64
   at the ``getelementptr``, so PTX uses ``mul.wide.s32`` like nvcc;
 * ``wl.tid()`` is computed once at entry, where threads at or past the
-  hidden ``launch_dim`` return (only when the kernel uses ``wl.tid()``);
+  hidden ``launch_dim`` return (the entry guard: by default only when the
+  kernel uses ``wl.tid()``, see ``CompileOptions.entry_guard``);
 * float operations carry ``contract`` (nvcc's default ``-fmad=true``), or
   ``fast`` under ``fast_math``; no bounds checks unless ``debug``.
 
@@ -56,8 +57,9 @@ class LoweredKernel:
             extent is not included; see :func:`warp_lab.compiler.abi.param_layout`).
         launch_ndim: what ``wl.tid()`` returns (1, 2 or 3).
         shared_bytes: static shared memory per block, bytes.
-        uses_tid: whether the kernel (or a function it calls) uses ``wl.tid()``;
-            the entry guards threads past the launch extent either way.
+        uses_tid: whether the kernel (or a function it calls) uses ``wl.tid()``.
+        entry_guard: whether the entry returns for threads at or past the
+            launch extent (``CompileOptions.entry_guard`` resolved).
     """
 
     llvm_ir: str
@@ -66,6 +68,7 @@ class LoweredKernel:
     launch_ndim: int
     shared_bytes: int
     uses_tid: bool = False
+    entry_guard: bool = True
 
 
 class ModuleContext:
@@ -78,6 +81,8 @@ class ModuleContext:
         self.debug = bool(getattr(options, "debug", False))
         self.unit_inner_stride = bool(getattr(options, "unit_inner_stride", False))
         self.lineinfo = bool(getattr(options, "lineinfo", True)) or self.debug
+        guard = getattr(options, "entry_guard", None)
+        self.entry_guard = typed.uses_tid if guard is None else bool(guard)
         self.module = ir.Module(name=typed.name)
         self.module.triple = TRIPLE
         self.decls: dict = {}
@@ -308,9 +313,7 @@ class FunctionLowerer(ExprLowerer):
                 v = tuple(self.b.extract_value(arg, k) for k in range(n))
             self.vars[slot.name] = self.alloca(ty, f"{slot.name}.addr")  # as clang names it
             self.store_var(self.vars[slot.name], v)
-        # always, even without wl.tid(): dim=N must run N threads, not whole blocks
-        # (an explicit grid launch has launch_dim = grid * block, so it never triggers)
-        self.entry_guard(args[0])
+        self.entry_tid(args[0], self.m.entry_guard)
 
     def bind_func_params(self):
         """Rebuild a device function's flattened parameters into values."""
@@ -327,13 +330,16 @@ class FunctionLowerer(ExprLowerer):
                 self.vars[name] = self.alloca(ty, f"{name}.addr")
                 self.store_var(self.vars[name], val)
 
-    def entry_guard(self, launch_dim):
-        """Compute ``wl.tid()`` once; threads at or past ``launch_dim`` return at once.
+    def entry_tid(self, launch_dim, guard: bool):
+        """Compute ``wl.tid()`` once at entry; with ``guard``, threads past the extent return.
 
-        Guards the ``launch_ndim`` axes (x only when ``wl.tid()`` is unused):
-        ``ctaid.x * ntid.x + tid.x < launch_dim.x`` and so on, so ``dim=N``
-        runs exactly N threads of the last block.
+        The guard covers the ``launch_ndim`` axes (x only when ``wl.tid()`` is
+        unused): ``ctaid.x * ntid.x + tid.x < launch_dim.x`` and so on, so
+        ``dim=N`` runs exactly N threads of the last block. Without it and
+        without ``wl.tid()`` nothing is emitted.
         """
+        if not guard and not self.m.typed.uses_tid:
+            return
         n = self.m.typed.launch_ndim
         axes = "xyz"[:n]
         guard_loc = self.b.debug_metadata
@@ -342,6 +348,10 @@ class FunctionLowerer(ExprLowerer):
             self.b.debug_metadata = self.loc(call)
         idx = {a: self.global_index(a) for a in axes}
         self.b.debug_metadata = guard_loc  # the bounds check is the kernel's own (def line)
+        vals = [idx[a] for a in reversed(axes)]  # (z, y, x) order: slowest first
+        self.tid_value = vals[0] if n == 1 else tuple(vals)
+        if not guard:
+            return
         out = None
         for k, a in enumerate(axes):
             dim = self.b.extract_value(launch_dim, k)
@@ -353,8 +363,6 @@ class FunctionLowerer(ExprLowerer):
         self.b.position_at_end(exit_bb)
         self.b.ret_void()
         self.b.position_at_end(run_bb)
-        vals = [idx[a] for a in reversed(axes)]  # (z, y, x) order: slowest first
-        self.tid_value = vals[0] if n == 1 else tuple(vals)
 
     def first_tid_call(self):
         """The first ``wl.tid()`` call in the kernel body (source order), or None."""
@@ -640,4 +648,4 @@ def make_llvm_ir(typed: TypedKernel, options=None) -> LoweredKernel:
     for tf in typed.funcs:
         FunctionLowerer(mctx, tf, mctx.functions[tf.symbol]).lower()
     return LoweredKernel(str(mctx.module), typed.entry, typed.params, typed.launch_ndim,
-                         typed.shared_bytes, typed.uses_tid)
+                         typed.shared_bytes, typed.uses_tid, mctx.entry_guard)

@@ -84,7 +84,8 @@ def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags)
 def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool = False,
             debug: bool = False, lineinfo: bool = True, maxrregcount: int | None = None,
             launch_ndim: int | None = None, unit_inner_stride: bool = True,
-            cache: bool = True, sass: bool = True) -> CompiledKernel:
+            entry_guard: bool | None = None, cache: bool = True,
+            sass: bool = True) -> CompiledKernel:
     """Compile a kernel for one architecture.
 
     Args:
@@ -98,6 +99,9 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         launch_ndim: force what ``wl.tid()`` returns (default: inferred).
         unit_inner_stride: compile for arrays with element stride 1 in the
             last dimension (default); False for any strides.
+        entry_guard: threads at or past the launch extent return at entry;
+            None (default) for kernels that use ``wl.tid()`` only (see
+            :class:`CompileOptions`).
         cache: look up and store the result in the memory + disk cache.
         sass: disassemble the cubin (``sass``, SASS line map); False leaves
             ``sass`` None with ``missing["sass"]`` saying so.
@@ -114,11 +118,15 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     if not isinstance(kernel, Kernel):
         raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
     check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
-                  maxrregcount=maxrregcount)
+                  maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride)
+    if entry_guard is not None:
+        check_options(entry_guard=entry_guard)
+        entry_guard = bool(entry_guard)
     fast_math, debug, lineinfo = bool(fast_math), bool(debug), bool(lineinfo)
     options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
                              lineinfo=lineinfo, maxrregcount=maxrregcount,
-                             launch_ndim=launch_ndim, unit_inner_stride=unit_inner_stride)
+                             launch_ndim=launch_ndim,
+                             unit_inner_stride=bool(unit_inner_stride), entry_guard=entry_guard)
     t_start = time.perf_counter()
     key = _cache.cache_key(kernel, options, toolchain_versions(arch)) if cache else ""
     if cache:
@@ -165,7 +173,7 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         launch_ndim=lowered.launch_ndim, llvm_ir=lowered.llvm_ir,
         llvm_ir_optimized=llvm_ir_opt, ptx=ptx, cubin=cubin, sass=sass_text, resources=resources,
         line_map=line_map, timings=timings, missing=missing,
-        toolchain=toolchain_versions(arch), cache_key=key)
+        toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard)
     if cache and all(reason == _NOT_REQUESTED for reason in missing.values()):
         _cache.default_cache().put(key, ck)
     return ck

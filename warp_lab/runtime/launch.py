@@ -187,7 +187,10 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
 
     A ``@wl.kernel`` is compiled (cached, without SASS) for ``arch``, first
     for arrays with unit stride in their last dimension; if an argument is
-    strided there, the general variant is compiled instead.
+    strided there, the general variant is compiled instead. A kernel compiled
+    without an entry guard (one that does not use ``wl.tid()``) is compiled
+    with one when ``dim=`` is not a whole number of blocks, so that exactly
+    ``dim`` threads run.
 
     Args:
         kernel: a ``@wl.kernel`` or a :class:`CompiledKernel`.
@@ -201,7 +204,9 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
         LaunchError: bad configuration or arguments (``inputs`` not a list or
             tuple, ``opt`` not 0..3, ``fast_math``/``debug`` not bools, a
             read-only array the kernel may write),
-            or a CompiledKernel built for unit inner strides given a strided array.
+            or a CompiledKernel built for unit inner strides given a strided
+            array, or one without an entry guard given a ``dim=`` that is not
+            a whole number of blocks.
     """
     from warp_lab.compiler.pipeline import check_options
 
@@ -222,10 +227,11 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                               "run on device='sim', or pass a kernel compiled for a compatible "
                               "arch (its PTX is JIT-compiled)") from None
 
-        def compile_for(unit_inner_stride: bool) -> CompiledKernel:
+        def compile_for(unit_inner_stride: bool, entry_guard=None) -> CompiledKernel:
             # launches need no SASS; skipping nvdisasm saves ~0.35 s on a first launch
             return _compile(kernel, arch=arch, opt=opt, fast_math=fast_math, debug=debug,
-                            unit_inner_stride=unit_inner_stride, sass=False)
+                            unit_inner_stride=unit_inner_stride, entry_guard=entry_guard,
+                            sass=False)
         ck = compile_for(True)
     elif isinstance(kernel, CompiledKernel):
         ck = kernel
@@ -242,6 +248,15 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                 f"{', '.join(repr(n) for n in strided)} is strided there; compile it with "
                 "wl.compile(..., unit_inner_stride=False) or pass the @wl.kernel itself")
         ck = compile_for(False)
+    partial = any(d != g * b for d, g, b in zip(launch_dim, grd, blk))
+    if partial and not ck.entry_guard:
+        if not isinstance(kernel, Kernel):
+            raise LaunchError(
+                f"{ck.name} was compiled without an entry guard, but dim={dim!r} is not a "
+                f"whole number of blocks of {blk}: the threads of the last block past "
+                f"{launch_dim} would run too; compile it with wl.compile(..., entry_guard=True), "
+                "launch a multiple of the block size, or pass the @wl.kernel itself")
+        ck = compile_for(ck.options.unit_inner_stride, True)
     _refuse_read_only_outputs(ck, views)
     return ck, grd, blk, launch_dim, values, views
 
