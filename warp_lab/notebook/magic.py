@@ -149,6 +149,32 @@ def _compile_cell(tree: ast.Module, filename: str, code_text: str):
         raise _too_deep(filename, line, getattr(stmt, "col_offset", 0) + 1, text) from None
 
 
+def _launch_syntax(text: str, exc: SyntaxError) -> str:
+    """A syntax error of ``--launch TEXT`` (compiled as ``dict(TEXT)``) in terms of TEXT.
+
+    Python reports an unclosed bracket of TEXT against the ``)`` warp_lab
+    added ("closing parenthesis ')' does not match opening parenthesis '['"),
+    so the brackets of TEXT are matched here first.
+    """
+    import io
+    import tokenize
+
+    stack = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.OP and tok.string in "([{":
+                stack.append(tok)
+            elif tok.type == tokenize.OP and tok.string in ")]}" and stack:
+                stack.pop()
+    except (tokenize.TokenError, SyntaxError):  # the unclosed bracket ends the input
+        pass
+    if stack:
+        return f"SyntaxError: '{stack[-1].string}' at column {stack[-1].start[1] + 1} was never closed"
+    col = (exc.offset or 0) - len("dict(")
+    where = f" at column {col}" if 0 < col <= len(text) else ""
+    return f"SyntaxError: {exc.msg}{where}; write keyword arguments, e.g. dim=n, inputs=[x, y]"
+
+
 def _device_arch(device: str) -> str:
     """The architecture of the device a launch would use (``sm_90`` for the simulator)."""
     from warp_lab.runtime.device import SIM_ARCH, get_device
@@ -222,7 +248,11 @@ class WarpKernelMagics(Magics):
         0.5 s shows a progress bar of simulated blocks). Compile errors show as
         a box with the cell line and a caret.
         """
-        args = magic_arguments.parse_argstring(self.warp_kernel, line)
+        __tracebackhide__ = True  # an exception of the cell's own code shows the cell's frames
+        try:
+            args = magic_arguments.parse_argstring(self.warp_kernel, line)
+        except ValueError as exc:  # shlex: "No closing quotation" for --launch "dim=4
+            raise UsageError(f"%%warp_kernel {line.strip()}: {exc}") from None
         given = {k: v for k, v in vars(args).items() if v is not None}
         _check_options(given)
         if cell is None:
@@ -239,16 +269,28 @@ class WarpKernelMagics(Magics):
 
     # -- the cell ---------------------------------------------------------------------------
 
+    def _execution_count(self) -> int:
+        """The ``In [N]`` number of the cell being run.
+
+        IPython 9 increments ``shell.execution_count`` before it runs a cell
+        (IPython 8 after), so the count of the result being built is the one
+        the notebook shows; outside a cell, the next count.
+        """
+        count = getattr(getattr(self.shell.displayhook, "exec_result", None),
+                        "execution_count", None)
+        return count if isinstance(count, int) else self.shell.execution_count
+
     def _cell_name(self, full_text: str) -> str:
-        base = f"<cell {self.shell.execution_count}>"
-        name, k = base, 1
+        count = self._execution_count()
+        name, k = f"<cell {count}>", 1
         while name in self.cell_texts and self.cell_texts[name] != full_text:
             k += 1
-            name = f"<cell {self.shell.execution_count}.{k}>"
+            name = f"<cell {count}.{k}>"
         self.cell_texts[name] = full_text
         return name
 
     def _run_cell(self, line: str, cell: str, opts: dict):
+        __tracebackhide__ = True
         show = _split(opts["show"], SHOW_CHOICES, "--show")
         hide = set(_split(opts["hide"], SHOW_CHOICES, "--hide"))
         show = [s for s in show if s not in hide]
@@ -271,6 +313,13 @@ class WarpKernelMagics(Magics):
         kinds = classify_functions(tree)
         ns = self.shell.user_ns
         code = _compile_cell(tree, filename, code_text)
+        for node in tree.body:
+            if isinstance(node, ast.AsyncFunctionDef) and (
+                    not node.decorator_list or any(map(_is_kernel_decorator, node.decorator_list))):
+                raise KernelCompileError("async functions cannot be kernels or device functions",
+                                         filename, node.lineno, node.col_offset + 1,
+                                         code_text.splitlines()[node.lineno - 1],
+                                         "write def instead of async def")
         exec(code, ns)  # noqa: S102 - the user's own cell
         kernels = []
         for node in tree.body:
@@ -330,7 +379,11 @@ class WarpKernelMagics(Magics):
         if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
             text = text[1:-1]  # magic_arguments splits non-POSIX: the quotes stay on
         try:
-            kwargs = eval(f"dict({text})", self.shell.user_ns)  # noqa: S307
+            code = compile(f"dict({text})", "<--launch>", "eval")
+        except SyntaxError as exc:
+            raise LaunchError(f"--launch {opts['launch']!r}: {_launch_syntax(text, exc)}") from None
+        try:
+            kwargs = eval(code, self.shell.user_ns)  # noqa: S307
         except Exception as exc:  # the user's expression: report it as theirs
             raise LaunchError(f"--launch {opts['launch']!r}: {type(exc).__name__}: {exc}") from None
         import inspect
@@ -393,6 +446,25 @@ def _show_error(shell, etype, value, tb, tb_offset=None):
     if isinstance(value, InternalCompilerError):  # our bug: the full traceback helps
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return None
+    if isinstance(value, KernelCompileError):
+        value = _with_cell_label(shell, value)
     display({"text/plain": f"{etype.__name__}: {value}", "text/html": error_html(value)},
             raw=True)
     return None
+
+
+def _with_cell_label(shell, err: KernelCompileError) -> KernelCompileError:
+    """``err`` with ipykernel's file name of a cell (``/tmp/ipykernel_1/123.py``) as ``In[N]``.
+
+    A ``@wl.kernel`` defined in an ordinary cell has the temporary file name
+    ipykernel compiled the cell under; IPython's own tracebacks call it
+    ``Cell In[N]`` (``shell.compile.format_code_name``). Other names are kept.
+    """
+    fmt = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    try:
+        named = fmt(err.filename) if fmt is not None else None
+    except Exception:  # noqa: BLE001 - a label is a nicety, never a new error
+        named = None
+    if not named:
+        return err
+    return KernelCompileError(err.message, named[1], err.line, err.col, err.source_line, err.hint)
