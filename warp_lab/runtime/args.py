@@ -104,6 +104,9 @@ def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
         arr = owner._host_array()
     elif isinstance(value, np.ndarray):
         arr = value
+    elif isinstance(value, T.ArrayType):  # wl.array(dtype=...) without data: an annotation
+        raise LaunchError(f"parameter {name!r} got the annotation {value!r}, a type without "
+                          "data; pass a numpy array or wl.zeros(shape, dtype=...)")
     else:
         raise LaunchError(f"parameter {name!r} expects {ptype!r}, got {_describe(value)}; "
                           "pass a numpy array or a wl.array")
@@ -140,10 +143,13 @@ def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
             raise LaunchError(f"parameter {name!r}: byte stride {s} is not a multiple of the "
                               f"element size {size}")
         strides.append(s // size)
-    if any(x > INT32_MAX for x in shape) or any(abs(s) > INT32_MAX for s in strides) \
-            or math.prod(shape) > INT32_MAX:
+    if any(x > INT32_MAX for x in shape) or math.prod(shape) > INT32_MAX:
         raise LaunchError(f"parameter {name!r}: shape {shape} is too large for int32 indexing "
                           f"(at most {INT32_MAX} elements per array)")
+    if any(abs(s) > INT32_MAX for s in strides):
+        raise LaunchError(f"parameter {name!r}: strides {tuple(strides)} (in elements) are too "
+                          f"large for int32 indexing (at most {INT32_MAX}); pass a contiguous "
+                          "copy (np.ascontiguousarray(...))")
     lo, hi = _span(arr)
     return HostView(name, arr, owner, lo, hi, arr.__array_interface__["data"][0], shape,
                     tuple(strides))
