@@ -396,3 +396,46 @@ def test_tid_index_math_maps_to_the_tid_line():
     assert any("%ctaid.x" in ins for ins in by_line[tid_line])
     assert any(ins.startswith("setp") for ins in by_line[def_line])
     assert not any("%ctaid.x" in ins for ins in by_line[def_line])
+
+
+@wl.kernel
+def neighbours(u: wl.array2d(dtype=wl.float32), out: wl.array2d(dtype=wl.float32)):
+    i, j = wl.tid()
+    if 0 < i and i < u.shape[0] - 1 and 0 < j and j < u.shape[1] - 1:
+        out[i, j] = u[i, j - 1] + u[i, j + 1] + u[i - 1, j] + u[i + 1, j]
+
+
+def test_constant_index_offsets_become_address_offsets():
+    # u[i, j ± 1] are [p ± 4] off one base address, as nvcc's u[i*w + j ± 1]
+    ck = wl.compile(neighbours, sass=False, cache=False)
+    loads = re.findall(r"ld\.global\.(?:f32|b32)\s+%r\d+, \[(%rd\d+)(\+-?\d+)?\]", ck.ptx)
+    offsets = {base: set() for base, _ in loads}
+    for base, off in loads:
+        offsets[base].add(off)
+    assert {"+-4", "+4"} in offsets.values(), loads
+    # under debug the bounds check sees the index as written: j - 1 is compared, not j
+    dbg = lower(neighbours, debug=True).llvm_ir
+    assert re.search(r'sub i32 %"?j', dbg) or re.search(r"add i32 %\"?[\w.]+\"?, -1", dbg)
+    assert "out of bounds for axis 1" in dbg
+
+
+@wl.kernel
+def and_of_compares(x: wl.array(dtype=wl.float32), n: int, m: int):
+    i = wl.tid()
+    if i < n and i + 1 < m:
+        x[i] = 1.0
+
+
+@wl.kernel
+def and_guarding_a_load(x: wl.array(dtype=wl.float32), n: int):
+    i = wl.tid()
+    if i < n and x[i] > 0.0:
+        x[i] = 2.0
+
+
+def test_and_of_side_effect_free_compares_does_not_branch():
+    # nothing to skip: both compares are evaluated and combined (nvcc's and/or.pred)
+    text = lower(and_of_compares).llvm_ir
+    assert "sc.next" not in text and re.search(r"= and i1 ", text)
+    # a load on the right may fault: it stays behind the short circuit
+    assert "sc.next" in lower(and_guarding_a_load).llvm_ir

@@ -148,3 +148,19 @@ def test_kernel_without_tid_gets_an_entry_guard_only_for_partial_blocks():
     np.testing.assert_array_equal(out[1000:], -7)
     with pytest.raises(ValueError, match="entry_guard must be True or False"):
         wl.compile(_mark_block_threads, entry_guard="yes")
+
+
+@wl.kernel
+def _guarded_read(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32), n: int):
+    i = wl.tid()
+    if i < n and x[i] > 0.0:  # x[i] must not be read for i >= n: x has n elements
+        out[i] = x[i]
+
+
+def test_short_circuit_skips_the_out_of_bounds_read():
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    out = np.zeros(8, np.float32)
+    res = wl.launch(_guarded_read, dim=8, inputs=[x, out, 3], device="sim",
+                    checks=("memcheck",))
+    assert res.findings == []
+    np.testing.assert_array_equal(out, [1, 0, 3, 0, 0, 0, 0, 0])

@@ -253,14 +253,36 @@ class ExprLowerer:
             return self.convert(v, ty, int64) if ty.bits < 64 else v
         return self.convert(v, ty, int32)
 
-    def elem_ptr(self, arr: ArrayVal, idx: list):
+    def index_parts(self, node):
+        """An array index split as ``(value, c)``: ``e ± c`` with a small int constant ``c``
+        gives ``(array_index(e), ±c)``, anything else ``(array_index(node), 0)``.
+
+        :meth:`elem_ptr` adds ``c * stride`` to the whole offset, so ``u[i, j + 1]``
+        and ``u[i, j - 1]`` become ``[p + 4]`` and ``[p - 4]`` off the address of
+        ``u[i, j]``, as nvcc's code for ``u[i * w + j + 1]`` does. The element is
+        then ``e ± c`` without int32 wrap-around, which differs from wrapping only
+        if ``e ± c`` overflows: never for an index in bounds of an axis shorter than
+        ``2**31 - 2**16`` elements (docs/language.md). Not under ``debug``, whose
+        bounds checks test the index as written.
+        """
+        if not self.m.debug and isinstance(node, ast.BinOp) and const_of(node) is NO_CONST \
+                and getattr(node, "wl_op", None) in ("add", "sub") and node.wl_ty == int32 \
+                and getattr(node, "wl_opty", None) == int32 and node.left.wl_ty == int32:
+            c = const_of(node.right)
+            if isinstance(c, int) and not isinstance(c, bool) and abs(c) < _FOLD_LIMIT:
+                return self.array_index(node.left), (c if node.wl_op == "add" else -c)
+        return self.array_index(node), 0
+
+    def elem_ptr(self, arr: ArrayVal, idx: list, consts=()):
         """Address of ``arr[idx]``: ``sum(i_k * stride_k)`` then a GEP.
 
         The sum is int32 (sign-extended at the GEP, the architecture's index
         math width) when every index is an i32; when any index is an i64
         (an ``int64``/``uint32``/``uint64`` index, see :meth:`array_index`)
         all terms are extended to i64 and the sum is done in 64 bits, so an
-        index of 2**32 + 1 addresses element 2**32 + 1, not 1.
+        index of 2**32 + 1 addresses element 2**32 + 1, not 1. ``consts``
+        (one int per index, from :meth:`index_parts`) are added last, each
+        times its stride, so neighbouring elements share one base address.
         """
         wide = any(v.type == I64 for v in idx)
         off = None
@@ -282,6 +304,17 @@ class ExprLowerer:
                 s = self.b.sext(s, I64) if wide else s
                 term = self.b.mul(v, s, flags=["nsw"])
             off = term if off is None else self.b.add(off, term, flags=["nsw"])
+        ity = I64 if wide else I32
+        for k, c in enumerate(consts):  # constant parts of the indices (index_parts)
+            if not c:
+                continue
+            s = arr.strides[k]
+            if isinstance(s, ir.Constant) and s.constant == 1:
+                term = ir.Constant(ity, c)
+            else:
+                s = self.b.sext(s, I64) if wide else s
+                term = self.b.mul(s, ir.Constant(ity, c), flags=["nsw"])
+            off = self.b.add(off, term, flags=["nsw"])
         if not wide:
             off = self.b.sext(off, I64)
         return self.b.gep(arr.ptr, [off], inbounds=True,
@@ -297,8 +330,9 @@ class ExprLowerer:
             return Ref("slot", slot[node.wl_component], bty.elem)
         if isinstance(bty, ArrayType):
             arr = self.expr(node.value)
-            idx = [self.array_index(i) for i in node.wl_indices]
-            return Ref("mem", self.elem_ptr(arr, idx), bty.dtype)
+            parts = [self.index_parts(i) for i in node.wl_indices]
+            return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts]),
+                       bty.dtype)
         slot = self.var_slot(node.value.id)
         if isinstance(bty, Vector):
             i = node.wl_indices[0]
@@ -529,6 +563,15 @@ class ExprLowerer:
     def visit_BoolOp(self, node):
         is_and = isinstance(node.op, ast.And)
         if node.wl_ty.is_bool:
+            if all(speculatable(v) for v in node.values[1:]):
+                # nothing to skip: evaluating every operand is unobservable, so combine
+                # the truths with and/or (nvcc's or.pred) instead of branching, which
+                # also keeps jump threading from nesting the conditions of unrolled loops
+                out = self.truth(node.values[0])
+                for v in node.values[1:]:
+                    c = self.truth(v)
+                    out = self.b.and_(out, c) if is_and else self.b.or_(out, c)
+                return out
             thunks = [lambda v=v: self.truth(v) for v in node.values]
             return self.short_circuit(thunks, is_and)
         # Python's value: the first operand that decides (falsy for and, truthy for or),
@@ -603,4 +646,49 @@ class ExprLowerer:
     def visit_Call(self, node):
         from warp_lab.compiler.lower_builtins import lower_call
         return lower_call(self, node)
+
+
+#: ``|c|`` below this is folded out of an index ``e ± c`` (:meth:`ExprLowerer.index_parts`).
+_FOLD_LIMIT = 1 << 16
+
+#: Scalar operators whose evaluation cannot trap or have an effect (no division:
+#: an integer division by zero is a trap under ``debug``; no ``**``: a libdevice call).
+_PURE_OPS = frozenset({"add", "sub", "mul", "and", "or", "xor", "shl", "shr",
+                       "neg", "pos", "invert", "not"})
+
+
+def speculatable(node) -> bool:
+    """Whether evaluating ``node`` can neither trap nor have an effect, so skipping it
+    (short-circuit ``and``/``or``) is unobservable: constants, variables, special
+    registers (``wl.thread_idx.x``), ``a.shape`` and tuple components, integer
+    comparisons, ``and``/``or``/``not`` and integer arithmetic other than division
+    and ``**`` of such operands. No array element loads (may fault), no calls, and
+    no float arithmetic (not free: evaluating ``zr*zr + zi*zi`` on every iteration
+    of a ``while k < n and ...`` loop costs registers).
+    """
+    if const_of(node) is not NO_CONST or isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Attribute):
+        if hasattr(node, "wl_sreg"):
+            return True
+        return node.attr == "shape" and isinstance(getattr(node.value, "wl_ty", None), ArrayType) \
+            and speculatable(node.value)
+    if isinstance(node, ast.Subscript):
+        return isinstance(getattr(node.value, "wl_ty", None), TupleType) \
+            and speculatable(node.value) and speculatable(node.slice)
+    if isinstance(node, ast.Compare):
+        return all(speculatable(n) and _int_like(n) for n in [node.left, *node.comparators])
+    if isinstance(node, ast.BoolOp):
+        return all(speculatable(n) for n in node.values)
+    if isinstance(node, ast.UnaryOp):
+        return getattr(node, "wl_op", None) in _PURE_OPS and speculatable(node.operand)
+    if isinstance(node, ast.BinOp):
+        return getattr(node, "wl_op", None) in _PURE_OPS and _int_like(node) \
+            and speculatable(node.left) and speculatable(node.right)
+    return False
+
+
+def _int_like(node) -> bool:
+    t = getattr(node, "wl_ty", None)
+    return isinstance(t, Scalar) and not t.is_float
 
