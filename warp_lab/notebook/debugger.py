@@ -82,6 +82,22 @@ def _coords(value, what: str, limit) -> tuple[int, int, int] | None:
     return xyz  # type: ignore[return-value]
 
 
+def _is_count(value, least: int) -> bool:
+    """Whether ``value`` is an int (numpy ints too, not bool) of at least ``least``."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+        and value >= least
+
+
+def _check_steps(n, method: str) -> None:
+    """Refuse a step count that is not an int >= 0 (a negative one would go the other way)."""
+    if _is_count(n, 0):
+        return
+    hint = ""
+    if isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)):
+        hint = f"; use {'step_back' if method == 'step' else 'step'}({-n}) to go the other way"
+    raise SimulatorError(f"{method}(n): n must be an int >= 0, got {n!r}{hint}")
+
+
 def lanes_html(state, previous=None, max_registers: int = 64) -> str:
     """A warp's 32 lanes as an HTML table: one row per register, one column per lane.
 
@@ -176,6 +192,10 @@ class DebugSession:
         """
         if line is None and ptx_line is None:
             raise SimulatorError("a breakpoint needs line= (Python) or ptx_line=")
+        for what, value in (("line", line), ("ptx_line", ptx_line)):
+            if value is not None and not _is_count(value, 1):
+                raise SimulatorError(f"{what} must be a line number (an int from 1), "
+                                     f"got {value!r}")
         block = _coords(block, "block", self.grid)
         thread = _coords(thread, "thread", self.block_shape)
         return self.debugger.add_breakpoint(ptx_line=ptx_line, source_line=line, block=block,
@@ -223,12 +243,22 @@ class DebugSession:
         return None
 
     def step(self, n: int = 1):
-        """Execute ``n`` instructions."""
+        """Execute ``n`` instructions (an int >= 0).
+
+        Raises:
+            SimulatorError: ``n`` is not an int >= 0 (go back with :meth:`step_back`).
+        """
+        _check_steps(n, "step")
         self._remember()
         return self._moved(self.debugger.step(n))
 
     def step_back(self, n: int = 1):
-        """Go back ``n`` instructions (replays the launch deterministically)."""
+        """Go back ``n`` instructions (an int >= 0; replays the launch deterministically).
+
+        Raises:
+            SimulatorError: ``n`` is not an int >= 0 (go forward with :meth:`step`).
+        """
+        _check_steps(n, "step_back")
         self._remember()
         return self._moved(self.debugger.step_back(n))
 
