@@ -1,8 +1,9 @@
 """Read-only arrays: refused where the kernel may write them, accepted where it only reads.
 
-``written_params`` reads the PTX; the reference is the simulator itself: every
-array a corpus kernel actually changed must be among the written parameters,
-and every other array may be passed read-only with an unchanged result.
+``CompiledKernel.written_params`` comes from the front end; the references are
+the simulator (every array a corpus kernel actually changed must be among the
+written parameters, and every other array may be passed read-only with an
+unchanged result) and each example's declared ``outputs``.
 """
 
 import numpy as np
@@ -11,7 +12,6 @@ import pytest
 import warp_lab as wl
 from warp_lab.errors import LaunchError
 from warp_lab.examples import CORPUS
-from warp_lab.runtime.writes import written_params
 
 
 def _copy(args):
@@ -24,7 +24,8 @@ def test_written_params_cover_what_the_simulator_changes(ex):
     before = _copy(args)
     kwargs = ex.launch(args).kwargs()
     r = wl.launch(ex.kernel, inputs=args, device="sim", **kwargs)
-    written = written_params(r.compiled)
+    written = set(r.compiled.written_params)
+    assert set(ex.outputs) <= written, (written, ex.outputs)
     names = [n for n, t in r.compiled.params]
     changed = {n for n, a, b in zip(names, args, before)
                if isinstance(a, np.ndarray) and not np.array_equal(a, b, equal_nan=True)}
@@ -40,14 +41,45 @@ def test_written_params_cover_what_the_simulator_changes(ex):
             np.testing.assert_array_equal(a, b)
 
 
-def test_analysis_is_precise_on_typical_kernels():
+def test_written_params_are_precise_on_typical_kernels():
     """Inputs only read (also through gathers and loops) are not marked written."""
     by_name = {ex.name: ex for ex in CORPUS}
-    expect = {"saxpy": {"y"}, "spmv_csr": {"y"}, "histogram": {"hist"},
-              "atomics_all": {"acc", "lock", "order", "facc"}}
+    expect = {"saxpy": ("y",), "spmv_csr": ("y",), "histogram": ("hist",),
+              "atomics_all": ("acc", "lock", "order", "facc")}
     for name, want in expect.items():
         ck = wl.compile(by_name[name].kernel, arch="sm_90", sass=False)
-        assert written_params(ck) == want, name
+        assert ck.written_params == want, name
+
+
+@wl.func
+def _bump(a: wl.array(dtype=wl.int32), i: int):
+    wl.atomic_add(a, i, 1)
+
+
+@wl.func
+def _peek(a: wl.array(dtype=wl.int32), i: int) -> int:
+    return a[i]
+
+
+@wl.kernel
+def _through_calls_and_aliases(a: wl.array(dtype=wl.int32), b: wl.array(dtype=wl.int32),
+                               c: wl.array(dtype=wl.int32), d: wl.array(dtype=wl.int32),
+                               v: wl.array(dtype=wl.vec3)):
+    i = wl.tid()
+    _bump(a, i)             # written by a device function
+    alias = c
+    alias[i] = _peek(b, i)  # c written through an alias; b only read by one
+    v[i].y = float(d[i])    # a component of an element
+    s = wl.shared_array(4, wl.int32)
+    s[0] = 1                # shared, not a parameter
+
+
+def test_written_params_follow_calls_aliases_and_components():
+    ck = wl.compile(_through_calls_and_aliases, sass=False)
+    assert ck.written_params == ("a", "c", "v")
+    # the order is the parameters' and survives the disk cache
+    from warp_lab.compiler.cache import _from_json, _to_json
+    assert _from_json(_to_json(ck), ck.cubin).written_params == ("a", "c", "v")
 
 
 @wl.kernel

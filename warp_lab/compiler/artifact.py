@@ -174,6 +174,10 @@ class CompiledKernel:
         entry_guard: whether the entry returns for threads at or past the
             launch extent (``options.entry_guard`` resolved for this kernel);
             without it every thread of the grid runs the body.
+        written_params: names of the array parameters the kernel may store
+            into (the front end's :attr:`TypedKernel.written_params`), in
+            parameter order; the others are only read, so a launch may pass
+            them read-only and need not copy them back.
     """
 
     name: str
@@ -195,6 +199,7 @@ class CompiledKernel:
     toolchain: Mapping[str, str] = field(default_factory=dict)
     cache_key: str = ""
     entry_guard: bool = True
+    written_params: tuple = ()
 
     @property
     def arch(self) -> str:

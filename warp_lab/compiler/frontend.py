@@ -67,6 +67,8 @@ class FunctionTyper(ExprTyper):
         self.params = tuple(params)
         self.arrays = {n for n, t in params if isinstance(t, ArrayType)}
         self.array_binding = {n: None for n in self.arrays}  # name -> the one binding statement
+        self.array_alias: dict = {}   # array variable -> the array name it was bound to, or None
+        self.written: set = set()     # array names stored into (see mark_written)
         self.assigned = _assigned_names(tree)
         self.loop_depth = 0
         self.returns: list = []
@@ -168,6 +170,7 @@ class FunctionTyper(ExprTyper):
                 node, lossy_hint(binop.wl_ty, tty))
         if isinstance(target, (ast.Subscript, ast.Attribute)):
             self.check_store_target(target)
+            self.mark_store_target(target)
         target.wl_var_ty = tty
 
     def assign(self, target, value):
@@ -203,6 +206,7 @@ class FunctionTyper(ExprTyper):
         elif isinstance(target, (ast.Subscript, ast.Attribute)):
             self.visit(_as_load(target))
             self.check_store_target(target)
+            self.mark_store_target(target)
             tty = target.wl_load.wl_ty
             self.check_convert(value, tty, ast.unparse(target))
             target.wl_var_ty = tty
@@ -227,6 +231,7 @@ class FunctionTyper(ExprTyper):
                 raise self.error(f"array variable {name!r} cannot be rebound to another array",
                                  target, "use a new name for the other array")
             self.array_binding[name] = target
+            self.array_alias[name] = _array_origin(value)
             self.scope[name] = vty
             self.arrays.add(name)
             target.wl_var_ty = vty
@@ -250,6 +255,38 @@ class FunctionTyper(ExprTyper):
                 ty = literal_type(c) if c is not NO_CONST else vty
             self.scope[name] = ty
         target.wl_var_ty = self.scope[name]
+
+    def mark_written(self, arr):
+        """Record a store into the array expression ``arr`` (element, component, atomic).
+
+        A plain name is recorded; anything else (no such expression exists in the
+        language today) conservatively counts as a store into every array parameter.
+        """
+        self.written.add(arr.id if isinstance(arr, ast.Name) else _ANY_ARRAY)
+
+    def mark_store_target(self, target):
+        """:meth:`mark_written` for the array under a subscript/attribute store target."""
+        node = target.wl_load
+        while isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+            if isinstance(getattr(node, "wl_ty", None), ArrayType):
+                self.mark_written(node)
+                return
+
+    def written_params(self) -> frozenset:
+        """The array parameters this function may store into, aliases followed."""
+        params = {n for n, t in self.params if isinstance(t, ArrayType)}
+        out = set()
+        for name in self.written:
+            seen = set()
+            while name in self.array_alias and name not in seen:
+                seen.add(name)
+                name = self.array_alias[name]
+            if name is _ANY_ARRAY:
+                return frozenset(params)
+            if name in params:
+                out.add(name)
+        return frozenset(out)
 
     def check_store_target(self, target):
         """A subscript or attribute store: only into arrays and local vector/matrix variables."""
@@ -546,7 +583,8 @@ def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> Typed
         ctx.in_progress.pop()
     tf = TypedFunction(ctx.unique(ptx_name(f"{ctx.kernel.name}__{func.name}")), func.name,
                        func.source,
-                       tree, tuple(params), ret, dict(typer.scope), False, typer.uses_tid)
+                       tree, tuple(params), ret, dict(typer.scope), False, typer.uses_tid,
+                       typer.written_params())
     ctx.funcs[key] = tf
     return tf
 
@@ -595,10 +633,25 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
     typer.run()
     entry = ptx_name(kernel.name)
     tk_fn = TypedFunction(entry, kernel.name, kernel.source, tree, tuple(params), NONE,
-                          dict(typer.scope), True, typer.uses_tid)
+                          dict(typer.scope), True, typer.uses_tid, typer.written_params())
     funcs = tuple(ctx.funcs.values())
     uses_tid = typer.uses_tid or any(f.uses_tid for f in funcs)
     return TypedKernel(kernel.name, entry, kernel.source, tk_fn, funcs, tuple(params),
                        ctx.launch_ndim, uses_tid, tuple(ctx.shared),
-                       tuple(sorted(ctx.captured.items())))
+                       tuple(sorted(ctx.captured.items())), tk_fn.written_params)
+
+
+#: Stands for "some array, not known which" in :meth:`FunctionTyper.mark_written`.
+_ANY_ARRAY = object()
+
+
+def _array_origin(value):
+    """What an array variable is bound to: another array's name, None for a new array
+    (``wl.shared_array``, ``wl.local_array``), or :data:`_ANY_ARRAY` when unknown."""
+    if isinstance(value, ast.Name):
+        return value.id
+    t = getattr(value, "wl_ty", None)
+    if isinstance(value, ast.Call) and isinstance(t, ArrayType) and t.space != "global":
+        return None
+    return _ANY_ARRAY
 

@@ -173,7 +173,8 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         launch_ndim=lowered.launch_ndim, llvm_ir=lowered.llvm_ir,
         llvm_ir_optimized=llvm_ir_opt, ptx=ptx, cubin=cubin, sass=sass_text, resources=resources,
         line_map=line_map, timings=timings, missing=missing,
-        toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard)
+        toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard,
+        written_params=tuple(n for n, _ in typed.params if n in typed.written_params))
     if cache and all(reason == _NOT_REQUESTED for reason in missing.values()):
         _cache.default_cache().put(key, ck)
     return ck

@@ -93,6 +93,9 @@ class TypedFunction:
         locals: every local variable's type, parameters included.
         is_kernel: True for the entry point.
         uses_tid: whether it calls ``wl.tid()``.
+        written_params: names of its array parameters it may store into
+            (element or component assignment, an atomic, or passing the array
+            to a device function that may), directly or through an alias.
     """
 
     symbol: str
@@ -104,6 +107,7 @@ class TypedFunction:
     locals: dict
     is_kernel: bool
     uses_tid: bool = False
+    written_params: frozenset = frozenset()
 
 
 @dataclass
@@ -125,6 +129,8 @@ class TypedKernel:
             ``wl.constant`` values, closure variables; device functions by
             source text), sorted. A cache key must include it: changing
             ``N = 256`` in another cell changes the compiled code.
+        written_params: the kernel's array parameters it may write
+            (:attr:`TypedFunction.written_params` of the entry).
     """
 
     name: str
@@ -137,6 +143,7 @@ class TypedKernel:
     uses_tid: bool
     shared: tuple
     captured: tuple = ()
+    written_params: frozenset = frozenset()
 
     @property
     def shared_bytes(self) -> int:

@@ -204,6 +204,7 @@ def _atomic(t, node, name):
                       arr)
     if at.space == "local":
         raise t.error("atomics need a global or shared array, not a local array", arr)
+    t.mark_written(arr)
     idx = node.args[1:-nval]
     for i in idx:
         t.value_type(i)
@@ -390,6 +391,9 @@ def _call_func(t, node, func: Func):
     tf = specialize(t.ctx, func, tys, node, t)
     if tf.uses_tid:
         t.uses_tid = True
+    for pname, a in zip(names, args):
+        if pname in tf.written_params:
+            t.mark_written(a)
     node.wl_call = CallTarget("func", func=tf, info={"args": args, "tys": tys})
     return t.mark(node, tf.ret)
 

@@ -169,9 +169,11 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
 
     stream = check(driver.cuStreamCreate(0))
     start, stop = check(driver.cuEventCreate(0)), check(driver.cuEventCreate(0))
+    # only what the kernel may store into is restored between repeats and copied back
+    written = [r for r in regions if any(v.name in ck.written_params for v in r.views)]
     snapshots = []
     if repeat > 1:
-        for region in regions:
+        for region in written:
             copy = allocations[id(region)]
             snap = int(check(driver.cuMemAlloc(max(region.nbytes, 1))))
             check(driver.cuMemcpyDtoD(snap, copy.ptr, region.nbytes))
@@ -196,7 +198,7 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
         driver.cuEventDestroy(stop)
         driver.cuStreamDestroy(stream)
 
-    for region in regions:
+    for region in written:
         copy = allocations[id(region)]
         owner = _persistent_owner(region)
         if owner is not None:

@@ -264,18 +264,12 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
 def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
     """A read-only array (``flags.writeable`` False) the kernel may store through is refused.
 
-    Which parameters are stored through comes from the PTX
-    (:func:`warp_lab.runtime.writes.written_params`, conservative); read-only
-    arrays the kernel only reads, such as ``np.broadcast_to`` views, are fine.
+    Which parameters are stored through is the compiler's
+    ``CompiledKernel.written_params``; read-only arrays the kernel only reads,
+    such as ``np.broadcast_to`` views, are fine.
     """
-    readonly = [v.name for v in views if not v.array.flags.writeable]
-    if not readonly:
-        return
-    from warp_lab.runtime.writes import written_params
-
-    written = written_params(ck)
-    for name in readonly:
-        if name in written:
+    for name in [v.name for v in views if not v.array.flags.writeable]:
+        if name in ck.written_params:
             raise LaunchError(f"parameter {name!r} is read-only (flags.writeable is False, e.g. "
                               f"an np.broadcast_to view) but {ck.name} may write it; pass a "
                               "writable copy (np.array(...))")

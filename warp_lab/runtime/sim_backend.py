@@ -100,12 +100,13 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
 
     module = parsed_module(ck.ptx)
     memory, regions, bases, params = prepare(ck, launch_dim, values, views)
-    snapshot = [bytes(r.host_bytes()) for r in regions] if repeat > 1 else None
+    written = [r for r in regions if _is_written(ck, r)]
+    snapshot = [bytes(r.host_bytes()) for r in written] if repeat > 1 else None
     times = []
     result = None
     for i in range(repeat):
         if i:
-            for r, data in zip(regions, snapshot):
+            for r, data in zip(written, snapshot):
                 memory.write(bases[id(r)], data)
         t0 = time.perf_counter()
         result = sim.run(module, ck.entry, grid=grid, block=block, params=params, memory=memory,
@@ -120,12 +121,12 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     if result.partial:
         notes.append("the simulator stopped early; your arrays were left unchanged")
     else:
-        for r in regions:
+        for r in written:
             if r.writeable:
                 data = memory.read(bases[id(r)], r.nbytes)
                 r.host_bytes()[:] = np.frombuffer(data, dtype=np.uint8)[: r.nbytes]
         for v in views:
-            if v.owner is not None:
+            if v.owner is not None and v.name in ck.written_params:
                 v.owner._mark_host_newer()
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),
@@ -138,3 +139,9 @@ def _over_repeats(progress, i: int, repeat: int):
     if progress is None or repeat == 1:
         return progress
     return lambda done, total: progress(i * total + done, repeat * total)
+
+
+def _is_written(ck, region) -> bool:
+    """Whether the kernel may store into ``region`` (one of its views is a written parameter)."""
+    return any(v.name in ck.written_params for v in region.views)
+
