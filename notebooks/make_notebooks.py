@@ -321,10 +321,14 @@ blocks fit. warp_lab's model gives the same answers as NVIDIA's
     ("code", SETUP + """
 from warp_lab.analysis import occupancy, occupancy_curve, suggest_block_size
 from warp_lab.notebook.widgets import OccupancyWidget, register_heat"""),
-    ("md", """A kernel that needs many registers: every thread keeps 64 running
-values (`acc`) alive at once. The loops have constant trip counts, so LLVM
-unrolls them and each `acc[k]` becomes its own register — if there are
-enough."""),
+    ("md", """A kernel that needs many registers: every thread works on 64 values
+(`acc`, a `wl.local_array`) with loops of constant trip counts. Read the
+resource card below: more than 64 **registers** per thread (LLVM unrolls
+the loops in part and keeps many values in flight at once), and a 256-byte
+**stack frame**: that is `acc` itself, 64 × 4 bytes, kept in per-thread
+*local memory* (the `ld.local`/`st.local` of the PTX). A local array
+becomes registers only when every loop indexing it is unrolled completely,
+so that each index is a constant; these 64-iteration loops are not."""),
     ("code", """%%warp_kernel --arch sm_80 --show source,resources,occupancy --block-dim 256
 def many_live(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
     i = wl.tid()
@@ -343,10 +347,12 @@ def many_live(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
     ("code", """ck = wl.compile(many_live, arch="sm_80")
 occ = occupancy(ck.resources, block_size=256)
 print(ck.resources.registers, "registers per thread ->", occ)"""),
-    ("md", """Check the result: more than 64 registers per thread, no spills, and
-registers are what limits occupancy."""),
+    ("md", """Check the result: more than 64 registers per thread, no spills (the
+stack frame is `acc`, not spilled registers), and registers are what limits
+occupancy."""),
     ("code", """# check
 assert ck.resources.registers > 64 and ck.resources.spill_stores == 0
+assert ck.resources.stack_frame == 64 * 4 and "ld.local" in ck.ptx   # acc in local memory
 assert occ.occupancy < 0.5 and occ.limiters == ("registers",)"""),
     ("md", """## Occupancy against block size
 
@@ -369,7 +375,7 @@ instruction; the most live at any instruction of a Python line is that
 line's **register pressure** (the `live regs` column beside the Python and
 SASS panes). No line can need more than ptxas allocated."""),
     ("code", """per_line, per_sass_line = register_heat(ck)
-print("live registers per Python line:", per_line)"""),
+print("live registers per Python line:", dict(sorted(per_line.items())))"""),
     ("md", "Check the result: no line needs more registers than ptxas allocated."),
     ("code", """# check
 assert per_line and max(per_line.values()) <= ck.resources.registers
