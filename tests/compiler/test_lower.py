@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 import llvmlite.binding as llvm
+import numpy as np
 import pytest
 
 import warp_lab as wl
@@ -439,3 +440,21 @@ def test_and_of_side_effect_free_compares_does_not_branch():
     assert "sc.next" not in text and re.search(r"= and i1 ", text)
     # a load on the right may fault: it stays behind the short circuit
     assert "sc.next" in lower(and_guarding_a_load).llvm_ir
+
+
+@wl.kernel
+def chained(x: wl.array(dtype=wl.float32), lo: int, hi: int):
+    i = wl.tid()
+    if lo <= i < hi:
+        x[i] = 1.0
+    if 0.0 <= x[i] < 0.5:  # float compares of a load: still short-circuit
+        x[i] = 2.0
+
+
+def test_chained_integer_comparison_does_not_branch():
+    text = lower(chained).llvm_ir
+    # only the float chain has a short-circuit block
+    assert len(re.findall(r'^"?sc\.next[.\d]*"?:', text, re.M)) == 1, text
+    x = np.full(8, 0.25, np.float32)
+    wl.launch(chained, dim=8, inputs=[x, 2, 5], device="sim")
+    np.testing.assert_array_equal(x, np.where((np.arange(8) >= 2) & (np.arange(8) < 5), 1.0, 2.0))

@@ -619,6 +619,11 @@ class ExprLowerer:
 
         if len(node.ops) == 1:
             return step(0)
+        if speculatable(node):  # 0 <= j < w: both compares, and.pred (see visit_BoolOp)
+            out = step(0)
+            for k in range(1, len(node.ops)):
+                out = self.b.and_(out, step(k))
+            return out
         return self.short_circuit([lambda k=k: step(k) for k in range(len(node.ops))], True)
 
     def visit_IfExp(self, node):
