@@ -100,3 +100,27 @@ def test_launched_kernel_writes_through(shell):
                          + KERNEL.format(name="au_ok"))
     assert res.error_in_exec is None
     np.testing.assert_array_equal(shell.user_ns["au_x"], np.ones(4, np.int32))
+
+
+@pytest.mark.parametrize("line", ["--block-dim 2000", "--block-dim 1025 --show occupancy"])
+def test_block_dim_over_1024_is_a_usage_error(shell, line):
+    """It used to compile and show 'occupancy 0%' in the card beside a widget clamped to 1024."""
+    res = shell.run_cell(f"%%warp_kernel {line}\n" + KERNEL.format(name="au_block"))
+    assert isinstance(res.error_in_exec, UsageError)
+    assert "at most 1024 threads per block" in str(res.error_in_exec)
+
+
+def test_line_magic_refuses_a_block_dim_default_over_1024(shell):
+    """A default of 5000 made every later --launch cell fail; refuse it where it is set."""
+    magics = shell.magics_manager.registry["WarpKernelMagics"]
+    before = dict(magics.defaults)
+    with pytest.raises(UsageError, match="at most 1024"):
+        shell.run_line_magic("warp_kernel", "--block-dim 5000")
+    assert magics.defaults == before
+
+
+def test_quoted_show_list_is_accepted_like_the_launch_expression(shell):
+    """--launch needs quotes, so learners quote --show too: "source, ptx" means source,ptx."""
+    res = shell.run_cell('%%warp_kernel --show "source, ptx"\n' + KERNEL.format(name="au_show"))
+    assert res.error_in_exec is None
+    assert res.result.view_options["show"] == ("source", "ptx")

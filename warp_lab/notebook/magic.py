@@ -74,7 +74,11 @@ def classify_functions(tree: ast.Module) -> dict[str, str]:
 
 
 def _split(value: str | None, choices, option: str) -> list[str]:
-    items = [x.strip() for x in (value or "").split(",") if x.strip()]
+    """The comma list of an option; quotes around it (``--show "source, ptx"``) are dropped."""
+    value = (value or "").strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]  # magic_arguments splits non-POSIX: the quotes stay on
+    items = [x.strip() for x in value.split(",") if x.strip()]
     bad = [x for x in items if x not in choices]
     if bad:
         raise UsageError(f"{option}: unknown {', '.join(map(repr, bad))}; "
@@ -88,7 +92,8 @@ def _check_options(opts: dict) -> None:
     ``--arch`` must be one of :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`;
     ``--maxrregcount`` 1..255 (255 registers per thread is the limit of every
     architecture, CUDA Programming Guide "Technical Specifications per Compute
-    Capability"); ``--repeat`` and ``--block-dim`` positive.
+    Capability"); ``--repeat`` positive; ``--block-dim`` 1..1024 (threads per
+    block, the same table).
     """
     from warp_lab.compiler.pipeline import check_options
 
@@ -101,6 +106,9 @@ def _check_options(opts: dict) -> None:
         value = opts.get(name)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} {value}: must be a positive int")
+    block_dim = opts.get("block_dim")
+    if block_dim is not None and block_dim > 1024:  # the occupancy view would show 0 %
+        raise UsageError(f"--block-dim {block_dim}: CUDA allows at most 1024 threads per block")
 
 
 def _too_deep(filename: str, line: int, col: int, text: str) -> KernelCompileError:
