@@ -64,3 +64,11 @@ def test_overlapping_views_alias_like_the_gpu(saxpy):
     ref = np.arange(9, dtype=np.float32)
     ref[:-1] = 2 * ref[1:] + ref[:-1]
     np.testing.assert_array_equal(w, ref)
+
+
+@pytest.mark.parametrize("device", ["x", "CUDA", "cuda:-1", None])
+def test_array_device_name_is_checked_where_it_is_given(device):
+    """wl.zeros(3, device='x') was accepted and kept; the name is now refused at once."""
+    with pytest.raises(ValueError, match="device must be 'auto', 'sim', 'cuda' or 'cuda:N'"):
+        wl.zeros(3, dtype=wl.float32, device=device)
+    assert wl.zeros(3, dtype=wl.float32, device="cuda:1").device == "cuda:1"  # no driver asked

@@ -22,6 +22,15 @@ __all__ = ["Array", "array", "zeros", "empty", "full", "from_numpy", "array2d", 
            "array4d"]
 
 
+def _is_device_name(device) -> bool:
+    """Whether ``device`` is spelled as :func:`warp_lab.runtime.device.get_device` reads it."""
+    if not isinstance(device, str):
+        return False
+    number = device[5:] if device.startswith("cuda:") else "0"
+    return (device in ("auto", "sim", "cuda") or device.startswith("cuda:")) \
+        and number.isascii() and number.isdigit()
+
+
 class Array:
     """An n-dimensional array a kernel can read and write.
 
@@ -38,6 +47,8 @@ class Array:
     __array_priority__ = 10
 
     def __init__(self, host: np.ndarray, device: str = "auto"):
+        if not _is_device_name(device):  # checked by name only: no driver is asked here
+            raise ValueError(f"device must be 'auto', 'sim', 'cuda' or 'cuda:N', not {device!r}")
         self._host = host
         self.device = device
         self._device_copy = None  # set by a back end: object with .copy_to_host(ndarray)
@@ -155,7 +166,8 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
 
     Raises:
         TypeError: ``dtype`` is not a warp_lab type.
-        ValueError: ``ndim`` is outside 1..4.
+        ValueError: ``ndim`` is outside 1..4, or ``device`` is not a device
+            name (every array function checks it).
     """
     if dtype is None and shape is None and (isinstance(data, T.Type) or data is int
                                             or data is float or data is bool):
