@@ -124,3 +124,17 @@ def test_quoted_show_list_is_accepted_like_the_launch_expression(shell):
     res = shell.run_cell('%%warp_kernel --show "source, ptx"\n' + KERNEL.format(name="au_show"))
     assert res.error_in_exec is None
     assert res.result.view_options["show"] == ("source", "ptx")
+
+
+def test_occupancy_widget_of_a_kernel_ptxas_refused_says_why():
+    """300 array parameters overflow the 4352-byte parameter space: ptxas fails, the
+    kernel has no resources, and the widget says so instead of an AttributeError."""
+    from adv_cells import cell_kernel
+    from warp_lab.notebook.widgets import OccupancyWidget
+
+    params = ", ".join(f"p{i}: wl.array(dtype=wl.float32)" for i in range(300))
+    ck = wl.compile(cell_kernel(f"@wl.kernel\ndef many({params}):\n    p0[0] = 1.0\n"),
+                    arch="sm_90", sass=False)
+    assert ck.resources is None
+    with pytest.raises(ValueError, match="ptxas gave none: ptxas failed"):
+        OccupancyWidget(ck)

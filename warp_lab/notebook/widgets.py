@@ -74,6 +74,10 @@ class OccupancyWidget(W.VBox):
         block_size: initial threads per block (multiple of 32, 32..1024).
         dynamic_shared_mem: initial dynamic shared memory, bytes per block.
 
+    Raises:
+        ValueError: ``kernel`` has no resources (ptxas failed: the reason is
+            in the message) or is neither a CompiledKernel nor Resources.
+
     Attributes:
         arch, block_size, dynamic_shared_mem: the controls (Dropdown,
             IntSlider, BoundedIntText); their ``value`` traits drive the rest.
@@ -86,6 +90,11 @@ class OccupancyWidget(W.VBox):
                  dynamic_shared_mem: int = 0):
         self._kernel = kernel
         resources = getattr(kernel, "resources", kernel)
+        if resources is None or not hasattr(resources, "registers"):
+            why = (getattr(kernel, "missing", None) or {}).get("resources", "")
+            raise ValueError(f"occupancy needs a CompiledKernel with resources (ptxas -v) or a "
+                             f"Resources record, got {type(kernel).__name__}"
+                             + (f"; ptxas gave none: {why.splitlines()[0]}" if why else ""))
         default_arch = arch or getattr(getattr(kernel, "options", None), "arch", None) \
             or resources.arch
         gpu = _attached_gpu()
