@@ -568,7 +568,11 @@ runs nothing until you ask. Set a breakpoint on a cell line, continue, and
 look at one warp: every PTX register of its 32 lanes, with the values that
 the last step changed highlighted. **Step back** replays the launch
 deterministically to the previous instruction. Displaying the session gives
-a panel with the same controls as buttons."""),
+a panel with the same controls as buttons.
+
+PTX registers are untyped bits, so the panel shows them as integers: the
+`a = 2.0` of the kernel below appears as 1073741824 (0x40000000, the bits of
+float32 2.0). Hover a value to see it as a float."""),
     ("code", """from warp_lab.notebook.debugger import debug"""),
     ("code", """%%warp_kernel --show source,ptx
 def scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):

@@ -62,3 +62,13 @@ def test_panel_shows_a_bad_breakpoint_line_as_a_message(session):
     panel.buttons["add breakpoint"].click()
     assert "must be a line number" in panel.message.value
     assert session.debugger.breakpoints == []
+
+
+def test_lane_values_show_their_float_reading_on_hover(session):
+    """a = 2.0 sits in a .b32 register as 1073741824; the cell's title reads it as 2."""
+    from warp_lab.notebook.debugger import lanes_html
+
+    session.add_breakpoint(line=4)  # y[i] = a * x[i] + 1.0
+    assert session.cont().source_line == 4
+    page = lanes_html(session.lanes())
+    assert "title='as f32: 2'>1073741824</td>" in page

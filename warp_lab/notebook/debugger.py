@@ -109,6 +109,9 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
 
     Returns:
         an escaped HTML snippet; inactive lanes are greyed, exited lanes dimmed.
+        PTX registers are untyped bits (``.b32``/``.b64``), shown as integers;
+        hovering a 32- or 64-bit value shows the same bits as a float32 /
+        float64 (``2.0f`` is 1073741824).
     """
     head = "".join(f"<th>{k}</th>" for k in range(32))
     rows = [f"<tr><th>lane</th>{head}</tr>"]
@@ -131,12 +134,22 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
             style = "background:#fd4a" if changed else ""
             if not state.active[k]:
                 style += ";color:#999"
-            cells.append(f"<td style='{style}'>{html.escape(_fmt(v))}</td>")
+            title = _as_float_title(v) if name in state.registers else ""
+            cells.append(f"<td style='{style}'{title}>{html.escape(_fmt(v))}</td>")
         rows.append(f"<tr><th>{html.escape(name)}</th>{''.join(cells)}</tr>")
     more = len(names) - max_registers
     note = f"<div>… {more} more registers</div>" if more > 0 else ""
     return ("<table style='font-family:monospace;font-size:11px;border-collapse:collapse'>"
             + "".join(rows) + "</table>" + note)
+
+
+def _as_float_title(v) -> str:
+    """`` title='as f32: 2'`` for a 32-bit register value (f64 for 64 bits), else ``""``."""
+    v = np.asarray(v)
+    if v.dtype.kind not in "iu" or v.dtype.itemsize not in (4, 8):
+        return ""
+    as_float = v.view(np.float32 if v.dtype.itemsize == 4 else np.float64)
+    return f" title='as f{8 * v.dtype.itemsize}: {float(as_float):.9g}'"
 
 
 def _same(a, b) -> bool:
