@@ -1,12 +1,12 @@
 """Adversarial kernels on the simulator: wrong memory accesses and runaway loops.
 
-The strict xfails document bugs: silent wrong memory accesses that memcheck
-does not report, loops whose Python semantics are broken by int32
-wrap-around, and launch semantics that differ from what ``dim=`` promises.
+Each test once documented a bug as a strict xfail: silent wrong memory
+accesses that memcheck did not report, loops whose Python semantics were
+broken by int32 wrap-around, launch semantics that differed from what
+``dim=`` promises, a spin-wait across warps that never ended.
 """
 
 import numpy as np
-import pytest
 
 import warp_lab as wl
 
@@ -82,10 +82,8 @@ def test_dim_one_runs_one_thread_without_tid():
     assert x[0] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="memcheck checks shared accesses only against the "
-                   "block's whole shared window: s[4] of a 4-element shared array silently "
-                   "overwrites the next shared array t[0]")
 def test_shared_array_overflow_into_neighbour_is_reported():
+    # s[4] of a 4-element shared array is inside the block's shared window (t follows s)
     kernel = cell_kernel("""
         @wl.kernel
         def k(x: wl.array(dtype=wl.int32), n: int):
@@ -98,14 +96,17 @@ def test_shared_array_overflow_into_neighbour_is_reported():
             wl.syncthreads()
             x[i] = t[0] + s[n]
     """)
-    r = wl.launch(kernel, dim=4, inputs=[np.zeros(4, np.int32), 4], device="sim")
-    assert "out_of_bounds" in {f.kind for f in r.findings}
+    x = np.zeros(4, np.int32)
+    r = wl.launch(kernel, dim=4, inputs=[x, 4], device="sim")
+    assert [(f.kind, f.source_line, f.thread) for f in r.findings] == [
+        ("out_of_bounds", 7, (0, 0, 0))]
+    assert "16 bytes" in r.findings[0].message and (x == 0).all()
+    r = wl.launch(kernel, dim=4, inputs=[x, 3], device="sim")   # the last element is fine
+    assert not r.findings and (x == 1 + 5).all()
 
 
-@pytest.mark.xfail(strict=True, reason="the simulator does not interleave warps of a block: "
-                   "thread 0 spinning on a flag that warp 7 sets never sees it (on a GPU "
-                   "all warps of the block progress); without max_instructions it hangs")
 def test_spin_wait_on_another_warp_of_the_block_terminates():
+    # thread 0 spins on a flag that warp 7 sets: on a GPU every warp of the block progresses
     kernel = cell_kernel("""
         @wl.kernel
         def k(x: wl.array(dtype=wl.int32)):

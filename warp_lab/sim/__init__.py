@@ -17,7 +17,8 @@ Modules: ``ptx``/``ptx_syntax`` (parser), ``machine`` (SIMT engine and
 scheduling), ``alu``/``bits``/``convert``/``fp`` (arithmetic semantics),
 ``memops``/``memory`` (state spaces, memcheck, coalescing and bank metrics),
 ``control`` (branches, calls, exit), ``sync`` (barriers, warp-synchronous ops),
-``checks`` (racecheck), ``printf`` (vprintf, __assertfail), ``debugger``.
+``checks`` (racecheck), ``provenance`` (which shared/local variable an address
+points into, for memcheck), ``printf`` (vprintf, __assertfail), ``debugger``.
 
 Known limits: no recursion or indirect calls; ``f16x2``/``bf16`` arithmetic,
 16-bit atomics, ``cp.async``, tensor-core and texture instructions are
@@ -62,12 +63,16 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
             ``.global``/``.const`` variables are allocated in it for the launch and
             freed afterwards.
         dynamic_shared: bytes of dynamic (``extern .shared``) shared memory per block.
-        checks: any of ``"memcheck"`` (out-of-bounds / misaligned accesses; without it
-            an illegal access raises :class:`SimulatorError`), ``"racecheck"``
+        checks: any of ``"memcheck"`` (out-of-bounds / misaligned accesses, shared and
+            local ones against the PTX variable the address derives from when that is
+            known; without it an illegal access raises :class:`SimulatorError`),
+            ``"racecheck"``
             (shared-memory hazards), ``"barrier"`` (divergent barriers, warp-sync
             membership). Deadlocks are always detected.
         max_instructions: thread-instruction budget; exceeding it stops the launch
-            with a ``budget`` finding and ``partial=True``. ``None``: unlimited.
+            with a ``budget`` finding and ``partial=True``. ``None``: unlimited. Warps
+            spinning on a flag another warp sets take turns with it (forward progress),
+            so only a loop that can never end runs into the budget.
         metrics: collect per-line counts, coalescing and bank-conflict metrics
             (costs some speed).
         batch_threads: how many threads are simulated together (bounds memory:

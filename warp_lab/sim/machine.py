@@ -12,6 +12,21 @@ share a PC (convergent code, the common case) the engine stays in *uniform*
 mode: no per-thread PC work at all, one numpy op per instruction for the
 whole batch, which is where the simulator's speed comes from.
 
+Forward progress: min-PC alone would let lanes spinning in a loop (waiting for a
+flag another warp sets) starve every thread at a higher PC. The CUDA
+Programming Guide ("Independent Thread Scheduling"; warps of a block all make
+progress) guarantees the others run, so the engine counts taken backward
+branches while the batch is divergent or has yielded threads, and every
+``SPIN_QUANTUM`` of them hands the turn on (:meth:`Machine.back_edge`): the
+warps holding the looping lanes *yield* (status ``YIELD``, whole warps, so the
+lanes of a warp still reconverge) while other warps can run; when no other
+warp can, the yielded ones come back (round-robin). Only when a warp's own
+lanes starve each other for ``INTRA_ROUNDS`` quanta (a spin lock inside one
+warp) do the looping lanes yield alone. Yielded threads also come back
+whenever nothing else is runnable. Per-thread instruction counts do not
+depend on this; warp-level counts only change for a loop that keeps lanes of
+one warp apart for over ``SPIN_QUANTUM * INTRA_ROUNDS`` iterations.
+
 Barriers: a thread reaching ``bar.sync`` waits; a block's barrier completes
 when its waiting threads (plus ``bar.arrive`` arrivals) reach the expected
 count, exited threads counting as arrived (PTX ISA "bar, barrier": sm_70+
@@ -29,11 +44,16 @@ import numpy as np
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.result import Finding, Metrics, MemoryLineStats, SimResult, instruction_class
 
-__all__ = ["Machine", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC"]
+__all__ = ["Machine", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC", "YIELD"]
 
 # thread status: runnable, exited, waiting at a barrier, padding lane past the block's
-# last thread, waiting at a warp-synchronous instruction for the rest of its membermask
-RUN, EXITED, BARWAIT, PAD, WSYNC = 0, 1, 2, 3, 4
+# last thread, waiting at a warp-synchronous instruction for the rest of its membermask,
+# yielded to other warps (forward progress; runnable again when they cannot run)
+RUN, EXITED, BARWAIT, PAD, WSYNC, YIELD = 0, 1, 2, 3, 4, 5
+#: taken backward branches (contended) after which the looping warps yield
+SPIN_QUANTUM = 64
+#: quanta a warp's looping lanes may starve its other lanes before they yield alone
+INTRA_ROUNDS = 16
 _BIG = np.int32(2**31 - 1)
 SPARSE = 1
 NSM = 132  # %nsmid reported by the simulator (an H100 SXM has 132 SMs)
@@ -157,9 +177,18 @@ class Machine:
             raise SimulatorError(f"{self.shared_size} bytes of shared memory per block exceed "
                                  "the 227 KiB limit of sm_90")
         self.shared_stride = (self.shared_size + 15) // 16 * 16
+        # memcheck bounds of each shared/local variable in its space: [start, end) bytes;
+        # dynamic shared memory runs to the end of the block's window
+        bounds = {}
+        for v in mod.variables.values():
+            if v.space == "shared":
+                end = self.shared_size if (v.extern or v.size == 0) else sym[v.name] + v.size
+                bounds[v.name] = ("shared", sym[v.name], end, v.size == 0 or v.extern)
         for fname, vars_ in mod.local_vars.items():
             for v in vars_:
                 sym[v.name] = v.offset
+                bounds[v.name] = ("local", v.offset, v.offset + v.size, False)
+        self.var_bounds = bounds
         self.local_size = mod.local_size
         self.sym = sym
 
@@ -214,6 +243,9 @@ class Machine:
         self.nlive = int(np.count_nonzero(self.status == RUN))
         self.nrun = self.nlive
         self.nwsync = 0
+        self.nyield = 0
+        self.spin = 0
+        self.spin_rounds = 0
         self.race = None
         if "racecheck" in self.checks and self.shared_size:
             from warp_lab.sim.checks import RaceTracker
@@ -262,6 +294,54 @@ class Machine:
                 self.pc[self.umask] = self.upc
             self._flush_uniform()
             self.upc = -1
+
+    # ------------------------------------------------------------------ forward progress
+    def back_edge(self, target: int):
+        """Lanes just took a backward branch to ``target`` while the batch is divergent or
+        has yielded threads (the caller checks that). Every :data:`SPIN_QUANTUM` such
+        branches, the turn goes on: the warps of the looping lanes yield when other
+        warps can run; else yielded warps come back; else, after :data:`INTRA_ROUNDS`
+        quanta, the looping lanes yield to the other lanes of their warps."""
+        self.spin += 1
+        if self.spin < SPIN_QUANTUM:
+            return
+        self.spin = 0
+        self.diverge()
+        run = self.status == RUN
+        looping = run & (self.pc == target)
+        if not looping.any():
+            return
+        warps = np.repeat(looping.reshape(-1, 32).any(1), 32)
+        if (run & ~warps).any():
+            self._park(run & warps)
+        elif self.nyield:
+            self.unpark()
+        else:
+            self.spin_rounds += 1
+            if self.spin_rounds >= INTRA_ROUNDS and (run & ~looping).any():
+                self._park(looping)
+
+    def _park(self, lanes):
+        """Lanes ``lanes`` (runnable) yield: not scheduled until :meth:`unpark`."""
+        self.resume[lanes] = self.pc[lanes]
+        self.pc[lanes] = _BIG
+        self.status[lanes] = YIELD
+        self.nyield = int(np.count_nonzero(self.status == YIELD))
+        self.spin_rounds = 0
+        self.recount()
+
+    def unpark(self) -> bool:
+        """Make every yielded thread runnable again; True if there was one."""
+        if not self.nyield:
+            return False
+        back = self.status == YIELD
+        self.status[back] = RUN
+        self.pc[back] = self.resume[back]
+        self.nyield = 0
+        self.spin = 0
+        self.spin_rounds = 0
+        self.recount()
+        return True
 
     # ------------------------------------------------------------------ special registers
     def sreg(self, name: str, comp: str):
@@ -523,8 +603,11 @@ class Machine:
 
     # ------------------------------------------------------------------ barriers
     def resolve_stall(self) -> bool:
-        """Nothing is runnable: complete barriers, or report a deadlock. True if progress."""
+        """Nothing is runnable: resume yielded threads, complete barriers, or report a
+        deadlock. True if progress."""
         from warp_lab.sim.sync import release_barriers, release_warp_sync
+        if self.unpark():
+            return True
         wsync = self.status == WSYNC
         if wsync.any() and release_warp_sync(self, wsync):
             return True

@@ -3,8 +3,9 @@
 
 Every access is resolved to ``(buffer, byte offsets)`` for the lanes that
 execute, checked (inside an allocation / the block's shared memory / the
-thread's local memory, aligned to the access size) *before* any byte is
-touched, and then done as one numpy gather or scatter. A failed check records
+thread's local memory, aligned to the access size; with memcheck, inside the
+``.shared``/``.local`` variable the address derives from when
+:mod:`~warp_lab.sim.provenance` knows it) *before* any byte is touched, and then done as one numpy gather or scatter. A failed check records
 an ``out_of_bounds`` or ``misaligned`` finding naming block, thread, PTX line,
 source line and address, and stops the launch (the GPU would abort it with
 an illegal-address error).
@@ -28,6 +29,7 @@ import numpy as np
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from warp_lab.sim.operands import RAW, reader, writer
+from warp_lab.sim.provenance import address_variable
 from warp_lab.sim.ptx import type_dtype
 
 __all__ = ["MEMORY", "access"]
@@ -79,7 +81,15 @@ def _addr_reader(op, mod, line):
 
 # ------------------------------------------------------------------ resolution
 
-def access(m, ins, space, addr, idx, size):
+def _address_var(ins, mod, space):
+    """The shared/local variable ``ins``'s address derives from (``None``: unknown, or a
+    global/const/param access)."""
+    if space not in ("shared", "local", "generic"):
+        return None
+    return address_variable(mod, ins)
+
+
+def access(m, ins, space, addr, idx, size, var=None):
     """Resolve lane addresses to buffer element groups.
 
     Args:
@@ -89,6 +99,10 @@ def access(m, ins, space, addr, idx, size):
         addr: uint64 addresses of the executing lanes (array, one per lane in ``idx``).
         idx: batch thread index of each lane (int array).
         size: bytes per lane access.
+        var: the ``.shared``/``.local`` variable the address derives from
+            (:mod:`~warp_lab.sim.provenance`), or ``None``. Given, a shared or local
+            access must lie inside that variable, not just inside the window (PTX
+            ISA "State Spaces": a variable's address plus an offset within it).
 
     Returns:
         list of ``(buffer uint8 array, lane positions or None, byte offsets)``.
@@ -106,7 +120,7 @@ def access(m, ins, space, addr, idx, size):
                            (~(in_s | in_l), "global", addr)):
             if sel.any():
                 pos = np.flatnonzero(sel)
-                for buf, lanes, off in access(m, ins, sp, a[pos], idx[pos], size):
+                for buf, lanes, off in access(m, ins, sp, a[pos], idx[pos], size, var):
                     out.append((buf, pos if lanes is None else pos[lanes], off))
         return out
     if (addr % np.uint64(size)).any():
@@ -129,14 +143,23 @@ def access(m, ins, space, addr, idx, size):
     else:
         raise SimulatorError(f"PTX line {ins.line}: {space} accesses are not supported here",
                              ptx_line=ins.line)
-    over = addr + np.uint64(size) > np.uint64(limit)
+    bounds = m.var_bounds.get(var) if var is not None else None
+    if bounds is not None and bounds[0] == space and "memcheck" in m.checks:
+        lo, hi = bounds[1], bounds[2]
+    else:
+        lo, hi, bounds = 0, limit, None
+    # one comparison: below lo wraps around to a huge offset
+    span = hi - lo - size
+    rel = addr - np.uint64(lo) if lo else addr
+    over = rel > np.uint64(span) if span >= 0 else np.ones(addr.shape, bool)
     if over.any():
         bad = int(np.argmax(over))
-        _fault(m, ins, "out_of_bounds", space, int(addr[bad]), size, int(idx[bad]))
+        _fault(m, ins, "out_of_bounds", space, int(addr[bad]), size, int(idx[bad]),
+               var=var if bounds is not None else None)
     return [(buf, None, owner * stride + addr.astype(np.int64))]
 
 
-def _fault(m, ins, kind, space, addr, size, t, gaddr=None):
+def _fault(m, ins, kind, space, addr, size, t, gaddr=None, var=None):
     if "memcheck" not in m.checks and kind == "out_of_bounds":
         raise SimulatorError(f"illegal {space} memory access of {size} bytes at {addr:#x} at "
                              f"PTX line {ins.line} (enable memcheck for block/thread details)",
@@ -147,6 +170,8 @@ def _fault(m, ins, kind, space, addr, size, t, gaddr=None):
         near = _nearest(m.memory, addr if gaddr is None else gaddr)
         if near:
             extra = f" ({near})"
+    elif var is not None and kind == "out_of_bounds":
+        extra = f" ({_var_place(m, space, var, addr, size)})"
     elif space == "shared":
         extra = f" (the block has {m.shared_size} bytes of shared memory)"
     elif space == "local":
@@ -154,6 +179,26 @@ def _fault(m, ins, kind, space, addr, size, t, gaddr=None):
     verb = "write" if ins.op in ("st", "red") else ("atomic" if ins.op == "atom" else "read")
     m.finding(kind, f"{what} {space} {verb} of {size} bytes at address {addr:#x}{extra}",
               ins, t, stop=True, address=addr, size=size, space=space)
+
+
+def _var_place(m, space, var, addr, size):
+    """Where an access lies relative to the variable its address derives from."""
+    _, lo, hi, _ = m.var_bounds[var]
+    what = f"{space} variable {var} of {hi - lo} bytes at offset {lo:#x}"
+    below = (lo - addr) % (1 << 32)  # 32-bit offsets wrap: 0xfffffffc is 4 bytes below 0
+    if addr < lo or (addr >= hi and below <= 1 << 31):
+        where = f"{below} bytes before {what}"
+    elif addr >= hi:
+        where = f"{addr - hi} bytes past the end of {what}"
+    else:
+        where = f"{addr - lo} bytes into {what}, access runs past its end"
+    if space == "shared":
+        limit, window = m.shared_size, f"the block has {m.shared_size} bytes of shared memory"
+    else:
+        limit, window = m.local_size, f"each thread has {m.local_size} bytes of local memory"
+    if addr + size <= limit:
+        window += ", so the access lands in another variable or padding"
+    return f"{where}; {window}"
 
 
 def _nearest(mem, addr):
@@ -290,6 +335,7 @@ def _ld(ins, mod):
     if space == "param":
         return _ld_param(ins, mod, aop, dt, es, n, ws)
     ra = _addr_reader(aop, mod, ins.line)
+    var = _address_var(ins, mod, space)
 
     def ex(m, mask):
         a = ra(m)
@@ -304,7 +350,7 @@ def _ld(ins, mod):
         idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
         av = np.broadcast_to(a, (m.T,))[idx] if np.ndim(a) == 0 or mask is not None else a
         av = np.asarray(av, np.uint64)
-        groups = access(m, ins, space, av, idx, es * n)
+        groups = access(m, ins, space, av, idx, es * n, var)
         if m.collect:
             _metrics(m, ins, space, av, idx, es * n)
         if m.race is not None and space != "global":
@@ -395,13 +441,14 @@ def _st(ins, mod):
                 arr[mask, off:need] = b[mask]
         return ex_p
     ra = _addr_reader(aop, mod, ins.line)
+    var = _address_var(ins, mod, space)
 
     def ex(m, mask):
         a = ra(m)
         idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
         av = np.asarray(np.broadcast_to(a, (m.T,))[idx] if (np.ndim(a) == 0 or mask is not None)
                         else a, np.uint64)
-        groups = access(m, ins, space, av, idx, es * n)
+        groups = access(m, ins, space, av, idx, es * n, var)
         if m.collect:
             _metrics(m, ins, space, av, idx, es * n)
         if m.race is not None and space != "global":
@@ -500,12 +547,13 @@ def _atom(ins, mod):
     rb = reader(srcs[1], dt, mod, ins.line)
     rc = reader(srcs[2], dt, mod, ins.line) if op == "cas" else None
     w = None if is_red else writer(ins.dsts[0], mod, ins.line)
+    var = _address_var(ins, mod, space)
 
     def ex(m, mask):
         a = ra(m)
         idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
         av = np.asarray(np.broadcast_to(a, (m.T,))[idx], np.uint64)
-        groups = access(m, ins, space, av, idx, es)
+        groups = access(m, ins, space, av, idx, es, var)
         if m.collect:
             _metrics(m, ins, space, av, idx, es)
         b = np.broadcast_to(np.asarray(rb(m), dt), (m.T,))[idx]

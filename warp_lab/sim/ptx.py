@@ -145,6 +145,9 @@ class PtxModule:
             thread's local memory (functions get disjoint depots; recursion is
             not supported).
         local_size: bytes of local memory per thread.
+        address_vars: pc → the ``.shared``/``.local`` variable the instruction's
+            address points into, filled on first use by
+            :func:`warp_lab.sim.provenance.address_variables` (derived, deterministic).
     """
 
     text: str
@@ -162,6 +165,7 @@ class PtxModule:
     local_offsets: dict = field(default_factory=dict)
     local_vars: dict = field(default_factory=dict)
     local_size: int = 0
+    address_vars: dict | None = None
 
     def entry(self, name: str) -> Function:
         """The kernel ``name``; :class:`SimulatorError` listing the kernels if absent."""
