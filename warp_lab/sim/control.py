@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from warp_lab.errors import SimulatorError
-from warp_lab.sim.machine import EXITED, RUN, WSYNC
+from warp_lab.sim.machine import EXITED, PAD, RUN
 
 __all__ = ["CONTROL", "ALL", "guard_mask", "transfer"]
 
@@ -86,7 +86,19 @@ def _bra(ins, mod):
         eff = guard_mask(m, ins, act)
         _count_divergence(m, ins, act, eff)
         transfer(m, act, eff, p, target)
-    return ex
+
+    if target > ins.pc:
+        return ex
+
+    def ex_back(m, act, p):
+        # a loop iteration: while other threads wait or yielded, count it towards
+        # handing the turn on (forward progress, Machine.back_edge)
+        eff = guard_mask(m, ins, act)
+        _count_divergence(m, ins, act, eff)
+        transfer(m, act, eff, p, target)
+        if eff is not None and (m.upc < 0 or m.nyield):
+            m.back_edge(target)
+    return ex_back
 
 
 def _brx(ins, mod):
@@ -137,7 +149,7 @@ def _exit_lanes(m, act, eff, p):
     going = lanes & (m.status == RUN)
     m.status[going] = EXITED
     m.pc[going] = np.int32(2**31 - 1)
-    m.nlive = int(np.count_nonzero((m.status == RUN) | (m.status == 2) | (m.status == WSYNC)))
+    m.nlive = int(np.count_nonzero((m.status != EXITED) & (m.status != PAD)))
     m.recount()
     if eff is not ALL:
         rest = (act if act is not None else np.ones(m.T, bool)) & ~eff & (m.status == RUN)

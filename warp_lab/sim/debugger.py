@@ -24,12 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from warp_lab.errors import SimulatorError
-from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, Machine
+from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC, YIELD, Machine
 from warp_lab.sim.ptx import type_dtype
 
 __all__ = ["Debugger", "Breakpoint", "Stop", "WarpState"]
 
-_STATUS = {RUN: "running", EXITED: "exited", BARWAIT: "at barrier", PAD: "absent"}
+_STATUS = {RUN: "running", EXITED: "exited", BARWAIT: "at barrier", PAD: "absent",
+           WSYNC: "at warp sync", YIELD: "yielded"}
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,10 @@ class WarpState:
         active: the lanes that execute the next instruction.
         pc: per lane program counter (index into the module's instructions).
         ptx_line: per lane PTX line of its next instruction.
-        status: per lane ``"running"``, ``"at barrier"``, ``"exited"`` or ``"absent"``
-            (past the end of a partial block).
+        status: per lane ``"running"``, ``"at barrier"``, ``"at warp sync"`` (waiting
+            for its membermask at ``shfl.sync`` and the like), ``"yielded"`` (gave the
+            turn to other warps in a long loop; runnable again later), ``"exited"`` or
+            ``"absent"`` (past the end of a partial block).
     """
 
     block: tuple
