@@ -7,8 +7,10 @@ For each kernel it prints a Markdown table row with:
 
 * the median over ``--repeats`` warm compiles (same process, artifact cache
   bypassed) of each stage in ``CompiledKernel.timings``: frontend (Python AST
-  → typed AST), lower (→ LLVM IR), optimize (pass pipeline + libdevice),
-  ptx (NVPTX emission), ptxas, nvdisasm; and parse→PTX, their sum up to PTX;
+  → typed AST), lower (→ LLVM IR text), optimize (LLVM parse and verify,
+  libdevice link, pass pipeline), ptx (NVPTX emission and the optimised IR's
+  text), ptxas, nvdisasm; and parse→PTX, their sum up to PTX (all of
+  ``frontend.make_typed_ast``, ``lower.make_llvm_ir`` and ``nvptx.make_ptx``);
 * the cold total: a fresh ``python`` process (``sys.executable``) that
   imports warp_lab and compiles the kernel once with the cache bypassed,
   timed inside that process (compile only) and from outside (process wall

@@ -86,6 +86,12 @@ def target_machine(arch: str, opt: int):
     return target.create_target_machine(cpu=arch, features=f"+ptx{ptx}", opt=opt)
 
 
+@functools.lru_cache(maxsize=None)
+def _data_layout(arch: str, opt: int) -> str:
+    """The target machine's data layout string (asked of LLVM once per machine)."""
+    return str(target_machine(arch, opt).target_data)
+
+
 @functools.lru_cache(maxsize=1)
 def libdevice_path() -> str:
     """Path of ``libdevice.10.bc`` (NVIDIA's nvvm wheel or a CUDA toolkit).
@@ -156,7 +162,10 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
             (fast math also sets libdevice's flush-to-zero reflect flag).
         entry: the kernel's name; every other defined function is made
             internal so that unused code is removed.
-        timings: if given, receives ``"optimize"`` and ``"ptx"`` in seconds.
+        timings: if given, receives wall seconds: ``"optimize"`` (parse,
+            verify, link libdevice, the pass pipeline) and ``"ptx"`` (NVPTX
+            emission and the text of the optimised module); together they
+            are all of this function.
 
     Returns:
         ``(llvm_ir_optimized, ptx)``, both text.
@@ -166,6 +175,7 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
             ``lower``), or LLVM fails to emit PTX.
         ToolchainError: the module needs libdevice and it is not installed.
     """
+    t0 = time.perf_counter()
     tm = target_machine(options.arch, options.opt)
     if options.fast_math:
         llvm_ir = _add_ftz_flag(llvm_ir)
@@ -174,29 +184,38 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
         mod.verify()
     except RuntimeError as exc:
         raise InternalCompilerError(f"generated LLVM IR is invalid: {exc}", stage="nvptx") from None
+    layout = _data_layout(options.arch, options.opt)
     mod.triple = TRIPLE
-    mod.data_layout = str(tm.target_data)
+    mod.data_layout = layout
 
-    wanted = frozenset(f.name for f in mod.functions
-                       if f.is_declaration and f.name.startswith("__nv_"))
+    # one walk over the functions (each attribute read is a call into LLVM)
+    wanted = set()
+    for fn in mod.functions:
+        name = fn.name
+        if fn.is_declaration:
+            if name.startswith("__nv_"):
+                wanted.add(name)
+        elif entry is not None and name != entry:
+            fn.linkage = "internal"
     if wanted:
-        lib = llvm.parse_bitcode(_libdevice_subset(wanted, str(tm.target_data)))
-        mod.link_in(lib)
-    if entry is not None:
-        for fn in mod.functions:
-            if not fn.is_declaration and fn.name != entry:
-                fn.linkage = "internal"
+        mod.link_in(llvm.parse_bitcode(_libdevice_subset(frozenset(wanted), layout)))
+        if entry is not None:  # the subset's own helpers are internal already
+            for name in wanted:
+                mod.get_function(name).linkage = "internal"
 
     pto = llvm.create_pipeline_tuning_options(speed_level=options.opt)
+    # A new PassBuilder per module: llvmlite's run registers a stack-local
+    # StandardInstrumentations into the builder's callbacks, so reusing one
+    # builder for a second module would call into a destroyed object.
     pb = llvm.create_pass_builder(tm, pto)
-    t0 = time.perf_counter()
     try:
         pb.getModulePassManager().run(mod, pb)
         t1 = time.perf_counter()
         ptx = tm.emit_assembly(mod)
     except RuntimeError as exc:  # pragma: no cover - LLVM reports through here
         raise InternalCompilerError(f"LLVM could not emit PTX: {exc}", stage="nvptx") from None
+    llvm_ir_optimized = str(mod)
     if timings is not None:
         timings["optimize"] = t1 - t0
         timings["ptx"] = time.perf_counter() - t1
-    return str(mod), ptx
+    return llvm_ir_optimized, ptx
