@@ -72,3 +72,20 @@ def test_array_device_name_is_checked_where_it_is_given(device):
     with pytest.raises(ValueError, match="device must be 'auto', 'sim', 'cuda' or 'cuda:N'"):
         wl.zeros(3, dtype=wl.float32, device=device)
     assert wl.zeros(3, dtype=wl.float32, device="cuda:1").device == "cuda:1"  # no driver asked
+
+
+def test_view_of_a_launch_stopped_at_once_draws_without_warnings(saxpy):
+    """max_instructions=1 leaves one instruction class: its chart was 0.7 in high and
+    matplotlib warned 'constrained_layout not applied' into the notebook."""
+    import warnings
+
+    from warp_lab.notebook.results import LaunchView
+
+    y = np.ones(8, np.float32)
+    r = wl.launch(saxpy, dim=8, inputs=[np.zeros(8, np.float32), y, 2.0], device="sim",
+                  max_instructions=1)
+    assert r.partial and (y == 1.0).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        page = LaunchView(r)._repr_mimebundle_()["text/html"]
+    assert 'alt="instruction mix"' in page

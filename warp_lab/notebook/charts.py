@@ -91,7 +91,8 @@ def simt_histogram(efficiencies: Sequence[float], title: str = "SIMT efficiency 
 
 def instruction_mix_chart(mix: Mapping[str, int], title: str = "instruction mix") -> Figure:
     """Horizontal bars: warp instructions executed per class (arithmetic, memory, ...)."""
-    fig = Figure(figsize=(4.8, 0.4 + 0.3 * max(len(mix), 1)), layout="constrained")
+    # 1.2 in for the title, tick labels and x label: less collapses the axes with one bar
+    fig = Figure(figsize=(4.8, 1.2 + 0.3 * max(len(mix), 1)), layout="constrained")
     ax = fig.add_subplot()
     names = list(mix)
     ax.barh(names, [mix[n] for n in names], color="#3cb44b")
