@@ -96,8 +96,8 @@ def test_cell_level_exception_shows_the_cell_not_the_magic(shell, capsys):
 def test_launched_kernel_writes_through(shell):
     """The fixes above keep --launch working: au_x is written by the cell's kernel."""
     shell.run_cell("au_x = np.zeros(4, np.int32)")
-    res = shell.run_cell('%%warp_kernel --show source --device sim --launch "dim=4, inputs=[au_x]"\n'
-                         + KERNEL.format(name="au_ok"))
+    res = shell.run_cell('%%warp_kernel --show source --device sim '
+                         '--launch "dim=4, inputs=[au_x]"\n' + KERNEL.format(name="au_ok"))
     assert res.error_in_exec is None
     np.testing.assert_array_equal(shell.user_ns["au_x"], np.ones(4, np.int32))
 

@@ -177,7 +177,8 @@ def _launch_syntax(text: str, exc: SyntaxError) -> str:
     except (tokenize.TokenError, SyntaxError):  # the unclosed bracket ends the input
         pass
     if stack:
-        return f"SyntaxError: '{stack[-1].string}' at column {stack[-1].start[1] + 1} was never closed"
+        tok = stack[-1]
+        return f"SyntaxError: '{tok.string}' at column {tok.start[1] + 1} was never closed"
     col = (exc.offset or 0) - len("dict(")
     where = f" at column {col}" if 0 < col <= len(text) else ""
     return f"SyntaxError: {exc.msg}{where}; write keyword arguments, e.g. dim=n, inputs=[x, y]"
