@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from warp_lab import sim
+from warp_lab.sim.control import loop_may_wait
 
 HEAD = """
 .version 8.0
@@ -229,11 +230,13 @@ def test_spin_before_a_barrier_keeps_barrier_and_racecheck_semantics(gpu):
     assert res.metrics.barriers == 128 // 32
 
 
-# warp 0's lanes loop 100 + 3*lane times, warp 1's lane times: warp 1 leaves the loop
-# long before warp 0 (it may run ahead), but the lanes of each warp reconverge
-LOOP = sim.parse_module(HEAD + """
+# lane l of warp 0 loops `base + step*l` times, lane l of warp 1 (if any) l times; with
+# `poll` the loop also reads out[0] (so, as far as the simulator can tell, it may be
+# waiting for another thread)
+def _loop(base, step, poll):
+    return sim.parse_module(HEAD + f"""
 .visible .entry loop(.param .u64 out)
-{
+{{
   .reg .b32 %r<10>;
   .reg .b64 %rd<4>;
   .reg .pred %p<4>;
@@ -241,12 +244,13 @@ LOOP = sim.parse_module(HEAD + """
   mov.u32 %r3, %tid.x;
   and.b32 %r4, %r3, 31;
   setp.lt.u32 %p1, %r3, 32;
-  mad.lo.u32 %r5, %r4, 3, 100;
+  mad.lo.u32 %r5, %r4, {step}, {base};
   selp.b32 %r6, %r5, %r4, %p1;
   mov.u32 %r7, 0;
   setp.eq.u32 %p2, %r6, 0;
   @%p2 bra DONE;
 LOOP:
+  {"ld.global.u32 %r8, [%rd1];" if poll else ""}
   add.u32 %r7, %r7, 1;
   setp.lt.u32 %p3, %r7, %r6;
   @%p3 bra LOOP;
@@ -255,23 +259,42 @@ DONE:
   add.s64 %rd3, %rd1, %rd2;
   st.global.u32 [%rd3], %r7;
   ret;
-}
+}}
 """)
 
 
-def test_long_divergent_loop_metrics_are_those_of_reconverged_warps(gpu):
+def test_yielding_warps_keep_warp_metrics_of_reconverged_lanes(gpu):
+    # warp 1 leaves its loop long before warp 0, so warp 0 yields to it (several
+    # times: the loop reads memory); the lanes of each warp still run together
+    mod = _loop(100, 3, poll=True)
+    assert loop_may_wait(next(i for i in mod.code if i.op == "bra" and i.target <= i.pc), mod)
     out = gpu.put(np.zeros(64, np.int32))
-    res = sim.run(LOOP, "loop", 1, 64, struct.pack("<Q", out), gpu.mem)
+    res = sim.run(mod, "loop", 1, 64, struct.pack("<Q", out), gpu.mem)
     lane = np.arange(32)
     trips = np.r_[100 + 3 * lane, lane]
     assert res.findings == []
     np.testing.assert_array_equal(gpu.get(out), trips)
-    add_line = next(i.line for i in LOOP.code if i.text.startswith("add.u32 %r7"))
+    add_line = next(i.line for i in mod.code if i.text.startswith("add.u32 %r7"))
     met = res.metrics
     assert met.per_ptx_line[add_line] == trips.sum()
     assert met.warp_per_ptx_line[add_line] == trips[:32].max() + trips[32:].max()
-    # per warp: 9 instructions up to the loop, 3 per iteration of its longest lane, 4 after
-    assert met.warp_issued.tolist() == [9 + 3 * 193 + 4, 9 + 3 * 31 + 4]
+    # per warp: 9 instructions up to the loop, 4 per iteration of its longest lane, 4 after
+    assert met.warp_issued.tolist() == [9 + 4 * 193 + 4, 9 + 4 * 31 + 4]
+
+
+def test_long_pure_arithmetic_divergent_loop_never_splits_its_warp(gpu):
+    # 100 + 40*lane iterations (up to 1340, past the intra-warp yield threshold): a loop
+    # that reads no memory cannot wait for anyone, so its lanes stay together
+    mod = _loop(100, 40, poll=False)
+    assert not loop_may_wait(next(i for i in mod.code if i.op == "bra" and i.target <= i.pc),
+                             mod)
+    out = gpu.put(np.zeros(32, np.int32))
+    res = sim.run(mod, "loop", 1, 32, struct.pack("<Q", out), gpu.mem)
+    trips = 100 + 40 * np.arange(32)
+    np.testing.assert_array_equal(gpu.get(out), trips)
+    assert res.metrics.warp_issued.tolist() == [9 + 3 * 1340 + 4]
+    assert res.metrics.simt_efficiency[0] == pytest.approx(
+        (9 * 32 + 3 * trips.sum() + 4 * 32) / (32 * (9 + 3 * 1340 + 4)))
 
 
 def test_debugger_shows_the_spinning_warp_yielded(gpu):

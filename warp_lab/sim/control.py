@@ -15,7 +15,7 @@ import numpy as np
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.machine import EXITED, PAD, RUN
 
-__all__ = ["CONTROL", "ALL", "guard_mask", "transfer"]
+__all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait"]
 
 ALL = object()  # "every lane of act"
 
@@ -87,18 +87,59 @@ def _bra(ins, mod):
         _count_divergence(m, ins, act, eff)
         transfer(m, act, eff, p, target)
 
-    if target > ins.pc:
+    if target > ins.pc or not loop_may_wait(ins, mod):
         return ex
 
     def ex_back(m, act, p):
-        # a loop iteration: while other threads wait or yielded, count it towards
-        # handing the turn on (forward progress, Machine.back_edge)
+        # an iteration of a loop that reads memory (it may be waiting for another
+        # thread): while other threads wait or yielded, count it towards handing the
+        # turn on (forward progress, Machine.back_edge)
         eff = guard_mask(m, ins, act)
         _count_divergence(m, ins, act, eff)
         transfer(m, act, eff, p, target)
         if eff is not None and (m.upc < 0 or m.nyield):
             m.back_edge(target)
     return ex_back
+
+
+def _backward_edges(fn, code):
+    """``(target, pc)`` of every backward branch (``bra``, ``brx`` table entries) of ``fn``."""
+    out = []
+    for c in code[fn.start:fn.end]:
+        if c.op == "bra" and isinstance(c.target, int) and c.target <= c.pc:
+            out.append((c.target, c.pc))
+        elif c.op == "brx" and isinstance(c.target, list):
+            out.extend((t, c.pc) for t in c.target if t <= c.pc)
+    return out
+
+
+def _reads_shared_state(c) -> bool:
+    """Whether ``c`` may observe what other threads write: a load from memory other
+    threads can write (not ``.param``/``.const``/``.local``), an atomic, or a call."""
+    if c.op in ("ld", "ldu"):
+        return not any(s in c.mods for s in ("param", "const", "local"))
+    return c.op in ("atom", "call")
+
+
+def loop_may_wait(ins, mod) -> bool:
+    """Whether the loop closed by backward branch ``ins`` may be waiting for another
+    thread: some instruction in it reads memory other threads write (a loop that does
+    not can only end by itself, so it never needs to yield, and pure-arithmetic
+    divergent loops keep their lanes together however long they run).
+
+    Every cycle of the control flow lies inside the union of overlapping
+    ``[target, pc]`` ranges of backward branches, so the loop is that union.
+    """
+    code = mod.code
+    edges = _backward_edges(mod.functions[ins.function], code)
+    lo, hi = ins.target, ins.pc
+    grown = True
+    while grown:
+        grown = False
+        for t, p in edges:
+            if t <= hi and p >= lo and (t < lo or p > hi):
+                lo, hi, grown = min(lo, t), max(hi, p), True
+    return any(_reads_shared_state(c) for c in code[lo:hi + 1])
 
 
 def _brx(ins, mod):

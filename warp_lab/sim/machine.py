@@ -16,7 +16,9 @@ Forward progress: min-PC alone would let lanes spinning in a loop (waiting for a
 flag another warp sets) starve every thread at a higher PC. The CUDA
 Programming Guide ("Independent Thread Scheduling"; warps of a block all make
 progress) guarantees the others run, so the engine counts taken backward
-branches while the batch is divergent or has yielded threads, and every
+branches of loops that read memory (only those can wait for another thread;
+``control.loop_may_wait``) while the batch is divergent or has yielded
+threads, and every
 ``SPIN_QUANTUM`` of them hands the turn on (:meth:`Machine.back_edge`): the
 warps holding the looping lanes *yield* (status ``YIELD``, whole warps, so the
 lanes of a warp still reconverge) while other warps can run; when no other
@@ -24,8 +26,9 @@ warp can, the yielded ones come back (round-robin). Only when a warp's own
 lanes starve each other for ``INTRA_ROUNDS`` quanta (a spin lock inside one
 warp) do the looping lanes yield alone. Yielded threads also come back
 whenever nothing else is runnable. Per-thread instruction counts do not
-depend on this; warp-level counts only change for a loop that keeps lanes of
-one warp apart for over ``SPIN_QUANTUM * INTRA_ROUNDS`` iterations.
+depend on this; warp-level counts only change for a loop that reads memory
+and keeps lanes of one warp apart for over ``SPIN_QUANTUM * INTRA_ROUNDS``
+iterations.
 
 Barriers: a thread reaching ``bar.sync`` waits; a block's barrier completes
 when its waiting threads (plus ``bar.arrive`` arrivals) reach the expected
@@ -183,11 +186,11 @@ class Machine:
         for v in mod.variables.values():
             if v.space == "shared":
                 end = self.shared_size if (v.extern or v.size == 0) else sym[v.name] + v.size
-                bounds[v.name] = ("shared", sym[v.name], end, v.size == 0 or v.extern)
+                bounds[v.name] = ("shared", sym[v.name], end)
         for fname, vars_ in mod.local_vars.items():
             for v in vars_:
                 sym[v.name] = v.offset
-                bounds[v.name] = ("local", v.offset, v.offset + v.size, False)
+                bounds[v.name] = ("local", v.offset, v.offset + v.size)
         self.var_bounds = bounds
         self.local_size = mod.local_size
         self.sym = sym

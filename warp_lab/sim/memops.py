@@ -183,7 +183,7 @@ def _fault(m, ins, kind, space, addr, size, t, gaddr=None, var=None):
 
 def _var_place(m, space, var, addr, size):
     """Where an access lies relative to the variable its address derives from."""
-    _, lo, hi, _ = m.var_bounds[var]
+    _, lo, hi = m.var_bounds[var]
     what = f"{space} variable {var} of {hi - lo} bytes at offset {lo:#x}"
     below = (lo - addr) % (1 << 32)  # 32-bit offsets wrap: 0xfffffffc is 4 bytes below 0
     if addr < lo or (addr >= hi and below <= 1 << 31):
