@@ -1,8 +1,8 @@
-"""Bugs found by using warp_lab as a new user, in parts owned by others (strict xfails).
+"""Bugs found by using warp_lab as a new user, in parts owned by others.
 
 Each test is the minimal reproduction and the behaviour a user should get; the
-owner of ``warp_lab/compiler`` or ``warp_lab/sim`` removes the xfail when it
-passes. Kernels are cells (``<adv N>``), so diagnostics carry cell lines.
+owner of ``warp_lab/compiler`` or ``warp_lab/sim`` removed the strict xfail when
+the fix landed (the ones still marked are open). Kernels are cells (``<adv N>``), so diagnostics carry cell lines.
 """
 
 import numpy as np
@@ -15,9 +15,6 @@ from adv_cells import cell_kernel
 HEAD = "@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), n: int):\n"
 
 
-@pytest.mark.xfail(strict=True, reason="compiler: a constant negative index compiles; in Python "
-                   "x[-1] is the last element, on the GPU it is 4 bytes before x (memcheck "
-                   "then reports an out-of-bounds write at run time)")
 def test_constant_negative_index_is_a_compile_error():
     kernel = cell_kernel(HEAD + "    x[-1] = 5.0\n")
     with pytest.raises(wl.KernelCompileError) as info:
@@ -25,9 +22,6 @@ def test_constant_negative_index_is_a_compile_error():
     assert (info.value.line, info.value.col) == (3, 7)  # the index -1
 
 
-@pytest.mark.xfail(strict=True, reason="compiler: n // 0 and n % 0 with a literal zero divisor "
-                   "compile silently (the simulator gives -1 / n); 1 % 0 is refused as 'division "
-                   "by zero in a constant expression', and Python raises for any n")
 @pytest.mark.parametrize("expr", ["n // 0", "n % 0"])
 def test_integer_division_by_literal_zero_is_a_compile_error(expr):
     kernel = cell_kernel(HEAD + f"    x[0] = float({expr})\n")
@@ -36,16 +30,22 @@ def test_integer_division_by_literal_zero_is_a_compile_error(expr):
     assert info.value.line == 3
 
 
-@pytest.mark.xfail(strict=True, reason="compiler: 'x.shape = 3' says 'cannot store int32 in "
-                   "x.shape of type tuple of int32 without losing information' (hint: convert "
-                   "explicitly), as if a conversion would help; x.shape[0] = 3 says tuples are "
-                   "immutable")
 def test_assigning_an_array_shape_says_it_is_read_only():
     kernel = cell_kernel(HEAD + "    x.shape = 3\n")
     with pytest.raises(wl.KernelCompileError) as info:
         wl.compile(kernel, cache=False, sass=False)
     assert "losing information" not in info.value.message
+    assert "read-only" in info.value.message
     assert info.value.line == 3
+
+
+def test_constant_index_past_a_shared_array_is_a_compile_error():
+    kernel = cell_kernel(HEAD + "    s = wl.shared_array((4, 8), wl.float32)\n"
+                         "    s[3, 8] = 1.0\n    x[0] = s[3, 7]\n")
+    with pytest.raises(wl.KernelCompileError, match="index 8 is out of bounds for axis 1 "
+                       "with size 8") as info:
+        wl.compile(kernel, cache=False, sass=False)
+    assert (info.value.line, info.value.col) == (4, 10)
 
 
 @pytest.mark.xfail(strict=True, reason="sim/debugger.py: WarpState.as_type raises a bare KeyError "

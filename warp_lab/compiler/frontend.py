@@ -293,6 +293,9 @@ class FunctionTyper(ExprTyper):
         base = target.wl_load.value
         bty = base.wl_ty
         if isinstance(bty, ArrayType):
+            if isinstance(target, ast.Attribute):  # x.shape = ...
+                raise self.error(f"{ast.unparse(target)} is read-only: an array's shape is "
+                                 "fixed by the argument passed at launch", target)
             return
         if isinstance(bty, (Vector, Matrix)) and isinstance(base, ast.Name) and \
                 base.id in self.scope:

@@ -282,6 +282,8 @@ class ExprTyper:
                 hint = ("write a[i, j] for a 2-D array" if len(idx) < bty.ndim else "")
                 raise self.error(f"a {bty.ndim}-D array needs {bty.ndim} indices, got {len(idx)}",
                                  sl, hint)
+            for k, i in enumerate(idx):
+                self._check_const_array_index(i, bty, k)
             node.wl_indices = idx
             return self.mark(node, bty.dtype)
         if isinstance(bty, Vector):
@@ -325,6 +327,21 @@ class ExprTyper:
             return self.mark(node, bty.elems[k])
         raise self.error(f"{type_name(bty)} cannot be indexed", node)
 
+    def _check_const_array_index(self, node, bty, axis: int):
+        """A constant array index must be >= 0 (and, for shared and local arrays, whose
+        shape is static, below the extent): indices do not count from the end."""
+        c = const_of(node)
+        if c is NO_CONST or isinstance(c, bool) or not isinstance(c, int):
+            return
+        if c < 0:
+            raise self.error(f"negative index {c}: array indices do not count from the end "
+                             "as in Python (this would address memory before the array)", node,
+                             "write the element's position, e.g. x[n - 1] for the last one")
+        shape = getattr(bty, "shape", None)
+        if bty.space != "global" and shape and c >= shape[axis]:
+            raise self.error(f"index {c} is out of bounds for axis {axis} with size "
+                             f"{shape[axis]}", node)
+
     def _check_const_index(self, node, n):
         c = const_of(node)
         if c is not NO_CONST and not 0 <= int(c) < n:
@@ -364,6 +381,11 @@ class ExprTyper:
         rty = t
         node.wl_opty = t
         cl, cr = const_of(node.left), const_of(node.right)
+        if op in ("floordiv", "mod") and t.is_int and cl is NO_CONST and cr is not NO_CONST \
+                and cr == 0:
+            raise self.error(f"integer division by zero ({sym} 0)", node,
+                             "Python raises ZeroDivisionError here; on the GPU the result "
+                             "would be undefined")
         if lw and rw and t.is_int and cl is not NO_CONST and cr is not NO_CONST:
             return self._fold_literals(node, op, int(cl), int(cr), t)
         if cl is not NO_CONST and cr is not NO_CONST:
