@@ -39,9 +39,9 @@ def _compile_both(kernel) -> None:
         assert ck.cubin and ck.resources is not None and ck.resources.registers > 0, arch
 
 
-def _sim(kernel, inputs, **geometry):
+def _sim(kernel, inputs, **launch_options):
     """Launch on the simulator with every check on; no finding, not partial."""
-    res = wl.launch(kernel, inputs=inputs, device="sim", checks=CHECKS, **geometry)
+    res = wl.launch(kernel, inputs=inputs, device="sim", checks=CHECKS, **launch_options)
     assert not res.partial
     assert not res.findings, [str(f) for f in res.findings]
     return res
@@ -961,3 +961,413 @@ def test_device_functions_search_and_control_flow():
             assert tuple(out[i]) == (-1, -1)
         else:
             assert tuple(out[i]) == ((keys == q).sum(), _next_prime(int(q))), (i, q)
+
+
+# =====================================================================================
+# 17. Stream compaction with warp-aggregated atomics (CUDA blog "warp-aggregated
+#     atomics"): ballot, the leader (ffs) reserves popc slots, shfl broadcasts.
+# =====================================================================================
+@wl.kernel
+def compact_positive(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32),
+                     count: wl.array(dtype=wl.int32), n: int):
+    i = wl.tid()
+    keep = i < n and x[i] > 0.0
+    lane = wl.lane_id()
+    mask = wl.ballot_sync(wl.FULL_MASK, keep)
+    leader = wl.ffs(mask) - 1
+    base = 0
+    if lane == leader:
+        base = wl.atomic_add(count, 0, wl.popc(mask))
+    base = wl.shfl_sync(wl.FULL_MASK, base, leader)
+    if keep:
+        out[base + wl.popc(mask & ((1 << lane) - 1))] = x[i]
+
+
+def test_warp_aggregated_compaction():
+    _compile_both(compact_positive)
+    g = _rng(17)
+    n = 300
+    x = g.standard_normal(n).astype(f32)
+    x[64:96] = -1.0  # a warp with nothing to keep: leader is -1 and no atomic
+    out = np.full(n, np.nan, f32)
+    count = np.zeros(1, i32)
+    _sim(compact_positive, [x, out, count, n], dim=320, block_dim=64)
+    kept = x[x > 0]
+    assert count[0] == len(kept)
+    np.testing.assert_array_equal(np.sort(out[:count[0]]), np.sort(kept))
+    assert np.isnan(out[count[0]:]).all()
+
+
+# =====================================================================================
+# 18. GPU hash table insert, open addressing with linear probing and atomic_cas
+#     (while True / break, unsigned multiplicative hashing).
+# =====================================================================================
+HT_EMPTY = -1
+
+
+@wl.kernel
+def hash_insert(keys: wl.array(dtype=wl.int32), vals: wl.array(dtype=wl.int32),
+                table_k: wl.array(dtype=wl.int32), table_v: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    k = keys[i]
+    cap = table_k.shape[0]
+    slot = wl.int32((wl.uint32(k) * wl.uint32(2654435761)) % wl.uint32(cap))
+    while True:
+        prev = wl.atomic_cas(table_k, slot, HT_EMPTY, k)
+        if prev == HT_EMPTY or prev == k:
+            table_v[slot] = vals[i]
+            break
+        slot = (slot + 1) % cap
+
+
+def test_hash_table_insert_cas():
+    _compile_both(hash_insert)
+    g = _rng(18)
+    n, cap = 150, 256
+    keys = g.permutation(5000)[:n].astype(i32)
+    vals = (keys * 7 + 1).astype(i32)
+    tk = np.full(cap, HT_EMPTY, i32)
+    tv = np.zeros(cap, i32)
+    _sim(hash_insert, [keys, vals, tk, tv], dim=n, block_dim=64)
+    used = tk != HT_EMPTY
+    assert used.sum() == n and set(tk[used].tolist()) == set(keys.tolist())
+    np.testing.assert_array_equal(tv[used], tk[used] * 7 + 1)
+    # every key sits at or after (cyclically) its home slot with no empty slot between
+    home = ((keys.astype(np.uint64) * 2654435761) % (1 << 32) % cap).astype(int)
+    for k, h in zip(keys, home):
+        s = int(np.flatnonzero(tk == k)[0])
+        path = [(h + d) % cap for d in range((s - h) % cap + 1)]
+        assert all(tk[p] != HT_EMPTY for p in path)
+
+
+# =====================================================================================
+# 19. Single-pass prefix sum with decoupled look-back (Merrill & Garland; CUB):
+#     dynamic block ids from a ticket, flags polled with atomics, blocks wait on
+#     their predecessors (needs forward progress between resident blocks).
+# =====================================================================================
+LB_BLOCK = 64
+LB_NONE = 0
+LB_AGG = 1
+LB_PREFIX = 2
+
+
+@wl.kernel
+def lookback_scan(x: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32),
+                  ticket: wl.array(dtype=wl.int32), flags: wl.array(dtype=wl.int32),
+                  aggs: wl.array(dtype=wl.int32), prefs: wl.array(dtype=wl.int32), n: int):
+    buf = wl.shared_array(LB_BLOCK, wl.int32)
+    bid = wl.shared_array(1, wl.int32)
+    excl_s = wl.shared_array(1, wl.int32)
+    t = wl.thread_idx.x
+    if t == 0:
+        bid[0] = wl.atomic_add(ticket, 0, 1)
+    wl.syncthreads()
+    b = bid[0]
+    i = b * LB_BLOCK + t
+    buf[t] = x[i] if i < n else 0
+    wl.syncthreads()
+    d = 1
+    while d < LB_BLOCK:  # Hillis-Steele in place, two barriers per step
+        v = buf[t - d] if t >= d else 0
+        wl.syncthreads()
+        buf[t] += v
+        wl.syncthreads()
+        d *= 2
+    if t == 0:
+        total = buf[LB_BLOCK - 1]
+        excl = 0
+        if b == 0:
+            prefs[0] = total
+            wl.threadfence()
+            wl.atomic_exch(flags, 0, LB_PREFIX)
+        else:
+            aggs[b] = total
+            wl.threadfence()
+            wl.atomic_exch(flags, b, LB_AGG)
+            j = b - 1
+            while j >= 0:
+                f = wl.atomic_add(flags, j, 0)
+                if f == LB_NONE:
+                    continue
+                if f == LB_PREFIX:
+                    excl += wl.atomic_add(prefs, j, 0)
+                    break
+                excl += wl.atomic_add(aggs, j, 0)
+                j -= 1
+            prefs[b] = excl + total
+            wl.threadfence()
+            wl.atomic_exch(flags, b, LB_PREFIX)
+        excl_s[0] = excl
+    wl.syncthreads()
+    if i < n:
+        out[i] = buf[t] + excl_s[0]
+
+
+def test_decoupled_lookback_scan():
+    _compile_both(lookback_scan)
+    g = _rng(19)
+    n = 2000
+    nb = _blocks(n, LB_BLOCK)
+    x = g.integers(-20, 20, n).astype(i32)
+    out = np.zeros(n, i32)
+    flags = np.zeros(nb, i32)
+    _sim(lookback_scan, [x, out, np.zeros(1, i32), flags, np.zeros(nb, i32), np.zeros(nb, i32), n],
+         grid=(nb, 1, 1), block=(LB_BLOCK, 1, 1))
+    np.testing.assert_array_equal(out, np.cumsum(x))
+    assert (flags == LB_PREFIX).all()
+
+
+# =====================================================================================
+# 20. Batched small dense solves (one 4x4 system per thread, float64) with partial
+#     pivoting in a per-thread 2-D local array; singular systems return early.
+# =====================================================================================
+LU_N = 4
+
+
+@wl.kernel
+def batched_solve4(a: wl.array3d(dtype=wl.float64), b: wl.array2d(dtype=wl.float64),
+                   x: wl.array2d(dtype=wl.float64), info: wl.array(dtype=wl.int32)):
+    p = wl.tid()
+    m = wl.local_array((LU_N, LU_N + 1), wl.float64)
+    for r in range(LU_N):
+        for c in range(LU_N):
+            m[r, c] = a[p, r, c]
+        m[r, LU_N] = b[p, r]
+    for col in range(LU_N):
+        piv = col
+        best = abs(m[col, col])
+        for r in range(col + 1, LU_N):
+            if abs(m[r, col]) > best:
+                best = abs(m[r, col])
+                piv = r
+        if best == 0.0:
+            info[p] = col + 1
+            return
+        if piv != col:
+            for c in range(LU_N + 1):
+                m[col, c], m[piv, c] = m[piv, c], m[col, c]
+        for r in range(col + 1, LU_N):
+            f = m[r, col] / m[col, col]
+            for c in range(col, LU_N + 1):
+                m[r, c] -= f * m[col, c]
+    for r in range(LU_N - 1, -1, -1):
+        s = m[r, LU_N]
+        for c in range(r + 1, LU_N):
+            s -= m[r, c] * x[p, c]
+        x[p, r] = s / m[r, r]
+    info[p] = 0
+
+
+def test_batched_solve_pivoting():
+    _compile_both(batched_solve4)
+    g = _rng(20)
+    nsys = 40
+    a = g.standard_normal((nsys, LU_N, LU_N))
+    a[5] = 0.0          # singular at column 1
+    a[7, :, 2] = 0.0    # singular at column 3
+    b = g.standard_normal((nsys, LU_N))
+    x = np.zeros((nsys, LU_N))
+    info = np.full(nsys, -9, i32)
+    _sim(batched_solve4, [a, b, x, info], dim=nsys, block_dim=32)
+    assert info[5] == 1 and info[7] == 3
+    for p in set(range(nsys)) - {5, 7}:
+        assert info[p] == 0
+        np.testing.assert_allclose(x[p], np.linalg.solve(a[p], b[p]), rtol=1e-10, atol=1e-12)
+
+
+# =====================================================================================
+# 21. Brute-force k-nearest neighbours: per-thread sorted top-k in local arrays
+#     (insertion with a run-time index), vec3 distances, continue/while.
+# =====================================================================================
+KNN_K = 8
+
+
+@wl.kernel
+def knn_bruteforce(q: wl.array(dtype=wl.vec3), ref: wl.array(dtype=wl.vec3),
+                   idx: wl.array2d(dtype=wl.int32), dist: wl.array2d(dtype=wl.float32)):
+    i = wl.tid()
+    p = q[i]
+    bd = wl.local_array(KNN_K, wl.float32)
+    bi = wl.local_array(KNN_K, wl.int32)
+    for k in range(KNN_K):
+        bd[k] = math.inf
+        bi[k] = -1
+    for j in range(ref.shape[0]):
+        d = wl.length_sq(ref[j] - p)
+        if d >= bd[KNN_K - 1]:
+            continue
+        k = KNN_K - 1
+        while k > 0 and bd[k - 1] > d:
+            bd[k] = bd[k - 1]
+            bi[k] = bi[k - 1]
+            k -= 1
+        bd[k] = d
+        bi[k] = j
+    for k in range(KNN_K):
+        idx[i, k] = bi[k]
+        dist[i, k] = bd[k]
+
+
+def test_knn_local_arrays():
+    _compile_both(knn_bruteforce)
+    g = _rng(21)
+    nq, nr = 40, 64  # small: divergent insertion runs ~100 us per simulated step
+    q = g.standard_normal((nq, 3)).astype(f32)
+    r = g.standard_normal((nr, 3)).astype(f32)
+    idx = np.zeros((nq, KNN_K), i32)
+    dist = np.zeros((nq, KNN_K), f32)
+    _sim(knn_bruteforce, [q, r, idx, dist], dim=nq, block_dim=32)
+    d = ((r[None, :, :].astype(f64) - q[:, None, :]) ** 2).sum(axis=2)
+    want = np.argsort(d, axis=1, kind="stable")[:, :KNN_K]
+    np.testing.assert_array_equal(idx, want)
+    np.testing.assert_allclose(dist, np.take_along_axis(d, want, axis=1), rtol=1e-5)
+
+
+# =====================================================================================
+# Bugs found by these kernels (strict xfails: each turns into a failure when fixed,
+# so the marker is removed with the fix).
+# =====================================================================================
+@wl.func
+def not_mult3(v: int) -> int:
+    if v % 3 == 0:
+        return 0          # two ret sites: lanes leave the function at different times
+    return 1
+
+
+@wl.kernel
+def triangle_plus_call(trips: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    s = 0
+    for j in range(trips[i]):   # per-thread trip counts: the simulator parks looping warps
+        s += j
+    out[i] = s + not_mult3(i)   # a real call at opt=0
+
+
+@pytest.mark.xfail(strict=True, raises=wl.SimulatorError,
+                   reason="sim bug: control.py _call stores one scalar return address for the "
+                          "whole batch in uniform mode (upc >= 0, eff is ALL) although warps "
+                          "parked by the forward-progress scheduler (status YIELD) are not "
+                          "calling; when they call later: 'recursive call ... not supported'")
+def test_calls_at_opt0_while_warps_are_parked():
+    trips = np.where(np.arange(64) < 32, 1, 200).astype(i32)
+    trips[0] = 100
+    out = np.zeros(64, i32)
+    _sim(triangle_plus_call, [trips, out], dim=64, block_dim=64, opt=0)
+    want = trips * (trips - 1) // 2 + (np.arange(64) % 3 != 0)
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.xfail(strict=True, raises=wl.SimulatorError,
+                   reason="same sim bug as test_calls_at_opt0_while_warps_are_parked, hit by "
+                          "kernel 16 (device functions, binary search, next prime) at opt=0")
+def test_device_functions_kernel_at_opt0():
+    g = _rng(16)
+    keys = np.sort(g.integers(0, 60, 150)).astype(i32)
+    queries = g.integers(-10, 70, 64).astype(i32)
+    out = np.zeros((64, 2), i32)
+    _sim(count_and_next_prime, [keys, queries, out], dim=64, block_dim=64, opt=0)
+    for i, q in enumerate(queries):
+        want = (-1, -1) if q < 0 else ((keys == q).sum(), _next_prime(int(q)))
+        assert tuple(out[i]) == want
+
+
+@wl.func
+def tri_number(n: int) -> int:
+    s = 0
+    for j in range(n):
+        s += j
+    return s
+
+
+@wl.kernel
+def tri_numbers(trips: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    out[i] = tri_number(trips[i]) + 1
+
+
+@pytest.mark.xfail(strict=True, reason="sim bug: control.py _ret in uniform mode resets the "
+                   "return address of every lane (also warps parked inside the function) to "
+                   "-1; the parked warp later returns to pc -1 and run_batch spins forever in "
+                   "_set_uniform(-1) (no instruction executes, so max_instructions never "
+                   "stops it); interrupted here after 3 s")
+def test_parked_warp_returning_from_a_call_hangs():
+    import signal
+
+    trips = np.where(np.arange(64) < 32, 3, 300).astype(i32)
+    trips[33] = 5
+    out = np.zeros(64, i32)
+
+    def on_alarm(signum, frame):
+        raise KeyboardInterrupt  # the simulator turns this into a partial result
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, 3.0)
+    try:
+        res = wl.launch(tri_numbers, inputs=[trips, out], dim=64, block_dim=64, device="sim",
+                        opt=0, max_instructions=1_000_000)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert not res.partial, [str(f) for f in res.findings]
+    np.testing.assert_array_equal(out, trips * (trips - 1) // 2 + 1)
+
+
+WR_BLOCK = 64
+
+
+@wl.kernel
+def warp_sync_reduce(x: wl.array(dtype=wl.int32), sums: wl.array(dtype=wl.int32)):
+    """CUDA samples reduction, final warp unrolled with __syncwarp (post-Volta form)."""
+    buf = wl.shared_array(WR_BLOCK, wl.int32)
+    t = wl.thread_idx.x
+    buf[t] = x[wl.block_idx.x * WR_BLOCK + t]
+    wl.syncthreads()
+    if t < 32:
+        v = buf[t] + buf[t + 32]
+        off = 16
+        while off > 0:
+            wl.syncwarp(wl.FULL_MASK)
+            buf[t] = v
+            wl.syncwarp(wl.FULL_MASK)
+            v += buf[t + off]
+            off //= 2
+        if t == 0:
+            sums[wl.block_idx.x] = v
+
+
+def test_warp_synchronous_reduction_values():
+    x = np.arange(3 * WR_BLOCK, dtype=i32) * 3 - 100
+    sums = np.zeros(3, i32)
+    wl.launch(warp_sync_reduce, inputs=[x, sums], grid=(3, 1, 1), block=(WR_BLOCK, 1, 1),
+              device="sim", checks=("memcheck", "barrier"))
+    np.testing.assert_array_equal(sums, x.reshape(3, -1).sum(axis=1))
+
+
+@pytest.mark.xfail(strict=True, reason="racecheck bug: sim/checks.py RaceTracker is reset only "
+                   "by CTA barriers; bar.warp.sync (wl.syncwarp) orders shared memory among "
+                   "its lanes (CUDA Programming Guide, __syncwarp) but the tracker reports "
+                   "race_raw/race_war between lanes of one warp across it")
+def test_warp_synchronous_reduction_racecheck():
+    x = np.arange(3 * WR_BLOCK, dtype=i32)
+    sums = np.zeros(3, i32)
+    _sim(warp_sync_reduce, [x, sums], grid=(3, 1, 1), block=(WR_BLOCK, 1, 1))
+
+
+@wl.func
+def scaled_by(v: float, scale: float = 2.0) -> float:
+    return v * scale
+
+
+@wl.kernel
+def uses_default_arg(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    x[i] = scaled_by(x[i])
+
+
+@pytest.mark.xfail(strict=True, reason="diagnostic bug: a call that relies on a default "
+                   "parameter value reports \"scaled_by() needs the argument 'scale'\" "
+                   "(typing_calls.py binds call arguments before the callee's frontend "
+                   "check 'no defaults' runs), which reads as if the default were not there")
+def test_default_parameter_diagnostic_names_defaults():
+    with pytest.raises(wl.KernelCompileError, match="default"):
+        wl.compile(uses_default_arg, sass=False)
