@@ -62,11 +62,6 @@ def test_warp_state_as_type_refuses_unknown_names_clearly(name, ptx_type):
         session.lanes().as_type(name, ptx_type)
 
 
-@pytest.mark.xfail(strict=True, reason="compiler/lower: a variable or parameter name of ~1020+ "
-                   "characters is an InternalCompilerError ('multiple definition of local value "
-                   "named ...'): LLVM cuts local value names at 1024 characters "
-                   "(NonGlobalValueMaxNameSize), so two IR values with a long common prefix "
-                   "collide; capping the IR names (e.g. prefix + counter) avoids it")
 @pytest.mark.parametrize("where", ["local", "param"])
 def test_very_long_identifier_compiles(where):
     name = "v" * 1100
@@ -77,5 +72,5 @@ def test_very_long_identifier_compiles(where):
               f"    x[0] = float({name})\n"
     ck = wl.compile(cell_kernel(src), cache=False, sass=False)
     x = np.zeros(2, np.float32)
-    wl.launch(ck, dim=1, inputs=[x, 7], device="sim")
+    wl.launch(ck, grid=1, block=1, inputs=[x, 7], device="sim")
     assert x[0] == 7.0

@@ -100,8 +100,17 @@ def test_strided_arguments_get_the_general_variant():
     res = wl.launch(kernel, dim=32, inputs=[x[::2], y, 1.0], device="sim")
     assert not res.compiled.options.unit_inner_stride
     np.testing.assert_array_equal(y, x[::2])
-    with pytest.raises(wl.LaunchError, match="'x' is strided there"):
-        wl.launch(unit, dim=32, inputs=[x[::2], y, 1.0], device="sim")
+    # a CompiledKernel gets the variant compiled with its own options (arch, opt, ...)
+    y[:] = 0
+    res = wl.launch(unit, dim=32, inputs=[x[::2], y, 1.0], device="sim")
+    assert not res.compiled.options.unit_inner_stride and res.compiled.arch == unit.arch
+    np.testing.assert_array_equal(y, x[::2])
+    # ... unless it does not know its @wl.kernel
+    import dataclasses
+
+    orphan = dataclasses.replace(unit, kernel=None)
+    with pytest.raises(wl.LaunchError, match="'x' is strided there.*unit_inner_stride=False"):
+        wl.launch(orphan, dim=32, inputs=[x[::2], y, 1.0], device="sim")
     # a row slice of a 2-D array keeps unit inner stride: no recompile needed
     ex = get("index_2d")
     args = ex.make_inputs()
@@ -138,10 +147,19 @@ def test_kernel_without_tid_gets_an_entry_guard_only_for_partial_blocks():
     assert res.compiled.entry_guard and res.grid == (4, 1, 1)
     np.testing.assert_array_equal(out[:1000], expected[:1000])
     np.testing.assert_array_equal(out[1000:], -7)
-    # a guardless CompiledKernel cannot honour dim=1000: refused, not run past the extent
-    bare = wl.compile(_mark_block_threads, sass=False)
-    with pytest.raises(wl.LaunchError, match="without an entry guard.*dim=1000"):
-        wl.launch(bare, dim=1000, block_dim=256, inputs=[out], device="sim")
+    # a guardless CompiledKernel gets the guarded variant with its own options (arch, opt)
+    bare = wl.compile(_mark_block_threads, arch="sm_80", opt=2, sass=False)
+    out[:] = -7
+    res = wl.launch(bare, dim=1000, block_dim=256, inputs=[out], device="sim")
+    assert res.compiled.entry_guard and (res.compiled.arch, res.compiled.options.opt) == \
+        ("sm_80", 2)
+    np.testing.assert_array_equal(out[1000:], -7)
+    # one that does not know its @wl.kernel is refused, never run past the extent
+    import dataclasses
+
+    with pytest.raises(wl.LaunchError, match="without an entry guard.*dim=1000.*entry_guard=True"):
+        wl.launch(dataclasses.replace(bare, kernel=None), dim=1000, block_dim=256,
+                  inputs=[out], device="sim")
     guarded = wl.compile(_mark_block_threads, sass=False, entry_guard=True)
     out[:] = -7
     wl.launch(guarded, dim=1000, block_dim=256, inputs=[out], device="sim")

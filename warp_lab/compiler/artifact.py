@@ -178,6 +178,10 @@ class CompiledKernel:
             into (the front end's :attr:`TypedKernel.written_params`), in
             parameter order; the others are only read, so a launch may pass
             them read-only and need not copy them back.
+        kernel: the ``@wl.kernel`` it was compiled from (set by
+            ``wl.compile``; not part of equality or the disk cache), so that
+            ``wl.launch`` can compile the variant a launch needs (general
+            strides, entry guard) with the same options; None when unknown.
     """
 
     name: str
@@ -200,6 +204,7 @@ class CompiledKernel:
     cache_key: str = ""
     entry_guard: bool = True
     written_params: tuple = ()
+    kernel: object = field(default=None, compare=False, repr=False)
 
     @property
     def arch(self) -> str:

@@ -251,6 +251,7 @@ class FunctionLowerer(ExprLowerer):
     def alloca(self, ty, name=""):
         """Entry-block storage for a local of type ``ty`` (a tuple of allocas for aggregates),
         named after the Python variable so the IR reads like the source."""
+        name = ir_name(name)
         if isinstance(ty, Scalar):
             return self.ab.alloca(llty(ty), name=name)
         if isinstance(ty, Vector):
@@ -306,16 +307,16 @@ class FunctionLowerer(ExprLowerer):
         args = self.fn.args
         for slot, arg in zip(layout[1:], args[1:]):
             ty = slot.type
-            arg.name = slot.name
+            arg.name = short = ir_name(slot.name)
             if isinstance(ty, ArrayType):
                 nd = ty.ndim
-                strides = [self.b.extract_value(arg, [2, k], name=f"{slot.name}.stride{k}")
+                strides = [self.b.extract_value(arg, [2, k], name=f"{short}.stride{k}")
                            for k in range(nd)]
                 if self.m.unit_inner_stride:  # the runtime guarantees it (CompileOptions)
                     strides[-1] = ir.Constant(ir.IntType(32), 1)
                 self.vars[slot.name] = ArrayVal(
-                    self.b.extract_value(arg, 0, name=f"{slot.name}.ptr"),
-                    [self.b.extract_value(arg, [1, k], name=f"{slot.name}.shape{k}")
+                    self.b.extract_value(arg, 0, name=f"{short}.ptr"),
+                    [self.b.extract_value(arg, [1, k], name=f"{short}.shape{k}")
                      for k in range(nd)], strides, ty)
                 continue
             if isinstance(ty, Scalar):
@@ -335,7 +336,7 @@ class FunctionLowerer(ExprLowerer):
             n = len(_flat_types(ty))
             part, args = args[:n], args[n:]
             for a in part:
-                a.name = name
+                a.name = ir_name(name)
             val = unflatten(part, ty)
             if isinstance(ty, ArrayType):
                 self.vars[name] = val
@@ -502,7 +503,7 @@ class FunctionLowerer(ExprLowerer):
         one = ir.Constant(llty(ty), 1)
         start, stop, step = (ir.Constant(llty(ty), 0), args[0], one) if len(args) == 1 else \
             (args[0], args[1], one) if len(args) == 2 else tuple(args)
-        counter = self.ab.alloca(llty(ty), name=f"{node.target.id}.counter")
+        counter = self.ab.alloca(llty(ty), name=f"{ir_name(node.target.id)}.counter")
         self.b.store(start, counter)
         cond_bb = self.fn.append_basic_block("for.cond")
         body_bb = self.fn.append_basic_block("for.body")
@@ -662,3 +663,15 @@ def make_llvm_ir(typed: TypedKernel, options=None) -> LoweredKernel:
         FunctionLowerer(mctx, tf, mctx.functions[tf.symbol]).lower()
     return LoweredKernel(str(mctx.module), typed.entry, typed.params, typed.launch_ndim,
                          typed.shared_bytes, typed.uses_tid, mctx.entry_guard)
+
+
+#: Longest Python identifier used as it is for an LLVM value name. LLVM cuts local
+#: names at 1024 characters (``NonGlobalValueMaxNameSize``), after llvmlite has
+#: made them unique with a ``.N`` suffix, so two long names could collide.
+_MAX_IR_NAME = 64
+
+
+def ir_name(name: str) -> str:
+    """``name`` shortened for an LLVM value (llvmlite adds ``.N`` to keep names unique)."""
+    return name if len(name) <= _MAX_IR_NAME else name[:_MAX_IR_NAME]
+

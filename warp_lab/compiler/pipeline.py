@@ -136,7 +136,8 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
             _cache.default_cache().put(key, hit)
         if hit is not None:
             return dataclasses.replace(
-                hit, timings={**hit.timings, "cache": time.perf_counter() - t_start})
+                hit, timings={**hit.timings, "cache": time.perf_counter() - t_start},
+                kernel=kernel)
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -174,7 +175,8 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         llvm_ir_optimized=llvm_ir_opt, ptx=ptx, cubin=cubin, sass=sass_text, resources=resources,
         line_map=line_map, timings=timings, missing=missing,
         toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard,
-        written_params=tuple(n for n, _ in typed.params if n in typed.written_params))
+        written_params=tuple(n for n, _ in typed.params if n in typed.written_params),
+        kernel=kernel)
     if cache and all(reason == _NOT_REQUESTED for reason in missing.values()):
         _cache.default_cache().put(key, ck)
     return ck

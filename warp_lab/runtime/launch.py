@@ -190,7 +190,8 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     strided there, the general variant is compiled instead. A kernel compiled
     without an entry guard (one that does not use ``wl.tid()``) is compiled
     with one when ``dim=`` is not a whole number of blocks, so that exactly
-    ``dim`` threads run.
+    ``dim`` threads run. A CompiledKernel that needs such a variant gets it
+    compiled from its ``kernel`` with its own options (arch included).
 
     Args:
         kernel: a ``@wl.kernel`` or a :class:`CompiledKernel`.
@@ -204,9 +205,9 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
         LaunchError: bad configuration or arguments (``inputs`` not a list or
             tuple, ``opt`` not 0..3, ``fast_math``/``debug`` not bools, a
             read-only array the kernel may write),
-            or a CompiledKernel built for unit inner strides given a strided
-            array, or one without an entry guard given a ``dim=`` that is not
-            a whole number of blocks.
+            or a CompiledKernel that needs a variant (a strided array, or no
+            entry guard for a ``dim=`` that is not a whole number of blocks)
+            and does not know its ``@wl.kernel``.
     """
     from warp_lab.compiler.pipeline import check_options
 
@@ -217,46 +218,48 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     if not isinstance(inputs, (list, tuple)):
         raise LaunchError(f"inputs must be a list of arguments, one per kernel parameter, got "
                           f"{type(inputs).__name__}")
-    if isinstance(kernel, Kernel):
-        from warp_lab.compiler.pipeline import compile as _compile
+    from warp_lab.compiler.pipeline import compile as _compile
 
+    if isinstance(kernel, Kernel):
         try:
             check_options(arch=arch)
         except ValueError as exc:  # a GPU newer than the toolchain tables
             raise LaunchError(f"the device is {arch}, which warp_lab cannot compile for ({exc}); "
                               "run on device='sim', or pass a kernel compiled for a compatible "
                               "arch (its PTX is JIT-compiled)") from None
-
-        def compile_for(unit_inner_stride: bool, entry_guard=None) -> CompiledKernel:
-            # launches need no SASS; skipping nvdisasm saves ~0.35 s on a first launch
-            return _compile(kernel, arch=arch, opt=opt, fast_math=fast_math, debug=debug,
-                            unit_inner_stride=unit_inner_stride, entry_guard=entry_guard,
-                            sass=False)
-        ck = compile_for(True)
+        # launches need no SASS; skipping nvdisasm saves ~0.35 s on a first launch
+        ck = _compile(kernel, arch=arch, opt=opt, fast_math=fast_math, debug=debug, sass=False)
     elif isinstance(kernel, CompiledKernel):
         ck = kernel
     else:
         raise LaunchError(f"wl.launch needs a @wl.kernel or a CompiledKernel, got "
                           f"{type(kernel).__name__}")
+
+    def variant(why: str, **changes) -> CompiledKernel:
+        """``ck`` recompiled with ``changes`` (same options otherwise), or LaunchError."""
+        if ck.kernel is None:
+            raise LaunchError(f"{ck.name} {why}; pass the @wl.kernel itself or compile it with "
+                              f"wl.compile(..., {', '.join(f'{k}={v}' for k, v in changes.items())})")
+        o = ck.options
+        return _compile(ck.kernel, arch=o.arch, opt=o.opt, fast_math=o.fast_math,
+                        debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
+                        launch_ndim=o.launch_ndim,
+                        unit_inner_stride=changes.get("unit_inner_stride", o.unit_inner_stride),
+                        entry_guard=changes.get("entry_guard", o.entry_guard), sass=False)
+
     grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
     values, views = _args.check_arguments(ck.params, list(inputs))
     strided = [v.name for v in views if v.shape and v.shape[-1] > 1 and v.strides[-1] != 1]
     if strided and ck.options.unit_inner_stride:
-        if not isinstance(kernel, Kernel):
-            raise LaunchError(
-                f"{ck.name} was compiled for arrays with stride 1 in the last dimension, but "
-                f"{', '.join(repr(n) for n in strided)} is strided there; compile it with "
-                "wl.compile(..., unit_inner_stride=False) or pass the @wl.kernel itself")
-        ck = compile_for(False)
+        ck = variant(f"was compiled for arrays with stride 1 in the last dimension, but "
+                     f"{', '.join(repr(n) for n in strided)} is strided there",
+                     unit_inner_stride=False)
     partial = any(d != g * b for d, g, b in zip(launch_dim, grd, blk))
     if partial and not ck.entry_guard:
-        if not isinstance(kernel, Kernel):
-            raise LaunchError(
-                f"{ck.name} was compiled without an entry guard, but dim={dim!r} is not a "
-                f"whole number of blocks of {blk}: the threads of the last block past "
-                f"{launch_dim} would run too; compile it with wl.compile(..., entry_guard=True), "
-                "launch a multiple of the block size, or pass the @wl.kernel itself")
-        ck = compile_for(ck.options.unit_inner_stride, True)
+        ck = variant(f"was compiled without an entry guard, but dim={dim!r} is not a whole "
+                     f"number of blocks of {blk} (the threads of the last block past "
+                     f"{launch_dim} would run too; or launch a multiple of the block size)",
+                     entry_guard=True)
     _refuse_read_only_outputs(ck, views)
     return ck, grd, blk, launch_dim, values, views
 
