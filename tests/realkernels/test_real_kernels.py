@@ -7,7 +7,11 @@ reference (exact for integers, a tolerance stated per kernel for floats).
 None of these shapes is in ``warp_lab/examples``.
 
 A test marked ``xfail(strict=True)`` is a warp_lab bug found by this file; its
-reason names the bug (see the report in the commit history).
+reason names the bug and the code at fault. Strict: the fix makes it XPASS, which
+fails, so the marker goes with the fix.
+
+Sizes are small on purpose: the simulator issues roughly 10^4 warp-steps per
+second, and divergent per-thread loops (kNN insertion) cost one step per PC group.
 """
 
 import math
