@@ -64,6 +64,29 @@ def _ensure_llvm():
             _initialised = True
 
 
+#: Serialises :func:`_emit` (it flips a process-wide LLVM option around the call).
+_emit_lock = threading.Lock()
+
+
+def _emit(tm, mod) -> str:
+    """PTX for ``mod``, with codegen's loop strength reduction off.
+
+    On NVPTX, LSR rewrites index math into extra 64-bit induction pointers that
+    ptxas then keeps live (spmv_csr 121 -> 95 SASS instructions and matmul_tiled
+    104 -> 100 on sm_90; no corpus kernel gets bigger: docs/benchmarks.md F11),
+    and it was 18% of spmv_csr's compile time; ptxas strength-reduces itself.
+    ``-disable-lsr`` is an LLVM command-line option for every target, read when
+    the codegen pipeline is built, so it is set only for this call and restored,
+    leaving other llvmlite users in the process (Numba's CPU JIT) unaffected.
+    """
+    with _emit_lock:
+        llvm.set_option("", "--disable-lsr=true")
+        try:
+            return tm.emit_assembly(mod)
+        finally:
+            llvm.set_option("", "--disable-lsr=false")
+
+
 def check_arch(arch: str) -> str:
     """Validate an ``sm_XX`` name.
 
@@ -211,7 +234,7 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
     try:
         pb.getModulePassManager().run(mod, pb)
         t1 = time.perf_counter()
-        ptx = tm.emit_assembly(mod)
+        ptx = _emit(tm, mod)
     except RuntimeError as exc:  # pragma: no cover - LLVM reports through here
         raise InternalCompilerError(f"LLVM could not emit PTX: {exc}", stage="nvptx") from None
     llvm_ir_optimized = str(mod)
