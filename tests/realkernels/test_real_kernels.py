@@ -1444,10 +1444,6 @@ def uses_default_arg(x: wl.array(dtype=wl.float32)):
     x[i] = scaled_by(x[i])
 
 
-@pytest.mark.xfail(strict=True, reason="diagnostic bug: a call that relies on a default "
-                   "parameter value reports \"scaled_by() needs the argument 'scale'\" "
-                   "(typing_calls.py binds call arguments before the callee's frontend "
-                   "check 'no defaults' runs), which reads as if the default were not there")
 def test_default_parameter_diagnostic_names_defaults():
     with pytest.raises(wl.KernelCompileError, match="default"):
         wl.compile(uses_default_arg, sass=False)
@@ -1465,11 +1461,6 @@ def countdown_unsigned(out: wl.array(dtype=wl.int32), n: wl.uint32, step: int):
     out[1] = c
 
 
-@pytest.mark.xfail(strict=True, reason="front-end bug: range() with a uint32 bound converts a "
-                   "negative step/stop (-1 literal, int32 -3) to uint32 silently, so the loop "
-                   "runs zero times instead of Python's 3 and 7; NEP 50 (which docs/language.md "
-                   "cites for weak literals) rejects -1 as a uint32, and a signed->unsigned "
-                   "conversion is documented as never implicit")
 def test_range_countdown_with_unsigned_bound():
     out = np.zeros(2, i32)
     try:

@@ -164,10 +164,16 @@ class FunctionTyper(ExprTyper):
         if isinstance(target, ast.Name) and target.id in self.arrays:
             raise self.error("arrays cannot be updated with augmented assignment", target)
         if not implicit_ok(binop.wl_ty, tty):
+            hint = lossy_hint(binop.wl_ty, tty)
+            if isinstance(target, ast.Name) and isinstance(tty, Scalar) and not tty.is_float \
+                    and isinstance(binop.wl_ty, Scalar) and binop.wl_ty.is_float:
+                # acc = 0 ... acc += x[k]: the variable was meant to be a float
+                hint = (f"{target.id} is an integer variable; if it should hold floats, start "
+                        f"it as one ({target.id} = 0.0); else {hint}")
             raise self.error(
                 f"{ast.unparse(target)} {_op_sym(node.op)}= ... gives {type_name(binop.wl_ty)}, "
                 f"which cannot be stored in {type_name(tty)} without losing information",
-                node, lossy_hint(binop.wl_ty, tty))
+                node, hint)
         if isinstance(target, (ast.Subscript, ast.Attribute)):
             self.check_store_target(target)
             self.mark_store_target(target)
@@ -375,6 +381,16 @@ class FunctionTyper(ExprTyper):
                     ty = int64
         if ty.is_bool:
             ty = int32
+        negative = [a for a, t, w in zip(it.args, tys, weak) if (t.is_signed and not w) or
+                    (w and const_of(a) is not NO_CONST and const_of(a) < 0)]
+        if not ty.is_signed and negative:
+            # C's conversions would make range(n, -1, -1) with n: uint32 count from 7 to
+            # 2**32 - 1, zero times; Python counts 8 times: iterate in a signed type
+            if ty.bits == 64:
+                raise self.error("range() mixes uint64 with a signed value; there is no "
+                                 "integer type for both", negative[0],
+                                 "convert explicitly, e.g. wl.int64(n)")
+            ty = int64
         step = const_of(it.args[2]) if len(it.args) == 3 else 1
         if step == 0:
             raise self.error("range() step must not be zero", it.args[2])

@@ -361,7 +361,16 @@ def _construct(t, node, ty):
 def _call_func(t, node, func: Func):
     from warp_lab.compiler.frontend import evaluate_annotation, parse_function, specialize
     tree = parse_function(func)
-    names = [a.arg for a in tree.args.args]
+    fa = tree.args
+    if fa.vararg or fa.kwarg or fa.kwonlyargs or fa.posonlyargs or fa.defaults:
+        from warp_lab.compiler.frontend_parse import compile_error
+
+        line = t.source.first_line + node.lineno - 1
+        raise compile_error(func.source, (fa.defaults or [tree])[0],
+                            f"{func.name}() has a default value, *args, **kwargs or keyword-only "
+                            "parameters; device-function parameters must be plain names",
+                            f"pass every argument at the call ({t.source.filename}:{line})")
+    names = [a.arg for a in fa.args]
     args = _args(t, node, names, len(names), func.name)
     anns = getattr(func.fn, "__annotations__", {})
     tys = []
