@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ EXTENSION = Path(__file__).resolve().parents[2] / "extension"
 
 
 def test_typescript_unit_tests_pass():
-    jlpm = shutil.which("jlpm")
+    # `make test` runs .venv/bin/python without activating the venv: look beside it too
+    jlpm = shutil.which("jlpm") or shutil.which("jlpm", path=str(Path(sys.executable).parent))
     if jlpm is None or shutil.which("node") is None:
         pytest.skip("node or jlpm (from jupyterlab) not found")
     if not (EXTENSION / "node_modules" / "typescript").exists():
