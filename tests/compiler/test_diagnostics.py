@@ -389,3 +389,23 @@ def test_a_lambda_in_a_file_cannot_be_a_kernel(tmp_path, monkeypatch):
     err = info.value
     assert err.message == "a lambda cannot be a kernel" and err.line == 3
     assert "@wl.kernel on the line above def" in err.hint
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_100"])
+def test_parameter_space_limit_matches_ptxas(arch):
+    # launch_dim takes bytes 0..11, each 1-D array 16 bytes from byte 16: the last array
+    # that fits ends exactly at the limit, and ptxas (the reference) accepts it
+    from warp_lab.compiler.frontend import param_space_limit
+
+    limit = param_space_limit(arch)
+    fits = (limit - 16) // 16
+
+    def kernel_with(n):
+        params = ", ".join(f"a{k}: wl.array(dtype=wl.float32)" for k in range(n))
+        return cell_kernel(f"@wl.kernel\ndef k({params}):\n    a0[0] = 1.0\n")
+
+    ck = wl.compile(kernel_with(fits), arch=arch, cache=False, sass=False)
+    assert ck.resources is not None, ck.missing
+    err = diagnose(kernel_with(fits + 1), arch=arch)
+    assert f"take at most {limit} bytes" in err.message and f"'a{fits}'" in err.message
+    assert err.line == 2 and "stack arrays" in err.hint  # the def line, at the parameter

@@ -643,6 +643,7 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
         return compile_error(kernel.source, node, msg, hint)
 
     params = param_types(kernel, tree, err)
+    _check_param_space(params, getattr(options, "arch", "sm_90"), tree, err)
     if tree.returns is not None and not (isinstance(tree.returns, ast.Constant)
                                          and tree.returns.value is None):
         raise err("a kernel cannot return a value", tree.returns,
@@ -673,4 +674,41 @@ def _array_origin(value):
     if isinstance(value, ast.Call) and isinstance(t, ArrayType) and t.space != "global":
         return None
     return _ANY_ARRAY
+
+
+def param_space_limit(arch: str) -> int:
+    """Bytes of kernel parameters ptxas accepts for ``arch`` with warp_lab's PTX version.
+
+    4352 bytes up to PTX ISA 8.0; 32764 bytes from PTX ISA 8.1 on sm_70 and newer
+    (PTX ISA 8.1 release notes; CUDA C++ Programming Guide, "Function Parameters").
+    The PTX version is :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`'s for ``arch``.
+    """
+    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
+
+    major, minor = (int(p) for p in SUPPORTED_ARCHS.get(arch, "6.0").split("."))
+    sm = int(arch.split("_")[1].rstrip("a")) if arch.startswith("sm_") else 0
+    return 32764 if (major, minor) >= (8, 1) and sm >= 70 else 4352
+
+
+def _check_param_space(params, arch: str, tree: ast.FunctionDef, err) -> None:
+    """Refuse parameters that overflow the kernel parameter space, at the first one past it."""
+    from warp_lab.compiler import abi
+
+    limit = param_space_limit(arch)
+    layout = abi.param_layout(params)
+    if abi.buffer_size(layout) <= limit:
+        return
+    first = next(s for s in layout if s.offset + s.size > limit)
+    node = next((a for a in tree.args.args if a.arg == first.name), tree)
+    raise err(f"the kernel's parameters take {abi.buffer_size(layout)} bytes; {arch} kernels "
+              f"(PTX ISA {_ptx_version(arch)}) take at most {limit} bytes, and {first.name!r} "
+              f"ends at byte {first.offset + first.size}", node,
+              "pass fewer arrays: stack arrays of one shape into one array with an extra "
+              "dimension (each array parameter is 8 + 8 * ndim bytes)")
+
+
+def _ptx_version(arch: str) -> str:
+    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
+
+    return SUPPORTED_ARCHS.get(arch, "?")
 
