@@ -322,13 +322,13 @@ blocks fit. warp_lab's model gives the same answers as NVIDIA's
 from warp_lab.analysis import occupancy, occupancy_curve, suggest_block_size
 from warp_lab.notebook.widgets import OccupancyWidget, register_heat"""),
     ("md", """A kernel that needs many registers: every thread works on 64 values
-(`acc`, a `wl.local_array`) with loops of constant trip counts. Read the
-resource card below: more than 64 **registers** per thread (LLVM unrolls
-the loops in part and keeps many values in flight at once), and a 256-byte
-**stack frame**: that is `acc` itself, 64 × 4 bytes, kept in per-thread
-*local memory* (the `ld.local`/`st.local` of the PTX). A local array
-becomes registers only when every loop indexing it is unrolled completely,
-so that each index is a constant; these 64-iteration loops are not."""),
+(`acc`, a `wl.local_array`) with loops of constant trip counts. A loop
+with constant bounds that indexes a local array with its variable is
+unrolled completely (as nvcc does), so every index is a constant and each
+`acc[k]` becomes a **register**: the resource card below shows more than 64
+registers per thread and no stack frame (no `ld.local`/`st.local` in the
+PTX). Indexing `acc` with a run-time value would keep it in per-thread
+*local memory* instead."""),
     ("code", """%%warp_kernel --arch sm_80 --show source,resources,occupancy --block-dim 256
 def many_live(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
     i = wl.tid()
@@ -347,12 +347,11 @@ def many_live(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
     ("code", """ck = wl.compile(many_live, arch="sm_80")
 occ = occupancy(ck.resources, block_size=256)
 print(ck.resources.registers, "registers per thread ->", occ)"""),
-    ("md", """Check the result: more than 64 registers per thread, no spills (the
-stack frame is `acc`, not spilled registers), and registers are what limits
-occupancy."""),
+    ("md", """Check the result: more than 64 registers per thread, no spills, no stack
+frame (`acc` lives in registers), and registers are what limits occupancy."""),
     ("code", """# check
 assert ck.resources.registers > 64 and ck.resources.spill_stores == 0
-assert ck.resources.stack_frame == 64 * 4 and "ld.local" in ck.ptx   # acc in local memory
+assert ck.resources.stack_frame == 0 and "ld.local" not in ck.ptx   # acc in registers
 assert occ.occupancy < 0.5 and occ.limiters == ("registers",)"""),
     ("md", """## Occupancy against block size
 

@@ -458,3 +458,47 @@ def test_chained_integer_comparison_does_not_branch():
     x = np.full(8, 0.25, np.float32)
     wl.launch(chained, dim=8, inputs=[x, 2, 5], device="sim")
     np.testing.assert_array_equal(x, np.where((np.arange(8) >= 2) & (np.arange(8) < 5), 1.0, 2.0))
+
+
+@wl.kernel
+def local_in_registers(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    n = x.shape[0]
+    acc = wl.local_array(16, wl.float32)
+    for k in range(16):
+        acc[k] = x[(i + k) % n]
+    for r in range(3):
+        for k in range(16):
+            acc[k] = acc[k] * 0.5 + 1.0
+    s = 0.0
+    for k in range(16):
+        s += acc[k] * acc[15 - k]
+    y[i] = s
+
+
+@wl.kernel
+def local_runtime_index(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    acc = wl.local_array(16, wl.float32)
+    for k in range(16):
+        acc[k] = x[k]
+    y[i] = acc[i % 16]  # a run-time index: the array must stay addressable
+
+
+def test_constant_loops_over_a_local_array_unroll_so_it_lives_in_registers():
+    ck = wl.compile(local_in_registers, arch="sm_80", cache=False, sass=False)
+    assert "llvm.loop.unroll.full" in ck.llvm_ir
+    assert ck.resources.stack_frame == 0 and "ld.local" not in ck.ptx
+    rt = wl.compile(local_runtime_index, arch="sm_80", cache=False, sass=False)
+    assert rt.resources.stack_frame == 64 and "ld.local" in rt.ptx
+    # same numbers as numpy
+    x = np.arange(1, 41, dtype=np.float32) / 8
+    y = np.zeros(40, np.float32)
+    wl.launch(local_in_registers, dim=40, inputs=[x, y], device="sim")
+    acc = x[(np.arange(40)[:, None] + np.arange(16)) % 40]
+    for _ in range(3):
+        acc = acc * np.float32(0.5) + np.float32(1.0)
+    ref = np.zeros(40, np.float32)
+    for k in range(16):
+        ref = ref + acc[:, k] * acc[:, 15 - k]
+    np.testing.assert_allclose(y, ref, rtol=1e-6)

@@ -161,6 +161,16 @@ class ModuleContext:
                           (("column", column), ("line", line), ("scope", scope)),
                           name=str(len(self.module.metadata)))
 
+    def unroll_full_md(self):
+        """The ``llvm.loop`` node asking for a full unroll (``#pragma unroll`` in CUDA C++):
+        ``!N = !{!N, !{!"llvm.loop.unroll.full"}}``, one per loop as LLVM requires."""
+        if not hasattr(self, "_unroll_full"):
+            self._unroll_full = self.module.add_metadata(
+                [ir.MetaDataString(self.module, "llvm.loop.unroll.full")])
+        node = ir.MDValue(self.module, [], name=str(len(self.module.metadata)))
+        node.operands = (node, self._unroll_full)  # a loop ID refers to itself
+        return node
+
     def declare(self, name: str, ret, args, attrs=()):
         """An external function (NVVM intrinsic, libdevice ``__nv_*``, ``vprintf``)."""
         fn = self.decls.get(name)
@@ -537,9 +547,11 @@ class FunctionLowerer(ExprLowerer):
         self.b.position_at_end(inc_bb)
         if unit:
             self.b.store(self.b.add(self.b.load(counter), step, flags=["nsw"]), counter)
-            self.b.branch(cond_bb)
+            latch = self.b.branch(cond_bb)
         else:
-            self.step_latch(counter, stop, step, ty, node.wl_step, body_bb, end_bb)
+            latch = self.step_latch(counter, stop, step, ty, node.wl_step, body_bb, end_bb)
+        if _indexes_local_array(node):
+            latch.set_metadata("llvm.loop", self.m.unroll_full_md())
         self.b.position_at_end(end_bb)
 
     def step_latch(self, counter, stop, step, ty, const_step, body_bb, end_bb):
@@ -554,7 +566,7 @@ class FunctionLowerer(ExprLowerer):
         (``stop - i``, or ``i - stop`` going down: positive inside the body,
         exact as an unsigned number) with ``|step|``: another iteration runs
         iff the distance exceeds it. Either way the loop runs Python's
-        ``len(range(start, stop, step))`` times.
+        ``len(range(start, stop, step))`` times. Returns the back-edge branch.
         """
         b = self.b
         i = b.load(counter)
@@ -580,7 +592,7 @@ class FunctionLowerer(ExprLowerer):
         b.cbranch(more, nxt, end_bb)
         b.position_at_end(nxt)
         b.store(stepped if stepped is not None else b.add(i, step), counter)
-        b.branch(body_bb)
+        return b.branch(body_bb)
 
     def visit_Break(self, node):
         self.b.branch(self.loops[-1][1])
@@ -674,4 +686,32 @@ _MAX_IR_NAME = 64
 def ir_name(name: str) -> str:
     """``name`` shortened for an LLVM value (llvmlite adds ``.N`` to keep names unique)."""
     return name if len(name) <= _MAX_IR_NAME else name[:_MAX_IR_NAME]
+
+
+#: Longest constant trip count :func:`_indexes_local_array` asks LLVM to unroll fully.
+_UNROLL_LOCAL_MAX_TRIPS = 256
+
+
+def _indexes_local_array(node: ast.For) -> bool:
+    """Whether a ``range`` loop should be unrolled fully so a local array can live in registers.
+
+    True for constant bounds with at most :data:`_UNROLL_LOCAL_MAX_TRIPS` trips whose
+    body indexes a ``wl.local_array`` with the loop variable: once every index is a
+    constant, SROA turns the array into registers (nvcc unrolls such loops for the
+    same reason; otherwise the array is ``.local`` memory, ``ld.local``/``st.local``).
+    """
+    bounds = [const_of(a) for a in node.iter.args]
+    if any(c is NO_CONST or isinstance(c, bool) or not isinstance(c, int) for c in bounds):
+        return False
+    if not 0 < len(range(*bounds)) <= _UNROLL_LOCAL_MAX_TRIPS:
+        return False
+    var = node.target.id
+    for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+        sub = getattr(sub, "wl_load", sub)  # a store target's typed twin
+        if isinstance(sub, ast.Subscript) and getattr(getattr(sub.value, "wl_ty", None),
+                                                      "space", None) == "local":
+            idx = getattr(sub, "wl_indices", None) or [sub.slice]
+            if any(isinstance(n, ast.Name) and n.id == var for i in idx for n in ast.walk(i)):
+                return True
+    return False
 
