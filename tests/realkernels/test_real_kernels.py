@@ -1323,11 +1323,6 @@ def triangle_plus_call(trips: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.i
     out[i] = s + not_mult3(i)   # a real call at opt=0
 
 
-@pytest.mark.xfail(strict=True, raises=wl.SimulatorError,
-                   reason="sim bug: control.py _call stores one scalar return address for the "
-                          "whole batch in uniform mode (upc >= 0, eff is ALL) although warps "
-                          "parked by the forward-progress scheduler (status YIELD) are not "
-                          "calling; when they call later: 'recursive call ... not supported'")
 def test_calls_at_opt0_while_warps_are_parked():
     trips = np.where(np.arange(64) < 32, 1, 200).astype(i32)
     trips[0] = 100
@@ -1337,9 +1332,6 @@ def test_calls_at_opt0_while_warps_are_parked():
     np.testing.assert_array_equal(out, want)
 
 
-@pytest.mark.xfail(strict=True, raises=wl.SimulatorError,
-                   reason="same sim bug as test_calls_at_opt0_while_warps_are_parked, hit by "
-                          "kernel 16 (device functions, binary search, next prime) at opt=0")
 def test_device_functions_kernel_at_opt0():
     g = _rng(16)
     keys = np.sort(g.integers(0, 60, 150)).astype(i32)
@@ -1365,11 +1357,6 @@ def tri_numbers(trips: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32)):
     out[i] = tri_number(trips[i]) + 1
 
 
-@pytest.mark.xfail(strict=True, reason="sim bug: control.py _ret in uniform mode resets the "
-                   "return address of every lane (also warps parked inside the function) to "
-                   "-1; the parked warp later returns to pc -1 and run_batch spins forever in "
-                   "_set_uniform(-1) (no instruction executes, so max_instructions never "
-                   "stops it); interrupted here after 3 s")
 def test_parked_warp_returning_from_a_call_hangs():
     import signal
 

@@ -216,15 +216,24 @@ def _ret(ins, mod):
         lanes = act if eff is ALL else eff
         sites = [int(ra)] if np.ndim(ra) == 0 else \
             [int(x) for x in np.unique(ra if lanes is None else ra[lanes])]
+        if sites and sites[0] < 0:
+            # a returning lane has no return address: the bookkeeping lost its call
+            raise SimulatorError(f"internal simulator error at PTX line {ins.line}: ret from "
+                                 f"{fn.name} by a thread with no return address; this is a "
+                                 "bug in warp_lab's simulator, please report it with the PTX",
+                                 ptx_line=ins.line)
         for site in sites:
             call = mod.code[site - 1]
             sel = lanes if np.ndim(ra) == 0 else ((ra == site) if lanes is None else
                                                   (lanes & (ra == site)))
             for (rname, _, size, _), dst in zip(fn.rets, call.dsts):
                 _copy_param(m, rname, dst, size, sel)
+        # every live thread returns (none parked, waiting or left behind by a guard)?
+        everyone = lanes is None or (m.upc >= 0 and eff is ALL and m.unact == m.nlive)
         transfer(m, act, eff, p, ra)
-        # the returning lanes' frames are free again (a later call may reuse them)
-        if lanes is None or (np.ndim(ra) == 0 and m.upc >= 0):
+        # the returning lanes' frames are free again (a later call may reuse them); the
+        # other lanes (a warp parked inside the function, say) keep their return address
+        if everyone:
             m.retaddr[fn.name] = np.int32(-1)
         else:
             base = np.full(m.T, ra, np.int32) if np.ndim(ra) == 0 else ra
@@ -281,8 +290,9 @@ def _call(ins, mod):
                                  "supported by the simulator", ptx_line=ins.line)
         for (pname, _, size, _), arg in zip(callee.params, ins.srcs):
             _copy_param(m, arg, pname, size, lanes)
-        if lanes is None or (m.upc >= 0 and eff is ALL):
-            m.retaddr[name] = np.int32(p + 1)   # every runnable thread calls from here
+        if lanes is None or (m.upc >= 0 and eff is ALL and m.unact == m.nlive):
+            # every live thread calls from here (none yielded, waiting or guarded off)
+            m.retaddr[name] = np.int32(p + 1)
         else:
             old = m.retaddr.get(name)
             base = np.full(m.T, -1 if old is None else old, np.int32) if (

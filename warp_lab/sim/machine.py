@@ -255,6 +255,7 @@ class Machine:
             self.race = RaceTracker(self, nb, self.shared_stride)
         self.upc = -1
         self.usteps = 0
+        self._last = None
         self._set_uniform(self.fn.start, None if self.bs == self.bs_pad else self.status == RUN)
         return True
 
@@ -476,6 +477,7 @@ class Machine:
         budget = self.budget
         collect = self.collect
         n = 0
+        ins = self._last   # the instruction executed last (named if a pc goes astray)
         try:
             while not self.stop:
                 if limit is not None and n >= limit:
@@ -495,6 +497,8 @@ class Machine:
                             return True
                         n -= 1
                         continue
+                    if p < 0:
+                        raise self._lost_pc(p, ins)
                     act = self.pc == p
                     nact = int(np.count_nonzero(act))
                     if nact == nrun:
@@ -560,11 +564,27 @@ class Machine:
             raise
         except (MemoryError, RecursionError, ValueError, TypeError, IndexError, KeyError,
                 ZeroDivisionError, OverflowError, AttributeError) as exc:
+            if isinstance(exc, IndexError) and not 0 <= p < len(code):
+                raise self._lost_pc(p, ins) from None   # (the uniform path reads code[p])
             ins = code[p] if 0 <= p < len(code) else None
             where = f"PTX line {ins.line}: {ins.text}" if ins else "engine"
             raise SimulatorError(f"simulator failure at {where}: {type(exc).__name__}: {exc}",
                                  ptx_line=ins.line if ins else 0) from None
+        finally:
+            self._last = ins
         return True
+
+    def _lost_pc(self, p, last):
+        """The error for a program counter that left the code (``p`` outside
+        ``[0, len(code))``): an engine bug, raised rather than looping forever (no
+        instruction would run, so the budget could not stop it). Returns a
+        :class:`SimulatorError` naming the PTX line executed last before it."""
+        where = f"after PTX line {last.line} ({last.text})" if last is not None else \
+            "at the start of the batch"
+        return SimulatorError(f"internal simulator error: a program counter left the code "
+                              f"(pc {p}, {len(self.mod.code)} instructions) {where}; this is a "
+                              "bug in warp_lab's simulator, please report it with the PTX",
+                              ptx_line=last.line if last is not None else 0)
 
     # ------------------------------------------------------------------ single steps (debugger)
     def step_once(self) -> bool:
