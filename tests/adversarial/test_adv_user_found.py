@@ -48,8 +48,6 @@ def test_constant_index_past_a_shared_array_is_a_compile_error():
     assert (info.value.line, info.value.col) == (4, 10)
 
 
-@pytest.mark.xfail(strict=True, reason="sim/debugger.py: WarpState.as_type raises a bare KeyError "
-                   "for a register the warp does not have or an unknown PTX type")
 @pytest.mark.parametrize("name, ptx_type", [("%nope", "f32"), ("%r1", "f99")])
 def test_warp_state_as_type_refuses_unknown_names_clearly(name, ptx_type):
     from warp_lab.notebook.debugger import debug

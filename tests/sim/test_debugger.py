@@ -163,3 +163,18 @@ def test_continue_skips_blocks_a_breakpoint_cannot_fire_in(gpu):
     back = dbg.step_back(0)
     assert back.step == stop.step and back.ptx_line == stop.ptx_line
     assert dbg.run_to_end().findings == []
+
+
+def test_as_type_names_the_unknown_register_or_type():
+    """An unknown register or PTX type is a SimulatorError that says which and lists the
+    known ones (was a bare KeyError)."""
+    from warp_lab.errors import SimulatorError
+    from warp_lab.sim.debugger import WarpState
+    raw = {"%r1": np.arange(32, dtype=np.uint32) + np.uint32(0x3F800000)}
+    w = WarpState((0, 0, 0), 0, {}, raw, {}, np.ones(32, bool), np.zeros(32, np.int32),
+                  np.zeros(32, np.int32), ["running"] * 32)
+    assert w.as_type("%r1", "f32")[0] == 1.0     # 0x3f800000 is 1.0f
+    with pytest.raises(SimulatorError, match=r"no register '%nope' \(registers: %r1\)"):
+        w.as_type("%nope", "f32")
+    with pytest.raises(SimulatorError, match=r"unknown PTX type 'f99'; use one of .*f32"):
+        w.as_type("%r1", "f99")

@@ -101,9 +101,32 @@ class WarpState:
     status: list
 
     def as_type(self, name: str, ptx_type: str) -> np.ndarray:
-        """Register ``name`` reinterpreted as PTX type ``ptx_type`` (e.g. ``"f32"``)."""
-        dt = type_dtype(ptx_type)
-        raw = self.raw[name]
+        """Register ``name`` reinterpreted as PTX type ``ptx_type`` (e.g. ``"f32"``).
+
+        Args:
+            name: a register of this warp's function (``"%r1"``; see ``raw``).
+            ptx_type: a PTX fundamental type suffix (PTX ISA 5.2.2): ``b8``..``b64``,
+                ``u8``..``u64``, ``s8``..``s64``, ``f16``, ``f32``, ``f64``.
+
+        Returns:
+            the 32 lanes' values, shape ``(32,)``.
+
+        Raises:
+            SimulatorError: an unknown register or type (the message lists what exists).
+        """
+        try:
+            dt = type_dtype(ptx_type)
+        except (KeyError, TypeError):
+            from warp_lab.sim.ptx_syntax import _TYPES
+            known = ", ".join(t for t in _TYPES if t != "pred")
+            raise SimulatorError(f"as_type: unknown PTX type {ptx_type!r}; use one of "
+                                 f"{known}") from None
+        raw = self.raw.get(name) if isinstance(name, str) else None
+        if raw is None:
+            regs = list(self.raw)
+            shown = ", ".join(regs[:12]) + (", ..." if len(regs) > 12 else "")
+            raise SimulatorError(f"as_type: this warp's function has no register {name!r}"
+                                 f" (registers: {shown or 'none'})")
         if raw.dtype.itemsize != dt.itemsize:
             raw = raw.astype(np.dtype(f"u{dt.itemsize}"))
         return raw.view(dt)
