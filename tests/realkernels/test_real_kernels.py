@@ -1410,14 +1410,60 @@ def test_warp_synchronous_reduction_values():
     np.testing.assert_array_equal(sums, x.reshape(3, -1).sum(axis=1))
 
 
-@pytest.mark.xfail(strict=True, reason="racecheck bug: sim/checks.py RaceTracker is reset only "
-                   "by CTA barriers; bar.warp.sync (wl.syncwarp) orders shared memory among "
-                   "its lanes (CUDA Programming Guide, __syncwarp) but the tracker reports "
-                   "race_raw/race_war between lanes of one warp across it")
 def test_warp_synchronous_reduction_racecheck():
     x = np.arange(3 * WR_BLOCK, dtype=i32)
     sums = np.zeros(3, i32)
     _sim(warp_sync_reduce, [x, sums], grid=(3, 1, 1), block=(WR_BLOCK, 1, 1))
+
+
+@wl.kernel
+def warp_reduce_no_first_sync(x: wl.array(dtype=wl.int32), sums: wl.array(dtype=wl.int32)):
+    """warp_sync_reduce without the __syncwarp before the store: lane t overwrites
+    buf[t] while lane t - off may not have read it yet (write-after-read)."""
+    buf = wl.shared_array(WR_BLOCK, wl.int32)
+    t = wl.thread_idx.x
+    buf[t] = x[wl.block_idx.x * WR_BLOCK + t]
+    wl.syncthreads()
+    if t < 32:
+        v = buf[t] + buf[t + 32]
+        off = 16
+        while off > 0:
+            buf[t] = v
+            wl.syncwarp(wl.FULL_MASK)
+            v += buf[t + off]
+            off //= 2
+        if t == 0:
+            sums[wl.block_idx.x] = v
+
+
+@wl.kernel
+def warps_talk_through_syncwarp(x: wl.array(dtype=wl.int32)):
+    """Warp 0 writes, warp 1 reads, with only __syncwarp between: it orders the lanes
+    of one warp, not two warps (read-after-write)."""
+    buf = wl.shared_array(64, wl.int32)
+    t = wl.thread_idx.x
+    if t < 32:
+        buf[t] = t
+    wl.syncwarp(wl.FULL_MASK)
+    if t >= 32:
+        x[t] = buf[t - 32]
+
+
+def _race_kinds(kernel, inputs, block):
+    res = wl.launch(kernel, inputs=inputs, grid=(1, 1, 1), block=block, device="sim",
+                    checks=("racecheck",))
+    return {f.kind for f in res.findings}
+
+
+def test_racecheck_still_sees_a_missing_syncwarp():
+    x = np.arange(WR_BLOCK, dtype=i32)
+    assert _race_kinds(warp_reduce_no_first_sync, [x, np.zeros(1, i32)],
+                       (WR_BLOCK, 1, 1)) == {"race_war"}
+
+
+def test_racecheck_syncwarp_does_not_order_two_warps():
+    assert _race_kinds(warps_talk_through_syncwarp, [np.zeros(64, i32)], (64, 1, 1)) \
+        == {"race_raw"}
 
 
 @wl.func

@@ -9,13 +9,37 @@ resets the block's records. This is the hazard definition of
 compute-sanitizer's racecheck tool (CUDA Compute Sanitizer documentation,
 "Racecheck Tool"). Atomics are not hazards. Each (kind, line pair) is
 reported once, with both threads and both PTX lines.
+
+``bar.warp.sync`` (``__syncwarp``) orders memory among the lanes that execute it
+together (CUDA Programming Guide, ``__syncwarp()``: "guarantees memory ordering
+among threads participating in the barrier"; PTX ISA, ``bar.warp.sync``). In a
+module that has one, the tracker stamps each access with a sync counter and
+keeps, per thread, the last sync it shared with each lane of its warp: an access
+by a lane of the writer's (or readers') warp is no hazard when both lanes took
+part in a warp sync after it. Lanes of one warp with no sync between them, and
+different warps with no ``bar.sync``, are still hazards (as compute-sanitizer
+reports them under independent thread scheduling).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RaceTracker"]
+__all__ = ["RaceTracker", "has_warp_sync"]
+
+_WEIGHTS = np.uint32(1) << np.arange(32, dtype=np.uint32)
+
+
+def has_warp_sync(mod) -> bool:
+    """Whether module ``mod`` has a ``bar.warp.sync`` (cached on the module)."""
+    v = getattr(mod, "_has_warp_sync", None)
+    if v is None:
+        v = any(c.op in ("bar", "barrier") and "warp" in c.mods for c in mod.code)
+        try:
+            mod._has_warp_sync = v
+        except AttributeError:
+            pass
+    return v
 
 
 class RaceTracker:
@@ -35,6 +59,47 @@ class RaceTracker:
         self.wpc = np.zeros(n, np.int32)
         self.reader = np.full(n, -1, np.int64)
         self.rpc = np.zeros(n, np.int32)
+        self.ws = has_warp_sync(m.mod)
+        if self.ws:
+            self.g = 0                                    # warp syncs so far (a clock)
+            self.seen = np.zeros((m.T, 32), np.int32)     # last sync of thread t with lane j
+            self.wst = np.zeros(n, np.int32)              # clock at the last write
+            self.rst = np.zeros(n, np.int32)              # clock at the last read
+            self.rwarp = np.full(n, -1, np.int32)         # readers' warp (-2: several warps)
+            self.rlanes = np.zeros(n, np.uint32)          # readers' lanes in that warp
+
+    def warp_sync(self, lanes, membermask):
+        """Lanes ``lanes`` (bool ``(T,)``, ``None`` all) execute ``bar.warp.sync`` together
+        with per-thread ``membermask`` (uint32): each becomes ordered after the accesses
+        so far of the lanes of its warp that execute it with it and are in its mask."""
+        if not self.ws:
+            return
+        m = self.m
+        here = np.ones(m.T, bool) if lanes is None else lanes
+        idx = np.flatnonzero(here)
+        if idx.size == 0:
+            return
+        self.g += 1
+        bits = np.where(here.reshape(-1, 32), _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32)
+        mm = np.broadcast_to(np.asarray(membermask, np.uint32), (m.T,))[idx]
+        together = bits[idx >> 5] & mm
+        sel = ((together[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)).astype(bool)
+        rows = self.seen[idx]
+        rows[sel] = self.g
+        self.seen[idx] = rows
+
+    def _ordered(self, tid, other, stamp):
+        """Whether thread ``other``'s access at clock ``stamp`` is ordered before ``tid``'s
+        by a warp sync both took part in (arrays of equal length)."""
+        o = np.maximum(other, 0)
+        return ((o >> 5) == (tid >> 5)) & (self.seen[tid, o & 31] > stamp)
+
+    def _readers_ordered(self, tid, byte):
+        """Whether every reader of ``byte`` since the last write is ordered before ``tid``."""
+        ok = self.seen[tid] > self.rst[byte][:, None]
+        okbits = np.where(ok, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32) | (
+            np.uint32(1) << (tid & 31).astype(np.uint32))
+        return (self.rwarp[byte] == (tid >> 5)) & ((self.rlanes[byte] & ~okbits) == 0)
 
     def reset(self, blocks):
         """Forget the records of ``blocks`` (all when ``None``): a barrier completed."""
@@ -68,6 +133,12 @@ class RaceTracker:
             waw = (w >= 0) & (w != tid)
             r = self.reader[byte]
             war = (r == -2) | ((r >= 0) & (r != tid))
+            if self.ws:
+                if waw.any():
+                    waw &= ~self._ordered(tid, w, self.wst[byte])
+                if war.any():
+                    war &= ~self._readers_ordered(tid, byte)
+                self.wst[byte] = self.g
             self.writer[byte] = tid
             # two lanes of this instruction writing the same byte
             same = self.writer[byte] != tid
@@ -88,16 +159,34 @@ class RaceTracker:
             self.reader[byte] = -1
         else:
             raw = (w >= 0) & (w != tid)
+            if self.ws and raw.any():
+                raw &= ~self._ordered(tid, w, self.wst[byte])
             if raw.any():
                 k = int(np.argmax(raw))
                 self._report("race_raw", "read-after-write", ins, int(tid[k]), int(w[k]),
                              int(self.wpc[byte[k]]), int(byte[k]))
             r = self.reader[byte]
+            if self.ws:
+                self._note_readers(tid, byte, r)
             multi = (r == -2) | ((r >= 0) & (r != tid))
             self.reader[byte] = tid
             multi |= self.reader[byte] != tid
             self.reader[byte[multi]] = -2
             self.rpc[byte] = pc
+
+    def _note_readers(self, tid, byte, r):
+        """Add readers ``tid`` of ``byte`` (previous reader field ``r``) to the readers' warp
+        and lanes, stamped with the current clock."""
+        wt = (tid >> 5).astype(np.int32)
+        fresh = r == -1
+        pw = self.rwarp[byte]
+        neww = np.where(fresh | (pw == wt), wt, np.int32(-2))
+        self.rlanes[byte[fresh | (pw != wt)]] = 0
+        self.rwarp[byte] = neww
+        # lanes of several warps reading one byte in this instruction
+        self.rwarp[byte[self.rwarp[byte] != neww]] = -2
+        np.bitwise_or.at(self.rlanes, byte, np.uint32(1) << (tid & 31).astype(np.uint32))
+        self.rst[byte] = self.g
 
     def _report(self, kind, what, ins, t, other, other_pc, byte):
         m = self.m

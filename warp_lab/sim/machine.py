@@ -133,10 +133,12 @@ class Machine:
             self.metrics.warp_issued = np.zeros(nw, np.int64)
             self.metrics.warp_active_lanes = np.zeros(nw, np.int64)
         # blocks per batch: bounded by threads, and by the shared/local memory they carry
-        # (racecheck keeps 24 bytes of bookkeeping per shared byte)
+        # (racecheck keeps 24 bytes of bookkeeping per shared byte, 40 with bar.warp.sync)
         bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
         if self.shared_stride:
-            per_block = self.shared_stride * (25 if "racecheck" in self.checks else 1)
+            from warp_lab.sim.checks import has_warp_sync
+            per_block = self.shared_stride * (
+                1 if "racecheck" not in self.checks else 41 if has_warp_sync(mod) else 25)
             bpb = min(bpb, max(1, (64 << 20) // per_block))
         if self.local_size:
             bpb = min(bpb, max(1, (256 << 20) // (self.local_size * self.bs_pad)))

@@ -32,7 +32,12 @@ def _bar(ins, mod):
     mods = set(ins.mods)
     if "warp" in mods:  # bar.warp.sync membermask: waits for the member lanes
         rm = reader(ins.srcs[0], U32, mod, ins.line)
-        return _warp_sync(ins, mod, lambda m, mask: None, rm)
+
+        def order(m, mask):
+            # it orders shared memory among the lanes executing it together (racecheck)
+            if m.race is not None:
+                m.race.warp_sync(mask, rm(m))
+        return _warp_sync(ins, mod, order, rm)
     red = "red" in mods
     arrive = "arrive" in mods
     srcs = list(ins.srcs)
