@@ -72,3 +72,40 @@ def test_lane_values_show_their_float_reading_on_hover(session):
     assert session.cont().source_line == 4
     page = lanes_html(session.lanes())
     assert "title='as f32: 2'>1073741824</td>" in page
+
+
+BARRIER = """
+@wl.kernel
+def halves(x: wl.array(dtype=wl.float32)):
+    t = wl.thread_idx.x
+    if t % 32 >= 24:
+        return
+    x[t] = 1.0
+    wl.syncthreads()
+    x[t] += 1.0
+"""
+
+
+def test_active_row_tells_waiting_lanes_from_exited_ones():
+    """Lanes 0..23 of each warp wait at the barrier while 24..31 leave: the waiting
+    lanes are drawn ⏸ ("at barrier" on hover), not × as exited ones are."""
+    from warp_lab.notebook.debugger import lanes_html
+
+    def active_row(state):
+        return lanes_html(state).split("<th>active</th>")[1].split("</tr>")[0]
+
+    x = np.zeros(64, dtype=np.float32)
+    s = debug(cell_kernel(BARRIER), dim=64, inputs=[x], block_dim=64)
+    for _ in range(100):
+        s.step(1)
+        state = s.lanes(warp=0)
+        if "at barrier" in state.status:
+            break
+    assert state.status[:24] == ["at barrier"] * 24
+    row = active_row(state)
+    assert row.count("title='at barrier'>⏸</td>") == 24 and "×" not in row
+    while "exited" not in state.status:
+        s.step(1)
+        state = s.lanes(warp=0)
+    assert state.status[24:] == ["exited"] * 8
+    assert active_row(state).count("title='exited'>×</td>") == 8

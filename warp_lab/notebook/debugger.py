@@ -98,6 +98,12 @@ def _check_steps(n, method: str) -> None:
     raise SimulatorError(f"{method}(n): n must be an int >= 0, got {n!r}{hint}")
 
 
+# the "active" row: a lane that does not execute the next instruction, by its status
+# (hover shows the word): diverged away, waiting, or gone
+_LANE_GLYPH = {"running": "·", "at barrier": "⏸", "at warp sync": "⏸", "yielded": "↻",
+               "exited": "×", "absent": " "}
+
+
 def lanes_html(state, previous=None, max_registers: int = 64) -> str:
     """A warp's 32 lanes as an HTML table: one row per register, one column per lane.
 
@@ -109,6 +115,9 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
 
     Returns:
         an escaped HTML snippet; inactive lanes are greyed, exited lanes dimmed.
+        The ``active`` row marks each lane: ``●`` executes the next instruction,
+        ``·`` running on another path (diverged), ``⏸`` waiting at a barrier or
+        warp sync, ``↻`` yielded to other warps, ``×`` exited, blank absent.
         PTX registers are untyped bits (``.b32``/``.b64``), shown as integers;
         hovering a 32- or 64-bit value shows the same bits as a float32 /
         float64 (``2.0f`` is 1073741824).
@@ -116,7 +125,7 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
     head = "".join(f"<th>{k}</th>" for k in range(32))
     rows = [f"<tr><th>lane</th>{head}</tr>"]
     status = "".join(
-        f"<td title='{html.escape(s)}'>{'●' if state.active[k] else ('·' if s == 'running' else '×')}"
+        f"<td title='{html.escape(s)}'>{'●' if state.active[k] else _LANE_GLYPH.get(s, '?')}"
         "</td>" for k, s in enumerate(state.status))
     rows.append(f"<tr><th>active</th>{status}</tr>")
     names = list(state.predicates) + list(state.registers)
