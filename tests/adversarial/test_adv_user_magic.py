@@ -127,14 +127,23 @@ def test_quoted_show_list_is_accepted_like_the_launch_expression(shell):
 
 
 def test_occupancy_widget_of_a_kernel_ptxas_refused_says_why():
-    """300 array parameters overflow the 4352-byte parameter space: ptxas fails, the
-    kernel has no resources, and the widget says so instead of an AttributeError."""
+    """A kernel whose PTX ptxas refuses has no resources, and the widget says why
+    instead of raising an AttributeError. (The compiler now refuses what used to make
+    ptxas fail here, 300 array parameters, itself; so the PTX is broken by hand and the
+    refusal is ptxas's own, recorded the way ``wl.compile`` records it.)"""
+    import dataclasses
+
     from adv_cells import cell_kernel
+    from warp_lab.compiler import toolchain
+    from warp_lab.errors import ToolchainError
     from warp_lab.notebook.widgets import OccupancyWidget
 
-    params = ", ".join(f"p{i}: wl.array(dtype=wl.float32)" for i in range(300))
-    ck = wl.compile(cell_kernel(f"@wl.kernel\ndef many({params}):\n    p0[0] = 1.0\n"),
-                    arch="sm_90", sass=False)
-    assert ck.resources is None
+    ck = wl.compile(cell_kernel("@wl.kernel\ndef one(p: wl.array(dtype=wl.float32)):\n"
+                                "    p[0] = 1.0\n"), arch="sm_90", sass=False)
+    broken = ck.ptx.replace("ret;", "no_such_instruction;")
+    with pytest.raises(ToolchainError, match="ptxas failed") as exc:
+        toolchain.make_cubin(broken, ck.options, ck.entry)
+    ck = dataclasses.replace(ck, ptx=broken, cubin=None, resources=None,
+                             missing={"cubin": str(exc.value), "resources": str(exc.value)})
     with pytest.raises(ValueError, match="ptxas gave none: ptxas failed"):
         OccupancyWidget(ck)
