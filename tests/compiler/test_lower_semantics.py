@@ -13,12 +13,13 @@ folded at compile time must agree with the run-time results.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import math
 
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import warp_lab as wl
@@ -29,6 +30,12 @@ from warp_lab.compiler.typing_rules import fold_binop, wrap_int
 
 llvm.initialize_native_target()
 llvm.initialize_native_asmprinter()
+
+# float ``%`` and ``//`` call libdevice's exact fmod (``__nv_fmod[f]``) on the device;
+# on the host the C library's fmod is the same function (IEEE fmod is exact).
+_LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
+for _dev, _host in (("__nv_fmodf", "fmodf"), ("__nv_fmod", "fmod")):
+    llvm.add_symbol(_dev, ctypes.cast(getattr(_LIBM, _host), ctypes.c_void_p).value)
 
 _C = {"int32": ctypes.c_int32, "uint32": ctypes.c_uint32, "int64": ctypes.c_int64,
       "float32": ctypes.c_float, "float64": ctypes.c_double, "bool": ctypes.c_bool}
@@ -265,12 +272,14 @@ def test_integer_power_and_bit_mixing_wrap_like_int32(fns, a, e, b):
 
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(a=F32, b=F32.filter(lambda v: abs(v) > 1e-3))
+@example(a=1.0, b=0.1).via("1 // 0.1 is 9 in Python and NumPy; floor(1 / 0.1) is 10")
+@example(a=-4.0, b=2.0).via("a zero remainder takes the divisor's sign: +0.0")
 def test_float_floor_division_and_modulo_match_numpy(fns, a, b):
     fa, fb = np.float32(a), np.float32(b)
-    assert fns["f_floordiv"](fa, fb) == pytest.approx(float(np.floor(fa / fb)), abs=0)
+    assert fns["f_floordiv"](fa, fb) == float(np.floor_divide(fa, fb))  # 1 // 0.1 is 9
     got = fns["f_mod"](fa, fb)
-    want = float(np.mod(fa, fb))
-    assert got == want or math.isclose(got, want, rel_tol=1e-6, abs_tol=abs(b) * 1e-6)
+    assert got == float(np.mod(fa, fb))      # exact: fmod is exact, as is the sign fix
+    assert math.copysign(1, got) == math.copysign(1, float(np.mod(fa, fb)))  # signed zeros
     assert (got == 0) or ((got < 0) == (fb < 0))  # the remainder takes the divisor's sign
 
 

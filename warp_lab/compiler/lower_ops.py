@@ -102,14 +102,44 @@ def _int_floordiv_mod(lw, op, a, b, t):
 
 
 def _float_floordiv_mod(lw, op, a, b, t):
+    """Python/NumPy float ``//`` and ``%`` (NumPy's ``npy_divmod``, CPython's float_divmod).
+
+    The remainder is the exact ``fmod`` (libdevice ``__nv_fmod[f]``) moved to the
+    divisor's sign; the quotient is ``(a - mod) / b`` snapped to an integer, so
+    ``1.0 // 0.1`` is 9 (not ``floor(1.0 / 0.1)`` = 10) and agrees with the
+    constant folder (``np.floor_divide``). LLVM's ``frem`` is not used: NVPTX
+    expands it to ``a - b * trunc(a / b)``, wrong by far more than an ulp once
+    ``a / b`` is past 2**24 (``-2.0**31 % 3`` gave 64). float16 is computed in
+    float32 and rounded once, as NumPy's half loops do. ``b == 0`` gives
+    ``a / b`` and NaN, as NumPy does.
+    """
     bld = lw.b
-    if op == "floordiv":
-        return intrinsic(lw, "floor", t, [bld.fdiv(a, b, flags=lw.fflags)])
-    zero = ir.Constant(llty(t), 0.0)
-    r = bld.frem(a, b, flags=lw.fflags)
-    fix = bld.and_(bld.fcmp_ordered("!=", r, zero),
-                   bld.xor(bld.fcmp_ordered("<", r, zero), bld.fcmp_ordered("<", b, zero)))
-    return bld.select(fix, bld.fadd(r, b, flags=lw.fflags), r)
+    if t.bits == 16:
+        from warp_lab.lang.types import float32
+        f = ir.FloatType()
+        r = _float_floordiv_mod(lw, op, bld.fpext(a, f), bld.fpext(b, f), float32)
+        return bld.fptrunc(r, llty(t))
+    ty = llty(t)
+    fl = lw.fflags
+    zero, one, half = (ir.Constant(ty, v) for v in (0.0, 1.0, 0.5))
+    mod = float_call(lw, "__nv_fmodf" if t.bits == 32 else "__nv_fmod", t, [a, b])
+    b_zero = bld.fcmp_ordered("==", b, zero)
+    mod_nz = bld.fcmp_unordered("!=", mod, zero)          # C's `if (mod)`: NaN is true
+    flip = bld.and_(mod_nz, bld.xor(bld.fcmp_ordered("<", b, zero),
+                                    bld.fcmp_ordered("<", mod, zero)))
+    if op == "mod":
+        fixed = bld.select(flip, bld.fadd(mod, b, flags=fl),
+                           bld.select(mod_nz, mod, intrinsic(lw, "copysign", t, [zero, b])))
+        return bld.select(b_zero, mod, fixed)
+    div = bld.fdiv(bld.fsub(a, mod, flags=fl), b, flags=fl)
+    div = bld.select(flip, bld.fsub(div, one, flags=fl), div)
+    fd = intrinsic(lw, "floor", t, [div])
+    fd = bld.select(bld.fcmp_ordered(">", bld.fsub(div, fd, flags=fl), half),
+                    bld.fadd(fd, one, flags=fl), fd)
+    q = bld.fdiv(a, b, flags=fl)
+    fd = bld.select(bld.fcmp_unordered("!=", div, zero), fd,
+                    intrinsic(lw, "copysign", t, [zero, q]))
+    return bld.select(b_zero, q, fd)
 
 
 def _shift(lw, op, a, b, t):
