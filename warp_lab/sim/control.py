@@ -89,6 +89,7 @@ def _bra(ins, mod):
 
     if target > ins.pc or not loop_may_wait(ins, mod):
         return ex
+    intra = 1 if loop_has_atomic(ins, mod) else None
 
     def ex_back(m, act, p):
         # an iteration of a loop that reads memory (it may be waiting for another
@@ -98,7 +99,7 @@ def _bra(ins, mod):
         _count_divergence(m, ins, act, eff)
         transfer(m, act, eff, p, target)
         if eff is not None and (m.upc < 0 or m.nyield):
-            m.back_edge(target)
+            m.back_edge(target, intra)
     return ex_back
 
 
@@ -121,17 +122,11 @@ def _reads_shared_state(c) -> bool:
     return c.op in ("atom", "call")
 
 
-def loop_may_wait(ins, mod) -> bool:
-    """Whether the loop closed by backward branch ``ins`` may be waiting for another
-    thread: some instruction in it reads memory other threads write (a loop that does
-    not can only end by itself, so it never needs to yield, and pure-arithmetic
-    divergent loops keep their lanes together however long they run).
-
-    Every cycle of the control flow lies inside the union of overlapping
-    ``[target, pc]`` ranges of backward branches, so the loop is that union.
-    """
-    code = mod.code
-    edges = _backward_edges(mod.functions[ins.function], code)
+def _loop_range(ins, mod) -> tuple[int, int]:
+    """``(lo, hi)`` code indices of the loop closed by backward branch ``ins``: every
+    cycle of the control flow lies inside the union of overlapping ``[target, pc]``
+    ranges of backward branches, so the loop is that union."""
+    edges = _backward_edges(mod.functions[ins.function], mod.code)
     lo, hi = ins.target, ins.pc
     grown = True
     while grown:
@@ -139,7 +134,26 @@ def loop_may_wait(ins, mod) -> bool:
         for t, p in edges:
             if t <= hi and p >= lo and (t < lo or p > hi):
                 lo, hi, grown = min(lo, t), max(hi, p), True
-    return any(_reads_shared_state(c) for c in code[lo:hi + 1])
+    return lo, hi
+
+
+def loop_may_wait(ins, mod) -> bool:
+    """Whether the loop closed by backward branch ``ins`` may be waiting for another
+    thread: some instruction in it reads memory other threads write (a loop that does
+    not can only end by itself, so it never needs to yield, and pure-arithmetic
+    divergent loops keep their lanes together however long they run)."""
+    lo, hi = _loop_range(ins, mod)
+    return any(_reads_shared_state(c) for c in mod.code[lo:hi + 1])
+
+
+def loop_has_atomic(ins, mod) -> bool:
+    """Whether the loop closed by backward branch ``ins`` contains an ``atom``: a spin
+    lock (``while atomicCAS(lock, 0, 1) != 0``) or a CAS retry loop. Lanes looping
+    there can wait on lanes of their own warp that got past it (the lock holder), so
+    they yield to them after one quantum instead of ``INTRA_ROUNDS``
+    (:meth:`~warp_lab.sim.machine.Machine.back_edge`)."""
+    lo, hi = _loop_range(ins, mod)
+    return any(c.op == "atom" for c in mod.code[lo:hi + 1])
 
 
 def _brx(ins, mod):

@@ -23,8 +23,9 @@ threads, and every
 warps holding the looping lanes *yield* (status ``YIELD``, whole warps, so the
 lanes of a warp still reconverge) while other warps can run; when no other
 warp can, the yielded ones come back (round-robin). Only when a warp's own
-lanes starve each other for ``INTRA_ROUNDS`` quanta (a spin lock inside one
-warp) do the looping lanes yield alone. Yielded threads also come back
+lanes starve each other for ``INTRA_ROUNDS`` quanta (one quantum for a loop with
+an atomic: a spin lock held by a lane of the same warp) do the looping lanes
+yield alone. Yielded threads also come back
 whenever nothing else is runnable. Per-thread instruction counts do not
 depend on this; warp-level counts only change for a loop that reads memory
 and keeps lanes of one warp apart for over ``SPIN_QUANTUM * INTRA_ROUNDS``
@@ -302,12 +303,14 @@ class Machine:
             self.upc = -1
 
     # ------------------------------------------------------------------ forward progress
-    def back_edge(self, target: int):
+    def back_edge(self, target: int, intra_rounds: int | None = None):
         """Lanes just took a backward branch to ``target`` while the batch is divergent or
         has yielded threads (the caller checks that). Every :data:`SPIN_QUANTUM` such
         branches, the turn goes on: the warps of the looping lanes yield when other
-        warps can run; else yielded warps come back; else, after :data:`INTRA_ROUNDS`
-        quanta, the looping lanes yield to the other lanes of their warps."""
+        warps can run; else yielded warps come back; else, after ``intra_rounds``
+        quanta (default :data:`INTRA_ROUNDS`; 1 for a loop with an atomic, a spin lock
+        whose holder may be a lane of the same warp), the looping lanes yield to the
+        other lanes of their warps."""
         self.spin += 1
         if self.spin < SPIN_QUANTUM:
             return
@@ -324,7 +327,7 @@ class Machine:
             self.unpark()
         else:
             self.spin_rounds += 1
-            if self.spin_rounds >= INTRA_ROUNDS and (run & ~looping).any():
+            if self.spin_rounds >= (intra_rounds or INTRA_ROUNDS) and (run & ~looping).any():
                 self._park(looping)
 
     def _park(self, lanes):
