@@ -15,6 +15,14 @@ from warp_lab.lang.kernel import Kernel, cell_source
 
 _counter = [0]
 
+# the cell a new user writes first (README): y = a * x + y
+SAXPY = """
+@wl.kernel
+def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+    i = wl.tid()
+    y[i] = a * x[i] + y[i]
+"""
+
 
 def cell_kernel(text: str) -> Kernel:
     """Run ``text`` as a cell ``<adv N>`` and return the last ``@wl.kernel`` it defines."""

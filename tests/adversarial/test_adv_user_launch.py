@@ -10,15 +10,7 @@ import pytest
 
 import warp_lab as wl
 
-from adv_cells import cell_kernel
-
-SAXPY = """
-@wl.kernel
-def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
-    i = wl.tid()
-    y[i] = a * x[i] + y[i]
-"""
-
+from adv_cells import SAXPY, cell_kernel
 
 @pytest.fixture(scope="module")
 def saxpy():
