@@ -950,3 +950,37 @@ def test_spin_lock_within_a_warp():
          max_instructions=300_000)    # ~150k needed; >1M with 1024 spins per hand-over
     np.testing.assert_array_equal(acc, np.bincount(keys, vals, nk))
     np.testing.assert_array_equal(lock, 0)
+
+
+# =====================================================================================
+# 18. A debugging printf table (what a kernel writer prints first): a label through
+#     %s, padded and truncated, next to numbers. Bug found here: %s of a string
+#     constant (CUDA's printf("%s", "label")) was refused with "%s cannot print this
+#     value" and no hint; it is now formatted into the format at compile time
+#     (compiler/typing_special.type_printf).
+# =====================================================================================
+PRINT_LABEL = "row%"
+
+
+@wl.kernel
+def printf_table(x: wl.array(dtype=wl.float32), counts: wl.array(dtype=wl.int64)):
+    i = wl.tid()
+    wl.printf("%-6s|%3d|%7.3f|%.2s|%lld %s\n", PRINT_LABEL, i, x[i], "abc", counts[i], "ok")
+
+
+@wl.kernel
+def printf_string_as_number(x: wl.array(dtype=wl.float32)):
+    wl.printf("%d\n", "abc")
+
+
+def test_printf_string_constants():
+    _compile_both(printf_table)
+    x = np.array([1.5, -2.25, 1000.0], f32)
+    counts = np.array([-(2**40), 7, 0], np.int64)
+    res = _sim(printf_table, [x, counts], dim=3, block_dim=32)
+    want = "".join("%-6s|%3d|%7.3f|%.2s|%d %s\n" % (PRINT_LABEL, i, x[i], "abc", counts[i], "ok")
+                   for i in range(3))
+    assert sorted(res.printed.splitlines()) == sorted(want.splitlines())
+    with pytest.raises(wl.KernelCompileError, match=r"%d cannot print") as info:
+        wl.compile(printf_string_as_number, sass=False)
+    assert "%s takes a string constant" in str(info.value)

@@ -61,12 +61,21 @@ def type_printf(t, node, name):
     if len(convs) != len(args):
         raise t.error(f"the format has {len(convs)} conversions but {len(args)} values are "
                       "given", node)
-    out, pos = [], 0
+    out, pos, vals, vtys = [], 0, [], []
     for m, a, ty in zip(convs, args, tys):
         out.append(fmt[pos:m.start()])
         flags, width, prec, _, conv = m.groups()
+        if isinstance(ty, Meta) and conv == "s" and width != "*" and prec != "*":
+            # a string constant (CUDA's printf("%s", "literal")): known at compile time,
+            # so it is formatted into the format text, with its width and precision
+            spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec else "") + "s"
+            out.append((spec % ty.value).replace("%", "%%"))
+            pos = m.end()
+            continue
         if isinstance(ty, Meta) or conv in "sp*" or width == "*" or prec == "*":
-            raise t.error(f"%{conv} cannot print this value", a)
+            raise t.error(f"%{conv} cannot print this value", a,
+                          "%s takes a string constant; numbers take %d, %u, %x, %f, %g or "
+                          "%e; widths and precisions must be written into the format")
         if conv in "fFeEgGaA" and not ty.is_float:
             raise t.error(f"%{conv} needs a float, got {type_name(ty)}", a,
                           "use %d for integers or convert with float(...)")
@@ -77,8 +86,10 @@ def type_printf(t, node, name):
         spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec is not None else "")
         out.append(spec + length + conv)
         pos = m.end()
+        vals.append(a)
+        vtys.append(ty)
     out.append(fmt[pos:])
-    _target(node, "printf", NONE, fmt="".join(out), args=list(args), tys=tys)
+    _target(node, "printf", NONE, fmt="".join(out), args=vals, tys=vtys)
     return t.mark(node, NONE)
 
 
