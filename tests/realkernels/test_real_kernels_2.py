@@ -984,3 +984,94 @@ def test_printf_string_constants():
     with pytest.raises(wl.KernelCompileError, match=r"%d cannot print") as info:
         wl.compile(printf_string_as_number, sass=False)
     assert "%s takes a string constant" in str(info.value)
+
+
+# =====================================================================================
+# 19. Tiled SGEMM with double-buffered shared tiles (prefetch tile t+1 while
+#     computing tile t, one barrier per step, as cp.async pipelines do); guarded loads
+#     in conditional expressions; K not a multiple of the tile.
+# =====================================================================================
+DB_T = 16
+
+
+@wl.kernel
+def matmul_double_buffer(a: wl.array2d(dtype=wl.float32), b: wl.array2d(dtype=wl.float32),
+                         c: wl.array2d(dtype=wl.float32)):
+    sa = wl.shared_array((2, DB_T, DB_T), wl.float32)
+    sb = wl.shared_array((2, DB_T, DB_T), wl.float32)
+    tx = wl.thread_idx.x
+    ty = wl.thread_idx.y
+    row = wl.block_idx.y * DB_T + ty
+    col = wl.block_idx.x * DB_T + tx
+    n = a.shape[0]
+    k = a.shape[1]
+    m = b.shape[1]
+    ntiles = (k + DB_T - 1) // DB_T
+    sa[0, ty, tx] = a[row, tx] if row < n and tx < k else 0.0
+    sb[0, ty, tx] = b[ty, col] if ty < k and col < m else 0.0
+    wl.syncthreads()
+    acc = 0.0
+    for t in range(ntiles):
+        cur = t % 2
+        if t + 1 < ntiles:
+            kk = (t + 1) * DB_T
+            sa[1 - cur, ty, tx] = a[row, kk + tx] if row < n and kk + tx < k else 0.0
+            sb[1 - cur, ty, tx] = b[kk + ty, col] if kk + ty < k and col < m else 0.0
+        for q in range(DB_T):
+            acc += sa[cur, ty, q] * sb[cur, q, tx]
+        wl.syncthreads()
+    if row < n and col < m:
+        c[row, col] = acc
+
+
+def test_matmul_double_buffered_tiles():
+    _compile_both(matmul_double_buffer)
+    g = _rng(118)
+    a = g.standard_normal((20, 70)).astype(f32)
+    b = g.standard_normal((70, 24)).astype(f32)
+    c = np.full((20, 24), np.nan, f32)
+    _sim(matmul_double_buffer, [a, b, c], grid=(2, 2, 1), block=(DB_T, DB_T, 1))
+    np.testing.assert_allclose(c, a.astype(f64) @ b.astype(f64), rtol=1e-4, atol=1e-4)
+
+
+# =====================================================================================
+# 20. 1-D median filter: the window gathered into a per-thread local array (edge
+#     clamped, radius a run-time value, so a run-time fill count), then sorted by an
+#     insertion-sort device function (while with a compound condition).
+# =====================================================================================
+@wl.func
+def insertion_sort(buf, n: int):
+    for p in range(1, n):
+        key = buf[p]
+        q = p - 1
+        while q >= 0 and buf[q] > key:
+            buf[q + 1] = buf[q]
+            q -= 1
+        buf[q + 1] = key
+
+
+@wl.kernel
+def median_filter(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32), r: int):
+    i = wl.tid()
+    n = len(x)
+    if i >= n:
+        return
+    win = wl.local_array(9, wl.float32)
+    m = 0
+    for d in range(-4, 5):
+        if d < -r or d > r:
+            continue
+        win[m] = x[wl.clamp(i + d, 0, n - 1)]
+        m += 1
+    insertion_sort(win, m)
+    out[i] = win[m // 2]
+
+
+def test_median_filter_local_window():
+    _compile_both(median_filter)
+    x = _rng(119).standard_normal(100).astype(f32)
+    for r in (1, 4):
+        out = np.full(100, np.nan, f32)
+        _sim(median_filter, [x, out, r], dim=100, block_dim=64)
+        win = np.lib.stride_tricks.sliding_window_view(np.pad(x, r, mode="edge"), 2 * r + 1)
+        np.testing.assert_array_equal(out, np.median(win, axis=1).astype(f32))
