@@ -1075,3 +1075,93 @@ def test_median_filter_local_window():
         _sim(median_filter, [x, out, r], dim=100, block_dim=64)
         win = np.lib.stride_tricks.sliding_window_view(np.pad(x, r, mode="edge"), 2 * r + 1)
         np.testing.assert_array_equal(out, np.median(win, axis=1).astype(f32))
+
+
+# =====================================================================================
+# 21. Group-by aggregation in a per-block shared hash table (GPU databases): keys
+#     inserted with atomic_cas and linear probing, sums and counts by shared
+#     atomics, the table flushed to global memory with global atomics.
+# =====================================================================================
+GB_SLOTS = 64
+GB_EMPTY = -1
+
+
+@wl.kernel
+def groupby_shared_hash(keys: wl.array(dtype=wl.int32), vals: wl.array(dtype=wl.float32),
+                        gsum: wl.array(dtype=wl.float32), gcnt: wl.array(dtype=wl.int32)):
+    hk = wl.shared_array(GB_SLOTS, wl.int32)
+    hs = wl.shared_array(GB_SLOTS, wl.float32)
+    hc = wl.shared_array(GB_SLOTS, wl.int32)
+    t = wl.thread_idx.x
+    j = t
+    while j < GB_SLOTS:
+        hk[j] = GB_EMPTY
+        hs[j] = 0.0
+        hc[j] = 0
+        j += wl.block_dim.x
+    wl.syncthreads()
+    i = wl.block_idx.x * wl.block_dim.x + t
+    if i < len(keys):
+        k = keys[i]
+        slot = wl.int32((wl.uint32(k) * wl.uint32(2654435761)) >> 26)   # Knuth, top 6 bits
+        while True:
+            prev = wl.atomic_cas(hk, slot, GB_EMPTY, k)
+            if prev == GB_EMPTY or prev == k:
+                break
+            slot = (slot + 1) % GB_SLOTS
+        wl.atomic_add(hs, slot, vals[i])
+        wl.atomic_add(hc, slot, 1)
+    wl.syncthreads()
+    j = t
+    while j < GB_SLOTS:
+        if hk[j] != GB_EMPTY:
+            wl.atomic_add(gsum, hk[j], hs[j])
+            wl.atomic_add(gcnt, hk[j], hc[j])
+        j += wl.block_dim.x
+
+
+def test_groupby_shared_hash_table():
+    _compile_both(groupby_shared_hash)
+    g = _rng(120)
+    n, nkeys = 500, 40                  # at most 40 distinct keys per block: never full
+    keys = g.integers(0, nkeys, n).astype(i32)
+    vals = g.integers(0, 10, n).astype(f32)                 # integer sums: exact
+    gsum = np.zeros(nkeys, f32)
+    gcnt = np.zeros(nkeys, i32)
+    _sim(groupby_shared_hash, [keys, vals, gsum, gcnt], dim=n, block_dim=128)
+    np.testing.assert_array_equal(gcnt, np.bincount(keys, minlength=nkeys))
+    np.testing.assert_array_equal(gsum, np.bincount(keys, vals, nkeys))
+
+
+# =====================================================================================
+# 22. Positions stored float4-padded ((n, 4) float32, as CUDA codes keep them) read as
+#     vec3 through the (n, 4)[:, :3] view. The ABI counts strides in whole elements,
+#     so the launch refuses it; the error now says what to do (a contiguous copy, or
+#     the whole array as vec4) instead of only "byte stride 16 is not a multiple of
+#     the element size 12" (runtime/args._padded_hint).
+# =====================================================================================
+@wl.kernel
+def vec3_lengths(p: wl.array(dtype=wl.vec3), out: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    out[i] = wl.length(p[i])
+
+
+@wl.kernel
+def vec4_xyz_lengths(p: wl.array(dtype=wl.vec4), out: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    q = p[i]
+    out[i] = wl.length(wl.vec3(q.x, q.y, q.z))
+
+
+def test_padded_vec3_view_error_and_the_fixes_it_names():
+    g = _rng(121)
+    pos = g.standard_normal((20, 4)).astype(f32)
+    out = np.zeros(20, f32)
+    with pytest.raises(wl.LaunchError, match=r"ascontiguousarray.*wl\.vec4"):
+        wl.launch(vec3_lengths, inputs=[pos[:, :3], out], dim=20, device="sim")
+    want = np.linalg.norm(pos[:, :3].astype(f64), axis=1)
+    _sim(vec3_lengths, [np.ascontiguousarray(pos[:, :3]), out], dim=20)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    out[:] = 0
+    _sim(vec4_xyz_lengths, [pos, out], dim=20)
+    np.testing.assert_allclose(out, want, rtol=1e-6)

@@ -134,14 +134,17 @@ def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
         inner = arr.strides[ptype.ndim:]
         want_inner = tuple(int(np.prod(trailing[i + 1:])) * arr.itemsize for i in range(elem_dims))
         if tuple(inner) != want_inner:
-            raise LaunchError(f"parameter {name!r}: the {elem!r} components must be contiguous")
+            raise LaunchError(f"parameter {name!r}: the {elem!r} components must be contiguous "
+                              f"(byte strides {tuple(inner)}, need {want_inner}); pass a "
+                              "contiguous copy (np.ascontiguousarray(...))")
     size = elem.size
     shape = tuple(int(s) for s in arr.shape[:ptype.ndim])
     strides = []
     for s in arr.strides[:ptype.ndim]:
         if s % size:
             raise LaunchError(f"parameter {name!r}: byte stride {s} is not a multiple of the "
-                              f"element size {size}")
+                              f"element size {size} (strides count whole elements); pass a "
+                              "contiguous copy (np.ascontiguousarray(...))" + _padded_hint(elem, s))
         strides.append(s // size)
     if any(x > INT32_MAX for x in shape) or math.prod(shape) > INT32_MAX:
         raise LaunchError(f"parameter {name!r}: shape {shape} is too large for int32 indexing "
@@ -153,6 +156,14 @@ def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
     lo, hi = _span(arr)
     return HostView(name, arr, owner, lo, hi, arr.__array_interface__["data"][0], shape,
                     tuple(strides))
+
+
+def _padded_hint(elem, stride: int) -> str:
+    """For vectors in padded rows (``(n, 4)[:, :3]`` as vec3): suggest the wider vector."""
+    if isinstance(elem, T.Vector) and elem.n < 4 and stride == elem.size // elem.n * (elem.n + 1):
+        return (f", or pass the whole padded array as {elem.n + 1}-component vectors "
+                f"(dtype=wl.vec{elem.n + 1}{elem.name[-1] if elem.name[-1] in 'id' else ''})")
+    return ""
 
 
 def _check_scalar(name: str, ptype: T.Scalar, value):
