@@ -1165,3 +1165,40 @@ def test_padded_vec3_view_error_and_the_fixes_it_names():
     out[:] = 0
     _sim(vec4_xyz_lengths, [pos, out], dim=20)
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+# =====================================================================================
+# 23. Row maximum ported from C's `float best = 0; ... best = x[j];` as `best = 0`:
+#     the variable is int32 from its first value. The error named only the cast
+#     (wl.int32(...), which would truncate); it now says to start the variable as a
+#     float (compiler/frontend, plain re-assignment; augmented assignment had it).
+# =====================================================================================
+@wl.kernel
+def row_max_int_start(x: wl.array2d(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    best = 0
+    for j in range(x.shape[1]):
+        if x[i, j] > best:
+            best = x[i, j]
+    out[i] = best
+
+
+@wl.kernel
+def row_max(x: wl.array2d(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    best = 0.0
+    for j in range(x.shape[1]):
+        if x[i, j] > best:
+            best = x[i, j]
+    out[i] = best
+
+
+def test_int_started_accumulator_hint():
+    with pytest.raises(wl.KernelCompileError, match=r"variable 'best' of type int32") as info:
+        wl.compile(row_max_int_start, sass=False)
+    msg = str(info.value)
+    assert "best = 0.0" in msg and "best = x[i, j]" in msg      # the hint and the user's line
+    x = _rng(122).standard_normal((40, 9)).astype(f32)
+    out = np.zeros(40, f32)
+    _sim(row_max, [x, out], dim=40)
+    np.testing.assert_array_equal(out, np.maximum(x.max(axis=1), 0))

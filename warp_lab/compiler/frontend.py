@@ -253,7 +253,15 @@ class FunctionTyper(ExprTyper):
             raise self.error(f"array variable {name!r} cannot be reassigned", target,
                              "use a new name")
         if name in self.scope:
-            self.check_convert(value, self.scope[name], f"variable {name!r}")
+            dst = self.scope[name]
+            hint = None
+            if isinstance(dst, Scalar) and not dst.is_float and isinstance(vty, Scalar) \
+                    and vty.is_float:
+                # v = 0 ... v = x[i]: C's `float v = 0;` ported as `v = 0`
+                hint = (f"{name} is an integer variable; if it should hold floats, start it "
+                        f"as one ({name} = 0.0, or {name}: float = 0); else "
+                        f"{lossy_hint(vty, dst)}")
+            self.check_convert(value, dst, f"variable {name!r}", hint)
         else:
             ty = vty
             if getattr(value, "wl_weak", False) and isinstance(vty, Scalar):
@@ -328,15 +336,17 @@ class FunctionTyper(ExprTyper):
                          "only array elements and components of vector/matrix variables "
                          "can be assigned")
 
-    def check_convert(self, value, dst, what: str):
-        """Raise a diagnostic naming the cast when ``value`` cannot be stored in ``dst``."""
+    def check_convert(self, value, dst, what: str, hint: str | None = None):
+        """Raise a diagnostic naming the cast when ``value`` cannot be stored in ``dst``
+        (``hint`` replaces the default one, which names the cast)."""
         src = value.wl_ty
         c = const_of(value)
         weak = c if getattr(value, "wl_weak", False) and c is not NO_CONST else None
         if not implicit_ok(src, dst, weak):
             raise self.error(f"cannot store {type_name(src)} in {what} of type {type_name(dst)} "
                              "without losing information",
-                             value if hasattr(value, "lineno") else None, lossy_hint(src, dst))
+                             value if hasattr(value, "lineno") else None,
+                             hint or lossy_hint(src, dst))
 
     def visit_If(self, node):
         self.truth(node.test)
