@@ -1202,3 +1202,40 @@ def test_int_started_accumulator_hint():
     out = np.zeros(40, f32)
     _sim(row_max, [x, out], dim=40)
     np.testing.assert_array_equal(out, np.maximum(x.max(axis=1), 0))
+
+
+# =====================================================================================
+# 24. Asymmetric int8 quantisation: uint8 weights (zero point 128) times int8
+#     activations, int32 accumulation, as a CUDA port writes it (no casts: C promotes
+#     both to int). Here int8 * uint8 is typed uint8 (typing_rules._join: "same width:
+#     unsigned wins") and wraps at 8 bits: -128 * 255 gives 128, not -32640 (C: int;
+#     NumPy: int16). int8 < uint8 likewise compares as uint8 (-1 < 1 is False).
+#     docs/language.md states the rule but calls it C's usual arithmetic conversions,
+#     which promote 8/16-bit operands to int first; a language change, left to the
+#     language's owner.
+# =====================================================================================
+@wl.kernel
+def dot_s8_u8(act: wl.array(dtype=wl.int8), w: wl.array2d(dtype=wl.uint8),
+              out: wl.array(dtype=wl.int32), below: wl.array(dtype=wl.int32)):
+    r = wl.tid()
+    acc = 0
+    cnt = 0
+    for k in range(w.shape[1]):
+        acc += act[k] * w[r, k]
+        if act[k] < w[r, k]:
+            cnt += 1
+    out[r] = acc
+    below[r] = cnt
+
+
+@pytest.mark.xfail(strict=True, reason="int8 op uint8 is typed uint8 (typing_rules._join, "
+                   "same width: unsigned wins); C promotes both to int, NumPy to int16")
+def test_int8_times_uint8_promotes_like_c():
+    g = _rng(123)
+    act = g.integers(-128, 128, 16).astype(np.int8)
+    w = g.integers(0, 256, (8, 16)).astype(u8)
+    out = np.zeros(8, i32)
+    below = np.zeros(8, i32)
+    _sim(dot_s8_u8, [act, w, out, below], dim=8)
+    np.testing.assert_array_equal(out, w.astype(np.int64) @ act.astype(np.int64))
+    np.testing.assert_array_equal(below, (act.astype(int)[None, :] < w.astype(int)).sum(1))
