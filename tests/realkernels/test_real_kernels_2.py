@@ -1239,3 +1239,117 @@ def test_int8_times_uint8_promotes_like_c():
     _sim(dot_s8_u8, [act, w, out, below], dim=8)
     np.testing.assert_array_equal(out, w.astype(np.int64) @ act.astype(np.int64))
     np.testing.assert_array_equal(below, (act.astype(int)[None, :] < w.astype(int)).sum(1))
+
+
+# =====================================================================================
+# 25. Stream compaction with a two-level block scan made of warp shuffles (warp
+#     inclusive scans by shfl_up, warp totals in shared memory scanned by warp 0),
+#     the block's base reserved by one global atomic; order kept inside a block.
+# =====================================================================================
+SC_BLOCK = 128
+
+
+@wl.func
+def warp_inclusive_scan(v: int, lane: int) -> int:
+    d = 1
+    while d < 32:
+        o = wl.shfl_up_sync(wl.FULL_MASK, v, d)
+        if lane >= d:
+            v += o
+        d *= 2
+    return v
+
+
+@wl.kernel
+def compact_positive(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32),
+                     src_idx: wl.array(dtype=wl.int32), count: wl.array(dtype=wl.int32)):
+    totals = wl.shared_array(SC_BLOCK // 32, wl.int32)
+    base = wl.shared_array(1, wl.int32)
+    t = wl.thread_idx.x
+    lane = wl.lane_id()
+    w = t // 32
+    i = wl.block_idx.x * SC_BLOCK + t
+    keep = 0
+    if i < len(x) and x[i] > 0.0:
+        keep = 1
+    incl = warp_inclusive_scan(keep, lane)
+    if lane == 31:
+        totals[w] = incl
+    wl.syncthreads()
+    if w == 0:
+        tv = 0
+        if lane < SC_BLOCK // 32:
+            tv = totals[lane]
+        tincl = warp_inclusive_scan(tv, lane)
+        if lane < SC_BLOCK // 32:
+            totals[lane] = tincl - tv                  # exclusive warp offsets
+        if lane == SC_BLOCK // 32 - 1:
+            base[0] = wl.atomic_add(count, 0, tincl)   # the block's total
+    wl.syncthreads()
+    if keep:
+        pos = base[0] + totals[w] + incl - 1
+        out[pos] = x[i]
+        src_idx[pos] = i
+
+
+def test_stream_compaction_shuffle_block_scan():
+    _compile_both(compact_positive)
+    g = _rng(124)
+    n = 600
+    x = g.standard_normal(n).astype(f32)
+    out = np.zeros(n, f32)
+    src = np.full(n, -1, i32)
+    count = np.zeros(1, i32)
+    _sim(compact_positive, [x, out, src, count], grid=(_blocks(n, SC_BLOCK), 1, 1),
+         block=(SC_BLOCK, 1, 1))
+    c = int(count[0])
+    assert c == (x > 0).sum()
+    np.testing.assert_array_equal(np.sort(src[:c]), np.flatnonzero(x > 0))
+    np.testing.assert_array_equal(out[:c], x[src[:c]])
+    for start in range(c):                        # inside one block the order is kept
+        if start and src[start] // SC_BLOCK == src[start - 1] // SC_BLOCK:
+            assert src[start] > src[start - 1]
+
+
+# =====================================================================================
+# 26. Warp-register bitonic sort of 32 keys with their payloads (shfl_xor partners,
+#     direction from the lane bits), as in CUB's warp-merge / segmented top-k.
+# =====================================================================================
+@wl.kernel
+def warp_bitonic_sort(keys: wl.array(dtype=wl.float32), vals: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    lane = wl.lane_id()
+    k = keys[i]
+    v = vals[i]
+    size = 2
+    while size <= 32:
+        stride = size // 2
+        while stride > 0:
+            ok = wl.shfl_xor_sync(wl.FULL_MASK, k, stride)
+            ov = wl.shfl_xor_sync(wl.FULL_MASK, v, stride)
+            up = (lane & size) == 0
+            lower = (lane & stride) == 0
+            # the lower lane of a pair keeps the min when sorting up, the max otherwise
+            take_other = (ok < k or (ok == k and ov < v)) == (lower == up)
+            if take_other and not (ok == k and ov == v):
+                k = ok
+                v = ov
+            stride //= 2
+        size *= 2
+    keys[i] = k
+    vals[i] = v
+
+
+def test_warp_bitonic_sort_pairs():
+    _compile_both(warp_bitonic_sort)
+    g = _rng(125)
+    n = 96
+    keys = g.integers(0, 20, n).astype(f32)          # duplicates: payload breaks ties
+    vals = np.arange(n, dtype=i32)
+    k0 = keys.copy()
+    _sim(warp_bitonic_sort, [keys, vals], dim=n, block_dim=64)
+    for w in range(n // 32):
+        sl = slice(32 * w, 32 * w + 32)
+        order = np.lexsort((np.arange(32 * w, 32 * w + 32), k0[sl]))
+        np.testing.assert_array_equal(keys[sl], k0[sl][order])
+        np.testing.assert_array_equal(vals[sl], np.arange(32 * w, 32 * w + 32)[order])
