@@ -1353,3 +1353,43 @@ def test_warp_bitonic_sort_pairs():
         order = np.lexsort((np.arange(32 * w, 32 * w + 32), k0[sl]))
         np.testing.assert_array_equal(keys[sl], k0[sl][order])
         np.testing.assert_array_equal(vals[sl], np.arange(32 * w, 32 * w + 32)[order])
+
+
+# =====================================================================================
+# 27. Warp sum of per-lane vec3 forces (a molecular-dynamics neighbour-list kernel
+#     reduces each atom's force over the warp): component-wise shuffles work; a
+#     shuffle of the whole vec3 is refused (CUDA shuffles words too), and the error
+#     now shows the component-wise rewrite (compiler/typing_builtins._shfl).
+# =====================================================================================
+@wl.kernel
+def warp_force_sum(f: wl.array(dtype=wl.vec3), out: wl.array(dtype=wl.vec3)):
+    i = wl.tid()
+    v = f[i]
+    off = 16
+    while off > 0:
+        v += wl.vec3(wl.shfl_xor_sync(wl.FULL_MASK, v.x, off),
+                     wl.shfl_xor_sync(wl.FULL_MASK, v.y, off),
+                     wl.shfl_xor_sync(wl.FULL_MASK, v.z, off))
+        off //= 2
+    if wl.lane_id() == 0:
+        out[i // 32] = v
+
+
+@wl.kernel
+def warp_force_sum_whole_vector(f: wl.array(dtype=wl.vec3), out: wl.array(dtype=wl.vec3)):
+    i = wl.tid()
+    v = f[i]
+    v += wl.shfl_xor_sync(wl.FULL_MASK, v, 16)
+    out[i] = v
+
+
+def test_warp_vec3_reduction_and_vector_shuffle_hint():
+    _compile_both(warp_force_sum)
+    f = _rng(126).standard_normal((96, 3)).astype(f32)
+    out = np.zeros((3, 3), f32)
+    _sim(warp_force_sum, [f, out], dim=96, block_dim=96)
+    np.testing.assert_allclose(out, f.astype(f64).reshape(3, 32, 3).sum(axis=1), rtol=1e-5,
+                               atol=1e-5)
+    with pytest.raises(wl.KernelCompileError, match="not vec3") as info:
+        wl.compile(warp_force_sum_whole_vector, sass=False)
+    assert "wl.vec3(wl.shfl_xor_sync(mask, v[0]" in str(info.value)

@@ -159,6 +159,13 @@ def _shfl(t, node, name):
     mask, value, lane, width = _args(t, node, ["mask", "value", third, "width"], 3, name)
     _scalar(t, mask)
     _convertible(t, mask, uint32, "the mask")
+    agg = t.value_type(value)
+    if isinstance(agg, (Vector, Matrix)):  # CUDA shuffles 32/64-bit words only, too
+        raise t.error(f"the shuffled value must be a number, not {type_name(agg)}", value,
+                      f"shuffle each component and rebuild it: wl.{type_name(agg)}"
+                      f"(wl.{name}(mask, v[0], ...), wl.{name}(mask, v[1], ...), ...)"
+                      if isinstance(agg, Vector) else
+                      "shuffle each element m[r, c] and rebuild the matrix")
     vt = _scalar(t, value, "the shuffled value")
     if _weak(value):
         vt = literal_type(const_of(value))
