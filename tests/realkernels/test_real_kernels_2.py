@@ -6,7 +6,10 @@ pivot row/column cached in shared memory, uint32/uint64 hashes (murmur3, PCG,
 xorshift, FNV-1a), bit intrinsics, float16 SAXPY, batched matmul with 3-D blocks
 (thread_idx.z), the threadFenceReduction sample, table-driven CRC-32, CSR
 vector SpMV, an N-body tile loop on vec4, Game of Life on uint8 with torus
-wrap, Mandelbrot, a segmented warp scan (ballot/clz) and bilinear resize.
+wrap, Mandelbrot, a segmented warp scan (ballot/clz), bilinear resize, periodic
+wrap with float % and //, intra-warp spin locks, a printf table, double-buffered
+SGEMM tiles, a median filter, a shared-memory hash group-by, padded vec3 views,
+stream compaction by a shuffle block scan, a warp bitonic sort and a vec3 warp sum.
 
 Each kernel is compiled for sm_80 and sm_90 (ptxas must accept it), run on the
 simulator with memcheck, racecheck and the barrier check, and compared with an
