@@ -50,6 +50,31 @@ def test_promotion(a, b, a_weak, b_weak, want):
     assert promote(b, a, b_weak, a_weak) == want
 
 
+_INTS = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]
+
+
+@pytest.mark.parametrize("a", _INTS)
+@pytest.mark.parametrize("b", _INTS)
+def test_integer_promotion_is_numpys_below_32_bits_and_cs_above(a, b):
+    """Below 32 bits the common type is NumPy's (``np.result_type``), which holds
+    every value of both, so the result is what C computes in ``int``. From 32 bits
+    C's usual arithmetic conversions (C11 6.3.1.8): the wider type, and the unsigned
+    one at equal width, where NumPy widens int32 + uint32 to int64 and int64 +
+    uint64 to float64."""
+    from warp_lab.lang import types
+
+    got = promote(getattr(types, a), getattr(types, b))
+    na, nb = np.dtype(a), np.dtype(b)
+    if max(na.itemsize, nb.itemsize) < 4 or (na.kind == nb.kind) or \
+            (na.kind == "u" and na.itemsize < nb.itemsize) or \
+            (nb.kind == "u" and nb.itemsize < na.itemsize):
+        want = np.result_type(na, nb).name
+    else:   # an unsigned 32/64-bit operand at least as wide as the signed one
+        want = (na if na.kind == "u" else nb).name if na.itemsize == nb.itemsize else \
+            max(na, nb, key=lambda d: d.itemsize).name
+    assert got.name == want
+
+
 @pytest.mark.parametrize("src,dst,weak,ok", [
     (int32, int64, None, True), (int64, int32, None, False), (float32, float64, None, True),
     (float64, float32, None, False), (float32, int32, None, False), (int32, float32, None, True),

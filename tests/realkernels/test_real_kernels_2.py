@@ -1210,12 +1210,9 @@ def test_int_started_accumulator_hint():
 # =====================================================================================
 # 24. Asymmetric int8 quantisation: uint8 weights (zero point 128) times int8
 #     activations, int32 accumulation, as a CUDA port writes it (no casts: C promotes
-#     both to int). Here int8 * uint8 is typed uint8 (typing_rules._join: "same width:
-#     unsigned wins") and wraps at 8 bits: -128 * 255 gives 128, not -32640 (C: int;
-#     NumPy: int16). int8 < uint8 likewise compares as uint8 (-1 < 1 is False).
-#     docs/language.md states the rule but calls it C's usual arithmetic conversions,
-#     which promote 8/16-bit operands to int first; a language change, left to the
-#     language's owner.
+#     both to int). int8 * uint8 is int16 (NumPy's promotion, C's values): -128 * 255
+#     is -32640, and int8 < uint8 compares the values (-1 < 1). It was typed uint8 and
+#     wrapped at 8 bits until typing_rules._join learnt NumPy's rule below 32 bits.
 # =====================================================================================
 @wl.kernel
 def dot_s8_u8(act: wl.array(dtype=wl.int8), w: wl.array2d(dtype=wl.uint8),
@@ -1231,8 +1228,6 @@ def dot_s8_u8(act: wl.array(dtype=wl.int8), w: wl.array2d(dtype=wl.uint8),
     below[r] = cnt
 
 
-@pytest.mark.xfail(strict=True, reason="int8 op uint8 is typed uint8 (typing_rules._join, "
-                   "same width: unsigned wins); C promotes both to int, NumPy to int16")
 def test_int8_times_uint8_promotes_like_c():
     g = _rng(123)
     act = g.integers(-128, 128, 16).astype(np.int8)

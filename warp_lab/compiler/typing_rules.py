@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, bool_,
-                                 float32, float64, int32, int64)
+                                 float32, float64, int16, int32, int64)
 
 __all__ = ["Meta", "NoneType", "NONE", "promote", "implicit_ok", "literal_type", "fold_binop",
            "fold_unary", "fold_compare", "wrap_int", "cast_value", "float_for", "FoldError",
@@ -112,7 +112,16 @@ def literal_type(value) -> Scalar:
 
 
 def _join(a: Scalar, b: Scalar) -> Scalar:
-    """Usual arithmetic conversions of two strong scalar types."""
+    """Common type of two strong scalar types (NumPy's promotion below 32 bits, C's from 32).
+
+    Mixed signed/unsigned integers where the unsigned one is at least as wide and
+    narrower than 32 bits give the next wider signed type, as NumPy does
+    (``int8 * uint8`` is int16, ``int8 + uint16`` int32): the value is what C
+    computes after promoting both to ``int`` (C11 6.3.1.8), so an ``int8 × uint8``
+    quantised product does not wrap. From 32 bits the wider type wins and one
+    width gives the unsigned type (C's usual arithmetic conversions; NumPy would
+    widen ``int32 + uint32`` to int64).
+    """
     if a == b:
         return a
     if a.is_bool:
@@ -128,9 +137,13 @@ def _join(a: Scalar, b: Scalar) -> Scalar:
         if f.bits == 16 and i.bits > 8:
             return float32
         return f
+    if a.is_signed != b.is_signed:
+        u, i = (b, a) if a.is_signed else (a, b)
+        if i.bits <= u.bits < 32:
+            return int16 if u.bits == 8 else int32  # NumPy: the next signed width holds both
     if a.bits != b.bits:
         return a if a.bits > b.bits else b
-    return a if not a.is_signed else b  # same width: unsigned wins (C)
+    return a if not a.is_signed else b  # same width, 32 or 64 bits: unsigned wins (C)
 
 
 def promote(a: Scalar, b: Scalar, a_weak: bool = False, b_weak: bool = False) -> Scalar:
