@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import warp_lab as wl
+from rk_common import _blocks, _compile_both, _rng, _sim
 
 f16 = np.float16
 f32 = np.float32
@@ -34,33 +35,8 @@ u8 = np.uint8
 u32 = np.uint32
 u64 = np.uint64
 
-CHECKS = ("memcheck", "racecheck", "barrier")
-ARCHS = ("sm_80", "sm_90")
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
-
-
-def _rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
-def _compile_both(kernel) -> None:
-    """Compile for sm_80 and sm_90; ptxas must accept the PTX (a cubin and resources)."""
-    for arch in ARCHS:
-        ck = wl.compile(kernel, arch=arch, sass=False)
-        assert ck.cubin and ck.resources is not None and ck.resources.registers > 0, arch
-
-
-def _sim(kernel, inputs, **launch_options):
-    """Launch on the simulator with every check on; no finding, not partial."""
-    res = wl.launch(kernel, inputs=inputs, device="sim", checks=CHECKS, **launch_options)
-    assert not res.partial
-    assert not res.findings, [str(f) for f in res.findings]
-    return res
-
-
-def _blocks(n: int, b: int) -> int:
-    return -(-n // b)
 
 
 # =====================================================================================
