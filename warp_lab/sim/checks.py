@@ -16,7 +16,8 @@ among threads participating in the barrier"; PTX ISA, ``bar.warp.sync``). In a
 module that has one, the tracker stamps each access with a sync counter and
 keeps, per thread, the last sync it shared with each lane of its warp: an access
 by a lane of the writer's (or readers') warp is no hazard when both lanes took
-part in a warp sync after it. Lanes of one warp with no sync between them, and
+part in a warp sync after it, or are linked by a chain of them (happens-before
+is transitive: a sync passes on what each lane had already seen). Lanes of one warp with no sync between them, and
 different warps with no ``bar.sync``, are still hazards (as compute-sanitizer
 reports them under independent thread scheduling).
 """
@@ -84,7 +85,15 @@ class RaceTracker:
         mm = np.broadcast_to(np.asarray(membermask, np.uint32), (m.T,))[idx]
         together = bits[idx >> 5] & mm
         sel = ((together[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)).astype(bool)
-        rows = self.seen[idx]
+        # happens-before is transitive: each lane learns what its partners had seen
+        # (lane 0 writes, syncs with lane 1, which syncs with lane 2: lane 2 may read)
+        # (one group per warp and mask: usually one per warp, so O(threads * 32))
+        key = (idx.astype(np.int64) >> 5 << 32) | together.astype(np.int64)
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        gsel = sel[first]                                                    # (G, 32)
+        partners = self.seen[((idx[first] >> 5) << 5)[:, None] + np.arange(32)]  # (G, 32, 32)
+        rows = np.where(gsel[:, :, None], partners, 0).max(1)[inv.reshape(-1)]
+        rows = np.maximum(rows, self.seen[idx])
         rows[sel] = self.g
         self.seen[idx] = rows
 
