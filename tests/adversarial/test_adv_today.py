@@ -9,7 +9,9 @@ with lane 1, lane 1 syncs with lane 2, lane 2 reads) as a read-after-write race
 (fixed in warp_lab/sim/checks.py); the simulator rounds ``fma.rz.f32`` to
 nearest, so libdevice-style ``fmodf`` (which NVPTX inlines with an ``fma.rz``
 step) gives float32 ``%`` off by a whole divisor when the quotient is large
-(strict xfail).
+(strict xfail); racecheck keeps one read clock per byte, so readers at two
+partial-mask sync epochs before a writer are a false write-after-read (strict
+xfail).
 """
 
 import numpy as np
@@ -185,3 +187,23 @@ def test_syncwarp_chain_in_the_wrong_order_is_still_a_race():
 ])
 def test_syncwarp_partial_masks_and_partial_warps(body, threads, want):
     assert _races(body, threads) == want
+
+
+@pytest.mark.xfail(strict=True, reason="racecheck false positive: RaceTracker keeps one read "
+                   "clock per byte (rst, the latest reader's), so a writer ordered after each "
+                   "reader by a different partial-mask __syncwarp is checked against the latest "
+                   "clock for every reader (warp_lab/sim/checks.py _readers_ordered)")
+def test_readers_at_two_sync_epochs_each_ordered_before_the_writer():
+    # lane 0 reads, syncs with lane 2; lane 1 reads later, syncs with lane 2; lane 2 writes
+    assert _races("""
+    if t == 0:
+        x[0] = buf[5]
+    if t == 0 or t == 2:
+        wl.syncwarp(0x5)
+    if t == 1:
+        x[1] = buf[5]
+    if t == 1 or t == 2:
+        wl.syncwarp(0x6)
+    if t == 2:
+        buf[5] = 7
+""") == set()

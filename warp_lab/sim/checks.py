@@ -17,9 +17,10 @@ module that has one, the tracker stamps each access with a sync counter and
 keeps, per thread, the last sync it shared with each lane of its warp: an access
 by a lane of the writer's (or readers') warp is no hazard when both lanes took
 part in a warp sync after it, or are linked by a chain of them (happens-before
-is transitive: a sync passes on what each lane had already seen). Lanes of one warp with no sync between them, and
-different warps with no ``bar.sync``, are still hazards (as compute-sanitizer
-reports them under independent thread scheduling).
+is transitive: a sync passes on what each lane had already seen). Lanes of one
+warp with no sync between them, and different warps with no ``bar.sync``, are
+still hazards (as compute-sanitizer reports them under independent thread
+scheduling).
 """
 
 from __future__ import annotations
