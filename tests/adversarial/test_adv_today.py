@@ -6,10 +6,10 @@ Programming Guide's ``__syncwarp()`` ("guarantees memory ordering among threads
 participating in the barrier"), whose happens-before order is transitive.
 Found: racecheck reported a chain of partial-mask syncs (lane 0 writes, syncs
 with lane 1, lane 1 syncs with lane 2, lane 2 reads) as a read-after-write race
-(fixed in warp_lab/sim/checks.py); the simulator rounds ``fma.rz.f32`` to
+(fixed in warp_lab/sim/checks.py); the simulator rounded ``fma.rz.f32`` to
 nearest, so libdevice-style ``fmodf`` (which NVPTX inlines with an ``fma.rz``
-step) gives float32 ``%`` off by a whole divisor when the quotient is large
-(strict xfail); racecheck keeps one read clock per byte, so readers at two
+step) gave float32 ``%`` off by a whole divisor when the quotient is large
+(fixed in warp_lab/sim/fp.py; tests/sim/test_directed_rounding.py); racecheck keeps one read clock per byte, so readers at two
 partial-mask sync epochs before a writer are a false write-after-read (strict
 xfail).
 """
@@ -100,10 +100,6 @@ def test_float_mod_floordiv_nasty_values_match_numpy(dtype):
         _assert_same(q, np.floor_divide(a, b))
 
 
-@pytest.mark.xfail(strict=True, reason="sim bug: fma.rz.f32 (and other directed fma) rounds to "
-                   "nearest (warp_lab/sim/alu.py _mad calls fp.fma whatever the rounding "
-                   "modifier); NVPTX's inlined fmodf uses fma.rz, so -2**31 % 3.3 is 0.0303 "
-                   "instead of 3.2697 on the simulator")
 def test_float32_mod_large_quotient_matches_numpy():
     a = np.array([-2.0**31, 1e30, 0.1, 7.0], np.float32)
     b = np.array([3.3, 0.1, 1e-30, 6e-8], np.float32)

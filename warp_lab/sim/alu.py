@@ -9,7 +9,9 @@ discarded and floating-point exceptions are silenced by the engine.
 
 Rules followed: integer arithmetic wraps to the type width; ``.rn`` float
 operations use numpy's IEEE float32/float64 (bit-exact with the GPU);
-``fma``/``mad.rn`` round once (:func:`warp_lab.sim.fp.fma`); ``.ftz`` flushes
+``fma``/``mad`` round once, in their rounding mode (:func:`warp_lab.sim.fp.fma`);
+``.rz``/``.rm``/``.rp`` ``add``/``sub``/``mul`` are correctly rounded in that
+direction for float32 and float64; ``.ftz`` flushes
 f32 subnormal inputs and results; ``.sat`` clamps; ``.approx`` operations are
 computed in float64 and rounded, which is within the maximum errors the PTX
 ISA documents for them (e.g. ``ex2.approx.f32``: 2 ulp).
@@ -60,9 +62,11 @@ def _mul(ins, mod):
     dt = type_dtype(t)
     if dt.kind == "f":
         mode = _rmode(ins)
-        fn = (lambda a, b: a * b) if mode == "rn" or dt == np.float64 else \
-            _directed(np.multiply, mode)
-        return _nary(ins, mod, fn)
+        if mode == "rn":
+            return _nary(ins, mod, lambda a, b: a * b)
+        if dt == np.float64:   # a*b + (-0.0) is a*b, zero signs included, rounded once in mode
+            return _nary(ins, mod, lambda a, b: fp.fma(a, b, np.float64(-0.0), mode))
+        return _nary(ins, mod, _directed(np.multiply, mode))
     if "wide" in ins.mods:
         wd = np.dtype(_wide(dt))
         return _nary(ins, mod, lambda a, b: np.asarray(a).astype(wd) * np.asarray(b).astype(wd))
@@ -80,7 +84,8 @@ def _mad(ins, mod):
     t = _typ(ins)
     dt = type_dtype(t)
     if dt.kind == "f":
-        return _nary(ins, mod, fp.fma)
+        mode = _rmode(ins)
+        return _nary(ins, mod, lambda a, b, c: fp.fma(a, b, c, mode))
     if "cc" in ins.mods or ins.op == "madc":
         return _carry(ins, mod)
     if "wide" in ins.mods:
@@ -343,6 +348,24 @@ def _testp(ins, mod):
     return lambda m, mask: w(m, np.asarray(fn(r(m))), mask)
 
 
+def _add_directed(a, b, mode, dt):
+    """``a + b`` rounded once in ``mode`` (``rz``/``rm``/``rp``), float32 or float64.
+
+    An exact zero sum of operands of opposite sign is -0 in ``rm`` and +0 otherwise
+    (IEEE 754 6.3), which the float64 detour would lose."""
+    with np.errstate(all="ignore"):
+        if dt == np.float32:
+            r = _directed(np.add, mode)(a, b)
+        else:
+            a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+            r, e = fp._two_sum(a, b)
+            r = fp.directed(r, e, mode, np.isfinite(a) & np.isfinite(b))
+        if mode == "rm":
+            neg = (r == 0) & (np.signbit(a) | np.signbit(b) | (np.asarray(a) != 0))
+            r = np.where(neg, -np.abs(r), r).astype(dt)
+    return r
+
+
 def _add_sub(ins, mod):
     t = _typ(ins)
     dt = type_dtype(t)
@@ -351,9 +374,10 @@ def _add_sub(ins, mod):
     sub = ins.op == "sub"
     if dt.kind == "f":
         mode = _rmode(ins)
-        if mode != "rn" and dt == np.float32:
-            return _nary(ins, mod, _directed(np.subtract if sub else np.add, mode))
-        return _nary(ins, mod, (lambda a, b: a - b) if sub else (lambda a, b: a + b))
+        if mode == "rn":
+            return _nary(ins, mod, (lambda a, b: a - b) if sub else (lambda a, b: a + b))
+        return _nary(ins, mod, lambda a, b: _add_directed(a, np.negative(b) if sub else b,
+                                                          mode, dt))
     if "sat" in ins.mods:  # .sat only for s32: clamp to the int32 range
         def f(a, b):
             r = np.asarray(a, np.int64) - b if sub else np.asarray(a, np.int64) + b

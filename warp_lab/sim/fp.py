@@ -10,11 +10,12 @@ clamping (PTX ISA "cvt": NaN converts to 0, out-of-range values saturate).
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["fma", "ftz", "sat", "canonical_nan", "round_f64_to_f32", "to_int", "round_integral"]
+__all__ = ["fma", "directed", "ftz", "sat", "canonical_nan", "round_f64_to_f32", "to_int", "round_integral"]
 
 _F32_TINY = np.float32(np.finfo(np.float32).tiny)
 _F64_TINY = np.float64(np.finfo(np.float64).tiny)
@@ -75,16 +76,17 @@ def _two_prod(a, b):
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
-def fma(a, b, c):
-    """``a*b + c`` rounded once to nearest even (``fma.rn``/``mad.rn``).
+def fma(a, b, c, mode: str = "rn"):
+    """``a*b + c`` rounded once (``fma.rn``/``mad.rn``; ``.rz``/``.rm``/``.rp`` with ``mode``).
 
     float32: the product is exact in float64, the sum is rounded to odd in
-    float64 and then to float32, which is a correctly rounded result
-    (Boldo & Melquiond, "Emulation of FMA and correctly rounded sums: proved
-    algorithms using rounding to odd", IEEE TC 2008).
+    float64 and then to float32 in ``mode``, which is a correctly rounded result
+    in every mode (Boldo & Melquiond, "Emulation of FMA and correctly rounded
+    sums: proved algorithms using rounding to odd", IEEE TC 2008).
     float64: the product is split exactly (Dekker TwoProduct) and the three
-    terms are summed with the same round-to-odd algorithm; non-finite or
-    overflowing cases fall back to ``a*b + c``.
+    terms are summed with the same round-to-odd algorithm; a directed ``mode``
+    moves the nearest result one ulp when the exact error points the other way
+    (:func:`directed`). Non-finite inputs fall back to ``a*b + c``.
     """
     dt = np.result_type(a, b, c)
     with np.errstate(all="ignore"):
@@ -92,12 +94,15 @@ def fma(a, b, c):
             p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
             s = _round_odd_sum(p, np.asarray(c, np.float64))
             plain = p + np.asarray(c, np.float64)
-            return np.where(np.isfinite(s), s, plain).astype(dt)
+            s = np.where(np.isfinite(s), s, plain)
+            if mode == "rn" or dt == np.float16:
+                return s.astype(dt)
+            return round_f64_to_f32(s, mode)
         a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
         ph, pl = _two_prod(a, b)
         th, tl = _two_sum(c, ph)
         v = _round_odd_sum(tl, pl)
-        z = th + v
+        z, e = _two_sum(th, v)
         finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
         # Dekker's product is exact only away from underflow and overflow; those lanes
         # (rare) are computed exactly with rationals
@@ -105,27 +110,75 @@ def fma(a, b, c):
         hard = finite & (((aph < 2.0 ** -960) & (a != 0) & (b != 0)) | (aph > 2.0 ** 1000) |
                          ~np.isfinite(z) | (np.abs(z) < 2.0 ** -960))
         out = np.where(finite, z, a * b + c)
+        if mode != "rn":
+            # exact - z: the error of th + v, else what rounding tl + pl to odd left out
+            s1, e1 = _two_sum(tl, pl)
+            err = np.where(e != 0, e, (s1 - v) + e1)
         if np.any(hard):
             out = np.array(out, np.float64, copy=True)
+            if mode != "rn":
+                err = np.array(np.broadcast_to(err, out.shape), np.float64, copy=True)
             flat = np.broadcast_arrays(out, a, b, c)
             o, aa, bb, cc = (np.ascontiguousarray(x).reshape(-1) for x in flat)
+            er = err.reshape(-1) if mode != "rn" else None
             for k in np.flatnonzero(np.broadcast_to(hard, out.shape).reshape(-1)):
-                o[k] = _fma_exact(float(aa[k]), float(bb[k]), float(cc[k]))
+                o[k], rest = _fma_exact(float(aa[k]), float(bb[k]), float(cc[k]))
+                if er is not None:
+                    er[k] = rest
             out = o.reshape(out.shape)
-        return out
+        if mode == "rn":
+            return out
+        return directed(out, err, mode, finite)
 
 
-def _fma_exact(a: float, b: float, c: float) -> float:
+def directed(r, err, mode: str, finite_inputs=True):
+    """A round-to-nearest result ``r`` re-rounded in ``mode`` (``rz``, ``rm``, ``rp``).
+
+    Args:
+        r: float32/float64 array, the correctly rounded-to-nearest result.
+        err: array of the same shape with the sign of ``exact - r`` (0 when exact).
+        mode: ``rz`` (toward zero), ``rm`` (toward -inf), ``rp`` (toward +inf).
+        finite_inputs: bool array, where the inputs were finite: an infinite ``r``
+            there is an overflow, which ``rz`` (and ``rm``/``rp`` away from their
+            infinity) turn into the largest finite value (IEEE 754 7.4).
+
+    Returns:
+        the directed result, same dtype.
+    """
+    r = np.asarray(r)
+    err = np.asarray(err)
+    big = np.finfo(r.dtype).max
+    with np.errstate(all="ignore"):
+        if mode == "rz":
+            step, target = ((err < 0) & (r > 0)) | ((err > 0) & (r < 0)), 0.0
+            over = np.isinf(r)
+        elif mode == "rm":
+            step, target = err < 0, -np.inf
+            over = r == np.inf
+        else:
+            step, target = err > 0, np.inf
+            over = r == -np.inf
+        out = np.where(step & np.isfinite(r), np.nextafter(r, r.dtype.type(target)), r)
+        out = np.where(over & finite_inputs, np.copysign(big, r), out)
+    return out.astype(r.dtype)
+
+
+def _fma_exact(a: float, b: float, c: float) -> tuple[float, float]:
     """Correctly rounded ``a*b + c`` for finite floats (CPython's int/int division rounds
-    correctly, subnormals included); IEEE sign rules for an exact zero."""
+    correctly, subnormals included; IEEE sign rules for an exact zero), and the sign
+    of what the rounding left out (``exact - result``: -1.0, 0.0 or 1.0; 0.0 on overflow)."""
     exact = Fraction(a) * Fraction(b) + Fraction(c)
     if exact == 0:
         p = a * b  # exact zero product or cancellation: sign per IEEE 754 (RN: +0 unless both -0)
-        return p + c if (a == 0 or b == 0) else 0.0
+        return (p + c if (a == 0 or b == 0) else 0.0), 0.0
     try:
-        return exact.numerator / exact.denominator
+        r = exact.numerator / exact.denominator
     except OverflowError:
-        return float("inf") if exact > 0 else float("-inf")
+        return (float("inf") if exact > 0 else float("-inf")), 0.0
+    if math.isinf(r):
+        return r, 0.0
+    rest = exact - Fraction(r)
+    return r, float((rest > 0) - (rest < 0))
 
 
 def round_f64_to_f32(x, mode: str):
