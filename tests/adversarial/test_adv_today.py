@@ -203,3 +203,21 @@ def test_readers_at_two_sync_epochs_each_ordered_before_the_writer():
     if t == 2:
         buf[5] = 7
 """) == set()
+
+
+def test_a_conditional_mask_with_full_mask_is_uint32():
+    """CUDA's ``unsigned m = c ? 0xFF : 0xFFFFFFFF`` ported as ``0xFF if c else
+    wl.FULL_MASK``: was int64 and refused ("the mask must be uint32")."""
+    from adv_cells import cell_kernel
+
+    k = cell_kernel("""
+@wl.kernel
+def bcast(x: wl.array(dtype=wl.int32), c: int):
+    m = 0xFF if c > 0 else wl.FULL_MASK
+    wl.syncwarp(0x0000FFFF if c > 1 else wl.FULL_MASK)
+    x[wl.tid()] = wl.shfl_sync(m, x[wl.tid()], 3)
+""")
+    x = np.arange(64, dtype=np.int32) * 5
+    wl.launch(k, dim=64, inputs=[x, 0], device="sim", checks=("memcheck",))
+    np.testing.assert_array_equal(x, np.repeat(np.arange(64).reshape(2, 32)[:, 3] * 5, 32))
+    assert isinstance(wl.FULL_MASK, np.uint32) and wl.FULL_MASK == 2**32 - 1

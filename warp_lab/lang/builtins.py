@@ -18,6 +18,8 @@ import builtins as _py
 import math as _math
 from dataclasses import dataclass, field
 
+import numpy as _np
+
 __all__ = [
     "Builtin", "Dim3", "BUILTINS", "MATH_UNARY", "MATH_BINARY", "PYTHON_BUILTINS",
     "MATH_MODULE", "warp_size", "FULL_MASK",
@@ -71,8 +73,9 @@ class Dim3:
 
 #: threads per warp on every NVIDIA GPU so far (CUDA Programming Guide, "warpSize")
 warp_size = 32
-#: the all-lanes member mask of the ``*_sync`` warp functions
-FULL_MASK = 0xFFFFFFFF
+#: the all-lanes member mask of the ``*_sync`` warp functions; a uint32 (as in CUDA),
+#: so ``0xFF if c else wl.FULL_MASK`` is a uint32 mask too
+FULL_MASK = _np.uint32(0xFFFFFFFF)
 
 BUILTINS: dict[str, Builtin] = {}
 #: builtins named like Python's own: on the host they behave as Python's
