@@ -26,15 +26,6 @@ def shell(ip):
     return ip
 
 
-@pytest.fixture()
-def published(shell, monkeypatch):
-    """Every display bundle the cell publishes (the HTML a notebook would show)."""
-    out = []
-    monkeypatch.setattr(shell.display_pub, "publish",
-                        lambda data, metadata=None, **kw: out.append(data))
-    return out
-
-
 def _html(published, result) -> str:
     parts = [str(d.get("text/html", "")) for d in published]
     if result is not None and hasattr(result, "_repr_mimebundle_"):

@@ -22,15 +22,6 @@ def shell(ip):
     return ip
 
 
-@pytest.fixture()
-def published(shell, monkeypatch):
-    """The bundles the cell displays (the error box goes through display())."""
-    out = []
-    monkeypatch.setattr(shell.display_pub, "publish",
-                        lambda data, metadata=None, **kw: out.append(data))
-    return out
-
-
 def test_cell_name_is_the_number_the_notebook_shows(shell):
     """IPython 9 counts the cell before running it: <cell N> must still be In [N]."""
     # the session's shell runs most test cells unnumbered (all at one count): start at counts
