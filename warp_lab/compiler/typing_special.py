@@ -65,7 +65,8 @@ def type_printf(t, node, name):
     for m, a, ty in zip(convs, args, tys):
         out.append(fmt[pos:m.start()])
         flags, width, prec, _, conv = m.groups()
-        if isinstance(ty, Meta) and conv == "s" and width != "*" and prec != "*":
+        if isinstance(ty, Meta) and isinstance(ty.value, str) and conv == "s" and \
+                width != "*" and prec != "*":
             # a string constant (CUDA's printf("%s", "literal")): known at compile time,
             # so it is formatted into the format text, with its width and precision
             spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec else "") + "s"
