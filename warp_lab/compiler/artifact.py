@@ -12,7 +12,12 @@ from typing import Mapping
 
 from warp_lab.lang.kernel import Source
 
-__all__ = ["CompileOptions", "Resources", "LineMap", "CompiledKernel"]
+__all__ = ["CompileOptions", "Resources", "LineMap", "CompiledKernel", "sm_number"]
+
+
+def sm_number(arch: str) -> int:
+    """The compute capability of an ``sm_XY[a]`` name as an integer: ``"sm_90a"`` -> 90."""
+    return int(arch.split("_")[1].rstrip("a"))
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,7 @@ class CompileOptions:
     @property
     def sm(self) -> int:
         """The compute capability as an integer: ``"sm_86"`` -> 86."""
-        return int(self.arch.split("_")[1].rstrip("a"))
+        return sm_number(self.arch)
 
 
 @dataclass(frozen=True)

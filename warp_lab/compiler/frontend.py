@@ -19,6 +19,7 @@ import ast
 import copy
 from types import ModuleType
 
+from warp_lab.compiler.artifact import sm_number
 from warp_lab.compiler.frontend_flow import check_flow
 from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declared_return,
                                               evaluate_annotation, location, param_types,
@@ -164,12 +165,8 @@ class FunctionTyper(ExprTyper):
         if isinstance(target, ast.Name) and target.id in self.arrays:
             raise self.error("arrays cannot be updated with augmented assignment", target)
         if not implicit_ok(binop.wl_ty, tty):
-            hint = lossy_hint(binop.wl_ty, tty)
-            if isinstance(target, ast.Name) and isinstance(tty, Scalar) and not tty.is_float \
-                    and isinstance(binop.wl_ty, Scalar) and binop.wl_ty.is_float:
-                # acc = 0 ... acc += x[k]: the variable was meant to be a float
-                hint = (f"{target.id} is an integer variable; if it should hold floats, start "
-                        f"it as one ({target.id} = 0.0); else {hint}")
+            hint = (_float_into_int_hint(target.id, binop.wl_ty, tty)
+                    if isinstance(target, ast.Name) else lossy_hint(binop.wl_ty, tty))
             raise self.error(
                 f"{ast.unparse(target)} {_op_sym(node.op)}= ... gives {type_name(binop.wl_ty)}, "
                 f"which cannot be stored in {type_name(tty)} without losing information",
@@ -254,14 +251,8 @@ class FunctionTyper(ExprTyper):
                              "use a new name")
         if name in self.scope:
             dst = self.scope[name]
-            hint = None
-            if isinstance(dst, Scalar) and not dst.is_float and isinstance(vty, Scalar) \
-                    and vty.is_float:
-                # v = 0 ... v = x[i]: C's `float v = 0;` ported as `v = 0`
-                hint = (f"{name} is an integer variable; if it should hold floats, start it "
-                        f"as one ({name} = 0.0, or {name}: float = 0); else "
-                        f"{lossy_hint(vty, dst)}")
-            self.check_convert(value, dst, f"variable {name!r}", hint)
+            self.check_convert(value, dst, f"variable {name!r}",
+                               _float_into_int_hint(name, vty, dst))
         else:
             ty = vty
             if getattr(value, "wl_weak", False) and isinstance(vty, Scalar):
@@ -671,6 +662,17 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
                        tuple(sorted(ctx.captured.items())), tk_fn.written_params)
 
 
+def _float_into_int_hint(name: str, src, dst) -> str:
+    """The hint for storing a float ``src`` into the integer variable ``name``: C's
+    ``float v = 0;`` ported as ``v = 0`` made it an integer, so say how to start it as a
+    float before naming the (truncating) cast; other cases get :func:`lossy_hint`."""
+    hint = lossy_hint(src, dst)
+    if isinstance(dst, Scalar) and not dst.is_float and isinstance(src, Scalar) and src.is_float:
+        return (f"{name} is an integer variable; if it should hold floats, start it as one "
+                f"({name} = 0.0) or annotate it ({name}: float = 0); else {hint}")
+    return hint
+
+
 #: Stands for "some array, not known which" in :meth:`FunctionTyper.mark_written`.
 _ANY_ARRAY = object()
 
@@ -696,13 +698,13 @@ def param_space_limit(arch: str) -> int:
     from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
 
     major, minor = (int(p) for p in SUPPORTED_ARCHS.get(arch, "6.0").split("."))
-    sm = int(arch.split("_")[1].rstrip("a")) if arch.startswith("sm_") else 0
-    return 32764 if (major, minor) >= (8, 1) and sm >= 70 else 4352
+    return 32764 if (major, minor) >= (8, 1) and sm_number(arch) >= 70 else 4352
 
 
 def _check_param_space(params, arch: str, tree: ast.FunctionDef, err) -> None:
     """Refuse parameters that overflow the kernel parameter space, at the first one past it."""
     from warp_lab.compiler import abi
+    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
 
     limit = param_space_limit(arch)
     layout = abi.param_layout(params)
@@ -710,15 +712,11 @@ def _check_param_space(params, arch: str, tree: ast.FunctionDef, err) -> None:
         return
     first = next(s for s in layout if s.offset + s.size > limit)
     node = next((a for a in tree.args.args if a.arg == first.name), tree)
+    ptx = SUPPORTED_ARCHS.get(arch, "?")
     raise err(f"the kernel's parameters take {abi.buffer_size(layout)} bytes; {arch} kernels "
-              f"(PTX ISA {_ptx_version(arch)}) take at most {limit} bytes, and {first.name!r} "
-              f"ends at byte {first.offset + first.size}", node,
+              f"(PTX ISA {ptx}) take at most {limit} bytes, and {first.name!r} ends at byte "
+              f"{first.offset + first.size}", node,
               "pass fewer arrays: stack arrays of one shape into one array with an extra "
               "dimension (each array parameter is 8 + 8 * ndim bytes)")
 
-
-def _ptx_version(arch: str) -> str:
-    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
-
-    return SUPPORTED_ARCHS.get(arch, "?")
 

@@ -86,6 +86,7 @@ class ModuleContext:
         self.module = ir.Module(name=typed.name)
         self.module.triple = TRIPLE
         self.decls: dict = {}
+        self._unroll_full = None   # the shared "llvm.loop.unroll.full" node (unroll_full_md)
         self.strings: dict = {}
         self.functions: dict = {}   # TypedFunction.symbol -> ir.Function
         self.shared: dict = {}      # symbol -> GlobalVariable
@@ -164,7 +165,7 @@ class ModuleContext:
     def unroll_full_md(self):
         """The ``llvm.loop`` node asking for a full unroll (``#pragma unroll`` in CUDA C++):
         ``!N = !{!N, !{!"llvm.loop.unroll.full"}}``, one per loop as LLVM requires."""
-        if not hasattr(self, "_unroll_full"):
+        if self._unroll_full is None:
             self._unroll_full = self.module.add_metadata(
                 [ir.MetaDataString(self.module, "llvm.loop.unroll.full")])
         node = ir.MDValue(self.module, [], name=str(len(self.module.metadata)))
@@ -685,7 +686,7 @@ _MAX_IR_NAME = 64
 
 def ir_name(name: str) -> str:
     """``name`` shortened for an LLVM value (llvmlite adds ``.N`` to keep names unique)."""
-    return name if len(name) <= _MAX_IR_NAME else name[:_MAX_IR_NAME]
+    return name[:_MAX_IR_NAME]
 
 
 #: Longest constant trip count :func:`_indexes_local_array` asks LLVM to unroll fully.

@@ -273,6 +273,13 @@ class ExprLowerer:
                 return self.array_index(node.left), (c if node.wl_op == "add" else -c)
         return self.array_index(node), 0
 
+    def _times_stride(self, v, stride, wide: bool):
+        """``v * stride`` (``nsw``), the stride sign-extended when ``wide``; just ``v``
+        for the constant unit stride (``CompileOptions.unit_inner_stride``)."""
+        if isinstance(stride, ir.Constant) and stride.constant == 1:
+            return v
+        return self.b.mul(v, self.b.sext(stride, I64) if wide else stride, flags=["nsw"])
+
     def elem_ptr(self, arr: ArrayVal, idx: list, consts=()):
         """Address of ``arr[idx]``: ``sum(i_k * stride_k)`` then a GEP.
 
@@ -297,24 +304,13 @@ class ExprLowerer:
                 ity_w, d = (int64, "%lld") if wide else (int32, "%d")
                 emit_trap(self, ok, f"{where}: index {d} out of bounds for axis {k} "
                           f"with size {d}", [v, n], [ity_w, ity_w])
-            s = arr.strides[k]
-            if isinstance(s, ir.Constant) and s.constant == 1:
-                term = v
-            else:
-                s = self.b.sext(s, I64) if wide else s
-                term = self.b.mul(v, s, flags=["nsw"])
+            term = self._times_stride(v, arr.strides[k], wide)
             off = term if off is None else self.b.add(off, term, flags=["nsw"])
         ity = I64 if wide else I32
         for k, c in enumerate(consts):  # constant parts of the indices (index_parts)
-            if not c:
-                continue
-            s = arr.strides[k]
-            if isinstance(s, ir.Constant) and s.constant == 1:
-                term = ir.Constant(ity, c)
-            else:
-                s = self.b.sext(s, I64) if wide else s
-                term = self.b.mul(s, ir.Constant(ity, c), flags=["nsw"])
-            off = self.b.add(off, term, flags=["nsw"])
+            if c:
+                term = self._times_stride(ir.Constant(ity, c), arr.strides[k], wide)
+                off = self.b.add(off, term, flags=["nsw"])
         if not wide:
             off = self.b.sext(off, I64)
         return self.b.gep(arr.ptr, [off], inbounds=True,

@@ -25,7 +25,7 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from warp_lab.compiler import abi, cache as _cache, frontend, linemap, lower, nvptx, toolchain
-from warp_lab.compiler.artifact import CompiledKernel, CompileOptions
+from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, sm_number
 from warp_lab.errors import ToolchainError
 from warp_lab.lang.kernel import Kernel
 
@@ -37,7 +37,7 @@ def toolchain_versions(arch: str) -> dict[str, str]:
     """What produced an artifact for ``arch``: warp_lab, llvmlite/LLVM, ptxas, nvdisasm, libdevice."""
     from warp_lab import __version__
 
-    sm = int(arch.split("_")[1].rstrip("a"))
+    sm = sm_number(arch)
     out = {"warp_lab": __version__, "llvmlite": llvmlite.__version__,
            "llvm": ".".join(map(str, llvm.llvm_version_info))}
     for name in ("ptxas", "nvdisasm"):
@@ -117,11 +117,10 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
+    guard = {} if entry_guard is None else {"entry_guard": entry_guard}  # None: by kernel
     check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
-                  maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride)
-    if entry_guard is not None:
-        check_options(entry_guard=entry_guard)
-        entry_guard = bool(entry_guard)
+                  maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride, **guard)
+    entry_guard = None if entry_guard is None else bool(entry_guard)
     fast_math, debug, lineinfo = bool(fast_math), bool(debug), bool(lineinfo)
     options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
                              lineinfo=lineinfo, maxrregcount=maxrregcount,

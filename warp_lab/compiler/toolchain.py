@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from warp_lab.compiler.artifact import CompileOptions, Resources
+from warp_lab.compiler.artifact import CompileOptions, Resources, sm_number
 from warp_lab.errors import ToolchainError
 
 __all__ = ["Tool", "find_tool", "make_cubin", "make_sass", "compact_sass", "parse_ptxas_log"]
@@ -258,7 +258,7 @@ def make_sass(cubin: bytes, arch: str, extra_args: tuple[str, ...] = (),
     Raises:
         ToolchainError: nvdisasm is missing or fails.
     """
-    tool = find_tool("nvdisasm", int(arch.split("_")[1].rstrip("a")))
+    tool = find_tool("nvdisasm", sm_number(arch))
     with tempfile.TemporaryDirectory(prefix="warp_lab-") as tmp:
         with open(os.path.join(tmp, "kernel.cubin"), "wb") as f:
             f.write(cubin)

@@ -82,10 +82,14 @@ def _coords(value, what: str, limit) -> tuple[int, int, int] | None:
     return xyz  # type: ignore[return-value]
 
 
+def _is_int(value) -> bool:
+    """Whether ``value`` is an int (numpy ints too, not bool)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def _is_count(value, least: int) -> bool:
     """Whether ``value`` is an int (numpy ints too, not bool) of at least ``least``."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
-        and value >= least
+    return _is_int(value) and value >= least
 
 
 def _check_steps(n, method: str) -> None:
@@ -93,7 +97,7 @@ def _check_steps(n, method: str) -> None:
     if _is_count(n, 0):
         return
     hint = ""
-    if isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)):
+    if _is_int(n):
         hint = f"; use {'step_back' if method == 'step' else 'step'}({-n}) to go the other way"
     raise SimulatorError(f"{method}(n): n must be an int >= 0, got {n!r}{hint}")
 

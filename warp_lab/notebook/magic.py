@@ -73,12 +73,18 @@ def classify_functions(tree: ast.Module) -> dict[str, str]:
             for fn in defs if not fn.decorator_list}
 
 
+def _unquote(value: str) -> str:
+    """``value`` stripped, without one pair of surrounding quotes: magic_arguments splits
+    the line non-POSIX, so ``--show "source, ptx"`` keeps its quotes."""
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
 def _split(value: str | None, choices, option: str) -> list[str]:
     """The comma list of an option; quotes around it (``--show "source, ptx"``) are dropped."""
-    value = (value or "").strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        value = value[1:-1]  # magic_arguments splits non-POSIX: the quotes stay on
-    items = [x.strip() for x in value.split(",") if x.strip()]
+    items = [x.strip() for x in _unquote(value or "").split(",") if x.strip()]
     bad = [x for x in items if x not in choices]
     if bad:
         raise UsageError(f"{option}: unknown {', '.join(map(repr, bad))}; "
@@ -384,9 +390,7 @@ class WarpKernelMagics(Magics):
     def _launch(self, ck, opts: dict, checks: list[str]):
         from warp_lab.runtime.launch import launch
 
-        text = opts["launch"].strip()
-        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-            text = text[1:-1]  # magic_arguments splits non-POSIX: the quotes stay on
+        text = _unquote(opts["launch"])
         try:
             code = compile(f"dict({text})", "<--launch>", "eval")
         except SyntaxError as exc:

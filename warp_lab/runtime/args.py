@@ -20,7 +20,8 @@ from warp_lab.errors import LaunchError
 from warp_lab.lang import types as T
 from warp_lab.runtime.arrays import Array
 
-__all__ = ["HostView", "Region", "check_arguments", "group_regions", "INT32_MAX"]
+__all__ = ["HostView", "Region", "check_arguments", "group_regions", "written_regions",
+           "INT32_MAX"]
 
 INT32_MAX = 2**31 - 1
 
@@ -285,3 +286,10 @@ def group_regions(views: list[HostView]) -> list[Region]:
         else:
             regions.append(Region(view.lo, view.hi, [view], view.array))
     return regions
+
+
+def written_regions(regions: list[Region], written_params) -> list[Region]:
+    """The regions a kernel may store into: those with a view of a parameter named in
+    ``written_params`` (``CompiledKernel.written_params``). Only these are restored
+    between ``repeat`` runs and copied back to the host."""
+    return [r for r in regions if any(v.name in written_params for v in r.views)]

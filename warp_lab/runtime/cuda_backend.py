@@ -21,7 +21,7 @@ import numpy as np
 
 from warp_lab.compiler import abi
 from warp_lab.errors import CudaError
-from warp_lab.runtime.args import group_regions
+from warp_lab.runtime.args import group_regions, written_regions
 from warp_lab.runtime.result import LaunchResult
 
 __all__ = ["run", "check", "EXPLANATIONS"]
@@ -169,8 +169,7 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
 
     stream = check(driver.cuStreamCreate(0))
     start, stop = check(driver.cuEventCreate(0)), check(driver.cuEventCreate(0))
-    # only what the kernel may store into is restored between repeats and copied back
-    written = [r for r in regions if any(v.name in ck.written_params for v in r.views)]
+    written = written_regions(regions, ck.written_params)
     snapshots = []
     if repeat > 1:
         for region in written:

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from warp_lab.compiler import abi
-from warp_lab.runtime.args import group_regions
+from warp_lab.runtime.args import group_regions, written_regions
 from warp_lab.runtime.result import LaunchResult
 
 __all__ = ["run", "prepare", "parsed_module"]
@@ -100,7 +100,7 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
 
     module = parsed_module(ck.ptx)
     memory, regions, bases, params = prepare(ck, launch_dim, values, views)
-    written = [r for r in regions if _is_written(ck, r)]
+    written = written_regions(regions, ck.written_params)
     snapshot = [bytes(r.host_bytes()) for r in written] if repeat > 1 else None
     times = []
     result = None
@@ -139,9 +139,3 @@ def _over_repeats(progress, i: int, repeat: int):
     if progress is None or repeat == 1:
         return progress
     return lambda done, total: progress(i * total + done, repeat * total)
-
-
-def _is_written(ck, region) -> bool:
-    """Whether the kernel may store into ``region`` (one of its views is a written parameter)."""
-    return any(v.name in ck.written_params for v in region.views)
-

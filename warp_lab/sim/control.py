@@ -86,6 +86,7 @@ def _bra(ins, mod):
         eff = guard_mask(m, ins, act)
         _count_divergence(m, ins, act, eff)
         transfer(m, act, eff, p, target)
+        return eff   # (the engine ignores it; ex_back reads it)
 
     if target > ins.pc or not loop_may_wait(ins, mod):
         return ex
@@ -95,10 +96,7 @@ def _bra(ins, mod):
         # an iteration of a loop that reads memory (it may be waiting for another
         # thread): while other threads wait or yielded, count it towards handing the
         # turn on (forward progress, Machine.back_edge)
-        eff = guard_mask(m, ins, act)
-        _count_divergence(m, ins, act, eff)
-        transfer(m, act, eff, p, target)
-        if eff is not None and (m.upc < 0 or m.nyield):
+        if ex(m, act, p) is not None and (m.upc < 0 or m.nyield):
             m.back_edge(target, intra)
     return ex_back
 

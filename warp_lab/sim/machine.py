@@ -18,15 +18,14 @@ Programming Guide ("Independent Thread Scheduling"; warps of a block all make
 progress) guarantees the others run, so the engine counts taken backward
 branches of loops that read memory (only those can wait for another thread;
 ``control.loop_may_wait``) while the batch is divergent or has yielded
-threads, and every
-``SPIN_QUANTUM`` of them hands the turn on (:meth:`Machine.back_edge`): the
+threads, and every ``SPIN_QUANTUM`` of them hands the turn on
+(:meth:`Machine.back_edge`): the
 warps holding the looping lanes *yield* (status ``YIELD``, whole warps, so the
 lanes of a warp still reconverge) while other warps can run; when no other
 warp can, the yielded ones come back (round-robin). Only when a warp's own
 lanes starve each other for ``INTRA_ROUNDS`` quanta (one quantum for a loop with
 an atomic: a spin lock held by a lane of the same warp) do the looping lanes
-yield alone. Yielded threads also come back
-whenever nothing else is runnable. Per-thread instruction counts do not
+yield alone. Yielded threads also come back whenever nothing else is runnable. Per-thread instruction counts do not
 depend on this; warp-level counts only change for a loop that reads memory
 and keeps lanes of one warp apart for over ``SPIN_QUANTUM * INTRA_ROUNDS``
 iterations.

@@ -5,7 +5,8 @@ Every access is resolved to ``(buffer, byte offsets)`` for the lanes that
 execute, checked (inside an allocation / the block's shared memory / the
 thread's local memory, aligned to the access size; with memcheck, inside the
 ``.shared``/``.local`` variable the address derives from when
-:mod:`~warp_lab.sim.provenance` knows it) *before* any byte is touched, and then done as one numpy gather or scatter. A failed check records
+:mod:`~warp_lab.sim.provenance` knows it) *before* any byte is touched, and
+then done as one numpy gather or scatter. A failed check records
 an ``out_of_bounds`` or ``misaligned`` finding naming block, thread, PTX line,
 source line and address, and stops the launch (the GPU would abort it with
 an illegal-address error).
