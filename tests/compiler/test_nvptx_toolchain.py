@@ -162,3 +162,62 @@ def test_compact_sass_keeps_code_line_info_and_labels_only(sm90):
     assert compact.splitlines()[0] == "k:"
     for noise in (".section", ".elftype", ".size", ".other", "//----", "SYMBOLS"):
         assert noise in raw and noise not in compact
+
+
+SPILLER = '''
+@wl.kernel
+def many_live(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    a = wl.local_array(24, wl.float32)
+    for k in range(24):
+        a[k] = x[i * 24 + k]
+    s = 0.0
+    for k in range(24):
+        s += a[k] * a[23 - k] + a[(k * 7) % 24]
+    y[i] = s
+'''
+
+
+@pytest.mark.parametrize("name", ["saxpy", "matmul_tiled", "spmv_csr", "warp_scan_vote"])
+def test_listing_without_dataflow_is_the_full_listing_when_nothing_spills(name):
+    # disassemble() drops nvdisasm's dataflow pass when ptxas reports no spills;
+    # the reference is nvdisasm's own listing with the pass
+    import warp_lab as wl
+    from warp_lab.examples import get
+
+    ck = wl.compile(get(name).kernel, arch="sm_90", cache=False, sass=False)
+    assert not ck.resources.spills
+    listing, ranges = toolchain.disassemble(ck.cubin, "sm_90", spills=False)
+    assert ranges is None
+    assert listing == toolchain.make_sass(ck.cubin, "sm_90", compact=True)
+
+
+def test_spilling_kernel_keeps_nvdisasms_spill_notes(tmp_path):
+    import warp_lab as wl
+
+    path = tmp_path / "spiller.py"
+    path.write_text("import warp_lab as wl\n" + SPILLER)
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    ck = wl.compile(ns["many_live"], arch="sm_90", maxrregcount=16, cache=False)
+    assert ck.resources.spill_stores > 0 and ck.resources.spill_loads > 0
+    # nvdisasm's dataflow analysis marks spill code; the listing keeps it then
+    assert ck.sass.count('(*"SpillRefill"*)') >= 2
+    without = toolchain.disassemble(ck.cubin, "sm_90", spills=False)[0]
+    assert "SpillRefill" not in without
+
+
+def test_listing_and_life_ranges_come_from_one_call(sm90):
+    from warp_lab.analysis.liveness import parse_life_ranges
+
+    *_, cubin, _, _ = sm90
+    listing, ranges = toolchain.disassemble(cubin, "sm_90", life_ranges=True)
+    assert listing == toolchain.make_sass(cubin, "sm_90", compact=True)
+    # counts only, the same counts as nvdisasm's wide table
+    wide = parse_life_ranges(toolchain.make_sass(cubin, "sm_90", ("--print-life-ranges",)))
+    counted = parse_life_ranges(ranges)
+    assert [(r.offset, dict(r.live)) for r in counted] == [(r.offset, dict(r.live)) for r in wide]
+    assert len(counted) == listing.count("*/") and len(ranges) < len(
+        toolchain.make_sass(cubin, "sm_90", ("--print-life-ranges",)))
+    assert toolchain.disassemble(cubin, "sm_90", listing=False) == (None, None)
+    assert toolchain.disassemble(cubin, "sm_90", listing=False, life_ranges=True)[1] == ranges

@@ -106,3 +106,32 @@ def test_sass_skipped_then_added_from_the_cached_cubin(fresh_cache):
 def test_compile_options_are_checked_before_anything_runs(kwargs, message):
     with pytest.raises(ValueError, match=message):
         wl.compile(get("saxpy").kernel, **kwargs)
+
+
+def test_life_ranges_added_from_the_cached_cubin_and_kept_on_disk(fresh_cache):
+    from warp_lab.analysis import registers
+    from warp_lab.analysis.liveness import parse_life_ranges
+    from warp_lab.compiler import toolchain
+
+    k = get("matmul_tiled").kernel
+    plain = pipeline.compile(k)
+    assert plain.life_ranges is None
+    full = pipeline.compile(k, life_ranges=True)
+    assert "cache" in full.timings and full.sass == plain.sass and full.cubin == plain.cubin
+    # nvdisasm's wide life-range table of the same cubin is the reference
+    wide = parse_life_ranges(toolchain.make_sass(full.cubin, "sm_90", ("--print-life-ranges",)))
+    assert [(r.offset, r.gpr) for r in parse_life_ranges(full.life_ranges)] == \
+        [(r.offset, r.gpr) for r in wide]
+    # register_pressure reads the kept table: no nvdisasm run of its own
+    registers._sass_with_life_ranges.cache_clear()
+    pressure = registers.register_pressure(full)
+    assert registers._sass_with_life_ranges.cache_info().misses == 0
+    assert pressure.per_instruction == {r.offset: r.gpr for r in wide}
+    assert pressure.max_live <= full.resources.registers
+    # stored with the entry: a new process gets it from disk, and a fresh compile asks for it
+    again = C.KernelCache(str(fresh_cache)).get(full.cache_key)
+    assert again.life_ranges == full.life_ranges
+    both = pipeline.compile(k, cache=False, life_ranges=True)
+    assert both.life_ranges == full.life_ranges and both.sass == full.sass
+    lean = pipeline.compile(k, cache=False, sass=False, life_ranges=True)
+    assert lean.sass is None and lean.life_ranges == full.life_ranges

@@ -74,7 +74,7 @@ class RegisterPressure:
 @functools.lru_cache(maxsize=32)  # views re-render; the same cubin gives the same listing
 def _sass_with_life_ranges(cubin: bytes, arch: str) -> str:
     from warp_lab.compiler import toolchain  # a tool run, not needed to import analysis
-    return toolchain.make_sass(cubin, arch, ("--print-life-ranges",))
+    return toolchain.disassemble(cubin, arch, listing=False, life_ranges=True)[1]
 
 
 def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
@@ -85,15 +85,18 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
 
     Args:
         kernel: a :class:`~warp_lab.compiler.artifact.CompiledKernel` (its
-            ``cubin``, ``options.arch``, ``entry``, ``line_map.sass`` and
-            ``resources``), or None with the keywords below.
+            ``life_ranges`` when it was compiled with ``life_ranges=True``,
+            else its ``cubin`` disassembled here; ``options.arch``,
+            ``entry``, ``line_map.sass`` and ``resources``), or None with the
+            keywords below.
         cubin: ELF bytes from ptxas.
         arch: ``"sm_90"``; chooses the nvdisasm.
         entry: the entry to report when the cubin has several.
         line_offsets: Python line -> SASS offsets (``LineMap.sass``); empty
             ``per_line`` without it.
         resources: ptxas's :class:`~warp_lab.compiler.artifact.Resources`.
-        sass: ready ``nvdisasm -c --print-life-ranges`` text instead of
+        sass: ready ``nvdisasm -c --print-life-ranges`` text (any
+            ``--life-range-mode``) instead of
             running nvdisasm on ``cubin``.
 
     Raises:
@@ -113,6 +116,8 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
         entry = entry or kernel.entry
         line_offsets = kernel.line_map.sass if line_offsets is None else line_offsets
         resources = kernel.resources if resources is None else resources
+        if sass is None and cubin is kernel.cubin:
+            sass = kernel.life_ranges
     if sass is None:
         if cubin is None or arch is None:
             raise AnalysisError("register_pressure needs a CompiledKernel, or cubin= and arch=")

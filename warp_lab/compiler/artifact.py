@@ -169,6 +169,11 @@ class CompiledKernel:
         ptx: PTX text (NVPTX back end).
         cubin: ptxas output, or None (see ``missing``).
         sass: nvdisasm output, or None (see ``missing``).
+        life_ranges: nvdisasm's register life-range table (``-c
+            --life-range-mode count``: registers occupied per register file
+            at each instruction; read by
+            :func:`warp_lab.analysis.registers.register_pressure`), when
+            compiled with ``life_ranges=True``; else None.
         resources: parsed ``ptxas -v``, or None.
         line_map: the :class:`LineMap`.
         timings: seconds per stage (``frontend``, ``lower``, ``optimize``,
@@ -201,6 +206,7 @@ class CompiledKernel:
     ptx: str
     cubin: bytes | None = None
     sass: str | None = None
+    life_ranges: str | None = None
     resources: Resources | None = None
     line_map: LineMap = field(default_factory=LineMap)
     timings: Mapping[str, float] = field(default_factory=dict)

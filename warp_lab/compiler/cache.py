@@ -40,7 +40,7 @@ from warp_lab.lang.kernel import Constant, Func, Source
 
 __all__ = ["fingerprint", "cache_key", "cache_dir", "KernelCache", "default_cache"]
 
-_FORMAT = 3
+_FORMAT = 4
 
 
 def _names(code) -> set[str]:
@@ -148,7 +148,7 @@ def _to_json(ck: CompiledKernel) -> dict:
         "params": [[n, _type_to_json(t)] for n, t in ck.params], "launch_ndim": ck.launch_ndim,
         "entry_guard": ck.entry_guard, "written_params": list(ck.written_params),
         "llvm_ir": ck.llvm_ir, "llvm_ir_optimized": ck.llvm_ir_optimized, "ptx": ck.ptx,
-        "sass": ck.sass, "has_cubin": ck.cubin is not None,
+        "sass": ck.sass, "life_ranges": ck.life_ranges, "has_cubin": ck.cubin is not None,
         "resources": dataclasses.asdict(ck.resources) if ck.resources else None,
         "line_map": {f: {str(k): list(v) for k, v in getattr(lm, f).items()}
                      for f in ("llvm", "ptx", "sass", "sass_lines")},
@@ -166,7 +166,7 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         options=CompileOptions(**d["options"]), params=params,
         param_layout=abi.param_layout(params), launch_ndim=d["launch_ndim"],
         llvm_ir=d["llvm_ir"], llvm_ir_optimized=d["llvm_ir_optimized"], ptx=d["ptx"],
-        cubin=cubin, sass=d["sass"],
+        cubin=cubin, sass=d["sass"], life_ranges=d["life_ranges"],
         resources=Resources(**d["resources"]) if d["resources"] else None,
         line_map=lm, timings=d["timings"], missing=d["missing"], toolchain=d["toolchain"],
         cache_key=d["cache_key"], entry_guard=d["entry_guard"],

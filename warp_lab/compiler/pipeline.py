@@ -1,16 +1,18 @@
 """``wl.compile``: the driver that calls the stages in order and nothing else.
 
     frontend.make_typed_ast → lower.make_llvm_ir → nvptx.make_ptx
-      → toolchain.make_cubin → toolchain.make_sass → linemap.build_line_map
+      → toolchain.make_cubin → toolchain.disassemble → linemap.build_line_map
 
 Each stage's product lands in one field of the :class:`CompiledKernel`.
 When ptxas or nvdisasm is missing or fails, the fields that need it are None
 and ``missing`` says why; everything before them still works.
 
-nvdisasm costs ~0.35 s per call whatever the kernel (its start-up), more than
-the rest of the pipeline together, so ``sass=False`` skips it: ``wl.launch``
-compiles that way. A later ``compile(..., sass=True)`` of the same kernel
-finds the cached cubin and only disassembles it.
+nvdisasm costs 0.4-0.7 s of CPU per run whatever the kernel (its start-up),
+more than the rest of the pipeline together, so ``sass=False`` skips it:
+``wl.launch`` compiles that way. A later ``compile(..., sass=True)`` of the
+same kernel finds the cached cubin and only disassembles it. The register
+life ranges (``life_ranges=True``, which the notebook view asks for) need a
+second nvdisasm run; it goes concurrently with the listing's.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
             debug: bool = False, lineinfo: bool = True, maxrregcount: int | None = None,
             launch_ndim: int | None = None, unit_inner_stride: bool = True,
             entry_guard: bool | None = None, cache: bool = True,
-            sass: bool = True) -> CompiledKernel:
+            sass: bool = True, life_ranges: bool = False) -> CompiledKernel:
     """Compile a kernel for one architecture.
 
     Args:
@@ -105,6 +107,10 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         cache: look up and store the result in the memory + disk cache.
         sass: disassemble the cubin (``sass``, SASS line map); False leaves
             ``sass`` None with ``missing["sass"]`` saying so.
+        life_ranges: also keep nvdisasm's register life-range table
+            (``life_ranges``, what the register heat columns and
+            :func:`~warp_lab.analysis.registers.register_pressure` read); its
+            nvdisasm run goes concurrently with the listing's.
 
     Returns:
         the immutable :class:`CompiledKernel`.
@@ -130,9 +136,13 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     key = _cache.cache_key(kernel, options, toolchain_versions(arch)) if cache else ""
     if cache:
         hit = _cache.default_cache().get(key)
-        if hit is not None and sass and hit.missing.get("sass") == _NOT_REQUESTED:
-            hit = _add_sass(hit)
-            _cache.default_cache().put(key, hit)
+        if hit is not None:
+            add_sass = sass and hit.missing.get("sass") == _NOT_REQUESTED
+            add_ranges = life_ranges and hit.life_ranges is None and hit.cubin is not None
+            if add_sass or add_ranges:
+                hit = _add_sass(hit, add_sass, add_ranges)
+                if all(reason == _NOT_REQUESTED for reason in hit.missing.values()):
+                    _cache.default_cache().put(key, hit)
         if hit is not None:
             return dataclasses.replace(
                 hit, timings={**hit.timings, "cache": time.perf_counter() - t_start},
@@ -148,7 +158,7 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     llvm_ir_opt, ptx = nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, timings)
 
     missing: dict[str, str] = {}
-    cubin = sass_text = resources = None
+    cubin = sass_text = ranges = resources = None
     t3 = time.perf_counter()
     try:
         cubin, resources, _ = toolchain.make_cubin(ptx, options, lowered.entry)
@@ -156,13 +166,10 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         missing["cubin"] = missing["resources"] = missing["sass"] = str(exc)
     t4 = time.perf_counter()
     timings["ptxas"] = t4 - t3
-    if cubin is not None and sass:
-        try:
-            sass_text = toolchain.make_sass(cubin, arch, compact=True)
-        except ToolchainError as exc:
-            missing["sass"] = str(exc)
+    if cubin is not None and (sass or life_ranges):
+        sass_text, ranges = _disassemble(cubin, arch, resources, sass, life_ranges, missing)
         timings["nvdisasm"] = time.perf_counter() - t4
-    elif cubin is not None:
+    if cubin is not None and not sass:
         missing["sass"] = _NOT_REQUESTED
 
     line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text, kernel.source.filename)
@@ -171,7 +178,8 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         name=kernel.name, entry=lowered.entry, source=kernel.source, options=options,
         params=tuple(lowered.params), param_layout=abi.param_layout(lowered.params),
         launch_ndim=lowered.launch_ndim, llvm_ir=lowered.llvm_ir,
-        llvm_ir_optimized=llvm_ir_opt, ptx=ptx, cubin=cubin, sass=sass_text, resources=resources,
+        llvm_ir_optimized=llvm_ir_opt, ptx=ptx, cubin=cubin, sass=sass_text,
+        life_ranges=ranges, resources=resources,
         line_map=line_map, timings=timings, missing=missing,
         toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard,
         written_params=tuple(n for n, _ in typed.params if n in typed.written_params),
@@ -184,17 +192,34 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
 _NOT_REQUESTED = "not disassembled: compiled with sass=False (wl.compile(..., sass=True) adds it)"
 
 
-def _add_sass(ck: CompiledKernel) -> CompiledKernel:
-    """``ck`` with its cubin disassembled and the SASS part of the line map filled in."""
-    t0 = time.perf_counter()
-    missing = {k: v for k, v in ck.missing.items() if k != "sass"}
+def _disassemble(cubin: bytes, arch: str, resources, listing: bool, life_ranges: bool,
+                 missing: dict) -> tuple[str | None, str | None]:
+    """:func:`toolchain.disassemble`, a failure recorded in ``missing`` instead of raised."""
+    spills = resources is None or bool(resources.spill_stores or resources.spill_loads)
     try:
-        sass_text = toolchain.make_sass(ck.cubin, ck.options.arch, compact=True)
+        return toolchain.disassemble(cubin, arch, listing, life_ranges, spills)
     except ToolchainError as exc:
-        sass_text, missing["sass"] = None, str(exc)
-    line_map = linemap.build_line_map(ck.llvm_ir_optimized, ck.ptx, sass_text,
-                                      ck.source.filename)
-    timings = {**ck.timings, "nvdisasm": time.perf_counter() - t0}
-    return dataclasses.replace(ck, sass=sass_text, line_map=line_map, missing=missing,
-                               timings=timings)
+        for asked, name in ((listing, "sass"), (life_ranges, "life_ranges")):
+            if asked:
+                missing[name] = str(exc)
+        return None, None
 
+
+def _add_sass(ck: CompiledKernel, listing: bool = True,
+              life_ranges: bool = False) -> CompiledKernel:
+    """``ck`` (from the cache) with what it lacks of the SASS listing (and the
+    SASS part of the line map) and the register life ranges."""
+    t0 = time.perf_counter()
+    missing = {k: v for k, v in ck.missing.items()
+               if not (k == "sass" and listing or k == "life_ranges" and life_ranges)}
+    sass_text, ranges = _disassemble(ck.cubin, ck.options.arch, ck.resources, listing,
+                                     life_ranges, missing)
+    changes: dict = {"missing": missing,
+                     "timings": {**ck.timings, "nvdisasm": time.perf_counter() - t0}}
+    if listing:
+        changes["sass"] = sass_text
+        changes["line_map"] = linemap.build_line_map(ck.llvm_ir_optimized, ck.ptx, sass_text,
+                                                     ck.source.filename)
+    if life_ranges:
+        changes["life_ranges"] = ranges
+    return dataclasses.replace(ck, **changes)

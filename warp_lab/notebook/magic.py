@@ -360,9 +360,11 @@ class WarpKernelMagics(Magics):
         from warp_lab.compiler.pipeline import compile as compile_kernel
         from warp_lab.notebook.bundle import KernelView
 
+        heat_wanted = "source" in show or "sass" in show
         ck = compile_kernel(kernel, arch=opts["arch"], opt=opts["opt"],
                             fast_math=opts["fast_math"], debug=opts["debug"],
-                            maxrregcount=opts["maxrregcount"], cache=not opts["no_cache"])
+                            maxrregcount=opts["maxrregcount"], cache=not opts["no_cache"],
+                            life_ranges=heat_wanted)
         occ = None
         extra = ""
         if ck.resources is not None and ("occupancy" in show or "resources" in show):
@@ -375,7 +377,7 @@ class WarpKernelMagics(Magics):
                 '<div class="wl-missing">--diff previous: no earlier compile of this kernel</div>'
         self.previous[kernel.name] = ck
         heat = pane_heat = None
-        if "source" in show or "sass" in show:
+        if heat_wanted:
             from warp_lab.notebook.widgets import register_heat
             regs = register_heat(ck)
             if regs is not None:
