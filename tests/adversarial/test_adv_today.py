@@ -9,9 +9,10 @@ with lane 1, lane 1 syncs with lane 2, lane 2 reads) as a read-after-write race
 (fixed in warp_lab/sim/checks.py); the simulator rounded ``fma.rz.f32`` to
 nearest, so libdevice-style ``fmodf`` (which NVPTX inlines with an ``fma.rz``
 step) gave float32 ``%`` off by a whole divisor when the quotient is large
-(fixed in warp_lab/sim/fp.py; tests/sim/test_directed_rounding.py); racecheck keeps one read clock per byte, so readers at two
-partial-mask sync epochs before a writer are a false write-after-read (strict
-xfail).
+(fixed in warp_lab/sim/fp.py; tests/sim/test_directed_rounding.py); racecheck
+kept one read clock per byte, so readers at two partial-mask sync epochs, each
+ordered before a writer, were a false write-after-read (fixed in
+warp_lab/sim/checks.py: a read clock per reader lane).
 """
 
 import numpy as np
@@ -185,24 +186,89 @@ def test_syncwarp_partial_masks_and_partial_warps(body, threads, want):
     assert _races(body, threads) == want
 
 
-@pytest.mark.xfail(strict=True, reason="racecheck false positive: RaceTracker keeps one read "
-                   "clock per byte (rst, the latest reader's), so a writer ordered after each "
-                   "reader by a different partial-mask __syncwarp is checked against the latest "
-                   "clock for every reader (warp_lab/sim/checks.py _readers_ordered)")
-def test_readers_at_two_sync_epochs_each_ordered_before_the_writer():
+@pytest.mark.parametrize("later, mask", [
+    ("t == 1", "0x6"),
+    ("t == 1 or t == 3", "0xE"),     # two lanes read the byte in one instruction
+])
+def test_readers_at_two_sync_epochs_each_ordered_before_the_writer(later, mask):
     # lane 0 reads, syncs with lane 2; lane 1 reads later, syncs with lane 2; lane 2 writes
-    assert _races("""
+    # (was race_war: one read clock per byte, the latest reader's, checked for both lanes)
+    assert _races(f"""
     if t == 0:
         x[0] = buf[5]
     if t == 0 or t == 2:
         wl.syncwarp(0x5)
-    if t == 1:
-        x[1] = buf[5]
-    if t == 1 or t == 2:
-        wl.syncwarp(0x6)
+    if {later}:
+        x[t] = buf[5]
+    if {later} or t == 2:
+        wl.syncwarp({mask})
     if t == 2:
         buf[5] = 7
 """) == set()
+
+
+@pytest.mark.parametrize("first, second", [
+    ("0x9", "0x6"),     # lane 0 syncs with lane 3, not the writer: its earlier read races
+    ("0x5", "0xA"),     # lane 1 syncs with lane 3, not the writer: its later read races
+])
+def test_a_reader_at_another_sync_epoch_not_ordered_before_the_writer_races(first, second):
+    # as above, but one of the two readers never syncs with the writer (lane 2), directly
+    # or through a chain: a write-after-read hazard (CUDA Programming Guide, __syncwarp())
+    a, b = int(first, 16), int(second, 16)
+    assert _races(f"""
+    if t == 0:
+        x[0] = buf[5]
+    if t == 0 or t == {3 if a & 8 else 2}:
+        wl.syncwarp({first})
+    if t == 1:
+        x[1] = buf[5]
+    if t == 1 or t == {3 if b & 8 else 2}:
+        wl.syncwarp({second})
+    if t == 2:
+        buf[5] = 7
+""") == {"race_war"}
+
+
+@pytest.mark.parametrize("first, second, want", [
+    ("0x5", "0x6", set()),
+    ("0x5", "0xA", {"race_war"}),   # last round: lane 1 syncs with lane 3, not the writer
+    ("0x9", "0x6", {"race_war"}),   # last round: lane 0 syncs with lane 3, not the writer
+])
+def test_readers_at_two_sync_epochs_over_many_bytes_and_rounds(first, second, want):
+    # 64 ints read by lanes 0 and 1 at two epochs, then rewritten by lane 2, three rounds
+    # (the per-lane read clocks of 2 blocks x 256 bytes, freed by each write and reused);
+    # a reader that syncs with lane 3 in the last round is not ordered before the write
+    a, b = int(first, 16), int(second, 16)
+    assert _races(f"""
+    r = 0
+    while r < 3:
+        if t == 0:
+            j = 0
+            while j < 64:
+                x[0] += buf[j]
+                j += 1
+        if r < 2 and (t == 0 or t == 2):
+            wl.syncwarp(0x5)
+        if r == 2 and (t == 0 or t == {3 if a & 8 else 2}):
+            wl.syncwarp({first})
+        if t == 1:
+            j = 0
+            while j < 64:
+                x[1] += buf[j]
+                j += 1
+        if r < 2 and (t == 1 or t == 2):
+            wl.syncwarp(0x6)
+        if r == 2 and (t == 1 or t == {3 if b & 8 else 2}):
+            wl.syncwarp({second})
+        if t == 2:
+            j = 0
+            while j < 64:
+                buf[j] = r
+                j += 1
+        if t < 3:
+            wl.syncwarp(0x7)
+        r += 1
+""") == want
 
 
 def test_a_conditional_mask_with_full_mask_is_uint32():

@@ -17,10 +17,14 @@ module that has one, the tracker stamps each access with a sync counter and
 keeps, per thread, the last sync it shared with each lane of its warp: an access
 by a lane of the writer's (or readers') warp is no hazard when both lanes took
 part in a warp sync after it, or are linked by a chain of them (happens-before
-is transitive: a sync passes on what each lane had already seen). Lanes of one
-warp with no sync between them, and different warps with no ``bar.sync``, are
-still hazards (as compute-sanitizer reports them under independent thread
-scheduling).
+is transitive: a sync passes on what each lane had already seen). A write is
+checked against each reader lane's own last read clock: a byte's readers keep
+one clock while they all read at it, and a row of 32 (one per lane, 128 bytes)
+from the first read at another clock until the next write or barrier, so
+readers ordered before the writer by different partial-mask syncs are no
+hazard. Lanes of one warp with no sync between them, and different warps with
+no ``bar.sync``, are still hazards (as compute-sanitizer reports them under
+independent thread scheduling).
 """
 
 from __future__ import annotations
@@ -66,9 +70,13 @@ class RaceTracker:
             self.g = 0                                    # warp syncs so far (a clock)
             self.seen = np.zeros((m.T, 32), np.int32)     # last sync of thread t with lane j
             self.wst = np.zeros(n, np.int32)              # clock at the last write
-            self.rst = np.zeros(n, np.int32)              # clock at the last read
+            # the readers' clock: >= 0 when all of them read at that clock, else
+            # -(row + 1): their clocks lane by lane are row ``row`` of ``rtab``
+            self.rst = np.zeros(n, np.int32)
             self.rwarp = np.full(n, -1, np.int32)         # readers' warp (-2: several warps)
             self.rlanes = np.zeros(n, np.uint32)          # readers' lanes in that warp
+            self.rtab = np.zeros((0, 32), np.int32)       # per-lane read clocks, by row
+            self.nrows = 0                                # rows of rtab in use
 
     def warp_sync(self, lanes, membermask):
         """Lanes ``lanes`` (bool ``(T,)``, ``None`` all) execute ``bar.warp.sync`` together
@@ -105,8 +113,17 @@ class RaceTracker:
         return ((o >> 5) == (tid >> 5)) & (self.seen[tid, o & 31] > stamp)
 
     def _readers_ordered(self, tid, byte):
-        """Whether every reader of ``byte`` since the last write is ordered before ``tid``."""
-        ok = self.seen[tid] > self.rst[byte][:, None]
+        """Whether every reader of ``byte`` since the last write is ordered before ``tid``:
+        each reader lane's last read clock against ``tid``'s last sync with that lane."""
+        st = self.rst[byte]
+        many = st < 0
+        if many.any():
+            # (st < 0 only on bytes with readers, which are the ones the caller uses)
+            row = np.clip(-st - 1, 0, len(self.rtab) - 1)
+            stamps = np.where(many[:, None], self.rtab[row], st[:, None])
+        else:
+            stamps = st[:, None]
+        ok = self.seen[tid] > stamps
         okbits = np.where(ok, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32) | (
             np.uint32(1) << (tid & 31).astype(np.uint32))
         return (self.rwarp[byte] == (tid >> 5)) & ((self.rlanes[byte] & ~okbits) == 0)
@@ -116,6 +133,9 @@ class RaceTracker:
         if blocks is None:
             self.writer.fill(-1)
             self.reader.fill(-1)
+            if self.ws:
+                self.rst.fill(0)
+                self.nrows = 0
             return
         for b in blocks:
             sl = slice(int(b) * self.stride, (int(b) + 1) * self.stride)
@@ -188,15 +208,63 @@ class RaceTracker:
         """Add readers ``tid`` of ``byte`` (previous reader field ``r``) to the readers' warp
         and lanes, stamped with the current clock."""
         wt = (tid >> 5).astype(np.int32)
+        bit = np.uint32(1) << (tid & 31).astype(np.uint32)
         fresh = r == -1
         pw = self.rwarp[byte]
+        # other lanes of this warp read the byte at an earlier clock (or at several):
+        # one clock no longer describes the readers, so the byte gets one per lane
+        lanes = self.rlanes[byte]
+        mix = ~fresh & (pw == wt) & (self.rst[byte] != self.g) & ((lanes & ~bit) != 0)
         neww = np.where(fresh | (pw == wt), wt, np.int32(-2))
         self.rlanes[byte[fresh | (pw != wt)]] = 0
         self.rwarp[byte] = neww
         # lanes of several warps reading one byte in this instruction
         self.rwarp[byte[self.rwarp[byte] != neww]] = -2
-        np.bitwise_or.at(self.rlanes, byte, np.uint32(1) << (tid & 31).astype(np.uint32))
+        np.bitwise_or.at(self.rlanes, byte, bit)
+        if mix.any():
+            self._stamp_lanes(tid, byte, mix, lanes)
+        else:
+            self.rst[byte] = self.g
+
+    def _stamp_lanes(self, tid, byte, mix, lanes):
+        """Stamp reads ``tid`` of ``byte`` lane by lane, giving a row of ``rtab`` to the
+        bytes ``byte[mix]`` (readers' lanes ``lanes`` before this read) that have none."""
+        bm = byte[mix]
+        new = self.rst[bm] >= 0
+        if new.any():
+            bn = bm[new]
+            st = self.rst[bn]                   # the one clock of their readers so far
+            ix = np.arange(len(bn), dtype=np.int32)
+            self.rst[bn] = ix                   # one element per byte: the last one sticks
+            first = self.rst[bn] == ix
+            rows = self._rows(int(first.sum()))  # (may renumber the rows in use)
+            had = ((lanes[mix][new][first][:, None] >> np.arange(32, dtype=np.uint32))
+                   & np.uint32(1)).astype(bool)
+            self.rtab[rows] = np.where(had, st[first][:, None], 0)
+            self.rst[bn[first]] = -rows - 1
+        rs = self.rst[bm]
         self.rst[byte] = self.g
+        self.rst[bm] = rs
+        sel = self.rst[byte] < 0                # every read of those bytes here
+        self.rtab[-self.rst[byte[sel]] - 1, tid[sel] & 31] = self.g
+
+    def _rows(self, k):
+        """``k`` free rows of ``rtab`` (int32 indices); drops the rows of bytes whose
+        readers were forgotten (a write, a barrier, readers of several warps) first."""
+        if self.nrows + k > len(self.rtab):
+            st = self.rst
+            live = np.flatnonzero(st < 0)
+            keep = (self.reader[live] != -1) & (self.rwarp[live] >= 0)
+            st[live[~keep]] = 0
+            live = live[keep]
+            cap = max(64, len(self.rtab), 2 * (len(live) + k))
+            tab = np.zeros((cap, 32), np.int32)
+            tab[:len(live)] = self.rtab[-st[live] - 1]
+            st[live] = -np.arange(1, len(live) + 1, dtype=np.int32)
+            self.rtab, self.nrows = tab, len(live)
+        rows = np.arange(self.nrows, self.nrows + k, dtype=np.int32)
+        self.nrows += k
+        return rows
 
     def _report(self, kind, what, ins, t, other, other_pc, byte):
         m = self.m
