@@ -63,3 +63,27 @@ def test_too_many_threads_is_a_clear_error():
     x = np.ones(10, np.float32)
     with pytest.raises((CudaError, wl.LaunchError)):
         wl.launch(ex.kernel, grid=(1, 1, 1), block=(2048, 1, 1), inputs=[x, x, 1.0], device="cuda")
+
+
+@wl.kernel
+def _reverse_in_dynamic_shared(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32),
+                               lens: wl.array(dtype=wl.int32)):
+    buf = wl.dynamic_shared_array(wl.float32, offset=16)
+    t = wl.thread_idx.x
+    i = wl.block_idx.x * wl.block_dim.x + t
+    buf[t] = x[i]
+    wl.syncthreads()
+    y[i] = buf[wl.block_dim.x - 1 - t]
+    if i == 0:
+        lens[0] = len(buf)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shared_mem", [16 + 256 * 4, 64 * 1024])  # the second needs the opt-in
+def test_dynamic_shared_memory_on_gpu_matches_numpy(shared_mem):
+    x = np.random.default_rng(3).standard_normal(1024).astype(np.float32)
+    y, lens = np.zeros_like(x), np.zeros(1, np.int32)
+    wl.launch(_reverse_in_dynamic_shared, inputs=[x, y, lens], grid=4, block=256,
+              shared_mem=shared_mem, device="cuda")
+    np.testing.assert_array_equal(y, x.reshape(4, 256)[:, ::-1].ravel())
+    assert lens[0] == (shared_mem - 16) // 4

@@ -43,6 +43,8 @@ from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
 __all__ = ["LoweredKernel", "make_llvm_ir", "TRIPLE"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
+#: the symbol of the kernel's dynamic (``extern``) shared memory
+DYNAMIC_SHARED = "__wl_dynamic_shared"
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 
 
@@ -171,6 +173,20 @@ class ModuleContext:
         node = ir.MDValue(self.module, [], name=str(len(self.module.metadata)))
         node.operands = (node, self._unroll_full)  # a loop ID refers to itself
         return node
+
+    def dynamic_shared(self):
+        """The ``extern .shared .align 16 .b8`` buffer every ``wl.dynamic_shared_array``
+        views (PTX ISA, "Shared State Space": an external shared array without size is
+        the kernel's dynamic shared memory; CUDA's ``extern __shared__``)."""
+        g = self.shared.get(DYNAMIC_SHARED)
+        if g is None:
+            g = ir.GlobalVariable(self.module, ir.ArrayType(ir.IntType(8), 0), DYNAMIC_SHARED,
+                                  addrspace=3)
+            g.linkage = "external"
+            g.align = 16
+            g.type = ir.PointerType(addrspace=3)
+            self.shared[DYNAMIC_SHARED] = g
+        return g
 
     def declare(self, name: str, ret, args, attrs=()):
         """An external function (NVVM intrinsic, libdevice ``__nv_*``, ``vprintf``)."""

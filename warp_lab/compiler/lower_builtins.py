@@ -378,6 +378,21 @@ def _shared_array(lw, node, call):
     return ArrayVal(lw.m.shared[call.info["symbol"]], shape, strides, aty)
 
 
+def _dynamic_shared_array(lw, node, call):
+    """A view of the module's one ``extern .shared`` buffer: base + offset bytes, and
+    ``(%dynamic_smem_size - offset) / itemsize`` elements (0 past the end)."""
+    aty = node.wl_ty
+    (_, offset_n) = _args(node)
+    b = lw.b
+    offset = ir.Constant(I32, 0) if offset_n is None else \
+        lw.convert(lw.expr(offset_n), offset_n.wl_ty, uint32)
+    size = lw.sreg("dynamic_smem_size")
+    ptr = b.gep(lw.m.dynamic_shared(), [offset], source_etype=ir.IntType(8))
+    n = b.udiv(b.sub(size, offset), ir.Constant(I32, aty.dtype.size))
+    n = b.select(b.icmp_unsigned(">", offset, size), ir.Constant(I32, 0), n)
+    return ArrayVal(ptr, [n], [ir.Constant(I32, 1)], aty)
+
+
 def _local_array(lw, node, call):
     aty = node.wl_ty
     shape, strides, count = _static_array(aty.shape)
@@ -433,6 +448,7 @@ LOWER = {
     "fma": _fma, "isnan": _fp_class, "isinf": _fp_class, "isfinite": _fp_class,
     "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary, "brev": _int_unary,
     "mulhi": _mulhi, "select": _select, "printf": _printf, "shared_array": _shared_array,
+    "dynamic_shared_array": _dynamic_shared_array,
     "local_array": _local_array, "len": _len,
     "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
     "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,

@@ -16,7 +16,8 @@ from warp_lab.compiler.typing_calls import _args, _convertible, _join, _scalar, 
 from warp_lab.compiler.typing_exprs import PyBuiltin, matrix_of
 from warp_lab.compiler.typing_rules import (NONE, Meta, cast_value, float_for, literal_type,
                                             promote, type_name)
-from warp_lab.compiler.typing_special import type_alloc_array, type_print, type_printf
+from warp_lab.compiler.typing_special import (type_alloc_array, type_dynamic_shared_array,
+                                              type_print, type_printf)
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Vector, as_type, bool_,
@@ -319,6 +320,7 @@ RULES = {
     "isfinite": _fp_class, "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary,
     "brev": _int_unary, "mulhi": _mulhi, "select": _select, "printf": type_printf,
     "shared_array": type_alloc_array, "local_array": type_alloc_array,
+    "dynamic_shared_array": type_dynamic_shared_array,
     "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
     "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
 }

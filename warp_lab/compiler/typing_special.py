@@ -1,6 +1,7 @@
 """Typing of the special forms: ``print``/``wl.printf`` (format strings checked and
-rewritten for ``vprintf``) and ``wl.shared_array``/``wl.local_array`` (static
-shapes, sizes, one ``.shared`` variable per call site).
+rewritten for ``vprintf``), ``wl.shared_array``/``wl.local_array`` (static
+shapes, sizes, one ``.shared`` variable per call site) and
+``wl.dynamic_shared_array`` (the one ``extern .shared`` buffer, sized at launch).
 
 Part of :mod:`warp_lab.compiler.typing_builtins`'s rule table.
 """
@@ -16,7 +17,8 @@ from warp_lab.compiler.typing_exprs import PyBuiltin
 from warp_lab.compiler.typing_rules import NONE, Meta, literal_type, type_name
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, float32
 
-__all__ = ["type_printf", "type_print", "type_alloc_array", "SHARED_STATIC_LIMIT", "LOCAL_LIMIT"]
+__all__ = ["type_printf", "type_print", "type_alloc_array", "type_dynamic_shared_array",
+           "SHARED_STATIC_LIMIT", "LOCAL_LIMIT"]
 
 #: static shared memory per block without opt-in (CUDA Programming Guide, "Shared Memory",
 #: compute capability table: 48 KB static limit)
@@ -137,6 +139,27 @@ def _conversion(ty: Scalar) -> str:
     return "%d" if ty.is_signed else "%u"
 
 
+def _alloc_dtype(t, dtype_n):
+    """The element type named by an allocation's ``dtype`` argument (float32 if absent)."""
+    if dtype_n is None:
+        return float32
+    t.visit(dtype_n)
+    ty = dtype_n.wl_ty
+    v = ty.value if isinstance(ty, Meta) else None
+    if isinstance(v, PyBuiltin) and v.name in ("int", "float", "bool"):
+        v = {"int": int, "float": float, "bool": bool}[v.name]
+    try:
+        if v is None:  # a runtime value (np.dtype(None) would be float64)
+            raise TypeError
+        dtype = as_type(v)
+    except TypeError:
+        raise t.error(f"dtype must be a warp_lab type, not {ast.unparse(dtype_n)}",
+                      dtype_n) from None
+    if isinstance(dtype, (ArrayType, TupleType)):
+        raise t.error(f"arrays cannot hold {type_name(dtype)}", dtype_n)
+    return dtype
+
+
 def type_alloc_array(t, node, name):
     """``wl.shared_array(shape, dtype)`` / ``wl.local_array(shape, dtype)``."""
     shape_n, dtype_n = _args(t, node, ["shape", "dtype"], 1, name)
@@ -149,20 +172,7 @@ def type_alloc_array(t, node, name):
                       "integers", shape_n, "use literals, module-level constants or wl.constant")
     if not 1 <= len(shape) <= 3 or any(s <= 0 for s in shape):
         raise t.error(f"{name}() needs 1 to 3 positive extents, got {shape}", shape_n)
-    dtype = float32
-    if dtype_n is not None:
-        t.visit(dtype_n)
-        ty = dtype_n.wl_ty
-        v = ty.value if isinstance(ty, Meta) else None
-        if isinstance(v, PyBuiltin) and v.name in ("int", "float", "bool"):
-            v = {"int": int, "float": float, "bool": bool}[v.name]
-        try:
-            dtype = as_type(v)
-        except TypeError:
-            raise t.error(f"dtype must be a warp_lab type, not {ast.unparse(dtype_n)}",
-                          dtype_n) from None
-        if isinstance(dtype, (ArrayType, TupleType)):
-            raise t.error(f"arrays cannot hold {type_name(dtype)}", dtype_n)
+    dtype = _alloc_dtype(t, dtype_n)
     count = 1
     for s in shape:
         count *= s
@@ -179,4 +189,36 @@ def type_alloc_array(t, node, name):
         t.ctx.shared.append(SharedDecl(sym, dtype, tuple(shape), nbytes))
         info["symbol"] = sym
     _target(node, name, aty, **info)
+    return t.mark(node, aty)
+
+
+def type_dynamic_shared_array(t, node, name):
+    """``wl.dynamic_shared_array(dtype, offset=0)``: the block's dynamic shared memory
+    (``extern .shared``, sized by ``wl.launch(shared_mem=bytes)``) as a 1-D array.
+
+    ``offset`` is in bytes, an integer (a runtime value is allowed, as CUDA code
+    carves one ``extern __shared__`` buffer by ``blockDim``); a compile-time
+    offset must be a non-negative multiple of the element's alignment.
+    """
+    dtype_n, offset_n = _args(t, node, ["dtype", "offset"], 0, name)
+    if isinstance(dtype_n, ast.Tuple) or (isinstance(dtype_n, ast.Constant)
+                                          and type(dtype_n.value) is int):
+        raise t.error(f"{name}() takes no shape: its size is the launch's shared_mem bytes",
+                      dtype_n, f"pass the element type, e.g. wl.{name}(wl.float32), and launch "
+                      "with wl.launch(..., shared_mem=n * 4)")
+    dtype = _alloc_dtype(t, dtype_n)
+    offset = 0
+    if offset_n is not None:
+        oty = t.value_type(offset_n)
+        if not (isinstance(oty, Scalar) and oty.is_int):
+            raise t.error(f"the offset of {name}() is a number of bytes, an integer; not "
+                          f"{type_name(oty)}", offset_n)
+        offset = const_of(offset_n)
+        if isinstance(offset, int) and not isinstance(offset, bool):
+            if offset < 0 or offset % dtype.align:
+                raise t.error(f"the offset of {name}() must be a non-negative multiple of "
+                              f"{dtype.align} bytes (the alignment of {type_name(dtype)}), "
+                              f"got {offset}", offset_n)
+    aty = ArrayType(dtype, 1, "shared", None)
+    _target(node, name, aty)
     return t.mark(node, aty)

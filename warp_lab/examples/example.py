@@ -44,12 +44,15 @@ class Launch:
         grid: blocks per grid ``(x, y, z)``, or None.
         block: threads per block ``(x, y, z)``, or None.
         block_dim: threads per block of a ``dim=`` launch (default 256).
+        shared_mem: dynamic shared memory per block, bytes (for kernels that
+            use ``wl.dynamic_shared_array``).
     """
 
     dim: int | tuple[int, ...] | None = None
     grid: tuple[int, int, int] | None = None
     block: tuple[int, int, int] | None = None
     block_dim: int = 256
+    shared_mem: int = 0
 
     def __post_init__(self):
         if (self.dim is None) == (self.grid is None):
@@ -58,10 +61,12 @@ class Launch:
             raise ValueError("grid= needs block=")
 
     def kwargs(self) -> dict:
-        """Keyword arguments for ``wl.launch`` (``dim``/``block_dim`` or ``grid``/``block``)."""
+        """Keyword arguments for ``wl.launch`` (``dim``/``block_dim`` or ``grid``/``block``,
+        and ``shared_mem`` when there is dynamic shared memory)."""
+        extra = {"shared_mem": self.shared_mem} if self.shared_mem else {}
         if self.dim is not None:
-            return {"dim": self.dim, "block_dim": self.block_dim}
-        return {"grid": self.grid, "block": self.block}
+            return {"dim": self.dim, "block_dim": self.block_dim, **extra}
+        return {"grid": self.grid, "block": self.block, **extra}
 
     @property
     def threads(self) -> int:

@@ -46,6 +46,54 @@ def _block_sum_ref(x, partial, n):
     return {"partial": padded.reshape(-1, RED_BLOCK).sum(axis=1).astype(f32)}
 
 
+# -- per-block sum and count of the positive values: block size chosen at launch ----------
+@wl.kernel
+def positive_stats(x: wl.array(dtype=wl.float32), sums: wl.array(dtype=wl.float32),
+                   counts: wl.array(dtype=wl.int32), n: int):
+    nt = wl.block_dim.x
+    vals = wl.dynamic_shared_array(wl.float32)
+    hits = wl.dynamic_shared_array(wl.int32, offset=nt * 4)  # marker: dynamic shared
+    t = wl.thread_idx.x
+    i = wl.block_idx.x * nt + t
+    v = x[i] if i < n else 0.0
+    vals[t] = max(v, 0.0)
+    hits[t] = 1 if v > 0.0 else 0
+    wl.syncthreads()
+    half = nt // 2
+    while half > 0:
+        if t < half:
+            vals[t] += vals[t + half]
+            hits[t] += hits[t + half]
+        wl.syncthreads()
+        half //= 2
+    if t == 0:
+        sums[wl.block_idx.x] = vals[0]
+        counts[wl.block_idx.x] = hits[0]
+
+
+POS_BLOCK = 128  # any power of two: only the launch knows it
+
+
+def _positive_inputs(size="small"):
+    n = pick(size, 1000, 1 << 22)
+    blocks = -(-n // POS_BLOCK)
+    return [rng("positive_stats").standard_normal(n).astype(f32), np.zeros(blocks, f32),
+            np.zeros(blocks, np.int32), n]
+
+
+def _positive_launch(a):
+    return Launch(grid=(len(a[1]), 1, 1), block=(POS_BLOCK, 1, 1),
+                  shared_mem=POS_BLOCK * (4 + 4))
+
+
+def _positive_ref(x, sums, counts, n):
+    padded = np.zeros(len(sums) * POS_BLOCK, np.float64)
+    padded[:n] = x
+    blocks = padded.reshape(-1, POS_BLOCK)
+    return {"sums": np.maximum(blocks, 0).sum(axis=1).astype(f32),
+            "counts": (blocks > 0).sum(axis=1).astype(np.int32)}
+
+
 # -- block-wide inclusive scan (Hillis-Steele, double-buffered) ----------------------------
 @wl.kernel
 def block_scan(x: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32),
@@ -269,6 +317,10 @@ EXAMPLES = [
     Example("block_sum", block_sum, _block_sum_inputs, lambda a: _blocks(a[2], RED_BLOCK),
             _block_sum_ref, ("partial",), default_tolerance=Tolerance(rtol=1e-5, atol=1e-4),
             description="shared-memory tree reduction, 256 threads per block"),
+    Example("positive_stats", positive_stats, _positive_inputs, _positive_launch, _positive_ref,
+            ("sums", "counts"), tolerance={"sums": Tolerance(rtol=1e-5, atol=1e-4)},
+            description="two views of dynamic shared memory (float sums, int counts), "
+                        "block size set at launch"),
     Example("block_scan", block_scan, _block_scan_inputs, lambda a: _blocks(a[3], SCAN_BLOCK),
             _block_scan_ref, ("out", "totals"),
             description="Hillis-Steele inclusive scan in a 2-D shared array"),

@@ -125,6 +125,10 @@ def _persistent_owner(region):
     return owner
 
 
+#: dynamic shared memory per block a launch may use without opting in (bytes)
+_DEFAULT_DYNAMIC_SHARED = 48 * 1024
+
+
 def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem=0,
         checks=(), max_instructions=None) -> LaunchResult:
     """Launch ``ck`` on GPU ``device.index``; the back-end half of :func:`warp_lab.launch`.
@@ -140,6 +144,13 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     _context(device.index)
     _, func = _function(device.index, ck.cache_key or ck.ptx, ck.options.arch, ck.entry, ck.cubin,
                         ck.ptx)
+    if shared_mem > _DEFAULT_DYNAMIC_SHARED:
+        # above 48 KB a kernel must opt in to dynamic shared memory (CUDA Programming
+        # Guide, "Shared Memory": cudaFuncAttributeMaxDynamicSharedMemorySize);
+        # launch.check_shared_mem has kept it within the arch's opt-in limit
+        check(driver.cuFuncSetAttribute(
+            func, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            int(shared_mem)))
     regions = group_regions(views)
     allocations, temporary = {}, []
     for region in regions:

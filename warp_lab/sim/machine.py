@@ -177,6 +177,8 @@ class Machine:
         off = (off + 15) // 16 * 16
         for v in dyn:
             sym[v.name] = off
+        #: the ``extern .shared`` variables: all of them are the launch's dynamic shared memory
+        self.dynamic_vars = frozenset(v.name for v in dyn)
         self.shared_size = off + self.dynamic_shared
         if self.shared_size > 228 * 1024:
             raise SimulatorError(f"{self.shared_size} bytes of shared memory per block exceed "

@@ -186,6 +186,9 @@ def _var_place(m, space, var, addr, size):
     """Where an access lies relative to the variable its address derives from."""
     _, lo, hi = m.var_bounds[var]
     what = f"{space} variable {var} of {hi - lo} bytes at offset {lo:#x}"
+    if var in m.dynamic_vars:
+        what = (f"the dynamic shared memory ({var}, the launch's shared_mem={hi - lo} bytes, "
+                f"at offset {lo:#x})")
     below = (lo - addr) % (1 << 32)  # 32-bit offsets wrap: 0xfffffffc is 4 bytes below 0
     if addr < lo or (addr >= hi and below <= 1 << 31):
         where = f"{below} bytes before {what}"
