@@ -229,6 +229,38 @@ results["sum_tree"]"""),
     ("md", "Check the result: all three reductions give the exact sum."),
     ("code", """# check
 assert sums == {"sum_atomic": expected, "sum_tree": expected, "sum_shuffle": expected}"""),
+    ("md", """## The block size chosen at launch: dynamic shared memory
+
+`sum_tree` fixes its block at 256 threads because `wl.shared_array` needs a
+compile-time size. CUDA's answer is `extern __shared__`: shared memory whose
+size the *launch* gives each block. `wl.dynamic_shared_array(wl.float32)` is
+that buffer as a 1-D array; `wl.launch(..., shared_mem=bytes)` sizes it and
+`len(buf)` reads the size back (PTX `%dynamic_smem_size`). The same compiled
+kernel then runs with any power-of-two block."""),
+    ("code", """%%warp_kernel --show source,ptx
+def sum_tree_any(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    buf = wl.dynamic_shared_array(wl.float32)
+    t = wl.thread_idx.x
+    buf[t] = x[wl.tid()]
+    wl.syncthreads()
+    s = wl.block_dim.x // 2
+    while s > 0:
+        if t < s:
+            buf[t] = buf[t] + buf[t + s]
+        wl.syncthreads()
+        s = s // 2
+    if t == 0:
+        wl.atomic_add(out, 0, buf[0])"""),
+    ("code", """any_sums = {}
+for block in (64, 128, 512):
+    out = np.zeros(1, dtype=np.float32)
+    wl.launch(sum_tree_any, dim=n, inputs=[x, out], block_dim=block,
+              shared_mem=block * 4, device="sim")      # 4 bytes per float32
+    any_sums[block] = float(out[0])
+any_sums"""),
+    ("md", "Check the result: every block size gives the exact sum."),
+    ("code", """# check
+assert any_sums == {64: expected, 128: expected, 512: expected}"""),
     ("md", """## What does each version cost?
 
 The simulator counts **thread-instructions**: one instruction executed by
