@@ -94,7 +94,8 @@ def test_bad_options_are_usage_errors(ip):
 def test_help_text_documents_every_option(ip):
     doc = _magics(ip).warp_kernel.__doc__
     for opt in ("--arch", "--opt", "--fast-math", "--debug", "--block-dim", "--device", "--show",
-                "--hide", "--launch", "--repeat", "--check", "--no-cache", "--diff"):
+                "--hide", "--launch", "--repeat", "--check", "--no-cache", "--diff",
+                "--shared-mem"):
         assert opt in doc, opt
 
 
@@ -199,6 +200,44 @@ def test_show_occupancy_displays_the_widget_at_block_dim(ip):
     data = view._repr_mimebundle_()
     assert data[MIME_TYPE]["occupancy"]["block_size"] == 128
     assert 'data-pane="ptx"' not in data["text/html"]
+
+
+REVERSE_CELL = """\
+def reverse(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    buf = wl.dynamic_shared_array(wl.float32)
+    t = wl.thread_idx.x
+    i = wl.block_idx.x * wl.block_dim.x + t
+    buf[t] = x[i]
+    wl.syncthreads()
+    y[i] = buf[wl.block_dim.x - 1 - t]
+"""
+
+
+def test_shared_mem_option_sizes_the_occupancy_view_and_the_launch(ip):
+    import numpy as np
+
+    from warp_lab.analysis import occupancy
+
+    ip.user_ns["wl"] = wl
+    big = 40 * 1024  # bytes per block: the dynamic shared memory limits blocks per SM
+    with capture_output():
+        view = ip.run_cell_magic("warp_kernel", f"--arch sm_86 --show source,occupancy "
+                                 f"--block-dim 128 --shared-mem {big}", REVERSE_CELL)
+    expected = occupancy(view.compiled, "sm_86", 128, dynamic_shared_mem=big)
+    assert view.view_options["occupancy"] == expected
+    assert expected.limiter == "shared_memory"
+    assert expected.active_blocks_per_sm < occupancy(view.compiled, "sm_86", 128).active_blocks_per_sm
+    # --launch gets the same dynamic shared memory
+    x = np.arange(512, dtype=np.float32)
+    y = np.zeros_like(x)
+    ip.user_ns.update(xs=x, ys=y)
+    with capture_output():
+        ip.run_cell_magic("warp_kernel", '--shared-mem 512 --device sim --show source '
+                          '--launch "grid=4, block=128, inputs=[xs, ys]"', REVERSE_CELL)
+    assert not ip.user_ns["_launch"].findings
+    np.testing.assert_array_equal(y, x.reshape(4, 128)[:, ::-1].ravel())
+    with pytest.raises(UsageError, match="--shared-mem -4"):
+        ip.run_cell_magic("warp_kernel", "--shared-mem -4", REVERSE_CELL)
 
 
 @pytest.mark.gpu

@@ -140,7 +140,7 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
             add_sass = sass and hit.missing.get("sass") == _NOT_REQUESTED
             add_ranges = life_ranges and hit.life_ranges is None and hit.cubin is not None
             if add_sass or add_ranges:
-                hit = _add_sass(hit, add_sass, add_ranges)
+                hit = _add_disassembly(hit, add_sass, add_ranges)
                 if all(reason == _NOT_REQUESTED for reason in hit.missing.values()):
                     _cache.default_cache().put(key, hit)
         if hit is not None:
@@ -205,7 +205,7 @@ def _disassemble(cubin: bytes, arch: str, resources, listing: bool, life_ranges:
         return None, None
 
 
-def _add_sass(ck: CompiledKernel, listing: bool = True,
+def _add_disassembly(ck: CompiledKernel, listing: bool = True,
               life_ranges: bool = False) -> CompiledKernel:
     """``ck`` (from the cache) with what it lacks of the SASS listing (and the
     SASS part of the line map) and the register life ranges."""

@@ -39,6 +39,7 @@ BUILTIN_DEFAULTS = {
     "arch": None, "opt": 3, "fast_math": False, "debug": False, "block_dim": 256,
     "device": "auto", "show": "source,llvm,ptx,sass,resources", "hide": "", "launch": None,
     "repeat": 1, "check": "", "no_cache": False, "diff": None, "maxrregcount": None,
+    "shared_mem": 0,
 }
 
 
@@ -99,7 +100,8 @@ def _check_options(opts: dict) -> None:
     ``--maxrregcount`` 1..255 (255 registers per thread is the limit of every
     architecture, CUDA Programming Guide "Technical Specifications per Compute
     Capability"); ``--repeat`` positive; ``--block-dim`` 1..1024 (threads per
-    block, the same table).
+    block, the same table); ``--shared-mem`` 0 or more bytes (the arch's limit
+    is checked where it is used, by the occupancy model and ``wl.launch``).
     """
     from warp_lab.compiler.pipeline import check_options
 
@@ -112,6 +114,9 @@ def _check_options(opts: dict) -> None:
         value = opts.get(name)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} {value}: must be a positive int")
+    shared_mem = opts.get("shared_mem")
+    if shared_mem is not None and shared_mem < 0:
+        raise UsageError(f"--shared-mem {shared_mem}: must be a number of bytes, 0 or more")
     block_dim = opts.get("block_dim")
     if block_dim is not None and block_dim > 1024:  # the occupancy view would show 0 %
         raise UsageError(f"--block-dim {block_dim}: CUDA allows at most 1024 threads per block")
@@ -224,6 +229,10 @@ class WarpKernelMagics(Magics):
     @magic_arguments.argument("--block-dim", type=int, dest="block_dim",
                               help="threads per block for the occupancy view and --launch "
                                    "(default 256)")
+    @magic_arguments.argument("--shared-mem", type=int, dest="shared_mem",
+                              help="dynamic shared memory per block in bytes "
+                                   "(wl.dynamic_shared_array) for the occupancy view and "
+                                   "--launch (default 0)")
     @magic_arguments.argument("--device", choices=("sim", "cuda", "auto"),
                               help="where --launch runs: the CPU simulator, the GPU, or the GPU "
                                    "when present (auto, the default)")
@@ -369,7 +378,8 @@ class WarpKernelMagics(Magics):
         extra = ""
         if ck.resources is not None and ("occupancy" in show or "resources" in show):
             from warp_lab.analysis import occupancy
-            occ = occupancy(ck, block_size=opts["block_dim"])
+            occ = occupancy(ck, block_size=opts["block_dim"],
+                            dynamic_shared_mem=opts["shared_mem"])
         if opts["diff"] == "previous":
             from warp_lab.notebook.diff import diff, diff_html
             prev = self.previous.get(kernel.name)
@@ -385,7 +395,8 @@ class WarpKernelMagics(Magics):
                 pane_heat = {"sass": {"live_registers": regs[1]}}
         if "occupancy" in show and ck.resources is not None:
             from warp_lab.notebook.widgets import occupancy_widget
-            display(occupancy_widget(ck, arch=ck.options.arch, block_size=opts["block_dim"]))
+            display(occupancy_widget(ck, arch=ck.options.arch, block_size=opts["block_dim"],
+                                     dynamic_shared_mem=opts["shared_mem"]))
         return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra, heat=heat,
                           pane_heat=pane_heat)
 
@@ -411,6 +422,7 @@ class WarpKernelMagics(Magics):
                               f"{', '.join(known)}")
         kwargs.setdefault("device", opts["device"])
         kwargs.setdefault("repeat", opts["repeat"])
+        kwargs.setdefault("shared_mem", opts["shared_mem"])
         if "grid" not in kwargs:
             kwargs.setdefault("block_dim", opts["block_dim"])
         if checks:
