@@ -634,7 +634,7 @@ class Machine:
     def resolve_stall(self) -> bool:
         """Nothing is runnable: resume yielded threads, complete barriers, or report a
         deadlock. True if progress."""
-        from warp_lab.sim.sync import release_barriers, release_warp_sync
+        from warp_lab.sim.sync import release_barriers, release_warp_sync, warp_sync_deadlock
         if self.unpark():
             return True
         wsync = self.status == WSYNC
@@ -643,11 +643,8 @@ class Machine:
         waiting = self.status == BARWAIT
         if not waiting.any():
             if wsync.any():
-                t = int(np.argmax(wsync))
-                ins = self.mod.code[int(self.resume[t])]
-                self.finding("deadlock", f"deadlock: lanes wait at the warp-synchronous "
-                             f"instruction on PTX line {ins.line} for membermask lanes that "
-                             "never arrive", ins, t, stop=True)
+                t, ins, message = warp_sync_deadlock(self, wsync)
+                self.finding("deadlock", message, ins, t, stop=True)
             return False
         if release_barriers(self, waiting):
             return True

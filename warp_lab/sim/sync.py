@@ -7,9 +7,13 @@
 * ``shfl.sync`` (up, down, bfly, idx with the clamp/segment operand ``c``),
   ``vote.sync`` (all, any, uni, ballot), ``match.sync`` (any, all),
   ``redux.sync``, ``bar.warp.sync``: lanes wait (status ``WSYNC``) until every
-  live lane of their ``membermask`` has reached the instruction, then execute it
-  together; a membermask naming exited lanes is a ``warp_sync`` finding (when the
-  barrier check is on) and lanes that can never be joined are a deadlock.
+  live lane of their ``membermask`` has reached the instruction with the same
+  membermask, then execute it together, one group per instruction and membermask
+  (lanes of the mask waiting there with another mask are another rendezvous; a
+  vote, match or redux combines its own group's lanes only); a membermask naming
+  exited lanes is a ``warp_sync`` finding (when the barrier check is on) and
+  lanes that can never be joined are a deadlock, its message naming a member lane
+  that waits with another mask or elsewhere.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from warp_lab.sim.control import ALL, guard_mask, transfer
 from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC
 from warp_lab.sim.operands import reader, writer
 
-__all__ = ["SYNC", "WARP", "release_barriers", "release_warp_sync"]
+__all__ = ["SYNC", "WARP", "release_barriers", "release_warp_sync", "warp_sync_deadlock"]
 
 U32 = np.dtype(np.uint32)
 _BIG = np.int32(2**31 - 1)  # the pc of a thread that is not runnable
@@ -37,7 +41,7 @@ def _bar(ins, mod):
             # it orders shared memory among the lanes executing it together (racecheck)
             if m.race is not None:
                 m.race.warp_sync(mask, rm(m))
-        return _warp_sync(ins, mod, order, rm)
+        return _warp_sync(ins, mod, order, rm, combine=False)
     red = "red" in mods
     arrive = "arrive" in mods
     srcs = list(ins.srcs)
@@ -201,14 +205,82 @@ _WEIGHTS = np.uint32(1) << np.arange(32, dtype=np.uint32)
 
 def _bits(mask2d):
     """Per warp: a uint32 of the lanes set in a ``(warps, 32)`` bool array."""
-    return np.where(mask2d, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32)
+    # lane i is bit i: eight lanes a byte, least significant first, four bytes a uint32
+    return np.packbits(mask2d, axis=1, bitorder="little").view("<u4").reshape(-1).astype(
+        np.uint32, copy=False)
 
 
-def _warp_sync(ins, mod, inner, rmask):
-    """Wrap a warp-synchronous op: lanes wait until every live lane of the membermask is
-    at this instruction, then all of them execute it together (PTX ISA: "shfl.sync ...
-    causes executing thread to wait until all non-exited threads corresponding to
-    membermask have executed shfl.sync with the same qualifiers and same membermask")."""
+def _ready(mm, here2, live, scalar):
+    """Which lanes of ``here2`` (bool ``(warps, 32)``, the lanes at a warp-synchronous
+    instruction) may execute it now, as a bool ``(warps, 32)`` array, and whether some
+    warp holds lanes with different masks there. ``mm`` (uint32 ``(warps, 32)``) is each
+    lane's membermask, ``live`` (uint32 per warp) the lanes that have not exited.
+
+    A lane's group is the lanes of its warp there with the same membermask (PTX ISA
+    9.7.12.3 bar.warp.sync: "until all threads corresponding to membermask have executed
+    a bar.warp.sync with the same membermask value"; shfl/vote.sync likewise); it may go
+    when every live lane of its mask is in its group."""
+    hm = np.where(here2, mm, np.uint32(0))
+    need = np.bitwise_or.reduce(hm, axis=1)
+    ok = (need & live & ~_bits(here2)) == 0     # right wherever a warp has one mask here
+    rl = np.broadcast_to(ok[:, None], here2.shape)
+    if scalar:
+        return rl, False
+    lo = np.bitwise_and.reduce(np.where(here2, mm, np.uint32(0xFFFFFFFF)), axis=1)
+    mixed = lo != need
+    if mixed.any():
+        mixed &= here2.any(1)                   # (a warp with no lane here: lo > need)
+    if not mixed.any():
+        return rl, False
+    if not mixed.all():
+        idx = np.flatnonzero(mixed)
+        sub, h, lv = mm[idx], here2[idx], live[idx]
+    else:
+        idx, sub, h, lv = None, mm, here2, live
+    ok = ~h
+    for key, sel in _groups(sub, h):
+        ok |= sel & ((key & lv & ~_bits(sel)) == 0)[:, None]
+    if idx is None:
+        return ok, True
+    rl = rl.copy()
+    rl[idx] = ok
+    return rl, True
+
+
+def _groups(mm, lanes2):
+    """The membermask groups of ``lanes2`` (bool ``(warps, 32)``), one per warp at a time:
+    yields ``(mask, sel)``, ``mask`` (uint32 per warp) and ``sel`` (bool ``(warps, 32)``)
+    the lanes with that mask (as many rounds as a warp has distinct masks)."""
+    rest = lanes2.copy()
+    rows = np.arange(len(rest))
+    while True:
+        anyw = rest.any(1)
+        if not anyw.any():
+            return
+        key = mm[rows, np.argmax(rest, axis=1)]
+        sel = rest & (mm == key[:, None]) & anyw[:, None]
+        yield key, sel
+        rest &= ~sel
+
+
+def _by_group(m, inner, go, mm):
+    """Run ``inner`` once per membermask group of the lanes ``go`` (bool ``(T,)``, ``None``
+    all): lanes of one warp with different masks are different rendezvous, and a vote,
+    redux or match combines the lanes of its own group only."""
+    for _, sel in _groups(mm, (np.ones(m.T, bool) if go is None else go).reshape(-1, 32)):
+        inner(m, sel.reshape(-1))
+
+
+def _warp_sync(ins, mod, inner, rmask, combine=True):
+    """Wrap a warp-synchronous op: lanes wait until every live lane of their membermask is
+    at this instruction with the same membermask, then each such group executes it
+    together (PTX ISA: "shfl.sync ... causes executing thread to wait until all
+    non-exited threads corresponding to membermask have executed shfl.sync with the same
+    qualifiers and same membermask"). Lanes of the mask waiting here with another mask
+    are another rendezvous: the lanes keep waiting (a deadlock when nothing else can
+    run, :func:`release_warp_sync`). ``combine``: ``inner`` combines its lanes (vote,
+    match, redux), so it runs once per group; else once for every group ready."""
+    name = "bar.warp.sync" if ins.op in ("bar", "barrier") else f"{ins.op}.sync"
 
     def ex(m, act, p):
         eff = guard_mask(m, ins, act)
@@ -219,27 +291,33 @@ def _warp_sync(ins, mod, inner, rmask):
         here = np.ones(m.T, bool) if lanes is None else lanes
         waiting = (m.status == WSYNC) & (m.resume == p) if m.nwsync else None
         if waiting is not None:
-            here = here | waiting
-        mm = np.broadcast_to(np.asarray(rmask(m), np.uint32), (m.T,)).reshape(-1, 32)
+            if waiting.any():
+                here = here | waiting
+            else:
+                waiting = None
+        raw = np.asarray(rmask(m), np.uint32)
+        mm = np.broadcast_to(raw, (m.T,)).reshape(-1, 32)
         here2 = here.reshape(-1, 32)
-        need = np.bitwise_or.reduce(np.where(here2, mm, np.uint32(0)), axis=1)
         live = _bits(((m.status != EXITED) & (m.status != PAD)).reshape(-1, 32))
-        have = _bits(here2)
-        if "barrier" in m.checks and (need & ~live & _bits(~((m.status == PAD).reshape(-1, 32)))
-                                      ).any():
-            w = int(np.argmax(need & ~live))
-            m.finding("warp_sync", f"{ins.op}.sync membermask {int(need[w]):#010x} names lanes "
-                      f"that have exited (live lanes {int(live[w]):#010x}); the result is "
-                      "undefined on the GPU", ins, w * 32 + int(np.argmax(here2[w])))
-        ready = (need & live & ~have) == 0
-        if ready.all() and waiting is None:
-            inner(m, lanes)
+        if "barrier" in m.checks:
+            notpad = _bits(~((m.status == PAD).reshape(-1, 32)))
+            bad = here2 & ((mm & (~live & notpad)[:, None]) != 0)
+            if bad.any():
+                t = int(np.argmax(bad))
+                w = t // 32
+                m.finding("warp_sync", f"{name} membermask {int(mm[w, t % 32]):#010x} names "
+                          f"lanes that have exited (live lanes {int(live[w]):#010x}); the "
+                          "result is undefined on the GPU", ins, t)
+        ready, mixed = _ready(mm, here2, live, raw.ndim == 0)
+        run = (lambda m_, go_: _by_group(m_, inner, go_, mm)) if mixed and combine else inner
+        if waiting is None and ready.all():
+            run(m, lanes)
             transfer(m, act, None, p, p + 1)
             return
         m.diverge()
-        go = here & np.repeat(ready, 32)
+        go = here & ready.reshape(-1)
         if go.any():
-            inner(m, go)
+            run(m, go)
         stay = here & ~go
         a = np.ones(m.T, bool) if act is None else act
         m.pc[a] = p + 1          # guarded-off lanes and executing lanes move on
@@ -250,27 +328,70 @@ def _warp_sync(ins, mod, inner, rmask):
         m.status[stay] = WSYNC
         m.nwsync = int(np.count_nonzero(m.status == WSYNC))
         m.recount()
+    ex.membermask = rmask       # read again by release_warp_sync for the waiting lanes
     return ex
 
 
 def release_warp_sync(m, wsync) -> bool:
-    """Nothing else can run: lanes waiting at a warp-synchronous instruction whose other
-    member lanes have all exited are let through (reported by the warp-sync check when
-    they execute). True if any lane was released."""
-    live = ((m.status != EXITED) & (m.status != PAD)).reshape(-1, 32)
-    w2 = wsync.reshape(-1, 32)
-    # a warp's waiting lanes may go when every live lane of the warp is waiting here
-    pcs = np.where(wsync, m.resume, -1).reshape(-1, 32)
-    same_pc = (np.where(w2, pcs, pcs.max(1, keepdims=True)) == pcs.max(1, keepdims=True)).all(1)
-    ok = (w2 == live).all(1) & w2.any(1) & same_pc
-    if not ok.any():
+    """Nothing else can run: the groups of lanes waiting at a warp-synchronous
+    instruction (one group per instruction and membermask, as in :func:`_ready`) whose
+    other member lanes have all exited since are let through (reported by the warp-sync
+    check when they execute). True if any lane was released; False when no group can
+    complete (a deadlock: :func:`warp_sync_deadlock` says why)."""
+    live = _bits(((m.status != EXITED) & (m.status != PAD)).reshape(-1, 32))
+    rel = np.zeros(m.T, bool)
+    for p in np.unique(m.resume[wsync]).tolist():
+        at = wsync & (m.resume == p)
+        mm = _membermasks(m, p)
+        ready, _ = _ready(mm, at.reshape(-1, 32), live, False)
+        rel |= at & ready.reshape(-1)
+    if not rel.any():
         return False
-    rel = wsync & np.repeat(ok, 32)
     m.status[rel] = RUN
     m.pc[rel] = m.resume[rel]      # they execute the instruction they waited at
     m.nwsync = int(np.count_nonzero(m.status == WSYNC))
     m.recount()
     return True
+
+
+def _membermasks(m, p):
+    """The membermask (uint32 ``(warps, 32)``) of every lane at instruction ``p``, from the
+    lanes' registers (a waiting lane's mask register keeps the value it waited with)."""
+    ex = m.mod.code[p].exec
+    return np.broadcast_to(np.asarray(ex.membermask(m), np.uint32), (m.T,)).reshape(-1, 32)
+
+
+def warp_sync_deadlock(m, wsync):
+    """``(thread, instruction, message)`` for lanes ``wsync`` (bool ``(T,)``) that wait at
+    warp-synchronous instructions no group of which can complete: the first waiting lane,
+    its mask, and where the live lanes of its mask are (waiting there with another mask,
+    waiting elsewhere, or not yet there)."""
+    t = int(np.argmax(wsync))
+    p = int(m.resume[t])
+    ins = m.mod.code[p]
+    mm = _membermasks(m, p).reshape(-1)
+    w0 = t - t % 32
+    mask = int(mm[t])
+    live = (m.status[w0:w0 + 32] != EXITED) & (m.status[w0:w0 + 32] != PAD)
+    other = [ln for ln in range(32) if mask >> ln & 1 and live[ln] and ln != t - w0]
+    there = [ln for ln in other if wsync[w0 + ln] and m.resume[w0 + ln] == p]
+    diff = [ln for ln in there if int(mm[w0 + ln]) != mask]
+    a = t - w0
+    msg = (f"deadlock: lane {a} waits at the warp-synchronous instruction on PTX line "
+           f"{ins.line} with membermask {mask:#010x}")
+    if diff:
+        ln = diff[0]
+        msg += (f", and lane {ln} of that mask waits there with membermask "
+                f"{int(mm[w0 + ln]):#010x}: lanes meet only with the same membermask (PTX ISA "
+                "bar.warp.sync, shfl.sync, vote.sync)")
+    elif other:
+        ln = next((x for x in other if x not in there), other[0])
+        where = (f"waits at PTX line {m.mod.code[int(m.resume[w0 + ln])].line}"
+                 if wsync[w0 + ln] else "is elsewhere")
+        msg += f", and lane {ln} of that mask {where} and never arrives"
+    else:
+        msg += " for membermask lanes that never arrive"
+    return t, ins, msg
 
 
 def _shfl(ins, mod):
@@ -309,7 +430,7 @@ def _shfl(ins, mod):
         wd(m, a[src], mask)
         if wp is not None:
             wp(m, np.broadcast_to(ok, (m.T,)).copy(), mask)
-    return _warp_sync(ins, mod, ex, rmask)
+    return _warp_sync(ins, mod, ex, rmask, combine=False)
 
 
 def _vote(ins, mod):
