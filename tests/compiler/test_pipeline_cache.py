@@ -100,6 +100,7 @@ def test_sass_skipped_then_added_from_the_cached_cubin(fresh_cache):
     (dict(opt=4), "opt must be 0, 1, 2 or 3"),
     (dict(opt=True), "opt must be 0, 1, 2 or 3"),
     (dict(fast_math="yes"), "fast_math must be True or False"),
+    (dict(sass=None), "sass must be True or False"),
     (dict(maxrregcount=0), "maxrregcount must be 1..255"),
     (dict(maxrregcount=2.5), "maxrregcount must be 1..255"),
 ])
@@ -135,3 +136,16 @@ def test_life_ranges_added_from_the_cached_cubin_and_kept_on_disk(fresh_cache):
     assert both.life_ranges == full.life_ranges and both.sass == full.sass
     lean = pipeline.compile(k, cache=False, sass=False, life_ranges=True)
     assert lean.sass is None and lean.life_ranges == full.life_ranges
+
+
+def test_register_heat_of_a_kernel_compiled_without_its_listing():
+    # wl.launch compiles with sass=False; the per-line view must still have its lines
+    from warp_lab.analysis.registers import register_pressure
+
+    k = get("matmul_tiled").kernel
+    lean = pipeline.compile(k, cache=False, sass=False, life_ranges=True)
+    full = pipeline.compile(k, cache=False, life_ranges=True)
+    assert lean.sass is None and full.sass
+    assert register_pressure(lean).per_line == register_pressure(full).per_line != {}
+    with pytest.raises(ValueError, match="life_ranges must be True or False"):
+        pipeline.compile(k, life_ranges="yes")

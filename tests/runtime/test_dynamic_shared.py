@@ -118,3 +118,52 @@ def test_too_little_shared_mem_is_a_finding_at_the_users_line():
     lines, first = inspect.getsourcelines(block_reverse.fn)
     store = first + next(k for k, line in enumerate(lines) if "buf[t] = x[i]" in line)
     assert f.source_line == store
+
+
+@wl.kernel
+def wide_offsets(lens: wl.array(dtype=wl.int32), o64: wl.int64, o32: int):
+    a = wl.dynamic_shared_array(wl.float32, offset=o64)
+    b = wl.dynamic_shared_array(wl.float32, offset=o32)
+    lens[0] = len(a)
+    lens[1] = len(b)
+
+
+@wl.kernel
+def read_at(out: wl.array(dtype=wl.float32), o64: wl.int64):
+    a = wl.dynamic_shared_array(wl.float32, offset=o64)
+    out[0] = a[0]
+
+
+@pytest.mark.parametrize("o64, o32, expected", [
+    (16, 16, [60, 60]), ((1 << 32) + 16, -4, [0, 0]), (-16, 1 << 30, [0, 0])])
+def test_offsets_past_32_bits_or_negative_give_no_memory(o64, o32, expected):
+    # a wider offset must not wrap into the buffer (2**32 + 16 is not 16)
+    lens = np.full(2, -1, np.int32)
+    r = wl.launch(wide_offsets, inputs=[lens, o64, o32], grid=1, block=1, shared_mem=256,
+                  device="sim")
+    assert not r.findings
+    assert list(lens) == expected
+    # reading through such a view is a finding, not a byte of the buffer
+    out = np.zeros(1, np.float32)
+    r = wl.launch(read_at, inputs=[out, o64], grid=1, block=1, shared_mem=256, device="sim")
+    assert [f.kind for f in r.findings] == ([] if o64 == 16 else ["out_of_bounds"])
+
+
+def test_forgotten_shared_mem_says_past_the_end_and_how_to_give_it():
+    x = np.arange(128, dtype=np.float32)
+    r = wl.launch(block_reverse, inputs=[x, np.zeros_like(x)], grid=1, block=128, device="sim")
+    (f,) = r.findings
+    assert "0 bytes past the end of the dynamic shared memory" in f.message
+    assert "shared_mem=0 bytes" in f.message and "wl.launch(..., shared_mem=bytes)" in f.message
+
+
+def test_shared_mem_is_checked_against_the_compiled_arch_on_the_simulator():
+    # sm_75 (T4) gives a block at most 64 KB; the simulator itself models sm_90
+    ck = wl.compile(block_reverse, arch="sm_75", sass=False)
+    x = np.arange(32, dtype=np.float32)
+    with pytest.raises(wl.LaunchError, match="sm_75's 65536 bytes"):
+        wl.launch(ck, inputs=[x, np.zeros_like(x)], grid=1, block=32, shared_mem=100 * 1024,
+                  device="sim")
+    r = wl.launch(ck, inputs=[x, np.zeros_like(x)], grid=1, block=32, shared_mem=64 * 1024,
+                  device="sim")
+    assert not r.findings

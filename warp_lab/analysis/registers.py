@@ -77,6 +77,16 @@ def _sass_with_life_ranges(cubin: bytes, arch: str) -> str:
     return toolchain.disassemble(cubin, arch, listing=False, life_ranges=True)[1]
 
 
+@functools.lru_cache(maxsize=32)
+def _sass_line_offsets(cubin: bytes, arch: str, llvm_ir_optimized: str, ptx: str,
+                       filename: str) -> dict:
+    """Python line -> SASS offsets of a kernel compiled with ``sass=False`` (as
+    ``wl.launch`` compiles): its listing made now, and the line map built from it."""
+    from warp_lab.compiler import linemap, toolchain
+    listing = toolchain.make_sass(cubin, arch, compact=True)
+    return dict(linemap.build_line_map(llvm_ir_optimized, ptx, listing, filename).sass)
+
+
 def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
                       arch: str | None = None, entry: str | None = None,
                       line_offsets: Mapping[int, Sequence[int]] | None = None,
@@ -87,7 +97,9 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
         kernel: a :class:`~warp_lab.compiler.artifact.CompiledKernel` (its
             ``life_ranges`` when it was compiled with ``life_ranges=True``,
             else its ``cubin`` disassembled here; ``options.arch``,
-            ``entry``, ``line_map.sass`` and ``resources``), or None with the
+            ``entry``, ``line_map.sass`` and ``resources``; a kernel
+            compiled with ``sass=False``, as ``wl.launch`` compiles, gets its
+            listing made here for the Python lines), or None with the
             keywords below.
         cubin: ELF bytes from ptxas.
         arch: ``"sm_90"``; chooses the nvdisasm.
@@ -114,7 +126,13 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
         cubin = kernel.cubin if cubin is None else cubin
         arch = arch or kernel.options.arch
         entry = entry or kernel.entry
-        line_offsets = kernel.line_map.sass if line_offsets is None else line_offsets
+        if line_offsets is None:
+            line_offsets = kernel.line_map.sass
+            if kernel.sass is None and kernel.cubin is not None and kernel.options.lineinfo:
+                # compiled without the listing: the Python lines need its line info
+                line_offsets = _sass_line_offsets(kernel.cubin, kernel.options.arch,
+                                                  kernel.llvm_ir_optimized, kernel.ptx,
+                                                  kernel.source.filename)
         resources = kernel.resources if resources is None else resources
         if sass is None and cubin is kernel.cubin:
             sass = kernel.life_ranges

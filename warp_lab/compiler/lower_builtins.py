@@ -15,7 +15,7 @@ from warp_lab.compiler.lower_expr import (I1, I32, I64, ArrayVal, flatten, flatt
                                           llty, memty, unflatten)
 from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, scalar_binop
 from warp_lab.compiler.typing_rules import NONE
-from warp_lab.lang.types import Matrix, Scalar, Vector, float32, int32, uint32
+from warp_lab.lang.types import Matrix, Scalar, Vector, float32, int32, uint32, uint64
 
 __all__ = ["lower_call", "emit_trap", "emit_printf", "LOWER"]
 
@@ -384,8 +384,14 @@ def _dynamic_shared_array(lw, node, call):
     aty = node.wl_ty
     (_, offset_n) = _args(node)
     b = lw.b
-    offset = ir.Constant(I32, 0) if offset_n is None else \
-        lw.convert(lw.expr(offset_n), offset_n.wl_ty, uint32)
+    if offset_n is None:
+        offset = ir.Constant(I32, 0)
+    elif offset_n.wl_ty.bits == 64:  # 2**32 or more (or negative): past any shared memory,
+        wide = lw.convert(lw.expr(offset_n), offset_n.wl_ty, uint64)  # kept 16-byte aligned
+        big = b.icmp_unsigned(">", wide, ir.Constant(I64, 0xFFFFFFF0))
+        offset = b.select(big, ir.Constant(I32, 0xFFFFFFF0), b.trunc(wide, I32))
+    else:  # a negative int32 becomes a huge offset: length 0, accesses out of bounds
+        offset = lw.convert(lw.expr(offset_n), offset_n.wl_ty, uint32)
     size = lw.sreg("dynamic_smem_size")
     ptr = b.gep(lw.m.dynamic_shared(), [offset], source_etype=ir.IntType(8))
     n = b.udiv(b.sub(size, offset), ir.Constant(I32, aty.dtype.size))

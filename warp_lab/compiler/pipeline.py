@@ -125,7 +125,8 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
     guard = {} if entry_guard is None else {"entry_guard": entry_guard}  # None: by kernel
     check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
-                  maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride, **guard)
+                  maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride, cache=cache,
+                  sass=sass, life_ranges=life_ranges, **guard)
     entry_guard = None if entry_guard is None else bool(entry_guard)
     fast_math, debug, lineinfo = bool(fast_math), bool(debug), bool(lineinfo)
     options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,

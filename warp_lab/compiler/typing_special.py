@@ -23,6 +23,9 @@ __all__ = ["type_printf", "type_print", "type_alloc_array", "type_dynamic_shared
 #: static shared memory per block without opt-in (CUDA Programming Guide, "Shared Memory",
 #: compute capability table: 48 KB static limit)
 SHARED_STATIC_LIMIT = 48 * 1024
+#: the most shared memory any architecture gives one block, with opt-in (CUDA Programming
+#: Guide, "Technical Specifications per Compute Capability": 227 KB on 9.0 and 10.0)
+SHARED_OPTIN_MAX = 227 * 1024
 #: a generous cap on per-thread local arrays (bytes); the hardware allows 512 KB
 LOCAL_LIMIT = 64 * 1024
 
@@ -193,7 +196,7 @@ def type_alloc_array(t, node, name):
 
 
 def type_dynamic_shared_array(t, node, name):
-    """``wl.dynamic_shared_array(dtype, offset=0)``: the block's dynamic shared memory
+    """``wl.dynamic_shared_array(dtype=float32, offset=0)``: the block's dynamic shared memory
     (``extern .shared``, sized by ``wl.launch(shared_mem=bytes)``) as a 1-D array.
 
     ``offset`` is in bytes, an integer (a runtime value is allowed, as CUDA code
@@ -219,6 +222,10 @@ def type_dynamic_shared_array(t, node, name):
                 raise t.error(f"the offset of {name}() must be a non-negative multiple of "
                               f"{dtype.align} bytes (the alignment of {type_name(dtype)}), "
                               f"got {offset}", offset_n)
+            if offset >= SHARED_OPTIN_MAX:
+                raise t.error(f"the offset of {name}() is {offset} bytes, past the "
+                              f"{SHARED_OPTIN_MAX // 1024} KB of shared memory a block can "
+                              "have on any GPU", offset_n)
     aty = ArrayType(dtype, 1, "shared", None)
     _target(node, name, aty)
     return t.mark(node, aty)

@@ -171,7 +171,7 @@ printf = _b("printf", "(fmt, *args)", "C printf through CUDA's vprintf")
 shared_array = _b("shared_array", "(shape, dtype)",
                   "static shared memory array of the block; shape is a compile-time constant")
 dynamic_shared_array = _b(
-    "dynamic_shared_array", "(dtype, offset=0)",
+    "dynamic_shared_array", "(dtype=float32, offset=0)",
     "the block's dynamic shared memory (wl.launch(..., shared_mem=bytes)) as a 1-D array from "
     "byte offset; every call views the same memory, as CUDA's extern __shared__")
 local_array = _b("local_array", "(shape, dtype)", "per-thread array (registers or local memory)")

@@ -54,7 +54,7 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
     checks = check_checks(checks)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, SIM_ARCH, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim)
-    shared_mem = check_shared_mem(shared_mem, ck, SIM_ARCH)
+    shared_mem = check_shared_mem(shared_mem, ck, ck.options.arch)  # the arch it targets
     memory, _, _, params = prepare(ck, launch_dim, values, views)
     dbg = sim.Debugger(ck.ptx, ck.entry, grd, blk, params, memory, shared_mem, checks)
     return DebugSession(ck, dbg, grid=grd, block_shape=blk)

@@ -341,7 +341,9 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, dev.arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
         opt=opt, fast_math=fast_math, debug=debug)
-    shared_mem = check_shared_mem(shared_mem, ck, dev.arch)
+    # a GPU's own limit; on the simulator, that of the arch the kernel was compiled for
+    shared_mem = check_shared_mem(shared_mem, ck, ck.options.arch if dev.kind == "sim"
+                                  else dev.arch)
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
                           f"got {type(progress).__name__}")

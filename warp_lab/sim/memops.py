@@ -190,7 +190,7 @@ def _var_place(m, space, var, addr, size):
         what = (f"the dynamic shared memory ({var}, the launch's shared_mem={hi - lo} bytes, "
                 f"at offset {lo:#x})")
     below = (lo - addr) % (1 << 32)  # 32-bit offsets wrap: 0xfffffffc is 4 bytes below 0
-    if addr < lo or (addr >= hi and below <= 1 << 31):
+    if addr < lo or (addr >= hi and 0 < below <= 1 << 31):
         where = f"{below} bytes before {what}"
     elif addr >= hi:
         where = f"{addr - hi} bytes past the end of {what}"
@@ -202,6 +202,9 @@ def _var_place(m, space, var, addr, size):
         limit, window = m.local_size, f"each thread has {m.local_size} bytes of local memory"
     if addr + size <= limit:
         window += ", so the access lands in another variable or padding"
+    if var in m.dynamic_vars and hi == lo:
+        window += ("; a wl.dynamic_shared_array needs the launch to give it memory: "
+                   "wl.launch(..., shared_mem=bytes)")
     return f"{where}; {window}"
 
 
