@@ -133,7 +133,9 @@ class Machine:
             self.metrics.warp_issued = np.zeros(nw, np.int64)
             self.metrics.warp_active_lanes = np.zeros(nw, np.int64)
         # blocks per batch: bounded by threads, and by the shared/local memory they carry
-        # (racecheck keeps 24 bytes of bookkeeping per shared byte, 40 with bar.warp.sync)
+        # (racecheck keeps 24 bytes of bookkeeping per shared byte, 40 with bar.warp.sync,
+        # plus a 128-byte row of per-lane read clocks for each byte whose readers read
+        # at different warp-sync clocks, made on demand: not counted here)
         bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
         if self.shared_stride:
             from warp_lab.sim.checks import has_warp_sync
