@@ -22,6 +22,7 @@ import linecache
 import struct
 
 import numpy as np
+import pytest
 
 import warp_lab as wl
 from warp_lab import sim
@@ -338,3 +339,177 @@ def test_redux_and_match_combine_only_the_lanes_of_their_mask(gpu):
         mates = np.flatnonzero(group == group[ln])
         assert out[ln, 0] == data[mates].sum() % 2**32, ln
         assert out[ln, 1] == sum(1 << int(j) for j in mates if key[j] == key[ln]), ln
+
+
+# ------------------------------------------------------------ one rendezvous, several syncwarps
+# PTX ISA 9.7.12.3 (bar.warp.sync): "For .target sm_6x or below, all threads in
+# membermask must execute the same bar.warp.sync instruction in convergence" -- from
+# sm_70 on, lanes of the mask meet at different bar.warp.sync instructions (CUDA
+# Programming Guide, __syncwarp(): Volta's independent thread scheduling), e.g. one
+# __syncwarp() in each arm of a divergent if/else. shfl/vote/match/redux still meet
+# per instruction (above).
+
+@wl.kernel
+def _arms(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32)):
+    buf = wl.shared_array(64, wl.int32)
+    t = wl.thread_idx.x
+    lane = t % 32
+    if lane < 16:
+        buf[t] = x[t] * 2
+        wl.syncwarp()
+    else:
+        buf[t] = x[t] + 100
+        wl.syncwarp()
+    y[t] = buf[t - lane + 31 - lane]
+
+
+@wl.kernel
+def _one_arm(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32)):
+    buf = wl.shared_array(64, wl.int32)
+    t = wl.thread_idx.x
+    lane = t % 32
+    if lane < 16:
+        buf[t] = x[t] * 2
+        wl.syncwarp()
+    else:
+        buf[t] = x[t] + 100
+    y[t] = buf[t - lane + 31 - lane]
+
+
+@wl.kernel
+def _arms_racy(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32)):
+    buf = wl.shared_array(64, wl.int32)
+    t = wl.thread_idx.x
+    lane = t % 32
+    if lane < 16:
+        buf[t] = x[t] * 2
+        y[t] = buf[t - lane + 31 - lane]
+        wl.syncwarp()
+    else:
+        buf[t] = x[t] + 100
+        wl.syncwarp()
+        y[t] = buf[t - lane + 31 - lane]
+
+
+def _arms_reference(x):
+    lane = np.arange(len(x)) % 32
+    v = np.where(lane < 16, x * 2, x + 100)
+    return v[np.arange(len(x)) - lane + 31 - lane]
+
+
+def _launch_arch(kernel, arch, inputs, threads):
+    ck = wl.compile(kernel, arch=arch, sass=False)
+    assert ck.ptx.count("bar.warp.sync") >= 2 or kernel is _one_arm, ck.ptx
+    return wl.launch(ck, inputs=inputs, grid=(1, 1, 1), block=(threads, 1, 1), device="sim",
+                     checks=CHECKS)
+
+
+def _at_user_line(f, text):
+    return text in linecache.getline(f.source_file, f.source_line)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_syncwarp_in_each_arm_of_a_divergent_branch_is_one_rendezvous(arch):
+    # lanes 0-15 wait at the first arm's __syncwarp(), lanes 16-31 reach the second arm's:
+    # one rendezvous (was: a deadlock, lanes grouped per instruction)
+    x = np.arange(64, dtype=np.int32) * 3 - 50
+    y = np.zeros(64, np.int32)
+    res = _launch_arch(_arms, arch, [x, y], 64)
+    assert res.findings == [], [str(f) for f in res.findings]
+    np.testing.assert_array_equal(y, _arms_reference(x))
+
+
+def test_syncwarp_missing_in_one_arm_is_still_reported_at_the_users_line():
+    # lanes 16-31 skip the sync, read, and exit: lanes 0-15 wait for lanes that never
+    # arrive (the exited-lanes finding, or a deadlock), and the unsynchronised reads race
+    x = np.arange(64, dtype=np.int32)
+    y = np.zeros(64, np.int32)
+    res = _launch_arch(_one_arm, "sm_80", [x, y], 64)
+    sync = [f for f in res.findings if f.kind in ("deadlock", "warp_sync")]
+    assert sync and all(_at_user_line(f, "wl.syncwarp()") for f in sync), \
+        [str(f) for f in res.findings]
+    assert {f.kind for f in res.findings} & {"race_raw", "race_war"}, \
+        [str(f) for f in res.findings]
+
+
+def test_read_before_the_syncwarp_of_its_arm_is_a_race():
+    # lanes 0-15 read lanes 16-31's slots before the rendezvous: a read-after-write or
+    # write-after-read hazard at the read, whichever order the simulator picks
+    x = np.arange(64, dtype=np.int32)
+    y = np.zeros(64, np.int32)
+    res = _launch_arch(_arms_racy, "sm_90", [x, y], 64)
+    races = [f for f in res.findings if f.kind.startswith("race_")]
+    assert races, [str(f) for f in res.findings]
+    assert not [f for f in res.findings if f.kind in ("deadlock", "warp_sync")], \
+        [str(f) for f in res.findings]
+
+
+def test_sm_60_keeps_one_rendezvous_per_syncwarp_instruction():
+    # sm_6x: "all threads in membermask must execute the same bar.warp.sync instruction
+    # in convergence" -- the divergent if/else never completes
+    x = np.arange(32, dtype=np.int32)
+    y = np.zeros(32, np.int32)
+    res = _launch_arch(_arms, "sm_60", [x, y], 32)
+    assert [f.kind for f in res.findings] == ["deadlock"], [str(f) for f in res.findings]
+    assert _at_user_line(res.findings[0], "wl.syncwarp()")
+    assert "sm_60, lanes meet only at the same bar.warp.sync" in res.findings[0].message
+
+
+_PTX_ARMS = """
+.version 8.0
+.target {target}
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+  .reg .pred %p<4>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r9, -1;
+  setp.lt.u32 %p1, %r1, 16;
+  @%p1 bra A;
+  setp.eq.u32 %p2, %r1, 31;
+  @%p2 bra C;
+  bar.warp.sync %r9;
+  mov.u32 %r2, 200;
+  bra J;
+A:
+  bar.warp.sync -1;
+  mov.u32 %r2, 100;
+  bra J;
+C:
+  mov.u32 %r3, 0;
+L:
+  add.u32 %r3, %r3, 1;
+  setp.lt.u32 %p3, %r3, 5;
+  @%p3 bra L;
+  ret;
+J:
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  st.global.u32 [%rd4], %r2;
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("target", ["sm_90", "sm_70", "sm_61"])
+def test_lanes_at_two_bar_warp_syncs_released_when_the_last_member_exits(gpu, target):
+    # lanes 16-30 wait at one bar.warp.sync (mask in a register), lanes 0-15 at another
+    # (an immediate mask), lane 31 loops and exits: on sm_70+ nothing else can run and the
+    # group across both instructions is released (the exited member is a warp_sync
+    # finding); on sm_61 they are two rendezvous that never complete
+    ptx = _PTX_ARMS.format(target=target)
+    a_out = gpu.put(np.zeros(32, np.uint32))
+    res = sim.run(sim.parse_module(ptx), "k", 1, 32, struct.pack("<Q", a_out), gpu.mem,
+                  checks=CHECKS)
+    out = gpu.get(a_out)
+    kinds = [f.kind for f in res.findings]
+    if target == "sm_61":
+        assert kinds == ["deadlock"], [str(f) for f in res.findings]
+        return
+    assert set(kinds) == {"warp_sync"}, [str(f) for f in res.findings]
+    want = np.where(np.arange(32) < 16, 100, 200)
+    want[31] = 0
+    np.testing.assert_array_equal(out, want)

@@ -13,10 +13,17 @@
   vote, match or redux combines its own group's lanes only); a membermask naming
   exited lanes is a ``warp_sync`` finding (when the barrier check is on) and
   lanes that can never be joined are a deadlock, its message naming a member lane
-  that waits with another mask or elsewhere.
+  that waits with another mask or elsewhere. For ``.target`` sm_70 and newer a
+  ``bar.warp.sync`` rendezvous spans instructions: lanes waiting at any
+  ``bar.warp.sync`` of the module with the same membermask are one group, each
+  continuing after its own instruction (PTX ISA 9.7.12.3: only "for .target sm_6x
+  or below, all threads in membermask must execute the same bar.warp.sync
+  instruction"); shfl/vote/match/redux.sync stay per instruction.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -25,7 +32,8 @@ from warp_lab.sim.control import ALL, guard_mask, transfer
 from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC
 from warp_lab.sim.operands import reader, writer
 
-__all__ = ["SYNC", "WARP", "release_barriers", "release_warp_sync", "warp_sync_deadlock"]
+__all__ = ["SYNC", "WARP", "release_barriers", "release_warp_sync", "warp_bar_sites",
+           "warp_sync_deadlock"]
 
 U32 = np.dtype(np.uint32)
 _BIG = np.int32(2**31 - 1)  # the pc of a thread that is not runnable
@@ -36,12 +44,9 @@ def _bar(ins, mod):
     mods = set(ins.mods)
     if "warp" in mods:  # bar.warp.sync membermask: waits for the member lanes
         rm = reader(ins.srcs[0], U32, mod, ins.line)
-
-        def order(m, mask):
-            # it orders shared memory among the lanes executing it together (racecheck)
-            if m.race is not None:
-                m.race.warp_sync(mask, rm(m))
-        return _warp_sync(ins, mod, order, rm, combine=False)
+        # (it orders shared memory among the lanes executing it together: the wrapper
+        # tells racecheck, with each lane's own mask when the group spans instructions)
+        return _warp_sync(ins, mod, None, rm, combine=False)
     red = "red" in mods
     arrive = "arrive" in mods
     srcs = list(ins.srcs)
@@ -271,6 +276,65 @@ def _by_group(m, inner, go, mm):
         inner(m, sel.reshape(-1))
 
 
+def _sm(target: str):
+    """The ``sm_XY`` number of a ``.target`` directive's text (``"sm_90a"`` -> 90), or
+    ``None`` when it names none."""
+    mt = re.search(r"\bsm_(\d+)", target or "")
+    return int(mt.group(1)) if mt else None
+
+
+def _is_warp_bar(ins) -> bool:
+    return ins.op in ("bar", "barrier") and "warp" in ins.mods
+
+
+def warp_bar_sites(mod):
+    """Where ``bar.warp.sync`` lanes of module ``mod`` meet across instructions: a bool
+    array over the module's pcs marking its ``bar.warp.sync`` instructions, or ``None``
+    when each instruction is its own rendezvous (cached on the module).
+
+    PTX ISA 9.7.12.3 (bar.warp.sync): "For .target sm_6x or below, all threads in
+    membermask must execute the same bar.warp.sync instruction in convergence"; from
+    sm_70 on (independent thread scheduling, CUDA Programming Guide ``__syncwarp()``)
+    the lanes of a membermask may meet at different ones. ``None`` too for a target
+    below sm_70 or a module with at most one ``bar.warp.sync``; a module with no
+    ``sm_`` target gets the sm_70+ rule (the simulator models sm_90)."""
+    v = getattr(mod, "_warp_bar_sites", False)
+    if v is not False:
+        return v
+    sm = _sm(mod.target)
+    at = np.array([_is_warp_bar(c) for c in mod.code], bool)
+    v = at if (sm is None or sm >= 70) and np.count_nonzero(at) > 1 else None
+    try:
+        mod._warp_bar_sites = v
+    except AttributeError:
+        pass
+    return v
+
+
+def _elsewhere(m, p, sites, mm):
+    """Lanes waiting at ``bar.warp.sync`` instructions other than ``p`` (bool ``(T,)``,
+    or ``None`` when there are none) and ``mm`` (uint32 ``(warps, 32)``, the
+    membermasks at ``p``) with their own instructions' membermasks filled in."""
+    w = np.flatnonzero(m.status == WSYNC)
+    rw = m.resume[w]
+    w = w[sites[rw] & (rw != p)]
+    if w.size == 0:
+        return None, mm
+    away = np.zeros(m.T, bool)
+    away[w] = True
+    mm = np.array(mm, np.uint32).reshape(-1)
+    for q in np.unique(m.resume[away]).tolist():
+        at = away & (m.resume == q)
+        mm[at] = np.broadcast_to(_mask_at(m, q), (m.T,))[at]
+    return away, mm.reshape(-1, 32)
+
+
+def _mask_at(m, q):
+    """The membermask (uint32, scalar or ``(T,)``) of warp-synchronous instruction ``q``
+    as its lanes see it (a waiting lane's mask register keeps the value it waited with)."""
+    return np.asarray(m.mod.code[q].exec.membermask(m), np.uint32)
+
+
 def _warp_sync(ins, mod, inner, rmask, combine=True):
     """Wrap a warp-synchronous op: lanes wait until every live lane of their membermask is
     at this instruction with the same membermask, then each such group executes it
@@ -279,8 +343,19 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
     qualifiers and same membermask"). Lanes of the mask waiting here with another mask
     are another rendezvous: the lanes keep waiting (a deadlock when nothing else can
     run, :func:`release_warp_sync`). ``combine``: ``inner`` combines its lanes (vote,
-    match, redux), so it runs once per group; else once for every group ready."""
-    name = "bar.warp.sync" if ins.op in ("bar", "barrier") else f"{ins.op}.sync"
+    match, redux), so it runs once per group; else once for every group ready.
+    ``inner`` ``None``: ``bar.warp.sync``, which only orders shared memory among the
+    lanes released together (racecheck); where the module's target lets it meet across
+    instructions (:func:`warp_bar_sites`) the lanes waiting at the other ones join its
+    groups, and those released continue after their own instruction."""
+    bar = inner is None
+    name = "bar.warp.sync" if bar else f"{ins.op}.sync"
+    sites = warp_bar_sites(mod) if bar else None
+
+    def order(m, go, mm):
+        # the lanes released together are ordered after each other's accesses
+        if m.race is not None:
+            m.race.warp_sync(go, mm if np.ndim(mm) == 0 else mm.reshape(-1))
 
     def ex(m, act, p):
         eff = guard_mask(m, ins, act)
@@ -297,6 +372,9 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
                 waiting = None
         raw = np.asarray(rmask(m), np.uint32)
         mm = np.broadcast_to(raw, (m.T,)).reshape(-1, 32)
+        away = None
+        if sites is not None and m.nwsync:
+            away, mm = _elsewhere(m, p, sites, mm)
         here2 = here.reshape(-1, 32)
         live = _bits(((m.status != EXITED) & (m.status != PAD)).reshape(-1, 32))
         if "barrier" in m.checks:
@@ -308,16 +386,28 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
                 m.finding("warp_sync", f"{name} membermask {int(mm[w, t % 32]):#010x} names "
                           f"lanes that have exited (live lanes {int(live[w]):#010x}); the "
                           "result is undefined on the GPU", ins, t)
-        ready, mixed = _ready(mm, here2, live, raw.ndim == 0)
-        run = (lambda m_, go_: _by_group(m_, inner, go_, mm)) if mixed and combine else inner
-        if waiting is None and ready.all():
+        if away is not None:
+            here2 = (here | away).reshape(-1, 32)
+        ready, mixed = _ready(mm, here2, live, raw.ndim == 0 and away is None)
+        if bar:
+            run = (lambda m_, go_: order(m_, go_, raw if away is None else mm))
+        else:
+            run = (lambda m_, go_: _by_group(m_, inner, go_, mm)) if mixed and combine \
+                else inner
+        if waiting is None and away is None and ready.all():
             run(m, lanes)
             transfer(m, act, None, p, p + 1)
             return
         m.diverge()
-        go = here & ready.reshape(-1)
+        go = here2.reshape(-1) & ready.reshape(-1)
         if go.any():
             run(m, go)
+        if away is not None:
+            back = go & away         # released at their own bar.warp.sync: go on past it
+            if back.any():
+                m.status[back] = RUN
+                m.pc[back] = m.resume[back] + 1
+            go &= ~away
         stay = here & ~go
         a = np.ones(m.T, bool) if act is None else act
         m.pc[a] = p + 1          # guarded-off lanes and executing lanes move on
@@ -340,25 +430,46 @@ def release_warp_sync(m, wsync) -> bool:
     complete (a deadlock: :func:`warp_sync_deadlock` says why)."""
     live = _bits(((m.status != EXITED) & (m.status != PAD)).reshape(-1, 32))
     rel = np.zeros(m.T, bool)
+    done = set()
     for p in np.unique(m.resume[wsync]).tolist():
-        at = wsync & (m.resume == p)
-        mm = _membermasks(m, p)
+        if p in done:
+            continue
+        at, mm, pcs = _site(m, wsync, p)
+        done.update(pcs)
         ready, _ = _ready(mm, at.reshape(-1, 32), live, False)
         rel |= at & ready.reshape(-1)
     if not rel.any():
         return False
     m.status[rel] = RUN
-    m.pc[rel] = m.resume[rel]      # they execute the instruction they waited at
+    # they execute the instruction they waited at again (a group spanning several
+    # bar.warp.sync instructions meets again when the last of them executes its own)
+    m.pc[rel] = m.resume[rel]
     m.nwsync = int(np.count_nonzero(m.status == WSYNC))
     m.recount()
     return True
 
 
-def _membermasks(m, p):
-    """The membermask (uint32 ``(warps, 32)``) of every lane at instruction ``p``, from the
-    lanes' registers (a waiting lane's mask register keeps the value it waited with)."""
-    ex = m.mod.code[p].exec
-    return np.broadcast_to(np.asarray(ex.membermask(m), np.uint32), (m.T,)).reshape(-1, 32)
+def _site(m, wsync, p):
+    """The rendezvous of lanes ``wsync`` (bool ``(T,)``) waiting at instruction ``p``:
+    ``(at, mm, pcs)``, ``at`` (bool ``(T,)``) the waiting lanes that meet there (those at
+    ``p``, or at any ``bar.warp.sync`` when :func:`warp_bar_sites` lets them meet across
+    instructions), ``mm`` (uint32 ``(warps, 32)``) each lane's own membermask, and
+    ``pcs`` the instructions involved."""
+    sites = warp_bar_sites(m.mod)
+    if sites is not None and sites[p]:
+        at = np.zeros(m.T, bool)
+        w = np.flatnonzero(wsync)
+        at[w[sites[m.resume[w]]]] = True
+    else:
+        at = wsync & (m.resume == p)
+    pcs = np.unique(m.resume[at]).tolist()
+    if len(pcs) == 1:
+        return at, np.broadcast_to(_mask_at(m, p), (m.T,)).reshape(-1, 32), pcs
+    mm = np.zeros(m.T, np.uint32)
+    for q in pcs:
+        sel = at & (m.resume == q)
+        mm[sel] = np.broadcast_to(_mask_at(m, q), (m.T,))[sel]
+    return at, mm.reshape(-1, 32), pcs
 
 
 def warp_sync_deadlock(m, wsync):
@@ -369,26 +480,34 @@ def warp_sync_deadlock(m, wsync):
     t = int(np.argmax(wsync))
     p = int(m.resume[t])
     ins = m.mod.code[p]
-    mm = _membermasks(m, p).reshape(-1)
+    at, mm, _ = _site(m, wsync, p)
+    mm = mm.reshape(-1)
     w0 = t - t % 32
     mask = int(mm[t])
     live = (m.status[w0:w0 + 32] != EXITED) & (m.status[w0:w0 + 32] != PAD)
     other = [ln for ln in range(32) if mask >> ln & 1 and live[ln] and ln != t - w0]
-    there = [ln for ln in other if wsync[w0 + ln] and m.resume[w0 + ln] == p]
+    there = [ln for ln in other if at[w0 + ln]]
     diff = [ln for ln in there if int(mm[w0 + ln]) != mask]
     a = t - w0
     msg = (f"deadlock: lane {a} waits at the warp-synchronous instruction on PTX line "
            f"{ins.line} with membermask {mask:#010x}")
     if diff:
         ln = diff[0]
-        msg += (f", and lane {ln} of that mask waits there with membermask "
+        where = ("there" if m.resume[w0 + ln] == p else
+                 f"at PTX line {m.mod.code[int(m.resume[w0 + ln])].line}")
+        msg += (f", and lane {ln} of that mask waits {where} with membermask "
                 f"{int(mm[w0 + ln]):#010x}: lanes meet only with the same membermask (PTX ISA "
                 "bar.warp.sync, shfl.sync, vote.sync)")
     elif other:
         ln = next((x for x in other if x not in there), other[0])
-        where = (f"waits at PTX line {m.mod.code[int(m.resume[w0 + ln])].line}"
-                 if wsync[w0 + ln] else "is elsewhere")
+        q = int(m.resume[w0 + ln])
+        where = f"waits at PTX line {m.mod.code[q].line}" if wsync[w0 + ln] else "is elsewhere"
         msg += f", and lane {ln} of that mask {where} and never arrives"
+        sm = _sm(m.mod.target)
+        if wsync[w0 + ln] and sm is not None and sm < 70 and _is_warp_bar(ins) and \
+                _is_warp_bar(m.mod.code[q]):
+            msg += (f": for .target sm_{sm}, lanes meet only at the same bar.warp.sync "
+                    "instruction (PTX ISA bar.warp.sync; sm_70 and newer meet across them)")
     else:
         msg += " for membermask lanes that never arrive"
     return t, ins, msg
