@@ -35,7 +35,7 @@ import numpy as np
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, Type, Vector
 
 __all__ = ["LAUNCH_DIM", "ParamSlot", "param_layout", "pack_params", "llvm_param_types",
-           "ArrayArg", "buffer_size"]
+           "ArrayArg", "buffer_size", "vector_access_bytes"]
 
 
 @dataclass(frozen=True)
@@ -199,3 +199,20 @@ def llvm_param_types(layout):
             raise TypeError(f"no LLVM parameter type for {t!r}")
     return out
 
+
+
+def vector_access_bytes(dtype) -> int | None:
+    """Bytes one vector load/store moves for an array element of ``dtype``, when the
+    element fits one: 8 or 16 for a 2- or 4-component vector of 4- or 8-byte scalars
+    of that total size (``vec2``, ``vec4``, ``vec2i``, ``vec4i``, ``vec2d``); else None.
+
+    PTX ISA, ``ld``/``st``: ``.v2``/``.v4`` accesses of at most 128 bits, whose address
+    must be aligned to the access size (CUDA's ``float2``/``float4`` are aligned to
+    their size for this reason). The compiler emits such accesses for arrays it may
+    assume aligned (``CompileOptions.aligned_vectors``); the runtime checks the
+    assumption at launch.
+    """
+    if not isinstance(dtype, Vector) or dtype.n not in (2, 4):
+        return None
+    size = dtype.n * dtype.elem.size
+    return size if size in (8, 16) and dtype.elem.size in (4, 8) else None

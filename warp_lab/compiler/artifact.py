@@ -52,6 +52,13 @@ class CompileOptions:
             ``wl.launch`` compiles it with True by itself for a ``dim=``
             launch that is not a whole number of blocks, and refuses a
             guardless CompiledKernel for such a launch.
+        aligned_vectors: assume every global array of ``vec2``/``vec4``
+            (``vec2i``, ``vec4i``, ``vec2d``) elements has its elements aligned
+            to their size, as NumPy arrays of them are (default True): each
+            element is then one ``ld``/``st.global.v2``/``.v4``, as nvcc emits
+            for ``float4``. ``wl.launch`` compiles the variant without it
+            (False: one access per component) by itself for an argument whose
+            elements are not (a view starting mid-element).
     """
 
     arch: str = "sm_90"
@@ -63,6 +70,7 @@ class CompileOptions:
     launch_ndim: int | None = None
     unit_inner_stride: bool = True
     entry_guard: bool | None = None
+    aligned_vectors: bool = True
 
     @property
     def sm(self) -> int:

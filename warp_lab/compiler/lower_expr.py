@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from warp_lab.compiler.abi import vector_access_bytes
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.typing_rules import Meta, cast_value, wrap_int
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, int32, int64
@@ -111,6 +112,7 @@ class Ref:
     target: object     # pointer, alloca, or tuple of allocas
     ty: object
     index: object = None
+    align: int | None = None  # "mem" of a vector element: bytes of one aligned vector access
 
 
 class ExprLowerer:
@@ -316,6 +318,17 @@ class ExprLowerer:
         return self.b.gep(arr.ptr, [off], inbounds=True,
                           source_etype=memty(arr.ty.dtype))
 
+    def _vector_align(self, aty: ArrayType) -> int | None:
+        """Bytes of one vector access per element of ``aty`` when its elements are known
+        aligned to that size: global arrays under ``options.aligned_vectors`` (checked at
+        launch), static shared arrays (16-byte aligned, elements packed); else None."""
+        size = vector_access_bytes(aty.dtype)
+        if size is None:
+            return None
+        if aty.space == "global":
+            return size if getattr(self.m.options, "aligned_vectors", False) else None
+        return size if aty.space == "shared" and aty.shape is not None else None
+
     def element_ref(self, node) -> Ref:
         """A store/load reference for a subscript or component node (typed, load form)."""
         bty = node.value.wl_ty
@@ -328,7 +341,7 @@ class ExprLowerer:
             arr = self.expr(node.value)
             parts = [self.index_parts(i) for i in node.wl_indices]
             return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts]),
-                       bty.dtype)
+                       bty.dtype, align=self._vector_align(bty))
         slot = self.var_slot(node.value.id)
         if isinstance(bty, Vector):
             i = node.wl_indices[0]
@@ -373,7 +386,7 @@ class ExprLowerer:
         if ref.kind == "dyn":
             vals = [self.b.load(s) for s in ref.target]
             return self.pick(vals, ref.index)
-        return self.load_mem(ref.target, ref.ty)
+        return self.load_mem(ref.target, ref.ty, ref.align)
 
     def store_ref(self, ref: Ref, value):
         """Store into what a :class:`Ref` points at."""
@@ -384,28 +397,40 @@ class ExprLowerer:
                 hit = self.b.icmp_signed("==", ref.index, ir.Constant(I32, k))
                 self.b.store(self.b.select(hit, value, self.b.load(s)), s)
         else:
-            self.store_mem(ref.target, ref.ty, value)
+            self.store_mem(ref.target, ref.ty, value, ref.align)
 
     def store_into(self, load_node, value):
         """Store into the element or component a subscript/attribute node names."""
         self.store_ref(self.element_ref(load_node), value)
 
-    def load_mem(self, ptr, ty):
-        """Load a scalar, vector or matrix element from memory (bool stored as i8)."""
+    def load_mem(self, ptr, ty, align=None):
+        """Load a scalar, vector or matrix element from memory (bool stored as i8); a
+        vector with ``align`` (bytes, :meth:`_vector_align`) as one vector load."""
         if isinstance(ty, Scalar):
             v = self.b.load(ptr, typ=memty(ty), align=ty.align)
             return self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if ty.is_bool else v
+        if align:
+            vt = ir.VectorType(llty(ty.elem), ty.n)
+            v = self.b.load(ptr, typ=vt, align=align)
+            return tuple(self.b.extract_element(v, ir.Constant(I32, k)) for k in range(ty.n))
         n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
         at = memty(ty)
         return tuple(self.load_mem(self.b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, k)],
                                               inbounds=True, source_etype=at), ty.elem)
                      for k in range(n))
 
-    def store_mem(self, ptr, ty, value):
-        """Store a scalar, vector or matrix element to memory (bool stored as i8)."""
+    def store_mem(self, ptr, ty, value, align=None):
+        """Store a scalar, vector or matrix element to memory (bool stored as i8); a
+        vector with ``align`` (bytes, :meth:`_vector_align`) as one vector store."""
         if isinstance(ty, Scalar):
             v = self.b.zext(value, I8) if ty.is_bool else value
             self.b.store(v, ptr, align=ty.align)
+            return
+        if align:
+            vec = ir.Constant(ir.VectorType(llty(ty.elem), ty.n), ir.Undefined)
+            for k, x in enumerate(value):
+                vec = self.b.insert_element(vec, x, ir.Constant(I32, k))
+            self.b.store(vec, ptr, align=align)
             return
         at = memty(ty)
         for k, x in enumerate(value):

@@ -21,7 +21,7 @@ from warp_lab.lang import types as T
 from warp_lab.runtime.arrays import Array
 
 __all__ = ["HostView", "Region", "check_arguments", "group_regions", "written_regions",
-           "INT32_MAX"]
+           "INT32_MAX", "misaligned_vectors"]
 
 INT32_MAX = 2**31 - 1
 
@@ -293,3 +293,28 @@ def written_regions(regions: list[Region], written_params) -> list[Region]:
     ``written_params`` (``CompiledKernel.written_params``). Only these are restored
     between ``repeat`` runs and copied back to the host."""
     return [r for r in regions if any(v.name in written_params for v in r.views)]
+
+
+def misaligned_vectors(params, views: list[HostView]) -> list[str]:
+    """Names of ``vec2``/``vec4`` array arguments whose elements will not be aligned to
+    their size on the device, so a kernel compiled with ``aligned_vectors`` (one
+    ``ld``/``st.v2``/``.v4`` per element) cannot take them.
+
+    A device copy starts at an allocation (aligned to 256 bytes on both back ends)
+    holding its whole :class:`Region`, so an element's device address is aligned as
+    its host offset from the region's start is; strides are whole elements.
+
+    Args:
+        params: ``(name, Type)`` of the kernel's parameters.
+        views: the array arguments, from :func:`check_arguments`.
+    """
+    from warp_lab.compiler.abi import vector_access_bytes
+
+    dtypes = {n: t.dtype for n, t in params if isinstance(t, T.ArrayType)}
+    region_of = {id(v): r for r in group_regions(views) for v in r.views}
+    out = []
+    for v in views:
+        size = vector_access_bytes(dtypes.get(v.name))
+        if size and (v.element0 - region_of[id(v)].lo) % size:
+            out.append(v.name)
+    return out

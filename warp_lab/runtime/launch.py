@@ -187,7 +187,9 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
 
     A ``@wl.kernel`` is compiled (cached, without SASS) for ``arch``, first
     for arrays with unit stride in their last dimension; if an argument is
-    strided there, the general variant is compiled instead. A kernel compiled
+    strided there, the general variant is compiled instead; likewise the variant with
+    one access per component when a ``vec2``/``vec4`` array's elements would not
+    be aligned to their size on the device. A kernel compiled
     without an entry guard (one that does not use ``wl.tid()``) is compiled
     with one when ``dim=`` is not a whole number of blocks, so that exactly
     ``dim`` threads run. A CompiledKernel that needs such a variant gets it
@@ -205,8 +207,9 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
         LaunchError: bad configuration or arguments (``inputs`` not a list or
             tuple, ``opt`` not 0..3, ``fast_math``/``debug`` not bools, a
             read-only array the kernel may write),
-            or a CompiledKernel that needs a variant (a strided array, or no
-            entry guard for a ``dim=`` that is not a whole number of blocks)
+            or a CompiledKernel that needs a variant (a strided array, a
+            misaligned vector array, or no entry guard for a ``dim=`` that
+            is not a whole number of blocks)
             and does not know its ``@wl.kernel``.
     """
     from warp_lab.compiler.pipeline import check_options
@@ -245,7 +248,9 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                         debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
                         launch_ndim=o.launch_ndim,
                         unit_inner_stride=changes.get("unit_inner_stride", o.unit_inner_stride),
-                        entry_guard=changes.get("entry_guard", o.entry_guard), sass=False)
+                        entry_guard=changes.get("entry_guard", o.entry_guard),
+                        aligned_vectors=changes.get("aligned_vectors", o.aligned_vectors),
+                        sass=False)
 
     grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
     values, views = _args.check_arguments(ck.params, list(inputs))
@@ -254,6 +259,12 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
         ck = variant(f"was compiled for arrays with stride 1 in the last dimension, but "
                      f"{', '.join(repr(n) for n in strided)} is strided there",
                      unit_inner_stride=False)
+    misaligned = _args.misaligned_vectors(ck.params, views)
+    if misaligned and ck.options.aligned_vectors:
+        ck = variant(f"was compiled for vec2/vec4 elements aligned to their size (one vector "
+                     f"load/store each), but {', '.join(repr(n) for n in misaligned)} is not "
+                     "(a view that starts inside an element of the memory it shares)",
+                     aligned_vectors=False)
     partial = any(d != g * b for d, g, b in zip(launch_dim, grd, blk))
     if partial and not ck.entry_guard:
         ck = variant(f"was compiled without an entry guard, but dim={dim!r} is not a whole "
