@@ -157,6 +157,32 @@ for stride, out in strided.items():
     np.testing.assert_array_equal(out, src[: n * stride : stride])
 assert rows == {1: 4.0, 2: 8.0, 4: 16.0}
 assert {m["sectors_per_request"] for m in mem1.values()} == {4.0}"""),
+    ("md", """## Wider loads: one `vec4` per lane
+
+A `wl.vec4` element is 16 bytes, and warp_lab reads or writes it with one
+`ld.global.v4` / `st.global.v4` (CUDA's `float4`; SASS `LDG.E.128`): a warp's
+request then covers 512 bytes. The same data moves in a quarter of the
+requests, by a quarter of the threads."""),
+    ("code", """%%warp_kernel --show source,ptx
+def copy_vec4(src: wl.array(dtype=wl.vec4), dst: wl.array(dtype=wl.vec4)):
+    i = wl.tid()
+    v = src[i]
+    dst[i] = v"""),
+    ("code", """flat = np.zeros(4 * n, dtype=np.float32)
+r_scalar = wl.launch(copy_contiguous, dim=4 * n, inputs=[src, flat], device="sim")
+quads = np.zeros((n, 4), dtype=np.float32)           # n elements of 4 floats each
+r_vec4 = wl.launch(copy_vec4, dim=n, inputs=[src.reshape(n, 4), quads], device="sim")
+by_kind = {"float32": memory_lines(r_scalar), "vec4": memory_lines(r_vec4)}
+{kind: list(lines.values())[0] for kind, lines in by_kind.items()}"""),
+    ("md", """Check the result: both copies are right and move the same 1024 sectors per
+side, the `vec4` copy in 64 requests instead of 256, with one vector load."""),
+    ("code", """# check
+np.testing.assert_array_equal(flat, src)
+np.testing.assert_array_equal(quads.ravel(), src)
+for kind, requests in (("float32", 256), ("vec4", 64)):
+    for line in by_kind[kind].values():
+        assert line["requests"] == requests and line["sectors"] == 1024
+assert "ld.global.v4" in wl.compile(copy_vec4).ptx"""),
     ("md", """## Transposing a matrix
 
 Reading rows and writing columns makes one side of the copy strided by the
