@@ -160,9 +160,11 @@ assert {m["sectors_per_request"] for m in mem1.values()} == {4.0}"""),
     ("md", """## Wider loads: one `vec4` per lane
 
 A `wl.vec4` element is 16 bytes, and warp_lab reads or writes it with one
-`ld.global.v4` / `st.global.v4` (CUDA's `float4`; SASS `LDG.E.128`): a warp's
-request then covers 512 bytes. The same data moves in a quarter of the
-requests, by a quarter of the threads."""),
+vector instruction, as CUDA does for `float4`: `ld.global.nc.v4` (`.nc`: an
+array the kernel never writes is read through the read-only data cache; SASS
+`LDG.E.128.CONSTANT`) and `st.global.v4`. A warp's request then covers 512
+bytes: the same data moves in a quarter of the requests, by a quarter of the
+threads."""),
     ("code", """%%warp_kernel --show source,ptx
 def copy_vec4(src: wl.array(dtype=wl.vec4), dst: wl.array(dtype=wl.vec4)):
     i = wl.tid()
@@ -182,7 +184,8 @@ np.testing.assert_array_equal(quads.ravel(), src)
 for kind, requests in (("float32", 256), ("vec4", 64)):
     for line in by_kind[kind].values():
         assert line["requests"] == requests and line["sectors"] == 1024
-assert "ld.global.v4" in wl.compile(copy_vec4).ptx"""),
+vec4_ptx = wl.compile(copy_vec4).ptx
+assert "ld.global.nc.v4.b32" in vec4_ptx and "st.global.v4.b32" in vec4_ptx"""),
     ("md", """## Transposing a matrix
 
 Reading rows and writing columns makes one side of the copy strided by the

@@ -409,7 +409,7 @@ def neighbours(u: wl.array2d(dtype=wl.float32), out: wl.array2d(dtype=wl.float32
 def test_constant_index_offsets_become_address_offsets():
     # u[i, j ± 1] are [p ± 4] off one base address, as nvcc's u[i*w + j ± 1]
     ck = wl.compile(neighbours, sass=False, cache=False)
-    loads = re.findall(r"ld\.global\.(?:f32|b32)\s+%r\d+, \[(%rd\d+)(\+-?\d+)?\]", ck.ptx)
+    loads = re.findall(r"ld\.global(?:\.nc)?\.(?:f32|b32)\s+%r\d+, \[(%rd\d+)(\+-?\d+)?\]", ck.ptx)
     offsets = {base: set() for base, _ in loads}
     for base, off in loads:
         offsets[base].add(off)

@@ -47,16 +47,16 @@ def kinds(a2: wl.array(dtype=wl.vec2), ai: wl.array(dtype=wl.vec4i),
 
 
 def _accesses(ptx: str) -> list[str]:
-    return re.findall(r"\b(?:ld|st)\.(?:global|shared)(?:\.v[24])?\.b(?:32|64)", ptx)
+    return re.findall(r"\b(?:ld|st)\.(?:global|shared)(?:\.nc)?(?:\.v[24])?\.b(?:32|64)", ptx)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_each_element_is_one_vector_access_and_ptxas_takes_it(arch):
     ck = wl.compile(scale4, arch=arch, cache=False)
-    assert _accesses(ck.ptx) == ["ld.global.v4.b32", "st.global.v4.b32"]
+    assert _accesses(ck.ptx) == ["ld.global.nc.v4.b32", "st.global.v4.b32"]  # a: read-only
     assert ck.sass.count("LDG.E.128") == 1 and ck.sass.count("STG.E.128") == 1
     per_component = wl.compile(scale4, arch=arch, cache=False, aligned_vectors=False)
-    assert _accesses(per_component.ptx) == ["ld.global.b32"] * 4 + ["st.global.b32"] * 4
+    assert _accesses(per_component.ptx) == ["ld.global.nc.b32"] * 4 + ["st.global.b32"] * 4
     assert ck.resources.registers <= per_component.resources.registers
 
 
@@ -65,11 +65,11 @@ def test_which_element_types_get_vector_accesses():
     assert ck.cubin is not None  # ptxas took it
     ptx = ck.ptx
     acc = _accesses(ptx)
-    assert "ld.global.v2.b32" in acc and "st.global.v2.b32" in acc      # vec2
-    assert "ld.global.v4.b32" in acc and "st.global.v4.b32" in acc      # vec4i
-    assert "ld.global.v2.b64" in acc and "st.global.v2.b64" in acc      # vec2d
+    assert "ld.global.nc.v2.b32" in acc and "st.global.v2.b32" in acc   # vec2
+    assert "ld.global.nc.v4.b32" in acc and "st.global.v4.b32" in acc   # vec4i
+    assert "ld.global.nc.v2.b64" in acc and "st.global.v2.b64" in acc   # vec2d
     assert "st.shared.v4.b32" in acc and "ld.shared.v4.b32" in acc      # static shared vec4
-    assert acc.count("ld.global.b32") == 3 and acc.count("st.global.b32") == 3  # vec3
+    assert acc.count("ld.global.nc.b32") == 3 and acc.count("st.global.b32") == 3  # vec3
 
 
 def test_aligned_arrays_run_vectorised_and_match_numpy():

@@ -59,6 +59,13 @@ class CompileOptions:
             for ``float4``. ``wl.launch`` compiles the variant without it
             (False: one access per component) by itself for an argument whose
             elements are not (a view starting mid-element).
+        read_only_cache: load the array parameters the kernel never writes
+            through the read-only data cache (``ld.global.nc``, what CUDA's
+            ``__ldg`` and ``const __restrict__`` give; default True). Sound
+            only when no argument the kernel writes shares their memory:
+            ``wl.launch`` compiles the variant without it (False) by itself
+            for a launch where one does (the same array passed as input and
+            output, overlapping views).
     """
 
     arch: str = "sm_90"
@@ -71,6 +78,7 @@ class CompileOptions:
     unit_inner_stride: bool = True
     entry_guard: bool | None = None
     aligned_vectors: bool = True
+    read_only_cache: bool = True
 
     @property
     def sm(self) -> int:

@@ -82,6 +82,7 @@ class ModuleContext:
         self.fast_math = bool(getattr(options, "fast_math", False))
         self.debug = bool(getattr(options, "debug", False))
         self.unit_inner_stride = bool(getattr(options, "unit_inner_stride", False))
+        self.read_only_cache = bool(getattr(options, "read_only_cache", False))
         self.lineinfo = bool(getattr(options, "lineinfo", True)) or self.debug
         guard = getattr(options, "entry_guard", None)
         self.entry_guard = typed.uses_tid if guard is None else bool(guard)
@@ -89,6 +90,7 @@ class ModuleContext:
         self.module.triple = TRIPLE
         self.decls: dict = {}
         self._unroll_full = None   # the shared "llvm.loop.unroll.full" node (unroll_full_md)
+        self._empty_md = None      # "!{}" (empty_md)
         self.strings: dict = {}
         self.functions: dict = {}   # TypedFunction.symbol -> ir.Function
         self.shared: dict = {}      # symbol -> GlobalVariable
@@ -173,6 +175,12 @@ class ModuleContext:
         node = ir.MDValue(self.module, [], name=str(len(self.module.metadata)))
         node.operands = (node, self._unroll_full)  # a loop ID refers to itself
         return node
+
+    def empty_md(self):
+        """The module's empty metadata node (``!{}``, what ``!invariant.load`` takes)."""
+        if self._empty_md is None:
+            self._empty_md = self.module.add_metadata([])
+        return self._empty_md
 
     def dynamic_shared(self):
         """The ``extern .shared .align 16 .b8`` buffer every ``wl.dynamic_shared_array``
@@ -341,10 +349,14 @@ class FunctionLowerer(ExprLowerer):
                            for k in range(nd)]
                 if self.m.unit_inner_stride:  # the runtime guarantees it (CompileOptions)
                     strides[-1] = ir.Constant(ir.IntType(32), 1)
+                # an array the kernel never writes (its own analysis, device calls and
+                # aliases included) is read through the read-only data cache; the runtime
+                # guarantees no written argument shares its memory (CompileOptions)
+                ro = self.m.read_only_cache and slot.name not in self.tf.written_params
                 self.vars[slot.name] = ArrayVal(
                     self.b.extract_value(arg, 0, name=f"{short}.ptr"),
                     [self.b.extract_value(arg, [1, k], name=f"{short}.shape{k}")
-                     for k in range(nd)], strides, ty)
+                     for k in range(nd)], strides, ty, invariant=ro)
                 continue
             if isinstance(ty, Scalar):
                 v = self.b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) \

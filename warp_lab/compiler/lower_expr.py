@@ -55,12 +55,15 @@ def memty(t):
 
 @dataclass
 class ArrayVal:
-    """An array value: base pointer, int32 extents and element strides."""
+    """An array value: base pointer, int32 extents and element strides; ``invariant``:
+    a kernel parameter the kernel never writes, read through the read-only data cache
+    (``CompileOptions.read_only_cache``)."""
 
     ptr: ir.Value
     shape: list
     strides: list
     ty: ArrayType
+    invariant: bool = False
 
 
 def flatten(value, ty) -> list:
@@ -113,6 +116,7 @@ class Ref:
     ty: object
     index: object = None
     align: int | None = None  # "mem" of a vector element: bytes of one aligned vector access
+    invariant: bool = False   # "mem" of a read-only kernel parameter: ld.global.nc
 
 
 class ExprLowerer:
@@ -341,7 +345,7 @@ class ExprLowerer:
             arr = self.expr(node.value)
             parts = [self.index_parts(i) for i in node.wl_indices]
             return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts]),
-                       bty.dtype, align=self._vector_align(bty))
+                       bty.dtype, align=self._vector_align(bty), invariant=arr.invariant)
         slot = self.var_slot(node.value.id)
         if isinstance(bty, Vector):
             i = node.wl_indices[0]
@@ -377,7 +381,7 @@ class ExprLowerer:
             k = self.b.add(self.b.mul(r, ir.Constant(I32, bty.cols)), c)
         ptr = self.b.gep(base.target, [ir.Constant(I32, 0), k], inbounds=True,
                          source_etype=memty(bty))
-        return Ref("mem", ptr, bty.elem)
+        return Ref("mem", ptr, bty.elem, invariant=base.invariant)
 
     def load_ref(self, ref: Ref):
         """Load the value a :class:`Ref` points at."""
@@ -386,7 +390,7 @@ class ExprLowerer:
         if ref.kind == "dyn":
             vals = [self.b.load(s) for s in ref.target]
             return self.pick(vals, ref.index)
-        return self.load_mem(ref.target, ref.ty, ref.align)
+        return self.load_mem(ref.target, ref.ty, ref.align, ref.invariant)
 
     def store_ref(self, ref: Ref, value):
         """Store into what a :class:`Ref` points at."""
@@ -403,21 +407,34 @@ class ExprLowerer:
         """Store into the element or component a subscript/attribute node names."""
         self.store_ref(self.element_ref(load_node), value)
 
-    def load_mem(self, ptr, ty, align=None):
+    def load_mem(self, ptr, ty, align=None, invariant=False):
         """Load a scalar, vector or matrix element from memory (bool stored as i8); a
-        vector with ``align`` (bytes, :meth:`_vector_align`) as one vector load."""
+        vector with ``align`` (bytes, :meth:`_vector_align`) as one vector load;
+        ``invariant`` marks the loads ``!invariant.load`` (memory no thread writes during
+        the launch), which NVPTX emits as ``ld.global.nc``."""
         if isinstance(ty, Scalar):
-            v = self.b.load(ptr, typ=memty(ty), align=ty.align)
+            v = self._mark(self.b.load(ptr, typ=memty(ty), align=ty.align), invariant)
             return self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if ty.is_bool else v
-        if align:
-            vt = ir.VectorType(llty(ty.elem), ty.n)
-            v = self.b.load(ptr, typ=vt, align=align)
-            return tuple(self.b.extract_element(v, ir.Constant(I32, k)) for k in range(ty.n))
         n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
         at = memty(ty)
-        return tuple(self.load_mem(self.b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, k)],
-                                              inbounds=True, source_etype=at), ty.elem)
-                     for k in range(n))
+        out = []
+        for k in range(n):
+            p = self.b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True,
+                           source_etype=at)
+            if align:
+                # component loads, the first aligned to the whole element: NVPTX's
+                # load/store vectorizer makes them one ld.v2/.v4 and keeps
+                # !invariant.load (a <n x T> load loses it in the O3 pipeline)
+                a = align if k == 0 else ty.elem.align
+                out.append(self._mark(self.b.load(p, typ=memty(ty.elem), align=a), invariant))
+            else:
+                out.append(self.load_mem(p, ty.elem, invariant=invariant))
+        return tuple(out)
+
+    def _mark(self, load, invariant: bool):
+        if invariant:
+            load.set_metadata("invariant.load", self.m.empty_md())
+        return load
 
     def store_mem(self, ptr, ty, value, align=None):
         """Store a scalar, vector or matrix element to memory (bool stored as i8); a

@@ -86,8 +86,9 @@ def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags)
 def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool = False,
             debug: bool = False, lineinfo: bool = True, maxrregcount: int | None = None,
             launch_ndim: int | None = None, unit_inner_stride: bool = True,
-            entry_guard: bool | None = None, aligned_vectors: bool = True, cache: bool = True,
-            sass: bool = True, life_ranges: bool = False) -> CompiledKernel:
+            entry_guard: bool | None = None, aligned_vectors: bool = True,
+            read_only_cache: bool = True, cache: bool = True, sass: bool = True,
+            life_ranges: bool = False) -> CompiledKernel:
     """Compile a kernel for one architecture.
 
     Args:
@@ -107,6 +108,8 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         aligned_vectors: one vector load/store per ``vec2``/``vec4`` array
             element (default; see :class:`CompileOptions`); False for
             elements of any alignment.
+        read_only_cache: ``ld.global.nc`` for the array parameters the kernel
+            never writes (default; see :class:`CompileOptions`).
         cache: look up and store the result in the memory + disk cache.
         sass: disassemble the cubin (``sass``, SASS line map); False leaves
             ``sass`` None with ``missing["sass"]`` saying so.
@@ -129,14 +132,16 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     guard = {} if entry_guard is None else {"entry_guard": entry_guard}  # None: by kernel
     check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
                   maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride, cache=cache,
-                  sass=sass, life_ranges=life_ranges, aligned_vectors=aligned_vectors, **guard)
+                  sass=sass, life_ranges=life_ranges, aligned_vectors=aligned_vectors,
+                  read_only_cache=read_only_cache, **guard)
     entry_guard = None if entry_guard is None else bool(entry_guard)
     fast_math, debug, lineinfo = bool(fast_math), bool(debug), bool(lineinfo)
     options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
                              lineinfo=lineinfo, maxrregcount=maxrregcount,
                              launch_ndim=launch_ndim,
                              unit_inner_stride=bool(unit_inner_stride), entry_guard=entry_guard,
-                             aligned_vectors=bool(aligned_vectors))
+                             aligned_vectors=bool(aligned_vectors),
+                             read_only_cache=bool(read_only_cache))
     t_start = time.perf_counter()
     key = _cache.cache_key(kernel, options, toolchain_versions(arch)) if cache else ""
     if cache:

@@ -21,7 +21,7 @@ from warp_lab.lang import types as T
 from warp_lab.runtime.arrays import Array
 
 __all__ = ["HostView", "Region", "check_arguments", "group_regions", "written_regions",
-           "INT32_MAX", "misaligned_vectors"]
+           "INT32_MAX", "misaligned_vectors", "read_only_aliases"]
 
 INT32_MAX = 2**31 - 1
 
@@ -317,4 +317,24 @@ def misaligned_vectors(params, views: list[HostView]) -> list[str]:
         size = vector_access_bytes(dtypes.get(v.name))
         if size and (v.element0 - region_of[id(v)].lo) % size:
             out.append(v.name)
+    return out
+
+
+def read_only_aliases(views: list[HostView], written_params) -> list[str]:
+    """Names of array arguments the kernel only reads whose memory an argument it may
+    write shares (the same array passed twice, overlapping views): a kernel compiled
+    with ``read_only_cache`` (``ld.global.nc`` for the arrays it never writes) cannot
+    take them, since the read-only data cache need not see the writes (PTX ISA
+    ``ld``: ``.nc`` loads are for memory that is read-only for the kernel's lifetime).
+
+    Args:
+        views: the array arguments, from :func:`check_arguments`.
+        written_params: names of the parameters the kernel may write
+            (``CompiledKernel.written_params``).
+    """
+    written = set(written_params)
+    out = []
+    for region in group_regions(views):
+        if any(v.name in written for v in region.views):
+            out += [v.name for v in region.views if v.name not in written]
     return out

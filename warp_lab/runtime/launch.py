@@ -189,7 +189,9 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     for arrays with unit stride in their last dimension; if an argument is
     strided there, the general variant is compiled instead; likewise the variant with
     one access per component when a ``vec2``/``vec4`` array's elements would not
-    be aligned to their size on the device. A kernel compiled
+    be aligned to their size on the device, and the variant without read-only
+    cache loads when an array the kernel only reads shares memory with one it
+    writes. A kernel compiled
     without an entry guard (one that does not use ``wl.tid()``) is compiled
     with one when ``dim=`` is not a whole number of blocks, so that exactly
     ``dim`` threads run. A CompiledKernel that needs such a variant gets it
@@ -208,7 +210,8 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
             tuple, ``opt`` not 0..3, ``fast_math``/``debug`` not bools, a
             read-only array the kernel may write),
             or a CompiledKernel that needs a variant (a strided array, a
-            misaligned vector array, or no entry guard for a ``dim=`` that
+            misaligned vector array, aliased read-only and written arrays, or
+            no entry guard for a ``dim=`` that
             is not a whole number of blocks)
             and does not know its ``@wl.kernel``.
     """
@@ -250,6 +253,7 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                         unit_inner_stride=changes.get("unit_inner_stride", o.unit_inner_stride),
                         entry_guard=changes.get("entry_guard", o.entry_guard),
                         aligned_vectors=changes.get("aligned_vectors", o.aligned_vectors),
+                        read_only_cache=changes.get("read_only_cache", o.read_only_cache),
                         sass=False)
 
     grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
@@ -265,6 +269,11 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                      f"load/store each), but {', '.join(repr(n) for n in misaligned)} is not "
                      "(a view that starts inside an element of the memory it shares)",
                      aligned_vectors=False)
+    shared = _args.read_only_aliases(views, ck.written_params)
+    if shared and ck.options.read_only_cache:
+        ck = variant(f"reads {', '.join(repr(n) for n in shared)} through the read-only data "
+                     "cache (ld.global.nc), but an argument it writes shares that memory",
+                     read_only_cache=False)
     partial = any(d != g * b for d, g, b in zip(launch_dim, grd, blk))
     if partial and not ck.entry_guard:
         ck = variant(f"was compiled without an entry guard, but dim={dim!r} is not a whole "

@@ -1,0 +1,74 @@
+"""Arrays a kernel never writes are read through the read-only data cache (``ld.global.nc``).
+
+What CUDA's ``__ldg`` and ``const __restrict__`` give. The compiler decides which
+parameters are read-only (``CompiledKernel.written_params``); ``wl.launch``
+compiles the variant without ``.nc`` loads when a read-only argument shares
+memory with a written one, since the read-only cache need not see those writes.
+"""
+
+import re
+
+import numpy as np
+
+import warp_lab as wl
+from warp_lab.examples import get
+from warp_lab.runtime.args import check_arguments, read_only_aliases
+
+
+@wl.kernel
+def shift_add(src: wl.array(dtype=wl.float32), dst: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    dst[i] = dst[i] + src[i] * 2.0
+
+
+@wl.kernel
+def through_alias(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    view = a
+    view[i] = b[i] + a[i]
+
+
+def _loads(ptx: str) -> list[str]:
+    return re.findall(r"\bld\.global(?:\.nc)?\.b32", ptx)
+
+
+def test_only_the_arrays_the_kernel_never_writes_get_nc_loads():
+    ptx = wl.compile(shift_add, cache=False, sass=False).ptx
+    assert sorted(_loads(ptx)) == ["ld.global.b32", "ld.global.nc.b32"]   # dst, src
+    # a store through a local alias writes the parameter: its loads stay coherent
+    ptx = wl.compile(through_alias, cache=False, sass=False).ptx
+    assert sorted(_loads(ptx)) == ["ld.global.b32", "ld.global.nc.b32"]   # a, b
+    # every array of spmv_csr but y is read-only
+    ck = wl.compile(get("spmv_csr").kernel, cache=False)
+    assert set(_loads(ck.ptx)) == {"ld.global.nc.b32"} and ck.written_params == ("y",)
+    assert {ln.split()[1] for ln in ck.sass.splitlines() if "LDG" in ln} == {"LDG.E.CONSTANT"}
+    off = wl.compile(get("spmv_csr").kernel, cache=False, sass=False, read_only_cache=False)
+    assert set(_loads(off.ptx)) == {"ld.global.b32"}
+
+
+def test_separate_arrays_run_with_nc_loads_and_match_numpy():
+    src = np.arange(300, dtype=np.float32)
+    dst = np.ones(300, np.float32)
+    r = wl.launch(shift_add, dim=300, inputs=[src, dst], device="sim")
+    assert r.compiled.options.read_only_cache and not r.findings
+    np.testing.assert_array_equal(dst, 1 + 2 * np.arange(300, dtype=np.float32))
+
+
+def test_a_read_only_argument_sharing_memory_with_a_written_one_gets_the_coherent_variant():
+    x = np.arange(257, dtype=np.float32)
+    expected = x[1:] + 2 * x[:-1]
+    ck = wl.compile(shift_add, sass=False)
+    _, views = check_arguments(ck.params, [x[:-1], x[1:]])
+    assert read_only_aliases(views, ck.written_params) == ["src"]
+    r = wl.launch(ck, dim=256, inputs=[x[:-1], x[1:]], device="sim")
+    assert not r.compiled.options.read_only_cache
+    assert "ld.global.nc" not in r.compiled.ptx
+    np.testing.assert_array_equal(x[1:], expected)
+    # the same array as both arguments
+    y = np.arange(64, dtype=np.float32)
+    r = wl.launch(shift_add, dim=64, inputs=[y, y], device="sim")
+    assert not r.compiled.options.read_only_cache
+    np.testing.assert_array_equal(y, 3 * np.arange(64, dtype=np.float32))
+    # disjoint arrays: no variant needed
+    _, views = check_arguments(ck.params, [np.zeros(4, np.float32), np.zeros(4, np.float32)])
+    assert read_only_aliases(views, ck.written_params) == []
