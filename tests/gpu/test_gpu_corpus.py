@@ -87,3 +87,31 @@ def test_dynamic_shared_memory_on_gpu_matches_numpy(shared_mem):
               shared_mem=shared_mem, device="cuda")
     np.testing.assert_array_equal(y, x.reshape(4, 256)[:, ::-1].ravel())
     assert lens[0] == (shared_mem - 16) // 4
+
+
+@wl.kernel
+def _scale4(a: wl.array(dtype=wl.vec4), out: wl.array(dtype=wl.vec4), s: float):
+    i = wl.tid()
+    out[i] = a[i] * s
+
+
+@wl.kernel
+def _shift_add(src: wl.array(dtype=wl.float32), dst: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    dst[i] = dst[i] + src[i] * 2.0
+
+
+@pytest.mark.gpu
+def test_vector_and_read_only_cache_loads_on_gpu_match_numpy():
+    a = np.random.default_rng(6).standard_normal((4096, 4)).astype(np.float32)
+    out = np.zeros_like(a)
+    r = wl.launch(_scale4, dim=4096, inputs=[a, out, 0.5], device="cuda")
+    assert "ld.global.nc.v4" in r.compiled.ptx
+    np.testing.assert_array_equal(out, a * np.float32(0.5))
+    # a view 4 bytes into memory shared with another argument: per-component variant
+    buf = np.random.default_rng(7).standard_normal(4 * 1024 + 1).astype(np.float32)
+    x = buf.copy()
+    expected = x[1:] + 2 * x[:-1]
+    r = wl.launch(_shift_add, dim=4 * 1024, inputs=[buf[:-1], buf[1:]], device="cuda")
+    assert not r.compiled.options.read_only_cache
+    np.testing.assert_array_equal(buf[1:], expected)
