@@ -55,16 +55,16 @@ def test_separate_arrays_run_with_nc_loads_and_match_numpy():
 
 
 def test_a_read_only_argument_sharing_memory_with_a_written_one_gets_the_coherent_variant():
+    # overlapping views (thread i writes what thread i + 1 reads: values race on a GPU,
+    # so only the variant is checked here)
     x = np.arange(257, dtype=np.float32)
-    expected = x[1:] + 2 * x[:-1]
     ck = wl.compile(shift_add, sass=False)
     _, views = check_arguments(ck.params, [x[:-1], x[1:]])
     assert read_only_aliases(views, ck.written_params) == ["src"]
     r = wl.launch(ck, dim=256, inputs=[x[:-1], x[1:]], device="sim")
     assert not r.compiled.options.read_only_cache
     assert "ld.global.nc" not in r.compiled.ptx
-    np.testing.assert_array_equal(x[1:], expected)
-    # the same array as both arguments
+    # the same array as both arguments: each thread reads and writes its own element
     y = np.arange(64, dtype=np.float32)
     r = wl.launch(shift_add, dim=64, inputs=[y, y], device="sim")
     assert not r.compiled.options.read_only_cache
