@@ -476,7 +476,7 @@ def test_planted_bug_records(bug):
     assert len(args) == len(inspect.signature(bug.kernel.fn).parameters)
     launch = bug.launch(args)
     assert launch.threads <= 1024
-    assert bug.check in ("memcheck", "racecheck", "barrier", "budget")
+    assert bug.check in ("memcheck", "racecheck", "initcheck", "barrier", "budget")
     if bug.thread is not None:
         grid, block = launch.grid_block()
         assert all(t < b for t, b in zip(bug.thread, block))

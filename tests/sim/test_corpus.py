@@ -7,7 +7,7 @@ import pytest
 import warp_lab as wl
 from warp_lab.examples import CORPUS, PLANTED_BUGS
 
-ALL = ("memcheck", "racecheck", "barrier")
+ALL = ("memcheck", "racecheck", "initcheck", "barrier")
 
 
 @pytest.mark.parametrize("opt", [0, 3])
@@ -25,6 +25,7 @@ def test_corpus_kernel_matches_numpy(ex, opt):
 _KINDS = {"out-of-bounds write": ("out_of_bounds", "write"),
           "out-of-bounds read": ("out_of_bounds", "read"),
           "read-after-write hazard": ("race_raw", "read-after-write"),
+          "uninitialized shared read": ("uninitialized", "uninitialized"),
           "divergent barrier": ("divergent_barrier", "divergent"),
           "instruction budget exceeded": ("budget", "budget")}
 

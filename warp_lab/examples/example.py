@@ -233,11 +233,12 @@ class PlantedBug:
         make_inputs: ``make_inputs() -> list`` of arguments.
         launch: ``launch(args) -> Launch``.
         check: which check finds it: ``"memcheck"``, ``"racecheck"``,
-            ``"barrier"`` (divergent barrier) or ``"budget"`` (runaway loop).
+            ``"initcheck"`` (uninitialised shared memory), ``"barrier"``
+            (divergent barrier) or ``"budget"`` (runaway loop).
         kind: what the report should say happened, e.g.
             ``"out-of-bounds write"``, ``"out-of-bounds read"``,
-            ``"read-after-write hazard"``, ``"divergent barrier"``,
-            ``"instruction budget exceeded"``.
+            ``"read-after-write hazard"``, ``"uninitialized shared read"``,
+            ``"divergent barrier"``, ``"instruction budget exceeded"``.
         marker: a substring of the offending source line (the line the
             report must name); see :meth:`line`.
         block: the block ``(x, y, z)`` of the first offending thread, or None

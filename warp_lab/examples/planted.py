@@ -16,6 +16,7 @@ from warp_lab.examples.example import Launch, PlantedBug, rng
 
 f32 = np.float32
 BUG_BLOCK = 128
+BUG_BINS = 16
 
 
 @wl.kernel
@@ -57,6 +58,17 @@ def divergent_syncthreads(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.fl
 
 
 @wl.kernel
+def unzeroed_shared_histogram(x: wl.array(dtype=wl.int32), hist: wl.array(dtype=wl.int32)):
+    bins = wl.shared_array(BUG_BINS, wl.int32)
+    t = wl.thread_idx.x
+    # missing: bins[t] = 0 for t < BUG_BINS, then wl.syncthreads()
+    wl.atomic_add(bins, x[wl.block_idx.x * BUG_BLOCK + t], 1)  # BUG: bins never zeroed
+    wl.syncthreads()
+    if t < BUG_BINS:
+        wl.atomic_add(hist, t, bins[t])
+
+
+@wl.kernel
 def runaway_loop(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.int32)):
     i = wl.tid()
     k = 0
@@ -86,6 +98,14 @@ PLANTED_BUGS = [
                lambda a: Launch(grid=(1, 1, 1), block=(BUG_BLOCK, 1, 1)), "barrier",
                "divergent barrier", "# BUG: only threads 0..15", block=(0, 0, 0),
                description="syncthreads inside a branch taken by part of the block"),
+    PlantedBug("unzeroed_shared_histogram", unzeroed_shared_histogram,
+               lambda: [rng("unzeroed_shared_histogram").integers(0, BUG_BINS, 2 * BUG_BLOCK)
+                        .astype(np.int32), np.zeros(BUG_BINS, np.int32)],
+               lambda a: Launch(grid=(2, 1, 1), block=(BUG_BLOCK, 1, 1)), "initcheck",
+               "uninitialized shared read", "# BUG: bins never zeroed", block=(0, 0, 0),
+               thread=(0, 0, 0),
+               description="shared-memory bins counted into with atomics before anyone "
+                           "zeroed them (shared memory starts as garbage on a GPU)"),
     PlantedBug("runaway_loop", runaway_loop, lambda: [np.ones(32, f32), np.zeros(32, np.int32)],
                lambda a: Launch(dim=32, block_dim=32), "budget", "instruction budget exceeded",
                "# BUG: x[i] never changes",

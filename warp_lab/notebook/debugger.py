@@ -36,7 +36,8 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
         kernel: a ``@wl.kernel`` (compiled for the simulator, cached) or a
             :class:`~warp_lab.compiler.artifact.CompiledKernel`.
         dim, inputs, block_dim, grid, block, shared_mem: as for ``wl.launch``.
-        checks: simulator checks that run while stepping.
+        checks: simulator checks that run while stepping (any of ``wl.launch``'s:
+            ``"memcheck"``, ``"racecheck"``, ``"initcheck"``, ``"barrier"``).
 
     Returns:
         a :class:`DebugSession`. The user's arrays are not written back: a

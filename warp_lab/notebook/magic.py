@@ -33,7 +33,7 @@ from warp_lab.lang.kernel import Func, Kernel
 __all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DEFAULTS"]
 
 SHOW_CHOICES = ("source", "llvm", "ptx", "sass", "resources", "occupancy")
-CHECK_CHOICES = ("memcheck", "racecheck")
+CHECK_CHOICES = ("memcheck", "racecheck", "initcheck")
 
 BUILTIN_DEFAULTS = {
     "arch": None, "opt": 3, "fast_math": False, "debug": False, "block_dim": 256,
@@ -242,8 +242,9 @@ class WarpKernelMagics(Magics):
     @magic_arguments.argument("--launch", help='launch the last kernel of the cell, e.g. '
                               '"dim=n, inputs=[x, y, 2.0]", evaluated in the notebook namespace')
     @magic_arguments.argument("--repeat", type=int, help="timed launches (default 1)")
-    @magic_arguments.argument("--check", help="simulator checks for --launch: memcheck,racecheck "
-                              "(the barrier check always runs; default memcheck)")
+    @magic_arguments.argument("--check", help="simulator checks for --launch: comma list of "
+                              "memcheck,racecheck,initcheck (the barrier check always runs; "
+                              "default memcheck)")
     @magic_arguments.argument("--no-cache", action="store_const", const=True, dest="no_cache",
                               help="recompile even when the kernel is in the compile cache")
     @magic_arguments.argument("--diff", choices=("previous",),

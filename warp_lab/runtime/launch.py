@@ -128,7 +128,7 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
 
 
 #: Simulator checks a launch may ask for (``warp_lab.sim.run``'s ``checks``).
-CHECKS = ("memcheck", "racecheck", "barrier")
+CHECKS = ("memcheck", "racecheck", "initcheck", "barrier")
 
 
 def check_checks(checks) -> tuple[str, ...]:
@@ -325,6 +325,7 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             arch's opt-in limit less the kernel's static shared memory.
         grid, block: the explicit CUDA form instead of ``dim``.
         checks: simulator checks to run (``"memcheck"``, ``"racecheck"``,
+            ``"initcheck"`` (reads of shared memory not yet written in the block),
             ``"barrier"``; one name or a tuple, None for none); ignored on a GPU.
         max_instructions: simulator budget of thread-instructions, a positive
             int (None: no limit).

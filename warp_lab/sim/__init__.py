@@ -17,7 +17,7 @@ Modules: ``ptx``/``ptx_syntax`` (parser), ``machine`` (SIMT engine and
 scheduling), ``alu``/``bits``/``convert``/``fp`` (arithmetic semantics),
 ``memops``/``memory`` (state spaces, memcheck, coalescing and bank metrics),
 ``control`` (branches, calls, exit), ``sync`` (barriers, warp-synchronous ops),
-``checks`` (racecheck), ``provenance`` (which shared/local variable an address
+``checks`` (racecheck), ``initcheck`` (uninitialised shared reads), ``provenance`` (which shared/local variable an address
 points into, for memcheck), ``printf`` (vprintf, __assertfail), ``debugger``.
 
 Known limits: no recursion or indirect calls; ``f16x2``/``bf16`` arithmetic,
@@ -34,18 +34,21 @@ from warp_lab.errors import SimulatorError
 from warp_lab.sim.memory import GlobalMemory
 from warp_lab.sim.ptx import PtxModule, parse_module
 from warp_lab.sim.dispatch import implemented_opcodes
+from warp_lab.sim.machine import CHECKS
 from warp_lab.sim.result import Finding, MemoryLineStats, Metrics, SimResult
 
 __all__ = ["parse_module", "PtxModule", "GlobalMemory", "run", "SimResult", "Finding",
            "Metrics", "MemoryLineStats", "SimulatorError", "Debugger", "ALL_CHECKS",
-           "implemented_opcodes"]
+           "DEFAULT_CHECKS", "implemented_opcodes"]
 
 #: every check :func:`run` knows
-ALL_CHECKS = ("memcheck", "racecheck", "barrier")
+ALL_CHECKS = CHECKS
+#: the checks :func:`run` enables when not told (initcheck is asked for by name)
+DEFAULT_CHECKS = ("memcheck", "racecheck", "barrier")
 
 
 def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
-        dynamic_shared: int = 0, checks=ALL_CHECKS, max_instructions: int | None = None,
+        dynamic_shared: int = 0, checks=DEFAULT_CHECKS, max_instructions: int | None = None,
         metrics: bool = True, batch_threads: int = 1 << 16,
         progress: Callable[[int, int], None] | None = None) -> SimResult:
     """Execute one kernel launch on the CPU.
@@ -67,8 +70,11 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
             local ones against the PTX variable the address derives from when that is
             known; without it an illegal access raises :class:`SimulatorError`),
             ``"racecheck"``
-            (shared-memory hazards), ``"barrier"`` (divergent barriers, warp-sync
-            membership). Deadlocks are always detected.
+            (shared-memory hazards), ``"initcheck"`` (reads of shared bytes no
+            thread of the block wrote since it started: ``uninitialized``
+            findings, the launch goes on; :mod:`~warp_lab.sim.initcheck`),
+            ``"barrier"`` (divergent barriers, warp-sync membership). Default
+            :data:`DEFAULT_CHECKS` (all but initcheck). Deadlocks are always detected.
         max_instructions: thread-instruction budget; exceeding it stops the launch
             with a ``budget`` finding and ``partial=True``. ``None``: unlimited. Warps
             spinning on a flag another warp sets take turns with it (forward progress),

@@ -47,7 +47,10 @@ import numpy as np
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.result import Finding, Metrics, MemoryLineStats, SimResult, instruction_class
 
-__all__ = ["Machine", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC", "YIELD"]
+__all__ = ["Machine", "CHECKS", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC", "YIELD"]
+
+#: every check the engine knows (``initcheck``: :mod:`warp_lab.sim.initcheck`)
+CHECKS = ("memcheck", "racecheck", "initcheck", "barrier")
 
 # thread status: runnable, exited, waiting at a barrier, padding lane past the block's
 # last thread, waiting at a warp-synchronous instruction for the rest of its membermask,
@@ -77,7 +80,8 @@ class Machine:
         params: parameter buffer bytes.
         memory: :class:`~warp_lab.sim.memory.GlobalMemory`.
         dynamic_shared: bytes of dynamic shared memory per block.
-        checks: enabled checks (``"memcheck"``, ``"racecheck"``, ``"barrier"``).
+        checks: enabled checks (any of :data:`CHECKS`: ``"memcheck"``, ``"racecheck"``,
+            ``"initcheck"``, ``"barrier"``).
         metrics: collect :class:`Metrics`.
         max_instructions: thread-instruction budget (``None``: unlimited).
         batch_threads: threads per batch (blocks are grouped up to this many).
@@ -107,10 +111,10 @@ class Machine:
         self.kparams = {name: (off, size) for name, off, size, _ in self.fn.params}
         self.memory = memory
         self.checks = frozenset(checks or ())
-        unknown = self.checks - {"memcheck", "racecheck", "barrier"}
+        unknown = self.checks - set(CHECKS)
         if unknown:
             raise SimulatorError(f"unknown checks {sorted(unknown)}; "
-                                 "known: memcheck, racecheck, barrier")
+                                 f"known: {', '.join(CHECKS)}")
         self.collect = bool(metrics)
         self.budget = max_instructions
         self.dynamic_shared = int(dynamic_shared)
@@ -135,12 +139,14 @@ class Machine:
         # blocks per batch: bounded by threads, and by the shared/local memory they carry
         # (racecheck keeps 24 bytes of bookkeeping per shared byte, 40 with bar.warp.sync,
         # plus a 128-byte row of per-lane read clocks for each byte whose readers read
-        # at different warp-sync clocks, made on demand: not counted here)
+        # at different warp-sync clocks, made on demand: not counted here; initcheck
+        # keeps one byte per shared byte)
         bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
         if self.shared_stride:
             from warp_lab.sim.checks import has_warp_sync
             per_block = self.shared_stride * (
-                1 if "racecheck" not in self.checks else 41 if has_warp_sync(mod) else 25)
+                (1 if "racecheck" not in self.checks else 41 if has_warp_sync(mod) else 25)
+                + ("initcheck" in self.checks))
             bpb = min(bpb, max(1, (64 << 20) // per_block))
         if self.local_size:
             bpb = min(bpb, max(1, (256 << 20) // (self.local_size * self.bs_pad)))
@@ -259,6 +265,10 @@ class Machine:
         if "racecheck" in self.checks and self.shared_size:
             from warp_lab.sim.checks import RaceTracker
             self.race = RaceTracker(self, nb, self.shared_stride)
+        self.init = None
+        if "initcheck" in self.checks and self.shared_size:
+            from warp_lab.sim.initcheck import InitTracker
+            self.init = InitTracker(self, nb, self.shared_stride)
         self.upc = -1
         self.usteps = 0
         self._last = None

@@ -9,7 +9,8 @@ thread's local memory, aligned to the access size; with memcheck, inside the
 then done as one numpy gather or scatter. A failed check records
 an ``out_of_bounds`` or ``misaligned`` finding naming block, thread, PTX line,
 source line and address, and stops the launch (the GPU would abort it with
-an illegal-address error).
+an illegal-address error). Shared accesses also feed racecheck
+(:mod:`~warp_lab.sim.checks`) and initcheck (:mod:`~warp_lab.sim.initcheck`).
 
 Address widths (PTX ISA "Addresses as Operands", "Generic Addressing", ``cvta``):
 ``.shared``/``.local``/``.const`` addresses are offsets within their state
@@ -362,6 +363,8 @@ def _ld(ins, mod):
             _metrics(m, ins, space, av, idx, es * n)
         if m.race is not None and space != "global":
             m.race.access(ins, space, av, idx, es * n, False)
+        if m.init is not None and space != "global":
+            m.init.read(ins, groups, idx, es * n, var)
         vals = _gather(groups, idx.size, es, n)
         for j, w in enumerate(ws):
             v = vals[:, j].view(dt)
@@ -460,6 +463,8 @@ def _st(ins, mod):
             _metrics(m, ins, space, av, idx, es * n)
         if m.race is not None and space != "global":
             m.race.access(ins, space, av, idx, es * n, True)
+        if m.init is not None and space != "global":
+            m.init.write(groups, idx, es * n)
         vals = np.empty((idx.size, n), RAW[es])
         for j, r in enumerate(rs):
             v = r(m)
@@ -563,6 +568,11 @@ def _atom(ins, mod):
         groups = access(m, ins, space, av, idx, es, var)
         if m.collect:
             _metrics(m, ins, space, av, idx, es)
+        if m.init is not None and space != "global":
+            # the old value is read (but for exch, whose new value ignores it), then written
+            if op != "exch":
+                m.init.read(ins, groups, idx, es, var)
+            m.init.write(groups, idx, es)
         b = np.broadcast_to(np.asarray(rb(m), dt), (m.T,))[idx]
         c = np.broadcast_to(np.asarray(rc(m), dt), (m.T,))[idx] if rc is not None else None
         old = np.empty(idx.size, dt)
