@@ -409,7 +409,8 @@ class ExprLowerer:
 
     def load_mem(self, ptr, ty, align=None, invariant=False):
         """Load a scalar, vector or matrix element from memory (bool stored as i8); a
-        vector with ``align`` (bytes, :meth:`_vector_align`) as one vector load;
+        vector with ``align`` (bytes, :meth:`_vector_align`) as component loads the first
+        of which carries that alignment, which codegen fuses into one ``ld.v2``/``.v4``;
         ``invariant`` marks the loads ``!invariant.load`` (memory no thread writes during
         the launch), which NVPTX emits as ``ld.global.nc``."""
         if isinstance(ty, Scalar):
