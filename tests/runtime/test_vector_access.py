@@ -116,3 +116,23 @@ def test_the_vectorised_kernel_faults_on_a_misaligned_element_as_a_gpu_would():
     grid, block, dim = launch_geometry(1, dim=n, block_dim=32)
     r = sim_backend.run(ck, get_device("sim"), grid, block, dim, values, views)
     assert [f.kind for f in r.findings] == ["misaligned"]
+
+
+@wl.kernel
+def copy_all(a: wl.array(dtype=wl.vec4), out: wl.array(dtype=wl.vec4), m: wl.array(dtype=wl.mat22)):
+    for i in range(len(a)):
+        out[i] = a[i]
+    if len(m) > 0:
+        out[0] = wl.vec4(m[0][0, 0], 0.0, 0.0, 0.0)
+
+
+def test_empty_vector_and_matrix_arrays_launch():
+    # NumPy gives np.zeros((0, 4)) the strides (0, 0): nothing to check for no elements
+    empty = np.zeros((0, 4), np.float32)
+    r = wl.launch(copy_all, dim=1, inputs=[empty, np.zeros((0, 4), np.float32),
+                                           np.zeros((0, 2, 2), np.float32)], device="sim")
+    assert not r.findings
+    out = np.zeros((2, 4), np.float32)
+    wl.launch(copy_all, dim=1, inputs=[wl.zeros(0, dtype=wl.vec4), out,
+                                       np.zeros((0, 2, 2), np.float32)], device="sim")
+    assert not out.any()

@@ -131,7 +131,7 @@ def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
         want = f"{ptype.ndim}-D" + (f" with trailing shape {trailing}" if trailing else "")
         raise LaunchError(f"parameter {name!r} expects a {want} array, got shape "
                           f"{tuple(arr.shape)}")
-    if elem_dims:
+    if elem_dims and arr.size:  # (NumPy gives an empty array's strides as 0)
         inner = arr.strides[ptype.ndim:]
         want_inner = tuple(int(np.prod(trailing[i + 1:])) * arr.itemsize for i in range(elem_dims))
         if tuple(inner) != want_inner:
@@ -142,7 +142,7 @@ def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
     shape = tuple(int(s) for s in arr.shape[:ptype.ndim])
     strides = []
     for s in arr.strides[:ptype.ndim]:
-        if s % size:
+        if s % size and arr.size:
             raise LaunchError(f"parameter {name!r}: byte stride {s} is not a multiple of the "
                               f"element size {size} (strides count whole elements); pass a "
                               "contiguous copy (np.ascontiguousarray(...))" + _padded_hint(elem, s))
