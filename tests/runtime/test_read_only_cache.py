@@ -72,3 +72,41 @@ def test_a_read_only_argument_sharing_memory_with_a_written_one_gets_the_coheren
     # disjoint arrays: no variant needed
     _, views = check_arguments(ck.params, [np.zeros(4, np.float32), np.zeros(4, np.float32)])
     assert read_only_aliases(views, ck.written_params) == []
+
+
+@wl.kernel
+def set_then_add(src: wl.array(dtype=wl.float32), dst: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    dst[i] = 5.0
+    wl.syncthreads()
+    dst[i] = dst[i] + src[i]
+
+
+def test_memcheck_reports_a_read_only_cache_load_of_memory_the_launch_writes():
+    # forcing the .nc variant onto aliased arguments (wl.launch would not): on a GPU the
+    # read of src may be stale; the simulator cannot show that, so memcheck says it
+    from warp_lab.runtime import sim_backend
+    from warp_lab.runtime.device import get_device
+    from warp_lab.runtime.launch import launch_geometry
+
+    ck = wl.compile(set_then_add, sass=False)
+    assert "ld.global.nc" in ck.ptx
+    x = np.zeros(64, np.float32)
+    values, views = check_arguments(ck.params, [x, x])
+    grid, block, dim = launch_geometry(1, dim=64, block_dim=64)
+    r = sim_backend.run(ck, get_device("sim"), grid, block, dim, values, views,
+                        checks=("memcheck",))
+    found = [f for f in r.findings if f.kind == "nc_write"]
+    assert [f.kind for f in r.findings] == ["nc_write", "nc_write"]  # the load, the store
+    assert all("ld.global.nc" in f.message and "'src,dst'" in f.message for f in found)
+    assert "dst[i] = dst[i] + src[i]" in set_then_add.source.line(found[0].source_line)
+    # what wl.launch does: the coherent variant, no finding
+    y = np.zeros(64, np.float32)
+    r = wl.launch(set_then_add, dim=64, inputs=[y, y], block_dim=64, device="sim")
+    assert not r.findings and not r.compiled.options.read_only_cache
+    np.testing.assert_array_equal(y, np.full(64, 10, np.float32))
+    # separate arrays: .nc loads and writes to other memory, no finding
+    s, d = np.ones(64, np.float32), np.zeros(64, np.float32)
+    r = wl.launch(set_then_add, dim=64, inputs=[s, d], block_dim=64, device="sim")
+    assert not r.findings and r.compiled.options.read_only_cache
+    np.testing.assert_array_equal(d, np.full(64, 6, np.float32))

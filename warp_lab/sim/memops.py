@@ -344,6 +344,7 @@ def _ld(ins, mod):
         return _ld_param(ins, mod, aop, dt, es, n, ws)
     ra = _addr_reader(aop, mod, ins.line)
     var = _address_var(ins, mod, space)
+    nc = "nc" in ins.mods
 
     def ex(m, mask):
         a = ra(m)
@@ -351,6 +352,8 @@ def _ld(ins, mod):
             # one address for every lane (a uniform load): read once, broadcast
             groups = access(m, ins, space, np.array([a], np.uint64), np.zeros(1, np.int64),
                             es * n)
+            if nc and m.nc_reads is not None:
+                note_nc(m, ins, groups, np.zeros(1, np.int64), np.array([a], np.uint64), True)
             vals = _gather(groups, 1, es, n)
             for j, w in enumerate(ws):
                 w(m, vals[0, j].view(dt), mask)
@@ -365,6 +368,8 @@ def _ld(ins, mod):
             m.race.access(ins, space, av, idx, es * n, False)
         if m.init is not None and space != "global":
             m.init.read(ins, groups, idx, es * n, var)
+        if nc and m.nc_reads is not None:
+            note_nc(m, ins, groups, idx, av, True)
         vals = _gather(groups, idx.size, es, n)
         for j, w in enumerate(ws):
             v = vals[:, j].view(dt)
@@ -465,12 +470,48 @@ def _st(ins, mod):
             m.race.access(ins, space, av, idx, es * n, True)
         if m.init is not None and space != "global":
             m.init.write(groups, idx, es * n)
+        if m.nc_writes is not None and space in ("global", "generic"):
+            note_nc(m, ins, groups, idx, av, False)
         vals = np.empty((idx.size, n), RAW[es])
         for j, r in enumerate(rs):
             v = r(m)
             vals[:, j] = v if np.ndim(v) == 0 else (v if mask is None else v[idx])
         _scatter(groups, vals, es, n)
     return ex
+
+
+def note_nc(m, ins, groups, idx, addr, reading: bool):
+    """memcheck's read-only-cache hazard: an allocation read through ``ld.global.nc`` and
+    written (``st``, ``atom``, ``red``) in one launch.
+
+    PTX ISA, ``ld``: ``.nc`` loads go through the non-coherent (read-only) data cache,
+    for memory that stays read-only for the kernel's lifetime; a write to it need not
+    be seen, so the GPU may return stale data where the simulator returns the new value.
+    wl.launch keeps every allocation (the memory its arguments share) either read
+    through ``.nc`` or written, never both, so the check works per allocation (a
+    hand-written kernel reading one part of a buffer with ``.nc`` while writing another
+    part is reported too). One finding per instruction, at its first lane; the launch
+    goes on.
+
+    Args:
+        groups: what :func:`access` returned for the lanes ``idx`` at ``addr``.
+        reading: an ``.nc`` load (else a store or atomic).
+    """
+    seen, mine = (m.nc_writes, m.nc_reads) if reading else (m.nc_reads, m.nc_writes)
+    for buf, lanes, _ in groups:
+        key = id(buf)
+        mine.add(key)
+        if key in seen:
+            k = 0 if lanes is None else int(lanes[0])
+            hit = m.memory.find(int(addr[k]))
+            name = hit[2] if hit else "?"
+            what = ("reads through the read-only data cache (ld.global.nc) memory this launch "
+                    "also writes" if reading else
+                    "writes memory this launch also reads through the read-only data cache "
+                    "(ld.global.nc)")
+            m.finding("nc_write", f"{ins.op} {what} ({name!r}); a GPU's read-only cache need "
+                      "not see the write, so loads may return stale data", ins, int(idx[k]),
+                      address=int(addr[k]))
 
 
 # ------------------------------------------------------------------ atomics
@@ -573,6 +614,8 @@ def _atom(ins, mod):
             if op != "exch":
                 m.init.read(ins, groups, idx, es, var)
             m.init.write(groups, idx, es)
+        if m.nc_writes is not None and space in ("global", "generic"):
+            note_nc(m, ins, groups, idx, av, False)
         b = np.broadcast_to(np.asarray(rb(m), dt), (m.T,))[idx]
         c = np.broadcast_to(np.asarray(rc(m), dt), (m.T,))[idx] if rc is not None else None
         old = np.empty(idx.size, dt)

@@ -17,7 +17,9 @@ class Finding:
         kind: ``"out_of_bounds"``, ``"misaligned"``, ``"race_raw"``, ``"race_war"``,
             ``"race_waw"``, ``"divergent_barrier"``, ``"deadlock"``, ``"trap"``,
             ``"budget"``, ``"interrupted"``, ``"warp_sync"``, ``"uninitialized"``
-            (initcheck: a read of shared memory no thread of the block wrote).
+            (initcheck: a read of shared memory no thread of the block wrote),
+            ``"nc_write"`` (memcheck: an allocation read through ``ld.global.nc``
+            and written in one launch).
         message: one readable sentence with the numbers.
         block: ``(x, y, z)`` block index (``None`` when not about one block).
         thread: ``(x, y, z)`` thread index within the block (``None`` likewise).
