@@ -243,30 +243,37 @@ def _programs(want_racy, n, seed):
     return out
 
 
-def _run_programs(progs):
+def _run_programs(progs, kernel):
     flat = np.array([p for prog, _ in progs for p in prog], np.int32).reshape(-1)
     x = np.zeros(32 * len(progs), np.int32)
-    res = _launch(_interp, [flat, x, STEPS], 32 * len(progs))
+    res = _launch(kernel, [flat, x, STEPS], 32 * len(progs))
     return res, x.reshape(len(progs), 32)
 
 
-def test_race_free_programs_at_one_syncwarp_site_report_nothing():
-    # 32 race-free programs, one per warp: no finding, and every read sees the writes in
-    # program order (was: a lane outside a sync's mask ran ahead and was released with
-    # lanes waiting under another mask -- races that do not exist, values read early)
-    progs = _programs(False, 32, seed=7)
-    res, x = _run_programs(progs)
+def _check_race_free(progs, kernel):
+    """One program per warp: no finding, and every read sees the step-order writes."""
+    res, x = _run_programs(progs, kernel)
     assert res.findings == [], [str(f) for f in res.findings]
     want = np.array([xs for _, xs in progs], np.int64).astype(np.int32)
     np.testing.assert_array_equal(x[:, :LANES], want)
 
 
-def test_racy_programs_at_one_syncwarp_site_are_reported():
-    # one racy program per launch (findings are deduplicated per line across a launch)
-    for prog, _ in _programs(True, 4, seed=8):
-        res, _ = _run_programs([(prog, None)])
+def _check_racy(progs, kernel):
+    """One racy program per launch (findings are deduplicated per line across a launch)."""
+    for prog, _ in progs:
+        res, _ = _run_programs([(prog, None)], kernel)
         kinds = {f.kind for f in res.findings}
         assert kinds and kinds <= {"race_raw", "race_war", "race_waw"}, (prog, kinds)
+
+
+def test_race_free_programs_at_one_syncwarp_site_report_nothing():
+    # was: a lane outside a sync's mask ran ahead and was released with lanes waiting
+    # under another mask -- races that do not exist, values read early
+    _check_race_free(_programs(False, 32, seed=7), _interp)
+
+
+def test_racy_programs_at_one_syncwarp_site_are_reported():
+    _check_racy(_programs(True, 4, seed=8), _interp)
 
 
 # ------------------------------------------------------------ groups that never complete
@@ -546,29 +553,18 @@ def _interp_two_sites(prog: wl.array(dtype=wl.int32), x: wl.array(dtype=wl.int32
             s += 1
 
 
-def _run_two_sites(progs):
+def _two_sites():
     ck = wl.compile(_interp_two_sites, arch="sm_90", sass=False)
     assert ck.ptx.count("bar.warp.sync") == 3, ck.ptx
-    flat = np.array([p for prog, _ in progs for p in prog], np.int32).reshape(-1)
-    x = np.zeros(32 * len(progs), np.int32)
-    res = wl.launch(ck, inputs=[flat, x, STEPS], grid=(1, 1, 1),
-                    block=(32 * len(progs), 1, 1), device="sim", checks=CHECKS)
-    return res, x.reshape(len(progs), 32)
+    return ck
 
 
 def test_race_free_programs_with_the_sync_split_over_two_instructions_report_nothing():
     # odd and even lanes of each round's mask meet at different bar.warp.sync
     # instructions: same values as the step-order reference and racecheck's
     # happens-before across the split group (was: a deadlock)
-    progs = _programs(False, 16, seed=11)
-    res, x = _run_two_sites(progs)
-    assert res.findings == [], [str(f) for f in res.findings]
-    want = np.array([xs for _, xs in progs], np.int64).astype(np.int32)
-    np.testing.assert_array_equal(x[:, :LANES], want)
+    _check_race_free(_programs(False, 16, seed=11), _two_sites())
 
 
 def test_racy_programs_with_the_sync_split_over_two_instructions_are_reported():
-    for prog, _ in _programs(True, 3, seed=12):
-        res, _ = _run_two_sites([(prog, None)])
-        kinds = {f.kind for f in res.findings}
-        assert kinds and kinds <= {"race_raw", "race_war", "race_waw"}, (prog, kinds)
+    _check_racy(_programs(True, 3, seed=12), _two_sites())
