@@ -83,6 +83,7 @@ class ModuleContext:
         self.debug = bool(getattr(options, "debug", False))
         self.unit_inner_stride = bool(getattr(options, "unit_inner_stride", False))
         self.read_only_cache = bool(getattr(options, "read_only_cache", False))
+        self.aligned_vectors = bool(getattr(options, "aligned_vectors", False))
         self.lineinfo = bool(getattr(options, "lineinfo", True)) or self.debug
         guard = getattr(options, "entry_guard", None)
         self.entry_guard = typed.uses_tid if guard is None else bool(guard)

@@ -330,7 +330,7 @@ class ExprLowerer:
         if size is None:
             return None
         if aty.space == "global":
-            return size if getattr(self.m.options, "aligned_vectors", False) else None
+            return size if self.m.aligned_vectors else None
         return size if aty.space == "shared" and aty.shape is not None else None
 
     def element_ref(self, node) -> Ref:

@@ -121,7 +121,7 @@ class Machine:
         self.findings: list[Finding] = []
         # memcheck, for modules with ld.global.nc: the global allocations (buffer ids) read
         # through the read-only data cache and those written during the launch
-        # (memops.note_nc); one allocation both ways is a stale-read hazard on a GPU
+        # (memops._note_nc); one allocation both ways is a stale-read hazard on a GPU
         self.nc_reads = self.nc_writes = None
         if "memcheck" in self.checks and any(
                 c.op == "ld" and "nc" in c.mods for c in self.mod.code):

@@ -353,7 +353,7 @@ def _ld(ins, mod):
             groups = access(m, ins, space, np.array([a], np.uint64), np.zeros(1, np.int64),
                             es * n)
             if nc and m.nc_reads is not None:
-                note_nc(m, ins, groups, np.zeros(1, np.int64), np.array([a], np.uint64), True)
+                _note_nc(m, ins, groups, np.zeros(1, np.int64), np.array([a], np.uint64), True)
             vals = _gather(groups, 1, es, n)
             for j, w in enumerate(ws):
                 w(m, vals[0, j].view(dt), mask)
@@ -369,7 +369,7 @@ def _ld(ins, mod):
         if m.init is not None and space != "global":
             m.init.read(ins, groups, idx, es * n, var)
         if nc and m.nc_reads is not None:
-            note_nc(m, ins, groups, idx, av, True)
+            _note_nc(m, ins, groups, idx, av, True)
         vals = _gather(groups, idx.size, es, n)
         for j, w in enumerate(ws):
             v = vals[:, j].view(dt)
@@ -471,7 +471,7 @@ def _st(ins, mod):
         if m.init is not None and space != "global":
             m.init.write(groups, idx, es * n)
         if m.nc_writes is not None and space in ("global", "generic"):
-            note_nc(m, ins, groups, idx, av, False)
+            _note_nc(m, ins, groups, idx, av, False)
         vals = np.empty((idx.size, n), RAW[es])
         for j, r in enumerate(rs):
             v = r(m)
@@ -480,7 +480,7 @@ def _st(ins, mod):
     return ex
 
 
-def note_nc(m, ins, groups, idx, addr, reading: bool):
+def _note_nc(m, ins, groups, idx, addr, reading: bool):
     """memcheck's read-only-cache hazard: an allocation read through ``ld.global.nc`` and
     written (``st``, ``atom``, ``red``) in one launch.
 
@@ -615,7 +615,7 @@ def _atom(ins, mod):
                 m.init.read(ins, groups, idx, es, var)
             m.init.write(groups, idx, es)
         if m.nc_writes is not None and space in ("global", "generic"):
-            note_nc(m, ins, groups, idx, av, False)
+            _note_nc(m, ins, groups, idx, av, False)
         b = np.broadcast_to(np.asarray(rb(m), dt), (m.T,))[idx]
         c = np.broadcast_to(np.asarray(rc(m), dt), (m.T,))[idx] if rc is not None else None
         old = np.empty(idx.size, dt)
