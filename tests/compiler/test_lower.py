@@ -271,6 +271,36 @@ def test_shared_memory_barrier_and_atomics():
     assert re.search(r"(atom|red)\.global\.add\.f32", ptx)
 
 
+@wl.func
+def _stage(v: wl.float32) -> wl.float32:
+    tile = wl.shared_array(32, wl.float32)          # same name as the kernel's: kept apart
+    tile[wl.lane_id()] = v
+    wl.syncwarp()
+    return tile[31 - wl.lane_id()]
+
+
+@wl.kernel
+def two_tiles(x: wl.array(dtype=wl.float32)):
+    tile = wl.shared_array(64, wl.float32)
+    größe = wl.shared_array(64, wl.int32)
+    t = wl.thread_idx.x
+    tile[t] = x[t]
+    größe[t] = t
+    wl.syncthreads()
+    x[t] = _stage(tile[63 - t]) + wl.float32(größe[t])
+
+
+def test_shared_variables_are_named_after_the_python_arrays():
+    """``tile = wl.shared_array(...)`` in kernel ``k`` is the .shared variable ``k_tile_N``
+    (the PTX view and memcheck name it so), non-ASCII letters become ``_`` (PTX
+    identifiers are ASCII), and same-named arrays of a kernel and its device function
+    stay two variables; ptxas accepts the names."""
+    ptx = wl.compile(two_tiles, arch="sm_80", cache=False).ptx
+    names = re.findall(r"^\s*\.shared \.align \d+ \.b8 (\S+)\[(\d+)\]", ptx, re.M)
+    by_stem = {re.sub(r"_\d+$", "", n): int(size) for n, size in names}
+    assert by_stem == {"two_tiles_tile": 256, "two_tiles_gr__e": 256, "_stage_tile": 128}, names
+    assert len({n for n, _ in names}) == 3
+
 def test_warp_functions_map_to_ptx_instructions():
     ptx = emit_ptx(lower(warp_ops).llvm_ir)
     assert re.search(r"shfl\.sync\.down\.b32\s+%r\d+(\|%p\d+)?, %r\d+, 16, 31, -1", ptx)

@@ -93,9 +93,9 @@ def test_reading_past_the_initialised_part_is_reported_at_the_users_line():
     f = _only(res, tree_sum, "# marker: tree step")
     # thread 0 of block 0 reads buf[64]: byte 256 of the 512-byte variable
     assert (f.block, f.thread) == ((0, 0, 0), (0, 0, 0))
-    assert f.details["variable"].startswith("__shared_tree_sum")
+    assert f.details["variable"].startswith("tree_sum_buf_")  # named after `buf`
     assert f.details["offset"] == 4 * BS and f.details["size"] == 4
-    assert "uninitialized" in f.message and "byte 256 of shared variable __shared_tree_sum" \
+    assert "uninitialized" in f.message and "byte 256 of shared variable tree_sum_buf_" \
         in f.message and "of 512 bytes" in f.message
     # the simulator read zeros there
     np.testing.assert_array_equal(partial, x.reshape(2, BS).sum(1))

@@ -130,6 +130,9 @@ class FunctionTyper(ExprTyper):
         self.visit(node.value)
 
     def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            # ``tile = wl.shared_array(...)``: the .shared variable is named after ``tile``
+            node.value.wl_bound_name = node.targets[0].id
         self.visit(node.value)
         for target in node.targets:
             self.assign(target, node.value)

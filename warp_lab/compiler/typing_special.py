@@ -188,7 +188,11 @@ def type_alloc_array(t, node, name):
     aty = ArrayType(dtype, len(shape), space, tuple(shape))
     info = {}
     if space == "shared":
-        sym = t.ctx.unique(f"__shared_{t.fn_obj.name}")
+        # named after the Python variable when there is one (``k_tile_3`` for ``tile`` in
+        # kernel ``k``), so the PTX/SASS views and memcheck/initcheck findings say which
+        # array; unique() keeps two same-named arrays (two device functions) apart
+        var = re.sub(r"\W", "_", getattr(node, "wl_bound_name", ""), flags=re.ASCII)
+        sym = t.ctx.unique(f"{t.fn_obj.name}_{var}" if var else f"__shared_{t.fn_obj.name}")
         t.ctx.shared.append(SharedDecl(sym, dtype, tuple(shape), nbytes))
         info["symbol"] = sym
     _target(node, name, aty, **info)
