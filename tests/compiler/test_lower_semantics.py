@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import warp_lab as wl
 from warp_lab.compiler.artifact import CompileOptions
 from warp_lab.compiler.frontend import make_typed_ast
-from warp_lab.compiler.lower import FunctionLowerer, ModuleContext, _declare_function
+from warp_lab.compiler.lower import FunctionLowerer, ModuleContext
 from warp_lab.compiler.typing_rules import fold_binop, wrap_int
 
 llvm.initialize_native_target()
@@ -48,9 +48,10 @@ def host_function(kernel, func_name: str):
     typed = make_typed_ast(kernel, options)
     tf = next(f for f in typed.funcs if f.name == func_name)
     mctx = ModuleContext(typed, options)
-    fn = _declare_function(mctx, tf)
+    fn = mctx.function(tf)
     fn.linkage = "external"
-    FunctionLowerer(mctx, tf, fn).lower()
+    while mctx.pending:  # tf and the device functions it calls
+        FunctionLowerer(mctx, *mctx.pending.pop(0)).lower()
     mctx.module.triple = llvm.get_process_triple()
     mod = llvm.parse_assembly(str(mctx.module))
     mod.verify()

@@ -110,3 +110,49 @@ def test_memcheck_reports_a_read_only_cache_load_of_memory_the_launch_writes():
     r = wl.launch(set_then_add, dim=64, inputs=[s, d], block_dim=64, device="sim")
     assert not r.findings and r.compiled.options.read_only_cache
     np.testing.assert_array_equal(d, np.full(64, 6, np.float32))
+
+
+@wl.func
+def _dot3(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32), i: int) -> wl.float32:
+    return a[3 * i] * b[3 * i] + a[3 * i + 1] * b[3 * i + 1] + a[3 * i + 2] * b[3 * i + 2]
+
+
+@wl.func
+def _twice_dot3(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32),
+                i: int) -> wl.float32:
+    return _dot3(a, b, i) * 2.0
+
+
+@wl.kernel
+def dots(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32),
+         out: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    out[i] = _twice_dot3(x, y, i) + _dot3(out, x, i)   # out is written: its reads stay coherent
+
+
+def test_device_functions_read_the_callers_read_only_arrays_through_the_nc_cache():
+    # x and y reach _dot3 through _twice_dot3; the _dot3(out, x, i) call reads out
+    # coherently and x through the cache. After inlining: 3 coherent loads of out and 6
+    # .nc loads (x[3i..3i+2], read by both calls and loaded once, and y's three)
+    ck = wl.compile(dots, cache=False, sass=False)
+    assert ck.written_params == ("out",)
+    loads = _loads(ck.ptx)
+    assert loads.count("ld.global.b32") == 3 and loads.count("ld.global.nc.b32") == 6, loads
+    # at opt=0 nothing is inlined: one function per set of read-only parameters
+    o0 = wl.compile(dots, cache=False, sass=False, opt=0)
+    funcs = set(re.findall(r"^\.func\s+(?:\(.*?\)\s*)?(\w+)", o0.ptx, re.M))
+    assert len(funcs) == 3, funcs     # _twice_dot3(x, y), _dot3(x, y), _dot3(out, x)
+    x = np.arange(30, dtype=np.float32)
+    y = np.linspace(-1, 1, 30).astype(np.float32)
+    for opt in (3, 0):
+        out = np.ones(30, np.float32)
+        r = wl.launch(dots, dim=10, inputs=[x, y, out], device="sim", opt=opt,
+                      checks=("memcheck",))
+        assert not r.findings and r.compiled.options.read_only_cache
+        x3, y3 = x.reshape(10, 3).astype(np.float64), y.reshape(10, 3).astype(np.float64)
+        np.testing.assert_allclose(out[:10], 2 * (x3 * y3).sum(1) + x3.sum(1), rtol=1e-5,
+                                   atol=1e-4)
+    # the same array as x and out: the coherent variant, no .nc load anywhere
+    z = np.arange(30, dtype=np.float32)
+    r = wl.launch(dots, dim=10, inputs=[z, y, z], device="sim")
+    assert not r.compiled.options.read_only_cache and "ld.global.nc" not in r.compiled.ptx

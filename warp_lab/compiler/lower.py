@@ -93,7 +93,8 @@ class ModuleContext:
         self._unroll_full = None   # the shared "llvm.loop.unroll.full" node (unroll_full_md)
         self._empty_md = None      # "!{}" (empty_md)
         self.strings: dict = {}
-        self.functions: dict = {}   # TypedFunction.symbol -> ir.Function
+        self.functions: dict = {}   # (TypedFunction.symbol, read-only params) -> ir.Function
+        self.pending: list = []     # (TypedFunction, ir.Function, read-only params) to lower
         self.shared: dict = {}      # symbol -> GlobalVariable
         self.files: dict = {}
         self.cu = None
@@ -136,6 +137,25 @@ class ModuleContext:
                 "directory": os.path.dirname(filename) if os.path.isabs(filename) else "",
             })
         return self.files[filename]
+
+    def function(self, tf: TypedFunction, read_only: frozenset = frozenset()) -> ir.Function:
+        """The ``ir.Function`` of device function ``tf`` whose array parameters named in
+        ``read_only`` are read through the read-only data cache (``ld.global.nc``).
+
+        Declared on first use and queued in :attr:`pending` for lowering: one LLVM
+        function per set of read-only parameters a call passes (a call's array argument
+        counts when it is a kernel parameter the kernel never writes, see
+        :meth:`FunctionLowerer.bind_kernel_params`). Device functions are inlined at
+        ``opt`` ≥ 1, so the variants cost no code; nvcc reaches the same ``LDG.E.CONSTANT``
+        after inlining a ``const __restrict__`` pointer into its callee.
+        """
+        key = (tf.symbol, read_only)
+        fn = self.functions.get(key)
+        if fn is None:
+            name = tf.symbol if not read_only else f"{tf.symbol}_nc{len(self.functions)}"
+            fn = self.functions[key] = _declare_function(self, tf, name)
+            self.pending.append((tf, fn, read_only))
+        return fn
 
     def subprogram(self, tf: TypedFunction, fn: ir.Function):
         """Attach a DISubprogram to ``fn`` (None without line info)."""
@@ -226,10 +246,12 @@ class ModuleContext:
 class FunctionLowerer(ExprLowerer):
     """Lowers one typed function (statements here; expressions in ExprLowerer)."""
 
-    def __init__(self, mctx: ModuleContext, tf: TypedFunction, fn: ir.Function):
+    def __init__(self, mctx: ModuleContext, tf: TypedFunction, fn: ir.Function,
+                 read_only: frozenset = frozenset()):
         self.m = mctx
         self.tf = tf
         self.fn = fn
+        self.read_only = read_only           # array parameters read with ld.global.nc
         self.source = tf.source
         self.sp = mctx.subprogram(tf, fn)
         self.locs: dict = {}
@@ -379,6 +401,7 @@ class FunctionLowerer(ExprLowerer):
                 a.name = ir_name(name)
             val = unflatten(part, ty)
             if isinstance(ty, ArrayType):
+                val.invariant = name in self.read_only
                 self.vars[name] = val
             else:
                 self.vars[name] = self.alloca(ty, f"{name}.addr")
@@ -667,12 +690,12 @@ def _flat_types(ty):
     raise TypeError(f"no LLVM type for {ty!r}")
 
 
-def _declare_function(mctx: ModuleContext, tf: TypedFunction) -> ir.Function:
+def _declare_function(mctx: ModuleContext, tf: TypedFunction, name: str) -> ir.Function:
     params = [t for _, ty in tf.params for t in _flat_types(ty)]
     rets = _flat_types(tf.ret)
     ret = ir.VoidType() if not rets else rets[0] if len(rets) == 1 else \
         ir.LiteralStructType(rets)
-    fn = ir.Function(mctx.module, ir.FunctionType(ret, params), tf.symbol)
+    fn = ir.Function(mctx.module, ir.FunctionType(ret, params), name)
     fn.linkage = "internal"
     return fn
 
@@ -698,11 +721,9 @@ def make_llvm_ir(typed: TypedKernel, options=None) -> LoweredKernel:
                                                      abi.llvm_param_types(layout)), typed.entry)
     entry.calling_convention = "ptx_kernel"
     entry.args[0].name = "launch_dim"
-    for tf in typed.funcs:
-        mctx.functions[tf.symbol] = _declare_function(mctx, tf)
     FunctionLowerer(mctx, typed.kernel, entry).lower()
-    for tf in typed.funcs:
-        FunctionLowerer(mctx, tf, mctx.functions[tf.symbol]).lower()
+    while mctx.pending:  # device functions, as calls declare them (ModuleContext.function)
+        FunctionLowerer(mctx, *mctx.pending.pop(0)).lower()
     return LoweredKernel(str(mctx.module), typed.entry, typed.params, typed.launch_ndim,
                          typed.shared_bytes, typed.uses_tid, mctx.entry_guard)
 

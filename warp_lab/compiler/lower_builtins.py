@@ -494,10 +494,13 @@ def lower_call(lw, node):
         return _construct(lw, node, call)
     if call.kind == "func":
         tf = call.func
-        flat = []
-        for a, t in zip(call.info["args"], call.info["tys"]):
-            flat += flatten(lw.convert(lw.expr(a), a.wl_ty, t), t)
-        r = lw.b.call(lw.m.functions[tf.symbol], flat)
+        flat, read_only = [], set()
+        for (name, _), a, t in zip(tf.params, call.info["args"], call.info["tys"]):
+            v = lw.convert(lw.expr(a), a.wl_ty, t)
+            if isinstance(v, ArrayVal) and v.invariant and name not in tf.written_params:
+                read_only.add(name)
+            flat += flatten(v, t)
+        r = lw.b.call(lw.m.function(tf, frozenset(read_only)), flat)
         if tf.ret == NONE:
             return None
         n = len(flatten_types_count(tf.ret))
