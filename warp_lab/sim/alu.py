@@ -145,6 +145,33 @@ def _carry(ins, mod):
     return ex
 
 
+def _zero_checked(ins, mod, fn, result: str):
+    """Integer ``div``/``rem`` semantics ``fn(a, b)`` that, under memcheck, report a zero
+    divisor in an active lane as a ``division_by_zero`` finding (once per instruction;
+    the launch goes on). The PTX ISA leaves the result unspecified ("Division by zero
+    yields an unspecified, machine-specific value", 9.7.1.6 div / 9.7.1.7 rem) and CUDA
+    C++ calls it undefined behaviour; the GPU traps nothing, so without this check the
+    wrong value is silent. ``result`` names what the simulator returns.
+    """
+    dt = type_dtype(_typ(ins))
+    ra, rb = (reader(s, dt, mod, ins.line) for s in ins.srcs)
+    w = writer(ins.dsts[0], mod, ins.line)
+
+    def ex(m, mask):
+        a, b = ra(m), rb(m)
+        if "memcheck" in m.checks:
+            zero = np.broadcast_to(np.asarray(b) == 0, (m.T,))
+            hit = zero if mask is None else zero & mask
+            if hit.any():
+                n = int(np.count_nonzero(hit))
+                m.finding("division_by_zero",
+                          f"integer division by zero ({ins.op}.{_typ(ins)} with divisor 0 in "
+                          f"{n} active thread{'s' if n > 1 else ''}); CUDA leaves the result "
+                          f"undefined and the GPU traps nothing (the simulator gives {result})", ins, int(np.flatnonzero(hit)[0]))
+        w(m, fn(a, b), mask)
+    return ex
+
+
 def _div(ins, mod):
     t = _typ(ins)
     dt = type_dtype(t)
@@ -166,7 +193,7 @@ def _div(ins, mod):
         else:
             q = a // bb
         return np.where(zero, ones, q).astype(dt)
-    return _nary(ins, mod, div)
+    return _zero_checked(ins, mod, div, "all bits set")
 
 
 def _rem(ins, mod):
@@ -179,7 +206,7 @@ def _rem(ins, mod):
         minus1 = (b == np.array(-1).astype(dt)) if dt.kind == "i" else False
         bb = np.where(zero | minus1, np.ones((), dt), b)
         return np.where(zero, a, np.fmod(a, bb)).astype(dt)
-    return _nary(ins, mod, rem)
+    return _zero_checked(ins, mod, rem, "the dividend")
 
 
 def _minmax(ins, mod):

@@ -747,6 +747,15 @@ class _Lanes:
         return self.m.symbol(name, line)
 
     @property
+    def checks(self):
+        return self.m.checks
+
+    def finding(self, kind, message, ins=None, t=None, stop=False, **details):
+        """:meth:`Machine.finding` with ``t`` counted among these lanes."""
+        return self.m.finding(kind, message, ins, None if t is None else int(self.idx[t]),
+                              stop, **details)
+
+    @property
     def cc(self):
         v = self.m.cc
         return v if np.ndim(v) == 0 else v[self.idx]

@@ -19,7 +19,8 @@ class Finding:
             ``"budget"``, ``"interrupted"``, ``"warp_sync"``, ``"uninitialized"``
             (initcheck: a read of shared memory no thread of the block wrote),
             ``"nc_write"`` (memcheck: an allocation read through ``ld.global.nc``
-            and written in one launch).
+            and written in one launch), ``"division_by_zero"`` (memcheck: an integer
+            ``div``/``rem`` with a zero divisor in an active lane).
         message: one readable sentence with the numbers.
         block: ``(x, y, z)`` block index (``None`` when not about one block).
         thread: ``(x, y, z)`` thread index within the block (``None`` likewise).
