@@ -11,12 +11,40 @@ in the magic's options is one line, not a traceback.
 import nbformat
 import pytest
 
+from nb_htmlparse import parse_view
+
 CELLS = [
     "%load_ext warp_lab\nimport numpy as np",
     "%%warp_kernel\ndef bad_magic(x: wl.array(dtype=wl.float32)):\n    x[0] = nope\n",
     "@wl.kernel\ndef bad_plain(x: wl.array(dtype=wl.float32)):\n    i = wl.tid()\n"
     "    x[i] = undefined_here\nwl.compile(bad_plain)\n",
     '%%warp_kernel --launch "dim=4\ndef k(x: wl.array(dtype=wl.float32)):\n    x[0] = 1.0\n',
+    # 4: a student's kernel with a device function, an uninitialised read and a race
+    "x = np.arange(64, dtype=np.float32); y = np.zeros(64, np.float32)",
+    '%%warp_kernel --launch "dim=64, inputs=[x, y], block_dim=64" --check initcheck,racecheck\n'
+    "@wl.func\n"
+    "def helper(v: float) -> float:\n"
+    "    return v * 2.0\n"
+    "\n"
+    "def k_dev(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):\n"
+    "    tile = wl.shared_array(64, wl.float32)\n"
+    "    t = wl.thread_idx.x\n"
+    "    if t < 32:\n"
+    "        tile[t] = x[wl.tid()]\n"
+    "    wl.syncthreads()\n"
+    "    y[wl.tid()] = helper(tile[63 - t])\n"
+    "    tile[t] = 0.0\n",
+    # 6, 7: dynamic shared memory past the 48 KB default (wl.launch opts in), and past sm_90's
+    # 227 KB opt-in limit
+    "%%warp_kernel --arch sm_90 --shared-mem 100000 --show resources,occupancy\n"
+    "def k_dyn(x: wl.array(dtype=wl.float32)):\n"
+    "    buf = wl.dynamic_shared_array(dtype=wl.float32)\n"
+    "    buf[0] = 1.0\n"
+    "    x[0] = buf[0]\n",
+    "%%warp_kernel --arch sm_90 --shared-mem 300000 --show resources,occupancy\n"
+    "def k_dyn2(x: wl.array(dtype=wl.float32)):\n"
+    "    buf = wl.dynamic_shared_array(dtype=wl.float32)\n"
+    "    x[0] = buf[0]\n",
 ]
 
 
@@ -60,3 +88,52 @@ def test_unclosed_quote_is_a_one_line_usage_error(executed):
     text = _text(executed.cells[3])
     assert "UsageError" in text and "No closing quotation" in text, text
     assert "shlex" not in text
+
+
+def _html(cell) -> list[str]:
+    return [o["data"]["text/html"] for o in cell.outputs if "text/html" in o.get("data", {})]
+
+
+def _launch_html(cell) -> str:
+    return next(h for h in _html(cell) if "Findings" in h)
+
+
+def test_device_function_lines_are_in_the_python_pane(executed):
+    # helper's line 4 produced code (the multiply); the pane shows it, in cell numbering,
+    # with its text, linked (data-py) to the PTX lines it became
+    cell = executed.cells[5]
+    kernel_view = next(h for h in _html(cell) if 'data-pane="ptx"' in h)
+    for markup in (kernel_view, _launch_html(cell)):
+        py = {ln["ln"]: ln for ln in parse_view(markup).panes["python"]}
+        assert py["4"]["src"].strip() == "return v * 2.0", sorted(py)
+        assert py["4"]["py"] == "4"
+        assert py["7"]["src"].strip().startswith("tile = wl.shared_array")
+    ptx_py = {ln["py"] for ln in parse_view(kernel_view).panes["ptx"]}
+    assert "4" in ptx_py  # the line is in the map, so the pane must show it
+
+
+def test_findings_name_the_python_array_and_the_racing_line(executed):
+    markup = _launch_html(executed.cells[5])
+    rows = [r for r in markup.split("<tr>") if "uninitialized" in r or "race_" in r]
+    uninit = next(r for r in rows if "uninitialized" in r)
+    # "shared variable k_dev_tile_1" -> the Python array and the line that declares it
+    assert "shared array <code>tile</code> (line 7)" in uninit, uninit
+    race = next(r for r in rows if "race_war" in r)
+    # the other access of the race is the read of line 12, the write is line 13
+    assert "13: tile[t] = 0.0" in race
+    assert "line 12: y[wl.tid()] = helper(tile[63 - t])" in race, race
+
+
+def test_dynamic_shared_memory_past_48_kb_is_opted_in_as_wl_launch_does(executed):
+    # sm_90: 228 KB of shared memory per SM (233472 bytes); a block takes 100000 bytes plus
+    # the driver's 1 KB, rounded up to 128 bytes: 101120 -> 2 blocks of 8 warps of 64 slots
+    card = next(h for h in _html(executed.cells[6]) if "Resources" in h)
+    assert "<th>occupancy</th><td>25%</td>" in card, card
+    assert "<th>shared memory (dynamic)</th><td>100000 bytes / block</td>" in card
+    assert "limited by</th><td>shared memory<" in card
+
+
+def test_dynamic_shared_memory_past_the_arch_limit_is_a_usage_error(executed):
+    text = _text(executed.cells[7])
+    assert "UsageError: --shared-mem 300000" in text and "232448" in text, text
+    assert "TRACEBACK" not in text

@@ -21,7 +21,8 @@ from warp_lab.analysis.archs import ARCHS, AnalysisError, ArchProperties, arch_p
 from warp_lab.analysis.liveness import (LiveInstruction, live_registers, max_live_per_line,
                                         parse_life_ranges)
 from warp_lab.analysis.occupancy import (KernelUsage, Occupancy, SuggestedBlockSize,
-                                         available_dynamic_shared_mem, occupancy,
+                                         available_dynamic_shared_mem,
+                                         launch_dynamic_shared_optin, occupancy,
                                          occupancy_curve, suggest_block_size)
 from warp_lab.analysis.registers import (RegisterCap, RegisterPressure, live_registers_per_line,
                                          register_cap_whatif, register_pressure)
@@ -29,7 +30,7 @@ from warp_lab.analysis.registers import (RegisterCap, RegisterPressure, live_reg
 __all__ = [
     "ARCHS", "AnalysisError", "ArchProperties", "arch_properties",
     "KernelUsage", "Occupancy", "SuggestedBlockSize", "occupancy", "occupancy_curve",
-    "suggest_block_size", "available_dynamic_shared_mem",
+    "suggest_block_size", "available_dynamic_shared_mem", "launch_dynamic_shared_optin",
     "LiveInstruction", "parse_life_ranges", "live_registers", "max_live_per_line",
     "RegisterPressure", "RegisterCap", "register_pressure", "live_registers_per_line",
     "register_cap_whatif",

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Mapping
 from warp_lab.analysis.archs import AnalysisError, ArchProperties, arch_properties
 
 __all__ = ["Occupancy", "SuggestedBlockSize", "KernelUsage", "occupancy", "occupancy_curve",
-           "suggest_block_size", "available_dynamic_shared_mem"]
+           "suggest_block_size", "available_dynamic_shared_mem", "launch_dynamic_shared_optin"]
 
 INT_MAX = 2**31 - 1  # the header's "no limit from this factor"
 
@@ -465,6 +465,27 @@ def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
     return SuggestedBlockSize(block_size=best[1], blocks_per_sm=best[2],
                               min_grid_size=best[2] * count if count else None,
                               occupancy=best_occ)
+
+
+def launch_dynamic_shared_optin(arch: Any, dynamic_shared_mem: int) -> int | None:
+    """The ``max_dynamic_shared_mem`` of a kernel ``wl.launch`` runs with this much dynamic
+    shared memory: the bytes themselves above the 48 KB default, else None (no opt-in).
+
+    A kernel must opt in to more than 48 KB of dynamic shared memory per block
+    (CUDA Programming Guide, "Shared Memory":
+    ``cudaFuncAttributeMaxDynamicSharedMemorySize``); warp_lab's CUDA back end
+    does so for every launch that asks for more, so the occupancy of such a
+    launch is :func:`occupancy` with ``max_dynamic_shared_mem`` set to this.
+
+    Args:
+        arch: anything :func:`~warp_lab.analysis.arch_properties` reads.
+        dynamic_shared_mem: dynamic shared memory per block, bytes.
+
+    Raises:
+        AnalysisError: an unknown arch.
+    """
+    props = arch_properties(arch)
+    return dynamic_shared_mem if dynamic_shared_mem > props.shared_mem_per_block else None
 
 
 def available_dynamic_shared_mem(kernel: Any = None, arch: Any = None, num_blocks: int = 1,

@@ -323,7 +323,9 @@ class DebugSession:
             return f"<b>the launch has ended</b> ({n} finding{'s' * (n != 1)})"
         py = ""
         if stop.source_line:
-            text = self.compiled.source.line(stop.source_line).strip()
+            from warp_lab.notebook.views import source_line_text
+
+            text = source_line_text(self.compiled, stop.source_line)  # device functions too
             py = f"Python line {stop.source_line}: <code>{html.escape(text)}</code><br>"
         bp = f" — breakpoint {stop.breakpoint.id}" if stop.breakpoint is not None else ""
         return (f"<b>step {stop.step}</b>, block {html.escape(str(stop.block))}, "

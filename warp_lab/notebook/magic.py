@@ -100,8 +100,10 @@ def _check_options(opts: dict) -> None:
     ``--maxrregcount`` 1..255 (255 registers per thread is the limit of every
     architecture, CUDA Programming Guide "Technical Specifications per Compute
     Capability"); ``--repeat`` positive; ``--block-dim`` 1..1024 (threads per
-    block, the same table); ``--shared-mem`` 0 or more bytes (the arch's limit
-    is checked where it is used, by the occupancy model and ``wl.launch``).
+    block, the same table); ``--shared-mem`` 0 or more bytes, at most the arch's
+    opt-in limit per block once the arch is known (``sharedMemPerBlockOptin``,
+    same table; the kernel's static shared memory, known after the compile,
+    is checked by the occupancy model and ``wl.launch``).
     """
     from warp_lab.compiler.pipeline import check_options
 
@@ -117,6 +119,13 @@ def _check_options(opts: dict) -> None:
     shared_mem = opts.get("shared_mem")
     if shared_mem is not None and shared_mem < 0:
         raise UsageError(f"--shared-mem {shared_mem}: must be a number of bytes, 0 or more")
+    if shared_mem and opts.get("arch"):
+        from warp_lab.analysis import arch_properties
+
+        optin = arch_properties(opts["arch"]).shared_mem_per_block_optin
+        if shared_mem > optin:  # no launch can have it (the widget's box would clamp it)
+            raise UsageError(f"--shared-mem {shared_mem}: {opts['arch']} allows at most "
+                             f"{optin} bytes ({optin // 1024} KB) of shared memory per block")
     block_dim = opts.get("block_dim")
     if block_dim is not None and block_dim > 1024:  # the occupancy view would show 0 %
         raise UsageError(f"--block-dim {block_dim}: CUDA allows at most 1024 threads per block")
@@ -378,9 +387,12 @@ class WarpKernelMagics(Magics):
         occ = None
         extra = ""
         if ck.resources is not None and ("occupancy" in show or "resources" in show):
-            from warp_lab.analysis import occupancy
+            from warp_lab.analysis import launch_dynamic_shared_optin, occupancy
+            # above 48 KB wl.launch opts the kernel in, as the occupancy widget assumes
             occ = occupancy(ck, block_size=opts["block_dim"],
-                            dynamic_shared_mem=opts["shared_mem"])
+                            dynamic_shared_mem=opts["shared_mem"],
+                            max_dynamic_shared_mem=launch_dynamic_shared_optin(
+                                ck.options.arch, opts["shared_mem"]))
         if opts["diff"] == "previous":
             from warp_lab.notebook.diff import diff, diff_html
             prev = self.previous.get(kernel.name)

@@ -16,13 +16,16 @@ place that reads them, and the teaching notebooks use them too.
 from __future__ import annotations
 
 import html
+import re
 
 from warp_lab.notebook.charts import figure_img_html, instruction_mix_chart, simt_histogram, \
     time_distribution
-from warp_lab.notebook.views import STYLE, compile_time_text, kernel_html, new_root_id
+from warp_lab.notebook.views import STYLE, compile_time_text, kernel_html, new_root_id, \
+    python_pane_lines, source_line_text
 
 __all__ = ["launch_html", "LaunchView", "instructions_per_line", "memory_lines",
-           "bank_conflicts_per_line", "simt_efficiencies", "instruction_mix", "findings"]
+           "bank_conflicts_per_line", "simt_efficiencies", "instruction_mix", "findings",
+           "shared_array_lines"]
 
 
 def _metrics(result):
@@ -98,15 +101,94 @@ def findings(result) -> list:
     return list(getattr(result, "findings", []) or [])
 
 
+class _Markup(str):
+    """A table cell that is HTML already (its user text escaped where it was built)."""
+
+
 def _table(head, rows) -> str:
+    def cell(x):
+        return x if isinstance(x, _Markup) else html.escape(str(x))
+
     h = "".join(f"<th>{html.escape(str(x))}</th>" for x in head)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in r) + "</tr>"
-                   for r in rows)
+    body = "".join("<tr>" + "".join(f"<td>{cell(x)}</td>" for x in r) + "</tr>" for r in rows)
     return f'<table class="wl-card"><tr>{h}</tr>{body}</table>'
 
 
 def _source_line(ck, line) -> str:
-    return ck.source.line(int(line)).strip() if line else ""
+    return source_line_text(ck, line)
+
+
+_SHARED_VAR = re.compile(r"shared variable (\w+)")
+_OTHER_PTX = re.compile(r"at PTX line (\d+)")
+_SHARED_DECL = re.compile(r"^\s*\.shared\s[^;]*?([\w$]+)\[", re.M)  # .shared .align 4 .b8 k_t_1[64];
+
+
+def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Shared variable symbol -> (Python array name, the file lines that declare it).
+
+    The compiler names the ``.shared`` variable of ``tile = wl.shared_array(...)``
+    in function ``k`` ``k_tile_N`` (``N`` a counter; non-ASCII letters of the
+    name become ``_``); this reads those assignments back from the source the
+    Python pane shows (the kernel and its device functions), so a finding
+    about ``k_tile_3`` can say "shared array ``tile`` (line 7)". Symbols whose
+    declaration is not found are left out.
+    """
+    import ast
+    import textwrap
+
+    rows = python_pane_lines(ck)
+    text = textwrap.dedent("\n".join(t for _, t in rows))
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    line_of = [n for n, _ in rows]  # parsed line k is file line line_of[k - 1]
+    found: dict[str, list] = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            call = getattr(node, "value", None)
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call)):
+                continue
+            callee = call.func
+            if (callee.attr if isinstance(callee, ast.Attribute) else
+                    getattr(callee, "id", "")) != "shared_array":
+                continue
+            name = node.targets[0].id
+            stem = re.sub(r"\W", "_", f"{fn.name}_{name}", flags=re.ASCII)
+            entry = found.setdefault(stem, [name, []])
+            if line_of[node.lineno - 1] is not None:
+                entry[1].append(line_of[node.lineno - 1])
+    out = {}
+    for sym in set(_SHARED_DECL.findall(ck.ptx)):
+        stem = re.sub(r"_\d+$", "", sym)
+        if stem in found and found[stem][1]:
+            out[sym] = (found[stem][0], tuple(found[stem][1]))
+    return out
+
+
+def _finding_text(f, ck, arrays) -> _Markup:
+    """A finding's message as HTML: a shared variable named as the Python array and its line,
+    the other access of a race with its Python line."""
+    text = html.escape(f.message)
+
+    def array(m):
+        name, lines = arrays.get(m.group(1), (None, ()))
+        if name is None:
+            return m.group(0)
+        where = ", ".join(map(str, lines))
+        return (f"shared array <code>{html.escape(name)}</code> "
+                f"(line{'s' * (len(lines) > 1)} {where})")
+
+    text = _SHARED_VAR.sub(array, text)
+    other = (f.details or {}).get("other_ptx_line") if f.kind.startswith("race") else None
+    py = ck.line_map.python_line_of_ptx(int(other)) if other else None
+    if py:
+        code = html.escape(source_line_text(ck, py))
+        text = _OTHER_PTX.sub(lambda m: f"{m.group(0)} (line {py}: {code})", text, count=1)
+    return _Markup(text)
 
 
 def _findings_html(result) -> str:
@@ -114,12 +196,14 @@ def _findings_html(result) -> str:
     if not items:
         return ""
     ck = result.compiled
+    arrays = shared_array_lines(ck) if any("shared variable" in f.message for f in items) \
+        else {}
     rows = []
     for f in items:
         line = f.source_line
         where = ", ".join(x for x in (f"block {f.block}" if f.block is not None else "",
                                       f"thread {f.thread}" if f.thread is not None else "") if x)
-        rows.append((f.kind, f.message, where,
+        rows.append((f.kind, _finding_text(f, ck, arrays), where,
                      f"{line}: {_source_line(ck, line)}" if line else "", f.ptx_line or ""))
     return ('<details open><summary>Findings</summary>'
             + _table(("check", "what", "where", "Python line", "PTX line"), rows) + "</details>")

@@ -29,7 +29,8 @@ from typing import Mapping
 
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
-__all__ = ["PANES", "kernel_html", "pane_html", "resource_card_html", "error_html",
+__all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
+           "source_line_text", "resource_card_html", "error_html",
            "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
@@ -123,6 +124,77 @@ def pane_line_maps(ck) -> dict[str, dict[int, int]]:
     return out
 
 
+def _file_lines(filename: str) -> list[str]:
+    """The lines of the file or cell ``filename`` (:mod:`linecache`: the magic registers its
+    cells there, ipykernel its own), IPython magic and shell lines blanked so that the
+    text parses; ``[]`` when unknown."""
+    import linecache
+
+    lines = [ln.rstrip("\r\n") for ln in linecache.getlines(filename)]
+    return ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines]
+
+
+def _function_spans(lines: list[str]) -> list[tuple[int, int]]:
+    """``(first, last)`` file lines of every function of ``lines`` (decorators included)."""
+    import ast
+
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    return [(min([n.lineno] + [d.lineno for d in n.decorator_list]), n.end_lineno)
+            for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def python_pane_lines(ck) -> list[tuple[int | None, str]]:
+    """The Python pane's ``(file line, text)`` rows: the kernel, and the device functions
+    of its file or cell that produced code in it.
+
+    The line map (``ck.line_map``) holds every line of the kernel's file that
+    code came from, device functions inlined into the kernel included (code
+    from other files is not in it); those outside the kernel's own source are
+    shown with the whole function around them, read through :mod:`linecache`,
+    in file order. A ``(None, "")`` row stands between rows whose lines are
+    not consecutive.
+    """
+    src = ck.source
+    own = src.text.splitlines()
+    rows = [(src.first_line + k, text) for k, text in enumerate(own)]
+    inside = range(src.first_line, src.first_line + len(own))
+    lines = _file_lines(src.filename)
+    extra = [ln for ln in ck.line_map.python_lines if ln not in inside and 0 < ln <= len(lines)]
+    if not extra:
+        return rows
+    spans = _function_spans(lines)
+    wanted = set(inside)
+    for ln in extra:  # the innermost function around the line, else the line alone
+        around = [sp for sp in spans if sp[0] <= ln <= sp[1]]
+        first, last = min(around, key=lambda sp: sp[1] - sp[0]) if around else (ln, ln)
+        wanted.update(range(first, last + 1))
+    import textwrap
+
+    numbers = sorted(n for n in wanted if 0 < n <= len(lines))
+    texts = textwrap.dedent("\n".join(lines[n - 1] for n in numbers)).split("\n")
+    out: list[tuple[int | None, str]] = []
+    for n, text in zip(numbers, texts):
+        if out and out[-1][0] is not None and n != out[-1][0] + 1:
+            out.append((None, ""))
+        out.append((n, text))
+    return out
+
+
+def source_line_text(ck, line: int) -> str:
+    """The text of file line ``line`` of ``ck``'s kernel or of a device function in its file
+    (stripped; ``""`` when unknown)."""
+    if not line:
+        return ""
+    text = ck.source.line(int(line))
+    if not text:
+        lines = _file_lines(ck.source.filename)
+        text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
+    return text.strip()
+
+
 def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[int, int] = {},
               colors: Mapping[int, str] = {}, heat: Mapping[str, Mapping[int, object]] = {},
               title: str | None = None, open_: bool = True, missing: str = "",
@@ -132,7 +204,8 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
     Args:
         pane: pane id (a key of :data:`PANES`); picks the lexer.
         text: the pane's text, or None when the stage did not run.
-        numbers: the line number shown for each line (default 1, 2, ...).
+        numbers: the line number shown for each line (default 1, 2, ...); None
+            marks a gap between parts (shown as ``⋮``, no line number).
         py_of_line: pane line number -> Python line (gives ``data-py`` and colour).
         colors: Python line -> CSS colour.
         heat: column title -> {pane line number -> value}: extra columns
@@ -163,7 +236,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
     maxima = {name: max((float(v) for v in col.values()), default=0.0) or 1.0
               for name, col in heat_cols}
     for number, code in zip(numbers, lines):
-        py = py_of_line.get(number)
+        py = py_of_line.get(number) if number is not None else None
         attrs = ""
         if py is not None:
             attrs = f' data-py="{int(py)}"'
@@ -171,14 +244,15 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
                 attrs += f' style="background-color:{html.escape(colors[py])}"'
         cells = []
         for name, col in heat_cols:
-            v = col.get(number)
+            v = col.get(number) if number is not None else None
             if v is None:
                 cells.append('<span class="wl-heat"></span>')
             else:
                 a = min(float(v) / maxima[name], 1.0) * 0.6
                 cells.append(f'<span class="wl-heat" style="background-color:rgba(230,80,20,'
                              f'{a:.2f})">{html.escape(_fmt(v))}</span>')
-        out.append(f'<div class="wl-line"{attrs}><span class="wl-ln">{int(number)}</span>'
+        shown = "⋮" if number is None else int(number)
+        out.append(f'<div class="wl-line"{attrs}><span class="wl-ln">{shown}</span>'
                    f'{"".join(cells)}<span class="wl-src">{code}</span></div>')
     out.append("</div>")
     if hidden:
@@ -226,8 +300,10 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
     parts = []
     for pane in panes:
         if pane == "python":
-            numbers = range(src.first_line, src.first_line + len(src.text.splitlines()))
-            parts.append(pane_html("python", src.text, numbers=numbers, py_of_line=maps["python"],
+            rows = python_pane_lines(ck)
+            numbers = [n for n, _ in rows]
+            parts.append(pane_html("python", "\n".join(t for _, t in rows), numbers=numbers,
+                                   py_of_line={n: n for n in numbers if n is not None},
                                    colors=colors, heat=heat or {},
                                    title=f"Python  {src.filename}"))
             continue
@@ -250,6 +326,12 @@ def style_block() -> str:
     return f"<style>{STYLE}\n{token_css('.wl-kernel .wl-code')}</style>"
 
 
+#: occupancy limiting factors (``Occupancy.limiters``) as the views name them
+FACTOR_NAMES = {"warps": "warp slots", "blocks": "blocks per SM", "registers": "registers",
+                "shared_memory": "shared memory", "barriers": "barriers",
+                "virtual_resources": "virtual resources"}
+
+
 def _occ_fields(occ) -> list[tuple[str, str]]:
     rows = []
     if occ is None:
@@ -264,13 +346,18 @@ def _occ_fields(occ) -> list[tuple[str, str]]:
             rows.append((label, str(v)))
     lim = getattr(occ, "limiters", None) or getattr(occ, "limiter", None)
     if lim:
-        rows.append(("limited by", lim if isinstance(lim, str) else ", ".join(map(str, lim))))
+        lim = (lim,) if isinstance(lim, str) else lim
+        rows.append(("limited by", ", ".join(FACTOR_NAMES.get(str(f), str(f)) for f in lim)))
     return rows
 
 
 def resource_warnings(resources, occupancy=None) -> list[str]:
-    """The warnings a resource card shows (spills, register-limited occupancy)."""
+    """The warnings a resource card shows (spills, no block fits, register-limited occupancy)."""
     warns = []
+    if getattr(occupancy, "active_blocks_per_sm", None) == 0:
+        why = ", ".join(FACTOR_NAMES.get(f, f) for f in getattr(occupancy, "limiters", ()))
+        warns.append("no block of this size fits on an SM: this configuration cannot launch"
+                     + (f" (limited by {why})" if why else ""))
     if resources is not None and resources.spills:
         warns.append(f"registers spill to local memory: {resources.spill_stores} bytes stored, "
                      f"{resources.spill_loads} bytes loaded per thread")
@@ -304,16 +391,21 @@ def resource_card_html(ck, occupancy=None) -> str:
     Args:
         ck: the compiled kernel (its ``resources``, ``missing``, ``toolchain``,
             ``timings``).
-        occupancy: an occupancy record from :mod:`warp_lab.analysis`, or None.
+        occupancy: an occupancy record from :mod:`warp_lab.analysis`, or None; its
+            dynamic shared memory (``shared_per_block`` less the static bytes),
+            when any, is a row of the card.
     """
     r = ck.resources
     if r is None:
         why = html.escape(ck.missing.get("resources", "ptxas did not run"))
         return f'<div class="wl-missing">resources: {why}</div>'
+    # the occupancy record's shared bytes are static + the dynamic ones asked for
+    dynamic = max(0, int(getattr(occupancy, "shared_per_block", 0) or 0) - r.shared)
     rows = [("registers / thread", r.registers),
             ("spill stores / loads", f"{r.spill_stores} / {r.spill_loads} bytes"),
             ("stack frame", f"{r.stack_frame} bytes"),
             ("shared memory (static)", f"{r.shared} bytes / block"),
+            *([("shared memory (dynamic)", f"{dynamic} bytes / block")] if dynamic else []),
             ("local memory", f"{r.local} bytes / thread"),
             ("constant memory", f"{r.const} bytes"),
             ("barriers", r.barriers)]

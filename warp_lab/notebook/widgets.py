@@ -19,17 +19,17 @@ import re
 
 import ipywidgets as W
 
-from warp_lab.analysis import ARCHS, arch_properties, occupancy, occupancy_curve
+from warp_lab.analysis import ARCHS, arch_properties, launch_dynamic_shared_optin, \
+    occupancy, occupancy_curve
 from warp_lab.notebook.charts import figure_img_html, figure_png, occupancy_chart
+from warp_lab.notebook.views import FACTOR_NAMES
 
 __all__ = ["OccupancyWidget", "occupancy_widget", "occupancy_summary_html",
            "register_heat"]
 
 _SASS_OFFSET = re.compile(r"/\*([0-9a-fA-F]{4,})\*/")
 
-_FACTOR_NAMES = {"warps": "warp slots", "blocks": "blocks per SM", "registers": "registers",
-                 "shared_memory": "shared memory", "barriers": "barriers",
-                 "virtual_resources": "virtual resources"}
+_FACTOR_NAMES = FACTOR_NAMES
 
 
 def occupancy_summary_html(occ) -> str:
@@ -130,8 +130,8 @@ class OccupancyWidget(W.VBox):
         props = arch_properties(self.arch.value)
         self.dynamic_shared_mem.max = props.shared_mem_per_block_optin
         dyn = self.dynamic_shared_mem.value
-        optin = dyn if dyn > props.shared_mem_per_block else None
-        usage = dict(self._usage(), max_dynamic_shared_mem=optin)
+        usage = dict(self._usage(),
+                     max_dynamic_shared_mem=launch_dynamic_shared_optin(props, dyn))
         self.occupancy = occupancy(None, props, self.block_size.value, dyn, **usage)
         if change is None or change["owner"] is not self.block_size:
             # the curve depends on arch and shared memory, not on the marked block size
