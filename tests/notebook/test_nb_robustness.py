@@ -73,7 +73,9 @@ def test_launch_unknown_keyword_names_it_and_the_option(shell, launch, unknown):
     res = shell.run_cell(f"%%warp_kernel --device sim --launch {launch}\n{SAXPY}")
     err = res.error_in_exec
     assert isinstance(err, wl.LaunchError)
-    assert str(err).startswith("--launch ") and f"unknown keyword(s) {unknown}" in str(err)
+    # the option as the user typed it, not its repr ('"dims=8, ..."')
+    assert str(err).startswith(f"--launch {launch}: ") and f"unknown keyword(s) {unknown}" \
+        in str(err), str(err)
     assert "block_dim" in str(err)  # lists what wl.launch takes
     assert (shell.user_ns["rb_y"] == 1.0).all()
 

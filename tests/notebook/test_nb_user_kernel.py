@@ -110,6 +110,9 @@ def test_device_function_lines_are_in_the_python_pane(executed):
         assert py["7"]["src"].strip().startswith("tile = wl.shared_array")
     ptx_py = {ln["py"] for ln in parse_view(kernel_view).panes["ptx"]}
     assert "4" in ptx_py  # the line is in the map, so the pane must show it
+    # the card describes the launch of this cell: block_dim=64 of --launch, not the default 256
+    assert "<th>block size</th><td>64</td>" in kernel_view
+    assert "<th>active warps / SM</th><td>64</td>" in kernel_view  # 32 blocks of 2 warps
 
 
 def test_findings_name_the_python_array_and_the_racing_line(executed):

@@ -367,12 +367,23 @@ class WarpKernelMagics(Magics):
                 kernels.append(obj)
         if not kernels:
             return None
+        launch_kwargs = launch_error = None
+        view_opts = opts
+        if opts["launch"]:  # read before the views, whose card and widget show this launch
+            try:
+                launch_kwargs = self._launch_kwargs(opts, checks)
+            except LaunchError as exc:  # raised after the views: a compile error comes first
+                launch_error = exc
+            else:
+                view_opts = {**opts, **_launch_shape(launch_kwargs)}
         for k in kernels[:-1]:  # shown as each compiles: an error in a later one keeps them
-            display(self._compile_and_view(k, opts, show))
-        last = self._compile_and_view(kernels[-1], opts, show)
+            display(self._compile_and_view(k, view_opts, show))
+        last = self._compile_and_view(kernels[-1], view_opts, show)
         if opts["launch"]:
             display(last)
-            return self._launch(last.compiled, opts, checks)
+            if launch_error is not None:
+                raise launch_error
+            return self._launch(last.compiled, launch_kwargs)
         return last
 
     def _compile_and_view(self, kernel: Kernel, opts: dict, show: list[str]):
@@ -413,24 +424,30 @@ class WarpKernelMagics(Magics):
         return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra, heat=heat,
                           pane_heat=pane_heat)
 
-    def _launch(self, ck, opts: dict, checks: list[str]):
+    def _launch_kwargs(self, opts: dict, checks: list[str]) -> dict:
+        """The keyword arguments of ``wl.launch`` that ``--launch TEXT`` and the options give.
+
+        Raises:
+            LaunchError: TEXT is not ``key=value, ...`` Python, raises when evaluated in
+                the notebook namespace, or names a keyword ``wl.launch`` does not take.
+        """
         from warp_lab.runtime.launch import launch
 
         text = _unquote(opts["launch"])
         try:
             code = compile(f"dict({text})", "<--launch>", "eval")
         except SyntaxError as exc:
-            raise LaunchError(f"--launch {opts['launch']!r}: {_launch_syntax(text, exc)}") from None
+            raise LaunchError(f"--launch \"{text}\": {_launch_syntax(text, exc)}") from None
         try:
             kwargs = eval(code, self.shell.user_ns)  # noqa: S307
         except Exception as exc:  # the user's expression: report it as theirs
-            raise LaunchError(f"--launch {opts['launch']!r}: {type(exc).__name__}: {exc}") from None
+            raise LaunchError(f"--launch \"{text}\": {type(exc).__name__}: {exc}") from None
         import inspect
 
         known = [p for p in inspect.signature(launch).parameters if p != "kernel"]
         unknown = [k for k in kwargs if k not in known]
         if unknown:  # the kernel is the cell's own; a typo such as dims= is no TypeError wall
-            raise LaunchError(f"--launch {opts['launch']!r}: unknown keyword(s) "
+            raise LaunchError(f"--launch \"{text}\": unknown keyword(s) "
                               f"{', '.join(map(repr, unknown))}; wl.launch takes "
                               f"{', '.join(known)}")
         kwargs.setdefault("device", opts["device"])
@@ -440,8 +457,12 @@ class WarpKernelMagics(Magics):
             kwargs.setdefault("block_dim", opts["block_dim"])
         if checks:
             kwargs.setdefault("checks", ("barrier", *checks))
+        return kwargs
+
+    def _launch(self, ck, kwargs: dict):
         from warp_lab.notebook.progress import LaunchProgress
         from warp_lab.notebook.results import LaunchView
+        from warp_lab.runtime.launch import launch
 
         # a bar for simulator launches running past half a second (a GPU ignores it)
         bar = LaunchProgress()
@@ -454,6 +475,33 @@ class WarpKernelMagics(Magics):
             bar.finish(partial)
         self.shell.user_ns["_launch"] = result
         return LaunchView(result, progress=bar)
+
+
+def _launch_shape(kwargs: dict) -> dict:
+    """``block_dim`` (threads per block) and ``shared_mem`` of a launch, for the occupancy
+    the views show.
+
+    ``block=(x, y, z)`` (with ``grid=``) or ``block_dim=(x, y, z)`` give ``x*y*z``
+    threads; ``block_dim=n`` is the block's thread count for any ``dim`` (``wl.launch``
+    shapes 2-D/3-D blocks from it). Values ``wl.launch`` will refuse are left out
+    (the options' values stay, and the launch reports them).
+    """
+    def count(v) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+    out = {}
+    shape = kwargs.get("block") if "grid" in kwargs else kwargs.get("block_dim")
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if 1 <= len(dims) <= 3 and all(map(count, dims)):
+        threads = 1
+        for d in dims:
+            threads *= d
+        if threads <= 1024:
+            out["block_dim"] = threads
+    shared = kwargs.get("shared_mem")
+    if count(shared) or shared == 0:
+        out["shared_mem"] = shared
+    return out
 
 
 def load_ipython_extension(ip) -> None:
