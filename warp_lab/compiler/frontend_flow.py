@@ -38,15 +38,6 @@ def _meet(a, b):
     return a & b
 
 
-def _local_names(tree) -> set:
-    """Names bound in the function: parameters and assignment targets."""
-    names = {a.arg for a in tree.args.args}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            names.add(n.id)
-    return names
-
-
 def _parents(tree) -> dict:
     """Child node -> parent node, over the whole function."""
     out = {}
@@ -70,7 +61,8 @@ class _Flow:
     def __init__(self, typer):
         self.typer = typer
         self.tree = typer.tree
-        self.locals = _local_names(self.tree)
+        # names bound in the function: parameters and assignment targets
+        self.locals = {a.arg for a in self.tree.args.args} | typer.assigned
         self.loops: list = []  # per loop: [break states, continue states]
         self._parent = None
 
@@ -229,7 +221,7 @@ def check_flow(typer) -> None:
     Args:
         typer: the :class:`~warp_lab.compiler.frontend.FunctionTyper` that
             has typed the body (its ``tree``, ``source``, ``params``,
-            ``returns`` and ``is_kernel`` are used).
+            ``returns``, ``is_kernel`` and ``assigned`` are used).
 
     Raises:
         KernelCompileError: at the first read of a variable that is not

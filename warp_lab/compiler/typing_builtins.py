@@ -368,8 +368,8 @@ def _construct(t, node, ty):
 
 
 def _call_func(t, node, func: Func):
-    from warp_lab.compiler.frontend import evaluate_annotation, parse_function, specialize
-    tree = parse_function(func)
+    from warp_lab.compiler.frontend import evaluate_annotation, specialize
+    tree = t.ctx.parse(func)
     fa = tree.args
     if fa.vararg or fa.kwarg or fa.kwonlyargs or fa.posonlyargs or fa.defaults:
         from warp_lab.compiler.frontend_parse import compile_error
