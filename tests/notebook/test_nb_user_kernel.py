@@ -45,6 +45,12 @@ CELLS = [
     "def k_dyn2(x: wl.array(dtype=wl.float32)):\n"
     "    buf = wl.dynamic_shared_array(dtype=wl.float32)\n"
     "    x[0] = buf[0]\n",
+    # 8: --check without memcheck, and a shared access past the (unsized) dynamic array
+    '%%warp_kernel --launch "dim=64, inputs=[x]" --check initcheck --show resources\n'
+    "def k_forgot(x: wl.array(dtype=wl.float32)):\n"
+    "    buf = wl.dynamic_shared_array(dtype=wl.float32)\n"
+    "    buf[wl.thread_idx.x] = 1.0\n"
+    "    x[wl.tid()] = buf[0]\n",
 ]
 
 
@@ -140,3 +146,11 @@ def test_dynamic_shared_memory_past_the_arch_limit_is_a_usage_error(executed):
     text = _text(executed.cells[7])
     assert "UsageError: --shared-mem 300000" in text and "232448" in text, text
     assert "TRACEBACK" not in text
+
+
+def test_simulator_fault_without_memcheck_names_the_cell_line(executed):
+    cell = executed.cells[8]
+    text = _text(cell)
+    assert "SimulatorError: illegal shared memory access" in text, text
+    assert f"<cell {cell.execution_count}> line 4: buf[wl.thread_idx.x] = 1.0" in text, text
+    assert "add memcheck to --check" in text and "TRACEBACK" not in text

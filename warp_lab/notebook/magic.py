@@ -27,7 +27,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
-from warp_lab.errors import KernelCompileError, LaunchError, WarpLabError
+from warp_lab.errors import KernelCompileError, LaunchError, SimulatorError, WarpLabError
 from warp_lab.lang.kernel import Func, Kernel
 
 __all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DEFAULTS"]
@@ -471,10 +471,31 @@ class WarpKernelMagics(Magics):
         try:
             result = launch(ck, **kwargs)
             partial = result.partial
+        except SimulatorError as exc:  # a fault the checks asked for did not catch
+            raise _at_cell_line(exc, ck) from None
         finally:
             bar.finish(partial)
         self.shell.user_ns["_launch"] = result
         return LaunchView(result, progress=bar)
+
+
+def _at_cell_line(exc, ck):
+    """A simulator fault of a ``--launch`` with the cell line its PTX line came from.
+
+    Without memcheck the simulator stops at an illegal access with only the
+    PTX line; the line map gives the Python line, and in the magic the way to
+    the details is ``--check``, not ``checks=``.
+    """
+    from warp_lab.errors import SimulatorError
+    from warp_lab.notebook.views import source_line_text
+
+    message = str(exc).replace("(enable memcheck for block/thread details)",
+                               "(add memcheck to --check for the block and thread)")
+    line = exc.source_line or (ck.line_map.python_line_of_ptx(exc.ptx_line)
+                               if exc.ptx_line else None)
+    if line:
+        message += f"\n  at {ck.source.filename} line {line}: {source_line_text(ck, line)}"
+    return SimulatorError(message, ptx_line=exc.ptx_line, source_line=line or 0)
 
 
 def _launch_shape(kwargs: dict) -> dict:
