@@ -89,6 +89,9 @@ def test_bad_breakpoint_is_a_clear_error(session):
     dbg, _ = session
     with pytest.raises(SimulatorError, match="no instruction on source line 40"):
         dbg.add_breakpoint(line=40)
+    # the magic line has no code: the message says which lines of the kernel do
+    with pytest.raises(SimulatorError, match=r"source line 1\b.*lines with code: .*3, 4, 5"):
+        dbg.add_breakpoint(line=1)
 
 
 def test_panel_buttons_drive_the_session(session):

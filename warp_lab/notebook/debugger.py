@@ -225,8 +225,21 @@ class DebugSession:
                                      f"got {value!r}")
         block = _coords(block, "block", self.grid)
         thread = _coords(thread, "thread", self.block_shape)
-        return self.debugger.add_breakpoint(ptx_line=ptx_line, source_line=line, block=block,
-                                            thread=thread)
+        try:
+            return self.debugger.add_breakpoint(ptx_line=ptx_line, source_line=line,
+                                                block=block, thread=thread)
+        except SimulatorError as exc:
+            code = sorted(self.compiled.line_map.ptx)
+            if line is None or line in code or not code:
+                raise
+            # a blank or comment line, a declaration such as wl.shared_array, code the
+            # optimiser removed: say where one can stop instead
+            after = [n for n in code if n > line]
+            hint = f"; the next line with code is {after[0]}" if after else ""
+            raise SimulatorError(f"{exc} (it has no code: blank, a comment, a declaration or "
+                                 f"optimised away){hint}; lines with code: "
+                                 f"{', '.join(map(str, code))}", exc.ptx_line,
+                                 exc.source_line) from None
 
     def _moved(self, stop):
         if stop is not None:
