@@ -577,7 +577,8 @@ NOTEBOOKS["06_debugging"] = [
 The simulator checks what a GPU silently gets wrong: **memcheck** catches
 out-of-bounds accesses (with the thread and your source line),
 **racecheck** catches shared-memory races between threads that lack a
-`wl.syncthreads()`. Your arrays are never corrupted by a caught access."""),
+`wl.syncthreads()`, **initcheck** reads of shared memory no thread wrote.
+Your arrays are never corrupted by a caught access."""),
     ("code", SETUP),
     ("code", """%%warp_kernel --show source
 def off_by_one(x: wl.array(dtype=wl.float32), n: int):
@@ -623,6 +624,61 @@ r"""),
     ("code", """# check
 assert any(f.kind.startswith("race") for f in r.findings), "racecheck should report the missing barrier"
 """),
+    ("md", """## Reading shared memory nobody wrote
+
+A 3-point blur through a shared tile: each block of 128 threads copies its
+128 elements into `tile[1..128]`, then every thread averages three
+neighbours. The first attempt forgets the **halo**, the two cells `tile[0]`
+and `tile[129]` that hold the neighbours from the next blocks. On a GPU they
+hold garbage; **initcheck** reports every read of shared memory that no
+thread of the block wrote, and names the array and the line declaring it."""),
+    ("code", """%%warp_kernel --show source
+def blur_tile(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    tile = wl.shared_array(130, wl.float32)    # 128 elements + a halo cell each side
+    t = wl.thread_idx.x
+    i = wl.tid()
+    tile[t + 1] = x[i]
+    wl.syncthreads()
+    y[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / 3.0
+
+def blur_tile_fixed(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    tile = wl.shared_array(130, wl.float32)
+    t = wl.thread_idx.x
+    i = wl.tid()
+    tile[t + 1] = x[i]
+    if t == 0:                                 # the left halo: 0 before the array
+        left = 0.0
+        if i > 0:
+            left = x[i - 1]
+        tile[0] = left
+    if t == 127:                               # the right halo: 0 after it
+        right = 0.0
+        if i < x.shape[0] - 1:
+            right = x[i + 1]
+        tile[129] = right
+    wl.syncthreads()
+    y[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / 3.0"""),
+    ("code", """x = np.random.default_rng(6).random(512, dtype=np.float32)
+y_bad, y_good = np.zeros_like(x), np.zeros_like(x)
+bad = wl.launch(blur_tile, dim=512, inputs=[x, y_bad], block_dim=128, device="sim",
+                checks=("memcheck", "initcheck"))
+good = wl.launch(blur_tile_fixed, dim=512, inputs=[x, y_good], block_dim=128, device="sim",
+                 checks=("memcheck", "initcheck"))
+bad"""),
+    ("md", """Initcheck reports once per instruction: the read of `tile[t]` (thread 0
+reads the left halo) and of `tile[t + 2]` (thread 127 reads the right one),
+both on cell line 8, in the array `tile` of line 3. The simulator fills
+shared memory with zeros, so `blur_tile` happens to treat the ends of each
+block as zeros; a GPU would not.
+
+Check the result: two findings for the halo reads, none for the fixed
+kernel, which matches numpy with zeros beyond the ends."""),
+    ("code", """# check
+assert sorted((f.kind, f.source_line) for f in bad.findings) == [("uninitialized", 8)] * 2
+assert all(f.details["variable"].startswith("blur_tile_tile") for f in bad.findings)
+assert good.findings == []
+xp = np.concatenate([[0], x, [0]]).astype(np.float32)
+np.testing.assert_allclose(y_good, (xp[:-2] + xp[1:-1] + xp[2:]) / np.float32(3), rtol=1e-6)"""),
     ("md", """## Breakpoints and the 32 lanes of a warp
 
 `debug(...)` prepares the same launch as `wl.launch(..., device="sim")` but
