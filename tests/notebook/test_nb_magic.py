@@ -79,6 +79,11 @@ def test_line_magic_sets_and_prints_defaults(ip):
         with capture_output() as cap:
             ip.run_line_magic("warp_kernel", "")
         assert "--arch sm_75" in cap.stdout and "--opt 1" in cap.stdout
+        # every line is an option one could type: no "--fast-math False", "--launch None"
+        lines = cap.stdout.splitlines()
+        assert not any(ln.endswith((" False", " None", " True")) or ln.endswith("--hide ")
+                       for ln in lines), cap.stdout
+        assert any("not set" in ln and "--launch" in ln for ln in lines), cap.stdout
     finally:
         magics.defaults.clear()
         magics.defaults.update(saved)

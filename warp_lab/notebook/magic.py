@@ -131,6 +131,23 @@ def _check_options(opts: dict) -> None:
         raise UsageError(f"--block-dim {block_dim}: CUDA allows at most 1024 threads per block")
 
 
+def _defaults_text(opts: dict) -> str:
+    """The options in force as lines one could type (``--arch sm_80``, ``--fast-math``), then
+    one line naming the options that are off or not set."""
+    lines, unset = [], []
+    for key, value in opts.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            lines.append(flag)
+        elif value is None or value is False or value == "":
+            unset.append(flag)
+        else:
+            lines.append(f"{flag} {value}")
+    if unset:
+        lines.append("(off or not set: " + ", ".join(unset) + ")")
+    return "\n".join(lines)
+
+
 def _too_deep(filename: str, line: int, col: int, text: str) -> KernelCompileError:
     return KernelCompileError("expression too deeply nested (Python's compiler ran out of "
                               "recursion depth); split it into several statements",
@@ -292,8 +309,7 @@ class WarpKernelMagics(Magics):
         if cell is None:
             self.defaults.update(given)
             if not given:
-                print("\n".join(f"--{k.replace('_', '-')} {v}"
-                                for k, v in {**BUILTIN_DEFAULTS, **self.defaults}.items()))
+                print(_defaults_text({**BUILTIN_DEFAULTS, **self.defaults}))
             return None
         opts = {**BUILTIN_DEFAULTS, **self.defaults, **given}
         if opts["arch"] is None:
