@@ -116,6 +116,10 @@ def test_device_function_lines_are_in_the_python_pane(executed):
         assert py["7"]["src"].strip().startswith("tile = wl.shared_array")
     ptx_py = {ln["py"] for ln in parse_view(kernel_view).panes["ptx"]}
     assert "4" in ptx_py  # the line is in the map, so the pane must show it
+    # the PTX declaration of tile's .shared variable is linked to the line declaring tile
+    decl = [ln for ln in parse_view(kernel_view).panes["ptx"] if ".shared" in ln["src"]
+            and "k_dev_tile" in ln["src"]]
+    assert decl and decl[0]["py"] == "7", decl
     # the card describes the launch of this cell: block_dim=64 of --launch, not the default 256
     assert "<th>block size</th><td>64</td>" in kernel_view
     assert "<th>active warps / SM</th><td>64</td>" in kernel_view  # 32 blocks of 2 warps

@@ -21,11 +21,10 @@ import re
 from warp_lab.notebook.charts import figure_img_html, instruction_mix_chart, simt_histogram, \
     time_distribution
 from warp_lab.notebook.views import STYLE, compile_time_text, kernel_html, new_root_id, \
-    python_pane_lines, source_line_text
+    shared_array_lines, source_line_text
 
 __all__ = ["launch_html", "LaunchView", "instructions_per_line", "memory_lines",
-           "bank_conflicts_per_line", "simt_efficiencies", "instruction_mix", "findings",
-           "shared_array_lines"]
+           "bank_conflicts_per_line", "simt_efficiencies", "instruction_mix", "findings"]
 
 
 def _metrics(result):
@@ -120,53 +119,6 @@ def _source_line(ck, line) -> str:
 
 _SHARED_VAR = re.compile(r"shared variable (\w+)")
 _OTHER_PTX = re.compile(r"at PTX line (\d+)")
-_SHARED_DECL = re.compile(r"^\s*\.shared\s[^;]*?([\w$]+)\[", re.M)  # .shared .align 4 .b8 k_t_1[64];
-
-
-def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """Shared variable symbol -> (Python array name, the file lines that declare it).
-
-    The compiler names the ``.shared`` variable of ``tile = wl.shared_array(...)``
-    in function ``k`` ``k_tile_N`` (``N`` a counter; non-ASCII letters of the
-    name become ``_``); this reads those assignments back from the source the
-    Python pane shows (the kernel and its device functions), so a finding
-    about ``k_tile_3`` can say "shared array ``tile`` (line 7)". Symbols whose
-    declaration is not found are left out.
-    """
-    import ast
-    import textwrap
-
-    rows = python_pane_lines(ck)
-    text = textwrap.dedent("\n".join(t for _, t in rows))
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return {}
-    line_of = [n for n, _ in rows]  # parsed line k is file line line_of[k - 1]
-    found: dict[str, list] = {}
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef):
-            continue
-        for node in ast.walk(fn):
-            call = getattr(node, "value", None)
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call)):
-                continue
-            callee = call.func
-            if (callee.attr if isinstance(callee, ast.Attribute) else
-                    getattr(callee, "id", "")) != "shared_array":
-                continue
-            name = node.targets[0].id
-            stem = re.sub(r"\W", "_", f"{fn.name}_{name}", flags=re.ASCII)
-            entry = found.setdefault(stem, [name, []])
-            if line_of[node.lineno - 1] is not None:
-                entry[1].append(line_of[node.lineno - 1])
-    out = {}
-    for sym in set(_SHARED_DECL.findall(ck.ptx)):
-        stem = re.sub(r"_\d+$", "", sym)
-        if stem in found and found[stem][1]:
-            out[sym] = (found[stem][0], tuple(found[stem][1]))
-    return out
 
 
 def _finding_text(f, ck, arrays) -> _Markup:

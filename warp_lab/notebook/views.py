@@ -24,13 +24,14 @@ SASS (``line_map.sass_lines``).
 from __future__ import annotations
 
 import html
+import re
 import secrets
 from typing import Mapping
 
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
-           "source_line_text", "resource_card_html", "error_html",
+           "source_line_text", "shared_array_lines", "resource_card_html", "error_html",
            "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
@@ -183,6 +184,69 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
     return out
 
 
+#: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``), its name
+_SHARED_DECL = re.compile(r"^\s*\.shared\s[^;]*?([\w$]+)\[", re.M)
+
+
+def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Shared variable symbol -> (Python array name, the file lines that declare it).
+
+    The compiler names the ``.shared`` variable of ``tile = wl.shared_array(...)``
+    in function ``k`` ``k_tile_N`` (``N`` a counter; non-ASCII letters of the
+    name become ``_``); this reads those assignments back from the source the
+    Python pane shows (the kernel and its device functions), so a finding
+    about ``k_tile_3`` can say "shared array ``tile`` (line 7)". Symbols whose
+    declaration is not found are left out.
+    """
+    import ast
+    import textwrap
+
+    rows = python_pane_lines(ck)
+    text = textwrap.dedent("\n".join(t for _, t in rows))
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    line_of = [n for n, _ in rows]  # parsed line k is file line line_of[k - 1]
+    found: dict[str, list] = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            call = getattr(node, "value", None)
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call)):
+                continue
+            callee = call.func
+            if (callee.attr if isinstance(callee, ast.Attribute) else
+                    getattr(callee, "id", "")) != "shared_array":
+                continue
+            name = node.targets[0].id
+            stem = re.sub(r"\W", "_", f"{fn.name}_{name}", flags=re.ASCII)
+            entry = found.setdefault(stem, [name, []])
+            if line_of[node.lineno - 1] is not None:
+                entry[1].append(line_of[node.lineno - 1])
+    out = {}
+    for sym in set(_SHARED_DECL.findall(ck.ptx)):
+        stem = re.sub(r"_\d+$", "", sym)
+        if stem in found and found[stem][1]:
+            out[sym] = (found[stem][0], tuple(found[stem][1]))
+    return out
+
+
+def _shared_declarations(ck, ptx: str) -> dict[int, int]:
+    """PTX line of each ``.shared`` variable declaration -> the Python line declaring its
+    array (one line; none when the array is declared on several)."""
+    arrays = shared_array_lines(ck)
+    out = {}
+    for k, line in enumerate(ptx.splitlines(), 1):
+        m = _SHARED_DECL.match(line)
+        lines = arrays.get(m.group(1), (None, ()))[1] if m else ()
+        if len(lines) == 1:
+            out[k] = lines[0]
+    return out
+
+
 def source_line_text(ck, line: int) -> str:
     """The text of file line ``line`` of ``ck``'s kernel or of a device function in its file
     (stripped; ``""`` when unknown)."""
@@ -309,7 +373,10 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
             continue
         attr = PANES[pane][1]
         text = getattr(ck, attr, None)
-        parts.append(pane_html(pane, text, py_of_line=maps.get(pane, {}), colors=colors,
+        py_of_line = maps.get(pane, {})
+        if pane == "ptx" and text:  # a .shared declaration -> the line declaring the array
+            py_of_line = {**_shared_declarations(ck, text), **py_of_line}
+        parts.append(pane_html(pane, text, py_of_line=py_of_line, colors=colors,
                                heat=(pane_heat or {}).get(pane, {}),
                                open_=pane != "llvm_unoptimized",
                                missing=ck.missing.get(attr, "") if text is None else ""))
