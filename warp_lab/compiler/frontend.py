@@ -19,7 +19,7 @@ import ast
 from types import ModuleType
 
 from warp_lab.compiler.artifact import sm_number
-from warp_lab.compiler.frontend_flow import check_flow
+from warp_lab.compiler.frontend_flow import check_flow, walk
 from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declared_return,
                                               evaluate_annotation, location, param_types,
                                               parse_function, ptx_name)
@@ -538,7 +538,7 @@ def _op_sym(op) -> str:
 
 
 class _TreeFacts:
-    """What the front end reads off a whole function tree, gathered in one ``ast.walk``.
+    """What the front end reads off a whole function tree, gathered in one walk.
 
     Attributes:
         stores: the names assigned anywhere (``Name`` nodes in ``Store`` context).
@@ -551,7 +551,7 @@ class _TreeFacts:
         self.stores: set = set()
         self.calls: list = []
         self.tuple_assigns: list = []
-        for n in ast.walk(tree):
+        for n in walk(tree):
             if isinstance(n, ast.Name):
                 if isinstance(n.ctx, ast.Store):
                     self.stores.add(n.id)

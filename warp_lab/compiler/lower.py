@@ -183,9 +183,9 @@ class ModuleContext:
         a 100-location kernel). Callers keep one node per (line, column) and
         scope (:meth:`FunctionLowerer.loc`); LLVM uniques equal nodes anyway.
         """
-        return ir.DIValue(self.module, False, "DILocation",
-                          (("column", column), ("line", line), ("scope", scope)),
-                          name=str(len(self.module.metadata)))
+        return _Location(self.module, False, "DILocation",
+                         (("column", column), ("line", line), ("scope", scope)),
+                         name=str(len(self.module.metadata)))
 
     def unroll_full_md(self):
         """The ``llvm.loop`` node asking for a full unroll (``#pragma unroll`` in CUDA C++):
@@ -670,6 +670,21 @@ class FunctionLowerer(ExprLowerer):
         text = (f"{self.source.filename}:{line}: assertion failed: "
                 f"{ast.unparse(node.test)}" + (f": {msg}" if msg else ""))
         emit_trap(self, cond, text)
+
+
+class _Location(ir.DIValue):
+    """A ``DILocation`` node that prints itself with one format string.
+
+    The same text as :class:`llvmlite.ir.DIValue` gives these operands
+    (``!N = !DILocation(column: C, line: L, scope: !S)``); its generic printer
+    tests each operand's type and assembles the line in pieces, which made the
+    locations, most of a kernel's metadata, a fifth of ``str(module)``.
+    """
+
+    def _to_string(self):
+        (_, column), (_, line), (_, scope) = self.operands
+        return (f"!{self.name} = !DILocation(column: {column}, line: {line}, "
+                f"scope: {scope.get_reference()})")
 
 
 def _flat_types(ty):
