@@ -51,6 +51,11 @@ CELLS = [
     "    buf = wl.dynamic_shared_array(dtype=wl.float32)\n"
     "    buf[wl.thread_idx.x] = 1.0\n"
     "    x[wl.tid()] = buf[0]\n",
+    # 9: a kernel of an ordinary cell, shown; 10, 11: cells without a kernel
+    "@wl.kernel\ndef ok_plain(x: wl.array(dtype=wl.float32)):\n    x[wl.tid()] = 1.0\n"
+    "wl.compile(ok_plain)\n",
+    "%%warp_kernel\n@wl.func\ndef only_helper(v: float) -> float:\n    return v\n",
+    "%%warp_kernel\nn_items = 3\n",
 ]
 
 
@@ -158,3 +163,16 @@ def test_simulator_fault_without_memcheck_names_the_cell_line(executed):
     assert "SimulatorError: illegal shared memory access" in text, text
     assert f"<cell {cell.execution_count}> line 4: buf[wl.thread_idx.x] = 1.0" in text, text
     assert "add memcheck to --check" in text and "TRACEBACK" not in text
+
+
+def test_plain_cell_kernel_view_names_the_cell_as_in_n(executed):
+    cell = executed.cells[9]
+    summaries = parse_view(next(h for h in _html(cell) if "wl-pane" in h)).summaries
+    assert f"Python  In[{cell.execution_count}]" in summaries, summaries
+    assert not any("ipykernel_" in s for s in summaries)
+
+
+def test_cell_without_a_kernel_says_so(executed):
+    # a student who wrote only a helper, or no function, gets a word instead of nothing
+    assert "only_helper" in _text(executed.cells[10]) and "no kernel" in _text(executed.cells[10])
+    assert "no kernel" in _text(executed.cells[11])

@@ -20,6 +20,7 @@ The line magic sets defaults for later cells (``%warp_kernel --arch sm_80
 from __future__ import annotations
 
 import ast
+import html
 import linecache
 
 from IPython.core import magic_arguments
@@ -381,7 +382,16 @@ class WarpKernelMagics(Magics):
                 ns[node.name] = obj
             if isinstance(obj, Kernel):
                 kernels.append(obj)
-        if not kernels:
+        if not kernels:  # a word instead of nothing (a student who wrote only a helper)
+            funcs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+                     and isinstance(ns.get(n.name), Func)]
+            one = len(funcs) == 1
+            note = (f"no kernel in this cell: {', '.join(funcs)} "
+                    f"{'is a device function' if one else 'are device functions'}, compiled "
+                    f"into the kernels that call {'it' if one else 'them'}" if funcs else
+                    "no kernel in this cell: %%warp_kernel compiles the functions a cell defines")
+            display({"text/plain": note, "text/html": f'<div class="wl-missing" style="color:'
+                     f'#a60;font-style:italic">{html.escape(note)}</div>'}, raw=True)
             return None
         launch_kwargs = launch_error = None
         view_opts = opts

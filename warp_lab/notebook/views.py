@@ -31,7 +31,7 @@ from typing import Mapping
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
-           "source_line_text", "shared_array_lines", "resource_card_html", "error_html",
+           "source_line_text", "shared_array_lines", "cell_label", "resource_card_html", "error_html",
            "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
@@ -247,6 +247,24 @@ def _shared_declarations(ck, ptx: str) -> dict[int, int]:
     return out
 
 
+def cell_label(filename: str) -> str:
+    """``filename`` as the notebook names it: ``In[N]`` for the file ipykernel compiled an
+    ordinary cell under (``/tmp/ipykernel_1/123.py``, named by IPython's own
+    ``shell.compile.format_code_name``), anything else unchanged."""
+    import sys
+
+    if "IPython" not in sys.modules:
+        return filename
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        named = shell.compile.format_code_name(filename) if shell is not None else None
+    except Exception:  # noqa: BLE001 - a label is a nicety, never a new error
+        named = None
+    return named[1] if named else filename
+
+
 def source_line_text(ck, line: int) -> str:
     """The text of file line ``line`` of ``ck``'s kernel or of a device function in its file
     (stripped; ``""`` when unknown)."""
@@ -369,7 +387,7 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
             parts.append(pane_html("python", "\n".join(t for _, t in rows), numbers=numbers,
                                    py_of_line={n: n for n in numbers if n is not None},
                                    colors=colors, heat=heat or {},
-                                   title=f"Python  {src.filename}"))
+                                   title=f"Python  {cell_label(src.filename)}"))
             continue
         attr = PANES[pane][1]
         text = getattr(ck, attr, None)
