@@ -170,6 +170,9 @@ def test_plain_cell_kernel_view_names_the_cell_as_in_n(executed):
     summaries = parse_view(next(h for h in _html(cell) if "wl-pane" in h)).summaries
     assert f"Python  In[{cell.execution_count}]" in summaries, summaries
     assert not any("ipykernel_" in s for s in summaries)
+    bundle = next(o["data"]["application/vnd.warp-lab.kernel+json"] for o in cell.outputs
+                  if "application/vnd.warp-lab.kernel+json" in o.get("data", {}))
+    assert bundle["panes"]["python"]["filename"] == f"In[{cell.execution_count}]"
 
 
 def test_cell_without_a_kernel_says_so(executed):

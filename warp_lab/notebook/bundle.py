@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from warp_lab.notebook.highlight import line_colors
-from warp_lab.notebook.views import kernel_html
+from warp_lab.notebook.views import cell_label, kernel_html
 
 __all__ = ["MIME_TYPE", "BUNDLE_VERSION", "kernel_bundle", "KernelView", "repr_mimebundle",
            "kernel_text"]
@@ -73,7 +73,7 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
         "opt": ck.options.opt,
         "panes": {
             "python": {"text": ck.source.text, "first_line": ck.source.first_line,
-                       "filename": ck.source.filename},
+                       "filename": cell_label(ck.source.filename)},
             "llvm": pane(ck.llvm_ir_optimized, "llvm_ir_optimized"),
             "llvm_unoptimized": pane(ck.llvm_ir, "llvm_ir"),
             "ptx": pane(ck.ptx, "ptx"),
