@@ -119,6 +119,7 @@ def test_device_function_lines_are_in_the_python_pane(executed):
         assert py["4"]["src"].strip() == "return v * 2.0", sorted(py)
         assert py["4"]["py"] == "4"
         assert py["7"]["src"].strip().startswith("tile = wl.shared_array")
+        assert "5" in py and "⋮" not in py  # only a blank line between helper and kernel
     ptx_py = {ln["py"] for ln in parse_view(kernel_view).panes["ptx"]}
     assert "4" in ptx_py  # the line is in the map, so the pane must show it
     # the PTX declaration of tile's .shared variable is linked to the line declaring tile

@@ -124,3 +124,13 @@ def test_kernel_view_mimebundle():
     assert data["text/plain"].startswith("<CompiledKernel saxpy for sm_90 -O3")
     assert set(view._repr_mimebundle_(include={"text/plain"})) == {"text/plain"}
     assert MIME_TYPE not in view._repr_mimebundle_(exclude={MIME_TYPE})
+
+
+def test_a_gap_between_pane_parts_has_no_number_and_no_link():
+    from warp_lab.notebook.views import pane_html
+
+    markup = pane_html("python", "def f():\n    pass\n\ndef k():\n    f()",
+                       numbers=[2, 3, None, 9, 10], py_of_line={2: 2, 3: 3, 9: 9, 10: 10})
+    lines = parse_view(markup).panes["python"]
+    assert [(ln["ln"], ln["py"]) for ln in lines] == \
+        [("2", "2"), ("3", "3"), ("⋮", None), ("9", "9"), ("10", "10")]

@@ -175,6 +175,10 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
     import textwrap
 
     numbers = sorted(n for n in wanted if 0 < n <= len(lines))
+    for a, b in zip(numbers, numbers[1:]):  # blank lines between two parts join them
+        if all(not lines[n - 1].strip() for n in range(a + 1, b)):
+            wanted.update(range(a + 1, b))
+    numbers = sorted(n for n in wanted if 0 < n <= len(lines))
     texts = textwrap.dedent("\n".join(lines[n - 1] for n in numbers)).split("\n")
     out: list[tuple[int | None, str]] = []
     for n, text in zip(numbers, texts):
