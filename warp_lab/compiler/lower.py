@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from warp_lab.compiler import abi
+from warp_lab.compiler.frontend_flow import walk
 from warp_lab.compiler.lower_expr import ArrayVal, ExprLowerer, flatten, llty, unflatten
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_rules import NONE
@@ -443,7 +444,7 @@ class FunctionLowerer(ExprLowerer):
 
     def first_tid_call(self):
         """The first ``wl.tid()`` call in the kernel body (source order), or None."""
-        calls = [n for n in ast.walk(self.tf.tree) if isinstance(n, ast.Call)
+        calls = [n for n in walk(self.tf.tree) if isinstance(n, ast.Call)
                  and isinstance(n.func, (ast.Attribute, ast.Name))
                  and getattr(n.func, "attr", getattr(n.func, "id", None)) == "tid"]
         return min(calls, key=lambda n: (n.lineno, n.col_offset), default=None)
@@ -772,12 +773,12 @@ def _indexes_local_array(node: ast.For) -> bool:
     if not 0 < len(range(*bounds)) <= _UNROLL_LOCAL_MAX_TRIPS:
         return False
     var = node.target.id
-    for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+    for sub in walk(ast.Module(body=node.body, type_ignores=[])):
         sub = getattr(sub, "wl_load", sub)  # a store target's typed twin
         if isinstance(sub, ast.Subscript) and getattr(getattr(sub.value, "wl_ty", None),
                                                       "space", None) == "local":
             idx = getattr(sub, "wl_indices", None) or [sub.slice]
-            if any(isinstance(n, ast.Name) and n.id == var for i in idx for n in ast.walk(i)):
+            if any(isinstance(n, ast.Name) and n.id == var for i in idx for n in walk(i)):
                 return True
     return False
 
