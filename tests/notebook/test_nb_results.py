@@ -102,3 +102,25 @@ def test_memcheck_finding_points_at_the_source_line():
     assert found and all(f.source_line == 3 for f in found)
     markup = launch_html(r)
     assert "<td>3: x[i] = 1.0</td>" in markup
+
+
+def test_dynamic_shared_finding_names_the_python_array():
+    """A launch that forgets shared_mem: the finding says which wl.dynamic_shared_array."""
+    import linecache
+
+    import numpy as np
+
+    import warp_lab as wl
+
+    src = ("%%warp_kernel\ndef forgot(x: wl.array(dtype=wl.float32)):\n"
+           "    buf = wl.dynamic_shared_array(dtype=wl.float32)\n"
+           "    buf[wl.thread_idx.x] = 1.0\n    x[wl.tid()] = buf[0]\n")
+    linecache.cache["<res cell>"] = (len(src), None, src.splitlines(True), "<res cell>")
+    ns = {"wl": wl}
+    exec(compile("\n" + src.split("\n", 1)[1], "<res cell>", "exec"), ns)
+    r = wl.launch(wl.kernel(ns["forgot"]), dim=32, inputs=[np.zeros(32, np.float32)],
+                  block_dim=32, device="sim")
+    assert [f.kind for f in r.findings] == ["out_of_bounds"]
+    markup = launch_html(r)
+    assert "dynamic shared memory (wl.dynamic_shared_array <code>buf</code>, line 3," in markup
+    assert "__wl_dynamic_shared" not in markup

@@ -20,8 +20,8 @@ import re
 
 from warp_lab.notebook.charts import figure_img_html, instruction_mix_chart, simt_histogram, \
     time_distribution
-from warp_lab.notebook.views import STYLE, compile_time_text, kernel_html, new_root_id, \
-    shared_array_lines, source_line_text
+from warp_lab.notebook.views import DYNAMIC_SHARED, STYLE, compile_time_text, kernel_html, \
+    new_root_id, shared_array_lines, source_line_text
 
 __all__ = ["launch_html", "LaunchView", "instructions_per_line", "memory_lines",
            "bank_conflicts_per_line", "simt_efficiencies", "instruction_mix", "findings"]
@@ -135,6 +135,11 @@ def _finding_text(f, ck, arrays) -> _Markup:
                 f"(line{'s' * (len(lines) > 1)} {where})")
 
     text = _SHARED_VAR.sub(array, text)
+    name, lines = arrays.get(DYNAMIC_SHARED, (None, ()))
+    if name is not None:  # "the dynamic shared memory (__wl_dynamic_shared, ...": which array
+        text = text.replace(f"({DYNAMIC_SHARED}, ", f"(wl.dynamic_shared_array <code>"
+                            f"{html.escape(name)}</code>, line{'s' * (len(lines) > 1)} "
+                            f"{', '.join(map(str, lines))}, ")
     other = (f.details or {}).get("other_ptx_line") if f.kind.startswith("race") else None
     py = ck.line_map.python_line_of_ptx(int(other)) if other else None
     if py:
@@ -148,8 +153,8 @@ def _findings_html(result) -> str:
     if not items:
         return ""
     ck = result.compiled
-    arrays = shared_array_lines(ck) if any("shared variable" in f.message for f in items) \
-        else {}
+    arrays = shared_array_lines(ck) if any(
+        "shared variable" in f.message or DYNAMIC_SHARED in f.message for f in items) else {}
     rows = []
     for f in items:
         line = f.source_line

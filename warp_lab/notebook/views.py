@@ -188,8 +188,11 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
     return out
 
 
-#: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``), its name
-_SHARED_DECL = re.compile(r"^\s*\.shared\s[^;]*?([\w$]+)\[", re.M)
+#: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``, ``.extern
+#: .shared .align 16 .b8 __wl_dynamic_shared[];``), its name
+_SHARED_DECL = re.compile(r"^\s*(?:\.extern\s+)?\.shared\s[^;]*?([\w$]+)\[", re.M)
+#: the one ``.extern .shared`` variable every ``wl.dynamic_shared_array`` views
+DYNAMIC_SHARED = "__wl_dynamic_shared"
 
 
 def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
@@ -199,7 +202,9 @@ def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
     in function ``k`` ``k_tile_N`` (``N`` a counter; non-ASCII letters of the
     name become ``_``); this reads those assignments back from the source the
     Python pane shows (the kernel and its device functions), so a finding
-    about ``k_tile_3`` can say "shared array ``tile`` (line 7)". Symbols whose
+    about ``k_tile_3`` can say "shared array ``tile`` (line 7)". The dynamic
+    shared memory (``__wl_dynamic_shared``) maps to the arrays assigned from
+    ``wl.dynamic_shared_array`` (names joined by ``, ``). Symbols whose
     declaration is not found are left out.
     """
     import ast
@@ -222,19 +227,21 @@ def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
                     and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call)):
                 continue
             callee = call.func
-            if (callee.attr if isinstance(callee, ast.Attribute) else
-                    getattr(callee, "id", "")) != "shared_array":
+            what = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+            if what not in ("shared_array", "dynamic_shared_array"):
                 continue
             name = node.targets[0].id
-            stem = re.sub(r"\W", "_", f"{fn.name}_{name}", flags=re.ASCII)
-            entry = found.setdefault(stem, [name, []])
-            if line_of[node.lineno - 1] is not None:
+            stem = DYNAMIC_SHARED if what == "dynamic_shared_array" else \
+                re.sub(r"\W", "_", f"{fn.name}_{name}", flags=re.ASCII)
+            entry = found.setdefault(stem, [[], []])
+            if line_of[node.lineno - 1] is not None and name not in entry[0]:
+                entry[0].append(name)
                 entry[1].append(line_of[node.lineno - 1])
     out = {}
     for sym in set(_SHARED_DECL.findall(ck.ptx)):
-        stem = re.sub(r"_\d+$", "", sym)
+        stem = sym if sym == DYNAMIC_SHARED else re.sub(r"_\d+$", "", sym)
         if stem in found and found[stem][1]:
-            out[sym] = (found[stem][0], tuple(found[stem][1]))
+            out[sym] = (", ".join(found[stem][0]), tuple(found[stem][1]))
     return out
 
 
