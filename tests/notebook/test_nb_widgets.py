@@ -87,3 +87,11 @@ def test_register_heat_columns_follow_nvdisasm_life_ranges():
     sass_rows = {int(x["ln"]): x["heat"] for x in view.panes["sass"]}
     k, regs = next(iter(sass_heat.items()))
     assert sass_rows[k] == [str(regs)]
+
+
+def test_dynamic_shared_memory_past_the_arch_limit_is_refused_not_clamped():
+    # sm_90 allows 227 KB (232448 bytes) per block; the box would silently show 227 KB
+    import pytest
+
+    with pytest.raises(ValueError, match="300000 bytes.*232448"):
+        OccupancyWidget(Resources("sm_90", registers=8), arch="sm_90", dynamic_shared_mem=300000)

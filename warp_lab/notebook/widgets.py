@@ -76,7 +76,9 @@ class OccupancyWidget(W.VBox):
 
     Raises:
         ValueError: ``kernel`` has no resources (ptxas failed: the reason is
-            in the message) or is neither a CompiledKernel nor Resources.
+            in the message) or is neither a CompiledKernel nor Resources; or
+            ``dynamic_shared_mem`` is negative or above the arch's opt-in limit
+            per block (``sharedMemPerBlockOptin``).
 
     Attributes:
         arch, block_size, dynamic_shared_mem: the controls (Dropdown,
@@ -103,6 +105,10 @@ class OccupancyWidget(W.VBox):
         if gpu is not None and arch is None:
             default_arch = gpu.arch  # the attached GPU is the one the user will launch on
         self._compiled_arch = arch_properties(default_arch).name
+        most = arch_properties(default_arch).shared_mem_per_block_optin
+        if not 0 <= dynamic_shared_mem <= most:  # the box below would clamp it silently
+            raise ValueError(f"dynamic_shared_mem={dynamic_shared_mem} bytes: "
+                             f"{self._compiled_arch} allows 0..{most} bytes per block")
         self.arch = W.Dropdown(options=options, value=self._compiled_arch, description="arch")
         self.block_size = W.IntSlider(value=block_size, min=32, max=1024, step=32,
                                       description="block size", continuous_update=False)
