@@ -134,3 +134,15 @@ def test_a_gap_between_pane_parts_has_no_number_and_no_link():
     lines = parse_view(markup).panes["python"]
     assert [(ln["ln"], ln["py"]) for ln in lines] == \
         [("2", "2"), ("3", "3"), ("⋮", None), ("9", "9"), ("10", "10")]
+
+
+def test_constant_memory_ptxas_did_not_report_is_not_shown_as_0():
+    # ptxas -v prints no "cmem[0]" for sm_90 though the parameters live in constant bank 0
+    # (the SASS reads c[0x0][...]): the card must not claim 0 bytes
+    from warp_lab.notebook.views import resource_card_html
+
+    ck = saxpy_record()
+    assert ck.resources.const == 0 and "c[0x0]" in ck.sass
+    card = resource_card_html(ck)
+    assert "<th>constant memory</th><td>0 bytes</td>" not in card
+    assert "<th>constant memory</th><td>not reported by ptxas for sm_90</td>" in card

@@ -503,7 +503,10 @@ def resource_card_html(ck, occupancy=None) -> str:
             ("shared memory (static)", f"{r.shared} bytes / block"),
             *([("shared memory (dynamic)", f"{dynamic} bytes / block")] if dynamic else []),
             ("local memory", f"{r.local} bytes / thread"),
-            ("constant memory", f"{r.const} bytes"),
+            # every kernel has parameters in constant bank 0, so 0 is ptxas saying nothing
+            # (CUDA 13's ptxas -v prints no cmem[0] for sm_90)
+            ("constant memory", f"{r.const} bytes" if r.const else
+             f"not reported by ptxas for {r.arch}"),
             ("barriers", r.barriers)]
     rows += _occ_fields(occupancy)
     if ck.timings:
