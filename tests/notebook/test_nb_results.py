@@ -124,3 +124,39 @@ def test_dynamic_shared_finding_names_the_python_array():
     markup = launch_html(r)
     assert "dynamic shared memory (wl.dynamic_shared_array <code>buf</code>, line 3," in markup
     assert "__wl_dynamic_shared" not in markup
+
+
+def test_simulator_view_gives_the_total_and_what_no_python_line_holds():
+    """The heat column sums to the total less the instructions under '.loc 1 0' (code the
+    compiler hoisted or merged): the view says both numbers, so the totals add up."""
+    import re
+
+    import numpy as np
+
+    import warp_lab as wl
+
+    src = ("def gather(out: wl.array(dtype=wl.float32), stride: int):\n"
+           "    s = wl.shared_array(2048, wl.float32)\n"
+           "    t = wl.thread_idx.x\n"
+           "    s[t * stride] = 1.0\n"
+           "    wl.syncthreads()\n"
+           "    out[wl.tid()] = s[(t * stride) % 2048]\n")
+    import linecache
+
+    linecache.cache["<res cell 2>"] = (len(src), None, src.splitlines(True), "<res cell 2>")
+    ns = {"wl": wl}
+    exec(compile(src, "<res cell 2>", "exec"), ns)
+    r = wl.launch(wl.kernel(ns["gather"]), dim=64, inputs=[np.zeros(64, np.float32), 2],
+                  block_dim=64, device="sim")
+    # independent of the line map: walk the PTX, tracking the current .loc line
+    line0, current = 0, None
+    for k, text in enumerate(r.compiled.ptx.splitlines(), 1):
+        m = re.match(r"\s*\.loc\s+\d+\s+(\d+)", text)
+        if m:
+            current = int(m.group(1))
+        elif current == 0:
+            line0 += r.metrics.per_ptx_line.get(k, 0)
+    assert line0 > 0  # this kernel has hoisted address arithmetic
+    markup = launch_html(r)
+    assert f"{r.sim.instructions:,} thread-instructions" in markup
+    assert f"{line0:,} of them on no Python line" in markup

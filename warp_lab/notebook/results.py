@@ -200,6 +200,23 @@ def cap_text(text: str, max_lines: int = PRINTED_MAX_LINES,
                    "shown; the full text is in the result's .printed")
 
 
+def _instruction_total_html(result) -> str:
+    """The simulator's thread-instruction total, and how many of them ran on no Python line
+    (PTX under ``.loc F 0``: code the compiler hoisted or merged), which the
+    source pane's instruction column leaves out."""
+    total = getattr(getattr(result, "sim", None), "instructions", None)
+    m = _metrics(result)
+    if total is None or m is None:
+        return ""
+    unplaced = sum(int(v) for v in m.per_ptx_line.values()) - \
+        sum(instructions_per_line(result).values())
+    text = f"{int(total):,} thread-instructions"
+    if unplaced > 0:
+        text += (f"; {unplaced:,} of them on no Python line (code the compiler moved or "
+                 "merged, PTX .loc line 0), not in the source pane's instr. column")
+    return f"<div>{html.escape(text)}</div>"
+
+
 def launch_html(result) -> str:
     """The HTML snippet for one ``LaunchResult`` (escaped; charts inlined as PNG)."""
     ck = result.compiled
@@ -215,6 +232,7 @@ def launch_html(result) -> str:
     parts.append(_findings_html(result))
     charts = []
     if dev.kind == "sim":
+        parts.append(_instruction_total_html(result))
         mem = memory_lines(result)
         if mem:
             parts.append("<details open><summary>Global memory per line</summary>" + _table(
