@@ -56,3 +56,12 @@ def test_diff_of_real_compiles_at_two_optimisation_levels():
     removed = sum(1 for x in d.ptx if x.startswith("-") and not x.startswith("---"))
     assert removed > 0
     assert "diff: poly sm_90 -O0 → poly sm_90 -O3" in d._repr_html_()
+
+
+def test_rerunning_the_same_cell_is_no_change():
+    # re-running a cell compiles the same kernel under the next cell name: PTX's .file
+    # directive names it, which is no change of the code
+    a = saxpy_record()
+    assert '.file\t1 "./<cell 1>"' in a.ptx
+    b = dataclasses.replace(a, ptx=a.ptx.replace('"./<cell 1>"', '"./<cell 7>"'))
+    assert diff(a, b).unchanged, diff(a, b).ptx

@@ -3,7 +3,8 @@
 PTX and SASS are compared line by line with :mod:`difflib`. SASS offsets
 (``/*0040*/``) and PTX ``.loc`` lines are dropped before comparing, because
 they change whenever anything above them moves and would hide the real
-changes. Resources are compared field by field.
+changes; so are PTX ``.file`` lines (and SASS ``//## File`` comments), which
+name the cell and change when the same cell is run again. Resources are compared field by field.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ def _normalise(text: str | None, pane: str) -> list[str]:
             line = _SASS_OFFSET.sub("", line).rstrip()
             if line.lstrip().startswith("//##"):
                 continue
-        elif pane == "ptx" and line.lstrip().startswith(".loc"):
-            continue
+        elif pane == "ptx" and line.lstrip().startswith((".loc", ".file")):
+            continue  # .file names the cell, which a re-run renumbers
         out.append(line.rstrip())
     return out
 
