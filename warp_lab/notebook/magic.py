@@ -297,8 +297,10 @@ class WarpKernelMagics(Magics):
         the cell calls them (then they are device functions). Kernels and
         functions are bound in the notebook namespace; ``--launch`` binds the
         launch result as ``_launch`` (a simulator launch running longer than
-        0.5 s shows a progress bar of simulated blocks). Compile errors show as
-        a box with the cell line and a caret.
+        0.5 s shows a progress bar of simulated blocks; the resource card and
+        the occupancy widget then describe that launch: its ``block_dim`` or
+        ``block`` and ``shared_mem``). Compile errors show as a box with the
+        cell line and a caret; a cell without a kernel says so.
         """
         __tracebackhide__ = True  # an exception of the cell's own code shows the cell's frames
         try:
