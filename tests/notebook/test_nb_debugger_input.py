@@ -62,3 +62,23 @@ def test_debug_checks_its_options_like_launch(kwargs):
     k = _kernel("import warp_lab as wl\n@wl.kernel\n" + SAXPY, "<rb dbg2>")
     with pytest.raises(wl.LaunchError):
         debug(k, dim=8, inputs=[np.zeros(8, np.float32), np.zeros(8, np.float32), 1.0], **kwargs)
+
+
+def test_panel_chooses_the_block_of_a_2d_grid():
+    """A 2-D launch (a stencil, an image filter): the panel picks the block's y too."""
+    from warp_lab.notebook.debugger import debug
+
+    k = _kernel("import warp_lab as wl\n@wl.kernel\n"
+                "def fill(a: wl.array(dtype=wl.float32, ndim=2)):\n"
+                "    i, j = wl.tid()\n    a[i, j] = wl.float32(i)\n", "<rb dbg 2d>")
+    dbg = debug(k, dim=(4, 32), inputs=[np.zeros((4, 32), np.float32)], block_dim=(32, 2))
+    assert dbg.grid == (1, 2, 1)
+    dbg.add_breakpoint(line=5, block=(0, 1, 0))
+    stop = dbg.cont()
+    assert stop.block == (0, 1, 0)
+    panel = dbg.panel()
+    assert panel.block_y.value == 1
+    panel.block_y.value = 0  # block (0, 0, 0) has finished: said in the lane table
+    assert dbg.block == (0, 0, 0) and "not running now" in panel.lanes.value
+    panel.block_y.value = 1
+    assert dbg.block == (0, 1, 0) and "not running" not in panel.lanes.value

@@ -23,7 +23,8 @@ class DebugPanel(W.VBox):
     Attributes:
         session: the session driven.
         line, ptx_line: IntText inputs for a new breakpoint (0: unused).
-        block_x, warp: which warp the lane table shows.
+        block_x, block_y, block_z, warp: which warp the lane table shows (the
+            block's index on each grid axis, the warp's index in the block).
         status, lanes, message: HTML widgets the buttons redraw.
         buttons: name -> Button (``continue``, ``step``, ``step back``,
             ``restart``, ``run to end``, ``add breakpoint``).
@@ -34,6 +35,8 @@ class DebugPanel(W.VBox):
         self.line = W.IntText(value=0, description="Python line", layout=W.Layout(width="180px"))
         self.ptx_line = W.IntText(value=0, description="PTX line", layout=W.Layout(width="180px"))
         self.block_x = W.IntText(value=0, description="block x", layout=W.Layout(width="150px"))
+        self.block_y = W.IntText(value=0, description="y", layout=W.Layout(width="110px"))
+        self.block_z = W.IntText(value=0, description="z", layout=W.Layout(width="110px"))
         self.warp = W.IntText(value=0, description="warp", layout=W.Layout(width="150px"))
         self.status = W.HTML()
         self.lanes = W.HTML()
@@ -47,13 +50,13 @@ class DebugPanel(W.VBox):
             b = W.Button(description=name, layout=W.Layout(width="110px"))
             b.on_click(lambda _b, fn=fn: self._do(fn))
             self.buttons[name] = b
-        for box in (self.block_x, self.warp):
+        for box in (*self._block_boxes(), self.warp):
             box.observe(self._choose_warp, names="value")
         super().__init__([
             W.HBox([self.buttons[n] for n in ("continue", "step", "step back", "restart",
                                               "run to end")]),
             W.HBox([self.line, self.ptx_line, self.buttons["add breakpoint"], self.breakpoints]),
-            W.HBox([self.block_x, self.warp]),
+            W.HBox([*self._block_boxes(), self.warp]),
             self.status, self.message, self.lanes])
         self.refresh()
 
@@ -70,18 +73,29 @@ class DebugPanel(W.VBox):
             self.message.value = f"<span style='color:#b00'>{html.escape(str(exc))}</span>"
         self.refresh()
 
+    def _block_boxes(self):
+        """The block index inputs the launch needs: y and z only for a 2-D/3-D grid."""
+        grid = self.session.grid or (1, 1, 1)
+        boxes = [self.block_x]
+        if grid[1] > 1 or grid[2] > 1:
+            boxes.append(self.block_y)
+        if grid[2] > 1:
+            boxes.append(self.block_z)
+        return boxes
+
     def _choose_warp(self, change=None):
         s = self.session
-        s.block = (self.block_x.value, s.block[1], s.block[2])
+        s.block = (self.block_x.value, self.block_y.value, self.block_z.value)
         s.warp = self.warp.value
         self.lanes.value = s.lanes_html()
 
     def refresh(self):
         """Redraw status, breakpoint list and lanes from the session."""
         s = self.session
-        self.block_x.unobserve(self._choose_warp, names="value")
-        self.block_x.value = s.block[0]
-        self.block_x.observe(self._choose_warp, names="value")
+        for box, value in zip((self.block_x, self.block_y, self.block_z), s.block):
+            box.unobserve(self._choose_warp, names="value")
+            box.value = value
+            box.observe(self._choose_warp, names="value")
         self.status.value = s.status_html()
         self.breakpoints.value = ", ".join(
             f"#{bp.id}: " + (f"line {bp.source_line}" if bp.source_line else f"PTX {bp.ptx_line}")
