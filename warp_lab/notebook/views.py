@@ -31,8 +31,8 @@ from typing import Mapping
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
-           "source_line_text", "shared_array_lines", "cell_label", "resource_card_html", "error_html",
-           "pane_line_maps", "style_block", "new_root_id", "STYLE"]
+           "source_line_text", "shared_array_lines", "cell_label", "resource_card_html",
+           "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
 PANES = {
