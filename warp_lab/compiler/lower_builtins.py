@@ -255,6 +255,54 @@ def _vote(lw, node, call):
     return lw.b.call(fn, [mask, pred])
 
 
+def _activemask(lw, node, call):
+    return lw.b.call(lw.m.declare("llvm.nvvm.activemask", I32, []), [])
+
+
+def _clock64(lw, node, call):
+    return lw.b.call(lw.m.declare("llvm.nvvm.read.ptx.sreg.clock64", I64, []), [])
+
+
+def _block_vote(lw, node, call):
+    """``bar.red.popc.u32`` / ``bar.red.and.pred`` / ``bar.red.or.pred`` on barrier 0."""
+    (pred_n,) = _args(node)
+    pred = lw.b.zext(lw.truth(pred_n), I32)
+    kind = call.name[len("syncthreads_"):]
+    fn = lw.m.declare(f"llvm.nvvm.barrier0.{'popc' if kind == 'count' else kind}", I32, [I32])
+    r = lw.b.call(fn, [pred])
+    return r if kind == "count" else lw.b.icmp_unsigned("!=", r, ir.Constant(I32, 0))
+
+
+def _match(lw, node, call):
+    """``match.any.sync.b32/.b64`` / ``match.all.sync``; floats are matched by their bits."""
+    mask_n, value_n = _args(node)
+    t = call.info["ty"]
+    mask = lw.convert(lw.expr(mask_n), mask_n.wl_ty, uint32)
+    value = lw.convert(lw.expr(value_n), value_n.wl_ty, t)
+    width = ir.IntType(t.bits)
+    if t.is_float:
+        value = lw.b.bitcast(value, width)
+    if call.name == "match_any_sync":
+        fn = lw.m.declare(f"llvm.nvvm.match.any.sync.i{t.bits}", I32, [I32, width])
+        return lw.b.call(fn, [mask, value])
+    fn = lw.m.declare(f"llvm.nvvm.match.all.sync.i{t.bits}p",
+                      ir.LiteralStructType([I32, I1]), [I32, width])
+    return lw.b.extract_value(lw.b.call(fn, [mask, value]), 0)
+
+
+def _reduce(lw, node, call):
+    """``redux.sync.{add,min,max,and,or,xor}`` (``.u32`` min/max for unsigned values)."""
+    mask_n, value_n = _args(node)
+    t = call.info["ty"]
+    mask = lw.convert(lw.expr(mask_n), mask_n.wl_ty, uint32)
+    value = lw.convert(lw.expr(value_n), value_n.wl_ty, t)
+    op = call.name[len("reduce_"):-len("_sync")]
+    if op in ("min", "max") and t.kind == "u":
+        op = "u" + op
+    fn = lw.m.declare(f"llvm.nvvm.redux.sync.{op}", I32, [I32, I32])
+    return lw.b.call(fn, [value, mask])
+
+
 #: CUDA's atomicAdd & co. are relaxed and device-scoped (PTX ``atom`` without ``.sys``);
 #: llvmlite writes the ordering text verbatim, so the sync scope rides along with it
 _DEVICE_RELAXED = 'syncscope("device") monotonic'
@@ -450,6 +498,9 @@ LOWER = {
     "threadfence": _fence("device"), "threadfence_block": _fence("block"),
     "shfl_sync": _shfl, "shfl_up_sync": _shfl, "shfl_down_sync": _shfl, "shfl_xor_sync": _shfl,
     "ballot_sync": _vote, "any_sync": _vote, "all_sync": _vote,
+    "activemask": _activemask, "clock64": _clock64, "syncthreads_count": _block_vote,
+    "syncthreads_and": _block_vote, "syncthreads_or": _block_vote,
+    "match_any_sync": _match, "match_all_sync": _match,
     "pow": _pow, "abs": _abs, "sign": _sign, "min": _minmax, "max": _minmax, "clamp": _clamp,
     "fma": _fma, "isnan": _fp_class, "isinf": _fp_class, "isfinite": _fp_class,
     "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary, "brev": _int_unary,
@@ -463,6 +514,7 @@ for _n in list(LIBDEVICE) + list(LLVM_MATH):
     LOWER.setdefault(_n, _math)
 LOWER.update({f"atomic_{op}": _atomic for op in
               ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas")})
+LOWER.update({f"reduce_{op}_sync": _reduce for op in ("add", "min", "max", "and", "or", "xor")})
 
 
 def _construct(lw, node, call):

@@ -32,15 +32,16 @@ TRIPLE = "nvptx64-nvidia-cuda"
 #: Architectures warp_lab compiles for, with the PTX ISA version each gets:
 #: the minimum the target needs (PTX ISA, "PTX Module Directives: .target" and
 #: the release notes' table of targets per version), which keeps the PTX
-#: acceptable to the oldest ptxas that knows the target — but at least 6.0,
-#: where the ``.sync`` warp instructions (``shfl.sync``, ``vote.sync``,
-#: ``bar.warp.sync``) that ``wl.shfl_*_sync`` and friends lower to first exist.
-#: (With LLVM's default 4.x/5.0 for sm_5x/6x, instruction selection of those
-#: intrinsics aborts the process.)
+#: acceptable to the oldest ptxas that knows the target — but at least 6.2
+#: (CUDA 9.2): 6.0 is where the ``.sync`` warp instructions (``shfl.sync``,
+#: ``vote.sync``, ``bar.warp.sync``) that ``wl.shfl_*_sync`` and friends lower
+#: to first exist, and 6.2 adds ``activemask`` (``wl.activemask``). (With an
+#: older version, LLVM's instruction selection of those intrinsics aborts the
+#: process.)
 SUPPORTED_ARCHS: dict[str, str] = {
-    "sm_50": "6.0", "sm_52": "6.0", "sm_53": "6.0",
-    "sm_60": "6.0", "sm_61": "6.0", "sm_62": "6.0",
-    "sm_70": "6.0", "sm_72": "6.1", "sm_75": "6.3",
+    "sm_50": "6.2", "sm_52": "6.2", "sm_53": "6.2",
+    "sm_60": "6.2", "sm_61": "6.2", "sm_62": "6.2",
+    "sm_70": "6.2", "sm_72": "6.2", "sm_75": "6.3",
     "sm_80": "7.0", "sm_86": "7.1", "sm_87": "7.4", "sm_89": "7.8",
     "sm_90": "7.8", "sm_100": "8.6", "sm_103": "8.8", "sm_120": "8.7", "sm_121": "8.8",
 }

@@ -21,7 +21,7 @@ from warp_lab.compiler.typing_special import (type_alloc_array, type_dynamic_sha
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Vector, as_type, bool_,
-                                 float32, int32, uint32)
+                                 float32, int32, int64, uint32)
 
 __all__ = ["type_call", "RULES"]
 
@@ -194,6 +194,65 @@ def _vote(t, node, name):
     return t.mark(node, res)
 
 
+def _needs_sm(t, node, name, sm: int, ptx: str):
+    """Refuse ``name`` when compiling for an architecture older than ``sm_<sm>`` (LLVM
+    cannot select ``ptx`` there, and ptxas would refuse it without pointing at the call)."""
+    arch = getattr(t.ctx.options, "arch", None)
+    if arch is not None and int(arch.split("_")[1]) < sm:
+        raise t.error(f"wl.{name}() needs sm_{sm} or newer ({ptx}); this kernel is compiled "
+                      f"for {arch}", node, f"compile with arch='sm_{sm}' or newer")
+
+
+def _block_vote(t, node, name):
+    """``wl.syncthreads_count/and/or(predicate)``: CUDA's ``__syncthreads_count`` & co.
+    (CUDA Programming Guide "Synchronization Functions"; PTX ``bar.red``)."""
+    (pred,) = _args(t, node, ["predicate"], 1, name)
+    t.truth(pred)
+    res = int32 if name == "syncthreads_count" else bool_
+    _target(node, name, res)
+    return t.mark(node, res)
+
+
+def _sync_operand(t, mask, value, name):
+    """Type ``mask`` (a uint32) and ``value`` (a number) of a warp match/reduce; the value's
+    type with literals at their own type and bool/8/16-bit integers widened to 32 bits."""
+    _scalar(t, mask)
+    _convertible(t, mask, uint32, "the mask")
+    vt = _scalar(t, value, "the value")
+    if _weak(value) and not vt.is_float:
+        vt = literal_type(const_of(value))
+    if vt.is_bool or vt.bits < 32:
+        vt = uint32 if vt.kind == "u" else int32
+    return vt
+
+
+def _match(t, node, name):
+    """``wl.match_any_sync/match_all_sync(mask, value)`` (CUDA Programming Guide "Warp Match
+    Functions"; PTX ISA 9.7.13.8 ``match.sync``, sm_70+): values compared by their bits."""
+    mask, value = _args(t, node, ["mask", "value"], 2, name)
+    vt = _sync_operand(t, mask, value, name)
+    _needs_sm(t, node, name, 70, "match.sync")
+    _target(node, name, uint32, ty=vt)
+    return t.mark(node, uint32)
+
+
+def _reduce(t, node, name):
+    """``wl.reduce_<op>_sync(mask, value)`` (CUDA Programming Guide "Warp Reduce Functions";
+    PTX ISA 9.7.13.10 ``redux.sync``, sm_80+): 32-bit integers; add wraps; min/max compare
+    signed or unsigned by the value's type."""
+    mask, value = _args(t, node, ["mask", "value"], 2, name)
+    vt = _sync_operand(t, mask, value, name)
+    if vt.is_float or vt.bits != 32:
+        raise t.error(f"wl.{name}() reduces 32-bit integers (redux.sync), not "
+                      f"{type_name(vt)}", value,
+                      "reduce floats with wl.shfl_xor_sync in a loop (offset 16, 8, 4, 2, 1)"
+                      if vt.is_float else "reduce the low and high halves separately, or "
+                      "use wl.shfl_xor_sync in a loop")
+    _needs_sm(t, node, name, 80, "redux.sync")
+    _target(node, name, vt, ty=vt)
+    return t.mark(node, vt)
+
+
 _ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 
 
@@ -315,6 +374,9 @@ RULES = {
     "threadfence_block": _no_args(NONE), "syncwarp": _syncwarp,
     "shfl_sync": _shfl, "shfl_up_sync": _shfl, "shfl_down_sync": _shfl, "shfl_xor_sync": _shfl,
     "ballot_sync": _vote, "any_sync": _vote, "all_sync": _vote,
+    "activemask": _no_args(uint32), "clock64": _no_args(int64),
+    "syncthreads_count": _block_vote, "syncthreads_and": _block_vote,
+    "syncthreads_or": _block_vote, "match_any_sync": _match, "match_all_sync": _match,
     "pow": _pow, "abs": _abs_sign, "sign": _abs_sign, "min": _minmax, "max": _minmax,
     "clamp": _clamp, "fma": _fma, "isnan": _fp_class, "isinf": _fp_class,
     "isfinite": _fp_class, "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary,
@@ -327,6 +389,7 @@ RULES = {
 RULES.update({n: _math1 for n in B.MATH_UNARY})
 RULES.update({n: _math2 for n in B.MATH_BINARY if n != "pow"})
 RULES.update({"atomic_" + op: _atomic for op in B.ATOMICS})
+RULES.update({f"reduce_{op}_sync": _reduce for op in B.REDUCTIONS})
 _PY = {"print": type_print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,
        "round": _math1, "pow": _pow}
 

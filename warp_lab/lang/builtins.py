@@ -103,6 +103,17 @@ syncthreads = _b("syncthreads", "()", "block-wide barrier (__syncthreads, bar.sy
 syncwarp = _b("syncwarp", "(mask=FULL_MASK)", "warp barrier (__syncwarp, bar.warp.sync)")
 threadfence = _b("threadfence", "()", "device-scope memory fence (__threadfence, fence.sc.gpu)")
 threadfence_block = _b("threadfence_block", "()", "block-scope memory fence (membar.cta)")
+syncthreads_count = _b("syncthreads_count", "(predicate)",
+                       "block-wide barrier returning the number of threads of the block whose "
+                       "predicate is true (__syncthreads_count, bar.red.popc)")
+syncthreads_and = _b("syncthreads_and", "(predicate)",
+                     "block-wide barrier: True if every thread's predicate is true "
+                     "(__syncthreads_and, bar.red.and)")
+syncthreads_or = _b("syncthreads_or", "(predicate)",
+                    "block-wide barrier: True if any thread's predicate is true "
+                    "(__syncthreads_or, bar.red.or)")
+clock64 = _b("clock64", "()", "int64 per-SM cycle counter (clock64(), %clock64); on the "
+             "simulator it counts issue steps")
 
 # -- atomics (return the old value; global or shared arrays) ---------------
 atomic_add = _b("atomic_add", "(arr, index, value)", "arr[index] += value atomically")
@@ -125,6 +136,25 @@ shfl_xor_sync = _b("shfl_xor_sync", "(mask, value, lane_mask, width=32)", "value
 ballot_sync = _b("ballot_sync", "(mask, predicate)", "bit i set when lane i's predicate is true")
 any_sync = _b("any_sync", "(mask, predicate)", "True if any lane's predicate is true")
 all_sync = _b("all_sync", "(mask, predicate)", "True if every lane's predicate is true")
+activemask = _b("activemask", "()", "uint32: bit i set when lane i of this warp executes the "
+                "call with this thread (__activemask, activemask.b32)")
+match_any_sync = _b("match_any_sync", "(mask, value)",
+                    "uint32: the lanes of mask whose value equals this lane's (__match_any_sync, "
+                    "match.any.sync; 32/64-bit integers or floats by bits; sm_70+)")
+match_all_sync = _b("match_all_sync", "(mask, value)",
+                    "uint32: mask if every lane of mask has the same value, else 0 "
+                    "(__match_all_sync, match.all.sync; sm_70+)")
+reduce_add_sync = _b("reduce_add_sync", "(mask, value)",
+                     "sum of value over the lanes of mask, wrapping (__reduce_add_sync, "
+                     "redux.sync; 32-bit integers; sm_80+)")
+reduce_min_sync = _b("reduce_min_sync", "(mask, value)",
+                     "minimum over the lanes of mask, signed or unsigned by type (sm_80+)")
+reduce_max_sync = _b("reduce_max_sync", "(mask, value)",
+                     "maximum over the lanes of mask, signed or unsigned by type (sm_80+)")
+reduce_and_sync = _b("reduce_and_sync", "(mask, value)", "bitwise and over the lanes (sm_80+)")
+reduce_or_sync = _b("reduce_or_sync", "(mask, value)", "bitwise or over the lanes (sm_80+)")
+reduce_xor_sync = _b("reduce_xor_sync", "(mask, value)", "bitwise xor over the lanes (sm_80+)")
+REDUCTIONS = ("add", "min", "max", "and", "or", "xor")
 
 # -- math (libdevice __nv_* for float32 and float64) --------------------------
 #: one-argument float functions
