@@ -174,6 +174,8 @@ class Example:
         printed: for kernels that print, ``printed(args) -> list of lines``
             the launch must print, in any order (None when it prints nothing).
         description: one line on what the kernel shows.
+        min_sm: the oldest SM the kernel compiles for (an instruction it uses, e.g.
+            ``redux.sync`` from sm_80); tests skip older architectures.
     """
 
     name: str
@@ -186,6 +188,7 @@ class Example:
     default_tolerance: Tolerance = EXACT
     printed: Callable[[list], list[str]] | None = None
     description: str = ""
+    min_sm: int = 50
 
     @property
     def param_names(self) -> list[str]:

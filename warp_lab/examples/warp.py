@@ -93,6 +93,96 @@ def _warp_scan_ref(x, bcast, scan, butterfly, ballot, votes):
     }
 
 
+# -- warp-aggregated atomics (match_any_sync + activemask; "CUDA Pro Tip: Optimized
+#    Filtering with Warp-Aggregated Atomics") ----------------------------------------------
+@wl.kernel
+def aggregated_histogram(keys: wl.array(dtype=wl.int32), hist: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    k = keys[i]
+    active = wl.activemask()                  # the last warp is partial: dim=n stops early
+    if wl.match_all_sync(active, k) != 0:     # the whole warp holds one key (warp-uniform)
+        peers = active
+    else:
+        peers = wl.match_any_sync(active, k)  # marker: match_any
+    leader = wl.ffs(peers) - 1                # lowest lane holding this key
+    if wl.lane_id() == leader:
+        wl.atomic_add(hist, k, wl.popc(peers))    # one atomic per key per warp
+
+
+def _aggregated_inputs(size="small"):
+    n = pick(size, 1000, 1 << 22)
+    keys = rng("aggregated_histogram").integers(0, 6, n).astype(i32)   # few keys: big groups
+    keys[256:320] = 3                                                  # two one-key warps
+    return [keys, np.zeros(8, i32)]
+
+
+def _aggregated_ref(keys, hist):
+    return {"hist": np.bincount(keys, minlength=len(hist)).astype(i32)}
+
+
+# -- warp and block reductions in one instruction (redux.sync, bar.red; sm_80+) ----------------
+@wl.kernel
+def block_stats(x: wl.array(dtype=wl.int32), per_warp: wl.array2d(dtype=wl.int32),
+                bits: wl.array2d(dtype=wl.uint32), per_block: wl.array2d(dtype=wl.int32),
+                cycles: wl.array(dtype=wl.int64)):
+    i = wl.tid()
+    t0 = wl.clock64()
+    v = x[i]
+    total = wl.reduce_add_sync(wl.FULL_MASK, v)       # marker: redux
+    lo = wl.reduce_min_sync(wl.FULL_MASK, v)
+    hi = wl.reduce_max_sync(wl.FULL_MASK, v)
+    u = wl.uint32(v)
+    high = wl.reduce_max_sync(wl.FULL_MASK, u)        # unsigned: negatives are large
+    both = wl.reduce_and_sync(wl.FULL_MASK, u)
+    either = wl.reduce_or_sync(wl.FULL_MASK, u)
+    parity = wl.reduce_xor_sync(wl.FULL_MASK, u)
+    positives = wl.syncthreads_count(v > 0)           # marker: bar.red
+    small = wl.syncthreads_and(abs(v) < 1000)
+    huge = wl.syncthreads_or(v > 1000)
+    if wl.lane_id() == 0:
+        w = i // 32
+        per_warp[0, w] = total
+        per_warp[1, w] = lo
+        per_warp[2, w] = hi
+        bits[0, w] = high
+        bits[1, w] = both
+        bits[2, w] = either
+        bits[3, w] = parity
+    if wl.thread_idx.x == 0:
+        b = wl.block_idx.x
+        per_block[0, b] = positives
+        per_block[1, b] = 1 if small else 0
+        per_block[2, b] = 1 if huge else 0
+        cycles[b] = wl.clock64() - t0             # SM cycles (simulator: issue steps)
+
+
+_STATS_BLOCK = 128
+
+
+def _stats_inputs(size="small"):
+    n = pick(size, 4 * _STATS_BLOCK, 1 << 22)
+    x = rng("block_stats").integers(-999, 1000, n).astype(i32)
+    x[_STATS_BLOCK + 7] = 5000            # block 1: one huge value (or holds, and fails)
+    x[2 * _STATS_BLOCK:3 * _STATS_BLOCK] = np.abs(x[2 * _STATS_BLOCK:3 * _STATS_BLOCK]) + 1
+    warps, blocks = n // WARP, n // _STATS_BLOCK
+    return [x, np.zeros((3, warps), i32), np.zeros((4, warps), u32),
+            np.zeros((3, blocks), i32), np.zeros(blocks, np.int64)]
+
+
+def _stats_ref(x, per_warp, bits, per_block, cycles):
+    w = x.reshape(-1, WARP)
+    u = w.view(u32)
+    b = x.reshape(-1, _STATS_BLOCK)
+    return {
+        "per_warp": np.stack([w.astype(np.int64).sum(1).astype(np.uint32).view(i32),
+                              w.min(1), w.max(1)]),
+        "bits": np.stack([u.max(1), np.bitwise_and.reduce(u, 1), np.bitwise_or.reduce(u, 1),
+                          np.bitwise_xor.reduce(u, 1)]),
+        "per_block": np.stack([(b > 0).sum(1), (np.abs(b) < 1000).all(1),
+                               (b > 1000).any(1)]).astype(i32),
+    }
+
+
 EXAMPLES = [
     Example("warp_sum", warp_sum, _warp_sum_inputs,
             lambda a: Launch(grid=(-(-a[3] // 128), 1, 1), block=(128, 1, 1)), _warp_sum_ref,
@@ -102,4 +192,13 @@ EXAMPLES = [
             lambda a: Launch(grid=(len(a[0]) // 64, 1, 1), block=(64, 1, 1)), _warp_scan_ref,
             ("bcast", "scan", "butterfly", "ballot", "votes"),
             description="shfl/shfl_up/shfl_xor, ballot/any/all, lane_id, syncwarp"),
+    Example("aggregated_histogram", aggregated_histogram, _aggregated_inputs,
+            lambda a: Launch(dim=len(a[0]), block_dim=128), _aggregated_ref, ("hist",),
+            description="warp-aggregated atomics: activemask, match_any_sync, one leader "
+                        "per key", min_sm=70),
+    Example("block_stats", block_stats, _stats_inputs,
+            lambda a: Launch(dim=len(a[0]), block_dim=_STATS_BLOCK), _stats_ref,
+            ("per_warp", "bits", "per_block"),
+            description="redux.sync warp reductions, syncthreads_count/and/or, clock64",
+            min_sm=80),
 ]
