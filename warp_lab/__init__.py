@@ -59,7 +59,8 @@ def load_ipython_extension(ip):
 from warp_lab.lang.types import array1d  # noqa: E402
 from warp_lab.lang.builtins import (  # noqa: E402
     FULL_MASK, abs, acos, activemask, acosh, all_sync, any_sync, asin, asinh, atan, atan2, atanh, atomic_add,
-    atomic_and, atomic_cas, atomic_exch, atomic_max, atomic_min, atomic_or, atomic_sub,
+    atomic_and, atomic_cas, atomic_exch, atomic_load, atomic_max, atomic_min, atomic_or,
+    atomic_store, atomic_sub,
     atomic_xor, ballot_sync, block_dim, block_idx, brev, cbrt, ceil, clamp, clock64, clz,
     copysign, cos,
     cosh, cross, dot, dynamic_shared_array, erf, erfc, exp, exp2, exp10, expm1, ffs, floor, fma,

@@ -322,6 +322,14 @@ def _atomic(lw, node, call):
     vals = [lw.convert(lw.expr(a), a.wl_ty, t) for a in args[1 + info["nidx"]:]]
     op = info["op"]
     b = lw.b
+    if op == "load":
+        return b.load_atomic(ptr, _DEVICE_RELAXED, t.size, typ=llty(t))
+    if op == "store":
+        (v,) = vals
+        # IRBuilder.store_atomic reads ptr.type.pointee, which opaque pointers do not
+        # have (llvmlite 0.50); the instruction itself prints fine
+        b._insert(ir.instructions.StoreAtomicInstr(b.block, v, ptr, _DEVICE_RELAXED, t.size))
+        return None
     if op == "cas":
         cmp, new = vals
         if t.is_float:
@@ -513,7 +521,7 @@ LOWER = {
 for _n in list(LIBDEVICE) + list(LLVM_MATH):
     LOWER.setdefault(_n, _math)
 LOWER.update({f"atomic_{op}": _atomic for op in
-              ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas")})
+              ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas", "load", "store")})
 LOWER.update({f"reduce_{op}_sync": _reduce for op in ("add", "min", "max", "and", "or", "xor")})
 
 

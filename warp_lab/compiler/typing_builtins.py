@@ -257,13 +257,17 @@ _ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
 
 
 def _atomic(t, node, name):
+    """``wl.atomic_<op>(arr, index..., [compare,] value)``, ``wl.atomic_load(arr, index...)``
+    and ``wl.atomic_store(arr, index..., value)``: relaxed, device scope (CUDA's
+    ``atomicAdd`` & co.; ``cuda::atomic_ref<T, thread_scope_device>`` ``load``/``store``
+    with ``memory_order_relaxed``)."""
     op = name[len("atomic_"):]
-    nval = 2 if op == "cas" else 1
+    nval = {"cas": 2, "load": 0}.get(op, 1)
     if node.keywords:
         raise t.error(f"{name}() takes positional arguments only", node)
     if len(node.args) < 2 + nval:
-        raise t.error(f"{name}() needs (array, index, {'compare, ' if nval == 2 else ''}value)",
-                      node)
+        vals = {0: "", 1: ", value", 2: ", compare, value"}[nval]
+        raise t.error(f"{name}() needs (array, index{vals})", node)
     arr = node.args[0]
     at = t.value_type(arr)
     if not isinstance(at, ArrayType):
@@ -271,8 +275,9 @@ def _atomic(t, node, name):
                       arr)
     if at.space == "local":
         raise t.error("atomics need a global or shared array, not a local array", arr)
-    t.mark_written(arr)
-    idx = node.args[1:-nval]
+    if op != "load":
+        t.mark_written(arr)
+    idx = node.args[1:len(node.args) - nval]
     for i in idx:
         t.value_type(i)
     if len(idx) == 1 and isinstance(idx[0].wl_ty, TupleType):
@@ -292,11 +297,12 @@ def _atomic(t, node, name):
                       f"arrays, not {type_name(dt)}", arr)
     if dt.is_float and op in ("and", "or", "xor"):
         raise t.error(f"{name}() needs an integer array", arr)
-    for v in node.args[-nval:]:
+    for v in node.args[len(node.args) - nval:]:
         _scalar(t, v, "the value")
         _convertible(t, v, dt, "the value")
-    _target(node, name, dt, op=op, ty=dt, tuple_index=tuple_index, nidx=len(idx))
-    return t.mark(node, dt)
+    res = NONE if op == "store" else dt
+    _target(node, name, res, op=op, ty=dt, tuple_index=tuple_index, nidx=len(idx))
+    return t.mark(node, res)
 
 
 def _select(t, node, name):

@@ -309,6 +309,43 @@ def _atomics_ref(vals, acc, lock, order, facc):
     return {"acc": res, "order": vals.copy(), "facc": np.array([vals.sum()], f32)}
 
 
+# -- one warp hands its result to another through global memory and a flag read and
+#    written atomically (racecheck orders shared memory by barriers only) ------------------
+HANDOFF_BLOCK = 64
+
+
+@wl.kernel
+def warp_handoff(x: wl.array(dtype=wl.float32), scratch: wl.array(dtype=wl.float32),
+                 ready: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.float32)):
+    t = wl.thread_idx.x
+    b = wl.block_idx.x
+    i = b * HANDOFF_BLOCK + t
+    if t >= 32:                                  # warp 1 produces ...
+        scratch[i - 32] = x[i] * x[i]
+        wl.threadfence()                         # its writes before the flag
+        wl.syncwarp()
+        if t == 32:
+            wl.atomic_store(ready, b, 1)
+    else:                                        # ... warp 0 waits, then consumes
+        while wl.atomic_load(ready, b) == 0:     # marker: spin on the flag
+            pass
+        wl.threadfence()
+        out[i] = x[i] + scratch[i]
+
+
+def _handoff_inputs(size="small"):
+    n = pick(size, 4 * HANDOFF_BLOCK, 1 << 20)
+    return [rng("warp_handoff").standard_normal(n).astype(f32), np.zeros(n, f32),
+            np.zeros(n // HANDOFF_BLOCK, i32), np.zeros(n, f32)]
+
+
+def _handoff_ref(x, scratch, ready, out):
+    b = x.reshape(-1, 2, 32)
+    res = np.zeros_like(b)
+    res[:, 0] = b[:, 0] + b[:, 1] * b[:, 1]
+    return {"out": res.reshape(-1), "ready": np.ones_like(ready)}
+
+
 def _blocks(n, b):
     return Launch(grid=(-(-n // b), 1, 1), block=(b, 1, 1))
 
@@ -343,4 +380,9 @@ EXAMPLES = [
             lambda a: Launch(dim=len(a[0]), block_dim=64), _atomics_ref,
             ("acc", "order", "facc"), tolerance={"order": Tolerance(unordered=True)},
             description="atomic add/sub/min/max/and/or/xor/exch/cas and their old values"),
+    Example("warp_handoff", warp_handoff, _handoff_inputs,
+            lambda a: _blocks(len(a[0]), HANDOFF_BLOCK), _handoff_ref, ("out", "ready"),
+            default_tolerance=Tolerance(rtol=1e-6, atol=1e-6),
+            description="warp 0 spins on a flag (wl.atomic_load) that warp 1 sets "
+                        "(wl.atomic_store) after its results"),
 ]

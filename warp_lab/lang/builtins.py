@@ -126,7 +126,12 @@ atomic_xor = _b("atomic_xor", "(arr, index, value)", "arr[index] ^= value atomic
 atomic_exch = _b("atomic_exch", "(arr, index, value)", "swap arr[index] and value")
 atomic_cas = _b("atomic_cas", "(arr, index, compare, value)",
                 "if arr[index] == compare: arr[index] = value (compare-and-swap)")
-ATOMICS = ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas")
+atomic_load = _b("atomic_load", "(arr, index)",
+                 "arr[index] read as a relaxed device-scope atomic (ld.relaxed.gpu): a read the "
+                 "compiler keeps in a loop, for flags that other threads set")
+atomic_store = _b("atomic_store", "(arr, index, value)",
+                  "arr[index] = value as a relaxed device-scope atomic (st.relaxed.gpu)")
+ATOMICS = ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas", "load", "store")
 
 # -- warp shuffles and votes (CUDA Programming Guide, "Warp Shuffle Functions") --
 shfl_sync = _b("shfl_sync", "(mask, value, src_lane, width=32)", "value from lane src_lane")

@@ -88,8 +88,20 @@ def _bra(ins, mod):
         transfer(m, act, eff, p, target)
         return eff   # (the engine ignores it; ex_back reads it)
 
-    if target > ins.pc or not loop_may_wait(ins, mod):
+    if target > ins.pc:
         return ex
+    if not loop_may_wait(ins, mod):
+        regs = closed_loop_registers(ins, mod)
+        if regs is None:
+            return ex
+        lo, hi = _loop_range(ins, mod)
+
+        def ex_closed(m, act, p):
+            # a loop that can only end by itself: every LOOP_CHECK turns, see whether the
+            # lanes came back to its head unchanged (then it never ends)
+            if ex(m, act, p) is not None:
+                m.closed_loop_turn(ins, target, lo, hi, regs)
+        return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
 
     def ex_back(m, act, p):
@@ -142,6 +154,50 @@ def loop_may_wait(ins, mod) -> bool:
     divergent loops keep their lanes together however long they run)."""
     lo, hi = _loop_range(ins, mod)
     return any(_reads_shared_state(c) for c in mod.code[lo:hi + 1])
+
+
+#: instructions whose effect is not a function of the executing lane's registers alone:
+#: memory accesses, other lanes or threads, calls, leaving the loop's function, the carry
+#: flag (``CC.CF`` is not a register)
+_OPEN_OPS = frozenset({"ld", "ldu", "st", "atom", "red", "call", "ret", "exit", "bar",
+                       "barrier", "shfl", "vote", "match", "redux", "activemask", "trap",
+                       "brkpt", "pmevent", "addc", "subc", "madc", "prefetch", "prefetchu"})
+#: special registers that change by themselves
+_TIME_SREGS = frozenset({"clock", "clock64", "globaltimer", "globaltimer_lo",
+                         "globaltimer_hi"})
+
+
+def _dst_registers(op, out: set) -> bool:
+    """Add the register ids destination operand ``op`` writes to ``out``; False for a kind
+    of destination this does not understand."""
+    kind = op[0]
+    if kind == "r":
+        out.add(op[1])
+    elif kind in ("v", "pair"):
+        return all(_dst_registers(o, out) for o in (op[1] if kind == "v" else op[1:]))
+    elif kind != "_":
+        return False
+    return True
+
+
+def closed_loop_registers(ins, mod) -> tuple | None:
+    """The registers written by the loop closed by backward branch ``ins`` when the loop is
+    *closed*: each of its instructions computes from registers alone (no memory but
+    ``.param``/``.const`` reads, no other lane or thread, no clock). Such a loop is a
+    deterministic function of those registers, so lanes that come back to its head with
+    every one of them unchanged loop forever (:meth:`~warp_lab.sim.machine.Machine.
+    closed_loop_turn`). ``None`` for a loop that is not closed."""
+    lo, hi = _loop_range(ins, mod)
+    written: set = set()
+    for c in mod.code[lo:hi + 1]:
+        if c.op in _OPEN_OPS and not (c.op == "ld" and ("param" in c.mods or
+                                                        "const" in c.mods)):
+            return None
+        if "cc" in c.mods or any(s[0] == "s" and s[1] in _TIME_SREGS for s in c.srcs):
+            return None
+        if not all(_dst_registers(d, written) for d in c.dsts):
+            return None
+    return tuple(sorted(written))
 
 
 def loop_has_atomic(ins, mod) -> bool:

@@ -60,6 +60,8 @@ RUN, EXITED, BARWAIT, PAD, WSYNC, YIELD = 0, 1, 2, 3, 4, 5
 SPIN_QUANTUM = 64
 #: quanta a warp's looping lanes may starve its other lanes before they yield alone
 INTRA_ROUNDS = 16
+#: taken back-edges of a closed loop between two looks at its lanes' registers
+LOOP_CHECK = 4096
 _BIG = np.int32(2**31 - 1)
 SPARSE = 1
 NSM = 132  # %nsmid reported by the simulator (an H100 SXM has 132 SMs)
@@ -268,6 +270,7 @@ class Machine:
         self.nyield = 0
         self.spin = 0
         self.spin_rounds = 0
+        self.loop_turns = {}    # closed loop's back-edge pc -> (turns, last snapshot)
         self.race = None
         if "racecheck" in self.checks and self.shared_size:
             from warp_lab.sim.checks import RaceTracker
@@ -349,6 +352,47 @@ class Machine:
             self.spin_rounds += 1
             if self.spin_rounds >= (intra_rounds or INTRA_ROUNDS) and (run & ~looping).any():
                 self._park(looping)
+
+    def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple):
+        """Lanes took back-edge ``ins`` (to ``target``) of a closed loop (code ``lo..hi``,
+        writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`).
+
+        Every :data:`LOOP_CHECK` turns, when every lane inside the loop is at its head,
+        compare those lanes and their ``regs`` with the previous look: the same lanes
+        with the same values will run the same iterations again, forever (nothing but
+        their registers decides what the loop does), so the launch stops with an
+        ``infinite_loop`` finding instead of running until the instruction budget or
+        Ctrl-C. A loop that still changes a register, or whose lanes are spread over
+        its body, is looked at again later.
+        """
+        turns, last = self.loop_turns.get(ins.pc, (0, None))
+        turns += 1
+        if turns < LOOP_CHECK:
+            self.loop_turns[ins.pc] = (turns, last)
+            return
+        run = self.status == RUN
+        inside = run & (self.pc >= lo) & (self.pc <= hi)
+        head = inside & (self.pc == target)
+        if not head.any() or (inside & ~head).any():
+            self.loop_turns[ins.pc] = (0, last)
+            return
+        snap = (head.tobytes(), [np.broadcast_to(self.regs[r], (self.T,))[head].copy()
+                                 for r in regs])
+        self.loop_turns[ins.pc] = (0, snap)
+        if last is None or last[0] != snap[0] or not all(
+                np.array_equal(a, b) for a, b in zip(last[1], snap[1])):
+            return
+        n = int(np.count_nonzero(head))
+        self.finding("infinite_loop",
+                     f"infinite loop: {n} thread{'s' if n > 1 else ''} came back to the loop "
+                     f"head at PTX line {self.mod.code[target].line} with every register the "
+                     f"loop writes unchanged after {LOOP_CHECK} more iterations; the loop "
+                     "reads no memory another thread could change, so it never ends (a loop "
+                     "variable never advanced?). A loop "
+                     "that waits for another thread's write must read memory on every "
+                     "iteration: the compiler may move a plain load out of the loop (it may "
+                     "assume no other thread writes there); read the flag with "
+                     "wl.atomic_load(...)", ins, int(np.argmax(head)), stop=True)
 
     def _park(self, lanes):
         """Lanes ``lanes`` (runnable) yield: not scheduled until :meth:`unpark`."""

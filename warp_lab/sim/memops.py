@@ -326,8 +326,18 @@ def _shared_metrics(m, ins, addr, idx, size):
 
 # ------------------------------------------------------------------ builders
 
+def _strong(ins) -> bool:
+    """Whether ``ins`` is a *strong* access (``.relaxed``/``.acquire``/``.release``, or
+    ``.volatile``, which PTX treats as ``.relaxed.sys``): two strong accesses of one
+    location are morally strong and no data race (PTX ISA 8.8 "Memory Consistency
+    Model: Data-race"), so racecheck leaves them out, as it does atomics. A plain
+    access that conflicts with a strong one is not reported either (a miss)."""
+    return any(q in ins.mods for q in ("relaxed", "acquire", "release", "volatile"))
+
+
 def _ld(ins, mod):
     space = _space(ins)
+    strong = _strong(ins)
     n = _vec(ins)
     t = ins.types[0] if ins.types else None
     if t is None:
@@ -364,7 +374,7 @@ def _ld(ins, mod):
         groups = access(m, ins, space, av, idx, es * n, var)
         if m.collect:
             _metrics(m, ins, space, av, idx, es * n)
-        if m.race is not None and space != "global":
+        if m.race is not None and space != "global" and not strong:
             m.race.access(ins, space, av, idx, es * n, False)
         if m.init is not None and space != "global":
             m.init.read(ins, groups, idx, es * n, var)
@@ -430,6 +440,7 @@ def _ld_param(ins, mod, aop, dt, es, n, ws):
 
 def _st(ins, mod):
     space = _space(ins)
+    strong = _strong(ins)
     n = _vec(ins)
     t = ins.types[0]
     dt = type_dtype(t)
@@ -466,7 +477,7 @@ def _st(ins, mod):
         groups = access(m, ins, space, av, idx, es * n, var)
         if m.collect:
             _metrics(m, ins, space, av, idx, es * n)
-        if m.race is not None and space != "global":
+        if m.race is not None and space != "global" and not strong:
             m.race.access(ins, space, av, idx, es * n, True)
         if m.init is not None and space != "global":
             m.init.write(groups, idx, es * n)

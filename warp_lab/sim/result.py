@@ -20,7 +20,9 @@ class Finding:
             (initcheck: a read of shared memory no thread of the block wrote),
             ``"nc_write"`` (memcheck: an allocation read through ``ld.global.nc``
             and written in one launch), ``"division_by_zero"`` (memcheck: an integer
-            ``div``/``rem`` with a zero divisor in an active lane).
+            ``div``/``rem`` with a zero divisor in an active lane), ``"infinite_loop"``
+            (lanes back at the head of a loop that only registers decide, with those
+            registers unchanged: it never ends).
         message: one readable sentence with the numbers.
         block: ``(x, y, z)`` block index (``None`` when not about one block).
         thread: ``(x, y, z)`` thread index within the block (``None`` likewise).

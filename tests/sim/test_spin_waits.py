@@ -1,0 +1,154 @@
+"""Waiting for another thread: ``wl.atomic_load``/``wl.atomic_store`` (strong accesses the
+compiler keeps in the loop) and the simulator's ``infinite_loop`` finding for a loop that
+can only repeat itself (a plain load moved out of a spin-wait, a counter never advanced).
+
+A closed loop (registers only) whose lanes come back to its head with every register it
+writes unchanged runs the same iterations forever; the finding replaces a launch that
+would otherwise run until Ctrl-C.
+"""
+
+import re
+
+import numpy as np
+
+import warp_lab as wl
+from warp_lab.examples import source_line
+
+SAFETY = 10 ** 7    # a budget, so that a broken detection fails instead of hanging
+
+
+@wl.kernel
+def handoff(flag: wl.array(dtype=wl.int32), data: wl.array(dtype=wl.float32),
+            out: wl.array(dtype=wl.float32)):
+    t = wl.thread_idx.x
+    if t == 32:
+        data[0] = 42.0
+        wl.threadfence()
+        wl.atomic_store(flag, 0, 1)
+    if t == 0:
+        while wl.atomic_load(flag, 0) == 0:
+            pass
+        wl.threadfence()
+        out[0] = data[0]
+
+
+@wl.kernel
+def plain_spin(flag: wl.array(dtype=wl.int32), data: wl.array(dtype=wl.float32),
+               out: wl.array(dtype=wl.float32)):
+    t = wl.thread_idx.x
+    if t == 32:
+        data[0] = 42.0
+        wl.threadfence()
+        flag[0] = 1
+    if t == 0:
+        while flag[0] == 0:     # marker: plain spin
+            pass
+        out[0] = data[0]
+
+
+def _three():
+    return [np.zeros(1, np.int32), np.zeros(1, np.float32), np.zeros(1, np.float32)]
+
+
+def test_atomic_load_and_store_are_strong_accesses_on_every_arch():
+    for arch, ld, st in (("sm_60", "ld.volatile.global", "st.volatile.global"),
+                         ("sm_70", "ld.relaxed.gpu.global", "st.relaxed.gpu.global"),
+                         ("sm_90", "ld.relaxed.gpu.global", "st.relaxed.gpu.global")):
+        ck = wl.compile(handoff, arch=arch, cache=False, sass=False)
+        assert re.search(rf"{re.escape(ld)}\.b32", ck.ptx) and re.search(
+            rf"{re.escape(st)}\.b32", ck.ptx), arch
+        assert ck.written_params == ("flag", "data", "out")
+    # an array only read with atomic_load is not written, and not read through the
+    # read-only cache either (its loads are the strong ones above)
+    ck = wl.compile(_reader, cache=False, sass=False)
+    assert ck.written_params == ("out",) and "ld.global.nc" not in ck.ptx
+
+
+@wl.kernel
+def _reader(flag: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32)):
+    out[0] = wl.atomic_load(flag, 0)
+
+
+def test_a_spin_wait_on_atomic_load_ends_when_another_warp_sets_the_flag():
+    flag, data, out = _three()
+    r = wl.launch(handoff, dim=64, block_dim=64, inputs=[flag, data, out], device="sim",
+                  max_instructions=SAFETY)
+    assert not r.findings and not r.partial
+    assert out[0] == 42.0 and flag[0] == 1
+
+
+def test_a_spin_wait_on_a_plain_load_is_an_infinite_loop_at_the_users_line():
+    # LLVM moves flag[0] out of the loop (nothing in the loop writes it), so thread 0
+    # spins on a register: on a GPU the kernel never ends
+    flag, data, out = _three()
+    r = wl.launch(plain_spin, dim=64, block_dim=64, inputs=[flag, data, out], device="sim",
+                  max_instructions=SAFETY)
+    assert [f.kind for f in r.findings] == ["infinite_loop"], [str(f) for f in r.findings]
+    f = r.findings[0]
+    assert f.source_line == source_line(plain_spin, "# marker: plain spin")
+    assert f.thread == (0, 0, 0) and "wl.atomic_load" in f.message
+    assert r.partial and r.sim.instructions < 10 ** 6    # found early, not by the budget
+
+
+@wl.kernel
+def forgot_increment(n: int, out: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    j = 0
+    s = 0
+    while j < n:    # marker: never advanced
+        s = i * 2
+    out[i] = s + j
+
+
+@wl.kernel
+def long_but_finite(n: int, out: wl.array(dtype=wl.int32), fx: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    s = 0
+    for k in range(n):
+        s = (s * 31 + k) & 0xFFFF          # revisits values, but k moves on
+    x = wl.float32(i)
+    while x != 1.0:                        # converges to exactly 1.0, then ends
+        x = x * 0.5 + 0.5
+    out[i] = s
+    fx[i] = x
+
+
+def test_only_loops_that_repeat_a_state_are_reported():
+    out = np.zeros(40, np.int32)
+    r = wl.launch(forgot_increment, dim=40, inputs=[5, out], device="sim",
+                  max_instructions=SAFETY)
+    assert [f.kind for f in r.findings] == ["infinite_loop"]
+    assert r.findings[0].source_line == source_line(forgot_increment, "# marker: never")
+    n = 3 * 4096 + 5                       # several looks at the registers
+    out, fx = np.zeros(40, np.int32), np.zeros(40, np.float32)
+    r = wl.launch(long_but_finite, dim=40, inputs=[n, out, fx], device="sim",
+                  max_instructions=SAFETY)
+    assert not r.findings and not r.partial
+    s = 0
+    for k in range(n):
+        s = (s * 31 + k) & 0xFFFF
+    assert (out == s).all() and (fx == 1.0).all()
+
+
+@wl.kernel
+def shared_flag(out: wl.array(dtype=wl.int32)):
+    flag = wl.shared_array(1, wl.int32)
+    t = wl.thread_idx.x
+    if t == 0:
+        wl.atomic_store(flag, 0, 0)
+    wl.syncthreads()
+    if t == 40:
+        wl.atomic_store(flag, 0, 7)
+    if t == 0:
+        while wl.atomic_load(flag, 0) == 0:
+            pass
+        out[0] = wl.atomic_load(flag, 0)
+
+
+def test_strong_accesses_to_a_shared_flag_are_not_races():
+    # PTX: two strong accesses to one location are morally strong, not a data race
+    out = np.zeros(1, np.int32)
+    r = wl.launch(shared_flag, dim=64, block_dim=64, inputs=[out], device="sim",
+                  checks=("memcheck", "racecheck", "initcheck", "barrier"),
+                  max_instructions=SAFETY)
+    assert not r.findings and out[0] == 7
