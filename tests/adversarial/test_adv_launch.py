@@ -91,9 +91,10 @@ def test_interrupt_leaves_arrays_unchanged():
         @wl.kernel
         def spin(x: wl.array(dtype=wl.int32)):
             i = wl.tid()
-            x[i] = 5
-            while x[i] > 0:
-                x[i] = 5
+            s = 0
+            for k in range(2000000000):     # finite, but far too long to wait for
+                s += x[k & 63]
+            x[i] = s
     """)
     ck = wl.compile(kernel, arch="sm_90")
     x = np.zeros(64, np.int32)

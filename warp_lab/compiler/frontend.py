@@ -282,9 +282,11 @@ class FunctionTyper(ExprTyper):
     def mark_written(self, arr):
         """Record a store into the array expression ``arr`` (element, component, atomic).
 
-        A plain name is recorded; anything else (no such expression exists in the
-        language today) conservatively counts as a store into every array parameter.
+        A plain name (or a view of one, ``a[i]``) is recorded; anything else (no such
+        expression exists in the language today) conservatively counts as a store into
+        every array parameter.
         """
+        arr = _array_root(arr)
         self.written.add(arr.id if isinstance(arr, ast.Name) else _ANY_ARRAY)
 
     def mark_store_target(self, target):
@@ -316,6 +318,12 @@ class FunctionTyper(ExprTyper):
         base = target.wl_load.value
         bty = base.wl_ty
         if isinstance(bty, ArrayType):
+            if isinstance(target.wl_load.wl_ty, ArrayType):  # a[i] = ... of a 2-D array
+                raise self.error(f"cannot assign to {ast.unparse(target)}: it is a "
+                                 f"{target.wl_load.wl_ty.ndim}-D view of "
+                                 f"{ast.unparse(base)}, not one element", target,
+                                 f"assign elements: {ast.unparse(target)[:-1]}, j] = ..."
+                                 if ast.unparse(target).endswith("]") else "")
             if isinstance(target, ast.Attribute):  # x.shape = ...
                 raise self.error(f"{ast.unparse(target)} is read-only: an array's shape is "
                                  "fixed by the argument passed at launch", target)
@@ -349,6 +357,13 @@ class FunctionTyper(ExprTyper):
         """Raise a diagnostic naming the cast when ``value`` cannot be stored in ``dst``
         (``hint`` replaces the default one, which names the cast)."""
         src = value.wl_ty
+        if isinstance(src, ArrayType) and not isinstance(dst, ArrayType):
+            where = value if hasattr(value, "lineno") else None
+            sub = ast.unparse(value) if where is not None else "the value"
+            raise self.error(f"cannot store {sub}, a {src.ndim}-D view of an array, in {what} "
+                             f"of type {type_name(dst)}", where,
+                             f"index every axis: {sub[:-1]}, j]" if sub.endswith("]") else
+                             "index every axis of the array")
         c = const_of(value)
         weak = c if getattr(value, "wl_weak", False) and c is not NO_CONST else None
         if not implicit_ok(src, dst, weak):
@@ -728,9 +743,19 @@ def _float_into_int_hint(name: str, src, dst) -> str:
 _ANY_ARRAY = object()
 
 
+def _array_root(node):
+    """The array a view ``a[i]`` (``a[i][j]`` ...) is part of: ``a``'s node."""
+    while isinstance(node, ast.Subscript) and isinstance(getattr(node, "wl_ty", None),
+                                                         ArrayType):
+        node = node.value
+    return node
+
+
 def _array_origin(value):
-    """What an array variable is bound to: another array's name, None for a new array
-    (``wl.shared_array``, ``wl.local_array``), or :data:`_ANY_ARRAY` when unknown."""
+    """What an array variable is bound to: another array's name (also through a view
+    ``a[i]``), None for a new array (``wl.shared_array``, ``wl.local_array``), or
+    :data:`_ANY_ARRAY` when unknown."""
+    value = _array_root(value)
     if isinstance(value, ast.Name):
         return value.id
     t = getattr(value, "wl_ty", None)

@@ -322,6 +322,16 @@ class ExprLowerer:
         return self.b.gep(arr.ptr, [off], inbounds=True,
                           source_etype=memty(arr.ty.dtype))
 
+    def array_view(self, node) -> ArrayVal:
+        """``a[i]`` (or ``a[i, j]`` of a 3-D array): the sub-array at those leading indices,
+        sharing ``a``'s memory: its address (:meth:`elem_ptr` over the leading axes) with
+        the remaining extents and strides."""
+        arr = self.expr(node.value)
+        k = len(node.wl_indices)
+        lead = ArrayVal(arr.ptr, arr.shape[:k], arr.strides[:k], arr.ty, arr.invariant)
+        ptr = self.elem_ptr(lead, [self.array_index(i) for i in node.wl_indices])
+        return ArrayVal(ptr, arr.shape[k:], arr.strides[k:], node.wl_ty, arr.invariant)
+
     def _vector_align(self, aty: ArrayType) -> int | None:
         """Bytes of one vector access per element of ``aty`` when its elements are known
         aligned to that size: global arrays under ``options.aligned_vectors`` (checked at
@@ -466,6 +476,8 @@ class ExprLowerer:
     def visit_Subscript(self, node):
         bty = node.value.wl_ty
         if isinstance(bty, ArrayType):
+            if isinstance(node.wl_ty, ArrayType):
+                return self.array_view(node)
             return self.load_ref(self.element_ref(node))
         base = self.expr(node.value)
         if isinstance(bty, TupleType):

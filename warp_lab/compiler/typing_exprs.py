@@ -278,13 +278,18 @@ class ExprTyper:
                                  f"write a[{sl.id}[0], {sl.id}[1]] or unpack the tuple first")
             for i in idx:
                 self.index_type(i)
-            if len(idx) != bty.ndim:
-                hint = ("write a[i, j] for a 2-D array" if len(idx) < bty.ndim else "")
-                raise self.error(f"a {bty.ndim}-D array needs {bty.ndim} indices, got {len(idx)}",
-                                 sl, hint)
+            if len(idx) > bty.ndim:
+                raise self.error(f"a {bty.ndim}-D array takes at most {bty.ndim} indices, got "
+                                 f"{len(idx)}", sl)
             for k, i in enumerate(idx):
                 self._check_const_array_index(i, bty, k)
             node.wl_indices = idx
+            if len(idx) < bty.ndim:
+                # a[i] of a 2-D array: row i, a 1-D view of the same memory (NumPy's and
+                # Numba's a[i]); a[i][j] is then element (i, j)
+                k = len(idx)
+                return self.mark(node, ArrayType(bty.dtype, bty.ndim - k, bty.space,
+                                                 bty.shape[k:] if bty.shape else None))
             return self.mark(node, bty.dtype)
         if isinstance(bty, Vector):
             if len(idx) != 1:
