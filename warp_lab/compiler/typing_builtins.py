@@ -213,7 +213,7 @@ def _block_vote(t, node, name):
     return t.mark(node, res)
 
 
-def _sync_operand(t, mask, value, name):
+def _sync_operand(t, mask, value):
     """Type ``mask`` (a uint32) and ``value`` (a number) of a warp match/reduce; the value's
     type with literals at their own type and bool/8/16-bit integers widened to 32 bits."""
     _scalar(t, mask)
@@ -230,7 +230,7 @@ def _match(t, node, name):
     """``wl.match_any_sync/match_all_sync(mask, value)`` (CUDA Programming Guide "Warp Match
     Functions"; PTX ISA 9.7.13.8 ``match.sync``, sm_70+): values compared by their bits."""
     mask, value = _args(t, node, ["mask", "value"], 2, name)
-    vt = _sync_operand(t, mask, value, name)
+    vt = _sync_operand(t, mask, value)
     _needs_sm(t, node, name, 70, "match.sync")
     _target(node, name, uint32, ty=vt)
     return t.mark(node, uint32)
@@ -241,7 +241,7 @@ def _reduce(t, node, name):
     PTX ISA 9.7.13.10 ``redux.sync``, sm_80+): 32-bit integers; add wraps; min/max compare
     signed or unsigned by the value's type."""
     mask, value = _args(t, node, ["mask", "value"], 2, name)
-    vt = _sync_operand(t, mask, value, name)
+    vt = _sync_operand(t, mask, value)
     if vt.is_float or vt.bits != 32:
         raise t.error(f"wl.{name}() reduces 32-bit integers (redux.sync), not "
                       f"{type_name(vt)}", value,
