@@ -30,6 +30,8 @@ from IPython.display import display
 
 from warp_lab.errors import KernelCompileError, LaunchError, SimulatorError, WarpLabError
 from warp_lab.lang.kernel import Func, Kernel
+from warp_lab.notebook import launch_option
+from warp_lab.notebook.launch_option import unquote
 
 __all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DEFAULTS"]
 
@@ -75,18 +77,9 @@ def classify_functions(tree: ast.Module) -> dict[str, str]:
             for fn in defs if not fn.decorator_list}
 
 
-def _unquote(value: str) -> str:
-    """``value`` stripped, without one pair of surrounding quotes: magic_arguments splits
-    the line non-POSIX, so ``--show "source, ptx"`` keeps its quotes."""
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
-
-
 def _split(value: str | None, choices, option: str) -> list[str]:
     """The comma list of an option; quotes around it (``--show "source, ptx"``) are dropped."""
-    items = [x.strip() for x in _unquote(value or "").split(",") if x.strip()]
+    items = [x.strip() for x in unquote(value or "").split(",") if x.strip()]
     bad = [x for x in items if x not in choices]
     if bad:
         raise UsageError(f"{option}: unknown {', '.join(map(repr, bad))}; "
@@ -193,33 +186,6 @@ def _compile_cell(tree: ast.Module, filename: str, code_text: str):
         line = getattr(stmt, "lineno", 1)
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         raise _too_deep(filename, line, getattr(stmt, "col_offset", 0) + 1, text) from None
-
-
-def _launch_syntax(text: str, exc: SyntaxError) -> str:
-    """A syntax error of ``--launch TEXT`` (compiled as ``dict(TEXT)``) in terms of TEXT.
-
-    Python reports an unclosed bracket of TEXT against the ``)`` warp_lab
-    added ("closing parenthesis ')' does not match opening parenthesis '['"),
-    so the brackets of TEXT are matched here first.
-    """
-    import io
-    import tokenize
-
-    stack = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.OP and tok.string in "([{":
-                stack.append(tok)
-            elif tok.type == tokenize.OP and tok.string in ")]}" and stack:
-                stack.pop()
-    except (tokenize.TokenError, SyntaxError):  # the unclosed bracket ends the input
-        pass
-    if stack:
-        tok = stack[-1]
-        return f"SyntaxError: '{tok.string}' at column {tok.start[1] + 1} was never closed"
-    col = (exc.offset or 0) - len("dict(")
-    where = f" at column {col}" if 0 < col <= len(text) else ""
-    return f"SyntaxError: {exc.msg}{where}; write keyword arguments, e.g. dim=n, inputs=[x, y]"
 
 
 def _device_arch(device: str) -> str:
@@ -399,11 +365,11 @@ class WarpKernelMagics(Magics):
         view_opts = opts
         if opts["launch"]:  # read before the views, whose card and widget show this launch
             try:
-                launch_kwargs = self._launch_kwargs(opts, checks)
+                launch_kwargs = launch_option.launch_kwargs(opts, checks, self.shell.user_ns)
             except LaunchError as exc:  # raised after the views: a compile error comes first
                 launch_error = exc
             else:
-                view_opts = {**opts, **_launch_shape(launch_kwargs)}
+                view_opts = {**opts, **launch_option.launch_shape(launch_kwargs)}
         for k in kernels[:-1]:  # shown as each compiles: an error in a later one keeps them
             display(self._compile_and_view(k, view_opts, show))
         last = self._compile_and_view(kernels[-1], view_opts, show)
@@ -452,41 +418,6 @@ class WarpKernelMagics(Magics):
         return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra, heat=heat,
                           pane_heat=pane_heat)
 
-    def _launch_kwargs(self, opts: dict, checks: list[str]) -> dict:
-        """The keyword arguments of ``wl.launch`` that ``--launch TEXT`` and the options give.
-
-        Raises:
-            LaunchError: TEXT is not ``key=value, ...`` Python, raises when evaluated in
-                the notebook namespace, or names a keyword ``wl.launch`` does not take.
-        """
-        from warp_lab.runtime.launch import launch
-
-        text = _unquote(opts["launch"])
-        try:
-            code = compile(f"dict({text})", "<--launch>", "eval")
-        except SyntaxError as exc:
-            raise LaunchError(f"--launch \"{text}\": {_launch_syntax(text, exc)}") from None
-        try:
-            kwargs = eval(code, self.shell.user_ns)  # noqa: S307
-        except Exception as exc:  # the user's expression: report it as theirs
-            raise LaunchError(f"--launch \"{text}\": {type(exc).__name__}: {exc}") from None
-        import inspect
-
-        known = [p for p in inspect.signature(launch).parameters if p != "kernel"]
-        unknown = [k for k in kwargs if k not in known]
-        if unknown:  # the kernel is the cell's own; a typo such as dims= is no TypeError wall
-            raise LaunchError(f"--launch \"{text}\": unknown keyword(s) "
-                              f"{', '.join(map(repr, unknown))}; wl.launch takes "
-                              f"{', '.join(known)}")
-        kwargs.setdefault("device", opts["device"])
-        kwargs.setdefault("repeat", opts["repeat"])
-        kwargs.setdefault("shared_mem", opts["shared_mem"])
-        if "grid" not in kwargs:
-            kwargs.setdefault("block_dim", opts["block_dim"])
-        if checks:
-            kwargs.setdefault("checks", ("barrier", *checks))
-        return kwargs
-
     def _launch(self, ck, kwargs: dict):
         from warp_lab.notebook.progress import LaunchProgress
         from warp_lab.notebook.results import LaunchView
@@ -500,57 +431,11 @@ class WarpKernelMagics(Magics):
             result = launch(ck, **kwargs)
             partial = result.partial
         except SimulatorError as exc:  # a fault the checks asked for did not catch
-            raise _at_cell_line(exc, ck) from None
+            raise launch_option.at_cell_line(exc, ck) from None
         finally:
             bar.finish(partial)
         self.shell.user_ns["_launch"] = result
         return LaunchView(result, progress=bar)
-
-
-def _at_cell_line(exc, ck):
-    """A simulator fault of a ``--launch`` with the cell line its PTX line came from.
-
-    Without memcheck the simulator stops at an illegal access with only the
-    PTX line; the line map gives the Python line, and in the magic the way to
-    the details is ``--check``, not ``checks=``.
-    """
-    from warp_lab.errors import SimulatorError
-    from warp_lab.notebook.views import source_line_text
-
-    message = str(exc).replace("(enable memcheck for block/thread details)",
-                               "(add memcheck to --check for the block and thread)")
-    line = exc.source_line or (ck.line_map.python_line_of_ptx(exc.ptx_line)
-                               if exc.ptx_line else None)
-    if line:
-        message += f"\n  at {ck.source.filename} line {line}: {source_line_text(ck, line)}"
-    return SimulatorError(message, ptx_line=exc.ptx_line, source_line=line or 0)
-
-
-def _launch_shape(kwargs: dict) -> dict:
-    """``block_dim`` (threads per block) and ``shared_mem`` of a launch, for the occupancy
-    the views show.
-
-    ``block=(x, y, z)`` (with ``grid=``) or ``block_dim=(x, y, z)`` give ``x*y*z``
-    threads; ``block_dim=n`` is the block's thread count for any ``dim`` (``wl.launch``
-    shapes 2-D/3-D blocks from it). Values ``wl.launch`` will refuse are left out
-    (the options' values stay, and the launch reports them).
-    """
-    def count(v) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool) and v > 0
-
-    out = {}
-    shape = kwargs.get("block") if "grid" in kwargs else kwargs.get("block_dim")
-    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    if 1 <= len(dims) <= 3 and all(map(count, dims)):
-        threads = 1
-        for d in dims:
-            threads *= d
-        if threads <= 1024:
-            out["block_dim"] = threads
-    shared = kwargs.get("shared_mem")
-    if count(shared) or shared == 0:
-        out["shared_mem"] = shared
-    return out
 
 
 def load_ipython_extension(ip) -> None:

@@ -1,0 +1,140 @@
+"""``%%warp_kernel --launch TEXT``: TEXT read as ``wl.launch`` keyword arguments, the launch
+shape the views show, and simulator faults in cell terms.
+
+Split from :mod:`warp_lab.notebook.magic`, which calls these; nothing here
+imports IPython.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from warp_lab.errors import LaunchError, SimulatorError
+
+__all__ = ["launch_kwargs", "launch_shape", "launch_syntax", "at_cell_line", "unquote"]
+
+
+def unquote(value: str) -> str:
+    """``value`` stripped, without one pair of surrounding quotes: magic_arguments splits
+    the line non-POSIX, so ``--show "source, ptx"`` keeps its quotes."""
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def launch_syntax(text: str, exc: SyntaxError) -> str:
+    """A syntax error of ``--launch TEXT`` (compiled as ``dict(TEXT)``) in terms of TEXT.
+
+    Python reports an unclosed bracket of TEXT against the ``)`` warp_lab
+    added ("closing parenthesis ')' does not match opening parenthesis '['"),
+    so the brackets of TEXT are matched here first.
+    """
+    import io
+    import tokenize
+
+    stack = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.OP and tok.string in "([{":
+                stack.append(tok)
+            elif tok.type == tokenize.OP and tok.string in ")]}" and stack:
+                stack.pop()
+    except (tokenize.TokenError, SyntaxError):  # the unclosed bracket ends the input
+        pass
+    if stack:
+        tok = stack[-1]
+        return f"SyntaxError: '{tok.string}' at column {tok.start[1] + 1} was never closed"
+    col = (exc.offset or 0) - len("dict(")
+    where = f" at column {col}" if 0 < col <= len(text) else ""
+    return f"SyntaxError: {exc.msg}{where}; write keyword arguments, e.g. dim=n, inputs=[x, y]"
+
+
+def launch_kwargs(opts: dict, checks: list[str], namespace: dict) -> dict:
+    """The keyword arguments of ``wl.launch`` that ``--launch TEXT`` and the options give.
+
+    Args:
+        opts: the magic's options in force (``launch`` the TEXT, quotes kept; ``device``,
+            ``repeat``, ``shared_mem``, ``block_dim`` the defaults it does not set).
+        checks: the ``--check`` names (the barrier check is added to them).
+        namespace: where TEXT is evaluated (the notebook's).
+
+    Raises:
+        LaunchError: TEXT is not ``key=value, ...`` Python, raises when evaluated in
+            the notebook namespace, or names a keyword ``wl.launch`` does not take.
+    """
+    from warp_lab.runtime.launch import launch
+
+    text = unquote(opts["launch"])
+    try:
+        code = compile(f"dict({text})", "<--launch>", "eval")
+    except SyntaxError as exc:
+        raise LaunchError(f"--launch \"{text}\": {launch_syntax(text, exc)}") from None
+    try:
+        kwargs = eval(code, namespace)  # noqa: S307
+    except Exception as exc:  # the user's expression: report it as theirs
+        raise LaunchError(f"--launch \"{text}\": {type(exc).__name__}: {exc}") from None
+
+    known = [p for p in inspect.signature(launch).parameters if p != "kernel"]
+    unknown = [k for k in kwargs if k not in known]
+    if unknown:  # the kernel is the cell's own; a typo such as dims= is no TypeError wall
+        raise LaunchError(f"--launch \"{text}\": unknown keyword(s) "
+                          f"{', '.join(map(repr, unknown))}; wl.launch takes "
+                          f"{', '.join(known)}")
+    kwargs.setdefault("device", opts["device"])
+    kwargs.setdefault("repeat", opts["repeat"])
+    kwargs.setdefault("shared_mem", opts["shared_mem"])
+    if "grid" not in kwargs:
+        kwargs.setdefault("block_dim", opts["block_dim"])
+    if checks:
+        kwargs.setdefault("checks", ("barrier", *checks))
+    return kwargs
+
+
+def launch_shape(kwargs: dict) -> dict:
+    """``{"block_dim": threads per block, "shared_mem": bytes}`` of a launch, for the
+    occupancy the views show (each key only when ``kwargs`` gives a usable value).
+
+    ``block=(x, y, z)`` (with ``grid=``) or ``block_dim=(x, y, z)`` give ``x*y*z``
+    threads; ``block_dim=n`` is the block's thread count for any ``dim`` (``wl.launch``
+    shapes 2-D/3-D blocks from it). Values ``wl.launch`` will refuse are left out
+    (the options' values stay, and the launch reports them).
+    """
+    def count(v) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+    out = {}
+    shape = kwargs.get("block") if "grid" in kwargs else kwargs.get("block_dim")
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if 1 <= len(dims) <= 3 and all(map(count, dims)):
+        threads = 1
+        for d in dims:
+            threads *= d
+        if threads <= 1024:
+            out["block_dim"] = threads
+    shared = kwargs.get("shared_mem")
+    if count(shared) or shared == 0:
+        out["shared_mem"] = shared
+    return out
+
+
+def at_cell_line(exc: SimulatorError, ck) -> SimulatorError:
+    """A simulator fault of a ``--launch`` with the cell line its PTX line came from.
+
+    Args:
+        exc: the simulator's error (``ptx_line``, ``source_line``).
+        ck: the :class:`~warp_lab.compiler.artifact.CompiledKernel` launched (its line map).
+
+    Without memcheck the simulator stops at an illegal access with only the
+    PTX line; the line map gives the Python line, and in the magic the way to
+    the details is ``--check``, not ``checks=``.
+    """
+    from warp_lab.notebook.views import source_line_text
+
+    message = str(exc).replace("(enable memcheck for block/thread details)",
+                               "(add memcheck to --check for the block and thread)")
+    line = exc.source_line or (ck.line_map.python_line_of_ptx(exc.ptx_line)
+                               if exc.ptx_line else None)
+    if line:
+        message += f"\n  at {ck.source.filename} line {line}: {source_line_text(ck, line)}"
+    return SimulatorError(message, ptx_line=exc.ptx_line, source_line=line or 0)
