@@ -1,9 +1,10 @@
 """The ``application/vnd.warp-lab.kernel+json`` bundle and the display wrapper.
 
 The bundle is the data of the views (schema in ``docs/architecture.md``,
-"Notebook bundle"): pane texts, the line map with Python lines as string
-keys, one colour per Python line, resources, occupancy and heat columns. The
-JupyterLab extension renders it; :class:`KernelView` puts it in a display
+"Notebook bundle"): pane texts, the Python pane's rows (the kernel and its
+device functions), the line map with Python lines as string keys, one colour
+per Python line, resources, occupancy and heat columns. The JupyterLab
+extension renders it; :class:`KernelView` puts it in a display
 bundle next to ``text/html`` (the static view, for every other front end)
 and ``text/plain``.
 """
@@ -13,12 +14,14 @@ from __future__ import annotations
 import dataclasses
 
 from warp_lab.notebook.highlight import line_colors
-from warp_lab.notebook.views import cell_label, kernel_html
+from warp_lab.notebook.views import cell_label, kernel_html, python_pane_lines
 
 __all__ = ["MIME_TYPE", "BUNDLE_VERSION", "kernel_bundle", "KernelView", "repr_mimebundle",
            "kernel_text"]
 
 MIME_TYPE = "application/vnd.warp-lab.kernel+json"
+#: the bundle's schema version; it changes only when an older renderer would misread a
+#: bundle: fields added since (``python_rows``) are optional and ignored by older renderers
 BUNDLE_VERSION = 1
 
 
@@ -57,6 +60,13 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
         heat: ``{"instructions": {python line: count}, "live_registers": {...}}``
             or None.
 
+    ``panes.python`` is the kernel's own text from ``first_line`` (all a
+    renderer older than ``python_rows`` shows); ``python_rows`` lists the
+    ``[file line, text]`` rows of the Python pane as the static view shows
+    them (:func:`~warp_lab.notebook.views.python_pane_lines`: the kernel and
+    the device functions of its file or cell that produced code in it), with
+    ``[None, ""]`` for a gap between parts (shown as ``⋮``).
+
     Returns:
         a dict following the schema (``version`` :data:`BUNDLE_VERSION`).
     """
@@ -66,6 +76,7 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
         return {"text": text}
 
     lm = ck.line_map
+    rows = [[n, text] for n, text in python_pane_lines(ck)]  # what the static view shows
     bundle = {
         "version": BUNDLE_VERSION,
         "name": ck.name,
@@ -79,6 +90,7 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
             "ptx": pane(ck.ptx, "ptx"),
             "sass": pane(ck.sass, "sass"),
         },
+        "python_rows": rows,
         "line_map": {"llvm": _keyed(lm.llvm), "ptx": _keyed(lm.ptx),
                      "sass": _keyed(lm.sass_lines)},
         "colors": {str(py): c for py, c in line_colors(lm.python_lines).items()},
