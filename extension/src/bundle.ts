@@ -22,7 +22,16 @@ export interface PaneText {
   missing: string | null;
   /** File/cell line number of the pane's first line (python pane only; 1 otherwise). */
   firstLine: number;
+  /**
+   * File/cell line number of each row of `text`, null for a gap row between
+   * parts (python pane with `python_rows` only); null: rows are numbered
+   * from `firstLine` on.
+   */
+  numbers: (number | null)[] | null;
 }
+
+/** One row of the python pane (`python_rows`): a file/cell line, or a gap (null). */
+export type PythonRow = [number | null, string];
 
 /** A Python line number → values map (keys are file/cell line numbers). */
 export type LineValues<T> = Map<number, T>;
@@ -33,6 +42,7 @@ export interface KernelBundle {
   name: string;
   arch: string;
   opt: number | null;
+  /** The python pane's text is its `python_rows` when the bundle has them. */
   panes: Record<PaneId, PaneText>;
   /** The LLVM IR before optimisation, when the bundle carries it. */
   llvmUnoptimized: string | null;
@@ -82,7 +92,7 @@ function lineNumber(key: string, where: string): number | null {
 function readPane(panes: JsonObject, id: string): PaneText {
   const raw = panes[id];
   if (raw === undefined || raw === null) {
-    return { text: null, missing: 'not in this bundle', firstLine: 1 };
+    return { text: null, missing: 'not in this bundle', firstLine: 1, numbers: null };
   }
   if (!isObject(raw)) {
     throw new BundleError(`panes.${id} should be an object`);
@@ -97,8 +107,57 @@ function readPane(panes: JsonObject, id: string): PaneText {
   return {
     text: typeof text === 'string' ? text : null,
     missing: typeof text === 'string' ? null : missing ?? 'not available',
-    firstLine
+    firstLine,
+    numbers: null
   };
+}
+
+function isRow(row: Json): row is PythonRow {
+  if (!Array.isArray(row) || row.length !== 2 || typeof row[1] !== 'string') {
+    return false;
+  }
+  const line = row[0];
+  return line === null || (typeof line === 'number' && Number.isInteger(line) && line >= 1);
+}
+
+/**
+ * The python pane as the bundle's `python_rows` give it (the kernel and the
+ * device functions that produced code in it, gaps between them), or `pane`
+ * itself for a bundle without them (older bundles: the kernel's text only).
+ */
+function readPythonRows(rows: Json | undefined, pane: PaneText): PaneText {
+  if (rows === undefined || rows === null) {
+    return pane;
+  }
+  if (!Array.isArray(rows)) {
+    throw new BundleError('python_rows should be a list of [line number or null, text] rows');
+  }
+  rows.forEach((row, i) => {
+    if (!isRow(row)) {
+      throw new BundleError(`python_rows[${i}] should be [line number or null, text]`);
+    }
+  });
+  const valid = rows as PythonRow[];
+  if (valid.length === 0) {
+    return pane;
+  }
+  return {
+    text: valid.map(([, text]) => text).join('\n'),
+    missing: null,
+    firstLine: pane.firstLine,
+    numbers: valid.map(([line]) => line)
+  };
+}
+
+/**
+ * The file/cell line number shown for each row of `pane` (`rowCount` rows):
+ * its `numbers`, else `firstLine`, `firstLine + 1`, ...
+ */
+export function rowNumbers(pane: PaneText, rowCount: number): (number | null)[] {
+  if (pane.numbers !== null) {
+    return pane.numbers.slice(0, rowCount);
+  }
+  return Array.from({ length: rowCount }, (_, i) => pane.firstLine + i);
 }
 
 function readLineLists(obj: JsonObject, where: string): LineValues<number[]> {
@@ -179,7 +238,7 @@ export function parseBundle(data: unknown): KernelBundle {
     arch: typeof data['arch'] === 'string' ? data['arch'] : '',
     opt: typeof opt === 'number' ? opt : null,
     panes: {
-      python: readPane(panes, 'python'),
+      python: readPythonRows(data['python_rows'], readPane(panes, 'python')),
       llvm: readPane(panes, 'llvm'),
       ptx: readPane(panes, 'ptx'),
       sass: readPane(panes, 'sass')

@@ -1,8 +1,9 @@
 /**
  * Line correspondence between the panes, built once per bundle from its
- * `line_map` (Python line → pane lines) and the Python pane's `first_line`.
+ * `line_map` (Python line → pane lines) and the Python pane's row numbers
+ * (`python_rows`, or `first_line` on).
  */
-import { KernelBundle, MAPPED_PANES, PaneId } from './bundle';
+import { KernelBundle, MAPPED_PANES, PaneId, rowNumbers } from './bundle';
 
 /** Compiler Explorer-like palette, with alpha so text stays readable. */
 const PALETTE = [
@@ -26,11 +27,12 @@ export class LineLinks {
     const pyCount = py.text === null ? 0 : py.text.split('\n').length;
     const pyForward = new Map<number, number[]>();
     const pyBackward = new Map<number, number[]>();
-    for (let i = 1; i <= pyCount; i++) {
-      const pyLine = py.firstLine + i - 1;
-      pyForward.set(pyLine, [i]);
-      pyBackward.set(i, [pyLine]);
-    }
+    rowNumbers(py, pyCount).forEach((pyLine, k) => {
+      if (pyLine !== null) {  // a gap row stands for no line
+        pyForward.set(pyLine, [k + 1]);
+        pyBackward.set(k + 1, [pyLine]);
+      }
+    });
     this.forward.set('python', pyForward);
     this.backward.set('python', pyBackward);
     for (const pane of MAPPED_PANES) {

@@ -39,6 +39,11 @@ export interface PaneOptions {
   variant: PaneVariant | null;
   /** Number shown in the gutter of the first line (the python pane's first_line). */
   firstLine: number;
+  /**
+   * Number shown in the gutter of each line, instead of counting from
+   * `firstLine`; null marks a gap row (shown as ⋮).
+   */
+  numbers?: (number | null)[] | null;
   /** How the text is shown (e.g. padding removed); copy keeps the original. */
   display?: (text: string) => string;
 }
@@ -120,7 +125,7 @@ export class Pane {
     collapse.addEventListener('click', () => this.toggleCollapsed(collapse));
     header.appendChild(collapse);
     header.appendChild(el('span', 'wl-pane-title', title));
-    const count = el('span', 'wl-pane-count', text === null ? '' : `${lineCount(text)} lines`);
+    const count = el('span', 'wl-pane-count', text === null ? '' : `${this.shownLineCount(text)} lines`);
     header.appendChild(count);
     if (variant !== null) {
       const toggle = button('wl-variant', variant.label, variant.title);
@@ -130,7 +135,8 @@ export class Pane {
         this.fill(showVariant ? variant.text : this.options.text ?? '', !showVariant);
         toggle.setAttribute('aria-pressed', String(showVariant));
         toggle.classList.toggle('wl-active', showVariant);
-        count.textContent = `${lineCount(this.currentText)} lines`;
+        const shown = this.mapped ? this.shownLineCount(this.currentText) : lineCount(this.currentText);
+        count.textContent = `${shown} lines`;
       });
       header.appendChild(toggle);
     }
@@ -140,6 +146,12 @@ export class Pane {
       header.appendChild(copy);
     }
     return header;
+  }
+
+  /** Lines of `text` (the pane's own), gap rows not counted. */
+  private shownLineCount(text: string): number {
+    const numbers = this.options.numbers;
+    return numbers ? numbers.filter(n => n !== null).length : lineCount(text);
   }
 
   private toggleCollapsed(toggle: HTMLButtonElement): void {
@@ -170,12 +182,19 @@ export class Pane {
     const { lines, tokens } = tokenizeText(tokenizer, splitLines(shown));
     const maxima = heat.map(h => Math.max(1, ...h.values.values()));
     const first = mapped ? this.options.firstLine : 1;
-    const width = String(lines.length + first - 1).length;
+    const given = mapped ? this.options.numbers ?? null : null;
+    const numbers = lines.map((_, i) => (given ? given[i] ?? null : first + i));
+    const width = Math.max(1, ...numbers.map(n => String(n ?? '').length));
     this.rows = lines.map((line, i) => {
       const n = i + 1;
       const row = el('div', 'wl-line');
       row.dataset.line = String(n);
-      row.appendChild(el('span', 'wl-gutter', String(n + first - 1).padStart(width)));
+      const number = numbers[i];
+      if (number === null) {
+        row.classList.add('wl-gap');  // lines skipped between two parts
+      }
+      const gutter = number === null ? '⋮' : String(number);
+      row.appendChild(el('span', 'wl-gutter', gutter.padStart(width)));
       const pyLines = mapped ? links.pythonLinesOf(id, n) : [];
       heat.forEach((column, k) => row.appendChild(heatCell(column, pyLines, maxima[k])));
       row.appendChild(renderTokens(line.replace(/\r$/, ''), tokens[i]));

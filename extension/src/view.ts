@@ -128,6 +128,7 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         heat: heatColumns(bundle, id),
         display: id === 'sass' ? compactSass : undefined,
         firstLine: text.firstLine,
+        numbers: text.numbers,
         variant:
           id === 'llvm' && unopt !== null
             ? { label: 'unoptimized', title: 'Show the LLVM IR before optimisation', text: unopt }

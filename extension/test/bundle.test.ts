@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { BundleError, parseBundle } from '../src/bundle';
+import { BundleError, parseBundle, rowNumbers } from '../src/bundle';
 import { LineLinks } from '../src/linemap';
 import { describeInstruction } from '../src/ptxdocs';
 
@@ -68,6 +68,54 @@ test('line links go both ways; the python pane is offset by first_line', () => {
   assert.match(links.colorOf(14) ?? '', /^#[0-9a-f]{8}$/);
   assert.equal(links.colorOfPaneLine('ptx', 2), '#e6194b33');
   assert.equal(links.colorOf(15), null);
+});
+
+/** A kernel at cell lines 9..10 with a device function at 2..3 above it, a gap between. */
+function withRows(): Record<string, unknown> {
+  return {
+    ...sample(),
+    python_rows: [
+      [2, 'def helper(v):'],
+      [3, '    return v * 2.0  # <b>text</b>'],
+      [null, ''],
+      [9, 'def k(x):'],
+      [10, '    x[0] = helper(x[0])']
+    ],
+    line_map: { llvm: {}, ptx: { '3': [2], '10': [1, 3] }, sass: {} },
+    colors: { '3': '#3cb44b33', '10': '#e6194b33' }
+  };
+}
+
+test('python_rows replace the python text; a gap row has no line', () => {
+  const b = parseBundle(withRows());
+  const py = b.panes.python;
+  assert.equal(py.text, 'def helper(v):\n    return v * 2.0  # <b>text</b>\n\ndef k(x):\n    x[0] = helper(x[0])');
+  assert.deepEqual(py.numbers, [2, 3, null, 9, 10]);
+  assert.deepEqual(rowNumbers(py, 5), [2, 3, null, 9, 10]);
+  // a bundle without python_rows (older ones) numbers the kernel's text from first_line
+  const old = parseBundle(sample()).panes.python;
+  assert.equal(old.numbers, null);
+  assert.deepEqual(rowNumbers(old, 3), [12, 13, 14]);
+});
+
+test('line links of python_rows: device-function lines link both ways, gaps to nothing', () => {
+  const links = new LineLinks(parseBundle(withRows()));
+  assert.deepEqual(links.pythonLinesOf('python', 2), [3]);   // row 2 is helper's line 3
+  assert.deepEqual(links.paneLinesOf('python', 3), [2]);
+  assert.deepEqual(links.pythonLinesOf('python', 3), []);    // the gap row
+  assert.deepEqual(links.pythonLinesOf('python', 4), [9]);
+  assert.deepEqual(links.pythonLinesOf('ptx', 2), [3]);      // PTX line 2 came from helper
+  assert.deepEqual(links.paneLinesOf('python', 10), [5]);
+  assert.equal(links.colorOfPaneLine('python', 2), links.colorOfPaneLine('ptx', 2));
+  assert.equal(links.colorOfPaneLine('python', 3), null);
+});
+
+test('malformed python_rows raise BundleError naming the row', () => {
+  assert.throws(() => parseBundle({ ...sample(), python_rows: 'x' }), /python_rows should be a list/);
+  for (const bad of [[0, 'a'], [1.5, 'a'], ['3', 'a'], [3], [3, 4], [null, null]]) {
+    assert.throws(() => parseBundle({ ...sample(), python_rows: [[1, 'ok'], bad] }),
+      /python_rows\[1\] should be \[line number or null, text\]/, JSON.stringify(bad));
+  }
 });
 
 test('PTX instruction docs: sections by operand type, opcode-specific modifiers', () => {
