@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from html.parser import HTMLParser
 
 import nbformat
 import pytest
@@ -81,8 +82,9 @@ def _run_notebook(pg, lab_server, artifacts, name: str, n_cells: int) -> None:
                              + "; page errors: " + "; ".join(pg.errors))
 
 
-def _saved_bundle(path, deadline_s: float = 30.0) -> dict:
-    """The kernel bundle in the saved notebook at `path` (waits for the save)."""
+def _saved_output(path, deadline_s: float = 30.0) -> dict:
+    """The data of the output holding the kernel bundle in the saved notebook at `path`
+    (waits for the save): the bundle under MIME, the static view under text/html."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
         try:
@@ -93,9 +95,14 @@ def _saved_bundle(path, deadline_s: float = 30.0) -> dict:
         for cell in nb.cells:
             for out in cell.get("outputs", []):
                 if MIME in out.get("data", {}):
-                    return out["data"][MIME]
+                    return out["data"]
         time.sleep(0.5)
     raise AssertionError(f"{path.name} was not saved with a kernel bundle")
+
+
+def _saved_bundle(path, deadline_s: float = 30.0) -> dict:
+    """The kernel bundle in the saved notebook at `path` (waits for the save)."""
+    return _saved_output(path, deadline_s)[MIME]
 
 
 @pytest.fixture(scope="module")
@@ -237,6 +244,99 @@ def test_reopened_untrusted_notebook_renders_with_the_extension(browser, lab_ser
         row = int(py_line) - bundle["panes"]["python"]["first_line"] + 1
         view.locator(f'.wl-pane-python .wl-line[data-line="{row}"]').hover()
         assert _lines(view.locator(".wl-pane-ptx .wl-line.wl-linked")) == ptx_lines
+        assert pg.errors == []
+    finally:
+        context.close()
+
+
+HELPER_CELL = '''%%warp_kernel
+import warp_lab as wl
+@wl.func
+def scale(v: wl.float32) -> wl.float32:
+    return v * 3.0 + 1.0  # <img src=x onerror="window.__wl_xss_helper = 1"> stays text
+
+# not shown: the lines between the device function and the kernel are one gap row
+N_UNUSED = 4
+
+def scaled(x: wl.array(wl.float32), y: wl.array(wl.float32)):
+    i = wl.tid()
+    if i < x.shape[0]:
+        y[i] = scale(x[i])'''
+
+
+class _PythonPaneRows(HTMLParser):
+    """The line numbers of the static view's Python pane (``⋮`` for a gap), in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.numbers: list[str] = []
+        self._pane = self._number = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self._pane = a.get("data-pane", self._pane)
+        self._number = "" if self._pane == "python" and a.get("class") == "wl-ln" else None
+
+    def handle_data(self, data):
+        if self._number is not None:
+            self._number += data
+
+    def handle_endtag(self, tag):
+        if self._number is not None and tag == "span":
+            if self._number.strip():  # the heat columns' header row has no number
+                self.numbers.append(self._number.strip())
+            self._number = None
+
+
+def test_device_function_rows_gap_and_links_in_the_python_pane(browser, lab_server, artifacts):
+    """A device function above the kernel: its lines, a ⋮ gap row, the kernel; its PTX links."""
+    path = lab_server.root / "device_function.ipynb"
+    _write_notebook(path, "%load_ext warp_lab", HELPER_CELL)
+    cell = HELPER_CELL.split("\n")  # cell line n is cell[n - 1] (the magic is line 1)
+    line_of = {key: next(n for n, text in enumerate(cell, start=1) if text.startswith(key))
+               for key in ("@wl.func", "    return v", "def scaled")}
+    helper = list(range(line_of["@wl.func"], line_of["    return v"] + 1))
+    kernel = list(range(line_of["def scaled"], len(cell) + 1))
+    context, pg = _new_page(browser, artifacts)
+    try:
+        _run_notebook(pg, lab_server, artifacts, path.name, 2)
+        pg.keyboard.press("Control+s")
+        data = _saved_output(path)
+        bundle = data[MIME]
+        view = pg.locator(VIEW)
+        rows = view.locator(".wl-pane-python .wl-line").evaluate_all(
+            "rs => rs.map(r => [r.querySelector('.wl-gutter').textContent.trim(),"
+            " r.querySelector('.wl-code').textContent, r.classList.contains('wl-gap')])")
+        gutter = [number for number, _, _ in rows]
+        assert gutter == [*map(str, helper), "⋮", *map(str, kernel)], rows
+        for number, text, gap in rows:  # each row is its cell line, as text
+            assert gap == (number == "⋮")
+            assert text.rstrip() == ("" if gap else cell[int(number) - 1].rstrip()), number
+        assert view.locator("img").count() == 0
+        assert pg.evaluate("() => window.__wl_xss_helper") is None
+        # the static view (text/html) shows the same rows
+        html_rows = _PythonPaneRows()
+        html_rows.feed(data["text/html"])
+        assert html_rows.numbers == gutter
+        # hovering a PTX line of the inlined helper lights up the helper's Python line ...
+        ret = line_of["    return v"]
+        ptx_lines = bundle["line_map"]["ptx"][str(ret)]
+        ret_row = view.locator(".wl-pane-python .wl-line").nth(gutter.index(str(ret)))
+        ptx_row = view.locator(f'.wl-pane-ptx .wl-line[data-line="{ptx_lines[0]}"]')
+        ptx_row.hover()
+        linked = view.locator(".wl-pane-python .wl-line.wl-linked .wl-gutter").all_text_contents()
+        assert [t.strip() for t in linked] == [str(ret)]
+        # ... which has the colour of that PTX line
+        color = "r => r.style.backgroundColor"
+        assert ret_row.evaluate(color) != "" and ret_row.evaluate(color) == ptx_row.evaluate(color)
+        # and back: the helper's line lights up its PTX lines; the gap row links nothing
+        ret_row.hover()
+        assert _lines(view.locator(".wl-pane-ptx .wl-line.wl-linked")) == sorted(ptx_lines)
+        gap_row = view.locator(".wl-pane-python .wl-line.wl-gap")
+        assert gap_row.evaluate(color) == ""
+        gap_row.hover()
+        assert view.locator(".wl-line.wl-linked").count() == 0
+        view.screenshot(path=str(artifacts / "kernel_view_device_function.png"))
         assert pg.errors == []
     finally:
         context.close()
