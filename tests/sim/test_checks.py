@@ -133,8 +133,10 @@ def test_misaligned_access(gpu):
 
 def test_out_of_bounds_without_memcheck_is_an_error_not_a_crash(gpu):
     ay = gpu.put(np.zeros(10, np.int32), "y")
-    with pytest.raises(SimulatorError, match="illegal global memory access"):
+    with pytest.raises(SimulatorError, match="illegal global memory access") as info:
         gpu.launch(compile_ir(OOB_WRITE), "fill", 1, 32, [ay], checks=())
+    # without memcheck's details, the error still names the source line (from .loc)
+    assert info.value.source_line == 3 and "kern.py line 3" in str(info.value)
 
 
 def test_runaway_loop_stops_at_budget(gpu):

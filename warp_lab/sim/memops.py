@@ -163,9 +163,11 @@ def access(m, ins, space, addr, idx, size, var=None):
 
 def _fault(m, ins, kind, space, addr, size, t, gaddr=None, var=None):
     if "memcheck" not in m.checks and kind == "out_of_bounds":
+        sf, sl = m.mod.source_of(ins)
+        where = f"PTX line {ins.line}" + (f", {sf or 'source'} line {sl}" if sl else "")
         raise SimulatorError(f"illegal {space} memory access of {size} bytes at {addr:#x} at "
-                             f"PTX line {ins.line} (enable memcheck for block/thread details)",
-                             ptx_line=ins.line)
+                             f"{where} (enable memcheck for block/thread details)",
+                             ptx_line=ins.line, source_line=sl)
     what = {"out_of_bounds": "out-of-bounds", "misaligned": "misaligned"}[kind]
     extra = ""
     if space in ("global", "const"):
