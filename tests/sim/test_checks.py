@@ -163,6 +163,8 @@ def test_missing_syncthreads_in_reduction_is_a_race():
     assert raw.ptx_line == _line_of(ptx, "ld.shared.b32") or "ld.shared" in \
         ptx.split("\n")[raw.ptx_line - 1]
     assert "st.shared" in ptx.split("\n")[raw.details["other_ptx_line"] - 1]
+    # the finding names the shared variable the byte belongs to (its PTX name)
+    assert raw.details["variable"] == "sm" and "of shared variable sm)" in raw.message
     assert not res.partial  # races are reported, the launch runs on
 
     # the same kernel with the barrier: no findings at all

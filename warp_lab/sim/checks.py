@@ -31,6 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from warp_lab.sim.initcheck import variable_at
+from warp_lab.sim.provenance import address_variable
+
 __all__ = ["RaceTracker", "has_warp_sync"]
 
 _WEIGHTS = np.uint32(1) << np.arange(32, dtype=np.uint32)
@@ -276,7 +279,10 @@ class RaceTracker:
             who = f"thread {ot} of the same block"
         else:
             who = "other threads of the same block"
-        m.finding(kind, f"shared-memory {what} hazard at shared offset {offset}: this access "
+        name, lo, _ = variable_at(m, offset, address_variable(m.mod, ins))
+        place = f"shared offset {offset}" if name is None else \
+            f"shared offset {offset} (byte {offset - lo} of shared variable {name})"
+        m.finding(kind, f"shared-memory {what} hazard at {place}: this access "
                   f"races with {who} at PTX line {oline} (no barrier between them)", ins, t,
                   dedupe=(other_pc,), other_thread=None if other < 0 else m.where(other)[1],
-                  other_ptx_line=oline, shared_offset=offset)
+                  other_ptx_line=oline, shared_offset=offset, variable=name)

@@ -127,7 +127,7 @@ class InitTracker:
 
     def _report(self, ins, addr, size, t, off, var):
         m = self.m
-        name, lo, hi = _variable(m, off, var)
+        name, lo, hi = variable_at(m, off, var)
         if name is None:
             place = f"byte {off} of the block's {m.shared_size} bytes of shared memory"
         elif name in m.dynamic_vars:
@@ -145,7 +145,7 @@ class InitTracker:
                   offset=None if name is None else off - lo, shared_offset=off)
 
 
-def _variable(m, off, var):
+def variable_at(m, off, var):
     """``(name, start, end)`` of the shared variable holding block offset ``off``
     (``var`` first when it holds it: several ``extern`` names share the dynamic
     memory), or ``(None, 0, 0)`` (padding between variables)."""
