@@ -28,6 +28,8 @@ export interface PaneText {
    * from `firstLine` on.
    */
   numbers: (number | null)[] | null;
+  /** Where the text comes from, as the views name it ("In[3]", a file path), or null. */
+  filename: string | null;
 }
 
 /** One row of the python pane (`python_rows`): a file/cell line, or a gap (null). */
@@ -92,7 +94,7 @@ function lineNumber(key: string, where: string): number | null {
 function readPane(panes: JsonObject, id: string): PaneText {
   const raw = panes[id];
   if (raw === undefined || raw === null) {
-    return { text: null, missing: 'not in this bundle', firstLine: 1, numbers: null };
+    return { text: null, missing: 'not in this bundle', firstLine: 1, numbers: null, filename: null };
   }
   if (!isObject(raw)) {
     throw new BundleError(`panes.${id} should be an object`);
@@ -108,7 +110,8 @@ function readPane(panes: JsonObject, id: string): PaneText {
     text: typeof text === 'string' ? text : null,
     missing: typeof text === 'string' ? null : missing ?? 'not available',
     firstLine,
-    numbers: null
+    numbers: null,
+    filename: typeof raw['filename'] === 'string' ? raw['filename'] : null
   };
 }
 
@@ -145,7 +148,8 @@ function readPythonRows(rows: Json | undefined, pane: PaneText): PaneText {
     text: valid.map(([, text]) => text).join('\n'),
     missing: null,
     firstLine: pane.firstLine,
-    numbers: valid.map(([line]) => line)
+    numbers: valid.map(([line]) => line),
+    filename: pane.filename
   };
 }
 

@@ -44,6 +44,8 @@ export interface PaneOptions {
    * `firstLine`; null marks a gap row (shown as ⋮).
    */
   numbers?: (number | null)[] | null;
+  /** Shown after the title, e.g. the cell ("In[3]") the python pane comes from. */
+  subtitle?: string | null;
   /** How the text is shown (e.g. padding removed); copy keeps the original. */
   display?: (text: string) => string;
 }
@@ -125,6 +127,9 @@ export class Pane {
     collapse.addEventListener('click', () => this.toggleCollapsed(collapse));
     header.appendChild(collapse);
     header.appendChild(el('span', 'wl-pane-title', title));
+    if (this.options.subtitle) {
+      header.appendChild(el('span', 'wl-pane-file', this.options.subtitle));
+    }
     const count = el('span', 'wl-pane-count', text === null ? '' : `${this.shownLineCount(text)} lines`);
     header.appendChild(count);
     if (variant !== null) {

@@ -129,6 +129,7 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         display: id === 'sass' ? compactSass : undefined,
         firstLine: text.firstLine,
         numbers: text.numbers,
+        subtitle: text.filename,
         variant:
           id === 'llvm' && unopt !== null
             ? { label: 'unoptimized', title: 'Show the LLVM IR before optimisation', text: unopt }

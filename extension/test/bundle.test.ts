@@ -74,6 +74,7 @@ test('line links go both ways; the python pane is offset by first_line', () => {
 function withRows(): Record<string, unknown> {
   return {
     ...sample(),
+    panes: { ...(sample().panes as object), python: { text: 'def k(x):', first_line: 9, filename: 'In[4]' } },
     python_rows: [
       [2, 'def helper(v):'],
       [3, '    return v * 2.0  # <b>text</b>'],
@@ -92,10 +93,12 @@ test('python_rows replace the python text; a gap row has no line', () => {
   assert.equal(py.text, 'def helper(v):\n    return v * 2.0  # <b>text</b>\n\ndef k(x):\n    x[0] = helper(x[0])');
   assert.deepEqual(py.numbers, [2, 3, null, 9, 10]);
   assert.deepEqual(rowNumbers(py, 5), [2, 3, null, 9, 10]);
+  assert.equal(py.filename, 'In[4]');
   // a bundle without python_rows (older ones) numbers the kernel's text from first_line
   const old = parseBundle(sample()).panes.python;
   assert.equal(old.numbers, null);
   assert.deepEqual(rowNumbers(old, 3), [12, 13, 14]);
+  assert.equal(old.filename, null);
 });
 
 test('line links of python_rows: device-function lines link both ways, gaps to nothing', () => {

@@ -11,6 +11,7 @@ hand-made bundle (kernel_bundle.py) checks the SASS map and heat columns.
 
 from __future__ import annotations
 
+import html
 import re
 import time
 from html.parser import HTMLParser
@@ -314,6 +315,11 @@ def test_device_function_rows_gap_and_links_in_the_python_pane(browser, lab_serv
             assert text.rstrip() == ("" if gap else cell[int(number) - 1].rstrip()), number
         assert view.locator("img").count() == 0
         assert pg.evaluate("() => window.__wl_xss_helper") is None
+        # the pane names the cell, as the static view's title does (the magic's cell name
+        # starts with "<": text, not a tag)
+        filename = view.locator(".wl-pane-python .wl-pane-file").inner_text()
+        assert filename == bundle["panes"]["python"]["filename"] == "<cell 2>"
+        assert f"Python  {html.escape(filename)}" in data["text/html"]
         # the static view (text/html) shows the same rows
         html_rows = _PythonPaneRows()
         html_rows.feed(data["text/html"])
@@ -358,6 +364,7 @@ def test_hand_made_bundle_sass_map_and_heat_columns(browser, lab_server, artifac
         assert heat.get_attribute("title") == f"{bundle['heat']['instructions']['5']} instructions executed"
         regs = view.locator('.wl-pane-python .wl-line[data-line="4"] .wl-heat-registers')
         assert regs.inner_text() == "4"
+        assert view.locator(".wl-pane-file").count() == 0  # a bundle without a filename
         # a bundle this renderer cannot read says so, as text
         error = pg.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .wl-error")
         assert error.inner_text() == ("warp_lab: cannot show this kernel bundle: unsupported "
