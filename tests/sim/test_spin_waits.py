@@ -152,3 +152,15 @@ def test_strong_accesses_to_a_shared_flag_are_not_races():
                   checks=("memcheck", "racecheck", "initcheck", "barrier"),
                   max_instructions=SAFETY)
     assert not r.findings and out[0] == 7
+
+
+def test_a_hang_in_full_warps_is_found_too():
+    # every thread of full blocks in the loop: the simulator runs them in its uniform
+    # mode (one pc for the batch), where the per-thread pcs are not kept up to date;
+    # the look at the loop head must not read them (it did: the budget ran out instead)
+    out = np.zeros(64, np.int32)
+    r = wl.launch(forgot_increment, dim=64, block_dim=32, inputs=[5, out], device="sim",
+                  max_instructions=SAFETY)
+    assert [f.kind for f in r.findings] == ["infinite_loop"], [str(f) for f in r.findings]
+    assert r.findings[0].source_line == source_line(forgot_increment, "# marker: never")
+    assert r.sim.instructions < 10 ** 6

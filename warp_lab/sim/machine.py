@@ -371,8 +371,10 @@ class Machine:
             self.loop_turns[ins.pc] = (turns, last)
             return
         run = self.status == RUN
-        inside = run & (self.pc >= lo) & (self.pc <= hi)
-        head = inside & (self.pc == target)
+        # in uniform mode ``self.pc`` is stale: every running lane is at ``upc``
+        pc = self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
+        inside = run & (pc >= lo) & (pc <= hi)
+        head = inside & (pc == target)
         if not head.any() or (inside & ~head).any():
             self.loop_turns[ins.pc] = (0, last)
             return
