@@ -156,3 +156,28 @@ def test_device_functions_read_the_callers_read_only_arrays_through_the_nc_cache
     z = np.arange(30, dtype=np.float32)
     r = wl.launch(dots, dim=10, inputs=[z, y, z], device="sim")
     assert not r.compiled.options.read_only_cache and "ld.global.nc" not in r.compiled.ptx
+
+
+@wl.func
+def _first(r: wl.array(dtype=wl.float32)) -> wl.float32:
+    return r[0]
+
+
+@wl.kernel
+def firsts(m: wl.array2d(dtype=wl.float32), v: wl.array(dtype=wl.float32),
+           out: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    out[i] = _first(m[i]) + _first(v)
+
+
+def test_a_function_that_reads_only_its_arrays_first_element_keeps_the_nc_load():
+    # LLVM's O3 argument promotion moved such a load into the caller without its
+    # !invariant.load: m's row and v were read with plain ld.global
+    ck = wl.compile(firsts, cache=False, sass=False)
+    assert ck.written_params == ("out",)
+    assert _loads(ck.ptx).count("ld.global.nc.b32") == 2, _loads(ck.ptx)
+    m, v = np.arange(12, dtype=np.float32).reshape(4, 3), np.float32([0.5, 9])
+    out = np.zeros(4, np.float32)
+    r = wl.launch(firsts, dim=4, inputs=[m, v, out], device="sim", checks=("memcheck",))
+    assert not r.findings
+    np.testing.assert_array_equal(out, m[:, 0] + 0.5)

@@ -155,6 +155,11 @@ class ModuleContext:
         if fn is None:
             name = tf.symbol if not read_only else f"{tf.symbol}_nc{len(self.functions)}"
             fn = self.functions[key] = _declare_function(self, tf, name)
+            if read_only and getattr(self.options, "opt", 3):
+                # inlined before LLVM's argument promotion (O3) can move a load of a
+                # read-only parameter into the caller, which drops its !invariant.load
+                # (rd(x, 0) read x with ld.global, not ld.global.nc)
+                fn.attributes.add("alwaysinline")
             self.pending.append((tf, fn, read_only))
         return fn
 
