@@ -164,3 +164,27 @@ def test_a_hang_in_full_warps_is_found_too():
     assert [f.kind for f in r.findings] == ["infinite_loop"], [str(f) for f in r.findings]
     assert r.findings[0].source_line == source_line(forgot_increment, "# marker: never")
     assert r.sim.instructions < 10 ** 6
+
+
+def test_a_hang_at_opt_0_is_found_too(monkeypatch):
+    # at opt=0 LLVM keeps every variable in the thread's stack (generic ld/st through
+    # cvta.local of __local_depot): memory no other thread can reach, so the loop is
+    # still closed; it ran until the budget. (Fewer turns between looks: ~8 PTX
+    # instructions a turn at opt=0 make 2 x 4096 turns slow to simulate.)
+    from warp_lab.sim import machine
+    monkeypatch.setattr(machine, "LOOP_CHECK", 256)
+    out = np.zeros(40, np.int32)
+    r = wl.launch(forgot_increment, dim=40, inputs=[5, out], device="sim", opt=0,
+                  max_instructions=SAFETY)
+    assert [f.kind for f in r.findings] == ["infinite_loop"], [str(f) for f in r.findings]
+    assert r.findings[0].source_line == source_line(forgot_increment, "# marker: never")
+    assert r.sim.instructions < 10 ** 6
+    n = 3 * 256 + 5                        # a finite loop at opt=0 is left alone
+    out, fx = np.zeros(40, np.int32), np.zeros(40, np.float32)
+    r = wl.launch(long_but_finite, dim=40, inputs=[n, out, fx], device="sim", opt=0,
+                  max_instructions=SAFETY)
+    assert not r.findings and not r.partial
+    s = 0
+    for k in range(n):
+        s = (s * 31 + k) & 0xFFFF
+    assert (out == s).all() and (fx == 1.0).all()

@@ -14,6 +14,7 @@ import numpy as np
 
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.machine import EXITED, PAD, RUN
+from warp_lab.sim.provenance import thread_private
 
 __all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait"]
 
@@ -124,11 +125,12 @@ def _backward_edges(fn, code):
     return out
 
 
-def _reads_shared_state(c) -> bool:
+def _reads_shared_state(c, mod) -> bool:
     """Whether ``c`` may observe what other threads write: a load from memory other
-    threads can write (not ``.param``/``.const``/``.local``), an atomic, or a call."""
+    threads can write (not ``.param``/``.const``, nor the thread's own local memory,
+    :func:`~warp_lab.sim.provenance.thread_private`), an atomic, or a call."""
     if c.op in ("ld", "ldu"):
-        return not any(s in c.mods for s in ("param", "const", "local"))
+        return not any(s in c.mods for s in ("param", "const")) and not thread_private(mod, c)
     return c.op in ("atom", "call")
 
 
@@ -153,7 +155,7 @@ def loop_may_wait(ins, mod) -> bool:
     not can only end by itself, so it never needs to yield, and pure-arithmetic
     divergent loops keep their lanes together however long they run)."""
     lo, hi = _loop_range(ins, mod)
-    return any(_reads_shared_state(c) for c in mod.code[lo:hi + 1])
+    return any(_reads_shared_state(c, mod) for c in mod.code[lo:hi + 1])
 
 
 #: instructions whose effect is not a function of the executing lane's registers alone:
@@ -182,16 +184,18 @@ def _dst_registers(op, out: set) -> bool:
 
 def closed_loop_registers(ins, mod) -> tuple | None:
     """The registers written by the loop closed by backward branch ``ins`` when the loop is
-    *closed*: each of its instructions computes from registers alone (no memory but
-    ``.param``/``.const`` reads, no other lane or thread, no clock). Such a loop is a
-    deterministic function of those registers, so lanes that come back to its head with
-    every one of them unchanged loop forever (:meth:`~warp_lab.sim.machine.Machine.
+    *closed*: each of its instructions computes from registers and the thread's own
+    local memory alone (no other memory but ``.param``/``.const`` reads, no other lane
+    or thread, no clock). Such a loop is a deterministic function of those registers and
+    that memory, so lanes that come back to its head with all of them unchanged loop
+    forever (:meth:`~warp_lab.sim.machine.Machine.
     closed_loop_turn`). ``None`` for a loop that is not closed."""
     lo, hi = _loop_range(ins, mod)
     written: set = set()
     for c in mod.code[lo:hi + 1]:
         if c.op in _OPEN_OPS and not (c.op == "ld" and ("param" in c.mods or
-                                                        "const" in c.mods)):
+                                                        "const" in c.mods)) \
+                and not (c.op in ("ld", "st") and thread_private(mod, c)):
             return None
         if "cc" in c.mods or any(s[0] == "s" and s[1] in _TIME_SREGS for s in c.srcs):
             return None

@@ -358,9 +358,9 @@ class Machine:
         writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`).
 
         Every :data:`LOOP_CHECK` turns, when every lane inside the loop is at its head,
-        compare those lanes and their ``regs`` with the previous look: the same lanes
-        with the same values will run the same iterations again, forever (nothing but
-        their registers decides what the loop does), so the launch stops with an
+        compare those lanes, their ``regs`` and their local memory with the previous
+        look: the same lanes with the same values will run the same iterations again,
+        forever (nothing but their registers and local memory decides what the loop does), so the launch stops with an
         ``infinite_loop`` finding instead of running until the instruction budget or
         Ctrl-C. A loop that still changes a register, or whose lanes are spread over
         its body, is looked at again later.
@@ -380,6 +380,8 @@ class Machine:
             return
         snap = (head.tobytes(), [np.broadcast_to(self.regs[r], (self.T,))[head].copy()
                                  for r in regs])
+        if self.local is not None:  # the loop may keep its variables there (opt=0)
+            snap[1].append(self.local.reshape(self.T, -1)[head].copy())
         self.loop_turns[ins.pc] = (0, snap)
         if last is None or last[0] != snap[0] or not all(
                 np.array_equal(a, b) for a, b in zip(last[1], snap[1])):

@@ -31,7 +31,7 @@ a pointer plus a pointer is no address, so the unknown value is an index.
 
 from __future__ import annotations
 
-__all__ = ["UNKNOWN", "address_variables", "address_variable"]
+__all__ = ["UNKNOWN", "address_variables", "address_variable", "thread_private"]
 
 #: marker for "may be a pointer of unknown origin"
 UNKNOWN = "?"
@@ -105,6 +105,21 @@ def address_variables(mod) -> dict:
 def address_variable(mod, ins):
     """The ``.shared``/``.local`` variable ``ins``'s address points into, else ``None``."""
     return address_variables(mod).get(ins.pc)
+
+
+def thread_private(mod, ins) -> bool:
+    """Whether memory instruction ``ins`` reaches only the executing thread's own memory:
+    a ``.local`` access, or a generic one whose address derives from exactly one
+    ``.local`` variable (LLVM's stack at ``opt=0``: ``cvta.local`` of
+    ``__local_depot``). PTX ISA "State Spaces": local memory is private to a thread,
+    so no other thread can change what such a load reads."""
+    if "local" in ins.mods:
+        return True
+    if any(s in ins.mods for s in ("global", "shared", "shared::cta", "shared::cluster",
+                                   "param", "const")):
+        return False
+    var = address_variable(mod, ins)
+    return var is not None and _spaces(mod).get(var) == "local"
 
 
 def _spaces(mod) -> dict:
