@@ -330,6 +330,76 @@ of one address; the shuffle version does ~2× the instructions but only 128
 atomics, the tree 16. On a GPU the serialised atomics dominate as `n` grows —
 time them with `device="cuda"` where a GPU is present. (Instruction counts
 on the simulator are not times: it executes PTX on the CPU.)"""),
+    ("md", """## Integers: one instruction for the whole warp
+
+`sum_shuffle` adds floats, so it needs the chain of five shuffles. For
+**32-bit integers** GPUs from sm_80 (Ampere) on have a warp reduction in
+hardware: `wl.reduce_add_sync(mask, v)` is one PTX `redux.sync` instruction
+and gives every lane in `mask` the sum of `v` over those lanes (CUDA's
+`__reduce_add_sync`; `reduce_min/max/and/or/xor_sync` likewise). It needs
+`--arch sm_80` or newer: for an older arch the call is a compile error.
+
+One level up, `wl.syncthreads_count(pred)` is a `wl.syncthreads()` that
+also **counts**: every thread of the block gets the number of threads whose
+`pred` was true (PTX `bar.red.popc`, CUDA's `__syncthreads_count`).
+
+Below, three ways to count on int32 data: a warp sum with the shuffle chain
+(`shfl_xor_sync`, a butterfly: every lane ends with the total), the same sum
+with `reduce_add_sync`, and a block count of the elements above 3. Compare
+the SASS panes: five `SHFL.BFLY` and their adds against one `REDUX.SUM`."""),
+    ("code", """%%warp_kernel --arch sm_80 --show source,sass
+def int_sum_shuffle(x: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32)):
+    v = x[wl.tid()]
+    offset = 16
+    while offset > 0:
+        v = v + wl.shfl_xor_sync(wl.FULL_MASK, v, offset)
+        offset = offset // 2
+    if wl.lane_id() == 0:
+        wl.atomic_add(out, 0, v)
+
+def int_sum_redux(x: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32)):
+    v = wl.reduce_add_sync(wl.FULL_MASK, x[wl.tid()])
+    if wl.lane_id() == 0:
+        wl.atomic_add(out, 0, v)
+
+def count_above(x: wl.array(dtype=wl.int32), limit: int, out: wl.array(dtype=wl.int32)):
+    c = wl.syncthreads_count(x[wl.tid()] > limit)   # the whole block's count, in every thread
+    if wl.thread_idx.x == 0:
+        wl.atomic_add(out, 0, c)"""),
+    ("code", """xi = (np.arange(n) % 7).astype(np.int32)
+int_results = {}
+for k, args in ((int_sum_shuffle, []), (int_sum_redux, []), (count_above, [3])):
+    out = np.zeros(1, dtype=np.int32)
+    wl.launch(k, dim=n, inputs=[xi, *args, out], block_dim=256, device="sim")
+    int_results[k.name] = int(out[0])
+sass = {k.name: wl.compile(k, arch="sm_80").sass for k in (int_sum_shuffle, int_sum_redux)}
+int_results"""),
+    ("md", """The same reduction on floats does not compile: `redux.sync` has no float
+form, so the compiler points at the call and suggests the shuffle loop."""),
+    ("code", """# raises: reduce_add_sync of float32 values
+%%warp_kernel --arch sm_80
+def float_sum_redux(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    out[0] = wl.reduce_add_sync(wl.FULL_MASK, x[wl.tid()])"""),
+    ("md", """Check the result: both warp sums equal numpy's, the block count equals
+`(x > 3).sum()`; the shuffle version's SASS has five `SHFL.BFLY` and no
+`REDUX`, the `reduce_add_sync` version one `REDUX.SUM` and no shuffle; the
+float version is refused."""),
+    ("code", """# check
+assert int_results == {"int_sum_shuffle": int(xi.sum()), "int_sum_redux": int(xi.sum()),
+                       "count_above": int((xi > 3).sum())}
+assert sass["int_sum_shuffle"].count("SHFL.BFLY") == 5 and "REDUX" not in sass["int_sum_shuffle"]
+assert sass["int_sum_redux"].count("REDUX.SUM") == 1 and "SHFL" not in sass["int_sum_redux"]
+try:
+    wl.compile(float_sum_redux, arch="sm_80")
+    float_error = None
+except wl.KernelCompileError as exc:
+    float_error = exc
+assert float_error.line == 3 and "32-bit integers" in str(float_error)"""),
+    ("md", """When to use which: `reduce_*_sync` for 32-bit integer sums, minima,
+maxima and bit operations on sm_80+ (one instruction instead of five
+shuffles and adds); shuffles for floats, 64-bit values and older GPUs;
+`syncthreads_count` (and `syncthreads_and`/`syncthreads_or`) when the
+block needs a count or a vote at a barrier it needs anyway."""),
     ("md", """## Bank conflicts
 
 Shared memory has 32 banks of 4 bytes; a warp's access is conflict-free when
@@ -575,10 +645,12 @@ NOTEBOOKS["06_debugging"] = [
     ("md", """# 06 · Debugging on the simulator
 
 The simulator checks what a GPU silently gets wrong: **memcheck** catches
-out-of-bounds accesses (with the thread and your source line),
-**racecheck** catches shared-memory races between threads that lack a
-`wl.syncthreads()`, **initcheck** reads of shared memory no thread wrote.
-Your arrays are never corrupted by a caught access."""),
+out-of-bounds accesses (with the thread and your source line) and integer
+division by zero, **racecheck** catches shared-memory races between threads
+that lack a `wl.syncthreads()`, **initcheck** reads of shared memory no
+thread wrote, and a loop that can never end stops with an `infinite_loop`
+finding instead of hanging. Your arrays are never corrupted by a caught
+access."""),
     ("code", SETUP),
     ("code", """%%warp_kernel --show source
 def off_by_one(x: wl.array(dtype=wl.float32), n: int):
@@ -602,6 +674,30 @@ untouched."""),
 assert r.findings, "memcheck should catch x[100]"
 assert r.findings[0].kind == "out_of_bounds" and r.findings[0].source_line == 5
 assert r.partial and not x.any()"""),
+    ("md", """## Dividing by zero
+
+Integer division by zero is undefined in CUDA: the GPU raises no error and
+the quotient is whatever the hardware leaves, so one zero in the data
+silently gives a wrong value. memcheck reports it as a `division_by_zero`
+finding at the line of the division, naming the first thread whose divisor
+is 0. Unlike an out-of-bounds access, the launch goes on to the end."""),
+    ("code", """%%warp_kernel --show source
+def ratios(a: wl.array(dtype=wl.int32), b: wl.array(dtype=wl.int32), q: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    q[i] = a[i] // b[i]"""),
+    ("code", """a = np.arange(-20, 20, 5, dtype=np.int32)
+b = np.array([3, -2, 5, 0, 7, 4, 1, 2], dtype=np.int32)   # b[3] is 0
+q = np.zeros_like(a)
+r = wl.launch(ratios, dim=len(a), inputs=[a, b, q], device="sim", checks=("memcheck",))
+print(*r.findings, sep="\\n")"""),
+    ("md", """Check the result: one `division_by_zero` finding on cell line 4 for
+thread 3, the launch complete, and every quotient with a non-zero divisor
+equal to numpy's floor division (`q[3]` is undefined, so it is not checked)."""),
+    ("code", """# check
+assert [(f.kind, f.source_line, f.thread) for f in r.findings] == [("division_by_zero", 4, (3, 0, 0))]
+assert not r.partial
+ok = b != 0
+np.testing.assert_array_equal(q[ok], a[ok] // b[ok])"""),
     ("md", """## A race
 
 Each thread writes its slot of shared memory and reads its neighbour's.
@@ -679,6 +775,71 @@ assert all(f.details["variable"].startswith("blur_tile_tile") for f in bad.findi
 assert good.findings == []
 xp = np.concatenate([[0], x, [0]]).astype(np.float32)
 np.testing.assert_allclose(y_good, (xp[:-2] + xp[1:-1] + xp[2:]) / np.float32(3), rtol=1e-6)"""),
+    ("md", """## Waiting for another warp: a loop that never ends
+
+Warp 1 publishes a value and raises a flag; thread 0 of warp 0 waits for
+the flag with `while flag[0] == 0: pass`. In Python this works, but the
+compiler may assume that **no other thread writes** `flag` while this
+thread runs (CUDA C++ makes the same assumption for a plain, non-`volatile`
+load). Nothing in the loop writes `flag`, so LLVM reads it once, before the
+loop, and the loop spins on a register. In the PTX below, the load of
+`flag` comes before the loop, under `.loc` line 0 (no Python line), and the
+loop itself is one `bra.uni` that jumps to its own label, on the `while`
+line. On a GPU the kernel hangs. The simulator notices
+that thread 0 keeps coming back to the loop head with every register
+unchanged and stops with an `infinite_loop` finding at the `while` line."""),
+    ("code", """%%warp_kernel --show source,ptx
+def wait_plain(flag: wl.array(dtype=wl.int32), data: wl.array(dtype=wl.float32),
+               out: wl.array(dtype=wl.float32)):
+    t = wl.thread_idx.x
+    if t == 32:                          # warp 1: publish, then raise the flag
+        data[0] = 42.0
+        wl.threadfence()
+        flag[0] = 1
+    if t == 0:                           # warp 0: wait for the flag, then read
+        while flag[0] == 0:
+            pass
+        out[0] = data[0]"""),
+    ("code", """flag, data, out = np.zeros(1, np.int32), np.zeros(1, np.float32), np.zeros(1, np.float32)
+r = wl.launch(wait_plain, dim=64, block_dim=64, inputs=[flag, data, out], device="sim")
+print(*r.findings, sep="\\n")"""),
+    ("md", """The fix reads and writes the flag with **atomic** accesses:
+`wl.atomic_load(flag, 0)` and `wl.atomic_store(flag, 0, 1)` are
+`ld.relaxed.gpu` / `st.relaxed.gpu` in the PTX (`.volatile` before sm_70),
+accesses the compiler must perform every time because other threads may
+write the same memory (CUDA's `cuda::atomic_ref` with
+`memory_order_relaxed`). The `wl.threadfence()` calls order the data
+against the flag on both sides."""),
+    ("code", """%%warp_kernel --show source,ptx
+def wait_atomic(flag: wl.array(dtype=wl.int32), data: wl.array(dtype=wl.float32),
+                out: wl.array(dtype=wl.float32)):
+    t = wl.thread_idx.x
+    if t == 32:
+        data[0] = 42.0
+        wl.threadfence()
+        wl.atomic_store(flag, 0, 1)
+    if t == 0:
+        while wl.atomic_load(flag, 0) == 0:
+            pass
+        wl.threadfence()
+        out[0] = data[0]"""),
+    ("code", """flag2, data2, out2 = np.zeros(1, np.int32), np.zeros(1, np.float32), np.zeros(1, np.float32)
+fixed = wl.launch(wait_atomic, dim=64, block_dim=64, inputs=[flag2, data2, out2], device="sim")
+fixed_ptx = wl.compile(wait_atomic).ptx
+print([line.strip() for line in fixed_ptx.splitlines() if ".relaxed." in line])
+fixed"""),
+    ("md", """Check the result: the plain wait's loop is a branch to itself; it stops
+with one `infinite_loop` finding for thread 0 on cell line 10 (the `while`),
+the launch partial and `out` untouched; the atomic version has a `ld.relaxed.gpu` load and a
+`st.relaxed.gpu` store, runs to the end and reads the published 42."""),
+    ("code", """# check
+import re
+assert re.search(r"^(\\$L__BB\\w+):\\n(?:\\s*\\.loc.*\\n)*\\s*bra\\.uni\\s+\\1;", wl.compile(wait_plain).ptx, re.M)
+assert [(f.kind, f.source_line, f.thread) for f in r.findings] == [("infinite_loop", 10, (0, 0, 0))]
+assert r.partial and out[0] == 0
+assert "ld.relaxed.gpu.global" in fixed_ptx and "st.relaxed.gpu.global" in fixed_ptx
+assert fixed.findings == [] and not fixed.partial
+assert out2[0] == 42.0 and flag2[0] == 1"""),
     ("md", """## Breakpoints and the 32 lanes of a warp
 
 `debug(...)` prepares the same launch as `wl.launch(..., device="sim")` but
@@ -802,6 +963,42 @@ rs"""),
     ("code", """# check
 np.testing.assert_allclose(blurred, ref_blur, rtol=1e-5, atol=1e-6)
 np.testing.assert_allclose(edges, ref_edges, rtol=1e-4, atol=1e-5)"""),
+    ("md", """## One row at a time: row views and a device function
+
+`img[y]` of a 2-D array is **row** `y` as a 1-D array, a view of the same
+memory (no copy), as in NumPy: `img[y][x]` is the element `img[y, x]`. A
+row can be handed to a device function (`@wl.func`), which then works on a
+1-D array and knows nothing about the image. Below, a horizontal 3-tap
+smoothing, the first half of a separable blur: `smooth3` averages a pixel
+with its left and right neighbours in its row. In the Python pane of the
+view the lines of `smooth3` stand above the kernel's, and the PTX of the
+inlined call links back to them."""),
+    ("code", """%%warp_kernel --show source,ptx
+@wl.func
+def smooth3(row: wl.array(dtype=wl.float32), x: int) -> wl.float32:
+    return (row[x - 1] + row[x] + row[x + 1]) / 3.0
+
+def hsmooth(src: wl.array(dtype=wl.float32, ndim=2), dst: wl.array(dtype=wl.float32, ndim=2)):
+    y, x = wl.tid()
+    row = src[y]                         # row y of the image, a 1-D view
+    if x > 0 and x < row.shape[0] - 1:
+        dst[y][x] = smooth3(row, x)      # dst[y][x] is dst[y, x]
+    else:
+        dst[y][x] = row[x]"""),
+    ("code", """smoothed = np.zeros_like(img)
+rh = wl.launch(hsmooth, dim=img.shape, inputs=[img, smoothed], device="sim")
+ref_smooth = img.copy()
+ref_smooth[:, 1:-1] = (img[:, :-2] + img[:, 1:-1] + img[:, 2:]) / np.float32(3)"""),
+    ("md", """Check the result: the kernel matches numpy's row-wise average, and the
+view's Python pane shows the device function's `return` line (cell line 4),
+which produced PTX inside `hsmooth`, as well as the kernel's lines."""),
+    ("code", """# check
+np.testing.assert_allclose(smoothed, ref_smooth, rtol=1e-6)
+from warp_lab.notebook.views import python_pane_lines   # the (cell line, text) rows
+ck = wl.compile(hsmooth)
+rows = dict(python_pane_lines(ck))
+assert 4 in ck.line_map.ptx and rows[4].strip().startswith("return (row[x - 1]")
+assert "row = src[y]" in rows[8] and "ld.global.nc" in ck.ptx       # src is only read"""),
 ]
 
 
