@@ -785,9 +785,11 @@ load). Nothing in the loop writes `flag`, so LLVM reads it once, before the
 loop, and the loop spins on a register. In the PTX below, the load of
 `flag` comes before the loop, under `.loc` line 0 (no Python line), and the
 loop itself is one `bra.uni` that jumps to its own label, on the `while`
-line. On a GPU the kernel hangs. The simulator notices
-that thread 0 keeps coming back to the loop head with every register
-unchanged and stops with an `infinite_loop` finding at the `while` line."""),
+line. On a GPU the kernel hangs whenever thread 0 reads the flag before
+warp 1 has set it, which no rule of the GPU prevents. Here it does so on the
+simulator: thread 0 keeps coming back to the loop head with every register
+unchanged, and the simulator stops with an `infinite_loop` finding at the
+`while` line."""),
     ("code", """%%warp_kernel --show source,ptx
 def wait_plain(flag: wl.array(dtype=wl.int32), data: wl.array(dtype=wl.float32),
                out: wl.array(dtype=wl.float32)):
