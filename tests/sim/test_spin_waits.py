@@ -188,3 +188,34 @@ def test_a_hang_at_opt_0_is_found_too(monkeypatch):
     for k in range(n):
         s = (s * 31 + k) & 0xFFFF
     assert (out == s).all() and (fx == 1.0).all()
+
+
+@wl.func
+def _count_to(n: int) -> int:
+    j = 0
+    x = 0
+    while j < n:
+        j += 1
+        x = x * 0
+    return x
+
+
+@wl.kernel
+def count_twice(out: wl.array(dtype=wl.int32), n: int):
+    i = wl.tid()
+    a = _count_to(n)
+    b = _count_to(n)
+    out[i] = a + b + 1
+
+
+def test_a_loop_entered_again_by_a_second_call_is_not_an_infinite_loop(monkeypatch):
+    # at opt=0 _count_to is a .func called twice; with n turns a call, the look at the
+    # end of the first call and the one at the end of the second saw the same lanes,
+    # registers and stack (a == 0 before and after the first call): a false finding
+    from warp_lab.sim import machine
+    monkeypatch.setattr(machine, "LOOP_CHECK", 256)
+    out = np.zeros(32, np.int32)
+    r = wl.launch(count_twice, dim=32, inputs=[out, 256], device="sim", opt=0,
+                  max_instructions=SAFETY)
+    assert not r.findings, [str(f) for f in r.findings]
+    assert (out == 1).all()

@@ -360,6 +360,7 @@ def _call(ins, mod):
                                 else np.any(old[lanes] >= 0)):
             raise SimulatorError(f"PTX line {ins.line}: recursive call of {name} is not "
                                  "supported by the simulator", ptx_line=ins.line)
+        m.calls += 1   # a new activation: closed loops in the callee start afresh
         for (pname, _, size, _), arg in zip(callee.params, ins.srcs):
             _copy_param(m, arg, pname, size, lanes)
         if lanes is None or (m.upc >= 0 and eff is ALL and m.unact == m.nlive):

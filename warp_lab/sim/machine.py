@@ -271,6 +271,7 @@ class Machine:
         self.spin = 0
         self.spin_rounds = 0
         self.loop_turns = {}    # closed loop's back-edge pc -> (turns, last snapshot)
+        self.calls = 0          # calls executed (closed_loop_turn)
         self.race = None
         if "racecheck" in self.checks and self.shared_size:
             from warp_lab.sim.checks import RaceTracker
@@ -378,8 +379,12 @@ class Machine:
         if not head.any() or (inside & ~head).any():
             self.loop_turns[ins.pc] = (0, last)
             return
-        snap = (head.tobytes(), [np.broadcast_to(self.regs[r], (self.T,))[head].copy()
-                                 for r in regs])
+        # lanes that leave a loop never come back to it in the same activation of its
+        # function (a path back would be a backward branch overlapping the loop, hence
+        # part of it): only a call can bring them back (a .func called twice at opt=0,
+        # in the same state at both looks), so a call in between voids the comparison
+        snap = (head.tobytes() + self.calls.to_bytes(8, "little"),
+                [np.broadcast_to(self.regs[r], (self.T,))[head].copy() for r in regs])
         if self.local is not None:  # the loop may keep its variables there (opt=0)
             snap[1].append(self.local.reshape(self.T, -1)[head].copy())
         self.loop_turns[ins.pc] = (0, snap)
