@@ -64,9 +64,17 @@ class _Context:
         return tree
 
     def unique(self, stem: str) -> str:
-        """A fresh symbol name ``stem_N`` (LLVM function and shared-variable names)."""
-        self.counter += 1
-        return f"{stem}_{self.counter}"
+        """A fresh symbol name ``stem_N`` (LLVM function and shared-variable names).
+
+        ``N`` counts up over the compile, so two such names never meet; only the
+        entry's own name, which has no counter (a kernel ``g_s_1`` beside the shared
+        array ``s`` of a ``@wl.func g``), could equal one, and is skipped."""
+        entry = ptx_name(self.kernel.name)
+        while True:
+            self.counter += 1
+            name = f"{stem}_{self.counter}"
+            if name != entry:
+                return name
 
 
 class FunctionTyper(ExprTyper):

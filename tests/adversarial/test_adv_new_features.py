@@ -1,0 +1,54 @@
+"""Adversarial probes of the row views, device-function ``.nc`` loads and shared-variable
+names that landed together (docs/language.md, "arrays" and "shared memory").
+
+References are NumPy. Found: a shared array's symbol ``<function>_<array>_<N>`` could be
+the name of the kernel itself (kernel ``g_s_1`` calling a ``@wl.func g`` with a shared
+array ``s``): llvmlite raised ``DuplicatedNameError`` out of the compiler (fixed in
+warp_lab/compiler/frontend.py: generated symbols skip the entry's name).
+"""
+
+import numpy as np
+
+import warp_lab as wl
+
+from adv_cells import cell_kernel
+
+
+def test_a_kernel_named_like_a_generated_shared_symbol_compiles_and_runs():
+    kernel = cell_kernel("""
+@wl.func
+def g(i: int) -> float:
+    s = wl.shared_array(32, wl.float32)
+    s[i] = float(i)
+    wl.syncthreads()
+    return s[31 - i]
+
+@wl.kernel
+def g_s_1(o: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    o[i] = g(i)
+""")
+    o = np.zeros(32, np.float32)
+    r = wl.launch(kernel, dim=32, inputs=[o], device="sim", checks=("memcheck", "racecheck"))
+    assert not r.findings
+    np.testing.assert_array_equal(o, np.arange(32, dtype=np.float32)[::-1])
+
+
+def test_rows_of_strided_and_reversed_inputs_written_through_a_device_function():
+    kernel = cell_kernel("""
+@wl.func
+def fill(row, src, v: float):
+    for j in range(len(row)):
+        row[j] = src[j] * 2.0 + v
+
+@wl.kernel
+def k(dst: wl.array2d(dtype=wl.float32), src: wl.array2d(dtype=wl.float32)):
+    i = wl.tid()
+    fill(dst[i], src[i], float(i))
+""")
+    base = np.arange(48, dtype=np.float32).reshape(6, 8)
+    src = base[::-2, 1::2]                     # negative row stride, column stride 2
+    dst = np.zeros((4, 3), np.float32).T       # transposed: a row is a column
+    r = wl.launch(kernel, dim=3, inputs=[dst, src], device="sim", checks=("memcheck",))
+    assert not r.findings
+    np.testing.assert_array_equal(dst, src * 2 + np.arange(3, dtype=np.float32)[:, None])
