@@ -279,8 +279,9 @@ class ExprTyper:
             for i in idx:
                 self.index_type(i)
             if len(idx) > bty.ndim:
-                raise self.error(f"a {bty.ndim}-D array takes at most {bty.ndim} indices, got "
-                                 f"{len(idx)}", sl)
+                raise self.error(f"a {bty.ndim}-D array takes at most {bty.ndim} "
+                                 f"{'index' if bty.ndim == 1 else 'indices'}, got {len(idx)}",
+                                 sl)
             for k, i in enumerate(idx):
                 self._check_const_array_index(i, bty, k)
             node.wl_indices = idx

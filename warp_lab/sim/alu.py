@@ -167,7 +167,10 @@ def _zero_checked(ins, mod, fn, result: str):
                 m.finding("division_by_zero",
                           f"integer division by zero ({ins.op}.{_typ(ins)} with divisor 0 in "
                           f"{n} active thread{'s' if n > 1 else ''}); CUDA leaves the result "
-                          f"undefined and the GPU traps nothing (the simulator gives {result})", ins, int(np.flatnonzero(hit)[0]))
+                          f"undefined and the GPU traps nothing (here {ins.op} gives {result}; "
+                          f"what the kernel stores depends on the code after it, e.g. "
+                          f"Python's floor correction of //)", ins,
+                          int(np.flatnonzero(hit)[0]))
         w(m, fn(a, b), mask)
     return ex
 
