@@ -113,6 +113,14 @@ def long_but_finite(n: int, out: wl.array(dtype=wl.int32), fx: wl.array(dtype=wl
     fx[i] = x
 
 
+def _mix16(n: int) -> int:
+    """``long_but_finite``'s ``s`` after ``n`` turns, in plain Python."""
+    s = 0
+    for k in range(n):
+        s = (s * 31 + k) & 0xFFFF
+    return s
+
+
 def test_only_loops_that_repeat_a_state_are_reported():
     out = np.zeros(40, np.int32)
     r = wl.launch(forgot_increment, dim=40, inputs=[5, out], device="sim",
@@ -124,10 +132,7 @@ def test_only_loops_that_repeat_a_state_are_reported():
     r = wl.launch(long_but_finite, dim=40, inputs=[n, out, fx], device="sim",
                   max_instructions=SAFETY)
     assert not r.findings and not r.partial
-    s = 0
-    for k in range(n):
-        s = (s * 31 + k) & 0xFFFF
-    assert (out == s).all() and (fx == 1.0).all()
+    assert (out == _mix16(n)).all() and (fx == 1.0).all()
 
 
 @wl.kernel
@@ -184,10 +189,7 @@ def test_a_hang_at_opt_0_is_found_too(monkeypatch):
     r = wl.launch(long_but_finite, dim=40, inputs=[n, out, fx], device="sim", opt=0,
                   max_instructions=SAFETY)
     assert not r.findings and not r.partial
-    s = 0
-    for k in range(n):
-        s = (s * 31 + k) & 0xFFFF
-    assert (out == s).all() and (fx == 1.0).all()
+    assert (out == _mix16(n)).all() and (fx == 1.0).all()
 
 
 @wl.func
