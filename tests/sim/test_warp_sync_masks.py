@@ -163,32 +163,43 @@ READ, WRITE, SYNC = 0, 1, 2
 LANES, STEPS = 4, 12
 
 
-@wl.kernel
-def _interp(prog: wl.array(dtype=wl.int32), x: wl.array(dtype=wl.int32), steps: wl.int32):
-    # warp w runs program w on lanes 0..3: read or write one of two shared ints, or
-    # __syncwarp(mask) -- every round's sync is the same instruction
-    buf = wl.shared_array(64, wl.int32)
-    t = wl.thread_idx.x
-    w = t // 32
-    lane = t % 32
-    if lane < 2:
-        buf[2 * w + lane] = 0
-    if lane < 4:
-        wl.syncwarp(0xF)
-        s = 0
-        while s < steps:
-            k = 4 * (w * steps + s)
-            op = prog[k]
-            if op == 2:
-                m = wl.uint32(prog[k + 3])
-                if (m >> wl.uint32(lane)) & wl.uint32(1):
-                    wl.syncwarp(m)
-            elif lane == prog[k + 1]:
-                if op == 0:
-                    x[t] = x[t] * 31 + buf[2 * w + prog[k + 2]]
-                else:
-                    buf[2 * w + prog[k + 2]] = s + 1
-            s += 1
+def _make_interp(two_sites: bool):
+    """The interpreter kernel: warp w runs program w on lanes 0..3 (read or write one of
+    two shared ints, or __syncwarp(mask)). Every round's sync is one instruction, or with
+    ``two_sites`` one of two by lane parity (a captured constant: the other branch is
+    compiled out)."""
+    @wl.kernel
+    def interp(prog: wl.array(dtype=wl.int32), x: wl.array(dtype=wl.int32),
+               steps: wl.int32):
+        buf = wl.shared_array(64, wl.int32)
+        t = wl.thread_idx.x
+        w = t // 32
+        lane = t % 32
+        if lane < 2:
+            buf[2 * w + lane] = 0
+        if lane < 4:
+            wl.syncwarp(0xF)
+            s = 0
+            while s < steps:
+                k = 4 * (w * steps + s)
+                op = prog[k]
+                if op == 2:
+                    m = wl.uint32(prog[k + 3])
+                    if (m >> wl.uint32(lane)) & wl.uint32(1):
+                        if two_sites and lane % 2 == 1:
+                            wl.syncwarp(m)
+                        else:
+                            wl.syncwarp(m)
+                elif lane == prog[k + 1]:
+                    if op == 0:
+                        x[t] = x[t] * 31 + buf[2 * w + prog[k + 2]]
+                    else:
+                        buf[2 * w + prog[k + 2]] = s + 1
+                s += 1
+    return interp
+
+
+_interp = _make_interp(False)
 
 
 def _program(rng):
@@ -522,35 +533,7 @@ def test_lanes_at_two_bar_warp_syncs_released_when_the_last_member_exits(gpu, ta
     np.testing.assert_array_equal(out, want)
 
 
-@wl.kernel
-def _interp_two_sites(prog: wl.array(dtype=wl.int32), x: wl.array(dtype=wl.int32),
-                      steps: wl.int32):
-    # _interp with each round's __syncwarp(mask) at one of two instructions by lane parity
-    buf = wl.shared_array(64, wl.int32)
-    t = wl.thread_idx.x
-    w = t // 32
-    lane = t % 32
-    if lane < 2:
-        buf[2 * w + lane] = 0
-    if lane < 4:
-        wl.syncwarp(0xF)
-        s = 0
-        while s < steps:
-            k = 4 * (w * steps + s)
-            op = prog[k]
-            if op == 2:
-                m = wl.uint32(prog[k + 3])
-                if (m >> wl.uint32(lane)) & wl.uint32(1):
-                    if lane % 2 == 1:
-                        wl.syncwarp(m)
-                    else:
-                        wl.syncwarp(m)
-            elif lane == prog[k + 1]:
-                if op == 0:
-                    x[t] = x[t] * 31 + buf[2 * w + prog[k + 2]]
-                else:
-                    buf[2 * w + prog[k + 2]] = s + 1
-            s += 1
+_interp_two_sites = _make_interp(True)
 
 
 def _two_sites():
