@@ -300,6 +300,13 @@ def test_shared_variables_are_named_after_the_python_arrays():
     by_stem = {re.sub(r"_\d+$", "", n): int(size) for n, size in names}
     assert by_stem == {"two_tiles_tile": 256, "two_tiles_gr__e": 256, "_stage_tile": 128}, names
     assert len({n for n, _ in names}) == 3
+    # the compile records each symbol's Python name and line, for the views and findings
+    ck = wl.compile(two_tiles, arch="sm_80", cache=False, sass=False)
+    first = two_tiles.source.first_line
+    recorded = {re.sub(r"_\d+$", "", sym): (name, line) for sym, name, line in ck.shared_arrays}
+    assert recorded == {"two_tiles_tile": ("tile", first + 2),
+                        "two_tiles_gr__e": ("größe", first + 3),
+                        "_stage_tile": ("tile", _stage.source.first_line + 2)}, ck.shared_arrays
 
 def test_warp_functions_map_to_ptx_instructions():
     ptx = emit_ptx(lower(warp_ops).llvm_ir)

@@ -2,6 +2,7 @@
 
 import json
 
+import warp_lab as wl
 from warp_lab.errors import KernelCompileError
 from warp_lab.notebook.bundle import MIME_TYPE, KernelView, kernel_bundle
 from warp_lab.notebook.highlight import PALETTE
@@ -146,3 +147,34 @@ def test_constant_memory_ptxas_did_not_report_is_not_shown_as_0():
     card = resource_card_html(ck)
     assert "<th>constant memory</th><td>0 bytes</td>" not in card
     assert "<th>constant memory</th><td>not reported by ptxas for sm_90</td>" in card
+
+
+@wl.kernel
+def _flag_and_dynamic(out: wl.array(dtype=wl.int32)):
+    flag = wl.shared_array(1, wl.int32)
+    dyn = wl.dynamic_shared_array(wl.float32)
+    t = wl.thread_idx.x
+    if t == 0:
+        wl.atomic_store(flag, 0, 3)
+    wl.syncthreads()
+    dyn[t] = 1.0
+    out[t] = wl.atomic_load(flag, 0) + wl.int32(dyn[0])
+
+
+def test_shared_variables_map_to_the_python_arrays_even_when_llvm_splits_them():
+    # a one-element shared array becomes the scalar .shared k_flag_N_$_0 (LLVM's
+    # k_flag_N.0); the dynamic shared memory maps to the wl.dynamic_shared_array
+    from warp_lab.notebook.results import _finding_text
+    from warp_lab.notebook.views import shared_array_lines
+    from warp_lab.sim.result import Finding
+
+    ck = wl.compile(_flag_and_dynamic, cache=False, sass=False)
+    first = _flag_and_dynamic.source.first_line
+    arrays = shared_array_lines(ck)
+    split = [s for s in arrays if s.startswith("_flag_and_dynamic_flag_")]
+    assert len(split) == 1 and split[0].endswith("_$_0"), arrays
+    assert arrays[split[0]] == ("flag", (first + 2,))
+    assert arrays["__wl_dynamic_shared"] == ("dyn", (first + 3,))
+    f = Finding("uninitialized", f"read of byte 0 of shared variable {split[0]} of 4 bytes")
+    assert f"shared array <code>flag</code> (line {first + 2})" in _finding_text(f, ck, arrays)
+

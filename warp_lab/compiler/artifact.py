@@ -204,6 +204,10 @@ class CompiledKernel:
             into (the front end's :attr:`TypedKernel.written_params`), in
             parameter order; the others are only read, so a launch may pass
             them read-only and need not copy them back.
+        shared_arrays: ``(PTX symbol, Python name, file line)`` of each shared
+            array the kernel and its device functions declare
+            (:attr:`TypedKernel.shared_arrays`), so views and findings that name a
+            ``.shared`` variable can name the user's array.
         kernel: the ``@wl.kernel`` it was compiled from (set by
             ``wl.compile``; not part of equality or the disk cache), so that
             ``wl.launch`` can compile the variant a launch needs (general
@@ -231,6 +235,7 @@ class CompiledKernel:
     cache_key: str = ""
     entry_guard: bool = True
     written_params: tuple = ()
+    shared_arrays: tuple = ()
     kernel: object = field(default=None, compare=False, repr=False)
 
     @property

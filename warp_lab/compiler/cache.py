@@ -40,7 +40,7 @@ from warp_lab.lang.kernel import Constant, Func, Source
 
 __all__ = ["fingerprint", "cache_key", "cache_dir", "KernelCache", "default_cache"]
 
-_FORMAT = 4
+_FORMAT = 5
 
 
 def _names(code) -> set[str]:
@@ -147,6 +147,7 @@ def _to_json(ck: CompiledKernel) -> dict:
         "source": dataclasses.asdict(ck.source), "options": dataclasses.asdict(ck.options),
         "params": [[n, _type_to_json(t)] for n, t in ck.params], "launch_ndim": ck.launch_ndim,
         "entry_guard": ck.entry_guard, "written_params": list(ck.written_params),
+        "shared_arrays": [list(a) for a in ck.shared_arrays],
         "llvm_ir": ck.llvm_ir, "llvm_ir_optimized": ck.llvm_ir_optimized, "ptx": ck.ptx,
         "sass": ck.sass, "life_ranges": ck.life_ranges, "has_cubin": ck.cubin is not None,
         "resources": dataclasses.asdict(ck.resources) if ck.resources else None,
@@ -170,7 +171,8 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         resources=Resources(**d["resources"]) if d["resources"] else None,
         line_map=lm, timings=d["timings"], missing=d["missing"], toolchain=d["toolchain"],
         cache_key=d["cache_key"], entry_guard=d["entry_guard"],
-        written_params=tuple(d["written_params"]))
+        written_params=tuple(d["written_params"]),
+        shared_arrays=tuple(tuple(a) for a in d["shared_arrays"]))
 
 
 class KernelCache:

@@ -45,6 +45,7 @@ class _Context:
         self.funcs: dict = {}          # (Func, types) -> TypedFunction, callees first
         self.in_progress: list = []    # specialisation keys being typed (recursion check)
         self.shared: list = []
+        self.shared_arrays: list = []   # (symbol, Python name, file line): TypedKernel
         self.counter = 0
         self.captured: dict = {}       # "fn: name" -> repr of a captured value (cache keys)
         self.trees: dict = {}          # Func -> its parsed tree, read but never typed (parse)
@@ -733,7 +734,8 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
     uses_tid = typer.uses_tid or any(f.uses_tid for f in funcs)
     return TypedKernel(kernel.name, entry, kernel.source, tk_fn, funcs, tuple(params),
                        ctx.launch_ndim, uses_tid, tuple(ctx.shared),
-                       tuple(sorted(ctx.captured.items())), tk_fn.written_params)
+                       tuple(sorted(ctx.captured.items())), tk_fn.written_params,
+                       tuple(ctx.shared_arrays))
 
 
 def _float_into_int_hint(name: str, src, dst) -> str:

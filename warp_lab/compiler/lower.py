@@ -36,7 +36,8 @@ from llvmlite import ir
 from warp_lab.compiler import abi
 from warp_lab.compiler.frontend_flow import walk
 from warp_lab.compiler.lower_expr import ArrayVal, ExprLowerer, flatten, llty, unflatten
-from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
+from warp_lab.compiler.typed_ast import (DYNAMIC_SHARED, NO_CONST, TypedFunction, TypedKernel,
+                                         const_of)
 from warp_lab.compiler.typing_rules import NONE
 from warp_lab.errors import InternalCompilerError, KernelCompileError
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
@@ -44,8 +45,6 @@ from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
 __all__ = ["LoweredKernel", "make_llvm_ir", "TRIPLE"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
-#: the symbol of the kernel's dynamic (``extern``) shared memory
-DYNAMIC_SHARED = "__wl_dynamic_shared"
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 
 

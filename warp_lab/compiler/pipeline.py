@@ -193,7 +193,7 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         line_map=line_map, timings=timings, missing=missing,
         toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard,
         written_params=tuple(n for n, _ in typed.params if n in typed.written_params),
-        kernel=kernel)
+        shared_arrays=typed.shared_arrays, kernel=kernel)
     if cache and all(reason == _NOT_REQUESTED for reason in missing.values()):
         _cache.default_cache().put(key, ck)
     return ck

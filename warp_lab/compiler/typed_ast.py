@@ -23,9 +23,12 @@ from warp_lab.lang.kernel import Source
 from warp_lab.lang.types import Type
 
 __all__ = ["TypedFunction", "TypedKernel", "CallTarget", "SharedDecl", "NO_CONST", "const_of",
-           "has_const"]
+           "has_const", "DYNAMIC_SHARED"]
 
 NO_CONST = object()
+#: the symbol of the kernel's dynamic (``extern``) shared memory, which every
+#: ``wl.dynamic_shared_array`` views
+DYNAMIC_SHARED = "__wl_dynamic_shared"
 
 
 def const_of(node: ast.AST):
@@ -131,6 +134,11 @@ class TypedKernel:
             ``N = 256`` in another cell changes the compiled code.
         written_params: the kernel's array parameters it may write
             (:attr:`TypedFunction.written_params` of the entry).
+        shared_arrays: ``(symbol, Python name, file line)`` of every shared array
+            the kernel and its device functions declare: a ``wl.shared_array``'s
+            ``.shared`` variable, and for each ``wl.dynamic_shared_array`` the one
+            ``.extern`` variable they all view (:data:`DYNAMIC_SHARED`). The name
+            is ``""`` for an array not assigned to a plain name.
     """
 
     name: str
@@ -144,6 +152,7 @@ class TypedKernel:
     shared: tuple
     captured: tuple = ()
     written_params: frozenset = frozenset()
+    shared_arrays: tuple = ()
 
     @property
     def shared_bytes(self) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from warp_lab.compiler.typed_ast import SharedDecl, const_of
+from warp_lab.compiler.typed_ast import DYNAMIC_SHARED, SharedDecl, const_of
 from warp_lab.compiler.typing_calls import _args, _target
 from warp_lab.compiler.typing_exprs import PyBuiltin
 from warp_lab.compiler.typing_rules import NONE, Meta, literal_type, type_name
@@ -191,9 +191,11 @@ def type_alloc_array(t, node, name):
         # named after the Python variable when there is one (``k_tile_3`` for ``tile`` in
         # kernel ``k``), so the PTX/SASS views and memcheck/initcheck findings say which
         # array; unique() keeps two same-named arrays (two device functions) apart
-        var = re.sub(r"\W", "_", getattr(node, "wl_bound_name", ""), flags=re.ASCII)
+        bound = getattr(node, "wl_bound_name", "")
+        var = re.sub(r"\W", "_", bound, flags=re.ASCII)
         sym = t.ctx.unique(f"{t.fn_obj.name}_{var}" if var else f"__shared_{t.fn_obj.name}")
         t.ctx.shared.append(SharedDecl(sym, dtype, tuple(shape), nbytes))
+        t.ctx.shared_arrays.append((sym, bound, _file_line(t, node)))
         info["symbol"] = sym
     _target(node, name, aty, **info)
     return t.mark(node, aty)
@@ -231,5 +233,12 @@ def type_dynamic_shared_array(t, node, name):
                               f"{SHARED_OPTIN_MAX // 1024} KB of shared memory a block can "
                               "have on any GPU", offset_n)
     aty = ArrayType(dtype, 1, "shared", None)
+    t.ctx.shared_arrays.append((DYNAMIC_SHARED, getattr(node, "wl_bound_name", ""),
+                                _file_line(t, node)))
     _target(node, name, aty)
     return t.mark(node, aty)
+
+
+def _file_line(t, node) -> int:
+    """The file (or cell) line of ``node`` in the function ``t`` types."""
+    return t.source.first_line + node.lineno - 1

@@ -117,7 +117,7 @@ def _source_line(ck, line) -> str:
     return source_line_text(ck, line)
 
 
-_SHARED_VAR = re.compile(r"shared variable (\w+)")
+_SHARED_VAR = re.compile(r"shared variable ([\w$]+)")
 _OTHER_PTX = re.compile(r"at PTX line (\d+)")
 
 

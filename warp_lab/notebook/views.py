@@ -28,6 +28,7 @@ import re
 import secrets
 from typing import Mapping
 
+from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
@@ -189,59 +190,33 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
 
 
 #: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``, ``.extern
-#: .shared .align 16 .b8 __wl_dynamic_shared[];``), its name
-_SHARED_DECL = re.compile(r"^\s*(?:\.extern\s+)?\.shared\s[^;]*?([\w$]+)\[", re.M)
-#: the one ``.extern .shared`` variable every ``wl.dynamic_shared_array`` views
-DYNAMIC_SHARED = "__wl_dynamic_shared"
+#: .shared .align 16 .b8 __wl_dynamic_shared[];``, a scalar LLVM split off an array:
+#: ``.shared .align 16 .u32 k_flag_1_$_0;``), its name
+_SHARED_DECL = re.compile(r"^\s*(?:\.extern\s+)?\.shared\s[^;]*?([\w$]+)\s*(?:\[|;)", re.M)
 
 
 def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
     """Shared variable symbol -> (Python array name, the file lines that declare it).
 
-    The compiler names the ``.shared`` variable of ``tile = wl.shared_array(...)``
-    in function ``k`` ``k_tile_N`` (``N`` a counter; non-ASCII letters of the
-    name become ``_``); this reads those assignments back from the source the
-    Python pane shows (the kernel and its device functions), so a finding
-    about ``k_tile_3`` can say "shared array ``tile`` (line 7)". The dynamic
-    shared memory (``__wl_dynamic_shared``) maps to the arrays assigned from
-    ``wl.dynamic_shared_array`` (names joined by ``, ``). Symbols whose
-    declaration is not found are left out.
+    From the compiler's record (``ck.shared_arrays``): the ``.shared`` variable
+    of ``tile = wl.shared_array(...)`` is named ``tile`` at its line, so a
+    finding about ``k_tile_3`` can say "shared array ``tile`` (line 7)"; the
+    dynamic shared memory (:data:`DYNAMIC_SHARED`) maps to every array assigned
+    from ``wl.dynamic_shared_array`` (names joined by ``, ``). A variable LLVM
+    split into pieces (``k_tile_3_$_0``, its ``k_tile_3.0``) maps like the whole.
+    Arrays not assigned to a plain name are left out.
     """
-    import ast
-    import textwrap
-
-    rows = python_pane_lines(ck)
-    text = textwrap.dedent("\n".join(t for _, t in rows))
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return {}
-    line_of = [n for n, _ in rows]  # parsed line k is file line line_of[k - 1]
-    found: dict[str, list] = {}
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef):
-            continue
-        for node in ast.walk(fn):
-            call = getattr(node, "value", None)
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call)):
-                continue
-            callee = call.func
-            what = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
-            if what not in ("shared_array", "dynamic_shared_array"):
-                continue
-            name = node.targets[0].id
-            stem = DYNAMIC_SHARED if what == "dynamic_shared_array" else \
-                re.sub(r"\W", "_", f"{fn.name}_{name}", flags=re.ASCII)
-            entry = found.setdefault(stem, [[], []])
-            if line_of[node.lineno - 1] is not None and name not in entry[0]:
-                entry[0].append(name)
-                entry[1].append(line_of[node.lineno - 1])
+    found: dict[str, tuple[list, list]] = {}
+    for sym, name, line in getattr(ck, "shared_arrays", ()):
+        names, lines = found.setdefault(sym, ([], []))
+        if name and name not in names:
+            names.append(name)
+            lines.append(line)
     out = {}
-    for sym in set(_SHARED_DECL.findall(ck.ptx)):
-        stem = sym if sym == DYNAMIC_SHARED else re.sub(r"_\d+$", "", sym)
-        if stem in found and found[stem][1]:
-            out[sym] = (", ".join(found[stem][0]), tuple(found[stem][1]))
+    for sym in set(_SHARED_DECL.findall(ck.ptx or "")):
+        names, lines = found.get(re.sub(r"_\$_\d+$", "", sym), ((), ()))
+        if names:
+            out[sym] = (", ".join(names), tuple(lines))
     return out
 
 
