@@ -20,6 +20,7 @@ import pytest
 from corpus_artifacts import assembled, compiled
 
 from warp_lab.compiler import nvptx, toolchain
+from warp_lab.compiler.artifact import sm_number
 from warp_lab.errors import ToolchainError
 from warp_lab.examples import CORPUS, get
 from warp_lab.lang.kernel import Func
@@ -41,7 +42,7 @@ def _assemblable(arch: str) -> bool:
 EXTRA_ARCHS = tuple(a for a in ("sm_75", "sm_86", "sm_89", "sm_100", "sm_120")
                     if a in nvptx.SUPPORTED_ARCHS and _assemblable(a))
 SWEEP = [(ex, arch) for arch in SWEEP_ARCHS for ex in CORPUS
-         if int(arch[3:]) >= ex.min_sm] + \
+         if sm_number(arch) >= ex.min_sm] + \
         [(ex, arch) for arch in EXTRA_ARCHS for ex in CORPUS if ex.name in SUBSET]
 IDS = [e.name for e in CORPUS]
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import warp_lab as wl
+from warp_lab.compiler.artifact import sm_number
 from warp_lab.errors import CudaError
 from warp_lab.examples import CORPUS, get
 from warp_lab.runtime.device import get_device
@@ -21,7 +22,7 @@ def _copy(args):
 @pytest.mark.parametrize("ex", CORPUS, ids=lambda e: e.name)
 def test_corpus_on_gpu_matches_numpy_and_simulator(ex):
     dev = get_device("cuda")
-    if int(dev.arch[3:]) < ex.min_sm:
+    if sm_number(dev.arch) < ex.min_sm:
         pytest.skip(f"{ex.name} needs sm_{ex.min_sm}; this GPU is {dev.arch}")
     gpu_args = ex.make_inputs()
     sim_args = _copy(gpu_args)

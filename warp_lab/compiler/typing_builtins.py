@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from warp_lab.compiler.artifact import sm_number
 from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
 from warp_lab.compiler.typing_calls import _args, _convertible, _join, _scalar, _target, _weak
 from warp_lab.compiler.typing_exprs import PyBuiltin, matrix_of
@@ -198,7 +199,7 @@ def _needs_sm(t, node, name, sm: int, ptx: str):
     """Refuse ``name`` when compiling for an architecture older than ``sm_<sm>`` (LLVM
     cannot select ``ptx`` there, and ptxas would refuse it without pointing at the call)."""
     arch = getattr(t.ctx.options, "arch", None)
-    if arch is not None and int(arch.split("_")[1]) < sm:
+    if arch is not None and sm_number(arch) < sm:
         raise t.error(f"wl.{name}() needs sm_{sm} or newer ({ptx}); this kernel is compiled "
                       f"for {arch}", node, f"compile with arch='sm_{sm}' or newer")
 
