@@ -361,9 +361,9 @@ class Machine:
         Every :data:`LOOP_CHECK` turns, when every lane inside the loop is at its head,
         compare those lanes, their ``regs`` and their local memory with the previous
         look: the same lanes with the same values will run the same iterations again,
-        forever (nothing but their registers and local memory decides what the loop does), so the launch stops with an
-        ``infinite_loop`` finding instead of running until the instruction budget or
-        Ctrl-C. A loop that still changes a register, or whose lanes are spread over
+        forever (nothing but their registers and local memory decides what the loop
+        does), so the launch stops with an ``infinite_loop`` finding instead of running
+        until the instruction budget or Ctrl-C. A loop that still changes a register, or whose lanes are spread over
         its body, is looked at again later.
         """
         turns, last = self.loop_turns.get(ins.pc, (0, None))
