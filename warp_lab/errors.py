@@ -8,10 +8,35 @@ needed to report it.
 
 from __future__ import annotations
 
+import sys
+
 __all__ = [
     "WarpLabError", "KernelCompileError", "InternalCompilerError", "ToolchainError",
-    "LaunchError", "CudaError", "SimulatorError",
+    "LaunchError", "CudaError", "SimulatorError", "source_label",
 ]
+
+
+def source_label(filename: str) -> str:
+    """``filename`` as the user's notebook names it, for messages and views.
+
+    ``In[N]`` for the file ipykernel compiled an ordinary cell under
+    (``/tmp/ipykernel_1/123.py``), as IPython's own tracebacks name it
+    (``shell.compile.format_code_name``); any other name (a real file path, a
+    ``%%warp_kernel`` cell's ``<cell N>``) unchanged. IPython is asked only when
+    the process has already imported it, so scripts never import it.
+
+    Args:
+        filename: a code object's ``co_filename`` or :class:`Source` file name.
+    """
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return filename
+    try:
+        shell = ipython.get_ipython()
+        named = shell.compile.format_code_name(filename) if shell is not None else None
+    except Exception:  # noqa: BLE001 - a label is a nicety, never a new error
+        named = None
+    return named[1] if named else filename
 
 
 class WarpLabError(Exception):
@@ -27,7 +52,8 @@ class KernelCompileError(WarpLabError):
 
     Attributes:
         message: what is wrong, in one sentence.
-        filename: the file or cell name (``"<cell 3>"``).
+        filename: the file or cell name (``"<cell 3>"``; ipykernel's file of an
+            ordinary cell, which ``str()`` shows as ``In[N]``: :func:`source_label`).
         line: 1-based line in that file or cell.
         col: 1-based column (0 when unknown).
         source_line: the text of the offending line (may be ``""``).
@@ -53,7 +79,8 @@ class KernelCompileError(WarpLabError):
 
     def format(self) -> str:
         """The diagnostic text (what ``str()`` returns)."""
-        where = f"{self.filename}:{self.line}:{self.col}" if self.line else self.filename
+        name = source_label(self.filename)
+        where = f"{name}:{self.line}:{self.col}" if self.line else name
         text = f"{where}: error: {self.message}"
         if self.source_line:
             line, col = self.source_line.rstrip("\n"), self.col

@@ -149,3 +149,85 @@ def test_register_heat_of_a_kernel_compiled_without_its_listing():
     assert register_pressure(lean).per_line == register_pressure(full).per_line != {}
     with pytest.raises(ValueError, match="life_ranges must be True or False"):
         pipeline.compile(k, life_ranges="yes")
+
+
+# -- notebook cells: a name that changes with every run is not in the key or the artifacts ---
+
+CELL = '''import warp_lab as wl
+
+@wl.func
+def twice(v: float) -> float:
+    return v * 2.0
+
+@wl.kernel
+def k_cell(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    x[i] = twice(x[i])
+'''
+
+
+def _cell(name: str, text: str, ns=None) -> dict:
+    """Run ``text`` as IPython runs a cell: registered in linecache without a modification
+    time, compiled under ``name``."""
+    import linecache
+
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    ns = {} if ns is None else ns
+    exec(compile(text, name, "exec"), ns)  # noqa: S102 - the test's own cell text
+    return ns
+
+
+def test_the_same_cell_run_again_is_a_cache_hit_named_after_the_new_run(fresh_cache):
+    first = wl.compile(_cell("<cell 3>", CELL)["k_cell"])
+    assert "cache" not in first.timings and first.files == {"<cell of k_cell>": "<cell 3>"}
+    # the artifacts name the cell by content; the helper of the same cell shares its name
+    assert '.file\t1 "<cell of k_cell>"' in first.ptx and "<cell 3>" not in first.ptx
+    assert '//## File "<cell of k_cell>", line 5' in first.sass
+    assert set(first.line_map.ptx) == {5, 8, 9, 10}  # twice's return and the kernel
+    again = wl.compile(_cell("<cell 7>", CELL)["k_cell"])
+    assert "cache" in again.timings and again.cache_key == first.cache_key
+    assert again.source.filename == "<cell 7>" and again.files == {"<cell of k_cell>": "<cell 7>"}
+    assert again.ptx == first.ptx and again.line_map == first.line_map
+    # from disk (a new process): the JSON entry, named after the run that asked for it
+    C._default = C.KernelCache(str(fresh_cache))
+    disk = wl.compile(_cell("/tmp/ipykernel_1/42.py", CELL)["k_cell"])
+    assert "cache" in disk.timings and disk.source.filename == "/tmp/ipykernel_1/42.py"
+    assert disk.files == {"<cell of k_cell>": "/tmp/ipykernel_1/42.py"}
+    # a launch's findings and the simulator's per-line metrics name the current cell
+    x = np.zeros(8, np.float32)
+    res = wl.launch(disk, dim=8, inputs=[x], device="sim")
+    assert {f for f, _ in res.metrics.per_source_line} == {"/tmp/ipykernel_1/42.py"}
+
+
+def test_what_the_artifacts_depend_on_stays_in_the_key(fresh_cache):
+    base = wl.compile(_cell("<cell 1>", CELL)["k_cell"], sass=False).cache_key
+    # the same text two lines lower: other .loc lines, another key
+    lower = wl.compile(_cell("<cell 2>", "\n\n" + CELL)["k_cell"], sass=False).cache_key
+    # the helper in another cell at the same lines: two files in the artifacts, another key
+    ns = _cell("<cell 4>", CELL.split("@wl.kernel")[0])
+    split = _cell("<cell 5>", "\n" * CELL[:CELL.index("@wl.kernel")].count("\n")
+                  + CELL[CELL.index("@wl.kernel"):], ns)["k_cell"]
+    ck = wl.compile(split, sass=False)
+    assert len({base, lower, ck.cache_key}) == 3
+    assert ck.files == {"<cell of k_cell>": "<cell 5>", "<cell of twice>": "<cell 4>"}
+    assert '"<cell of twice>"' in ck.ptx and '"<cell of k_cell>"' in ck.ptx
+    # the kernel's own lines are mapped; the other cell's helper is not (a file of its own)
+    assert set(ck.line_map.ptx) == {8, 9, 10}
+
+
+def test_a_real_file_keeps_its_path_in_the_artifacts(fresh_cache, tmp_path):
+    k = _kernel(SRC, "scale", tmp_path)
+    ck = wl.compile(k)
+    assert ck.files == {} and ck.artifact_filename == str(tmp_path / "scale.py")
+    assert f'"{tmp_path / "scale.py"}"' in ck.ptx
+
+
+def test_a_debug_trap_message_names_the_current_cell(fresh_cache):
+    text = CELL.replace("x[i] = twice(x[i])", "x[i + 1] = twice(x[i])")
+    wl.compile(_cell("<cell 1>", text)["k_cell"], debug=True)
+    ck = wl.compile(_cell("<cell 8>", text)["k_cell"], debug=True)
+    assert "cache" in ck.timings
+    x = np.zeros(8, np.float32)
+    res = wl.launch(ck, dim=8, inputs=[x], device="sim")
+    assert res.printed.startswith("<cell 8>:10: index 8 out of bounds"), res.printed
+    assert res.findings[0].source_file == "<cell 8>" and res.findings[0].source_line == 10

@@ -132,7 +132,7 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
                 # compiled without the listing: the Python lines need its line info
                 line_offsets = _sass_line_offsets(kernel.cubin, kernel.options.arch,
                                                   kernel.llvm_ir_optimized, kernel.ptx,
-                                                  kernel.source.filename)
+                                                  kernel.artifact_filename)
         resources = kernel.resources if resources is None else resources
         if sass is None and cubin is kernel.cubin:
             sass = kernel.life_ranges

@@ -208,6 +208,14 @@ class CompiledKernel:
             array the kernel and its device functions declare
             (:attr:`TypedKernel.shared_arrays`), so views and findings that name a
             ``.shared`` variable can name the user's array.
+        files: artifact file name -> the notebook cell it stands for in this run
+            (``{"<cell of saxpy>": "<cell 7>"}``). A cell's own name changes each
+            time it runs, so the debug info (LLVM ``DIFile``, PTX ``.file``, the
+            cubin's line table, SASS ``//## File``, debug-mode trap messages) names
+            it by content (:func:`warp_lab.compiler.cache.artifact_files`) and
+            ``wl.compile`` sets this map for the current run, cache hits included;
+            views, findings and errors show the cell through it. Real files are
+            not in it: their paths are in the artifacts as they are.
         kernel: the ``@wl.kernel`` it was compiled from (set by
             ``wl.compile``; not part of equality or the disk cache), so that
             ``wl.launch`` can compile the variant a launch needs (general
@@ -236,11 +244,19 @@ class CompiledKernel:
     entry_guard: bool = True
     written_params: tuple = ()
     shared_arrays: tuple = ()
+    files: Mapping[str, str] = field(default_factory=dict, compare=False)
     kernel: object = field(default=None, compare=False, repr=False)
 
     @property
     def arch(self) -> str:
         return self.options.arch
+
+    @property
+    def artifact_filename(self) -> str:
+        """The name the kernel's own file or cell has in the debug info (``.file``,
+        ``DIFile``): what :attr:`line_map` was built from."""
+        return next((a for a, f in self.files.items() if f == self.source.filename),
+                    self.source.filename)
 
     def __repr__(self) -> str:
         regs = f", {self.resources.registers} registers" if self.resources else ""

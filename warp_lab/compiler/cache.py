@@ -4,7 +4,9 @@ The key is a SHA-256 of everything that can change the output (Cython's
 magic and Triton's ``CUDAOptions.hash()`` do the same):
 
 * the kernel's source text, file name and first line (line numbers go into
-  the debug info), its annotations,
+  the debug info), its annotations; a notebook cell's name, which changes
+  each time the cell runs, stands as a name derived from its content
+  (:func:`artifact_files`), so running the same cell again is a hit,
 * recursively, the source of every ``@wl.func`` it names and the value of
   every module-level number or ``wl.constant`` it names,
 * the compile options,
@@ -36,11 +38,12 @@ import numpy as np
 from warp_lab.compiler import abi
 from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, LineMap, Resources
 from warp_lab.lang import types as T
-from warp_lab.lang.kernel import Constant, Func, Source
+from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
 
-__all__ = ["fingerprint", "cache_key", "cache_dir", "KernelCache", "default_cache"]
+__all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "KernelCache",
+           "default_cache"]
 
-_FORMAT = 5
+_FORMAT = 6
 
 
 def _names(code) -> set[str]:
@@ -55,29 +58,87 @@ def _names(code) -> set[str]:
 _VALUE_TYPES = (bool, int, float, complex, tuple, np.generic, T.Type)
 
 
-def fingerprint(kernel, _seen=None) -> list[str]:
+def _named_values(fn_obj) -> list[tuple[str, object]]:
+    """``(name, value)`` of every global or closure name ``fn_obj``'s code refers to, sorted
+    by name (values looked up in its globals and closure; absent names give None)."""
+    namespace = {**fn_obj.globals, **fn_obj.closure}
+    code = fn_obj.fn.__code__
+    return [(name, namespace.get(name)) for name in sorted(_names(code) | set(code.co_freevars))]
+
+
+def _functions(kernel, _seen=None) -> list:
+    """``kernel`` and every ``@wl.func`` it names, recursively, each once, in the order
+    :func:`fingerprint` visits them (depth first, names sorted)."""
+    seen = _seen if _seen is not None else set()
+    if id(kernel) in seen:
+        return []
+    seen.add(id(kernel))
+    out = [kernel]
+    for _, value in _named_values(kernel):
+        if isinstance(value, Func):
+            out += _functions(value, seen)
+    return out
+
+
+def artifact_files(kernel) -> dict[str, str]:
+    """The file names a compile of ``kernel`` writes into its artifacts, for notebook cells.
+
+    A cell's name changes each time the same cell runs (``<cell 3>`` then
+    ``<cell 4>``; ipykernel's ``/tmp/ipykernel_<pid>/<hash>.py`` with each kernel
+    process), and the name is compiled into the debug info: the LLVM ``DIFile``,
+    PTX ``.file``, the cubin's line table, SASS ``//## File``, debug-mode trap
+    messages. So every cell file (:func:`~warp_lab.lang.kernel.is_cell_file`)
+    among the kernel's and its device functions' sources is compiled under a
+    name derived from its content instead: ``<cell of NAME>``, NAME the first
+    function :func:`fingerprint` visits in it (the kernel for its own cell), with
+    `` #2``, `` #3`` added should two cells of one compile give the same name.
+    The cache key holds these names, not the cells', so running the same cell
+    again is a cache hit; ``CompiledKernel.files`` maps them back to the cells
+    of the current run, and views, findings and errors show those.
+
+    Returns:
+        ``{cell name: artifact name}`` for the cells only; a real file keeps its path.
+    """
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for fn_obj in _functions(kernel):
+        filename = fn_obj.source.filename
+        if filename in out or not is_cell_file(filename):
+            continue
+        name, k = f"<cell of {fn_obj.name}>", 1
+        while name in taken:
+            k += 1
+            name = f"<cell of {fn_obj.name} #{k}>"
+        out[filename] = name
+        taken.add(name)
+    return out
+
+
+def fingerprint(kernel, files: dict[str, str] | None = None, _seen=None) -> list[str]:
     """Everything in ``kernel``'s source and namespace that its code depends on.
 
     Names the code refers to (global names and closure variables) are
     looked up in its globals and closure:
     device functions are fingerprinted recursively; numbers, tuples, numpy
     scalars and ``wl.constant`` values by ``repr``; for a module, the
-    attributes of it that the code names (``math.pi``, ``cfg.N``).
+    attributes of it that the code names (``math.pi``, ``cfg.N``). A notebook
+    cell's file name stands as its :func:`artifact_files` name (``files``,
+    computed when None).
     """
+    files = artifact_files(kernel) if files is None else files
     seen = _seen if _seen is not None else set()
     if id(kernel) in seen:
         return []
     seen.add(id(kernel))
     src = kernel.source
-    parts = [f"{type(kernel).__name__}:{src.filename}:{src.first_line}:{src.col_offset}",
+    filename = files.get(src.filename, src.filename)
+    parts = [f"{type(kernel).__name__}:{filename}:{src.first_line}:{src.col_offset}",
              src.text, repr(sorted((k, repr(v)) for k, v in kernel.fn.__annotations__.items()))]
-    namespace = {**kernel.globals, **kernel.closure}
-    code = kernel.fn.__code__
-    names = sorted(_names(code) | set(code.co_freevars))
-    for name in names:
-        value = namespace.get(name)
+    named = _named_values(kernel)
+    names = [name for name, _ in named]
+    for name, value in named:
         if isinstance(value, Func):
-            parts += fingerprint(value, seen)
+            parts += fingerprint(value, files, seen)
         elif isinstance(value, Constant):
             parts.append(f"{name}=constant({value.value!r})")
         elif isinstance(value, _VALUE_TYPES):
@@ -104,10 +165,12 @@ def compiler_sources_hash() -> str:
     return h.hexdigest()
 
 
-def cache_key(kernel, options: CompileOptions, toolchain: dict) -> str:
-    """SHA-256 hex digest identifying one compile."""
+def cache_key(kernel, options: CompileOptions, toolchain: dict,
+              files: dict[str, str] | None = None) -> str:
+    """SHA-256 hex digest identifying one compile (``files``: :func:`artifact_files`, computed
+    when None)."""
     h = hashlib.sha256()
-    for part in [f"format={_FORMAT}", compiler_sources_hash(), *fingerprint(kernel),
+    for part in [f"format={_FORMAT}", compiler_sources_hash(), *fingerprint(kernel, files),
                  json.dumps(dataclasses.asdict(options), sort_keys=True),
                  json.dumps(toolchain, sort_keys=True)]:
         h.update(part.encode())
@@ -154,7 +217,7 @@ def _to_json(ck: CompiledKernel) -> dict:
         "line_map": {f: {str(k): list(v) for k, v in getattr(lm, f).items()}
                      for f in ("llvm", "ptx", "sass", "sass_lines")},
         "timings": dict(ck.timings), "missing": dict(ck.missing),
-        "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key,
+        "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key, "files": dict(ck.files),
     }
 
 
@@ -172,7 +235,7 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         line_map=lm, timings=d["timings"], missing=d["missing"], toolchain=d["toolchain"],
         cache_key=d["cache_key"], entry_guard=d["entry_guard"],
         written_params=tuple(d["written_params"]),
-        shared_arrays=tuple(tuple(a) for a in d["shared_arrays"]))
+        shared_arrays=tuple(tuple(a) for a in d["shared_arrays"]), files=d["files"])
 
 
 class KernelCache:

@@ -27,7 +27,7 @@ from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, co
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
 from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, literal_type, lossy_hint,
                                             promote, type_name)
-from warp_lab.errors import KernelCompileError
+from warp_lab.errors import KernelCompileError, source_label
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func, Kernel
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, int32, int64
@@ -671,7 +671,7 @@ def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> Typed
             raise
         line, _ = location(caller.source, call_node)
         sig = ", ".join(f"{n}: {type_name(t)}" for n, t in params)
-        note = f"{func.name}({sig}) was called at {caller.source.filename}:{line}"
+        note = f"{func.name}({sig}) was called at {source_label(caller.source.filename)}:{line}"
         raise KernelCompileError(exc.message, exc.filename, exc.line, exc.col, exc.source_line,
                                  f"{exc.hint}; {note}" if exc.hint else note) from exc
     finally:

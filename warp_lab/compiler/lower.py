@@ -76,9 +76,10 @@ class LoweredKernel:
 class ModuleContext:
     """One LLVM module under construction: declarations, debug info, globals."""
 
-    def __init__(self, typed: TypedKernel, options):
+    def __init__(self, typed: TypedKernel, options, cells: dict | None = None):
         self.typed = typed
         self.options = options
+        self.cells = dict(cells or {})  # notebook cell name -> the name the artifacts carry
         self.fast_math = bool(getattr(options, "fast_math", False))
         self.debug = bool(getattr(options, "debug", False))
         self.unit_inner_stride = bool(getattr(options, "unit_inner_stride", False))
@@ -128,8 +129,15 @@ class ModuleContext:
         m.add_named_metadata("llvm.module.flags",
                              [ir.Constant(I32, 2), "Dwarf Version", ir.Constant(I32, 4)])
 
+    def artifact_name(self, filename: str) -> str:
+        """The name a file or cell has in the module (debug info, trap messages): a cell's
+        content-derived name (:func:`warp_lab.compiler.cache.artifact_files`), a path as it
+        is."""
+        return self.cells.get(filename, filename)
+
     def difile(self, filename: str):
         """The DIFile of a source file or cell (one per name)."""
+        filename = self.artifact_name(filename)
         if filename not in self.files:
             import os
             self.files[filename] = self.module.add_debug_info("DIFile", {
@@ -258,6 +266,7 @@ class FunctionLowerer(ExprLowerer):
         self.fn = fn
         self.read_only = read_only           # array parameters read with ld.global.nc
         self.source = tf.source
+        self.filename = mctx.artifact_name(tf.source.filename)  # in runtime messages
         self.sp = mctx.subprogram(tf, fn)
         self.locs: dict = {}
         entry = fn.append_basic_block("entry")
@@ -672,7 +681,7 @@ class FunctionLowerer(ExprLowerer):
         cond = self.truth(node.test)
         msg = const_of(node.msg) if node.msg is not None else ""
         line = self.source.first_line + node.lineno - 1
-        text = (f"{self.source.filename}:{line}: assertion failed: "
+        text = (f"{self.filename}:{line}: assertion failed: "
                 f"{ast.unparse(node.test)}" + (f": {msg}" if msg else ""))
         emit_trap(self, cond, text)
 
@@ -720,13 +729,16 @@ def _declare_function(mctx: ModuleContext, tf: TypedFunction, name: str) -> ir.F
     return fn
 
 
-def make_llvm_ir(typed: TypedKernel, options=None) -> LoweredKernel:
+def make_llvm_ir(typed: TypedKernel, options=None, cells: dict | None = None) -> LoweredKernel:
     """Lower a typed kernel to an LLVM IR module (text).
 
     Args:
         typed: the front end's :class:`~warp_lab.compiler.typed_ast.TypedKernel`.
         options: :class:`~warp_lab.compiler.artifact.CompileOptions` (``fast_math``,
             ``debug``, ``lineinfo``, ``opt`` are read); None for defaults.
+        cells: notebook cell name -> the name the module gives it instead (its
+            ``DIFile``, debug-mode trap messages; see
+            :func:`warp_lab.compiler.cache.artifact_files`); others keep their names.
 
     Returns:
         a :class:`LoweredKernel`.
@@ -735,7 +747,7 @@ def make_llvm_ir(typed: TypedKernel, options=None) -> LoweredKernel:
         InternalCompilerError: lowering failed on a kernel the front end accepted
             (a warp_lab bug).
     """
-    mctx = ModuleContext(typed, options)
+    mctx = ModuleContext(typed, options, cells)
     layout = abi.param_layout(typed.params)
     entry = ir.Function(mctx.module, ir.FunctionType(ir.VoidType(),
                                                      abi.llvm_param_types(layout)), typed.entry)

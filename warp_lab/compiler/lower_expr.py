@@ -306,7 +306,7 @@ class ExprLowerer:
                 n = self.b.zext(arr.shape[k], I64) if wide else arr.shape[k]
                 from warp_lab.compiler.lower_builtins import emit_trap
                 ok = self.b.icmp_unsigned("<", v, n)
-                where = f"{self.source.filename}:{self.cur_line}".replace("%", "%%")
+                where = f"{self.filename}:{self.cur_line}".replace("%", "%%")
                 ity_w, d = (int64, "%lld") if wide else (int32, "%d")
                 emit_trap(self, ok, f"{where}: index {d} out of bounds for axis {k} "
                           f"with size {d}", [v, n], [ity_w, ity_w])

@@ -143,7 +143,9 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
                              aligned_vectors=bool(aligned_vectors),
                              read_only_cache=bool(read_only_cache))
     t_start = time.perf_counter()
-    key = _cache.cache_key(kernel, options, toolchain_versions(arch)) if cache else ""
+    cells = _cache.artifact_files(kernel)  # cell name -> the name its artifacts carry
+    files = {artifact: cell for cell, artifact in cells.items()}
+    key = _cache.cache_key(kernel, options, toolchain_versions(arch), cells) if cache else ""
     if cache:
         hit = _cache.default_cache().get(key)
         if hit is not None:
@@ -153,16 +155,16 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
                 hit = _add_disassembly(hit, add_sass, add_ranges)
                 if all(reason == _NOT_REQUESTED for reason in hit.missing.values()):
                     _cache.default_cache().put(key, hit)
-        if hit is not None:
+        if hit is not None:  # the same text and lines, maybe from another cell or process
             return dataclasses.replace(
                 hit, timings={**hit.timings, "cache": time.perf_counter() - t_start},
-                kernel=kernel)
+                source=kernel.source, files=files, kernel=kernel)
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     typed = frontend.make_typed_ast(kernel, options)
     t1 = time.perf_counter()
-    lowered = lower.make_llvm_ir(typed, options)
+    lowered = lower.make_llvm_ir(typed, options, cells)
     t2 = time.perf_counter()
     timings["frontend"], timings["lower"] = t1 - t0, t2 - t1
     llvm_ir_opt, ptx = nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, timings)
@@ -182,7 +184,8 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     if cubin is not None and not sass:
         missing["sass"] = _NOT_REQUESTED
 
-    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text, kernel.source.filename)
+    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text,
+                                      cells.get(kernel.source.filename, kernel.source.filename))
     timings["total"] = time.perf_counter() - t_start
     ck = CompiledKernel(
         name=kernel.name, entry=lowered.entry, source=kernel.source, options=options,
@@ -193,7 +196,7 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         line_map=line_map, timings=timings, missing=missing,
         toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard,
         written_params=tuple(n for n, _ in typed.params if n in typed.written_params),
-        shared_arrays=typed.shared_arrays, kernel=kernel)
+        shared_arrays=typed.shared_arrays, files=files, kernel=kernel)
     if cache and all(reason == _NOT_REQUESTED for reason in missing.values()):
         _cache.default_cache().put(key, ck)
     return ck
@@ -229,7 +232,7 @@ def _add_disassembly(ck: CompiledKernel, listing: bool = True,
     if listing:
         changes["sass"] = sass_text
         changes["line_map"] = linemap.build_line_map(ck.llvm_ir_optimized, ck.ptx, sass_text,
-                                                     ck.source.filename)
+                                                     ck.artifact_filename)
     if life_ranges:
         changes["life_ranges"] = ranges
     return dataclasses.replace(ck, **changes)

@@ -443,12 +443,14 @@ def _call_func(t, node, func: Func):
     fa = tree.args
     if fa.vararg or fa.kwarg or fa.kwonlyargs or fa.posonlyargs or fa.defaults:
         from warp_lab.compiler.frontend_parse import compile_error
+        from warp_lab.errors import source_label
 
         line = t.source.first_line + node.lineno - 1
+        where = f"{source_label(t.source.filename)}:{line}"
         raise compile_error(func.source, (fa.defaults or [tree])[0],
                             f"{func.name}() has a default value, *args, **kwargs or keyword-only "
                             "parameters; device-function parameters must be plain names",
-                            f"pass every argument at the call ({t.source.filename}:{line})")
+                            f"pass every argument at the call ({where})")
     names = [a.arg for a in fa.args]
     args = _args(t, node, names, len(names), func.name)
     anns = getattr(func.fn, "__annotations__", {})

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from warp_lab.errors import KernelCompileError
 
-__all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant"]
+__all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,23 @@ def source_of(fn) -> Source:
     text = textwrap.dedent(raw)
     col = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
     return Source(text, filename, max(first, 1), col)
+
+
+def is_cell_file(filename: str) -> bool:
+    """Whether ``filename`` names code held in memory (a notebook cell) rather than a file.
+
+    True for a pseudo-file name in angle brackets (``<cell 3>`` of the
+    ``%%warp_kernel`` magic, ``<string>``) and for a name :mod:`linecache` holds
+    with no modification time, which is how IPython registers every cell it runs
+    (``/tmp/ipykernel_<pid>/<hash>.py`` under ipykernel, ``CachingCompiler.cache``;
+    ``linecache.checkcache`` never drops such entries). Such a name changes when
+    the same cell runs again (the count, the process id), so compiled artifacts
+    do not carry it (:func:`warp_lab.compiler.cache.artifact_files`).
+    """
+    if filename.startswith("<") and filename.endswith(">"):
+        return True
+    entry = linecache.cache.get(filename)
+    return entry is not None and len(entry) == 4 and entry[1] is None
 
 
 def cell_source(text: str, filename: str, first_line: int = 1) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from warp_lab.notebook.highlight import line_colors
-from warp_lab.notebook.views import cell_label, kernel_html, python_pane_lines
+from warp_lab.notebook.views import cell_label, kernel_html, pane_text, python_pane_lines
 
 __all__ = ["MIME_TYPE", "BUNDLE_VERSION", "kernel_bundle", "KernelView", "repr_mimebundle",
            "kernel_text"]
@@ -70,7 +70,8 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
     Returns:
         a dict following the schema (``version`` :data:`BUNDLE_VERSION`).
     """
-    def pane(text, missing_key):
+    def pane(attr, missing_key):
+        text = pane_text(ck, attr)
         if text is None:
             return {"text": None, "missing": ck.missing.get(missing_key, "not available")}
         return {"text": text}
@@ -85,10 +86,10 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
         "panes": {
             "python": {"text": ck.source.text, "first_line": ck.source.first_line,
                        "filename": cell_label(ck.source.filename)},
-            "llvm": pane(ck.llvm_ir_optimized, "llvm_ir_optimized"),
-            "llvm_unoptimized": pane(ck.llvm_ir, "llvm_ir"),
-            "ptx": pane(ck.ptx, "ptx"),
-            "sass": pane(ck.sass, "sass"),
+            "llvm": pane("llvm_ir_optimized", "llvm_ir_optimized"),
+            "llvm_unoptimized": pane("llvm_ir", "llvm_ir"),
+            "ptx": pane("ptx", "ptx"),
+            "sass": pane("sass", "sass"),
         },
         "python_rows": rows,
         "line_map": {"llvm": _keyed(lm.llvm), "ptx": _keyed(lm.ptx),

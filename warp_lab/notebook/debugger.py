@@ -50,14 +50,14 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
     from warp_lab import sim
     from warp_lab.runtime.device import SIM_ARCH
     from warp_lab.runtime.launch import check_checks, check_shared_mem, prepare_launch
-    from warp_lab.runtime.sim_backend import prepare
+    from warp_lab.runtime.sim_backend import kernel_module, prepare
 
     checks = check_checks(checks)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, SIM_ARCH, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim)
     shared_mem = check_shared_mem(shared_mem, ck, ck.options.arch)  # the arch it targets
     memory, _, _, params = prepare(ck, launch_dim, values, views)
-    dbg = sim.Debugger(ck.ptx, ck.entry, grd, blk, params, memory, shared_mem, checks)
+    dbg = sim.Debugger(kernel_module(ck), ck.entry, grd, blk, params, memory, shared_mem, checks)
     return DebugSession(ck, dbg, grid=grd, block_shape=blk)
 
 

@@ -129,12 +129,13 @@ def at_cell_line(exc: SimulatorError, ck) -> SimulatorError:
     PTX line; the line map gives the Python line, and in the magic the way to
     the details is ``--check``, not ``checks=``.
     """
-    from warp_lab.notebook.views import source_line_text
+    from warp_lab.notebook.views import cell_label, source_line_text
 
     message = str(exc).replace("(enable memcheck for block/thread details)",
                                "(add memcheck to --check for the block and thread)")
     line = exc.source_line or (ck.line_map.python_line_of_ptx(exc.ptx_line)
                                if exc.ptx_line else None)
     if line:
-        message += f"\n  at {ck.source.filename} line {line}: {source_line_text(ck, line)}"
+        message += (f"\n  at {cell_label(ck.source.filename)} line {line}: "
+                    f"{source_line_text(ck, line)}")
     return SimulatorError(message, ptx_line=exc.ptx_line, source_line=line or 0)

@@ -468,25 +468,7 @@ def _show_error(shell, etype, value, tb, tb_offset=None):
     if isinstance(value, InternalCompilerError):  # our bug: the full traceback helps
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return None
-    if isinstance(value, KernelCompileError):
-        value = _with_cell_label(shell, value)
+    # a KernelCompileError from an ordinary cell already says In[N] (errors.source_label)
     display({"text/plain": f"{etype.__name__}: {value}", "text/html": error_html(value)},
             raw=True)
     return None
-
-
-def _with_cell_label(shell, err: KernelCompileError) -> KernelCompileError:
-    """``err`` with ipykernel's file name of a cell (``/tmp/ipykernel_1/123.py``) as ``In[N]``.
-
-    A ``@wl.kernel`` defined in an ordinary cell has the temporary file name
-    ipykernel compiled the cell under; IPython's own tracebacks call it
-    ``Cell In[N]`` (``shell.compile.format_code_name``). Other names are kept.
-    """
-    fmt = getattr(getattr(shell, "compile", None), "format_code_name", None)
-    try:
-        named = fmt(err.filename) if fmt is not None else None
-    except Exception:  # noqa: BLE001 - a label is a nicety, never a new error
-        named = None
-    if not named:
-        return err
-    return KernelCompileError(err.message, named[1], err.line, err.col, err.source_line, err.hint)

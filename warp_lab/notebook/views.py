@@ -32,7 +32,8 @@ from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
-           "source_line_text", "shared_array_lines", "cell_label", "resource_card_html",
+           "source_line_text", "shared_array_lines", "cell_label", "pane_text",
+           "resource_card_html",
            "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
@@ -235,20 +236,24 @@ def _shared_declarations(ck, ptx: str) -> dict[int, int]:
 
 def cell_label(filename: str) -> str:
     """``filename`` as the notebook names it: ``In[N]`` for the file ipykernel compiled an
-    ordinary cell under (``/tmp/ipykernel_1/123.py``, named by IPython's own
-    ``shell.compile.format_code_name``), anything else unchanged."""
-    import sys
+    ordinary cell under (``/tmp/ipykernel_1/123.py``), anything else unchanged
+    (:func:`warp_lab.errors.source_label`)."""
+    from warp_lab.errors import source_label
 
-    if "IPython" not in sys.modules:
-        return filename
-    try:
-        from IPython import get_ipython
+    return source_label(filename)
 
-        shell = get_ipython()
-        named = shell.compile.format_code_name(filename) if shell is not None else None
-    except Exception:  # noqa: BLE001 - a label is a nicety, never a new error
-        named = None
-    return named[1] if named else filename
+
+def pane_text(ck, attr: str) -> str | None:
+    """The text of ``ck``'s field ``attr`` (``ptx``, ``sass``, ``llvm_ir_optimized``, ...)
+    as a pane shows it: a notebook cell's content-derived name in the debug info
+    (``.file 1 "<cell of k>"``, ``//## File "<cell of k>"``, ``!DIFile(filename: ...)``)
+    replaced by the cell it stands for in this run, as :func:`cell_label` names it
+    (``ck.files``). Only quoted names change, so every line keeps its number."""
+    text = getattr(ck, attr, None)
+    if text:
+        for name, cell in getattr(ck, "files", {}).items():
+            text = text.replace(f'"{name}"', f'"{cell_label(cell)}"')
+    return text
 
 
 def source_line_text(ck, line: int) -> str:
@@ -376,7 +381,7 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
                                    title=f"Python  {cell_label(src.filename)}"))
             continue
         attr = PANES[pane][1]
-        text = getattr(ck, attr, None)
+        text = pane_text(ck, attr)
         py_of_line = maps.get(pane, {})
         if pane == "ptx" and text:  # a .shared declaration -> the line declaring the array
             py_of_line = {**_shared_declarations(ck, text), **py_of_line}

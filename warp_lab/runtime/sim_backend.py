@@ -10,6 +10,7 @@ arrays unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import time
@@ -17,10 +18,11 @@ import time
 import numpy as np
 
 from warp_lab.compiler import abi
+from warp_lab.errors import source_label
 from warp_lab.runtime.args import group_regions, written_regions
 from warp_lab.runtime.result import LaunchResult
 
-__all__ = ["run", "prepare", "parsed_module"]
+__all__ = ["run", "prepare", "parsed_module", "kernel_module"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -33,6 +35,32 @@ def _parse(ptx_hash: str, ptx: str):
 def parsed_module(ptx: str):
     """The simulator's parsed form of ``ptx`` (parsed once per distinct text)."""
     return _parse(hashlib.sha256(ptx.encode()).hexdigest(), ptx)
+
+
+@functools.lru_cache(maxsize=64)
+def _renamed(ptx_hash: str, ptx: str, files: tuple):
+    return dataclasses.replace(_parse(ptx_hash, ptx), files=dict(files))
+
+
+def kernel_module(ck):
+    """``ck``'s parsed PTX with each ``.file`` named as in this run: a notebook cell's
+    content-derived name in the artifacts (``<cell of k>``) becomes the cell it stands for
+    now (``ck.files``), so findings, faults, the debugger's stops and per-line metrics name
+    the current cell; parsed once per text and names."""
+    ptx_hash = hashlib.sha256(ck.ptx.encode()).hexdigest()
+    module = _parse(ptx_hash, ck.ptx)
+    files = {k: ck.files.get(name, name) for k, name in module.files.items()}
+    if files == module.files:
+        return module
+    return _renamed(ptx_hash, ck.ptx, tuple(sorted(files.items())))
+
+
+def cell_text(text: str, ck) -> str:
+    """``text`` printed by ``ck`` (a debug-mode trap names its file) with each notebook
+    cell's artifact name replaced by the cell it stands for now (``ck.files``)."""
+    for name, cell in ck.files.items():
+        text = text.replace(name, source_label(cell))
+    return text
 
 
 def prepare(ck, launch_dim, values, views):
@@ -98,7 +126,7 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     """
     from warp_lab import sim
 
-    module = parsed_module(ck.ptx)
+    module = kernel_module(ck)
     memory, regions, bases, params = prepare(ck, launch_dim, values, views)
     written = written_regions(regions, ck.written_params)
     snapshot = [bytes(r.host_bytes()) for r in written] if repeat > 1 else None
@@ -131,7 +159,7 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),
                         argument_bytes=sum(v.array.nbytes for v in views),
-                        printed=result.printed, sim=result, notes=tuple(notes))
+                        printed=cell_text(result.printed, ck), sim=result, notes=tuple(notes))
 
 
 def _over_repeats(progress, i: int, repeat: int):

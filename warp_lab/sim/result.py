@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from warp_lab.errors import source_label
+
 __all__ = ["Finding", "SimResult", "Metrics", "MemoryLineStats", "instruction_class"]
 
 
@@ -27,7 +29,9 @@ class Finding:
         block: ``(x, y, z)`` block index (``None`` when not about one block).
         thread: ``(x, y, z)`` thread index within the block (``None`` likewise).
         ptx_line: 1-based PTX line (0 when unknown).
-        source_file, source_line: from the ``.loc`` before the instruction ("" / 0 if none).
+        source_file, source_line: from the ``.loc`` before the instruction ("" / 0 if none);
+            ``str()`` names an IPython cell's file ``In[N]``
+            (:func:`~warp_lab.errors.source_label`).
         details: extra data (addresses, sizes, the other thread of a race, ...).
     """
 
@@ -49,7 +53,8 @@ class Finding:
         if self.ptx_line:
             where.append(f"PTX line {self.ptx_line}")
         if self.source_line:
-            where.append(f"{self.source_file or 'source'} line {self.source_line}")
+            name = source_label(self.source_file) if self.source_file else "source"
+            where.append(f"{name} line {self.source_line}")
         return f"[{self.kind}] {self.message}" + (f" ({', '.join(where)})" if where else "")
 
 
