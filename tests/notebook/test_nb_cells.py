@@ -156,3 +156,71 @@ def test_an_ordinary_cell_kernel_error_says_in_n(executed):
     cell = executed.cells[10]
     assert _printed(cell, "ERROR").startswith(
         f"In[{cell.execution_count}]:3:12: error: name 'nope'"), _text(cell)
+
+
+# -- a device function of another cell (in process: cells registered as IPython does) ------
+
+HELPER_CELL = ("import warp_lab as wl\n"
+               "@wl.func\n"
+               "def put(x: wl.array(dtype=wl.float32), i: int, v: float):\n"
+               "    x[i + 1] = v\n")           # line 4: past the end for the last thread
+KERNEL_CELL = ("\n\n"
+               "@wl.kernel\n"
+               "def k_cross(x: wl.array(dtype=wl.float32)):\n"
+               "    i = wl.tid()\n"
+               "    put(x, i, 2.0)\n")         # line 6; line 4 here is the def line
+
+
+def _run_cell(name: str, text: str, ns: dict) -> dict:
+    import linecache
+
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    exec(compile(text, name, "exec"), ns)  # noqa: S102 - the test's own cell text
+    return ns
+
+
+def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
+    import numpy as np
+
+    import warp_lab as wl
+    from warp_lab.notebook.debugger import debug
+    from warp_lab.notebook.results import launch_html
+
+    ns = _run_cell("<cell 21>", HELPER_CELL, {})
+    _run_cell("<cell 22>", KERNEL_CELL, ns)
+    ck = wl.compile(ns["k_cross"], sass=False)
+    assert ck.files == {"<cell of k_cross>": "<cell 22>", "<cell of put>": "<cell 21>"}
+    res = wl.launch(ck, dim=8, inputs=[np.zeros(8, np.float32)], device="sim")
+    [f] = [f for f in res.findings if f.kind == "out_of_bounds"]
+    assert (f.source_file, f.source_line) == ("<cell 21>", 4)
+    assert str(f).endswith("<cell 21> line 4)")
+    # the view names the helper's own cell and line, not line 4 of the kernel's cell
+    page = launch_html(res)
+    assert "&lt;cell 21&gt; line 4: x[i + 1] = v" in page, page[page.find("Findings"):][:600]
+    assert "def k_cross" not in page[page.find("Findings"):]
+    # without memcheck the fault is located by its .loc (what the magic's --launch shows)
+    from warp_lab.errors import SimulatorError
+    from warp_lab.notebook.launch_option import at_cell_line
+
+    with pytest.raises(SimulatorError) as fault:
+        wl.launch(ck, dim=8, inputs=[np.zeros(8, np.float32)], device="sim", checks=())
+    text = str(at_cell_line(fault.value, ck))
+    assert text.endswith("at <cell 21> line 4: x[i + 1] = v"), text
+    # a breakpoint on line 4 is the kernel cell's line 4 (its def), not the helper's store
+    dbg = debug(ck, dim=8, inputs=[np.zeros(8, np.float32)])
+    dbg.add_breakpoint(line=4)
+    stops, stop = [], dbg.cont()
+    while stop is not None and len(stops) < 20:
+        stops.append((stop.source_file, stop.source_line))
+        stop = dbg.cont()
+    assert stops and set(stops) == {("<cell 22>", 4)}, stops
+    # a stop in the helper is shown with the helper's cell, line and text
+    dbg = debug(ck, dim=8, inputs=[np.zeros(8, np.float32)])
+    stop = dbg.step()
+    for _ in range(200):
+        if stop is None or stop.source_file == "<cell 21>":
+            break
+        stop = dbg.step()
+    assert (stop.source_file, stop.source_line) == ("<cell 21>", 4)
+    status = dbg.status_html()
+    assert "Python line &lt;cell 21&gt; line 4: <code>x[i + 1] = v</code>" in status, status

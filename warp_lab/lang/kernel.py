@@ -13,7 +13,7 @@ import linecache
 import textwrap
 from dataclasses import dataclass, field
 
-from warp_lab.errors import KernelCompileError
+from warp_lab.errors import KernelCompileError, source_label
 
 __all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file"]
 
@@ -141,7 +141,8 @@ class Kernel(_Function):
                         f"wl.launch({self.name}, dim=..., inputs=[...])")
 
     def __repr__(self) -> str:
-        return f"<wl.kernel {self.name} ({self.source.filename}:{self.source.first_line})>"
+        return f"<wl.kernel {self.name} ({source_label(self.source.filename)}:" \
+               f"{self.source.first_line})>"
 
 
 class Func(_Function):
@@ -158,7 +159,8 @@ class Func(_Function):
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<wl.func {self.name} ({self.source.filename}:{self.source.first_line})>"
+        return f"<wl.func {self.name} ({source_label(self.source.filename)}:" \
+               f"{self.source.first_line})>"
 
 
 @dataclass(frozen=True)

@@ -226,8 +226,12 @@ class DebugSession:
         block = _coords(block, "block", self.grid)
         thread = _coords(thread, "thread", self.block_shape)
         try:
+            # a line of the kernel's own file or cell, not the same number in the cell of
+            # a device function defined elsewhere
+            source_file = self.compiled.source.filename if line is not None else None
             return self.debugger.add_breakpoint(ptx_line=ptx_line, source_line=line,
-                                                block=block, thread=thread)
+                                                source_file=source_file, block=block,
+                                                thread=thread)
         except SimulatorError as exc:
             code = sorted(self.compiled.line_map.ptx)
             if line is None or line in code or not code:
@@ -336,10 +340,13 @@ class DebugSession:
             return f"<b>the launch has ended</b> ({n} finding{'s' * (n != 1)})"
         py = ""
         if stop.source_line:
-            from warp_lab.notebook.views import source_line_text
+            from warp_lab.notebook.views import line_label, source_line_text
 
-            text = source_line_text(self.compiled, stop.source_line)  # device functions too
-            py = f"Python line {stop.source_line}: <code>{html.escape(text)}</code><br>"
+            # device functions too, of this cell or another one (named then)
+            ck, line, file = self.compiled, stop.source_line, stop.source_file
+            text = source_line_text(ck, line, file)
+            py = (f"Python line {html.escape(line_label(ck, line, file))}: "
+                  f"<code>{html.escape(text)}</code><br>")
         bp = f" — breakpoint {stop.breakpoint.id}" if stop.breakpoint is not None else ""
         return (f"<b>step {stop.step}</b>, block {html.escape(str(stop.block))}, "
                 f"{stop.lanes} thread(s){bp}<br>{py}PTX line {stop.ptx_line}: "

@@ -123,19 +123,25 @@ def at_cell_line(exc: SimulatorError, ck) -> SimulatorError:
 
     Args:
         exc: the simulator's error (``ptx_line``, ``source_line``).
-        ck: the :class:`~warp_lab.compiler.artifact.CompiledKernel` launched (its line map).
+        ck: the :class:`~warp_lab.compiler.artifact.CompiledKernel` launched.
 
     Without memcheck the simulator stops at an illegal access with only the
-    PTX line; the line map gives the Python line, and in the magic the way to
-    the details is ``--check``, not ``checks=``.
+    PTX line; its ``.loc`` gives the Python line and the cell (a device
+    function's own cell when it was defined in another one), and in the magic
+    the way to the details is ``--check``, not ``checks=``.
     """
     from warp_lab.notebook.views import cell_label, source_line_text
+    from warp_lab.runtime.sim_backend import kernel_module
 
     message = str(exc).replace("(enable memcheck for block/thread details)",
                                "(add memcheck to --check for the block and thread)")
-    line = exc.source_line or (ck.line_map.python_line_of_ptx(exc.ptx_line)
-                               if exc.ptx_line else None)
+    file, line = ck.source.filename, exc.source_line
+    if exc.ptx_line:  # its .loc: the kernel's cell, or a device function's other cell
+        module = kernel_module(ck)
+        ins = next((i for i in module.code if i.line == exc.ptx_line), None)
+        if ins is not None and module.source_of(ins)[1]:
+            file, line = module.source_of(ins)
     if line:
-        message += (f"\n  at {cell_label(ck.source.filename)} line {line}: "
-                    f"{source_line_text(ck, line)}")
+        message += (f"\n  at {cell_label(file)} line {line}: "
+                    f"{source_line_text(ck, line, file)}")
     return SimulatorError(message, ptx_line=exc.ptx_line, source_line=line or 0)

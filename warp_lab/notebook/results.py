@@ -21,7 +21,7 @@ import re
 from warp_lab.notebook.charts import figure_img_html, instruction_mix_chart, simt_histogram, \
     time_distribution
 from warp_lab.notebook.views import DYNAMIC_SHARED, STYLE, compile_time_text, kernel_html, \
-    new_root_id, shared_array_lines, source_line_text
+    line_label, new_root_id, shared_array_lines, source_line_text
 
 __all__ = ["launch_html", "LaunchView", "instructions_per_line", "memory_lines",
            "bank_conflicts_per_line", "simt_efficiencies", "instruction_mix", "findings"]
@@ -157,11 +157,12 @@ def _findings_html(result) -> str:
         "shared variable" in f.message or DYNAMIC_SHARED in f.message for f in items) else {}
     rows = []
     for f in items:
-        line = f.source_line
+        line, file = f.source_line, f.source_file  # file: a device function's other cell
         where = ", ".join(x for x in (f"block {f.block}" if f.block is not None else "",
                                       f"thread {f.thread}" if f.thread is not None else "") if x)
         rows.append((f.kind, _finding_text(f, ck, arrays), where,
-                     f"{line}: {_source_line(ck, line)}" if line else "", f.ptx_line or ""))
+                     f"{line_label(ck, line, file)}: {source_line_text(ck, line, file)}"
+                     if line else "", f.ptx_line or ""))
     return ('<details open><summary>Findings</summary>'
             + _table(("check", "what", "where", "Python line", "PTX line"), rows) + "</details>")
 

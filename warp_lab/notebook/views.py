@@ -32,7 +32,7 @@ from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
-           "source_line_text", "shared_array_lines", "cell_label", "pane_text",
+           "source_line_text", "line_label", "shared_array_lines", "cell_label", "pane_text",
            "resource_card_html",
            "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
@@ -256,16 +256,35 @@ def pane_text(ck, attr: str) -> str | None:
     return text
 
 
-def source_line_text(ck, line: int) -> str:
+def _other_file(ck, filename: str | None) -> bool:
+    """Whether ``filename`` (a simulator location's, cells named as in this run) is a file
+    or cell other than ``ck``'s kernel's: a device function defined elsewhere."""
+    return bool(filename) and filename != ck.source.filename
+
+
+def source_line_text(ck, line: int, filename: str | None = None) -> str:
     """The text of file line ``line`` of ``ck``'s kernel or of a device function in its file
-    (stripped; ``""`` when unknown)."""
+    or, given ``filename`` (a finding's or debugger stop's ``source_file``) of another file
+    or cell, of that one's line (stripped; ``""`` when unknown)."""
     if not line:
         return ""
+    if _other_file(ck, filename):
+        lines = _file_lines(filename)
+        return lines[int(line) - 1].strip() if 0 < int(line) <= len(lines) else ""
     text = ck.source.line(int(line))
     if not text:
         lines = _file_lines(ck.source.filename)
         text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
     return text.strip()
+
+
+def line_label(ck, line: int, filename: str | None = None) -> str:
+    """How a view names a Python line: ``"7"`` in the kernel's own file or cell, ``"In[3]
+    line 7"`` (:func:`cell_label`) in another one: a ``@wl.func`` of another cell whose code
+    a finding or a debugger stop is in (``filename``: its ``source_file``)."""
+    if _other_file(ck, filename):
+        return f"{cell_label(filename)} line {line}"
+    return str(line)
 
 
 def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[int, int] = {},
