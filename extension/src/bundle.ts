@@ -28,6 +28,13 @@ export interface PaneText {
    * from `firstLine` on.
    */
   numbers: (number | null)[] | null;
+  /**
+   * The number to show for each row when it is not its `numbers` entry
+   * (`python_row_numbers`): the rows of a device function of another cell are
+   * keyed past the kernel's lines (a million per file) but show that cell's
+   * own line numbers; null: show `numbers`.
+   */
+  shown: (number | null)[] | null;
   /** Where the text comes from, as the views name it ("In[3]", a file path), or null. */
   filename: string | null;
 }
@@ -94,7 +101,10 @@ function lineNumber(key: string, where: string): number | null {
 function readPane(panes: JsonObject, id: string): PaneText {
   const raw = panes[id];
   if (raw === undefined || raw === null) {
-    return { text: null, missing: 'not in this bundle', firstLine: 1, numbers: null, filename: null };
+    return {
+      text: null, missing: 'not in this bundle', firstLine: 1, numbers: null, shown: null,
+      filename: null
+    };
   }
   if (!isObject(raw)) {
     throw new BundleError(`panes.${id} should be an object`);
@@ -111,6 +121,7 @@ function readPane(panes: JsonObject, id: string): PaneText {
     missing: typeof text === 'string' ? null : missing ?? 'not available',
     firstLine,
     numbers: null,
+    shown: null,
     filename: typeof raw['filename'] === 'string' ? raw['filename'] : null
   };
 }
@@ -128,7 +139,7 @@ function isRow(row: Json): row is PythonRow {
  * device functions that produced code in it, gaps between them), or `pane`
  * itself for a bundle without them (older bundles: the kernel's text only).
  */
-function readPythonRows(rows: Json | undefined, pane: PaneText): PaneText {
+function readPythonRows(rows: Json | undefined, pane: PaneText, shown?: Json): PaneText {
   if (rows === undefined || rows === null) {
     return pane;
   }
@@ -149,8 +160,22 @@ function readPythonRows(rows: Json | undefined, pane: PaneText): PaneText {
     missing: null,
     firstLine: pane.firstLine,
     numbers: valid.map(([line]) => line),
+    shown: readShownNumbers(shown, valid.length),
     filename: pane.filename
   };
+}
+
+/** `python_row_numbers`: one line number (or null) per python row, or null when absent. */
+function readShownNumbers(shown: Json | undefined, rowCount: number): (number | null)[] | null {
+  if (shown === undefined || shown === null) {
+    return null;
+  }
+  const ok = Array.isArray(shown) && shown.length === rowCount && shown.every(
+    n => n === null || (typeof n === 'number' && Number.isInteger(n) && n >= 1));
+  if (!ok) {
+    throw new BundleError('python_row_numbers should be a line number or null per python row');
+  }
+  return shown as (number | null)[];
 }
 
 /**
@@ -242,7 +267,8 @@ export function parseBundle(data: unknown): KernelBundle {
     arch: typeof data['arch'] === 'string' ? data['arch'] : '',
     opt: typeof opt === 'number' ? opt : null,
     panes: {
-      python: readPythonRows(data['python_rows'], readPane(panes, 'python')),
+      python: readPythonRows(data['python_rows'], readPane(panes, 'python'),
+        data['python_row_numbers']),
       llvm: readPane(panes, 'llvm'),
       ptx: readPane(panes, 'ptx'),
       sass: readPane(panes, 'sass')

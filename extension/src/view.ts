@@ -128,7 +128,7 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         heat: heatColumns(bundle, id),
         display: id === 'sass' ? compactSass : undefined,
         firstLine: text.firstLine,
-        numbers: text.numbers,
+        numbers: text.shown ?? text.numbers,  // what the gutter shows; links use the keys
         subtitle: text.filename,
         variant:
           id === 'llvm' && unopt !== null

@@ -113,6 +113,34 @@ test('line links of python_rows: device-function lines link both ways, gaps to n
   assert.equal(links.colorOfPaneLine('python', 3), null);
 });
 
+test('a device function of another cell: rows keyed per file, shown with its own numbers', () => {
+  const data = {
+    ...withRows(),
+    python_rows: [
+      [9, 'def k(x):'],
+      [10, '    x[0] = helper(x[0])'],
+      [null, '# In[2]'],
+      [1000002, 'def helper(v):'],
+      [1000003, '    return v * 2.0']
+    ],
+    python_row_numbers: [9, 10, null, 2, 3],
+    line_map: { llvm: {}, ptx: { '1000003': [2], '10': [1, 3] }, sass: {} },
+    colors: { '1000003': '#3cb44b33', '10': '#e6194b33' }
+  };
+  const b = parseBundle(data);
+  assert.deepEqual(b.panes.python.shown, [9, 10, null, 2, 3]);
+  assert.deepEqual(rowNumbers(b.panes.python, 5), [9, 10, null, 1000002, 1000003]);
+  const links = new LineLinks(b);
+  assert.deepEqual(links.pythonLinesOf('python', 5), [1000003]);  // row 5: helper's line 3
+  assert.deepEqual(links.pythonLinesOf('ptx', 2), [1000003]);
+  assert.equal(links.colorOfPaneLine('python', 5), links.colorOfPaneLine('ptx', 2));
+  assert.equal(parseBundle(withRows()).panes.python.shown, null);
+  for (const bad of ['x', [9, 10], [9, 10, null, 2, 0]]) {
+    assert.throws(() => parseBundle({ ...data, python_row_numbers: bad }),
+      /python_row_numbers should be a line number or null per python row/, JSON.stringify(bad));
+  }
+});
+
 test('malformed python_rows raise BundleError naming the row', () => {
   assert.throws(() => parseBundle({ ...sample(), python_rows: 'x' }), /python_rows should be a list/);
   for (const bad of [[0, 'a'], [1.5, 'a'], ['3', 'a'], [3], [3, 4], [null, null]]) {

@@ -184,6 +184,7 @@ def test_the_same_cell_run_again_is_a_cache_hit_named_after_the_new_run(fresh_ca
     assert '.file\t1 "<cell of k_cell>"' in first.ptx and "<cell 3>" not in first.ptx
     assert '//## File "<cell of k_cell>", line 5' in first.sass
     assert set(first.line_map.ptx) == {5, 8, 9, 10}  # twice's return and the kernel
+    assert first.line_map.files == ()
     again = wl.compile(_cell("<cell 7>", CELL)["k_cell"])
     assert "cache" in again.timings and again.cache_key == first.cache_key
     assert again.source.filename == "<cell 7>" and again.files == {"<cell of k_cell>": "<cell 7>"}
@@ -211,8 +212,16 @@ def test_what_the_artifacts_depend_on_stays_in_the_key(fresh_cache):
     assert len({base, lower, ck.cache_key}) == 3
     assert ck.files == {"<cell of k_cell>": "<cell 5>", "<cell of twice>": "<cell 4>"}
     assert '"<cell of twice>"' in ck.ptx and '"<cell of k_cell>"' in ck.ptx
-    # the kernel's own lines are mapped; the other cell's helper is not (a file of its own)
-    assert set(ck.line_map.ptx) == {8, 9, 10}
+    # the kernel's own lines are mapped as they are, the other cell's helper's line 5 under
+    # a key of its file; in every pane, and through the disk cache
+    helper = C.LineMap.FILE_STRIDE + 5
+    lm = ck.line_map
+    assert lm.files == ("<cell of twice>",) and lm.location(helper) == ("<cell of twice>", 5)
+    assert set(lm.ptx) == {8, 9, 10, helper} and lm.location(9) == (None, 9)
+    assert helper in lm.llvm
+    full = wl.compile(split)
+    assert helper in full.line_map.sass and full.line_map.files == lm.files
+    assert C.KernelCache(str(fresh_cache)).get(full.cache_key).line_map == full.line_map
 
 
 def test_a_real_file_keeps_its_path_in_the_artifacts(fresh_cache, tmp_path):

@@ -55,6 +55,9 @@ CELLS = [
     "@wl.kernel\ndef k_bad(x: wl.array(dtype=wl.float32)):\n    x[0] = nope\n"
     "try:\n    wl.compile(k_bad)\nexcept wl.KernelCompileError as exc:\n"
     "    print('ERROR', str(exc).splitlines()[0])\n",
+    # 11, 12: a device function of an ordinary cell, called by a %%warp_kernel cell's kernel
+    "@wl.func\ndef put(x: wl.array(dtype=wl.float32), i: int, v: float):\n    x[i] = v * 3.0\n",
+    "%%warp_kernel\ndef k_cross(x: wl.array(dtype=wl.float32)):\n    put(x, wl.tid(), 2.0)\n",
 ]
 
 
@@ -198,6 +201,10 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     page = launch_html(res)
     assert "&lt;cell 21&gt; line 4: x[i + 1] = v" in page, page[page.find("Findings"):][:600]
     assert "def k_cross" not in page[page.find("Findings"):]
+    # per-line metrics of the helper's line are its cell's line
+    page = launch_html(wl.launch(ck, dim=8, inputs=[np.zeros(9, np.float32)], device="sim"))
+    table = page[page.index("Global memory per line"):]
+    assert "<td>&lt;cell 21&gt; line 4</td><td>x[i + 1] = v</td>" in table, table[:500]
     # without memcheck the fault is located by its .loc (what the magic's --launch shows)
     from warp_lab.errors import SimulatorError
     from warp_lab.notebook.launch_option import at_cell_line
@@ -224,3 +231,24 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     assert (stop.source_file, stop.source_line) == ("<cell 21>", 4)
     status = dbg.status_html()
     assert "Python line &lt;cell 21&gt; line 4: <code>x[i + 1] = v</code>" in status, status
+
+
+def test_a_device_function_of_another_cell_is_in_the_view_under_its_cell(executed):
+    helper_cell, cell = executed.cells[11], executed.cells[12]
+    markup = _kernel_view(cell)
+    view = parse_view(markup)
+    rows = [(ln["ln"], ln["py"], ln["src"].strip()) for ln in view.panes["python"]]
+    label = f"# In[{helper_cell.execution_count}]"
+    assert ("⋮", None, label) in rows, rows
+    # the helper's rows show its own cell's numbers and link by their line map keys
+    store = next(r for r in rows if r[2] == "x[i] = v * 3.0")
+    assert store[0] == "3" and int(store[1]) == 1_000_003, rows
+    ptx = [ln for ln in view.panes["ptx"] if ln["py"] == store[1]]
+    assert any("st.global" in ln["src"] for ln in ptx), [ln["src"] for ln in ptx]
+    style = next(ln["style"] for ln in view.panes["python"] if ln["py"] == store[1])
+    assert style and all(ln["style"] == style for ln in ptx)
+    bundle = next(o["data"]["application/vnd.warp-lab.kernel+json"] for o in cell.outputs
+                  if "application/vnd.warp-lab.kernel+json" in o.get("data", {}))
+    assert [None, label] in bundle["python_rows"] and "1000003" in bundle["line_map"]["ptx"]
+    k = bundle["python_rows"].index([1_000_003, "    x[i] = v * 3.0"])
+    assert bundle["python_row_numbers"][k] == 3

@@ -79,12 +79,13 @@ def _sass_with_life_ranges(cubin: bytes, arch: str) -> str:
 
 @functools.lru_cache(maxsize=32)
 def _sass_line_offsets(cubin: bytes, arch: str, llvm_ir_optimized: str, ptx: str,
-                       filename: str) -> dict:
+                       filename: str, others: tuple = ()) -> dict:
     """Python line -> SASS offsets of a kernel compiled with ``sass=False`` (as
-    ``wl.launch`` compiles): its listing made now, and the line map built from it."""
+    ``wl.launch`` compiles): its listing made now, and the line map built from it
+    (``others``: the line map's other files, ``LineMap.files``)."""
     from warp_lab.compiler import linemap, toolchain
     listing = toolchain.make_sass(cubin, arch, compact=True)
-    return dict(linemap.build_line_map(llvm_ir_optimized, ptx, listing, filename).sass)
+    return dict(linemap.build_line_map(llvm_ir_optimized, ptx, listing, filename, others).sass)
 
 
 def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
@@ -132,7 +133,8 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
                 # compiled without the listing: the Python lines need its line info
                 line_offsets = _sass_line_offsets(kernel.cubin, kernel.options.arch,
                                                   kernel.llvm_ir_optimized, kernel.ptx,
-                                                  kernel.artifact_filename)
+                                                  kernel.artifact_filename,
+                                                  kernel.line_map.files)
         resources = kernel.resources if resources is None else resources
         if sass is None and cubin is kernel.cubin:
             sass = kernel.life_ranges

@@ -135,16 +135,42 @@ class LineMap:
     Built once from the debug locations (``!DILocation`` in LLVM IR, ``.loc``
     in PTX, nvdisasm's line info for SASS) by
     :func:`warp_lab.compiler.linemap.build_line_map`.
+
+    A device function defined in another file or notebook cell than the
+    kernel has its lines here too, each under the key ``k * FILE_STRIDE +
+    line`` where ``files[k - 1]`` is that file's name in the debug info (its
+    ``.file`` name; a notebook cell's content-derived name, see
+    ``CompiledKernel.files``); :meth:`location` undoes it. The kernel's own
+    lines are the keys below ``FILE_STRIDE``.
     """
+
+    #: key offset between files: no file or cell has a million lines
+    FILE_STRIDE = 1_000_000
 
     llvm: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     ptx: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     sass: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     sass_lines: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
 
     def __post_init__(self):
         for name in ("llvm", "ptx", "sass", "sass_lines"):
             object.__setattr__(self, name, _freeze(getattr(self, name)))
+        object.__setattr__(self, "files", tuple(self.files))
+
+    def location(self, key: int) -> tuple[str | None, int]:
+        """``(file, line)`` of a Python line key: ``file`` None for the kernel's own file,
+        else the debug-info name of the other file (``files``) the line is in.
+
+        Raises:
+            KeyError: the key names no file of this map.
+        """
+        k, line = divmod(int(key), self.FILE_STRIDE)
+        if k == 0:
+            return None, line
+        if k > len(self.files):
+            raise KeyError(f"Python line key {key} names no file of this line map")
+        return self.files[k - 1], line
 
     @staticmethod
     def _invert(m: Mapping[int, tuple[int, ...]]) -> dict[int, int]:
@@ -163,7 +189,7 @@ class LineMap:
 
     @property
     def python_lines(self) -> list[int]:
-        """Every Python line that produced code, in order."""
+        """Every Python line (key) that produced code, in order: the kernel's file first."""
         return sorted(set(self.llvm) | set(self.ptx) | set(self.sass))
 
 

@@ -214,8 +214,9 @@ def _to_json(ck: CompiledKernel) -> dict:
         "llvm_ir": ck.llvm_ir, "llvm_ir_optimized": ck.llvm_ir_optimized, "ptx": ck.ptx,
         "sass": ck.sass, "life_ranges": ck.life_ranges, "has_cubin": ck.cubin is not None,
         "resources": dataclasses.asdict(ck.resources) if ck.resources else None,
-        "line_map": {f: {str(k): list(v) for k, v in getattr(lm, f).items()}
-                     for f in ("llvm", "ptx", "sass", "sass_lines")},
+        "line_map": {**{f: {str(k): list(v) for k, v in getattr(lm, f).items()}
+                        for f in ("llvm", "ptx", "sass", "sass_lines")},
+                     "files": list(lm.files)},
         "timings": dict(ck.timings), "missing": dict(ck.missing),
         "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key, "files": dict(ck.files),
     }
@@ -224,7 +225,8 @@ def _to_json(ck: CompiledKernel) -> dict:
 def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
     params = tuple((n, _type_from_json(t)) for n, t in d["params"])
     lm = LineMap(**{f: {int(k): v for k, v in d["line_map"][f].items()}
-                    for f in ("llvm", "ptx", "sass", "sass_lines")})
+                    for f in ("llvm", "ptx", "sass", "sass_lines")},
+                 files=tuple(d["line_map"]["files"]))
     return CompiledKernel(
         name=d["name"], entry=d["entry"], source=Source(**d["source"]),
         options=CompileOptions(**d["options"]), params=params,

@@ -12,6 +12,12 @@ Three independent sources, each read from the text the user sees:
 
 Views, the simulator report and the register heat column read the result;
 nobody re-derives it.
+
+Lines of the kernel's own file are keyed by their line number; lines of the
+other files code was inlined from (a ``@wl.func`` of another notebook cell or
+module) by ``k * LineMap.FILE_STRIDE + line``, ``k`` the 1-based index of the
+file in ``LineMap.files`` (:meth:`~warp_lab.compiler.artifact.LineMap.location`
+undoes it).
 """
 
 from __future__ import annotations
@@ -56,8 +62,15 @@ def _file_of(nodes, ref: str, depth: int = 0) -> str | None:
     return None
 
 
-def llvm_lines(llvm_ir: str, filename: str) -> dict[int, list[int]]:
-    """Python line → 1-based lines of ``llvm_ir`` carrying a location in ``filename``."""
+def _offsets(filename) -> dict[str, int]:
+    """``{filename: 0}`` for one name, a file name -> key offset mapping as it is."""
+    return {filename: 0} if isinstance(filename, str) else dict(filename)
+
+
+def llvm_lines(llvm_ir: str, filename) -> dict[int, list[int]]:
+    """Python line → 1-based lines of ``llvm_ir`` carrying a location in ``filename`` (a
+    name, or file name -> offset added to its line numbers)."""
+    offsets = _offsets(filename)
     nodes = _metadata(llvm_ir)
     out: dict[int, list[int]] = {}
     files: dict[str, str | None] = {}
@@ -75,8 +88,8 @@ def llvm_lines(llvm_ir: str, filename: str) -> dict[int, list[int]]:
         if scope not in files:
             files[scope] = _file_of(nodes, scope)
         src_line = int(fields.get("line", "0"))
-        if files[scope] == filename and src_line > 0:
-            out.setdefault(src_line, []).append(n)
+        if files[scope] in offsets and src_line > 0:
+            out.setdefault(offsets[files[scope]] + src_line, []).append(n)
     return out
 
 
@@ -89,17 +102,21 @@ def _is_ptx_instruction(stripped: str) -> bool:
         and not stripped.endswith(":")
 
 
-def ptx_lines(ptx: str, filename: str) -> dict[int, list[int]]:
-    """Python line → 1-based PTX lines of the instructions its ``.loc`` covers."""
+def ptx_lines(ptx: str, filename) -> dict[int, list[int]]:
+    """Python line → 1-based PTX lines of the instructions its ``.loc`` covers (``filename``
+    as for :func:`llvm_lines`)."""
+    offsets = _offsets(filename)
     lines = ptx.splitlines()
-    file_ids = {m.group(1) for m in map(_PTX_FILE_RE.match, lines)
-                if m and m.group(2) == filename}
+    file_ids = {m.group(1): offsets[m.group(2)] for m in map(_PTX_FILE_RE.match, lines)
+                if m and m.group(2) in offsets}
     out: dict[int, list[int]] = {}
     current = None
     for n, line in enumerate(lines, 1):
         m = _PTX_LOC_RE.match(line)
         if m:
-            current = int(m.group(2)) if m.group(1) in file_ids else None
+            line_no = int(m.group(2))
+            current = file_ids[m.group(1)] + line_no \
+                if m.group(1) in file_ids and line_no else None
             continue
         stripped = line.strip()
         if stripped.startswith((".func", ".entry", ".visible")) or stripped == "}":
@@ -113,15 +130,18 @@ _SASS_FILE_RE = re.compile(r'//## File "((?:[^"\\]|\\.)*)", line (\d+)')
 _SASS_INSN_RE = re.compile(r"/\*([0-9a-f]{4,})\*/")
 
 
-def sass_lines(sass: str, filename: str) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
-    """Python line → SASS instruction offsets, and Python line → SASS text lines (1-based)."""
+def sass_lines(sass: str, filename) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    """Python line → SASS instruction offsets, and Python line → SASS text lines (1-based)
+    (``filename`` as for :func:`llvm_lines`)."""
+    keys = _offsets(filename)
     offsets: dict[int, list[int]] = {}
     text_lines: dict[int, list[int]] = {}
     current = None
     for n, line in enumerate(sass.splitlines(), 1):
         m = _SASS_FILE_RE.search(line)
         if m:
-            current = int(m.group(2)) if m.group(1) == filename else None
+            line_no = int(m.group(2))
+            current = keys[m.group(1)] + line_no if m.group(1) in keys and line_no else None
             continue
         if line.lstrip().startswith(("//---", ".section")):
             current = None
@@ -132,7 +152,8 @@ def sass_lines(sass: str, filename: str) -> tuple[dict[int, list[int]], dict[int
     return offsets, text_lines
 
 
-def build_line_map(llvm_ir_optimized: str, ptx: str, sass: str | None, filename: str) -> LineMap:
+def build_line_map(llvm_ir_optimized: str, ptx: str, sass: str | None, filename: str,
+                   others=()) -> LineMap:
     """The :class:`LineMap` of one compile.
 
     Args:
@@ -140,7 +161,13 @@ def build_line_map(llvm_ir_optimized: str, ptx: str, sass: str | None, filename:
         ptx: the PTX text.
         sass: nvdisasm ``-g`` output, or None when there is none.
         filename: the kernel's file or cell name (the ``DIFile``/``.file`` name).
+        others: names of the other files code came from (device functions of
+            other cells or modules), in the order of :attr:`LineMap.files`;
+            their lines are keyed ``k * LineMap.FILE_STRIDE + line``.
     """
-    offsets, text_lines = sass_lines(sass, filename) if sass else ({}, {})
-    return LineMap(llvm=llvm_lines(llvm_ir_optimized, filename),
-                   ptx=ptx_lines(ptx, filename), sass=offsets, sass_lines=text_lines)
+    others = tuple(others)
+    names = {filename: 0, **{f: (k + 1) * LineMap.FILE_STRIDE for k, f in enumerate(others)}}
+    offsets, text_lines = sass_lines(sass, names) if sass else ({}, {})
+    return LineMap(llvm=llvm_lines(llvm_ir_optimized, names),
+                   ptx=ptx_lines(ptx, names), sass=offsets, sass_lines=text_lines,
+                   files=others)

@@ -184,8 +184,9 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     if cubin is not None and not sass:
         missing["sass"] = _NOT_REQUESTED
 
-    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text,
-                                      cells.get(kernel.source.filename, kernel.source.filename))
+    own = cells.get(kernel.source.filename, kernel.source.filename)
+    others = sorted({cells.get(f.source.filename, f.source.filename) for f in typed.funcs} - {own})
+    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text, own, others)
     timings["total"] = time.perf_counter() - t_start
     ck = CompiledKernel(
         name=kernel.name, entry=lowered.entry, source=kernel.source, options=options,
@@ -232,7 +233,7 @@ def _add_disassembly(ck: CompiledKernel, listing: bool = True,
     if listing:
         changes["sass"] = sass_text
         changes["line_map"] = linemap.build_line_map(ck.llvm_ir_optimized, ck.ptx, sass_text,
-                                                     ck.artifact_filename)
+                                                     ck.artifact_filename, ck.line_map.files)
     if life_ranges:
         changes["life_ranges"] = ranges
     return dataclasses.replace(ck, **changes)

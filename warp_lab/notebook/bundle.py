@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 
 from warp_lab.notebook.highlight import line_colors
-from warp_lab.notebook.views import cell_label, kernel_html, pane_text, python_pane_lines
+from warp_lab.notebook.views import cell_label, kernel_html, pane_text, python_pane_lines, \
+    python_row_numbers
 
 __all__ = ["MIME_TYPE", "BUNDLE_VERSION", "kernel_bundle", "KernelView", "repr_mimebundle",
            "kernel_text"]
@@ -65,7 +66,11 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
     ``[file line, text]`` rows of the Python pane as the static view shows
     them (:func:`~warp_lab.notebook.views.python_pane_lines`: the kernel and
     the device functions of its file or cell that produced code in it), with
-    ``[None, ""]`` for a gap between parts (shown as ``⋮``).
+    ``[None, ""]`` for a gap between parts (shown as ``⋮``). A device function
+    of another cell follows under a ``[None, "# In[3]"]`` row; its rows' keys
+    are its line map keys (``LineMap.FILE_STRIDE`` per file), and then
+    ``python_row_numbers`` gives the number to show for each row (its own
+    cell's line; None for gap and label rows).
 
     Returns:
         a dict following the schema (``version`` :data:`BUNDLE_VERSION`).
@@ -77,7 +82,8 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
         return {"text": text}
 
     lm = ck.line_map
-    rows = [[n, text] for n, text in python_pane_lines(ck)]  # what the static view shows
+    pane_rows = python_pane_lines(ck)
+    rows = [[n, text] for n, text in pane_rows]  # what the static view shows
     bundle = {
         "version": BUNDLE_VERSION,
         "name": ck.name,
@@ -99,6 +105,9 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
         "occupancy": _record(occupancy),
         "heat": {name: {str(k): v for k, v in col.items()} for name, col in (heat or {}).items()},
     }
+    shown = python_row_numbers(ck, pane_rows)
+    if shown != [n for n, _ in pane_rows]:  # a device function of another cell: its numbers
+        bundle["python_row_numbers"] = shown
     return bundle
 
 

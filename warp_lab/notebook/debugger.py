@@ -233,7 +233,8 @@ class DebugSession:
                                                 source_file=source_file, block=block,
                                                 thread=thread)
         except SimulatorError as exc:
-            code = sorted(self.compiled.line_map.ptx)
+            lm = self.compiled.line_map  # the kernel's own lines (a breakpoint's numbering)
+            code = sorted(ln for ln in lm.ptx if ln < lm.FILE_STRIDE)
             if line is None or line in code or not code:
                 raise
             # a blank or comment line, a declaration such as wl.shared_array, code the

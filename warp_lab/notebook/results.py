@@ -32,7 +32,10 @@ def _metrics(result):
 
 
 def _by_python_line(result, per_ptx_line) -> dict[int, int]:
-    """Sum a PTX line -> number mapping per Python line, through the compiler's line map."""
+    """Sum a PTX line -> number mapping per Python line, through the compiler's line map.
+
+    Keys are line map keys: the kernel's file or cell lines, and a device function's
+    of another cell at ``LineMap.FILE_STRIDE`` per file (``LineMap.location``)."""
     py_of = {ptx: py for py, ptxs in result.compiled.line_map.ptx.items() for ptx in ptxs}
     out: dict[int, int] = {}
     for ptx_line, value in (per_ptx_line or {}).items():
@@ -144,7 +147,8 @@ def _finding_text(f, ck, arrays) -> _Markup:
     py = ck.line_map.python_line_of_ptx(int(other)) if other else None
     if py:
         code = html.escape(source_line_text(ck, py))
-        text = _OTHER_PTX.sub(lambda m: f"{m.group(0)} (line {py}: {code})", text, count=1)
+        where = html.escape(line_label(ck, py))
+        text = _OTHER_PTX.sub(lambda m: f"{m.group(0)} (line {where}: {code})", text, count=1)
     return _Markup(text)
 
 
@@ -238,14 +242,14 @@ def launch_html(result) -> str:
         if mem:
             parts.append("<details open><summary>Global memory per line</summary>" + _table(
                 ("line", "source", "requests", "sectors", "sectors / request"),
-                [(ln, _source_line(ck, ln), r["requests"], r["sectors"],
+                [(line_label(ck, ln), _source_line(ck, ln), r["requests"], r["sectors"],
                   f"{r['sectors_per_request']:.2f}") for ln, r in sorted(mem.items())])
                 + "</details>")
         conflicts = bank_conflicts_per_line(result)
         if conflicts:
             parts.append("<details open><summary>Shared-memory bank conflicts per line</summary>"
                          + _table(("line", "source", "conflicts"),
-                                  [(ln, _source_line(ck, ln), n)
+                                  [(line_label(ck, ln), _source_line(ck, ln), n)
                                    for ln, n in sorted(conflicts.items())]) + "</details>")
         eff = simt_efficiencies(result)
         if eff:

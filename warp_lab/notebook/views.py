@@ -32,8 +32,8 @@ from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
-           "source_line_text", "line_label", "shared_array_lines", "cell_label", "pane_text",
-           "resource_card_html",
+           "python_row_numbers", "python_location", "source_line_text", "line_label",
+           "shared_array_lines", "cell_label", "pane_text", "resource_card_html",
            "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
@@ -150,32 +150,53 @@ def _function_spans(lines: list[str]) -> list[tuple[int, int]]:
 
 
 def python_pane_lines(ck) -> list[tuple[int | None, str]]:
-    """The Python pane's ``(file line, text)`` rows: the kernel, and the device functions
-    of its file or cell that produced code in it.
+    """The Python pane's ``(line key, text)`` rows: the kernel, the device functions of its
+    file or cell that produced code in it, then those of other files or cells.
 
-    The line map (``ck.line_map``) holds every line of the kernel's file that
-    code came from, device functions inlined into the kernel included (code
-    from other files is not in it); those outside the kernel's own source are
-    shown with the whole function around them, read through :mod:`linecache`,
-    in file order. A ``(None, "")`` row stands between rows whose lines are
-    not consecutive.
+    The line map (``ck.line_map``) holds every line code came from, device
+    functions inlined into the kernel included; those outside the kernel's own
+    source are shown with the whole function around them, read through
+    :mod:`linecache`, in file order. A ``(None, "")`` row stands between rows
+    whose lines are not consecutive. A device function of another file or
+    cell (a ``@wl.func`` defined in an earlier notebook cell) follows under a
+    ``(None, "# In[3]")`` row naming that cell (:func:`cell_label`); its rows
+    are keyed as in the line map (``LineMap.FILE_STRIDE`` per file, see
+    :meth:`~warp_lab.compiler.artifact.LineMap.location`), and
+    :func:`python_row_numbers` gives the line numbers to show.
     """
     src = ck.source
     own = src.text.splitlines()
     rows = [(src.first_line + k, text) for k, text in enumerate(own)]
     inside = range(src.first_line, src.first_line + len(own))
+    stride = ck.line_map.FILE_STRIDE
+    keys = ck.line_map.python_lines
     lines = _file_lines(src.filename)
-    extra = [ln for ln in ck.line_map.python_lines if ln not in inside and 0 < ln <= len(lines)]
-    if not extra:
-        return rows
+    extra = [ln for ln in keys if ln < stride and ln not in inside and 0 < ln <= len(lines)]
+    if extra:
+        rows = _file_parts(lines, set(inside), extra)
+    for k, name in enumerate(ck.line_map.files, 1):
+        filename = ck.files.get(name, name)
+        lines = _file_lines(filename)
+        wanted = [key - k * stride for key in keys if k * stride <= key < (k + 1) * stride]
+        part = _file_parts(lines, set(), [ln for ln in wanted if 0 < ln <= len(lines)])
+        if part:
+            rows.append((None, f"# {cell_label(filename)}"))
+            rows += [(None if n is None else k * stride + n, text) for n, text in part]
+    return rows
+
+
+def _file_parts(lines: list[str], wanted: set, extra: list[int]) -> list[tuple[int | None, str]]:
+    """Rows of file ``lines``: the ``wanted`` line numbers and the innermost function around
+    each of ``extra`` (else the line alone), in file order, dedented together, blank lines
+    between two parts joining them and a ``(None, "")`` row for any other gap."""
+    import textwrap
+
     spans = _function_spans(lines)
-    wanted = set(inside)
-    for ln in extra:  # the innermost function around the line, else the line alone
+    wanted = set(wanted)
+    for ln in extra:
         around = [sp for sp in spans if sp[0] <= ln <= sp[1]]
         first, last = min(around, key=lambda sp: sp[1] - sp[0]) if around else (ln, ln)
         wanted.update(range(first, last + 1))
-    import textwrap
-
     numbers = sorted(n for n in wanted if 0 < n <= len(lines))
     for a, b in zip(numbers, numbers[1:]):  # blank lines between two parts join them
         if all(not lines[n - 1].strip() for n in range(a + 1, b)):
@@ -188,6 +209,22 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
             out.append((None, ""))
         out.append((n, text))
     return out
+
+
+def python_row_numbers(ck, rows) -> list[int | None]:
+    """The line number to show for each of :func:`python_pane_lines`'s rows: the line in
+    its own file or cell (a device function of another cell keeps its cell's numbering);
+    None for a gap or label row."""
+    return [None if key is None else ck.line_map.location(key)[1] for key, _ in rows]
+
+
+def python_location(ck, key: int) -> tuple[str, int]:
+    """``(file or cell, line)`` of a Python line key of ``ck.line_map``: the cell as named
+    in this run (``ck.files``), the line in its own numbering."""
+    name, line = ck.line_map.location(key)
+    if name is None:
+        return ck.source.filename, line
+    return ck.files.get(name, name), line
 
 
 #: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``, ``.extern
@@ -265,9 +302,15 @@ def _other_file(ck, filename: str | None) -> bool:
 def source_line_text(ck, line: int, filename: str | None = None) -> str:
     """The text of file line ``line`` of ``ck``'s kernel or of a device function in its file
     or, given ``filename`` (a finding's or debugger stop's ``source_file``) of another file
-    or cell, of that one's line (stripped; ``""`` when unknown)."""
+    or cell, of that one's line (stripped; ``""`` when unknown). Without ``filename``,
+    ``line`` is a line map key: one of another file's lines names that line."""
     if not line:
         return ""
+    if filename is None and line >= ck.line_map.FILE_STRIDE:
+        try:
+            filename, line = python_location(ck, line)
+        except KeyError:
+            return ""
     if _other_file(ck, filename):
         lines = _file_lines(filename)
         return lines[int(line) - 1].strip() if 0 < int(line) <= len(lines) else ""
@@ -281,13 +324,20 @@ def source_line_text(ck, line: int, filename: str | None = None) -> str:
 def line_label(ck, line: int, filename: str | None = None) -> str:
     """How a view names a Python line: ``"7"`` in the kernel's own file or cell, ``"In[3]
     line 7"`` (:func:`cell_label`) in another one: a ``@wl.func`` of another cell whose code
-    a finding or a debugger stop is in (``filename``: its ``source_file``)."""
+    a finding or a debugger stop is in (``filename``: its ``source_file``; without it,
+    ``line`` is a line map key, see :func:`python_location`)."""
+    if filename is None and line >= ck.line_map.FILE_STRIDE:
+        try:
+            filename, line = python_location(ck, line)
+        except KeyError:
+            return str(line)
     if _other_file(ck, filename):
         return f"{cell_label(filename)} line {line}"
     return str(line)
 
 
-def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[int, int] = {},
+def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
+              py_of_line: Mapping[int, int] = {},
               colors: Mapping[int, str] = {}, heat: Mapping[str, Mapping[int, object]] = {},
               title: str | None = None, open_: bool = True, missing: str = "",
               max_lines: int = PANE_MAX_LINES) -> str:
@@ -296,8 +346,12 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
     Args:
         pane: pane id (a key of :data:`PANES`); picks the lexer.
         text: the pane's text, or None when the stage did not run.
-        numbers: the line number shown for each line (default 1, 2, ...); None
-            marks a gap between parts (shown as ``⋮``, no line number).
+        numbers: the line number of each line (default 1, 2, ...), what
+            ``py_of_line`` and ``heat`` are keyed by; None marks a gap between
+            parts (shown as ``⋮``, no line number).
+        shown: the number to show for each line when it is not ``numbers``'
+            (the Python pane: a device function of another cell shows its own
+            cell's line numbers, :func:`python_row_numbers`).
         py_of_line: pane line number -> Python line (gives ``data-py`` and colour).
         colors: Python line -> CSS colour.
         heat: column title -> {pane line number -> value}: extra columns
@@ -320,6 +374,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
         text = "\n".join(all_lines[:max_lines])
     lines = highlight_lines(text, pane)
     numbers = list(numbers) if numbers is not None else list(range(1, len(lines) + 1))
+    shown = list(shown) if shown is not None else numbers
     heat_cols = [(HEAT_TITLES.get(name, name), col) for name, col in heat.items()]
     out = [head, '<div class="wl-code">']
     if heat_cols:
@@ -327,7 +382,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
         out.append(f'<div class="wl-line wl-head"><span class="wl-ln"></span>{cols}</div>')
     maxima = {name: max((float(v) for v in col.values()), default=0.0) or 1.0
               for name, col in heat_cols}
-    for number, code in zip(numbers, lines):
+    for number, label, code in zip(numbers, shown, lines):
         py = py_of_line.get(number) if number is not None else None
         attrs = ""
         if py is not None:
@@ -343,8 +398,8 @@ def pane_html(pane: str, text: str | None, *, numbers=None, py_of_line: Mapping[
                 a = min(float(v) / maxima[name], 1.0) * 0.6
                 cells.append(f'<span class="wl-heat" style="background-color:rgba(230,80,20,'
                              f'{a:.2f})">{html.escape(_fmt(v))}</span>')
-        shown = "⋮" if number is None else int(number)
-        out.append(f'<div class="wl-line"{attrs}><span class="wl-ln">{shown}</span>'
+        label = "⋮" if number is None or label is None else int(label)
+        out.append(f'<div class="wl-line"{attrs}><span class="wl-ln">{label}</span>'
                    f'{"".join(cells)}<span class="wl-src">{code}</span></div>')
     out.append("</div>")
     if hidden:
@@ -395,6 +450,7 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
             rows = python_pane_lines(ck)
             numbers = [n for n, _ in rows]
             parts.append(pane_html("python", "\n".join(t for _, t in rows), numbers=numbers,
+                                   shown=python_row_numbers(ck, rows),
                                    py_of_line={n: n for n in numbers if n is not None},
                                    colors=colors, heat=heat or {},
                                    title=f"Python  {cell_label(src.filename)}"))
