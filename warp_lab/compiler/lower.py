@@ -599,6 +599,13 @@ class FunctionLowerer(ExprLowerer):
         one = ir.Constant(llty(ty), 1)
         start, stop, step = (ir.Constant(llty(ty), 0), args[0], one) if len(args) == 1 else \
             (args[0], args[1], one) if len(args) == 2 else tuple(args)
+        if node.wl_step is None and self.m.debug:
+            # Python raises ValueError for a zero step; a GPU has no exception, so
+            # like `assert` it is a trap under debug=True and zero iterations otherwise
+            from warp_lab.compiler.lower_builtins import emit_trap
+            line = self.source.first_line + node.iter.args[2].lineno - 1
+            emit_trap(self, self.b.icmp_signed("!=", step, ir.Constant(step.type, 0)),
+                      f"{self.source.filename}:{line}: range() arg 3 must not be zero")
         counter = self.ab.alloca(llty(ty), name=f"{ir_name(node.target.id)}.counter")
         self.b.store(start, counter)
         cond_bb = self.fn.append_basic_block("for.cond")
