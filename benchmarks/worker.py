@@ -7,9 +7,10 @@ Jobs:
   CUDA initialisation): the import of the tool and the *process-cold*
   compile (the first compile in the process, of ``saxpy``; it pays lazy
   initialisation).
-* ``latency``: every tool in one process, interleaved (see :func:`latency`):
-  per kernel the *first* compile of that kernel and the median of
-  ``--repeats`` *warm* compiles; warp_lab's cache-hit time.
+* ``latency``: every tool (or ``--tools``) in one process, interleaved (see
+  :func:`latency`): per kernel the *first* compile of that kernel and the median
+  of ``--repeats`` *warm* compiles (none with ``--repeats 0``: the extra
+  first-compile rounds of ``run_all``); warp_lab's cache-hit time.
 * ``quality --arch sm_XX``: every tool's PTX for every kernel through the
   same ptxas/nvdisasm (:mod:`benchmarks.quality`); ``--artifacts DIR``
   also writes each PTX and SASS there for reading.
@@ -181,7 +182,7 @@ def latency(arch: str, repeats: int, kernels: list[str], tools=TOOLS) -> dict:
                 if key != "missing" and vals:
                     rec["warm"][key] = statistics.median(vals)
             out[tool]["kernels"][name] = rec
-    if "warp_lab" in live:
+    if "warp_lab" in live and repeats:
         out["warp_lab"]["cache_hit"] = _cache_hits(arch, kernels, repeats)
     return out
 
@@ -279,7 +280,8 @@ def main(argv=None) -> int:
     ap.add_argument("--kernels", default=",".join(BENCH_KERNELS))
     ap.add_argument("--artifacts", default=None)
     ap.add_argument("--short-ptr", action="store_true", help="whatif: the short_ptr run")
-    ap.add_argument("--tools", default=",".join(QUALITY_TOOLS), help="quality: which PTX makers")
+    ap.add_argument("--tools", default=None,
+                    help="quality: which PTX makers; latency: which tools (default: all)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     kernels = [k for k in args.kernels.split(",") if k]
@@ -288,11 +290,13 @@ def main(argv=None) -> int:
             ap.error("latency-cold needs --tool")
         result = latency_cold(args.tool, args.arch)
     elif args.job == "latency":
-        result = latency(args.arch, args.repeats, kernels)
+        result = latency(args.arch, args.repeats, kernels,
+                         tuple(args.tools.split(",")) if args.tools else TOOLS)
     elif args.job == "whatif":
         result = whatif(args.arch, kernels, args.short_ptr)
     else:
-        result = quality(args.arch, kernels, args.artifacts, args.tools.split(","))
+        result = quality(args.arch, kernels, args.artifacts,
+                         args.tools.split(",") if args.tools else QUALITY_TOOLS)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     return 0

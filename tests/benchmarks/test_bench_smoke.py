@@ -258,3 +258,25 @@ def test_latency_targets_thresholds():
     lines = report.latency_targets(lat, ["a", "b"])
     assert lines[0].startswith("- FAIL") and "b (4.5×)" in lines[0]   # a is exactly 5×
     assert lines[1].startswith("- FAIL") and "b (20.0 vs 19.0 ms)" in lines[1]
+
+
+def test_first_compiles_are_the_median_over_fresh_processes():
+    from benchmarks.run_all import merge_first_compiles
+
+    def rnd(a, b, warp=None):
+        out = {"numba": {"kernels": {"a": {"first": {"ptx": a}}, "b": {"first": {"ptx": b}}}}}
+        if warp is not None:
+            out["warp"] = {"kernels": {"a": {"first": {"ptx": warp}}}}
+        return out
+
+    lat = rnd(0.072, 0.050, warp=0.30)
+    lat["numba"]["kernels"]["a"]["warm"] = {"ptx": 0.104}
+    rounds = [lat, rnd(0.110, 0.040), {"error": "worker timed out"}, rnd(0.120, 0.060, 0.10),
+              rnd(0.100, 0.055, 0.20)]
+    merge_first_compiles(lat, rounds)
+    a, b = lat["numba"]["kernels"]["a"], lat["numba"]["kernels"]["b"]
+    assert a["first"]["ptx"] == pytest.approx(0.105) and a["first_samples"] == 4  # of 4 rounds
+    assert a["warm"] == {"ptx": 0.104}                                  # warm repeats untouched
+    assert b["first"]["ptx"] == pytest.approx(0.0525) and b["first_samples"] == 4
+    # warp: the rounds without it add nothing
+    assert lat["warp"]["kernels"]["a"] == {"first": {"ptx": 0.20}, "first_samples": 3}

@@ -263,7 +263,9 @@ def test_entry_guard_only_for_tid_kernels_unless_asked():
 def test_shared_memory_barrier_and_atomics():
     lk = lower(reduce256)
     assert lk.shared_bytes == 1024
-    assert re.search(r"addrspace\(3\) global \[256 x float\] undef", lk.llvm_ir)
+    # externally_initialized: a block's shared memory is not LLVM's undef (lower.SharedVariable)
+    assert re.search(r"addrspace\(3\) externally_initialized global \[256 x float\] undef",
+                     lk.llvm_ir)
     ptx = emit_ptx(lk.llvm_ir)
     assert re.search(r"\.shared \.align 16 \.b8 \S+\[1024\]", ptx)
     assert re.search(r"bar\.sync\s+0;", ptx)

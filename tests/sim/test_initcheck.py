@@ -71,6 +71,14 @@ def count_positive(x: wl.array(dtype=wl.float32), counts: wl.array(dtype=wl.int3
         counts[wl.block_idx.x] = c[0]
 
 
+@wl.kernel
+def forgot_to_fill(y: wl.array(dtype=wl.float32)):
+    tile = wl.shared_array(BS, wl.float32)
+    t = wl.thread_idx.x
+    wl.syncthreads()
+    y[t] = tile[BS - 1 - t] * 2.0  # marker: never written
+
+
 def _launch(kernel, inputs, **kw):
     kw.setdefault("checks", CHECKS)
     return wl.launch(kernel, inputs=inputs, device="sim", block=(BS, 1, 1), **kw)
@@ -130,6 +138,19 @@ def test_dynamic_shared_memory_read_before_write_names_it():
     assert "the dynamic shared memory" in f.message and f"shared_mem={4 * BS} bytes" in f.message
     assert f.details["offset"] == 0
     np.testing.assert_array_equal(y, np.ones(BS, np.float32))   # zeros + 1.0
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_an_array_no_thread_ever_writes_is_reported_at_every_opt_level(opt):
+    # With LLVM's `undef` as the array's initial value, O3 folded `tile[...] * 2.0` to a
+    # NaN constant: no shared load was left to check, and y was silently NaN.
+    ck = wl.compile(forgot_to_fill, opt=opt, sass=False)
+    assert "ld.shared" in ck.ptx
+    y = np.full(BS, 5.0, np.float32)
+    res = _launch(forgot_to_fill, [y], grid=(1, 1, 1), opt=opt)
+    f = _only(res, forgot_to_fill, "# marker: never written")
+    assert f.details["variable"].startswith("forgot_to_fill_tile_")
+    np.testing.assert_array_equal(y, np.zeros(BS, np.float32))   # zeros read, times 2
 
 
 def test_a_block_does_not_inherit_another_blocks_initialisation():

@@ -73,6 +73,34 @@ class LoweredKernel:
     entry_guard: bool = True
 
 
+class SharedVariable(ir.GlobalVariable):
+    """A static ``.shared`` variable: ``internal addrspace(3) externally_initialized global``.
+
+    A block's shared memory starts with whatever is there (CUDA Programming Guide,
+    ``__shared__`` variables: no initialization), not with LLVM's ``undef``, which
+    would let the optimiser fold every read of a never-written array, and whatever
+    depends on it, into constants: at O3 a kernel that forgot to fill its tile
+    stored NaN without reading shared memory at all, so the simulator's initcheck
+    had nothing to report. ``externally_initialized`` (LLVM Language Reference,
+    "Global Variables") keeps those reads; the PTX of a kernel that writes its
+    arrays before reading them is unchanged. llvmlite has no flag for it, so
+    :meth:`descr` adds the keyword where the grammar puts it, before ``global``.
+
+    Args:
+        module: the ``ir.Module``.
+        typ: the array type (``ir.ArrayType`` of element type × count).
+        name: the PTX symbol (``<kernel>_<array>_<n>``).
+    """
+
+    def __init__(self, module: ir.Module, typ: ir.Type, name: str):
+        super().__init__(module, typ, name, addrspace=3)
+
+    def descr(self, buf):
+        text: list[str] = []
+        super().descr(text)
+        buf.append("".join(text).replace(" global ", " externally_initialized global ", 1))
+
+
 class ModuleContext:
     """One LLVM module under construction: declarations, debug info, globals."""
 
@@ -106,8 +134,8 @@ class ModuleContext:
             count = 1
             for s in decl.shape:
                 count *= s
-            g = ir.GlobalVariable(self.module, ir.ArrayType(memty(decl.dtype), count),
-                                  decl.symbol, addrspace=3)
+            g = SharedVariable(self.module, ir.ArrayType(memty(decl.dtype), count),
+                               decl.symbol)
             g.linkage = "internal"
             g.initializer = ir.Constant(g.value_type, ir.Undefined)
             g.align = max(16, decl.dtype.align)
@@ -580,6 +608,13 @@ class FunctionLowerer(ExprLowerer):
         one = ir.Constant(llty(ty), 1)
         start, stop, step = (ir.Constant(llty(ty), 0), args[0], one) if len(args) == 1 else \
             (args[0], args[1], one) if len(args) == 2 else tuple(args)
+        if node.wl_step is None and self.m.debug:
+            # Python raises ValueError for a zero step; a GPU has no exception, so
+            # like `assert` it is a trap under debug=True and zero iterations otherwise
+            from warp_lab.compiler.lower_builtins import emit_trap
+            line = self.source.first_line + node.iter.args[2].lineno - 1
+            emit_trap(self, self.b.icmp_signed("!=", step, ir.Constant(step.type, 0)),
+                      f"{self.source.filename}:{line}: range() arg 3 must not be zero")
         counter = self.ab.alloca(llty(ty), name=f"{ir_name(node.target.id)}.counter")
         self.b.store(start, counter)
         cond_bb = self.fn.append_basic_block("for.cond")
