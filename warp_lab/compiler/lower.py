@@ -614,7 +614,7 @@ class FunctionLowerer(ExprLowerer):
             from warp_lab.compiler.lower_builtins import emit_trap
             line = self.source.first_line + node.iter.args[2].lineno - 1
             emit_trap(self, self.b.icmp_signed("!=", step, ir.Constant(step.type, 0)),
-                      f"{self.source.filename}:{line}: range() arg 3 must not be zero")
+                      f"{self.filename}:{line}: range() arg 3 must not be zero")
         counter = self.ab.alloca(llty(ty), name=f"{ir_name(node.target.id)}.counter")
         self.b.store(start, counter)
         cond_bb = self.fn.append_basic_block("for.cond")
