@@ -98,12 +98,17 @@ def test_interrupt_leaves_arrays_unchanged():
     """)
     ck = wl.compile(kernel, arch="sm_90")
     x = np.zeros(64, np.int32)
+    # Python ignores SIGINT when its parent did (a background job of a non-interactive
+    # shell, `nohup ... &`): without its handler the signal never arrives, and the test
+    # would spin until killed. The budget is a backstop: tens of seconds, then a failure.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        r = wl.launch(ck, dim=64, inputs=[x], device="sim")
+        r = wl.launch(ck, dim=64, inputs=[x], device="sim", max_instructions=4_000_000_000)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert [f.kind for f in r.findings] == ["interrupted"]
     assert (x == 0).all()
 
