@@ -460,6 +460,39 @@ def test_constant_index_offsets_become_address_offsets():
 
 
 @wl.kernel
+def border_or_stencil(u: wl.array2d(dtype=wl.float32), out: wl.array2d(dtype=wl.float32)):
+    i, j = wl.tid()
+    if i == 0 or j == 0 or i == u.shape[0] - 1 or j == u.shape[1] - 1:
+        out[i, j] = u[i, j]
+        return
+    out[i, j] = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1]
+
+
+def test_neighbours_share_the_address_computed_before_the_branch():
+    # nvcc's shape: p = &u[i, j] once, above the branch; the border reads [p], the
+    # stencil [p - 4], [p + 4] and p ± 4 * stride. With the constants folded into the
+    # int32 offset LLVM rebuilt the centre from &u[i - 1, j] inside the stencil block,
+    # a second address computation (stencil_2d: 22 registers instead of 20).
+    ck = wl.compile(border_or_stencil, sass=False, cache=False)
+    body = ck.ptx[ck.ptx.index(".entry"):]
+    loads = re.findall(r"ld\.global(?:\.nc)?\.(?:f32|b32)\s+%r\d+, \[(%rd\d+)(\+-?\d+)?\]", body)
+    centre = [base for base, off in loads if not off]
+    near = {base for base, off in loads if off in ("+-4", "+4")}
+    assert len(near) == 1 and near <= set(centre), loads
+    (p,) = near
+    # p is defined once, before the first conditional branch that is not the tid guard
+    defs = [m.start() for m in re.finditer(rf"^\s*\S+\s+{re.escape(p)},", body, re.M)]
+    branches = [m.start() for m in re.finditer(r"^\s*@%p\d+ bra", body, re.M)]
+    assert len(defs) == 1 and defs[0] < branches[-1] < body.index("[" + p + "]"), body
+    x = np.random.default_rng(3).standard_normal((9, 12)).astype(np.float32)
+    got = np.zeros_like(x)
+    wl.launch(border_or_stencil, dim=x.shape, inputs=[x, got], device="sim")
+    want = x.copy()
+    want[1:-1, 1:-1] = ((x[:-2, 1:-1] + x[2:, 1:-1]) + x[1:-1, :-2]) + x[1:-1, 2:]
+    np.testing.assert_array_equal(got, want)
+
+
+@wl.kernel
 def and_of_compares(x: wl.array(dtype=wl.float32), n: int, m: int):
     i = wl.tid()
     if i < n and i + 1 < m:

@@ -263,9 +263,9 @@ class ExprLowerer:
         """An array index split as ``(value, c)``: ``e ± c`` with a small int constant ``c``
         gives ``(array_index(e), ±c)``, anything else ``(array_index(node), 0)``.
 
-        :meth:`elem_ptr` adds ``c * stride`` to the whole offset, so ``u[i, j + 1]``
-        and ``u[i, j - 1]`` become ``[p + 4]`` and ``[p - 4]`` off the address of
-        ``u[i, j]``, as nvcc's code for ``u[i * w + j + 1]`` does. The element is
+        :meth:`elem_ptr` adds ``c * stride`` to the address of ``u[i, j]``, so
+        ``u[i, j + 1]`` and ``u[i, j - 1]`` become ``[p + 4]`` and ``[p - 4]`` off
+        that address ``p``, as nvcc's code for ``u[i * w + j + 1]`` does. The element is
         then ``e ± c`` without int32 wrap-around, which differs from wrapping only
         if ``e ± c`` overflows: never for an index in bounds of an axis shorter than
         ``2**31 - 2**16`` elements (docs/language.md). Not under ``debug``, whose
@@ -294,8 +294,15 @@ class ExprLowerer:
         (an ``int64``/``uint32``/``uint64`` index, see :meth:`array_index`)
         all terms are extended to i64 and the sum is done in 64 bits, so an
         index of 2**32 + 1 addresses element 2**32 + 1, not 1. ``consts``
-        (one int per index, from :meth:`index_parts`) are added last, each
-        times its stride, so neighbouring elements share one base address.
+        (one int per index, from :meth:`index_parts`), each times its stride,
+        are a second GEP off the address of the element without them, so
+        neighbouring elements share one base address: ``u[i, j]``,
+        ``u[i, j ± 1]`` and ``u[i ± 1, j]`` are ``p``, ``[p ± 4]`` and
+        ``p ± 4 * stride``, one ``p`` that LLVM computes once and hoists
+        above a branch whose sides both use it, as nvcc does for
+        ``u[i*w + j ± 1]`` (benchmarks/findings.md F13). The base GEP is not
+        ``inbounds``: ``p`` itself may lie outside the array (``u[k + 1]``
+        with ``k == -1``).
         """
         wide = any(v.type == I64 for v in idx)
         off = None
@@ -312,15 +319,23 @@ class ExprLowerer:
                           f"with size {d}", [v, n], [ity_w, ity_w])
             term = self._times_stride(v, arr.strides[k], wide)
             off = term if off is None else self.b.add(off, term, flags=["nsw"])
+        if not wide:
+            off = self.b.sext(off, I64)
+        etype = memty(arr.ty.dtype)
+        if not any(consts):
+            return self.b.gep(arr.ptr, [off], inbounds=True, source_etype=etype)
+        # the base first: the same instructions as a plain ``arr[idx]``, so that
+        # SimplifyCFG can hoist them when both sides of a branch start with them
+        base = self.b.gep(arr.ptr, [off], source_etype=etype)
         ity = I64 if wide else I32
+        rest = None
         for k, c in enumerate(consts):  # constant parts of the indices (index_parts)
             if c:
                 term = self._times_stride(ir.Constant(ity, c), arr.strides[k], wide)
-                off = self.b.add(off, term, flags=["nsw"])
+                rest = term if rest is None else self.b.add(rest, term, flags=["nsw"])
         if not wide:
-            off = self.b.sext(off, I64)
-        return self.b.gep(arr.ptr, [off], inbounds=True,
-                          source_etype=memty(arr.ty.dtype))
+            rest = self.b.sext(rest, I64)
+        return self.b.gep(base, [rest], source_etype=etype)
 
     def array_view(self, node) -> ArrayVal:
         """``a[i]`` (or ``a[i, j]`` of a 3-D array): the sub-array at those leading indices,
