@@ -284,3 +284,58 @@ def test_hide_drops_panes_and_printf_output_is_shown(ip):
     assert "&lt;lane 3&gt; has 30" in html
     assert ip.magics_manager.registry["WarpKernelMagics"].previous["shout"] is \
         ip.user_ns["_launch"].compiled
+
+
+OOB_CELL = "def oob(x: wl.array(dtype=wl.float32)):\n    i = wl.tid()\n    x[i + 1] = 1.0\n"
+
+
+def test_the_bound_kernel_keeps_the_cells_compile_options(ip):
+    """A student's `%%warp_kernel --debug` cell, then wl.launch of the kernel it bound: the
+    launch runs the debug build (bounds checks), as Numba's @cuda.jit(debug=True) would."""
+    import numpy as np
+
+    ip.user_ns["wl"] = wl
+    with capture_output():
+        ip.run_cell_magic("warp_kernel", "--debug --opt 1 --arch sm_75 --show resources",
+                          OOB_CELL)
+    oob = ip.user_ns["oob"]
+    assert oob.options == {"debug": True, "opt": 1, "arch": "sm_75"}
+    x = np.zeros(32, np.float32)
+    res = wl.launch(oob, dim=32, inputs=[x], device="sim")
+    assert [f.kind for f in res.findings] == ["trap"], [str(f) for f in res.findings]
+    assert "index 32 out of bounds for axis 0 with size 32" in res.printed
+    assert (x == 0).all()                          # aborted before any store
+    ck = wl.compile(oob, sass=False)
+    assert (ck.options.arch, ck.options.opt, ck.options.debug) == ("sm_75", 1, True)
+    assert ".target sm_75" in ck.ptx
+    # the caller's own choice wins over the kernel's
+    res = wl.launch(oob, dim=32, inputs=[x], device="sim", debug=False)
+    assert [f.kind for f in res.findings] == ["out_of_bounds"], [str(f) for f in res.findings]
+
+    # a cell without options binds a kernel that carries none: the defaults
+    with capture_output():
+        ip.run_cell_magic("warp_kernel", "--show resources", OOB_CELL)
+    assert ip.user_ns["oob"].options == {}
+    assert wl.compile(ip.user_ns["oob"], sass=False).options.debug is False
+
+
+def test_decorator_options_are_kept_unless_the_cell_chooses(ip):
+    ip.user_ns["wl"] = wl
+    cell = "@wl.kernel(debug=True, opt=0)\n" + OOB_CELL
+    with capture_output():
+        view = ip.run_cell_magic("warp_kernel", "--show ptx", cell)
+    assert ip.user_ns["oob"].options == {"debug": True, "opt": 0}
+    assert view.compiled.options.debug and view.compiled.options.opt == 0   # the view too
+    with capture_output():
+        view = ip.run_cell_magic("warp_kernel", "--show ptx --opt 2", cell)
+    assert ip.user_ns["oob"].options == {"debug": True, "opt": 2}
+    assert view.compiled.options.opt == 2
+
+
+def test_kernel_decorator_options_are_checked():
+    with pytest.raises(TypeError, match="unknown option.*bogus"):
+        wl.kernel(bogus=1)
+    with pytest.raises(ValueError, match="opt must be 0, 1, 2 or 3"):
+        wl.kernel(opt=7)
+    with pytest.raises(ValueError, match="unsupported|sm_"):
+        wl.kernel(arch="sm_10")

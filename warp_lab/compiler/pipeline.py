@@ -56,6 +56,11 @@ def toolchain_versions(arch: str) -> dict[str, str]:
     return out
 
 
+#: what :func:`compile` uses for an option neither its caller nor the kernel sets
+_DEFAULT_OPTIONS = {"arch": "sm_90", "opt": 3, "fast_math": False, "debug": False,
+                    "maxrregcount": None}
+
+
 def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags) -> None:
     """Validate compile options; the one check ``wl.compile``, ``wl.launch`` and the magic share.
 
@@ -83,8 +88,9 @@ def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags)
             raise ValueError(f"{name} must be True or False, got {flag!r}")
 
 
-def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool = False,
-            debug: bool = False, lineinfo: bool = True, maxrregcount: int | None = None,
+def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
+            fast_math: bool | None = None, debug: bool | None = None, lineinfo: bool = True,
+            maxrregcount: int | None = None,
             launch_ndim: int | None = None, unit_inner_stride: bool = True,
             entry_guard: bool | None = None, aligned_vectors: bool = True,
             read_only_cache: bool = True, cache: bool = True, sass: bool = True,
@@ -99,6 +105,11 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
         debug: ``assert`` becomes a trap with its message.
         lineinfo: line tables in PTX (``.loc``), cubin and SASS.
         maxrregcount: registers-per-thread cap handed to ptxas.
+
+        ``arch``, ``opt``, ``fast_math``, ``debug`` and ``maxrregcount`` left
+        None take the kernel's own (:attr:`Kernel.options`: ``@wl.kernel(...)``,
+        its ``%%warp_kernel`` cell's options), else ``"sm_90"``, 3, False,
+        False and no cap.
         launch_ndim: force what ``wl.tid()`` returns (default: inferred).
         unit_inner_stride: compile for arrays with element stride 1 in the
             last dimension (default); False for any strides.
@@ -129,6 +140,12 @@ def compile(kernel: Kernel, arch: str = "sm_90", opt: int = 3, fast_math: bool =
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
+    own = {**_DEFAULT_OPTIONS, **kernel.options}
+    arch = own["arch"] if arch is None else arch
+    opt = own["opt"] if opt is None else opt
+    fast_math = own["fast_math"] if fast_math is None else fast_math
+    debug = own["debug"] if debug is None else debug
+    maxrregcount = own["maxrregcount"] if maxrregcount is None else maxrregcount
     guard = {} if entry_guard is None else {"entry_guard": entry_guard}  # None: by kernel
     check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
                   maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride, cache=cache,

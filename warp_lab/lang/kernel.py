@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from warp_lab.errors import KernelCompileError, source_label
 
-__all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file"]
+__all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file",
+           "KERNEL_OPTIONS", "check_kernel_options"]
 
 
 @dataclass(frozen=True)
@@ -126,14 +127,29 @@ class _Function:
         return {n: c.cell_contents for n, c in zip(self.fn.__code__.co_freevars, self.fn.__closure__)}
 
 
+#: the compile options a kernel can carry (``@wl.kernel(debug=True)``, a ``%%warp_kernel``
+#: cell's ``--debug``): what ``wl.compile`` and ``wl.launch`` use where their caller passes none
+KERNEL_OPTIONS = ("arch", "opt", "fast_math", "debug", "maxrregcount")
+
+
+@dataclass(eq=False)
 class Kernel(_Function):
     """A kernel: a Python function that runs once per GPU thread.
 
     Parameters must be annotated (``x: wl.array(dtype=wl.float32)``,
     ``a: float``). Compile with :func:`warp_lab.compile`, launch with
     :func:`warp_lab.launch`.
+
+    Attributes:
+        options: compile options the kernel carries, by name (a subset of
+            :data:`KERNEL_OPTIONS`), as Numba's ``@cuda.jit(debug=True)`` does:
+            ``wl.compile`` and ``wl.launch`` use each where their caller
+            passes None (``arch`` only on the simulator: a GPU launch compiles
+            for the GPU). Set by ``@wl.kernel(...)`` and by a
+            ``%%warp_kernel`` cell's options.
     """
 
+    options: dict = field(default_factory=dict)
     kind_name = "wl.kernel"
 
     def __call__(self, *args, **kwargs):
@@ -179,11 +195,42 @@ class Constant:
         return int(self.value)
 
 
-def kernel(fn=None, *, source: Source | None = None):
-    """Decorator: make ``fn`` a :class:`Kernel` (``@wl.kernel``)."""
+def kernel(fn=None, *, source: Source | None = None, **options):
+    """Decorator: make ``fn`` a :class:`Kernel` (``@wl.kernel`` or ``@wl.kernel(debug=True)``).
+
+    Args:
+        fn: the Python function (None when called with options).
+        source: its source, when :func:`inspect.getsource` cannot find it.
+        options: compile options the kernel carries (:attr:`Kernel.options`):
+            ``arch`` (``"sm_80"``...), ``opt`` (0..3), ``fast_math``, ``debug``
+            (bools) and ``maxrregcount`` (1..255 registers per thread).
+
+    Raises:
+        TypeError: an option that is not one of :data:`KERNEL_OPTIONS`.
+        ValueError: a bad option value (the check ``wl.compile`` makes).
+    """
+    options = check_kernel_options(options)
     if fn is None:
-        return lambda f: Kernel(f, source)
-    return Kernel(fn, source)
+        return lambda f: Kernel(f, source, dict(options))
+    return Kernel(fn, source, options)
+
+
+def check_kernel_options(options: dict) -> dict:
+    """``options`` checked for :attr:`Kernel.options` (None values dropped: not set).
+
+    Raises:
+        TypeError: a name that is not one of :data:`KERNEL_OPTIONS`.
+        ValueError: a bad value (:func:`warp_lab.compiler.pipeline.check_options`).
+    """
+    from warp_lab.compiler.pipeline import check_options
+
+    unknown = sorted(set(options) - set(KERNEL_OPTIONS))
+    if unknown:
+        raise TypeError(f"@wl.kernel got unknown option(s) {', '.join(unknown)}; "
+                        f"a kernel carries {', '.join(KERNEL_OPTIONS)}")
+    options = {k: v for k, v in options.items() if v is not None}
+    check_options(**options)
+    return options
 
 
 def func(fn=None, *, source: Source | None = None):

@@ -29,7 +29,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from warp_lab.errors import KernelCompileError, LaunchError, SimulatorError, WarpLabError
-from warp_lab.lang.kernel import Func, Kernel
+from warp_lab.lang.kernel import KERNEL_OPTIONS, Func, Kernel
 from warp_lab.notebook import launch_option
 from warp_lab.notebook.launch_option import unquote
 
@@ -261,7 +261,11 @@ class WarpKernelMagics(Magics):
 
         Undecorated top-level functions are kernels unless another function in
         the cell calls them (then they are device functions). Kernels and
-        functions are bound in the notebook namespace; ``--launch`` binds the
+        functions are bound in the notebook namespace, and a kernel keeps the
+        compile options chosen here or with the line magic (``--arch``,
+        ``--opt``, ``--fast-math``, ``--debug``, ``--maxrregcount``): a later
+        ``wl.launch``/``wl.compile`` of it uses them unless given others (a GPU
+        launch compiles for the GPU's arch). ``--launch`` binds the
         launch result as ``_launch`` (a simulator launch running longer than
         0.5 s shows a progress bar of simulated blocks; the resource card and
         the occupancy widget then describe that launch: its ``block_dim`` or
@@ -281,10 +285,14 @@ class WarpKernelMagics(Magics):
                 print(_defaults_text({**BUILTIN_DEFAULTS, **self.defaults}))
             return None
         opts = {**BUILTIN_DEFAULTS, **self.defaults, **given}
+        # the compile options the user chose (here or with the line magic), which the cell's
+        # kernels keep for wl.compile/wl.launch elsewhere in the notebook (Kernel.options)
+        chosen = {**self.defaults, **given}
+        carried = {k: chosen[k] for k in KERNEL_OPTIONS if chosen.get(k) is not None}
         if opts["arch"] is None:
             opts["arch"] = _device_arch(opts["device"])
         _check_options(opts)  # a GPU's own arch may be one warp_lab cannot target
-        return self._run_cell(line, cell, opts)
+        return self._run_cell(line, cell, opts, carried)
 
     # -- the cell ---------------------------------------------------------------------------
 
@@ -308,7 +316,7 @@ class WarpKernelMagics(Magics):
         self.cell_texts[name] = full_text
         return name
 
-    def _run_cell(self, line: str, cell: str, opts: dict):
+    def _run_cell(self, line: str, cell: str, opts: dict, carried: dict):
         __tracebackhide__ = True
         show = _split(opts["show"], SHOW_CHOICES, "--show")
         hide = set(_split(opts["hide"], SHOW_CHOICES, "--hide"))
@@ -349,6 +357,8 @@ class WarpKernelMagics(Magics):
                 obj = (Kernel if kinds[node.name] == "kernel" else Func)(obj)
                 ns[node.name] = obj
             if isinstance(obj, Kernel):
+                # the cell's options, over an @wl.kernel(...)'s own where both set one
+                obj.options.update(carried)
                 kernels.append(obj)
         if not kernels:  # a word instead of nothing (a student who wrote only a helper)
             funcs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
@@ -385,10 +395,10 @@ class WarpKernelMagics(Magics):
         from warp_lab.notebook.bundle import KernelView
 
         heat_wanted = "source" in show or "sass" in show
-        ck = compile_kernel(kernel, arch=opts["arch"], opt=opts["opt"],
-                            fast_math=opts["fast_math"], debug=opts["debug"],
-                            maxrregcount=opts["maxrregcount"], cache=not opts["no_cache"],
-                            life_ranges=heat_wanted)
+        # the kernel's options: the cell's choices (Kernel.options), an @wl.kernel(...)'s own
+        # where the cell chose none, and the defaults; the arch by default the device's
+        ck = compile_kernel(kernel, arch=None if "arch" in kernel.options else opts["arch"],
+                            cache=not opts["no_cache"], life_ranges=heat_wanted)
         occ = None
         extra = ""
         if ck.resources is not None and ("occupancy" in show or "resources" in show):

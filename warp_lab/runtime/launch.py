@@ -182,7 +182,8 @@ def check_shared_mem(shared_mem, ck: CompiledKernel, arch: str) -> int:
 
 
 def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, block_dim=256,
-                   opt: int = 3, fast_math: bool = False, debug: bool = False):
+                   opt: int | None = None, fast_math: bool | None = None,
+                   debug: bool | None = None):
     """Everything a back end needs, checked: the compiled variant, geometry and arguments.
 
     A ``@wl.kernel`` is compiled (cached, without SASS) for ``arch``, first
@@ -218,7 +219,8 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     from warp_lab.compiler.pipeline import check_options
 
     try:
-        check_options(opt=opt, fast_math=fast_math, debug=debug)
+        check_options(opt=opt, **{k: v for k, v in (("fast_math", fast_math), ("debug", debug))
+                                   if v is not None})
     except ValueError as exc:
         raise LaunchError(str(exc)) from None
     if not isinstance(inputs, (list, tuple)):
@@ -300,8 +302,9 @@ def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
 
 def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", repeat: int = 1,
            shared_mem: int = 0, grid=None, block=None, checks=("memcheck", "barrier"),
-           max_instructions: int | None = None, opt: int = 3, fast_math: bool = False,
-           debug: bool = False, progress=None) -> LaunchResult:
+           max_instructions: int | None = None, opt: int | None = None,
+           fast_math: bool | None = None, debug: bool | None = None,
+           progress=None) -> LaunchResult:
     """Run a kernel.
 
     Args:
@@ -330,7 +333,10 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         max_instructions: simulator budget of thread-instructions, a positive
             int (None: no limit).
         opt, fast_math, debug: compile options when ``kernel`` is a Kernel
-            (``opt`` 0..3 is checked in any case).
+            (``opt`` 0..3 is checked in any case); None: the kernel's own
+            (:attr:`Kernel.options`, e.g. its ``%%warp_kernel`` cell's
+            ``--debug``), else 3, False, False. On the simulator a Kernel
+            that carries an ``arch`` is compiled for it; on a GPU for the GPU.
         progress: simulator only (ignored on a GPU): None or a callable
             ``progress(blocks_done, blocks_total)`` called after each batch of
             simulated blocks, counts increasing and ending at ``blocks_total``
@@ -359,8 +365,11 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         raise LaunchError(f"max_instructions must be None or a positive int, got "
                           f"{max_instructions!r}")
     max_instructions = None if max_instructions is None else _as_int(max_instructions)
+    arch = dev.arch
+    if dev.kind == "sim" and isinstance(kernel, Kernel):  # the PTX its cell showed
+        arch = kernel.options.get("arch", arch)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
-        kernel, dev.arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
+        kernel, arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
         opt=opt, fast_math=fast_math, debug=debug)
     # a GPU's own limit; on the simulator, that of the arch the kernel was compiled for
     shared_mem = check_shared_mem(shared_mem, ck, ck.options.arch if dev.kind == "sim"
