@@ -235,6 +235,8 @@ def launch_html(result) -> str:
         notes.append("the simulator stopped early; your arrays were left unchanged")
     parts += [f'<div class="wl-warn">{html.escape(n)}</div>' for n in notes]
     parts.append(_findings_html(result))
+    if result.checks_text:
+        parts.append(f'<div class="wl-checks">{html.escape(result.checks_text)}</div>')
     charts = []
     if dev.kind == "sim":
         parts.append(_instruction_total_html(result))

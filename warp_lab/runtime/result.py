@@ -29,6 +29,9 @@ class LaunchResult:
         sim: the simulator's ``SimResult`` (metrics, findings, instruction
             counts), None on a GPU.
         host_seconds: host-side time of the whole ``wl.launch`` call.
+        notes: the back end's remarks (a stopped launch, ...).
+        checks: the simulator checks that ran (``"memcheck"``, ``"racecheck"``,
+            ``"initcheck"``, ``"barrier"``); ``()`` on a GPU.
     """
 
     compiled: CompiledKernel
@@ -42,6 +45,33 @@ class LaunchResult:
     sim: object | None = None
     host_seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    checks: tuple[str, ...] = ()
+
+    @property
+    def checks_text(self) -> str:
+        """Which simulator checks ran and what that leaves unchecked (``""`` on a GPU).
+
+        Findings are only as complete as the checks asked for, and the default
+        (``memcheck`` and ``barrier``, as compute-sanitizer's default tool is
+        memcheck) does not look for shared-memory races or reads of unwritten
+        shared memory, which cost 1.1-4.4× the simulation time; so a kernel
+        with shared memory that ran without them says so, and how to ask.
+        """
+        if self.device.kind != "sim":
+            return ""
+        ran = ", ".join(self.checks) if self.checks else "none"
+        text = f"simulator checks: {ran}" + ("" if self.findings else " (no findings)")
+        missed = {"racecheck": "a shared-memory race",
+                  "initcheck": "a read of shared memory no thread wrote"}
+        off = [c for c in missed if c not in self.checks]
+        if off and self.compiled.shared_arrays:
+            order = ("memcheck", "racecheck", "initcheck", "barrier")
+            wanted = tuple(c for c in order if c in self.checks or c in off)
+            text += (f"; {' and '.join(off)} did not run, so "
+                     f"{' or '.join(missed[c] for c in off)} would go unreported: "
+                     f"checks={wanted!r} (%%warp_kernel --check "
+                     f"{','.join(c for c in wanted if c != 'barrier')})")
+        return text
 
     @property
     def time(self) -> float:
@@ -89,6 +119,7 @@ class LaunchResult:
                 lines.append(f"  {n} thread-instructions")
             for f in self.findings[:5]:
                 lines.append(f"  finding: {f}")
+            lines.append(f"  {self.checks_text}")
         if self.partial:
             lines.append("  PARTIAL: the simulator stopped early; outputs are incomplete")
         for note in self.notes:

@@ -159,7 +159,8 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),
                         argument_bytes=sum(v.array.nbytes for v in views),
-                        printed=cell_text(result.printed, ck), sim=result, notes=tuple(notes))
+                        printed=cell_text(result.printed, ck), sim=result, notes=tuple(notes),
+                        checks=tuple(checks))
 
 
 def _over_repeats(progress, i: int, repeat: int):

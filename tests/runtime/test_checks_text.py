@@ -1,0 +1,62 @@
+"""A launch says which simulator checks ran, and a kernel with shared memory that ran without
+racecheck/initcheck says what could have gone unreported (a new user's racy scan came out
+exactly right with no finding under the default checks, and they concluded it was correct)."""
+
+import numpy as np
+
+import warp_lab as wl
+from warp_lab.notebook.results import launch_html
+
+BS = 64
+
+
+@wl.kernel
+def racy_scan(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32)):
+    buf = wl.shared_array(BS, wl.int32)
+    t = wl.thread_idx.x
+    buf[t] = x[t]
+    wl.syncthreads()
+    d = 1
+    while d < BS:
+        if t >= d:
+            buf[t] += buf[t - d]        # no barrier between the steps: a race
+        d *= 2
+    y[t] = buf[t]
+
+
+@wl.kernel
+def plain_copy(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32)):
+    t = wl.thread_idx.x
+    y[t] = x[t]
+
+
+def _run(kernel, **kw):
+    x = np.arange(BS, dtype=np.int32)
+    y = np.zeros(BS, np.int32)
+    return wl.launch(kernel, inputs=[x, y], device="sim", grid=(1, 1, 1), block=(BS, 1, 1), **kw)
+
+
+def test_the_default_checks_say_what_they_leave_out_for_shared_memory():
+    res = _run(racy_scan)
+    assert res.checks == ("memcheck", "barrier") and not res.findings
+    text = res.checks_text
+    assert text.startswith("simulator checks: memcheck, barrier (no findings); racecheck and "
+                           "initcheck did not run, so a shared-memory race or a read of shared "
+                           "memory no thread wrote would go unreported"), text
+    assert "checks=('memcheck', 'racecheck', 'initcheck', 'barrier')" in text
+    assert "--check memcheck,racecheck,initcheck" in text
+    assert text in repr(res)
+    assert 'class="wl-checks"' in launch_html(res) and "racecheck and initcheck" in \
+        launch_html(res)
+    # what the note asks for finds the race
+    res = _run(racy_scan, checks=("memcheck", "racecheck", "initcheck", "barrier"))
+    assert {f.kind for f in res.findings} >= {"race_raw"}, [str(f) for f in res.findings]
+    assert res.checks_text == "simulator checks: memcheck, racecheck, initcheck, barrier"
+
+
+def test_one_check_left_out_and_no_shared_memory():
+    text = _run(racy_scan, checks=("memcheck", "racecheck")).checks_text
+    assert "; initcheck did not run, so a read of shared memory no thread wrote" in text
+    assert "shared-memory race" not in text and "(no findings)" not in text   # it found one
+    assert _run(plain_copy).checks_text == "simulator checks: memcheck, barrier (no findings)"
+    assert _run(plain_copy, checks=None).checks_text == "simulator checks: none (no findings)"
