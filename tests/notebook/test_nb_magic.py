@@ -104,6 +104,26 @@ def test_help_text_documents_every_option(ip):
         assert opt in doc, opt
 
 
+def test_help_usage_names_the_cell_magic_and_the_line_magic(ip):
+    """``%%warp_kernel?`` (IPython's inspector) starts with the cell magic's usage, ``%%``,
+    then the line magic's form; the line magic takes the same options."""
+    with capture_output() as cap:
+        ip.run_cell("%%warp_kernel?")
+    usage = cap.stdout.split("::", 1)[1].split("\n\n")[1].splitlines()
+    assert usage[0].lstrip().startswith("%%warp_kernel [--arch ARCH]"), cap.stdout
+    line_form = [ln.strip() for ln in usage if ln.lstrip().startswith("%warp_kernel")]
+    assert line_form and line_form[0].startswith("%warp_kernel [the same options]")
+    assert ip.object_inspect("%%warp_kernel")["docstring"].split("\n")[2] == usage[0]
+    magics = _magics(ip)
+    saved = dict(magics.defaults)
+    try:  # "the same options": the line magic accepts a cell-magic option
+        ip.run_line_magic("warp_kernel", "--check memcheck,racecheck")
+        assert magics.defaults["check"] == "memcheck,racecheck"
+    finally:
+        magics.defaults.clear()
+        magics.defaults.update(saved)
+
+
 # -- with the real compiler ---------------------------------------------------------------
 
 SAXPY_CELL = """\
