@@ -544,7 +544,12 @@ def resource_card_html(ck, occupancy=None) -> str:
             ``timings``).
         occupancy: an occupancy record from :mod:`warp_lab.analysis`, or None; its
             dynamic shared memory (``shared_per_block`` less the static bytes),
-            when any, is a row of the card.
+            when any, is a row of the card, and so is the shared memory a block
+            takes from the SM with where it comes from (static + dynamic + the 1 KB
+            CUDA reserves per block from sm_80 on, rounded up to the allocation unit:
+            ``cuda_occupancy.h``'s ``cudaOccMaxBlocksPerSMSmemLimit``,
+            :class:`~warp_lab.analysis.SharedAllocation`), the same line as the
+            occupancy widget's.
     """
     r = ck.resources
     if r is None:
@@ -552,11 +557,14 @@ def resource_card_html(ck, occupancy=None) -> str:
         return f'<div class="wl-missing">resources: {why}</div>'
     # the occupancy record's shared bytes are static + the dynamic ones asked for
     dynamic = max(0, int(getattr(occupancy, "shared_per_block", 0) or 0) - r.shared)
+    allocation = getattr(occupancy, "shared_allocation", None)
     rows = [("registers / thread", r.registers),
             ("spill stores / loads", f"{r.spill_stores} / {r.spill_loads} bytes"),
             ("stack frame", f"{r.stack_frame} bytes"),
             ("shared memory (static)", f"{r.shared} bytes / block"),
             *([("shared memory (dynamic)", f"{dynamic} bytes / block")] if dynamic else []),
+            *([("shared memory / block (allocated)", allocation.describe())] if allocation
+              else []),
             ("local memory", f"{r.local} bytes / thread"),
             # every kernel has parameters in constant bank 0, so 0 is ptxas saying nothing
             # (CUDA 13's ptxas -v prints no cmem[0] for sm_90)
