@@ -119,3 +119,21 @@ def test_widget_and_card_explain_the_allocated_shared_memory_alike():
         assert f"<th>shared memory / block (allocated)</th><td>{html.escape(want)}</td>" in card
         assert f"<th>shared memory (static)</th><td>{shared} bytes / block</td>" in card
 
+
+
+def test_card_shows_spills_and_stack_frame_as_local_memory():
+    """--maxrregcount 64 on notebook 04's kernel: ptxas reports a 176-byte stack frame holding
+    528 bytes of spill stores; the card's local memory line is that frame, not 0."""
+    import dataclasses
+
+    from warp_lab.notebook.views import resource_card_html
+
+    r = Resources("sm_80", registers=64, spill_stores=528, spill_loads=540, stack_frame=176,
+                  local=176)
+    card = resource_card_html(dataclasses.replace(saxpy_record(), resources=r))
+    assert ("<th>local memory</th><td>176 bytes / thread (stack frame: spilled registers, "
+            "local arrays)</td>") in card
+    assert "<th>spill stores / loads</th><td>528 / 540 bytes (to and from local memory)" in card
+    clean = resource_card_html(dataclasses.replace(saxpy_record(), resources=Resources(
+        "sm_80", registers=8)))
+    assert "<th>local memory</th><td>0 bytes / thread</td>" in clean

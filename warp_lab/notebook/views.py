@@ -559,13 +559,16 @@ def resource_card_html(ck, occupancy=None) -> str:
     dynamic = max(0, int(getattr(occupancy, "shared_per_block", 0) or 0) - r.shared)
     allocation = getattr(occupancy, "shared_allocation", None)
     rows = [("registers / thread", r.registers),
-            ("spill stores / loads", f"{r.spill_stores} / {r.spill_loads} bytes"),
+            ("spill stores / loads", f"{r.spill_stores} / {r.spill_loads} bytes"
+             + (" (to and from local memory)" if r.spills else "")),
             ("stack frame", f"{r.stack_frame} bytes"),
             ("shared memory (static)", f"{r.shared} bytes / block"),
             *([("shared memory (dynamic)", f"{dynamic} bytes / block")] if dynamic else []),
             *([("shared memory / block (allocated)", allocation.describe())] if allocation
               else []),
-            ("local memory", f"{r.local} bytes / thread"),
+            # ptxas's stack: spilled registers and local arrays live there (Resources.local)
+            ("local memory", f"{r.local} bytes / thread" + (
+                " (stack frame: spilled registers, local arrays)" if r.local else "")),
             # every kernel has parameters in constant bank 0, so 0 is ptxas saying nothing
             # (CUDA 13's ptxas -v prints no cmem[0] for sm_90)
             ("constant memory", f"{r.const} bytes" if r.const else
