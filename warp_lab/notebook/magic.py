@@ -463,14 +463,14 @@ def load_ipython_extension(ip) -> None:
     """
     import warp_lab
     from warp_lab.compiler.artifact import CompiledKernel
-    from warp_lab.notebook.bundle import repr_mimebundle
+    from warp_lab.notebook.bundle import compiled_kernel_mimebundle
     from warp_lab.notebook.results import LaunchView
     from warp_lab.runtime.result import LaunchResult
 
     ip.register_magics(WarpKernelMagics)
     ip.user_ns.setdefault("wl", warp_lab)
     formatter = ip.display_formatter.mimebundle_formatter
-    formatter.for_type(CompiledKernel, repr_mimebundle)
+    formatter.for_type(CompiledKernel, compiled_kernel_mimebundle)  # with the live regs
     formatter.for_type(LaunchResult, lambda r: LaunchView(r)._repr_mimebundle_())
     if not ip.custom_exceptions:
         ip.set_custom_exc((WarpLabError,), _show_error)
