@@ -318,17 +318,22 @@ cost = {name: {"thread-instructions": sum(r.metrics.per_ptx_line.values()),
                "atomics on out[0]": atomics(r)}
         for name, r in results.items()}
 for name, c in cost.items():
-    print(f"{name:12s}", c)"""),
+    print(f"{name:12s}", c)
+work = {name: c["thread-instructions"] for name, c in cost.items()}
+ratio = work["sum_shuffle"] / work["sum_atomic"]
+print(f"sum_shuffle executes {ratio:.2f}x the thread-instructions of sum_atomic")"""),
     ("md", """Check the result: one atomic per thread (4096), one per block (16 blocks
 of 256) for the tree, one per warp (128) for the shuffles."""),
     ("code", """# check
 assert {name: c["atomics on out[0]"] for name, c in cost.items()} == \\
     {"sum_atomic": n, "sum_tree": n // 256, "sum_shuffle": n // 32}
-assert cost["sum_atomic"]["thread-instructions"] < cost["sum_shuffle"]["thread-instructions"]"""),
+assert cost["sum_atomic"]["thread-instructions"] < cost["sum_shuffle"]["thread-instructions"]
+assert 1.5 < ratio < 2.0          # the text below says: less than twice as many"""),
     ("md", """`sum_atomic` executes the fewest instructions but queues 4096 updates
-of one address; the shuffle version does ~2× the instructions but only 128
-atomics, the tree 16. On a GPU the serialised atomics dominate as `n` grows —
-time them with `device="cuda"` where a GPU is present. (Instruction counts
+of one address; the shuffle version executes more instructions (less than
+twice as many: the ratio printed above) but only 128 atomics, the tree 16.
+On a GPU the serialised atomics dominate as `n` grows — time them with
+`device="cuda"` where a GPU is present. (Instruction counts
 on the simulator are not times: it executes PTX on the CPU.)"""),
     ("md", """## Integers: one instruction for the whole warp
 
@@ -425,15 +430,19 @@ def tile_transpose_padded(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dty
     wl.syncthreads()
     t[i, j] = tile[tx, ty]"""),
     ("code", """m = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
-conflicts, transposed = {}, {}
+conflicts, transposed, runs = {}, {}, {}
 for k in (tile_transpose, tile_transpose_padded):
     t = np.zeros_like(m)
-    r = wl.launch(k, dim=m.shape, inputs=[m, t], block_dim=1024, device="sim")
+    runs[k.name] = wl.launch(k, dim=m.shape, inputs=[m, t], block_dim=1024, device="sim")
     transposed[k.name] = t
-    conflicts[k.name] = sum(r.metrics.bank_conflicts.values())   # extra shared wavefronts
+    conflicts[k.name] = sum(runs[k.name].metrics.bank_conflicts.values())  # extra wavefronts
 print("bank conflicts:", conflicts)
-r"""),
-    ("md", """Check the result: both transpose the tile (one 32×32 block), only the
+runs["tile_transpose"]          # the unpadded one: its conflicts per line"""),
+    ("md", """The view above is the unpadded `tile_transpose`'s: its bank conflicts
+are on the line that reads `tile[tx, ty]`, a column of the tile. Displaying
+`runs["tile_transpose_padded"]` shows no conflicts table: it has none.
+
+Check the result: both transpose the tile (one 32×32 block), only the
 unpadded one has bank conflicts."""),
     ("code", """# check
 for t in transposed.values():
@@ -620,16 +629,19 @@ def by_warp(x: wl.array(dtype=wl.float32), steps: int):
 
 n, steps = 1024, 16
 x0 = np.linspace(0, 1, n, dtype=np.float32)
-eff, divergent, outputs = {}, {}, {}
+eff, divergent, outputs, runs = {}, {}, {}, {}
 for k, even in ((by_lane, np.arange(n) % 2 == 0), (by_warp, (np.arange(n) // 32) % 2 == 0)):
     x = x0.copy()
-    r = wl.launch(k, dim=n, inputs=[x, steps], device="sim")
+    r = runs[k.name] = wl.launch(k, dim=n, inputs=[x, steps], device="sim")
     outputs[k.name] = (x, reference(x0, even, steps))
     eff[k.name] = float(np.nanmean(r.metrics.simt_efficiency))   # mean over warps
     divergent[k.name] = r.metrics.divergent_branches
 print("SIMT efficiency:", {k: f"{v:.0%}" for k, v in eff.items()}, "divergent branches:", divergent)
-r"""),
-    ("md", """Check the result: both kernels match numpy; `by_lane` splits every warp
+runs["by_lane"]                 # the divergent one: its SIMT efficiency per warp"""),
+    ("md", """The view above is `by_lane`'s launch, the divergent one (its SIMT
+efficiency per warp is the histogram); `runs["by_warp"]` is the other.
+
+Check the result: both kernels match numpy; `by_lane` splits every warp
 once (32 warps): its loops run with 16 of 32 lanes each, the code before and
 after the branch with all 32, so the whole kernel lands between 50 % and
 100 % (the value printed above); `by_warp` never splits."""),

@@ -13,7 +13,7 @@ import pytest
 
 from warp_lab.analysis import (ARCHS, AnalysisError, arch_properties,
                                available_dynamic_shared_mem, occupancy,
-                               occupancy_curve, suggest_block_size)
+                               occupancy_curve, shared_allocation, suggest_block_size)
 from warp_lab.compiler.artifact import Resources
 from warp_lab.errors import WarpLabError
 
@@ -54,6 +54,34 @@ def test_shared_memory_limit_counts_the_reserved_kilobyte():
     assert occ.allocated_shared_mem_per_block == 49 * 1024
     assert occ.limiters == ("shared_memory",)
     assert occ.occupancy == pytest.approx(8 / 48)
+
+
+def test_shared_allocation_says_where_the_allocated_bytes_come_from():
+    # a 3x3 blur's 1296 static bytes on sm_80: + 1 KB reserved = 2320, 128-byte unit -> 2432
+    occ = occupancy(registers=32, shared=1296, arch="sm_80", block_size=256)
+    a = occ.shared_allocation
+    assert (a.static, a.dynamic, a.reserved, a.unit, a.allocated) == (1296, 0, 1024, 128, 2432)
+    assert a.allocated == occ.allocated_shared_mem_per_block
+    assert a.describe() == ("2432 bytes = 1296 static + 0 dynamic + 1024 reserved by CUDA per "
+                            "block (sm_80+) = 2320, rounded up to the 128-byte allocation unit")
+    # no static shared memory: the reserved kilobyte alone, a whole number of units
+    none = occupancy(registers=32, arch="sm_90", block_size=256).shared_allocation
+    assert none.describe() == "1024 bytes = 0 static + 0 dynamic + 1024 reserved by CUDA per " \
+                              "block (sm_80+)"
+    # before 8.0 nothing is reserved and the unit is 256 bytes
+    old = occupancy(registers=32, shared=1296, arch="sm_75", block_size=256,
+                    dynamic_shared_mem=100)
+    assert old.shared_allocation.describe() == \
+        "1536 bytes = 1296 static + 100 dynamic = 1396, rounded up to the 256-byte allocation unit"
+    # the record agrees with the model (itself checked against cuda_occupancy.h) everywhere
+    for arch in ("sm_60", "sm_75", "sm_80", "sm_86", "sm_90"):
+        for static, dynamic in ((0, 0), (1, 0), (1296, 0), (4000, 333), (0, 8192)):
+            o = occupancy(registers=32, shared=static, arch=arch, block_size=128,
+                          dynamic_shared_mem=dynamic)
+            got = shared_allocation(arch, static, dynamic)
+            assert got == o.shared_allocation and got.allocated == \
+                o.allocated_shared_mem_per_block, (arch, static, dynamic)
+            assert o.to_dict()["dynamic_shared_mem"] == dynamic
 
 
 def test_255_registers():

@@ -184,3 +184,60 @@ def test_math_builtins_also_run_on_the_host():
     assert wl.round(2.5) == 2 and wl.min(3, 1) == 1  # Python's own, for star imports
     with pytest.raises(TypeError, match="only be called inside"):
         wl.syncthreads()
+
+
+# -- print() of floats: Python's str(float) for integral values --------------------------------
+#: values whose str() ends in ".0" in Python, and values printed by "%g"
+_PRINT_VALUES = [1.0, 0.0, -0.0, -3.0, 0.5, 1e6, 16777216.0, 2.0 ** 52, 1e16, 1e-7,
+                 float("inf"), float("-inf"), float("nan")]
+
+
+def _printed_lines(k, *inputs, dim):
+    import numpy as np  # noqa: F401 - the launch reads numpy arrays
+
+    res = wl.launch(k, dim=dim, inputs=list(inputs), device="sim")
+    return res.printed.splitlines()
+
+
+def _python_text(v: float) -> str:
+    """What print() should show: Python's text for an integral value below 1e16, else %g."""
+    return str(v) if v == v and abs(v) < 1e16 and v == int(v) else "%g" % v
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_print_of_a_float_reads_like_python(dtype):
+    import numpy as np
+
+    k = kernel_from(f"""
+        @wl.kernel
+        def show(x: wl.array(dtype=wl.{dtype})):
+            i = wl.tid()
+            print("x =", x[i], "i =", i)
+    """)
+    x = np.array(_PRINT_VALUES, dtype=dtype)
+    lines = _printed_lines(k, x, dim=len(x))
+    want = [f"x = {_python_text(float(v))} i = {i}" for i, v in enumerate(x)]
+    assert lines == want
+    assert lines[:3] == ["x = 1.0 i = 0", "x = 0.0 i = 1", "x = -0.0 i = 2"]
+    for arch in ("sm_80", "sm_90"):  # ptxas accepts the formats' choice for both
+        assert wl.compile(k, arch=arch).resources.registers > 0
+
+
+def test_print_of_many_floats_and_printf_keep_their_rules():
+    import numpy as np
+
+    k = kernel_from("""
+        @wl.kernel
+        def many(x: wl.array(dtype=wl.float32)):
+            i = wl.tid()
+            v = x[i]
+            print(v, v, v, v, v, sep=",")      # past the formats' choice: %g plus ".0"
+            wl.printf("%g %f\\n", v, v)          # an explicit format is the user's
+    """)
+    x = np.array([2.0, 0.25, 3e6, 1e20], dtype=np.float32)
+    lines = _printed_lines(k, x, dim=len(x))
+    assert sorted(lines) == sorted([",".join([t] * 5) for t in ("2.0", "0.25", "3e+06", "1e+20")]
+                                   + ["2 2.000000", "0.25 0.250000", "3e+06 3000000.000000",
+                                      "1e+20 100000002004087734272.000000"])
+    for arch in ("sm_80", "sm_90"):
+        assert wl.compile(k, arch=arch).resources.registers > 0

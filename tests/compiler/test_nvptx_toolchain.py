@@ -151,6 +151,40 @@ ptxas info    : Used 40 registers, used 1 barriers, 4096 bytes smem, 368 bytes c
     assert res.global_bytes == 16 and res.spills
 
 
+def test_local_memory_is_what_ptxas_reports_of_it():
+    """Resources.local: 'lmem' (older ptxas), else the cumulative stack size, else the frame."""
+    head = ("ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
+            "ptxas info    : Function properties for k\n"
+            "    176 bytes stack frame, 528 bytes spill stores, 540 bytes spill loads\n")
+    cumulative = head + ("ptxas info    : Used 64 registers, used 0 barriers, 200 bytes "
+                         "cumulative stack size, 400 bytes cmem[0]\n")
+    res = toolchain.parse_ptxas_log(cumulative, "k", "sm_80")
+    assert (res.stack_frame, res.local, res.spill_stores) == (176, 200, 528)
+    plain = head + "ptxas info    : Used 64 registers, 400 bytes cmem[0]\n"
+    assert toolchain.parse_ptxas_log(plain, "k", "sm_80").local == 176
+    old = head + "ptxas info    : Used 64 registers, 96 bytes lmem, 400 bytes cmem[0]\n"
+    assert toolchain.parse_ptxas_log(old, "k", "sm_80").local == 96
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_spills_are_local_memory_in_the_resources(tmp_path, arch):
+    """With --maxrregcount the spills sit in the stack frame, which is the thread's local
+    memory: Resources.local is ptxas's own 'cumulative stack size', not 0."""
+    import re as re_
+
+    import warp_lab as wl
+
+    path = tmp_path / "spiller.py"
+    path.write_text("import warp_lab as wl\n" + SPILLER)
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    ck = wl.compile(ns["many_live"], arch=arch, maxrregcount=16, cache=False, sass=False)
+    _, res, log = toolchain.make_cubin(ck.ptx, ck.options, ck.entry)
+    stack = int(re_.search(r"(\d+) bytes cumulative stack size", log).group(1))
+    assert res == ck.resources and res.spills
+    assert res.local == stack == res.stack_frame > 0
+
+
 def test_compact_sass_keeps_code_line_info_and_labels_only(sm90):
     *_, cubin, _, _ = sm90
     raw = toolchain.make_sass(cubin, "sm_90")

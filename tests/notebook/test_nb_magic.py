@@ -104,6 +104,26 @@ def test_help_text_documents_every_option(ip):
         assert opt in doc, opt
 
 
+def test_help_usage_names_the_cell_magic_and_the_line_magic(ip):
+    """``%%warp_kernel?`` (IPython's inspector) starts with the cell magic's usage, ``%%``,
+    then the line magic's form; the line magic takes the same options."""
+    with capture_output() as cap:
+        ip.run_cell("%%warp_kernel?")
+    usage = cap.stdout.split("::", 1)[1].split("\n\n")[1].splitlines()
+    assert usage[0].lstrip().startswith("%%warp_kernel [--arch ARCH]"), cap.stdout
+    line_form = [ln.strip() for ln in usage if ln.lstrip().startswith("%warp_kernel")]
+    assert line_form and line_form[0].startswith("%warp_kernel [the same options]")
+    assert ip.object_inspect("%%warp_kernel")["docstring"].split("\n")[2] == usage[0]
+    magics = _magics(ip)
+    saved = dict(magics.defaults)
+    try:  # "the same options": the line magic accepts a cell-magic option
+        ip.run_line_magic("warp_kernel", "--check memcheck,racecheck")
+        assert magics.defaults["check"] == "memcheck,racecheck"
+    finally:
+        magics.defaults.clear()
+        magics.defaults.update(saved)
+
+
 # -- with the real compiler ---------------------------------------------------------------
 
 SAXPY_CELL = """\
@@ -134,6 +154,29 @@ def test_cell_compiles_binds_and_shows_views_with_cell_lines(ip):
     assert lines[5]["src"].strip() == "y[i] = a * x[i] + y[i]"
     assert "<script>alert(1)</script>" in lines[3]["src"]      # shown as text ...
     assert len(parsed.scripts) == 1 and "alert" not in parsed.scripts[0]  # ... never run
+
+
+def test_displayed_compile_result_has_the_live_register_column(ip):
+    """``ck = wl.compile(...)`` then ``ck`` (notebook 01) shows the same ``live regs`` columns
+    beside the Python and SASS panes as the ``%%warp_kernel`` view (notebook 04 reads them)."""
+    from nb_htmlparse import parse_view
+
+    ip.user_ns["wl"] = wl
+    view = ip.run_cell_magic("warp_kernel", "--arch sm_80", SAXPY_CELL)
+    magic = parse_view(view._repr_mimebundle_()["text/html"])
+    ck = wl.compile(ip.user_ns["saxpy"], arch="sm_80", cache=False)
+    assert ck.life_ranges is None  # wl.compile keeps none: the display runs nvdisasm for them
+    data, _ = ip.display_formatter.format(ck)
+    shown = parse_view(data["text/html"])
+    assert data["text/html"].count('<span class="wl-heat">live regs</span>') == 2
+    for pane in ("python", "sass"):
+        heat = {x["ln"]: x["heat"] for x in shown.panes[pane]}
+        assert heat == {x["ln"]: x["heat"] for x in magic.panes[pane]}, pane
+        assert any(h and h[0].isdigit() for h in sum(heat.values(), [])), pane
+    from warp_lab.notebook.widgets import register_heat
+
+    line5 = next(x for x in shown.panes["python"] if x["ln"] == "5")  # y[i] = a * x[i] + y[i]
+    assert line5["heat"] == [str(register_heat(ck)[0][5])]
 
 
 def test_undecorated_helper_called_by_kernel_is_a_func(ip):

@@ -95,3 +95,45 @@ def test_dynamic_shared_memory_past_the_arch_limit_is_refused_not_clamped():
 
     with pytest.raises(ValueError, match="300000 bytes.*232448"):
         OccupancyWidget(Resources("sm_90", registers=8), arch="sm_90", dynamic_shared_mem=300000)
+
+
+def test_widget_and_card_explain_the_allocated_shared_memory_alike():
+    """Static 0 bytes but 1 KB allocated on sm_80: both views say it is CUDA's reserved
+    kilobyte per block, and a 1296-byte tile's 2432 bytes are that plus rounding."""
+    import dataclasses
+    import html
+
+    from warp_lab.notebook.views import resource_card_html
+
+    ck = saxpy_record()
+    for shared, want in ((0, "1024 bytes = 0 static + 0 dynamic + 1024 reserved by CUDA per "
+                             "block (sm_80+)"),
+                         (1296, "2432 bytes = 1296 static + 0 dynamic + 1024 reserved by CUDA "
+                                "per block (sm_80+) = 2320, rounded up to the 128-byte "
+                                "allocation unit")):
+        r = Resources("sm_80", registers=32, shared=shared)
+        w = OccupancyWidget(r, arch="sm_80", block_size=256)
+        assert html.escape(want) in w.summary.value
+        card = resource_card_html(dataclasses.replace(ck, resources=r),
+                                  occupancy(r, "sm_80", 256))
+        assert f"<th>shared memory / block (allocated)</th><td>{html.escape(want)}</td>" in card
+        assert f"<th>shared memory (static)</th><td>{shared} bytes / block</td>" in card
+
+
+
+def test_card_shows_spills_and_stack_frame_as_local_memory():
+    """--maxrregcount 64 on notebook 04's kernel: ptxas reports a 176-byte stack frame holding
+    528 bytes of spill stores; the card's local memory line is that frame, not 0."""
+    import dataclasses
+
+    from warp_lab.notebook.views import resource_card_html
+
+    r = Resources("sm_80", registers=64, spill_stores=528, spill_loads=540, stack_frame=176,
+                  local=176)
+    card = resource_card_html(dataclasses.replace(saxpy_record(), resources=r))
+    assert ("<th>local memory</th><td>176 bytes / thread (stack frame: spilled registers, "
+            "local arrays)</td>") in card
+    assert "<th>spill stores / loads</th><td>528 / 540 bytes (to and from local memory)" in card
+    clean = resource_card_html(dataclasses.replace(saxpy_record(), resources=Resources(
+        "sm_80", registers=8)))
+    assert "<th>local memory</th><td>0 bytes / thread</td>" in clean

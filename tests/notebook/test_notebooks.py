@@ -88,3 +88,35 @@ def test_nbconvert_html_export_of_01_has_static_views(tmp_path):
     assert coloured and all("background-color:#" in line["style"] for line in coloured)
     # the compile-error box of the broken cell, as static HTML
     assert 'class="wl-error"' in body and "not_defined_anywhere" in body
+
+
+def _cell_output(nb, marker: str) -> tuple[str, str]:
+    """(text/html of the displayed value, printed stdout) of the code cell containing
+    ``marker``."""
+    cell = next(c for c in nb.cells if c.cell_type == "code" and marker in c.source)
+    html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs
+                   if o.output_type in ("execute_result", "display_data"))
+    text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    return html, text
+
+
+def _notebook(stem: str) -> Path:
+    return next(p for p in NOTEBOOKS if p.stem == stem)
+
+
+@pytest.mark.slow
+def test_03_shows_the_conflicting_transpose_and_the_measured_ratio(tmp_path):
+    nb = _execute(_notebook("03_reduction_and_banks"), tmp_path)
+    view, printed = _cell_output(nb, 'runs["tile_transpose"]')
+    assert "tile_transpose on " in view and "tile_transpose_padded on" not in view
+    assert "Shared-memory bank conflicts per line" in view and "tile[tx, ty]" in view
+    _, printed = _cell_output(nb, "def atomics(r):")
+    ratio = float(printed.split("sum_shuffle executes ")[1].split("x ")[0])
+    assert 1.5 < ratio < 2.0  # what the markdown says: less than twice as many
+
+
+@pytest.mark.slow
+def test_05_shows_the_divergent_kernels_launch(tmp_path):
+    nb = _execute(_notebook("05_branch_divergence"), tmp_path)
+    view, _ = _cell_output(nb, 'runs["by_lane"]')
+    assert "by_lane on " in view and "by_warp on" not in view

@@ -20,10 +20,11 @@
 from warp_lab.analysis.archs import ARCHS, AnalysisError, ArchProperties, arch_properties
 from warp_lab.analysis.liveness import (LiveInstruction, live_registers, max_live_per_line,
                                         parse_life_ranges)
-from warp_lab.analysis.occupancy import (KernelUsage, Occupancy, SuggestedBlockSize,
-                                         available_dynamic_shared_mem,
+from warp_lab.analysis.occupancy import (KernelUsage, Occupancy, SharedAllocation,
+                                         SuggestedBlockSize, available_dynamic_shared_mem,
                                          launch_dynamic_shared_optin, occupancy,
-                                         occupancy_curve, suggest_block_size)
+                                         occupancy_curve, shared_allocation,
+                                         suggest_block_size)
 from warp_lab.analysis.registers import (RegisterCap, RegisterPressure, live_registers_per_line,
                                          register_cap_whatif, register_pressure)
 
@@ -31,6 +32,7 @@ __all__ = [
     "ARCHS", "AnalysisError", "ArchProperties", "arch_properties",
     "KernelUsage", "Occupancy", "SuggestedBlockSize", "occupancy", "occupancy_curve",
     "suggest_block_size", "available_dynamic_shared_mem", "launch_dynamic_shared_optin",
+    "SharedAllocation", "shared_allocation",
     "LiveInstruction", "parse_life_ranges", "live_registers", "max_live_per_line",
     "RegisterPressure", "RegisterCap", "register_pressure", "live_registers_per_line",
     "register_cap_whatif",

@@ -22,7 +22,8 @@ from typing import Any, Callable, Iterable, Mapping
 from warp_lab.analysis.archs import AnalysisError, ArchProperties, arch_properties
 
 __all__ = ["Occupancy", "SuggestedBlockSize", "KernelUsage", "occupancy", "occupancy_curve",
-           "suggest_block_size", "available_dynamic_shared_mem", "launch_dynamic_shared_optin"]
+           "suggest_block_size", "available_dynamic_shared_mem", "launch_dynamic_shared_optin",
+           "SharedAllocation", "shared_allocation"]
 
 INT_MAX = 2**31 - 1  # the header's "no limit from this factor"
 
@@ -97,8 +98,11 @@ class Occupancy:
         allocated_registers_per_block: registers reserved for one block
             (after rounding per warp).
         allocated_shared_mem_per_block: bytes reserved for one block (with
-            the driver's reserved bytes, rounded up to the granularity).
+            the driver's reserved bytes, rounded up to the granularity;
+            :attr:`shared_allocation` says how).
         partitioned_gc: whether partitioned global caching stays on.
+        dynamic_shared_mem: the dynamic shared memory per block asked for,
+            bytes (part of ``shared_per_block``).
     """
 
     arch: str
@@ -114,9 +118,16 @@ class Occupancy:
     allocated_registers_per_block: int = 0
     allocated_shared_mem_per_block: int = 0
     partitioned_gc: bool = False
+    dynamic_shared_mem: int = 0
 
     def __post_init__(self):
         object.__setattr__(self, "limits", MappingProxyType(dict(self.limits)))
+
+    @property
+    def shared_allocation(self) -> "SharedAllocation":
+        """How :attr:`allocated_shared_mem_per_block` comes about (:func:`shared_allocation`)."""
+        return shared_allocation(self.arch, self.shared_per_block - self.dynamic_shared_mem,
+                                 self.dynamic_shared_mem)
 
     @property
     def limiter(self) -> str:
@@ -136,6 +147,7 @@ class Occupancy:
             "allocated_registers_per_block": self.allocated_registers_per_block,
             "allocated_shared_mem_per_block": self.allocated_shared_mem_per_block,
             "partitioned_gc": self.partitioned_gc,
+            "dynamic_shared_mem": self.dynamic_shared_mem,
         }
 
     def __repr__(self) -> str:
@@ -188,6 +200,70 @@ def _usage(kernel: Any, overrides: dict) -> tuple[KernelUsage, Any]:
         arch = arch or getattr(res, "arch", None)
         base = KernelUsage(registers=res.registers, shared=res.shared, barriers=res.barriers)
     return (replace(base, **overrides) if overrides else base), arch
+
+
+@dataclass(frozen=True)
+class SharedAllocation:
+    """The shared memory one resident block takes from its SM, and where it comes from.
+
+    ``cuda_occupancy.h`` (``cudaOccMaxBlocksPerSMSmemLimit``): a block takes its
+    static shared memory (``ptxas -v``'s ``smem``) plus the dynamic shared memory of
+    the launch plus the bytes CUDA reserves in every block
+    (``cudaDevAttrReservedSharedMemoryPerBlock``: 1 KB from compute capability 8.0 on,
+    the CUDA Programming Guide's "1 KB of shared memory is reserved for system use";
+    0 before), rounded up to the allocation unit (the header's
+    ``sharedMemAllocationUnitSize``: 256 bytes up to 7.x, 128 from 8.0).
+
+    Attributes:
+        arch: ``"sm_80"``.
+        static: static shared memory per block, bytes.
+        dynamic: dynamic shared memory per block, bytes.
+        reserved: bytes CUDA reserves per block on ``arch``.
+        unit: allocation unit, bytes.
+        allocated: ``static + dynamic + reserved`` rounded up to ``unit``.
+    """
+
+    arch: str
+    static: int
+    dynamic: int
+    reserved: int
+    unit: int
+    allocated: int
+
+    @property
+    def requested(self) -> int:
+        """``static + dynamic + reserved``, bytes (before rounding)."""
+        return self.static + self.dynamic + self.reserved
+
+    def describe(self) -> str:
+        """One line: ``"2432 bytes = 1296 static + 0 dynamic + 1024 reserved by CUDA per block
+        (sm_80+) = 2320, rounded up to the 128-byte allocation unit"``."""
+        parts = f"{self.static} static + {self.dynamic} dynamic"
+        if self.reserved:
+            parts += f" + {self.reserved} reserved by CUDA per block (sm_80+)"
+        text = f"{self.allocated} bytes = {parts}"
+        if self.allocated != self.requested:
+            text += (f" = {self.requested}, rounded up to the {self.unit}-byte "
+                     "allocation unit")
+        return text
+
+
+def shared_allocation(arch: Any, static: int, dynamic: int = 0) -> SharedAllocation:
+    """The shared memory a block of a kernel takes on ``arch`` (:class:`SharedAllocation`).
+
+    Args:
+        arch: anything :func:`~warp_lab.analysis.arch_properties` reads.
+        static: static shared memory per block (``Resources.shared``), bytes.
+        dynamic: dynamic shared memory per block (``wl.launch(shared_mem=...)``), bytes.
+
+    Raises:
+        AnalysisError: unknown arch.
+    """
+    props = arch if isinstance(arch, ArchProperties) else arch_properties(arch)
+    unit = props.shared_mem_allocation_granularity
+    reserved = props.reserved_shared_mem_per_block
+    allocated = -(-(static + dynamic + reserved) // unit) * unit
+    return SharedAllocation(props.name, static, dynamic, reserved, unit, allocated)
 
 
 def _align_up_shared(size: int, props: ArchProperties) -> int:
@@ -259,10 +335,9 @@ def _registers_limit(props, usage, gc: str, block_size: int, sub_partitions: int
 
 def _shared_limit(props, usage, block_size, dynamic, carveout, cache_config):
     """cudaOccMaxBlocksPerSMSmemLimit -> (blocks, allocated bytes per block)."""
-    gran = props.shared_mem_allocation_granularity
     preference = _shared_preference(props, carveout, cache_config)
     static = usage.shared + props.reserved_shared_mem_per_block
-    allocated = -(-(static + dynamic) // gran) * gran
+    allocated = shared_allocation(props, usage.shared, dynamic).allocated
     max_dynamic = usage.max_dynamic_shared_mem or 0
     exceeded = usage.max_dynamic_shared_mem is not None and dynamic > max_dynamic
     if allocated > _shared_limit_per_block(props, usage, static + max_dynamic):
@@ -391,7 +466,8 @@ def _occupancy(props: ArchProperties, usage: KernelUsage, block_size: int, dynam
         limiters=tuple(limiters),
         limits={f: (None if v == INT_MAX else v) for f, v in limits.items()},
         allocated_registers_per_block=regs_per_block,
-        allocated_shared_mem_per_block=smem_per_block, partitioned_gc=gc != "off")
+        allocated_shared_mem_per_block=smem_per_block, partitioned_gc=gc != "off",
+        dynamic_shared_mem=dynamic)
 
 
 def occupancy_curve(kernel: Any = None, arch: Any = None,

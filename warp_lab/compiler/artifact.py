@@ -98,7 +98,10 @@ class Resources:
         stack_frame: local-memory stack frame bytes per thread.
         shared: static shared memory bytes per block.
         const: constant-bank bytes used by the entry (``cmem[0]`` etc., summed).
-        local: local memory bytes per thread (``lmem``), 0 when not reported.
+        local: local memory bytes per thread: ``bytes lmem`` from an older ptxas,
+            else the ``cumulative stack size`` (the stack frame plus those of the
+            deepest call chain; spill slots and local arrays are in it), else
+            ``stack_frame`` (:func:`~warp_lab.compiler.toolchain.parse_ptxas_log`).
         barriers: named barriers used.
         global_bytes: global-memory bytes of module-scope variables (``gmem``).
     """

@@ -9,13 +9,15 @@ holds each value at its natural alignment, floats promoted to double).
 
 from __future__ import annotations
 
+import re
+
 from llvmlite import ir
 
 from warp_lab.compiler.lower_expr import (I1, I32, I64, ArrayVal, flatten, flatten_types_count,
                                           llty, memty, unflatten)
 from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, scalar_binop
 from warp_lab.compiler.typing_rules import NONE
-from warp_lab.lang.types import Matrix, Scalar, Vector, float32, int32, uint32, uint64
+from warp_lab.lang.types import Matrix, Scalar, Vector, float32, float64, int32, uint32, uint64
 
 __all__ = ["lower_call", "emit_trap", "emit_printf", "LOWER"]
 
@@ -363,11 +365,14 @@ def _select(lw, node, call):
 
 def emit_printf(lw, fmt: str, values, tys):
     """``vprintf(fmt, buffer)``: the buffer holds each value, floats as double, ints >= 32 bits."""
+    _vprintf(lw, lw.b.addrspacecast(lw.m.cstring(fmt), ir.PointerType()), values, tys)
+
+
+def _vprintf(lw, fmt_ptr, values, tys):
+    """``vprintf(fmt_ptr, buffer)`` with a generic pointer to a constant format string."""
     b = lw.b
     ptr0 = ir.PointerType()
     vprintf = lw.m.declare("vprintf", I32, [ptr0, ptr0])
-    g = lw.m.cstring(fmt)
-    fmt_ptr = b.addrspacecast(g, ptr0)
     items = []
     for v, t in zip(values, tys):
         if t.is_float:
@@ -389,18 +394,100 @@ def emit_printf(lw, fmt: str, values, tys):
     b.call(vprintf, [fmt_ptr, buf])
 
 
+#: print() of scalar floats: how many get Python's form from a choice of whole formats (one
+#: format per combination, 2**n strings); past that, each is "%g%s" with a ".0" suffix
+PY_FLOAT_FORMATS_MAX = 4
+#: |v| below which an integral value prints as "%.1f" (Python's str(float) writes every digit
+#: of an integral value below 1e16, then switches to exponent notation)
+PY_FLOAT_FIXED_LIMIT = 1e16
+#: |v| below which "%g" (6 significant digits) writes every digit of an integral value
+G_EXACT_LIMIT = 1e6
+
+#: the conversions print() writes into its format (typing_special._conversion), and "%%"
+_PRINT_CONV = re.compile(r"%%|%(?:ll)?[dug]")
+
+
+def _integral_below(lw, v, limit: float):
+    """i1: double ``v`` is integral (not NaN or infinite) and ``|v| < limit``."""
+    d = ir.DoubleType()
+    whole = lw.b.fcmp_ordered("==", v, intrinsic(lw, "trunc", float64, [v], fast=False))
+    small = lw.b.fcmp_ordered("<", intrinsic(lw, "fabs", float64, [v], fast=False),
+                              ir.Constant(d, limit))
+    return lw.b.and_(whole, small)
+
+
+def _python_float_format(lw, fmt: str, values, tys, floats):
+    """The format pointer and values for a print() whose scalar floats (positions
+    ``floats`` among ``values``) are written as Python's ``str(float)`` does for an
+    integral value: ``1.0``, ``-0.0``, ``100.0`` (``%.1f`` when integral and below
+    :data:`PY_FLOAT_FIXED_LIMIT`), and as ``%g`` otherwise (``0.5``, ``1e+16``, ``inf``,
+    ``nan``), chosen at run time.
+
+    The format stays a constant string of the module (CUDA's printf takes precision
+    digits, not ``.*``: CUDA Programming Guide, "Formatted Output", Format Specifiers):
+    up to :data:`PY_FLOAT_FORMATS_MAX` floats select one of the 2**n formats; more
+    floats each print ``%g%s`` with a ``%s`` of ``".0"`` or ``""`` (the same text for
+    integral values below :data:`G_EXACT_LIMIT`, ``%g`` above).
+    """
+    b = lw.b
+    convs = [m for m in _PRINT_CONV.finditer(fmt) if m.group() != "%%"]
+    doubles = {k: b.fpext(values[k], ir.DoubleType()) if tys[k].bits < 64 else values[k]
+               for k in floats}
+    ptr0 = ir.PointerType()
+
+    def text(pick):  # fmt with the conversion of value k replaced by pick(k) when a float
+        out, pos = [], 0
+        for k, m in enumerate(convs):
+            out.append(fmt[pos:m.start()])
+            out.append(pick(k) if k in doubles else m.group())
+            pos = m.end()
+        return "".join(out) + fmt[pos:]
+
+    if len(floats) <= PY_FLOAT_FORMATS_MAX:
+        conds = [_integral_below(lw, doubles[k], PY_FLOAT_FIXED_LIMIT) for k in floats]
+
+        def choose(fixed):  # the format for the floats decided so far, then the rest
+            if len(fixed) == len(floats):
+                chosen = dict(zip(floats, fixed))
+                g = lw.m.cstring(text(lambda k: "%.1f" if chosen[k] else "%g"))
+                return b.addrspacecast(g, ptr0)
+            on, off = choose(fixed + (True,)), choose(fixed + (False,))
+            return b.select(conds[len(fixed)], on, off)
+
+        return choose(()), values, tys
+    suffix = {True: lw.m.cstring(".0"), False: lw.m.cstring("")}
+    out_vals, out_tys = [], []
+    for k, (v, t) in enumerate(zip(values, tys)):
+        out_vals.append(v)
+        out_tys.append(t)
+        if k in doubles:
+            cond = _integral_below(lw, doubles[k], G_EXACT_LIMIT)
+            on, off = (b.addrspacecast(suffix[x], ptr0) for x in (True, False))
+            out_vals.append(b.ptrtoint(b.select(cond, on, off), I64))
+            out_tys.append(uint64)
+    fmt_ptr = lw.m.cstring(text(lambda k: "%g%s"))
+    return b.addrspacecast(fmt_ptr, ptr0), out_vals, out_tys
+
+
 def _printf(lw, node, call):
     info = call.info
-    vals, tys = [], []
-    for a, t in zip(info["args"], info["tys"]):
+    floats = set(info.get("python_floats", ()))  # print()'s scalar floats (typing_special)
+    vals, tys, at = [], [], []
+    for k, (a, t) in enumerate(zip(info["args"], info["tys"])):
         v = lw.convert(lw.expr(a), a.wl_ty, t)
         if isinstance(t, (Vector, Matrix)):  # print() of a vector: its components
             vals += list(v)
             tys += [t.elem] * len(v)
         else:
+            if k in floats:
+                at.append(len(vals))
             vals.append(v)
             tys.append(t)
-    emit_printf(lw, info["fmt"], vals, tys)
+    if not at:
+        emit_printf(lw, info["fmt"], vals, tys)
+        return
+    fmt_ptr, vals, tys = _python_float_format(lw, info["fmt"], vals, tys, at)
+    _vprintf(lw, fmt_ptr, vals, tys)
 
 
 def emit_trap(lw, ok, message: str, values=(), tys=()):

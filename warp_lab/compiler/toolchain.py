@@ -136,6 +136,7 @@ _BARRIERS_RE = re.compile(r"used (\d+) barriers")
 _SMEM_RE = re.compile(r"(\d+) bytes smem")
 _CMEM_RE = re.compile(r"(\d+) bytes cmem\[\d+\]")
 _LMEM_RE = re.compile(r"(\d+) bytes lmem")
+_STACK_RE = re.compile(r"(\d+) bytes cumulative stack size")
 _GMEM_RE = re.compile(r"(\d+) bytes gmem")
 
 
@@ -145,7 +146,13 @@ def parse_ptxas_log(log: str, entry: str, arch: str) -> Resources:
     The log has, per function, a ``Function properties for NAME`` block
     (stack frame and spill bytes) and, for entries, a ``Compiling entry
     function 'NAME'`` block ending in ``Used N registers, used B barriers,
-    S bytes smem, C bytes cmem[0]``.
+    S bytes smem, C bytes cmem[0]`` (CUDA 12/13: also ``K bytes cumulative stack
+    size`` before ``smem``).
+
+    ``Resources.local``, the local memory per thread, is what ptxas reports of it:
+    ``bytes lmem`` where an older ptxas prints that, else the ``cumulative stack
+    size`` (the entry's stack frame plus the deepest chain of its callees' frames:
+    spilled registers and local arrays live there), else the entry's stack frame.
 
     Raises:
         ToolchainError: the log has no register count for ``entry``.
@@ -153,6 +160,7 @@ def parse_ptxas_log(log: str, entry: str, arch: str) -> Resources:
     res = {"registers": None, "stack_frame": 0, "spill_stores": 0, "spill_loads": 0,
            "shared": 0, "const": 0, "local": 0, "barriers": 0, "global_bytes": 0}
     current = None
+    stack = lmem = None
     for line in log.splitlines():
         m = _GMEM_RE.search(line)
         if m and "gmem" in line and current is None:
@@ -172,11 +180,14 @@ def parse_ptxas_log(log: str, entry: str, arch: str) -> Resources:
             if s := _SMEM_RE.search(line):
                 res["shared"] = int(s.group(1))
             if l := _LMEM_RE.search(line):
-                res["local"] = int(l.group(1))
+                lmem = int(l.group(1))
+            if k := _STACK_RE.search(line):
+                stack = int(k.group(1))
             res["const"] = sum(int(c) for c in _CMEM_RE.findall(line))
     if res["registers"] is None:
         raise ToolchainError(f"ptxas reported no register count for {entry!r}", tool="ptxas",
                              log=log)
+    res["local"] = next(v for v in (lmem, stack, res["stack_frame"]) if v is not None)
     return Resources(arch=arch, **res)
 
 

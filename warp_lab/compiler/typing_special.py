@@ -112,7 +112,7 @@ def type_print(t, node, name):
                           kw.value)
         sep, end = (v, end) if kw.arg == "sep" else (sep, v)
     tys = _printf_args(t, node.args, aggregates=True)
-    parts, vals, vtys = [], [], []
+    parts, vals, vtys, floats = [], [], [], []
     for a, ty in zip(node.args, tys):
         if isinstance(ty, Meta):
             parts.append(str(const_of(a)).replace("%", "%%"))
@@ -123,11 +123,15 @@ def type_print(t, node, name):
             row = "[" + " ".join([_conversion(ty.elem)] * ty.cols) + "]"
             parts.append("[" + " ".join([row] * ty.rows) + "]")
         else:
+            if ty.is_float:  # formatted like Python's float at run time (lower_builtins)
+                floats.append(len(vals))
             parts.append(_conversion(ty))
         vals.append(a)
         vtys.append(ty)
     fmt = sep.replace("%", "%%").join(parts) + end.replace("%", "%%")
-    _target(node, "printf", NONE, fmt=fmt, args=vals, tys=vtys)
+    # python_floats: the args (indices) that are scalar floats, each printed by a "%g" of
+    # fmt, in order; the lowering picks "%.1f" for an integral value as Python's str() does
+    _target(node, "printf", NONE, fmt=fmt, args=vals, tys=vtys, python_floats=tuple(floats))
     return t.mark(node, NONE)
 
 

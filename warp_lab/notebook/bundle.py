@@ -18,7 +18,7 @@ from warp_lab.notebook.views import cell_label, kernel_html, pane_text, python_p
     python_row_numbers
 
 __all__ = ["MIME_TYPE", "BUNDLE_VERSION", "kernel_bundle", "KernelView", "repr_mimebundle",
-           "kernel_text"]
+           "kernel_text", "live_register_heat", "compiled_kernel_mimebundle"]
 
 MIME_TYPE = "application/vnd.warp-lab.kernel+json"
 #: the bundle's schema version; it changes only when an older renderer would misread a
@@ -143,6 +143,30 @@ def repr_mimebundle(ck, include=None, exclude=None, **view_options) -> dict:
     if exclude:
         data = {k: v for k, v in data.items() if k not in exclude}
     return data
+
+
+def live_register_heat(ck) -> dict:
+    """The view options of the live-register columns, as the ``%%warp_kernel`` view shows
+    them: ``{"heat": {"live_registers": {python line: n}}, "pane_heat": {"sass":
+    {"live_registers": {SASS pane line: n}}}}`` from
+    :func:`~warp_lab.notebook.widgets.register_heat` (nvdisasm's register life ranges: the
+    compile's own when it kept them, else one nvdisasm run of 0.4-0.7 s); ``{}`` when the
+    kernel has no SASS (an arch whose nvdisasm is missing) or the analysis cannot run."""
+    from warp_lab.notebook.widgets import register_heat
+
+    regs = register_heat(ck)
+    if regs is None:
+        return {}
+    return {"heat": {"live_registers": regs[0]}, "pane_heat": {"sass": {"live_registers": regs[1]}}}
+
+
+def compiled_kernel_mimebundle(ck, include=None, exclude=None) -> dict:
+    """What a notebook shows for a :class:`~warp_lab.compiler.artifact.CompiledKernel`
+    that is a cell's value (``ck = wl.compile(...)`` then ``ck``; registered by
+    ``%load_ext warp_lab``): the panes and resource card of the ``%%warp_kernel`` view
+    with its ``live regs`` columns beside the Python and SASS panes
+    (:func:`live_register_heat`)."""
+    return repr_mimebundle(ck, include, exclude, **live_register_heat(ck))
 
 
 class KernelView:

@@ -142,6 +142,18 @@ def _defaults_text(opts: dict) -> str:
     return "\n".join(lines)
 
 
+#: the line magic's usage, added under the cell magic's in ``%%warp_kernel?``
+LINE_FORM = ("  %warp_kernel [the same options]   (line magic: defaults for later cells;\n"
+             "                                    without options, prints the defaults in force)")
+
+
+def _with_line_form(doc: str) -> str:
+    """``doc`` (the help IPython's ``magic_arguments`` built: ``::``, the usage lines, a blank
+    line, the docstring, the options) with :data:`LINE_FORM` after the usage lines."""
+    head = doc.find("\n\n", doc.find("::") + 4)
+    return doc if head < 0 else doc[:head] + "\n" + LINE_FORM + doc[head:]
+
+
 def _too_deep(filename: str, line: int, col: int, text: str) -> KernelCompileError:
     return KernelCompileError("expression too deeply nested (Python's compiler ran out of "
                               "recursion depth); split it into several statements",
@@ -208,7 +220,9 @@ class WarpKernelMagics(Magics):
         self.previous: dict = {}  # kernel name -> last CompiledKernel (for --diff previous)
         self.cell_texts: dict[str, str] = {}
 
-    @magic_arguments.magic_arguments()
+    # named "%warp_kernel" so that the usage line IPython writes ("%" + name) reads
+    # "%%warp_kernel [--arch ARCH] ...", the cell magic; _with_line_form adds the line magic
+    @magic_arguments.magic_arguments(name="%warp_kernel")
     @magic_arguments.argument("--arch", help="target SM, e.g. sm_75, sm_80, sm_90 (default: the "
                               "GPU --device selects, sm_90 on the simulator)")
     @magic_arguments.argument("--opt", type=int, choices=range(4),
@@ -293,6 +307,8 @@ class WarpKernelMagics(Magics):
             opts["arch"] = _device_arch(opts["device"])
         _check_options(opts)  # a GPU's own arch may be one warp_lab cannot target
         return self._run_cell(line, cell, opts, carried)
+
+    warp_kernel.__doc__ = _with_line_form(warp_kernel.__doc__)
 
     # -- the cell ---------------------------------------------------------------------------
 
@@ -457,14 +473,14 @@ def load_ipython_extension(ip) -> None:
     """
     import warp_lab
     from warp_lab.compiler.artifact import CompiledKernel
-    from warp_lab.notebook.bundle import repr_mimebundle
+    from warp_lab.notebook.bundle import compiled_kernel_mimebundle
     from warp_lab.notebook.results import LaunchView
     from warp_lab.runtime.result import LaunchResult
 
     ip.register_magics(WarpKernelMagics)
     ip.user_ns.setdefault("wl", warp_lab)
     formatter = ip.display_formatter.mimebundle_formatter
-    formatter.for_type(CompiledKernel, repr_mimebundle)
+    formatter.for_type(CompiledKernel, compiled_kernel_mimebundle)  # with the live regs
     formatter.for_type(LaunchResult, lambda r: LaunchView(r)._repr_mimebundle_())
     if not ip.custom_exceptions:
         ip.set_custom_exc((WarpLabError,), _show_error)

@@ -544,7 +544,12 @@ def resource_card_html(ck, occupancy=None) -> str:
             ``timings``).
         occupancy: an occupancy record from :mod:`warp_lab.analysis`, or None; its
             dynamic shared memory (``shared_per_block`` less the static bytes),
-            when any, is a row of the card.
+            when any, is a row of the card, and so is the shared memory a block
+            takes from the SM with where it comes from (static + dynamic + the 1 KB
+            CUDA reserves per block from sm_80 on, rounded up to the allocation unit:
+            ``cuda_occupancy.h``'s ``cudaOccMaxBlocksPerSMSmemLimit``,
+            :class:`~warp_lab.analysis.SharedAllocation`), the same line as the
+            occupancy widget's.
     """
     r = ck.resources
     if r is None:
@@ -552,12 +557,18 @@ def resource_card_html(ck, occupancy=None) -> str:
         return f'<div class="wl-missing">resources: {why}</div>'
     # the occupancy record's shared bytes are static + the dynamic ones asked for
     dynamic = max(0, int(getattr(occupancy, "shared_per_block", 0) or 0) - r.shared)
+    allocation = getattr(occupancy, "shared_allocation", None)
     rows = [("registers / thread", r.registers),
-            ("spill stores / loads", f"{r.spill_stores} / {r.spill_loads} bytes"),
+            ("spill stores / loads", f"{r.spill_stores} / {r.spill_loads} bytes"
+             + (" (to and from local memory)" if r.spills else "")),
             ("stack frame", f"{r.stack_frame} bytes"),
             ("shared memory (static)", f"{r.shared} bytes / block"),
             *([("shared memory (dynamic)", f"{dynamic} bytes / block")] if dynamic else []),
-            ("local memory", f"{r.local} bytes / thread"),
+            *([("shared memory / block (allocated)", allocation.describe())] if allocation
+              else []),
+            # ptxas's stack: spilled registers and local arrays live there (Resources.local)
+            ("local memory", f"{r.local} bytes / thread" + (
+                " (stack frame: spilled registers, local arrays)" if r.local else "")),
             # every kernel has parameters in constant bank 0, so 0 is ptxas saying nothing
             # (CUDA 13's ptxas -v prints no cmem[0] for sm_90)
             ("constant memory", f"{r.const} bytes" if r.const else

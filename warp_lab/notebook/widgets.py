@@ -33,7 +33,15 @@ _FACTOR_NAMES = FACTOR_NAMES
 
 
 def occupancy_summary_html(occ) -> str:
-    """A short escaped HTML table of one :class:`~warp_lab.analysis.Occupancy`."""
+    """A short escaped HTML table of one :class:`~warp_lab.analysis.Occupancy`.
+
+    The shared memory row is what a block takes from the SM, with where it comes
+    from (:meth:`~warp_lab.analysis.SharedAllocation.describe`: static + dynamic + the
+    1 KB CUDA reserves per block from sm_80 on, ``cudaDevAttrReservedSharedMemoryPerBlock``,
+    rounded up to the allocation unit, as ``cuda_occupancy.h`` counts it), so a kernel
+    with 0 bytes of static shared memory reads "1024 bytes = 0 static + 0 dynamic +
+    1024 reserved by CUDA per block (sm_80+)", as the resource card does.
+    """
     limits = ", ".join(f"{_FACTOR_NAMES.get(f, f)}: {v if v is not None else '∞'}"
                        for f, v in occ.limits.items())
     rows = [("occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm} of "
@@ -42,7 +50,7 @@ def occupancy_summary_html(occ) -> str:
             ("limited by", ", ".join(_FACTOR_NAMES.get(f, f) for f in occ.limiters) or "—"),
             ("blocks per SM each limit allows", limits),
             ("registers / block (allocated)", str(occ.allocated_registers_per_block)),
-            ("shared memory / block (allocated)", f"{occ.allocated_shared_mem_per_block} bytes")]
+            ("shared memory / block (allocated)", occ.shared_allocation.describe())]
     body = "".join(f"<tr><th style='text-align:left;padding-right:8px'>{html.escape(k)}</th>"
                    f"<td>{html.escape(v)}</td></tr>" for k, v in rows)
     warn = ""
