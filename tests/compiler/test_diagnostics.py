@@ -86,7 +86,12 @@ CASES = [
     ("shared_runtime_shape", "    s = wl.shared_array(n, wl.float32)", 3, 25,
      "must be a compile-time integer", "wl.constant"),
     ("shared_too_big", "    s = wl.shared_array(100000, wl.float32)", 3, 9,
-     "exceeds the 48 KB limit", ""),
+     "exceeds the 48 KB limit", "use wl.dynamic_shared_array(dtype) and size it at launch, "
+     "wl.launch(..., shared_mem=bytes)"),
+    ("shared_total_too_big", "    s = wl.shared_array(10000, wl.float32)\n"
+     "    u = wl.shared_array(3000, wl.float32)", 4, 9,
+     "brings the kernel's static shared memory to 52000 bytes, over the 48 KB limit",
+     "wl.dynamic_shared_array"),
     ("dynamic_shared_misaligned", "    s = wl.dynamic_shared_array(wl.float64, offset=12)", 3, 52,
      "must be a non-negative multiple of 8 bytes (the alignment of float64), got 12", ""),
     ("dynamic_shared_float_offset", "    s = wl.dynamic_shared_array(wl.int32, offset=1.5)", 3, 50,

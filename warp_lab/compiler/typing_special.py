@@ -23,6 +23,13 @@ __all__ = ["type_printf", "type_print", "type_alloc_array", "type_dynamic_shared
 #: static shared memory per block without opt-in (CUDA Programming Guide, "Shared Memory",
 #: compute capability table: 48 KB static limit)
 SHARED_STATIC_LIMIT = 48 * 1024
+#: the way past :data:`SHARED_STATIC_LIMIT`: kernels using more than 48 KB of shared memory
+#: per block must use dynamic shared memory, not statically sized arrays, and opt in
+#: (CUDA C++ Programming Guide, compute capability 7.x+ "Shared Memory"); ``wl.launch`` opts in
+_DYNAMIC_HINT = ("for more than 48 KB per block use wl.dynamic_shared_array(dtype) and size it "
+                 "at launch, wl.launch(..., shared_mem=bytes): CUDA allows more than 48 KB "
+                 "only as dynamic shared memory (up to the GPU's opt-in limit, e.g. 227 KB on "
+                 "sm_90)")
 #: the most shared memory any architecture gives one block, with opt-in (CUDA Programming
 #: Guide, "Technical Specifications per Compute Capability": 227 KB on 9.0 and 10.0)
 SHARED_OPTIN_MAX = 227 * 1024
@@ -188,7 +195,12 @@ def type_alloc_array(t, node, name):
     limit = SHARED_STATIC_LIMIT if space == "shared" else LOCAL_LIMIT
     if nbytes > limit:
         raise t.error(f"{name}() of {nbytes} bytes exceeds the {limit // 1024} KB limit",
-                      node)
+                      node, _DYNAMIC_HINT if space == "shared" else "")
+    total = nbytes + sum(d.nbytes for d in t.ctx.shared) if space == "shared" else 0
+    if total > limit:  # ptxas: "uses too much shared data (..., 0xc000 max)"
+        raise t.error(f"{name}() of {nbytes} bytes brings the kernel's static shared memory "
+                      f"to {total} bytes, over the {limit // 1024} KB limit", node,
+                      _DYNAMIC_HINT)
     aty = ArrayType(dtype, len(shape), space, tuple(shape))
     info = {}
     if space == "shared":
