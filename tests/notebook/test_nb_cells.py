@@ -58,6 +58,10 @@ CELLS = [
     # 11, 12: a device function of an ordinary cell, called by a %%warp_kernel cell's kernel
     "@wl.func\ndef put(x: wl.array(dtype=wl.float32), i: int, v: float):\n    x[i] = v * 3.0\n",
     "%%warp_kernel\ndef k_cross(x: wl.array(dtype=wl.float32)):\n    put(x, wl.tid(), 2.0)\n",
+    # 13, 14: a --debug kernel's bounds check traps; its finding quotes the check's message
+    '%%warp_kernel --debug --launch "dim=64, inputs=[x]"\n'
+    "def k_trap(x: wl.array(dtype=wl.float32)):\n    i = wl.tid()\n    x[i + 1] = x[i]\n",
+    "print('TRAP', _launch.findings[0])\n",
 ]
 
 
@@ -252,3 +256,14 @@ def test_a_device_function_of_another_cell_is_in_the_view_under_its_cell(execute
     assert [None, label] in bundle["python_rows"] and "1000003" in bundle["line_map"]["ptx"]
     k = bundle["python_rows"].index([1_000_003, "    x[i] = v * 3.0"])
     assert bundle["python_row_numbers"][k] == 3
+
+
+def test_a_debug_trap_finding_says_what_its_thread_printed_in_the_current_cell(executed):
+    """Thread 63's bounds check prints "<cell N>:4: index 64 ..." and traps: the finding
+    quotes that line, with the cell named as in this run, not its artifact name."""
+    finding = _printed(executed.cells[14], "TRAP")
+    cell = f"<cell {executed.cells[13].execution_count}>"
+    assert finding.startswith("[trap] trap instruction executed after the thread printed "
+                              f"'{cell}:4: index 64 out of bounds for axis 0 with size 64'"), \
+        finding
+    assert "<cell of" not in finding

@@ -73,3 +73,29 @@ def test_a_failed_assert_traps_only_with_debug():
     res = _run(checked_copy, [x, y], debug=False)
     assert not res.findings
     np.testing.assert_array_equal(y, x)
+
+
+@wl.kernel
+def shifted_copy(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32)):
+    t = wl.thread_idx.x
+    y[t] = x[t + 1]  # marker: shifted read
+
+
+@pytest.mark.parametrize("kernel,inputs,said", [
+    (checked_copy, [np.array([0, 1, 2, -3, 4, 5, 6, 7], np.int32), np.zeros(N, np.int32)],
+     "assert", ),
+    (shifted_copy, [np.arange(N, dtype=np.int32), np.zeros(N, np.int32)], "shifted read"),
+])
+def test_a_trap_finding_quotes_what_the_trapping_thread_printed(kernel, inputs, said):
+    """The line the check printed before its trap is in the finding's message (and its
+    details), not only in ``printed``: what a student reads in ``print(*r.findings)``."""
+    res = _run(kernel, inputs, debug=True)
+    line = source_line(kernel, f"# marker: {said}")
+    (f,) = res.findings
+    last = [ln for ln in res.printed.splitlines() if f"test_debug_traps.py:{line}:" in ln]
+    assert f.kind == "trap" and f.source_line == line and last, (str(f), res.printed)
+    assert f.details["printed"] == last[-1]
+    assert f"after the thread printed {last[-1]!r}" in f.message, f.message
+    if kernel is shifted_copy:  # thread 7 reads x[8]
+        assert f.thread == (N - 1, 0, 0)
+        assert "index 8 out of bounds for axis 0 with size 8" in f.message, f.message

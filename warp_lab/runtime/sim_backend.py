@@ -159,8 +159,22 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),
                         argument_bytes=sum(v.array.nbytes for v in views),
-                        printed=cell_text(result.printed, ck), sim=result, notes=tuple(notes),
-                        checks=tuple(checks))
+                        printed=cell_text(result.printed, ck),
+                        sim=dataclasses.replace(result, findings=_named(result.findings, ck)),
+                        notes=tuple(notes), checks=tuple(checks))
+
+
+def _named(findings, ck):
+    """``findings`` with the cells ``ck``'s debug-mode messages name as they are now: a trap
+    finding quotes the line its thread printed (:func:`cell_text`)."""
+    out = []
+    for f in findings:
+        said = f.details.get("printed") if f.kind == "trap" else None
+        if said:
+            f = dataclasses.replace(f, message=cell_text(f.message, ck),
+                                    details={**f.details, "printed": cell_text(said, ck)})
+        out.append(f)
+    return out
 
 
 def _over_repeats(progress, i: int, repeat: int):

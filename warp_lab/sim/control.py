@@ -395,8 +395,21 @@ def _trap(ins, mod):
             return
         lanes = act if eff is ALL else eff
         t = 0 if lanes is None else int(np.argmax(lanes))
-        m.finding("trap", "trap instruction executed; the launch was aborted", ins, t, stop=True)
+        said = last_printed_line(m, t)
+        m.finding("trap", "trap instruction executed" + (
+            f" after the thread printed {said!r}" if said else "") + "; the launch was aborted",
+            ins, t, stop=True, **({"printed": said} if said else {}))
     return ex
+
+
+def last_printed_line(m, t: int) -> str:
+    """The last non-empty line batch thread ``t`` of ``m`` (a machine or a lane view) printed
+    in this batch, "" when none: a debug-mode check prints its message, then traps."""
+    machine = getattr(m, "m", m)
+    idx = getattr(m, "idx", None)
+    text = machine.last_printed.get(int(idx[t]) if idx is not None else t, "")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
 
 
 def _nop(ins, mod):

@@ -109,7 +109,10 @@ def vprintf(m, ins, idx):
                 return struct.unpack("<d", raw)[0]
             return int.from_bytes(raw, "little", signed=(kind == "s"))
 
-        m.printed.append(format_c(fmt, fetch, lambda p, t=t: _read_str(m, ins, p, t)))
+        text = format_c(fmt, fetch, lambda p, t=t: _read_str(m, ins, p, t))
+        m.printed.append(text)
+        if text.strip():
+            m.last_printed[t] = text
     for ret in ins.dsts:
         m.cparams[ret] = np.zeros((m.T, 4), np.uint8)
 
