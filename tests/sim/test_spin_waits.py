@@ -88,6 +88,10 @@ def test_a_spin_wait_on_a_plain_load_is_an_infinite_loop_at_the_users_line():
     assert f.source_line == source_line(plain_spin, "# marker: plain spin")
     assert f.thread == (0, 0, 0) and "wl.atomic_load" in f.message
     assert r.partial and r.sim.instructions < 10 ** 6    # found early, not by the budget
+    # the finding names the load LLVM moved before the loop: flag[0], a global load
+    ptx = wl.compile(plain_spin).ptx.splitlines()
+    assert [ptx[k - 1].split()[0] for k in f.details["hoisted_loads"]] == ["ld.global.b32"]
+    assert f"loaded once before it (PTX line {f.details['hoisted_loads'][0]}" in f.message
 
 
 @wl.kernel
@@ -119,6 +123,40 @@ def _mix16(n: int) -> int:
     for k in range(n):
         s = (s * 31 + k) & 0xFFFF
     return s
+
+
+@wl.kernel
+def forgot_increment_from_memory(start: wl.array(dtype=wl.int32), n: int,
+                                 out: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    j = start[0]
+    s = 0
+    while j < n:    # marker: from memory
+        s = i * 2
+    out[i] = s + j
+
+
+def test_spin_wait_advice_only_when_a_load_before_the_loop_decides_it():
+    """A forgotten ``j += 1`` whose loop depends on registers and parameters alone gets only
+    the loop-variable cause (at opt=3 and at opt=0, where ``j`` lives in the thread's own
+    local memory); when the condition's value was loaded from memory before the loop, the
+    finding gives both causes as alternatives, naming that load."""
+    for opt in (3, 0):
+        out = np.zeros(40, np.int32)
+        r = wl.launch(forgot_increment, dim=40, inputs=[5, out], device="sim", opt=opt,
+                      max_instructions=SAFETY)
+        (f,) = r.findings
+        assert f.kind == "infinite_loop" and f.details["hoisted_loads"] == [], str(f)
+        assert "a loop variable never advanced, such as a forgotten k += 1?" in f.message
+        assert "atomic_load" not in f.message and "flag" not in f.message, f.message
+    out = np.zeros(40, np.int32)
+    r = wl.launch(forgot_increment_from_memory, dim=40, inputs=[np.zeros(1, np.int32), 5, out],
+                  device="sim", max_instructions=SAFETY)
+    (f,) = r.findings
+    assert f.source_line == source_line(forgot_increment_from_memory, "# marker: from memory")
+    ptx = wl.compile(forgot_increment_from_memory).ptx.splitlines()
+    assert [ptx[k - 1].split()[0] for k in f.details["hoisted_loads"]] == ["ld.global.nc.b32"]
+    assert "either a loop variable never advances, or the loop waits" in f.message, f.message
 
 
 def test_only_loops_that_repeat_a_state_are_reported():

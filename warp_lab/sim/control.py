@@ -96,12 +96,13 @@ def _bra(ins, mod):
         if regs is None:
             return ex
         lo, hi = _loop_range(ins, mod)
+        loads = deciding_loads(ins, mod)
 
         def ex_closed(m, act, p):
             # a loop that can only end by itself: every LOOP_CHECK turns, see whether the
             # lanes came back to its head unchanged (then it never ends)
             if ex(m, act, p) is not None:
-                m.closed_loop_turn(ins, target, lo, hi, regs)
+                m.closed_loop_turn(ins, target, lo, hi, regs, loads)
         return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
 
@@ -202,6 +203,67 @@ def closed_loop_registers(ins, mod) -> tuple | None:
         if not all(_dst_registers(d, written) for d in c.dsts):
             return None
     return tuple(sorted(written))
+
+
+def _registers(ops, out: set) -> set:
+    """Add the register ids ``ops`` (operands, nested ones included) read to ``out``."""
+    for op in ops:
+        if not isinstance(op, tuple) or not op:
+            continue
+        if op[0] == "r":
+            out.add(op[1])
+        elif op[0] == "a" and isinstance(op[1], tuple):
+            _registers([op[1]], out)
+        elif op[0] in ("pair", "neg"):
+            _registers(op[1:], out)
+        elif op[0] == "v":
+            _registers(op[1], out)
+    return out
+
+
+def deciding_loads(ins, mod) -> tuple:
+    """The loads of memory other threads can write (:func:`_reads_shared_state`) that the
+    closed loop closed by backward branch ``ins`` depends on to end or to be entered: the
+    predicates of its own conditional branches and of the branches into it, followed back
+    through the registers they are computed from (every write to a register in the function
+    counts, wherever it is). A closed loop reads no such memory itself, so any load found
+    lies before it: a spin-wait whose load LLVM moved out of the loop (it may assume no
+    other thread writes there) spins on a register. Empty when what decides the loop comes
+    from registers, parameters and the thread's own memory alone (a loop variable that
+    never advances)."""
+    lo, hi = _loop_range(ins, mod)
+    fn = mod.functions[ins.function]
+    code = mod.code[fn.start:fn.end]
+    todo: set = set()
+    for c in code:
+        inside = lo <= c.pc <= hi
+        into = isinstance(c.target, int) and lo <= c.target <= hi
+        if c.op in ("bra", "brx") and c.guard is not None and (inside or into):
+            todo.add(c.guard[0])
+        if c.op == "brx" and (inside or into):
+            _registers(c.srcs, todo)
+    before = mod.code[lo - 1] if lo > fn.start else None
+    if before is not None and before.op == "bra" and before.guard is not None:
+        todo.add(before.guard[0])   # lanes fall into the loop when that guard fails
+    defs: dict = {}
+    for c in code:
+        for r in _registers(c.dsts, set()):
+            defs.setdefault(r, []).append(c)
+    seen, loads = set(), []
+    while todo:
+        r = todo.pop()
+        if r in seen:
+            continue
+        seen.add(r)
+        for c in defs.get(r, ()):
+            if c.op in ("ld", "ldu") and _reads_shared_state(c, mod):
+                if c not in loads:
+                    loads.append(c)
+                continue
+            _registers(c.srcs, todo)
+            if c.guard is not None:
+                todo.add(c.guard[0])
+    return tuple(sorted(loads, key=lambda c: c.pc))
 
 
 def loop_has_atomic(ins, mod) -> bool:

@@ -44,7 +44,7 @@ import time
 
 import numpy as np
 
-from warp_lab.errors import SimulatorError
+from warp_lab.errors import SimulatorError, source_label
 from warp_lab.sim.result import Finding, Metrics, MemoryLineStats, SimResult, instruction_class
 
 __all__ = ["Machine", "CHECKS", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC", "YIELD"]
@@ -358,9 +358,12 @@ class Machine:
             if self.spin_rounds >= (intra_rounds or INTRA_ROUNDS) and (run & ~looping).any():
                 self._park(looping)
 
-    def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple):
+    def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple,
+                         loads: tuple = ()):
         """Lanes took back-edge ``ins`` (to ``target``) of a closed loop (code ``lo..hi``,
-        writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`).
+        writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`;
+        ``loads``: the loads before it that decide it,
+        :func:`~warp_lab.sim.control.deciding_loads`).
 
         Every :data:`LOOP_CHECK` turns, when every lane inside the loop is at its head,
         compare those lanes, their ``regs`` and their local memory with the previous
@@ -396,16 +399,27 @@ class Machine:
                 np.array_equal(a, b) for a, b in zip(last[1], snap[1])):
             return
         n = int(np.count_nonzero(head))
-        self.finding("infinite_loop",
-                     f"infinite loop: {n} thread{'s' if n > 1 else ''} came back to the loop "
-                     f"head at PTX line {self.mod.code[target].line} with every register the "
-                     f"loop writes unchanged after {LOOP_CHECK} more iterations; the loop "
-                     "reads no memory another thread could change, so it never ends (a loop "
-                     "variable never advanced?). A loop "
-                     "that waits for another thread's write must read memory on every "
-                     "iteration: the compiler may move a plain load out of the loop (it may "
-                     "assume no other thread writes there); read the flag with "
-                     "wl.atomic_load(...)", ins, int(np.argmax(head)), stop=True)
+        said = (f"infinite loop: {n} thread{'s' if n > 1 else ''} came back to the loop "
+                f"head at PTX line {self.mod.code[target].line} with every register the "
+                f"loop writes unchanged after {LOOP_CHECK} more iterations")
+        if not loads:
+            said += (", and nothing another thread writes decides whether the loop ends, so "
+                     "it never does (a loop variable never advanced, such as a forgotten "
+                     "k += 1?)")
+        else:
+            where = []
+            for c in loads:
+                sf, sl = self.mod.source_of(c)
+                where.append(f"PTX line {c.line}" + (
+                    f", {source_label(sf) if sf else 'source'} line {sl}" if sl else ""))
+            said += (f"; the loop reads no memory, and what decides whether it ends was "
+                     f"loaded once before it ({'; '.join(where)}): either a loop variable "
+                     "never advances, or the loop waits for another thread to write that "
+                     "memory and the compiler moved the plain load out of the loop (it may "
+                     "assume no other thread writes there): read such a flag with "
+                     "wl.atomic_load(...) on every iteration")
+        self.finding("infinite_loop", said, ins, int(np.argmax(head)), stop=True,
+                     hoisted_loads=[c.line for c in loads])
 
     def _park(self, lanes):
         """Lanes ``lanes`` (runnable) yield: not scheduled until :meth:`unpark`."""
