@@ -166,6 +166,7 @@ def test_shared_variables_map_to_the_python_arrays_even_when_llvm_splits_them():
     # k_flag_N.0); the dynamic shared memory maps to the wl.dynamic_shared_array
     from warp_lab.notebook.results import _finding_text
     from warp_lab.notebook.views import shared_array_lines
+    from warp_lab.runtime.sim_backend import name_shared_arrays
     from warp_lab.sim.result import Finding
 
     ck = wl.compile(_flag_and_dynamic, cache=False, sass=False)
@@ -175,6 +176,8 @@ def test_shared_variables_map_to_the_python_arrays_even_when_llvm_splits_them():
     assert len(split) == 1 and split[0].endswith("_$_0"), arrays
     assert arrays[split[0]] == ("flag", (first + 2,))
     assert arrays["__wl_dynamic_shared"] == ("dyn", (first + 3,))
-    f = Finding("uninitialized", f"read of byte 0 of shared variable {split[0]} of 4 bytes")
-    assert f"shared array <code>flag</code> (line {first + 2})" in _finding_text(f, ck, arrays)
+    f = Finding("uninitialized", name_shared_arrays(
+        f"read of byte 0 of shared variable {split[0]} of 4 bytes", arrays))
+    assert f.message == f"read of byte 0 of shared array flag (line {first + 2}) of 4 bytes"
+    assert f"shared array <code>flag</code> (line {first + 2})" in _finding_text(f, ck)
 

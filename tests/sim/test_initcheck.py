@@ -103,8 +103,10 @@ def test_reading_past_the_initialised_part_is_reported_at_the_users_line():
     assert (f.block, f.thread) == ((0, 0, 0), (0, 0, 0))
     assert f.details["variable"].startswith("tree_sum_buf_")  # named after `buf`
     assert f.details["offset"] == 4 * BS and f.details["size"] == 4
-    assert "uninitialized" in f.message and "byte 256 of shared variable tree_sum_buf_" \
-        in f.message and "of 512 bytes" in f.message
+    # wl.launch names the Python array and its line (the PTX symbol stays in details)
+    buf = source_line(tree_sum, "buf = wl.shared_array")
+    assert "uninitialized" in f.message and f"byte 256 of shared array buf (line {buf}) " \
+        "of 512 bytes" in f.message
     # the simulator read zeros there
     np.testing.assert_array_equal(partial, x.reshape(2, BS).sum(1))
 

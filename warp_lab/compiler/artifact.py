@@ -6,13 +6,15 @@ the runtime read these; nobody recomputes what is stored here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
 from warp_lab.lang.kernel import Source
 
-__all__ = ["CompileOptions", "Resources", "LineMap", "CompiledKernel", "sm_number"]
+__all__ = ["CompileOptions", "Resources", "LineMap", "CompiledKernel", "sm_number",
+           "shared_array_lines", "SHARED_DECL"]
 
 
 def sm_number(arch: str) -> int:
@@ -290,3 +292,34 @@ class CompiledKernel:
     def __repr__(self) -> str:
         regs = f", {self.resources.registers} registers" if self.resources else ""
         return f"<CompiledKernel {self.name} for {self.options.arch} -O{self.options.opt}{regs}>"
+
+
+#: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``, ``.extern
+#: .shared .align 16 .b8 __wl_dynamic_shared[];``, a scalar LLVM split off an array:
+#: ``.shared .align 16 .u32 k_flag_1_$_0;``), its name
+SHARED_DECL = re.compile(r"^\s*(?:\.extern\s+)?\.shared\s[^;]*?([\w$]+)\s*(?:\[|;)", re.M)
+
+
+def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Shared variable symbol -> (Python array name, the file lines that declare it).
+
+    From the compiler's record (``ck.shared_arrays``): the ``.shared`` variable
+    of ``tile = wl.shared_array(...)`` is named ``tile`` at its line, so a
+    finding about ``k_tile_3`` can say "shared array tile (line 7)"; the
+    dynamic shared memory (``__wl_dynamic_shared``) maps to every array assigned
+    from ``wl.dynamic_shared_array`` (names joined by ``, ``). A variable LLVM
+    split into pieces (``k_tile_3_$_0``, its ``k_tile_3.0``) maps like the whole.
+    Arrays not assigned to a plain name are left out.
+    """
+    found: dict[str, tuple[list, list]] = {}
+    for sym, name, line in getattr(ck, "shared_arrays", ()):
+        names, lines = found.setdefault(sym, ([], []))
+        if name and name not in names:
+            names.append(name)
+            lines.append(line)
+    out = {}
+    for sym in set(SHARED_DECL.findall(ck.ptx or "")):
+        names, lines = found.get(re.sub(r"_\$_\d+$", "", sym), ((), ()))
+        if names:
+            out[sym] = (", ".join(names), tuple(lines))
+    return out

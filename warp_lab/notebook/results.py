@@ -20,8 +20,8 @@ import re
 
 from warp_lab.notebook.charts import figure_img_html, instruction_mix_chart, simt_histogram, \
     time_distribution
-from warp_lab.notebook.views import DYNAMIC_SHARED, STYLE, compile_time_text, kernel_html, \
-    line_label, new_root_id, shared_array_lines, source_line_text
+from warp_lab.notebook.views import STYLE, compile_time_text, kernel_html, \
+    line_label, new_root_id, source_line_text
 
 __all__ = ["launch_html", "LaunchView", "instructions_per_line", "memory_lines",
            "bank_conflicts_per_line", "simt_efficiencies", "instruction_mix", "findings"]
@@ -120,29 +120,16 @@ def _source_line(ck, line) -> str:
     return source_line_text(ck, line)
 
 
-_SHARED_VAR = re.compile(r"shared variable ([\w$]+)")
+#: a finding's Python array names (``sim_backend.name_shared_arrays``), shown as code
+_ARRAY_NAME = re.compile(r"(shared array |wl\.dynamic_shared_array )(\w+(?:, \w+)*)(?=,? \(?line)")
 _OTHER_PTX = re.compile(r"at PTX line (\d+)")
 
 
-def _finding_text(f, ck, arrays) -> _Markup:
-    """A finding's message as HTML: a shared variable named as the Python array and its line,
-    the other access of a race with its Python line."""
-    text = html.escape(f.message)
-
-    def array(m):
-        name, lines = arrays.get(m.group(1), (None, ()))
-        if name is None:
-            return m.group(0)
-        where = ", ".join(map(str, lines))
-        return (f"shared array <code>{html.escape(name)}</code> "
-                f"(line{'s' * (len(lines) > 1)} {where})")
-
-    text = _SHARED_VAR.sub(array, text)
-    name, lines = arrays.get(DYNAMIC_SHARED, (None, ()))
-    if name is not None:  # "the dynamic shared memory (__wl_dynamic_shared, ...": which array
-        text = text.replace(f"({DYNAMIC_SHARED}, ", f"(wl.dynamic_shared_array <code>"
-                            f"{html.escape(name)}</code>, line{'s' * (len(lines) > 1)} "
-                            f"{', '.join(map(str, lines))}, ")
+def _finding_text(f, ck) -> _Markup:
+    """A finding's message as HTML: the Python arrays it names as code, the other access of
+    a race with its Python line."""
+    text = _ARRAY_NAME.sub(lambda m: f"{m.group(1)}<code>{m.group(2)}</code>",
+                           html.escape(f.message))
     other = (f.details or {}).get("other_ptx_line") if f.kind.startswith("race") else None
     py = ck.line_map.python_line_of_ptx(int(other)) if other else None
     if py:
@@ -157,14 +144,12 @@ def _findings_html(result) -> str:
     if not items:
         return ""
     ck = result.compiled
-    arrays = shared_array_lines(ck) if any(
-        "shared variable" in f.message or DYNAMIC_SHARED in f.message for f in items) else {}
     rows = []
     for f in items:
         line, file = f.source_line, f.source_file  # file: a device function's other cell
         where = ", ".join(x for x in (f"block {f.block}" if f.block is not None else "",
                                       f"thread {f.thread}" if f.thread is not None else "") if x)
-        rows.append((f.kind, _finding_text(f, ck, arrays), where,
+        rows.append((f.kind, _finding_text(f, ck), where,
                      f"{line_label(ck, line, file)}: {source_line_text(ck, line, file)}"
                      if line else "", f.ptx_line or ""))
     return ('<details open><summary>Findings</summary>'

@@ -28,6 +28,7 @@ import re
 import secrets
 from typing import Mapping
 
+from warp_lab.compiler.artifact import SHARED_DECL, shared_array_lines
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
@@ -227,35 +228,8 @@ def python_location(ck, key: int) -> tuple[str, int]:
     return ck.files.get(name, name), line
 
 
-#: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``, ``.extern
-#: .shared .align 16 .b8 __wl_dynamic_shared[];``, a scalar LLVM split off an array:
-#: ``.shared .align 16 .u32 k_flag_1_$_0;``), its name
-_SHARED_DECL = re.compile(r"^\s*(?:\.extern\s+)?\.shared\s[^;]*?([\w$]+)\s*(?:\[|;)", re.M)
-
-
-def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """Shared variable symbol -> (Python array name, the file lines that declare it).
-
-    From the compiler's record (``ck.shared_arrays``): the ``.shared`` variable
-    of ``tile = wl.shared_array(...)`` is named ``tile`` at its line, so a
-    finding about ``k_tile_3`` can say "shared array ``tile`` (line 7)"; the
-    dynamic shared memory (:data:`DYNAMIC_SHARED`) maps to every array assigned
-    from ``wl.dynamic_shared_array`` (names joined by ``, ``). A variable LLVM
-    split into pieces (``k_tile_3_$_0``, its ``k_tile_3.0``) maps like the whole.
-    Arrays not assigned to a plain name are left out.
-    """
-    found: dict[str, tuple[list, list]] = {}
-    for sym, name, line in getattr(ck, "shared_arrays", ()):
-        names, lines = found.setdefault(sym, ([], []))
-        if name and name not in names:
-            names.append(name)
-            lines.append(line)
-    out = {}
-    for sym in set(_SHARED_DECL.findall(ck.ptx or "")):
-        names, lines = found.get(re.sub(r"_\$_\d+$", "", sym), ((), ()))
-        if names:
-            out[sym] = (", ".join(names), tuple(lines))
-    return out
+#: a PTX shared variable declaration, its name (:data:`~warp_lab.compiler.artifact.SHARED_DECL`)
+_SHARED_DECL = SHARED_DECL
 
 
 def _shared_declarations(ck, ptx: str) -> dict[int, int]:

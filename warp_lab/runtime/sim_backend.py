@@ -13,16 +13,19 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import re
 import time
 
 import numpy as np
 
 from warp_lab.compiler import abi
+from warp_lab.compiler.artifact import shared_array_lines
+from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.errors import source_label
 from warp_lab.runtime.args import group_regions, written_regions
 from warp_lab.runtime.result import LaunchResult
 
-__all__ = ["run", "prepare", "parsed_module", "kernel_module"]
+__all__ = ["run", "prepare", "parsed_module", "kernel_module", "name_shared_arrays"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -165,16 +168,46 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
 
 
 def _named(findings, ck):
-    """``findings`` with the cells ``ck``'s debug-mode messages name as they are now: a trap
-    finding quotes the line its thread printed (:func:`cell_text`)."""
+    """``findings`` as the user wrote the kernel: a shared variable named as its Python array
+    and line (:func:`name_shared_arrays`; ``details`` keep the PTX symbol), and the cells
+    ``ck``'s debug-mode messages name as they are now: a trap finding quotes the line its
+    thread printed (:func:`cell_text`)."""
+    arrays = None
     out = []
     for f in findings:
+        if "shared variable" in f.message or DYNAMIC_SHARED in f.message:
+            arrays = shared_array_lines(ck) if arrays is None else arrays
+            f = dataclasses.replace(f, message=name_shared_arrays(f.message, arrays))
         said = f.details.get("printed") if f.kind == "trap" else None
         if said:
             f = dataclasses.replace(f, message=cell_text(f.message, ck),
                                     details={**f.details, "printed": cell_text(said, ck)})
         out.append(f)
     return out
+
+
+_SHARED_VAR = re.compile(r"shared variable ([\w$]+)")
+
+
+def name_shared_arrays(text: str, arrays: dict) -> str:
+    """``text`` (a simulator finding's message) with each PTX shared variable named as the
+    Python array and the line declaring it: "shared variable k_tile_3" -> "shared array tile
+    (line 7)", "the dynamic shared memory (__wl_dynamic_shared, ..." -> "... (wl.dynamic_
+    shared_array buf, line 3, ...". ``arrays``: symbol -> (name, lines), from
+    :func:`~warp_lab.compiler.artifact.shared_array_lines`; a symbol it lacks stays."""
+    def lines_of(lines):
+        return f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
+
+    def array(m):
+        name, lines = arrays.get(m.group(1), (None, ()))
+        return m.group(0) if name is None else f"shared array {name} ({lines_of(lines)})"
+
+    text = _SHARED_VAR.sub(array, text)
+    name, lines = arrays.get(DYNAMIC_SHARED, (None, ()))
+    if name is not None:
+        text = text.replace(f"({DYNAMIC_SHARED}, ",
+                            f"(wl.dynamic_shared_array {name}, {lines_of(lines)}, ")
+    return text
 
 
 def _over_repeats(progress, i: int, repeat: int):

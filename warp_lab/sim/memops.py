@@ -183,7 +183,8 @@ def _fault(m, ins, kind, space, addr, size, t, gaddr=None, var=None):
         extra = f" (each thread has {m.local_size} bytes of local memory)"
     verb = "write" if ins.op in ("st", "red") else ("atomic" if ins.op == "atom" else "read")
     m.finding(kind, f"{what} {space} {verb} of {size} bytes at address {addr:#x}{extra}",
-              ins, t, stop=True, address=addr, size=size, space=space)
+              ins, t, stop=True, address=addr, size=size, space=space,
+              **({"variable": var} if var is not None and kind == "out_of_bounds" else {}))
 
 
 def _var_place(m, space, var, addr, size):
