@@ -675,7 +675,8 @@ r = wl.launch(off_by_one, grid=(1, 1, 1), block=(128, 1, 1), inputs=[x, 100],
 print(*r.findings, sep="\\n")
 r"""),
     ("md", """The launch is marked **PARTIAL**: memcheck stopped the simulation at the
-faulting write (thread 100 writing `x[100]`, one element past the end), and
+faulting write (thread 100 writing `x[100]`, one element past the end: the
+finding says `x[100] is past the end of x (100 elements)`), and
 the simulator copied nothing back — `x` is exactly as it was before the
 launch, even the elements that threads 0..99 wrote. On a GPU the same bug
 could silently overwrite whatever lies after `x`.
@@ -685,6 +686,7 @@ untouched."""),
     ("code", """# check
 assert r.findings, "memcheck should catch x[100]"
 assert r.findings[0].kind == "out_of_bounds" and r.findings[0].source_line == 5
+assert "x[100] is past the end of x (100 elements)" in r.findings[0].message
 assert r.partial and not x.any()"""),
     ("md", """## Dividing by zero
 

@@ -100,7 +100,7 @@ def test_shared_array_overflow_into_neighbour_is_reported():
     r = wl.launch(kernel, dim=4, inputs=[x, 4], device="sim")
     assert [(f.kind, f.source_line, f.thread) for f in r.findings] == [
         ("out_of_bounds", 7, (0, 0, 0))]
-    assert "16 bytes" in r.findings[0].message and (x == 0).all()
+    assert "s[4] is past the end of s (4 elements)" in r.findings[0].message and (x == 0).all()
     r = wl.launch(kernel, dim=4, inputs=[x, 3], device="sim")   # the last element is fine
     assert not r.findings and (x == 1 + 5).all()
 

@@ -180,4 +180,7 @@ def test_shared_variables_map_to_the_python_arrays_even_when_llvm_splits_them():
         f"read of byte 0 of shared variable {split[0]} of 4 bytes", arrays))
     assert f.message == f"read of byte 0 of shared array flag (line {first + 2}) of 4 bytes"
     assert f"shared array <code>flag</code> (line {first + 2})" in _finding_text(f, ck)
+    f = Finding("out_of_bounds", "out-of-bounds shared read (flag[1] is past the end of flag "
+                "(1 element), the shared array of line 5; the block has 8 bytes)")
+    assert "<code>" not in _finding_text(f, ck)
 

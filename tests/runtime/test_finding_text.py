@@ -56,7 +56,101 @@ def test_shared_memory_findings_name_the_python_array_and_its_line():
             if kernel is forgot_shared_mem:
                 assert f"(wl.dynamic_shared_array dyn, line {line}, the launch's shared_mem=0 " \
                        "bytes" in text, text
+            elif kernel is shifted:   # thread 31 reads tile[32]
+                assert f"(tile[32] is past the end of tile (32 elements), the shared array " \
+                       f"of line {line}; the block has 128 bytes" in text, text
             else:
                 assert f"shared array {name} (line {line})" in text, text
                 sym = f.details.get("variable", "")
                 assert sym.startswith(f"{kernel.name}_{name}_"), f.details
+
+
+@wl.kernel
+def shift_right(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    y[i] = x[i + 1]
+
+
+@wl.kernel
+def shift_left(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    y[i] = x[i - 1]
+
+
+@wl.kernel
+def up_left(src: wl.array(dtype=wl.float32, ndim=2), dst: wl.array(dtype=wl.float32, ndim=2)):
+    i, j = wl.tid()
+    dst[i, j] = src[i - 1, j - 1] + src[i, j]
+
+
+@wl.kernel
+def right(src: wl.array(dtype=wl.float32, ndim=2), dst: wl.array(dtype=wl.float32, ndim=2)):
+    i, j = wl.tid()
+    dst[i, j] = src[i, j + 1]
+
+
+@wl.kernel
+def next_y(x: wl.array(dtype=wl.vec3), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    y[i] = x[i + 1].y
+
+
+def _oob(kernel, dim, src, dst):
+    r = wl.launch(kernel, dim=dim, inputs=[src, dst], device="sim", checks=("memcheck",))
+    (f,) = r.findings
+    assert f.kind == "out_of_bounds" and r.partial, str(f)
+    return f
+
+
+def test_out_of_bounds_global_accesses_say_the_element_index():
+    # x[i + 1] at i = 99 read "0 bytes past the end of 'x'", which sounds in bounds
+    x, y = np.ones(100, np.float32), np.zeros(100, np.float32)
+    f = _oob(shift_right, 100, x, y)
+    assert f.thread == (99, 0, 0)
+    assert f.message.endswith(": x[100] is past the end of x (100 elements)"), f.message
+    assert (f.details["array"], f.details["index"]) == ("x", (100,))
+    assert "bytes past" not in f.message
+    f = _oob(shift_left, 100, x, y)
+    assert f.thread == (0, 0, 0)
+    assert f.message.endswith(": x[-1] is before the start of x (100 elements)"), f.message
+    # 2-D: src[-1, -1] is also src[-2, 95] (96 columns); the thread's own index decides
+    src = np.ones((64, 96), np.float32)
+    f = _oob(up_left, src.shape, src, np.zeros_like(src))
+    assert f.message.endswith(": src[-1, -1] is outside src (shape (64, 96))"), f.message
+    assert "388 bytes before" not in f.message
+    f = _oob(right, src.shape, src, np.zeros_like(src))   # src[63, 96], not src[64, 0]
+    assert f.details["index"] == (63, 96), f.message
+    # a strided view: its own shape and strides (every other column of src)
+    f = _oob(right, (64, 48), src[:, ::2], np.zeros((64, 48), np.float32))
+    assert f.message.endswith(": src[63, 48] is outside src (shape (64, 48))"), f.message
+
+
+def test_an_access_inside_an_element_keeps_the_byte_offsets():
+    # x[100].y of a vec3 array: 4 bytes into element 100, not a whole element
+    x, y = np.ones((100, 3), np.float32), np.zeros(100, np.float32)
+    f = _oob(next_y, 100, x, y)
+    assert "4 bytes past the end of 'x' (1200 bytes at" in f.message, f.message
+    assert "array" not in f.details
+
+
+@wl.kernel
+def tile_up_left(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    tile = wl.shared_array((8, 32), wl.float32)  # marker: 2-D tile
+    tx = wl.thread_idx.x
+    ty = wl.thread_idx.y
+    tile[ty, tx] = x[ty * 32 + tx]
+    wl.syncthreads()
+    y[ty * 32 + tx] = tile[ty - 1, tx - 1]
+
+
+def test_out_of_bounds_shared_accesses_say_the_element_index():
+    # thread (0, 0) reads tile[-1, -1]: 132 bytes below the array, a wrapped 32-bit offset
+    x = np.ones(256, np.float32)
+    r = wl.launch(tile_up_left, grid=1, block=(32, 8), inputs=[x, np.zeros_like(x)],
+                  device="sim", checks=("memcheck",))
+    (f,) = r.findings
+    line = source_line(tile_up_left, "# marker: 2-D tile")
+    assert f.thread == (0, 0, 0)
+    assert f"(tile[-1, -1] is outside tile (shape (8, 32)), the shared array of line {line};" \
+        in f.message, f.message
+    assert (f.details["array"], f.details["index"]) == ("tile", (-1, -1))

@@ -239,6 +239,8 @@ class CompiledKernel:
             array the kernel and its device functions declare
             (:attr:`TypedKernel.shared_arrays`), so views and findings that name a
             ``.shared`` variable can name the user's array.
+        shared_shapes: ``(PTX symbol, element bytes, shape)`` of each
+            ``wl.shared_array`` (row-major), so a finding can give an element index.
         files: artifact file name -> the notebook cell it stands for in this run
             (``{"<cell of saxpy>": "<cell 7>"}``). A cell's own name changes each
             time it runs, so the debug info (LLVM ``DIFile``, PTX ``.file``, the
@@ -275,6 +277,7 @@ class CompiledKernel:
     entry_guard: bool = True
     written_params: tuple = ()
     shared_arrays: tuple = ()
+    shared_shapes: tuple = ()
     files: Mapping[str, str] = field(default_factory=dict, compare=False)
     kernel: object = field(default=None, compare=False, repr=False)
 

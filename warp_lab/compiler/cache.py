@@ -43,7 +43,7 @@ from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
 __all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "KernelCache",
            "default_cache"]
 
-_FORMAT = 6
+_FORMAT = 7
 
 
 def _names(code) -> set[str]:
@@ -211,6 +211,7 @@ def _to_json(ck: CompiledKernel) -> dict:
         "params": [[n, _type_to_json(t)] for n, t in ck.params], "launch_ndim": ck.launch_ndim,
         "entry_guard": ck.entry_guard, "written_params": list(ck.written_params),
         "shared_arrays": [list(a) for a in ck.shared_arrays],
+        "shared_shapes": [[s, n, list(shape)] for s, n, shape in ck.shared_shapes],
         "llvm_ir": ck.llvm_ir, "llvm_ir_optimized": ck.llvm_ir_optimized, "ptx": ck.ptx,
         "sass": ck.sass, "life_ranges": ck.life_ranges, "has_cubin": ck.cubin is not None,
         "resources": dataclasses.asdict(ck.resources) if ck.resources else None,
@@ -237,7 +238,9 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         line_map=lm, timings=d["timings"], missing=d["missing"], toolchain=d["toolchain"],
         cache_key=d["cache_key"], entry_guard=d["entry_guard"],
         written_params=tuple(d["written_params"]),
-        shared_arrays=tuple(tuple(a) for a in d["shared_arrays"]), files=d["files"])
+        shared_arrays=tuple(tuple(a) for a in d["shared_arrays"]),
+        shared_shapes=tuple((s, n, tuple(shape)) for s, n, shape in d["shared_shapes"]),
+        files=d["files"])
 
 
 class KernelCache:

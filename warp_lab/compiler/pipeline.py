@@ -214,7 +214,9 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         line_map=line_map, timings=timings, missing=missing,
         toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard,
         written_params=tuple(n for n, _ in typed.params if n in typed.written_params),
-        shared_arrays=typed.shared_arrays, files=files, kernel=kernel)
+        shared_arrays=typed.shared_arrays,
+        shared_shapes=tuple((d.symbol, d.dtype.size, tuple(d.shape)) for d in typed.shared),
+        files=files, kernel=kernel)
     if cache and all(reason == _NOT_REQUESTED for reason in missing.values()):
         _cache.default_cache().put(key, ck)
     return ck

@@ -121,15 +121,16 @@ def _source_line(ck, line) -> str:
 
 
 #: a finding's Python array names (``sim_backend.name_shared_arrays``), shown as code
-_ARRAY_NAME = re.compile(r"(shared array |wl\.dynamic_shared_array )(\w+(?:, \w+)*)(?=,? \(?line)")
+_ARRAY_NAME = re.compile(r"(shared array )(\w+)(?= \(lines? \d)"
+                         r"|(wl\.dynamic_shared_array )(\w+(?:, \w+)*)(?=, lines? \d)")
 _OTHER_PTX = re.compile(r"at PTX line (\d+)")
 
 
 def _finding_text(f, ck) -> _Markup:
     """A finding's message as HTML: the Python arrays it names as code, the other access of
     a race with its Python line."""
-    text = _ARRAY_NAME.sub(lambda m: f"{m.group(1)}<code>{m.group(2)}</code>",
-                           html.escape(f.message))
+    text = _ARRAY_NAME.sub(lambda m: f"{m.group(1) or m.group(3)}<code>"
+                           f"{m.group(2) or m.group(4)}</code>", html.escape(f.message))
     other = (f.details or {}).get("other_ptx_line") if f.kind.startswith("race") else None
     py = ck.line_map.python_line_of_ptx(int(other)) if other else None
     if py:

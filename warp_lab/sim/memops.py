@@ -184,7 +184,8 @@ def _fault(m, ins, kind, space, addr, size, t, gaddr=None, var=None):
     verb = "write" if ins.op in ("st", "red") else ("atomic" if ins.op == "atom" else "read")
     m.finding(kind, f"{what} {space} {verb} of {size} bytes at address {addr:#x}{extra}",
               ins, t, stop=True, address=addr, size=size, space=space,
-              **({"variable": var} if var is not None and kind == "out_of_bounds" else {}))
+              **({"variable": var, "variable_offset": m.var_bounds[var][1]}
+                 if var is not None and kind == "out_of_bounds" else {}))
 
 
 def _var_place(m, space, var, addr, size):
