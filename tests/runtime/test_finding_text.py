@@ -154,3 +154,79 @@ def test_out_of_bounds_shared_accesses_say_the_element_index():
     assert f"(tile[-1, -1] is outside tile (shape (8, 32)), the shared array of line {line};" \
         in f.message, f.message
     assert (f.details["array"], f.details["index"]) == ("tile", (-1, -1))
+
+
+@wl.kernel
+def sum_tree(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    buf = wl.shared_array(256, wl.float32)
+    t = wl.thread_idx.x
+    buf[t] = x[wl.tid()]
+    wl.syncthreads()
+    s = 128
+    while s > 0:
+        if t < s:
+            buf[t] = buf[t] + buf[t + s]
+        wl.syncthreads()
+        s = s // 2
+    if t == 0:
+        wl.atomic_add(out, 0, buf[0])
+
+
+@wl.kernel
+def sum_shuffle(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    v = x[wl.tid()]
+    offset = 16
+    while offset > 0:
+        v = v + wl.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset = offset // 2
+    if wl.lane_id() == 0:
+        wl.atomic_add(out, 0, v)
+
+
+@wl.kernel
+def sum_shuffle_own_return(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32),
+                           n: int):
+    i = wl.block_idx.x * wl.block_dim.x + wl.thread_idx.x
+    if i >= n:
+        return
+    v = x[i]
+    offset = 16
+    while offset > 0:
+        v = v + wl.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset = offset // 2
+    if wl.lane_id() == 0:
+        wl.atomic_add(out, 0, v)
+
+
+def _sum(kernel, n, **launch):
+    x, out = np.ones(n, np.float32), np.zeros(1, np.float32)
+    inputs = [x, out] + ([n] if kernel is sum_shuffle_own_return else [])
+    return wl.launch(kernel, inputs=inputs, device="sim", checks=ALL, **launch).findings
+
+
+def test_findings_of_threads_the_dim_guard_removed_say_so():
+    # dim=1000 in blocks of 256: threads 1000..1023 (lanes 8..31 of the last warp) return
+    # at the kernel's entry, so the shuffles name exited lanes and buf[232..255] of the
+    # last block is never written
+    found = _sum(sum_shuffle, 1000, dim=1000)
+    assert [f.kind for f in found] == ["warp_sync"] * 5, [str(f) for f in found]
+    for f in found:
+        assert f.block == (3, 0, 0) and f.details["past_dim"] == 24
+        assert "its lanes past dim=1000 exited at the kernel's entry (wl.launch's dim= " \
+            "guard), so they never reach the shfl.sync: launch whole warps" in f.message, \
+            f.message
+    (f,) = _sum(sum_tree, 1000, dim=1000)
+    assert f.kind == "uninitialized" and f.block == (3, 0, 0)
+    assert "; 24 of this block's 256 threads are past dim=1000 and exited at the kernel's " \
+        "entry (wl.launch's dim= guard), so shared memory that only they would write is " \
+        "never written" in f.message, f.message
+    # whole blocks: nothing to explain
+    assert _sum(sum_shuffle, 1024, dim=1024) == [] and _sum(sum_tree, 1024, dim=1024) == []
+
+
+def test_lanes_that_return_by_the_kernels_own_test_get_no_dim_cause():
+    # the same exited lanes, removed by the kernel's own `if i >= n: return` in a grid=/block=
+    # launch: the finding stands without the dim= explanation
+    (first, *_) = found = _sum(sum_shuffle_own_return, 1000, grid=4, block=256)
+    assert [f.kind for f in found] == ["warp_sync"] * 5
+    assert "dim=" not in first.message and "past_dim" not in first.details, first.message

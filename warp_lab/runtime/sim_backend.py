@@ -165,20 +165,27 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
                         argument_bytes=sum(v.array.nbytes for v in views),
                         printed=cell_text(result.printed, ck),
                         sim=dataclasses.replace(result, findings=_named(
-                            result.findings, ck, _view_places(ck, regions, bases), block)),
+                            result.findings, ck, _view_places(ck, regions, bases), block,
+                            grid, launch_dim)),
                         notes=tuple(notes), checks=tuple(checks))
 
 
-def _named(findings, ck, places=(), block=(1, 1, 1)):
+def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=None):
     """``findings`` as the user wrote the kernel: a shared variable named as its Python array
     and line (:func:`name_shared_arrays`; ``details`` keep the PTX symbol), a global access
     outside an array argument as that array's element index (:func:`element_place`, with
     ``places`` from :func:`_view_places` and ``block``, the threads per block), and the
     cells ``ck``'s debug-mode messages name as they are now: a trap finding quotes the line
-    its thread printed (:func:`cell_text`)."""
+    its thread printed (:func:`cell_text`). With ``grid`` and ``launch_dim``, a warp-sync or
+    initcheck finding that threads removed by the entry guard of a ``dim=`` launch with a
+    partial last block explain says so (:func:`_guard_cause`)."""
     arrays = None
     out = []
+    guarded = (launch_dim is not None and ck.entry_guard
+               and any(d != g * b for d, g, b in zip(launch_dim, grid, block)))
     for f in findings:
+        if guarded and f.kind in ("warp_sync", "uninitialized"):
+            f = _guard_cause(f, ck, block, launch_dim)
         if f.kind == "out_of_bounds" and f.details.get("space") == "global" and places:
             f = _element_finding(f, ck, places, block)
         elif f.kind == "out_of_bounds" and f.details.get("variable") in dict(
@@ -194,6 +201,66 @@ def _named(findings, ck, places=(), block=(1, 1, 1)):
                                     details={**f.details, "printed": cell_text(said, ck)})
         out.append(f)
     return out
+
+
+def _past_dim(f, block, launch_dim, linear) -> list:
+    """Of the threads of ``f``'s block with linear thread indices ``linear``, the indices of
+    those at or past ``launch_dim`` on some axis: the entry guard returned them at once."""
+    bx, by, _ = block
+    out = []
+    for t in linear:
+        tid = (t % bx, (t // bx) % by, t // (bx * by))
+        if any(b * n + i >= d for b, n, i, d in zip(f.block, block, tid, launch_dim)):
+            out.append(t)
+    return out
+
+
+def _dim_text(ck, launch_dim) -> str:
+    """``dim=`` as the launch gave it: ``1000`` or ``(30, 40)`` (the last index along x)."""
+    dims = tuple(reversed(launch_dim[:ck.launch_ndim]))
+    return str(dims[0]) if len(dims) == 1 else str(dims)
+
+
+def _guard_cause(f, ck, block, launch_dim):
+    """``f`` with its cause added when it comes from threads the entry guard removed (a
+    ``dim=`` launch whose last block is partial: threads at or past ``dim`` return at the
+    kernel's entry, as docs/language.md says):
+
+    - ``warp_sync``: every lane of the membermask that had exited is past ``dim``, so they
+      never reach the warp-synchronous instruction;
+    - ``uninitialized``: the block has threads past ``dim``, which never write their part
+      of shared memory.
+
+    Other findings, and these when no thread involved is past ``dim``, are returned as is.
+    """
+    if f.block is None or f.thread is None:
+        return f
+    dim = _dim_text(ck, launch_dim)
+    bx, by, bz = block
+    x, y, z = f.thread
+    if f.kind == "warp_sync":
+        exited = f.details.get("exited", 0)
+        warp = (x + y * bx + z * bx * by) // 32 * 32
+        lanes = [warp + k for k in range(32) if exited >> k & 1]
+        if not lanes or _past_dim(f, block, launch_dim, lanes) != lanes:
+            return f
+        op = f.message.split(" membermask", 1)[0]
+        cause = (f"; its lanes past dim={dim} exited at the kernel's entry (wl.launch's dim= "
+                 f"guard), so they never reach the {op}: launch whole warps (grid=/block=, or "
+                 f"dim= a multiple of 32) so that every lane reaches it, and guard the "
+                 f"loads and stores, not the {op}, with `if i < n`")
+        return dataclasses.replace(f, message=f.message + cause,
+                                   details={**f.details, "past_dim": len(lanes)})
+    past = _past_dim(f, block, launch_dim, range(bx * by * bz))
+    if not past:
+        return f
+    cause = (f"; {len(past)} of this block's {bx * by * bz} threads are past dim={dim} and "
+             "exited at the kernel's entry (wl.launch's dim= guard), so shared memory that "
+             "only they would write is never written: launch whole blocks (grid=/block=, or "
+             "dim= a multiple of the block size) and guard the work with `if i < n`, "
+             "writing a neutral value (such as 0) where i >= n")
+    return dataclasses.replace(f, message=f.message + cause,
+                               details={**f.details, "past_dim": len(past)})
 
 
 def _view_places(ck, regions, bases) -> list:

@@ -383,9 +383,11 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
             if bad.any():
                 t = int(np.argmax(bad))
                 w = t // 32
-                m.finding("warp_sync", f"{name} membermask {int(mm[w, t % 32]):#010x} names "
+                mask = int(mm[w, t % 32])
+                m.finding("warp_sync", f"{name} membermask {mask:#010x} names "
                           f"lanes that have exited (live lanes {int(live[w]):#010x}); the "
-                          "result is undefined on the GPU", ins, t)
+                          "result is undefined on the GPU", ins, t, membermask=mask,
+                          live=int(live[w]), exited=mask & ~int(live[w]) & int(notpad[w]))
         if away is not None:
             here2 = (here | away).reshape(-1, 32)
         ready, mixed = _ready(mm, here2, live, raw.ndim == 0 and away is None)
