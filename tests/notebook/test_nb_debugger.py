@@ -110,3 +110,23 @@ def test_panel_buttons_drive_the_session(session):
     assert "no instruction on source line 99" in panel.message.value
     panel.warp.value = 5  # a warp the block does not have: said, not raised
     assert "warps 0..0" in panel.lanes.value
+
+
+def test_run_to_end_words_findings_as_wl_launch_does():
+    """The session's findings name the Python array and the element, as ``wl.launch``'s do
+    (not the PTX symbol and byte offsets)."""
+    from warp_lab.notebook.debugger import debug
+
+    src = ("%%warp_kernel\ndef shifted(x: wl.array(dtype=wl.float32), "
+           "y: wl.array(dtype=wl.float32)):\n"
+           "    tile = wl.shared_array(32, wl.float32)\n    t = wl.thread_idx.x\n"
+           "    tile[t] = x[t]\n    wl.syncthreads()\n    y[t] = tile[t + 1] + x[t + 1]\n")
+    linecache.cache["<dbg oob>"] = (len(src), None, src.splitlines(True), "<dbg oob>")
+    ns = {"wl": wl}
+    exec(compile("\n" + src.split("\n", 1)[1], "<dbg oob>", "exec"), ns)
+    x = np.arange(32, dtype=np.float32)
+    dbg = debug(wl.kernel(ns["shifted"]), dim=32, inputs=[x, np.zeros_like(x)], block_dim=32)
+    (f,) = dbg.run_to_end().findings
+    assert f.kind == "out_of_bounds" and f.thread == (31, 0, 0)
+    assert "(tile[32] is past the end of tile (32 elements), the shared array of line 3;" \
+        in f.message, f.message

@@ -50,15 +50,19 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
     from warp_lab import sim
     from warp_lab.runtime.device import SIM_ARCH
     from warp_lab.runtime.launch import check_checks, check_shared_mem, prepare_launch
-    from warp_lab.runtime.sim_backend import kernel_module, prepare
+    from warp_lab.runtime.sim_backend import kernel_module, prepare, user_findings
 
     checks = check_checks(checks)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, SIM_ARCH, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim)
     shared_mem = check_shared_mem(shared_mem, ck, ck.options.arch)  # the arch it targets
-    memory, _, _, params = prepare(ck, launch_dim, values, views)
+    memory, regions, bases, params = prepare(ck, launch_dim, values, views)
     dbg = sim.Debugger(kernel_module(ck), ck.entry, grd, blk, params, memory, shared_mem, checks)
-    return DebugSession(ck, dbg, grid=grd, block_shape=blk)
+    session = DebugSession(ck, dbg, grid=grd, block_shape=blk)
+    # findings in the user's terms, as wl.launch gives them
+    session._findings = lambda found: user_findings(found, ck, regions, bases, grd, blk,
+                                                    launch_dim)
+    return session
 
 
 def _coords(value, what: str, limit) -> tuple[int, int, int] | None:
@@ -201,6 +205,7 @@ class DebugSession:
         self.warp = 0
         self._previous = None  # WarpState at the previous stop, for "what changed"
         self._panel = None
+        self._findings = None  # the simulator's findings -> as wl.launch words them
 
     # -- control, each returning the simulator's Stop (None when the launch ended) ---------
 
@@ -314,8 +319,12 @@ class DebugSession:
         return self._moved(self.debugger.where())
 
     def run_to_end(self):
-        """Finish the launch; returns the simulator's SimResult (findings, metrics)."""
-        return self.debugger.run_to_end()
+        """Finish the launch; returns the simulator's SimResult (findings, metrics), its
+        findings worded as ``wl.launch``'s (the Python arrays and element indices)."""
+        result = self.debugger.run_to_end()
+        if self._findings is None or not result.findings:
+            return result
+        return dataclasses.replace(result, findings=self._findings(result.findings))
 
     def where(self):
         """The next instruction to run (a ``Stop``), or None when the launch has ended."""

@@ -26,7 +26,7 @@ from warp_lab.runtime.args import group_regions, written_regions
 from warp_lab.runtime.result import LaunchResult
 
 __all__ = ["run", "prepare", "parsed_module", "kernel_module", "name_shared_arrays",
-           "element_place"]
+           "element_place", "user_findings"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -164,10 +164,22 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
                         launch_dim=launch_dim, times=tuple(times),
                         argument_bytes=sum(v.array.nbytes for v in views),
                         printed=cell_text(result.printed, ck),
-                        sim=dataclasses.replace(result, findings=_named(
-                            result.findings, ck, _view_places(ck, regions, bases), block,
-                            grid, launch_dim)),
+                        sim=dataclasses.replace(result, findings=user_findings(
+                            result.findings, ck, regions, bases, grid, block, launch_dim)),
                         notes=tuple(notes), checks=tuple(checks))
+
+
+def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list:
+    """The simulator's ``findings`` of a launch of ``ck`` in the user's terms (:func:`_named`):
+    what :func:`run` returns, and the notebook debugger's ``run_to_end``.
+
+    Args:
+        findings: :class:`~warp_lab.sim.result.Finding` records of the simulator.
+        ck: the compiled kernel.
+        regions, bases: from :func:`prepare`.
+        grid, block, launch_dim: the launch's ``(x, y, z)`` triples.
+    """
+    return _named(findings, ck, _view_places(ck, regions, bases), block, grid, launch_dim)
 
 
 def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=None):
