@@ -166,7 +166,7 @@ def test_shared_variables_map_to_the_python_arrays_even_when_llvm_splits_them():
     # k_flag_N.0); the dynamic shared memory maps to the wl.dynamic_shared_array
     from warp_lab.notebook.results import _finding_text
     from warp_lab.notebook.views import shared_array_lines
-    from warp_lab.runtime.sim_backend import name_shared_arrays
+    from warp_lab.runtime.finding_text import name_shared_arrays
     from warp_lab.sim.result import Finding
 
     ck = wl.compile(_flag_and_dynamic, cache=False, sass=False)

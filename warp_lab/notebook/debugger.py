@@ -50,7 +50,8 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
     from warp_lab import sim
     from warp_lab.runtime.device import SIM_ARCH
     from warp_lab.runtime.launch import check_checks, check_shared_mem, prepare_launch
-    from warp_lab.runtime.sim_backend import kernel_module, prepare, user_findings
+    from warp_lab.runtime.finding_text import user_findings
+    from warp_lab.runtime.sim_backend import kernel_module, prepare
 
     checks = check_checks(checks)
     ck, grd, blk, launch_dim, values, views = prepare_launch(

@@ -120,7 +120,7 @@ def _source_line(ck, line) -> str:
     return source_line_text(ck, line)
 
 
-#: a finding's Python array names (``sim_backend.name_shared_arrays``), shown as code
+#: a finding's Python array names (``finding_text.name_shared_arrays``), shown as code
 _ARRAY_NAME = re.compile(r"(shared array )(\w+)(?= \(lines? \d)"
                          r"|(wl\.dynamic_shared_array )(\w+(?:, \w+)*)(?=, lines? \d)")
 _OTHER_PTX = re.compile(r"at PTX line (\d+)")

@@ -1,0 +1,308 @@
+"""A simulator launch's findings in the user's terms (what :func:`sim_backend.run` returns).
+
+The simulator speaks PTX: shared variables by symbol (``k_tile_3``), global
+accesses by address and byte offset, lanes by number. :func:`user_findings`
+rewrites each finding of a launch of a :class:`CompiledKernel` as the user
+wrote the kernel: a shared variable as its Python array and line, an access
+outside an array argument as that array's element index (``x[100] is past the
+end of x (100 elements)``), a trap with the line its thread printed, and a
+warp-sync or initcheck finding caused by the entry guard of a ``dim=`` launch
+with a partial last block with that cause and the fix. ``details`` keep the
+simulator's own terms (PTX symbol, byte offset).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+
+from warp_lab.compiler.artifact import shared_array_lines
+from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
+from warp_lab.errors import source_label
+
+__all__ = ["user_findings", "element_place", "name_shared_arrays", "cell_text"]
+
+
+def cell_text(text: str, ck) -> str:
+    """``text`` printed by ``ck`` (a debug-mode trap names its file) with each notebook
+    cell's artifact name replaced by the cell it stands for now (``ck.files``)."""
+    for name, cell in ck.files.items():
+        text = text.replace(name, source_label(cell))
+    return text
+
+
+def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list:
+    """The simulator's ``findings`` of a launch of ``ck`` in the user's terms (:func:`_named`):
+    what :func:`run` returns, and the notebook debugger's ``run_to_end``.
+
+    Args:
+        findings: :class:`~warp_lab.sim.result.Finding` records of the simulator.
+        ck: the compiled kernel.
+        regions, bases: from :func:`prepare`.
+        grid, block, launch_dim: the launch's ``(x, y, z)`` triples.
+    """
+    return _named(findings, ck, _view_places(ck, regions, bases), block, grid, launch_dim)
+
+
+def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=None):
+    """``findings`` as the user wrote the kernel: a shared variable named as its Python array
+    and line (:func:`name_shared_arrays`; ``details`` keep the PTX symbol), a global access
+    outside an array argument as that array's element index (:func:`element_place`, with
+    ``places`` from :func:`_view_places` and ``block``, the threads per block), and the
+    cells ``ck``'s debug-mode messages name as they are now: a trap finding quotes the line
+    its thread printed (:func:`cell_text`). With ``grid`` and ``launch_dim``, a warp-sync or
+    initcheck finding that threads removed by the entry guard of a ``dim=`` launch with a
+    partial last block explain says so (:func:`_guard_cause`)."""
+    arrays = None
+    out = []
+    guarded = (launch_dim is not None and ck.entry_guard
+               and any(d != g * b for d, g, b in zip(launch_dim, grid, block)))
+    for f in findings:
+        if guarded and f.kind in ("warp_sync", "uninitialized"):
+            f = _guard_cause(f, ck, block, launch_dim)
+        if f.kind == "out_of_bounds" and f.details.get("space") == "global" and places:
+            f = _element_finding(f, ck, places, block)
+        elif f.kind == "out_of_bounds" and f.details.get("variable") in dict(
+                (s[0], s) for s in ck.shared_shapes):
+            arrays = shared_array_lines(ck) if arrays is None else arrays
+            f = _shared_element_finding(f, ck, arrays)
+        if "shared variable" in f.message or DYNAMIC_SHARED in f.message:
+            arrays = shared_array_lines(ck) if arrays is None else arrays
+            f = dataclasses.replace(f, message=name_shared_arrays(f.message, arrays))
+        said = f.details.get("printed") if f.kind == "trap" else None
+        if said:
+            f = dataclasses.replace(f, message=cell_text(f.message, ck),
+                                    details={**f.details, "printed": cell_text(said, ck)})
+        out.append(f)
+    return out
+
+
+def _past_dim(f, block, launch_dim, linear) -> list:
+    """Of the threads of ``f``'s block with linear thread indices ``linear``, the indices of
+    those at or past ``launch_dim`` on some axis: the entry guard returned them at once."""
+    bx, by, _ = block
+    out = []
+    for t in linear:
+        tid = (t % bx, (t // bx) % by, t // (bx * by))
+        if any(b * n + i >= d for b, n, i, d in zip(f.block, block, tid, launch_dim)):
+            out.append(t)
+    return out
+
+
+def _dim_text(ck, launch_dim) -> str:
+    """``dim=`` as the launch gave it: ``1000`` or ``(30, 40)`` (the last index along x)."""
+    dims = tuple(reversed(launch_dim[:ck.launch_ndim]))
+    return str(dims[0]) if len(dims) == 1 else str(dims)
+
+
+def _guard_cause(f, ck, block, launch_dim):
+    """``f`` with its cause added when it comes from threads the entry guard removed (a
+    ``dim=`` launch whose last block is partial: threads at or past ``dim`` return at the
+    kernel's entry, as docs/language.md says):
+
+    - ``warp_sync``: every lane of the membermask that had exited is past ``dim``, so they
+      never reach the warp-synchronous instruction;
+    - ``uninitialized``: the block has threads past ``dim``, which never write their part
+      of shared memory.
+
+    Other findings, and these when no thread involved is past ``dim``, are returned as is.
+    """
+    if f.block is None or f.thread is None:
+        return f
+    dim = _dim_text(ck, launch_dim)
+    bx, by, bz = block
+    x, y, z = f.thread
+    if f.kind == "warp_sync":
+        exited = f.details.get("exited", 0)
+        warp = (x + y * bx + z * bx * by) // 32 * 32
+        lanes = [warp + k for k in range(32) if exited >> k & 1]
+        if not lanes or _past_dim(f, block, launch_dim, lanes) != lanes:
+            return f
+        op = f.message.split(" membermask", 1)[0]
+        cause = (f"; its lanes past dim={dim} exited at the kernel's entry (wl.launch's dim= "
+                 f"guard), so they never reach the {op}: launch whole warps (grid=/block=, or "
+                 f"dim= a multiple of 32) so that every lane reaches it, and guard the "
+                 f"loads and stores, not the {op}, with `if i < n`")
+        return dataclasses.replace(f, message=f.message + cause,
+                                   details={**f.details, "past_dim": len(lanes)})
+    past = _past_dim(f, block, launch_dim, range(bx * by * bz))
+    if not past:
+        return f
+    cause = (f"; {len(past)} of this block's {bx * by * bz} threads are past dim={dim} and "
+             "exited at the kernel's entry (wl.launch's dim= guard), so shared memory that "
+             "only they would write is never written: launch whole blocks (grid=/block=, or "
+             "dim= a multiple of the block size) and guard the work with `if i < n`, "
+             "writing a neutral value (such as 0) where i >= n")
+    return dataclasses.replace(f, message=f.message + cause,
+                               details={**f.details, "past_dim": len(past)})
+
+
+def _view_places(ck, regions, bases) -> list:
+    """``(name, element-0 address, element bytes, shape, strides, lo, hi)`` of each array
+    argument on the simulator: the address of its element ``[0, ..., 0]``, the size of one
+    element of its parameter's type, its extents and element strides, and the simulator
+    span ``[lo, hi)`` of the region (allocation) holding it."""
+    types = dict(ck.params)
+    out = []
+    for r in regions:
+        base = bases[id(r)]
+        for v in r.views:
+            size = getattr(getattr(types.get(v.name), "dtype", None), "size", 0)
+            if size:
+                out.append((v.name, r.device_address(v, base), size, tuple(v.shape),
+                            tuple(v.strides), base, base + r.nbytes))
+    return out
+
+
+#: the simulator's byte-wise description of an access outside an allocation (memops._nearest)
+_GLOBAL_PLACE = re.compile(r" \((\d+ bytes (?:past the end of|before) '[^']*' "
+                           r"\(\d+ bytes at 0x[0-9a-f]+\))\)$")
+
+
+def _element_finding(f, ck, places, block):
+    """An out-of-bounds global finding ``f`` said by the element index of the array argument
+    whose allocation it missed (:func:`element_place`) instead of bytes ("0 bytes past the
+    end of 'x'" read as if in bounds), when exactly one argument lies in that allocation and
+    the access is one whole element of it; else ``f``, bytes kept."""
+    addr, size = f.details.get("address"), f.details.get("size", 0)
+    m = _GLOBAL_PLACE.search(f.message)
+    if addr is None or m is None:
+        return f
+    near = min(places, key=lambda p: max(p[5] - addr, addr - p[6] + 1, 0))
+    same = [p for p in places if p[5:] == near[5:]]
+    if len(same) != 1:
+        return f   # aliasing arguments: which one the access went through is not known
+    tid = None
+    if f.thread is not None and f.block is not None and ck.launch_ndim == len(near[3]):
+        g = [b * n + t for b, n, t in zip(f.block, block, f.thread)]
+        tid = tuple(reversed(g[:ck.launch_ndim]))     # wl.tid(): (y, x), (z, y, x)
+    said = element_place(near[0], addr - near[1], size, near[2], near[3], near[4], tid)
+    if said is None:
+        return f
+    index, text = said
+    return dataclasses.replace(f, message=f.message[:m.start()] + f": {text}",
+                               details={**f.details, "array": near[0], "index": index})
+
+
+#: memops._var_place's description of an access outside a shared variable, in bytes
+_SHARED_PLACE = re.compile(r"\d+ bytes (?:past the end of|before) shared variable [\w$]+ of "
+                           r"\d+ bytes at offset 0x[0-9a-f]+")
+
+
+def _shared_element_finding(f, ck, arrays):
+    """An out-of-bounds finding ``f`` about a ``wl.shared_array`` said by its element index
+    (:func:`element_place`, the thread's own index ``(z, y, x)`` breaking ties, as shared
+    arrays are indexed by ``wl.thread_idx``) when the access is one whole element; else ``f``."""
+    sym = f.details["variable"]
+    _, itemsize, shape = next(s for s in ck.shared_shapes if s[0] == sym)
+    name, lines = arrays.get(sym, (None, ()))
+    m = _SHARED_PLACE.search(f.message)
+    if name is None or m is None or "variable_offset" not in f.details:
+        return f
+    strides = tuple(int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape)))
+    tid = tuple(reversed(f.thread[:len(shape)])) if f.thread is not None else None
+    offset = f.details["address"] - f.details["variable_offset"]
+    offset = (offset + (1 << 31)) % (1 << 32) - (1 << 31)  # 32-bit offsets wrap below 0
+    said = element_place(name, offset, f.details.get("size", 0), itemsize, shape, strides, tid)
+    if said is None:
+        return f
+    index, text = said
+    where = f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
+    return dataclasses.replace(
+        f, message=f.message[:m.start()] + f"{text}, the shared array of {where}"
+        + f.message[m.end():], details={**f.details, "array": name, "index": index})
+
+
+def element_place(name: str, offset: int, size: int, itemsize: int, shape: tuple,
+                  strides: tuple, tid: tuple | None = None):
+    """Where an access ``offset`` bytes from element ``[0, ..., 0]`` of array ``name`` falls,
+    as an element index: ``((100,), "x[100] is past the end of x (100 elements)")`` or
+    ``((-1, -1), "src[-1, -1] is outside src (shape (64, 96))")``.
+
+    Args:
+        name: the array's parameter name.
+        offset: bytes from element 0 to the access (negative before it).
+        size: bytes accessed.
+        itemsize: bytes per element (the parameter's dtype).
+        shape, strides: the array's extents and strides in elements.
+        tid: the accessing thread's ``wl.tid()`` when it has one index per axis, or None.
+
+    Returns:
+        ``(index, text)``, or None when the access is not one whole element (the byte
+        offset is then the clearer description), or no index reaches the address.
+
+    Several indices of an N-D array reach one address (``src[i, 96]`` is ``src[i + 1, 0]``
+    for 96 columns): the one nearest to the array's bounds (sum over axes of how far each
+    index lies outside), then nearest to ``tid`` (a stencil's ``src[i - 1, j - 1]`` at
+    thread (0, 0) is ``src[-1, -1]``), then the one with the inner indices in bounds.
+    """
+    if size != itemsize or offset % itemsize or not shape or 0 in shape:
+        return None
+    e = offset // itemsize
+    n = len(shape)
+    order = sorted(range(n), key=lambda k: -abs(strides[k]))  # outermost axis first
+    if strides[order[-1]] == 0:
+        return None
+
+    def rest(e, axes):
+        """Indices on ``axes`` (in ``order``) reaching ``e``, outer ones near their floor."""
+        if len(axes) == 1:
+            s = strides[axes[0]]
+            return [{axes[0]: e // s}] if e % s == 0 else []
+        s = strides[axes[0]]
+        g = e // s if s else 0
+        out = []
+        for i in ((g - 2, g - 1, g, g + 1, g + 2) if s else (0,)):
+            for tail in rest(e - i * s, axes[1:]):
+                out.append({axes[0]: i, **tail})
+        return out
+
+    found = [tuple(c[k] for k in range(n)) for c in rest(e, order)]
+    if not found:
+        return None
+
+    def outside(idx):
+        return sum(max(-i, i - (d - 1), 0) for i, d in zip(idx, shape))
+
+    def near_tid(idx):
+        return sum(abs(i - t) for i, t in zip(idx, tid)) if tid is not None else 0
+
+    def inner_out(idx):
+        return [max(-idx[k], idx[k] - (shape[k] - 1), 0) for k in reversed(order)]
+
+    index = min(found, key=lambda idx: (outside(idx), near_tid(idx), inner_out(idx)))
+    if not outside(index):
+        return None   # an element of the array after all (not for an access it missed)
+    if n == 1:
+        i = index[0]
+        where = "past the end of" if i >= shape[0] else "before the start of"
+        count = f"{shape[0]} element{'s' * (shape[0] != 1)}"
+        return index, f"{name}[{i}] is {where} {name} ({count})"
+    return index, (f"{name}[{', '.join(map(str, index))}] is outside {name} "
+                   f"(shape {tuple(shape)})")
+
+
+_SHARED_VAR = re.compile(r"shared variable ([\w$]+)")
+
+
+def name_shared_arrays(text: str, arrays: dict) -> str:
+    """``text`` (a simulator finding's message) with each PTX shared variable named as the
+    Python array and the line declaring it: "shared variable k_tile_3" -> "shared array tile
+    (line 7)", "the dynamic shared memory (__wl_dynamic_shared, ..." -> "... (wl.dynamic_
+    shared_array buf, line 3, ...". ``arrays``: symbol -> (name, lines), from
+    :func:`~warp_lab.compiler.artifact.shared_array_lines`; a symbol it lacks stays."""
+    def lines_of(lines):
+        return f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
+
+    def array(m):
+        name, lines = arrays.get(m.group(1), (None, ()))
+        return m.group(0) if name is None else f"shared array {name} ({lines_of(lines)})"
+
+    text = _SHARED_VAR.sub(array, text)
+    name, lines = arrays.get(DYNAMIC_SHARED, (None, ()))
+    if name is not None:
+        text = text.replace(f"({DYNAMIC_SHARED}, ",
+                            f"(wl.dynamic_shared_array {name}, {lines_of(lines)}, ")
+    return text
