@@ -10,9 +10,9 @@ of the run that shows it; an ordinary cell's is ``In[N]``.
 
 import re
 
-import nbformat
 import pytest
 
+from nb_exec import cell_output_text, execute_cells
 from nb_htmlparse import parse_view
 
 KCELL = ('%%warp_kernel --launch "dim=64, inputs=[x]"{extra}\n'
@@ -67,25 +67,10 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    from nbclient import NotebookClient
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    NotebookClient(nb, timeout=240, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(tmp_path_factory.mktemp("nb"))}}).execute()
-    return nb
+    return execute_cells(CELLS, tmp_path_factory.mktemp("nb"))
 
 
-def _text(cell) -> str:
-    out = []
-    for o in cell.outputs:
-        if o.output_type == "stream":
-            out.append(o.text)
-        elif o.output_type == "error":
-            out.append(f"TRACEBACK {o.ename}: {o.evalue}")
-        else:
-            out.append(str(o.get("data", {}).get("text/plain", "")))
-    return "\n".join(out)
+_text = cell_output_text
 
 
 def _kernel_view(cell) -> str:

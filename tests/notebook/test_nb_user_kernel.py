@@ -8,9 +8,9 @@ a @wl.kernel error in an ordinary cell says ``In[N]``, and an unclosed quote
 in the magic's options is one line, not a traceback.
 """
 
-import nbformat
 import pytest
 
+from nb_exec import cell_output_text, execute_cells
 from nb_htmlparse import parse_view
 
 CELLS = [
@@ -61,25 +61,10 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    from nbclient import NotebookClient
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    NotebookClient(nb, timeout=240, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(tmp_path_factory.mktemp("nb"))}}).execute()
-    return nb
+    return execute_cells(CELLS, tmp_path_factory.mktemp("nb"))
 
 
-def _text(cell) -> str:
-    out = []
-    for o in cell.outputs:
-        if o.output_type == "stream":
-            out.append(o.text)
-        elif o.output_type == "error":
-            out.append(f"TRACEBACK {o.ename}: {o.evalue}")
-        else:
-            out.append(str(o.get("data", {}).get("text/plain", "")))
-    return "\n".join(out)
+_text = cell_output_text
 
 
 def test_magic_diagnostic_names_the_cell_as_the_notebook_numbers_it(executed):
