@@ -348,6 +348,7 @@ def test_the_bound_kernel_keeps_the_cells_compile_options(ip):
     assert [f.kind for f in res.findings] == ["trap"], [str(f) for f in res.findings]
     assert "index 32 out of bounds for axis 0 with size 32" in res.printed
     assert (x == 0).all()                          # aborted before any store
+    assert res.device.arch == "sm_75" and "sm_75" in str(res.device)   # what the sim ran
     ck = wl.compile(oob, sass=False)
     assert (ck.options.arch, ck.options.opt, ck.options.debug) == ("sm_75", 1, True)
     assert ".target sm_75" in ck.ptx

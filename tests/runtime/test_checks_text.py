@@ -60,3 +60,6 @@ def test_one_check_left_out_and_no_shared_memory():
     assert "shared-memory race" not in text and "(no findings)" not in text   # it found one
     assert _run(plain_copy).checks_text == "simulator checks: memcheck, barrier (no findings)"
     assert _run(plain_copy, checks=None).checks_text == "simulator checks: none (no findings)"
+    # one order however asked (the magic puts "barrier" first), no repeats
+    assert _run(plain_copy, checks=["barrier", "initcheck", "memcheck", "memcheck"]).checks == \
+        ("memcheck", "initcheck", "barrier")

@@ -132,7 +132,8 @@ CHECKS = ("memcheck", "racecheck", "initcheck", "barrier")
 
 
 def check_checks(checks) -> tuple[str, ...]:
-    """``checks`` as a tuple of check names: None/() for none, one name, or a sequence.
+    """``checks`` as a tuple of check names (in :data:`CHECKS`'s order, the simulator's,
+    without repeats): None/() for none, one name, or a sequence.
 
     A plain string is one check (``checks="memcheck"``), never its characters.
 
@@ -150,7 +151,7 @@ def check_checks(checks) -> tuple[str, ...]:
     unknown = sorted(set(checks) - set(CHECKS))
     if unknown:
         raise LaunchError(f"unknown checks {unknown}; the simulator has {', '.join(CHECKS)}")
-    return tuple(checks)
+    return tuple(c for c in CHECKS if c in checks)  # one order however they were asked for
 
 
 def check_shared_mem(shared_mem, ck: CompiledKernel, arch: str) -> int:
@@ -371,9 +372,12 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
         opt=opt, fast_math=fast_math, debug=debug)
+    if dev.kind == "sim" and ck.options.arch != dev.arch:
+        # the simulator runs the PTX as compiled (a CompiledKernel's, or the arch a Kernel
+        # carries), with that arch's rules and limits: the result names that arch
+        dev = dataclasses.replace(dev, arch=ck.options.arch)
     # a GPU's own limit; on the simulator, that of the arch the kernel was compiled for
-    shared_mem = check_shared_mem(shared_mem, ck, ck.options.arch if dev.kind == "sim"
-                                  else dev.arch)
+    shared_mem = check_shared_mem(shared_mem, ck, dev.arch)
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
                           f"got {type(progress).__name__}")
