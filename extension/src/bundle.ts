@@ -51,6 +51,8 @@ export interface KernelBundle {
   name: string;
   arch: string;
   opt: number | null;
+  /** Options shown after -O (`fast-math`, `debug`, `maxrregcount=N`); [] in older bundles. */
+  flags: string[];
   /** The python pane's text is its `python_rows` when the bundle has them. */
   panes: Record<PaneId, PaneText>;
   /** The LLVM IR before optimisation, when the bundle carries it. */
@@ -266,6 +268,9 @@ export function parseBundle(data: unknown): KernelBundle {
     name: typeof data['name'] === 'string' ? data['name'] : 'kernel',
     arch: typeof data['arch'] === 'string' ? data['arch'] : '',
     opt: typeof opt === 'number' ? opt : null,
+    flags: Array.isArray(data['flags'])
+      ? (data['flags'] as unknown[]).filter((f): f is string => typeof f === 'string')
+      : [],
     panes: {
       python: readPythonRows(data['python_rows'], readPane(panes, 'python'),
         data['python_row_numbers']),

@@ -69,6 +69,7 @@ function summary(bundle: KernelBundle): HTMLElement {
   if (bundle.opt !== null) {
     facts.push(`-O${bundle.opt}`);
   }
+  facts.push(...bundle.flags);
   for (const [key, label, showZero] of RESOURCE_FACTS) {
     const value = bundle.resources[key];
     if (typeof value === 'number' && (showZero || value !== 0)) {

@@ -169,3 +169,9 @@ test('PTX instruction docs: sections by operand type, opcode-specific modifiers'
   assert.equal(describeInstruction('f16x2.foo'), null);
   assert.equal(describeInstruction('cvt.rn.f16x2.f32')?.modifiers[1].text, '16-bit IEEE floating point, packed pair');
 });
+
+test('compile flags are read as strings; an older bundle without them has none', () => {
+  assert.deepEqual(parseBundle(sample()).flags, []);
+  const b = parseBundle({ ...sample(), flags: ['debug', 7, 'maxrregcount=64'] });
+  assert.deepEqual(b.flags, ['debug', 'maxrregcount=64']);
+});

@@ -339,8 +339,11 @@ def test_the_bound_kernel_keeps_the_cells_compile_options(ip):
 
     ip.user_ns["wl"] = wl
     with capture_output():
-        ip.run_cell_magic("warp_kernel", "--debug --opt 1 --arch sm_75 --show resources",
-                          OOB_CELL)
+        view = ip.run_cell_magic("warp_kernel", "--debug --opt 1 --arch sm_75 --show resources",
+                                 OOB_CELL)
+    # the view says it is a debug build, as the repr and the bundle do
+    assert "oob — sm_75 -O1 debug</div>" in view._repr_mimebundle_()["text/html"]
+    assert repr(view.compiled).startswith("<CompiledKernel oob for sm_75 -O1 debug")
     oob = ip.user_ns["oob"]
     assert oob.options == {"debug": True, "opt": 1, "arch": "sm_75"}
     x = np.zeros(32, np.float32)

@@ -87,6 +87,18 @@ class CompileOptions:
         """The compute capability as an integer: ``"sm_86"`` -> 86."""
         return sm_number(self.arch)
 
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The options a reader must know to read the code, as words after ``-O3``:
+        ``fast-math``, ``debug`` (asserts, bounds checks and the ``range()`` step check
+        compiled in), ``maxrregcount=N``; what views and reprs print after the arch."""
+        out = (("fast-math",) if self.fast_math else ()) + (("debug",) if self.debug else ())
+        return out + ((f"maxrregcount={self.maxrregcount}",) if self.maxrregcount else ())
+
+    def label(self) -> str:
+        """``"sm_90 -O3"`` followed by :attr:`flags` (``"sm_75 -O0 debug"``)."""
+        return " ".join((self.arch, f"-O{int(self.opt)}", *self.flags))
+
 
 @dataclass(frozen=True)
 class Resources:
@@ -294,7 +306,7 @@ class CompiledKernel:
 
     def __repr__(self) -> str:
         regs = f", {self.resources.registers} registers" if self.resources else ""
-        return f"<CompiledKernel {self.name} for {self.options.arch} -O{self.options.opt}{regs}>"
+        return f"<CompiledKernel {self.name} for {self.options.label()}{regs}>"
 
 
 #: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``, ``.extern

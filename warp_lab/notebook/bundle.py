@@ -89,6 +89,7 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
         "name": ck.name,
         "arch": ck.options.arch,
         "opt": ck.options.opt,
+        "flags": list(ck.options.flags),
         "panes": {
             "python": {"text": ck.source.text, "first_line": ck.source.first_line,
                        "filename": cell_label(ck.source.filename)},

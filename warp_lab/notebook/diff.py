@@ -103,7 +103,7 @@ def diff(a, b, a_label: str | None = None, b_label: str | None = None) -> Kernel
                             f"{side} argument is {type(ck).__name__}")
 
     def label(ck):
-        return f"{ck.name} {ck.options.arch} -O{ck.options.opt}"
+        return f"{ck.name} {ck.options.label()}"
 
     a_label = a_label or label(a)
     b_label = b_label or label(b)

@@ -438,8 +438,8 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
                                heat=(pane_heat or {}).get(pane, {}),
                                open_=pane != "llvm_unoptimized",
                                missing=ck.missing.get(attr, "") if text is None else ""))
-    title = (f'<div class="wl-title">{html.escape(ck.name)} — {html.escape(ck.options.arch)} '
-             f"-O{int(ck.options.opt)}{' fast-math' if ck.options.fast_math else ''}</div>")
+    title = (f'<div class="wl-title">{html.escape(ck.name)} — '
+             f"{html.escape(ck.options.label())}</div>")
     card = resource_card_html(ck, occupancy) if "resources" in show else ""
     body = (f'<div class="wl-kernel" id="{root_id}">{title}<div class="wl-panes">'
             f'{"".join(parts)}</div>{card}{extra}</div>')
