@@ -440,9 +440,9 @@ print("bank conflicts:", conflicts)
 runs["tile_transpose"]          # the unpadded one: its conflicts per line"""),
     ("md", """The view above is the unpadded `tile_transpose`'s: its bank conflicts
 are on the line that reads `tile[tx, ty]`, a column of the tile. Displaying
-`runs["tile_transpose_padded"]` shows no conflicts table: it has none.
-
-Check the result: both transpose the tile (one 32×32 block), only the
+`runs["tile_transpose_padded"]` shows the same table with 0 on every line."""),
+    ("code", """runs["tile_transpose_padded"]   # the padded one: the same lines, no conflicts"""),
+    ("md", """Check the result: both transpose the tile (one 32×32 block), only the
 unpadded one has bank conflicts."""),
     ("code", """# check
 for t in transposed.values():

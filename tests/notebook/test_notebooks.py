@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import re
 from pathlib import Path
 
 import nbformat
@@ -110,6 +111,11 @@ def test_03_shows_the_conflicting_transpose_and_the_measured_ratio(tmp_path):
     view, printed = _cell_output(nb, 'runs["tile_transpose"]')
     assert "tile_transpose on " in view and "tile_transpose_padded on" not in view
     assert "Shared-memory bank conflicts per line" in view and "tile[tx, ty]" in view
+    # the padded one: the same table (what the markdown says), 0 on every line
+    padded, _ = _cell_output(nb, 'runs["tile_transpose_padded"]   #')
+    table = padded.split("Shared-memory bank conflicts per line")[1].split("</details>")[0]
+    counts = re.findall(r"<td>(\d+)</td></tr>", table)
+    assert counts and set(counts) == {"0"}, table
     _, printed = _cell_output(nb, "def atomics(r):")
     ratio = float(printed.split("sum_shuffle executes ")[1].split("x ")[0])
     assert 1.5 < ratio < 2.0  # what the markdown says: less than twice as many

@@ -230,7 +230,8 @@ class WarpKernelMagics(Magics):
     @magic_arguments.argument("--fast-math", action="store_const", const=True, dest="fast_math",
                               help="fast-math flags, flush-to-zero, approximate division")
     @magic_arguments.argument("--debug", action="store_const", const=True,
-                              help="compile asserts and bounds checks into the kernel")
+                              help="compile asserts, bounds checks and the range() step "
+                                   "check into the kernel")
     @magic_arguments.argument("--maxrregcount", type=int,
                               help="cap on registers per thread passed to ptxas")
     @magic_arguments.argument("--block-dim", type=int, dest="block_dim",
