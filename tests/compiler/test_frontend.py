@@ -259,7 +259,8 @@ def prints(a: wl.array(dtype=wl.int64), f: float):
 def test_print_and_printf_formats():
     tk = make_typed_ast(prints)
     calls = [s.value.wl_call for s in tk.kernel.tree.body]
-    assert calls[0].info["fmt"] == "a = %lld f = %g %d %d!\n"
+    assert calls[0].info["fmt"] == "a = %lld f = %g %d %s!\n"   # a bool: True/False
+    assert calls[0].info["python_bools"] == (3,)
     assert calls[1].info["fmt"] == "%lld %5.2f %x\n"
 
 

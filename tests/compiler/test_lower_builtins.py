@@ -223,6 +223,23 @@ def test_print_of_a_float_reads_like_python(dtype):
         assert wl.compile(k, arch=arch).resources.registers > 0
 
 
+def test_print_of_a_bool_says_true_or_false_like_python():
+    import numpy as np
+
+    k = kernel_from("""
+        @wl.kernel
+        def flags(x: wl.array(dtype=wl.float32)):
+            i = wl.tid()
+            print(i, x[i] > 0.0, x[i] < 0.0, x[i], True)
+            wl.printf("%d\\n", x[i] > 0.0)       # an explicit format: the number
+    """)
+    x = np.array([1.5, -2.0], dtype=np.float32)
+    lines = _printed_lines(k, x, dim=len(x))
+    assert sorted(lines) == sorted(["0 True False 1.5 True", "1 False True -2.0 True", "1", "0"])
+    for arch in ("sm_80", "sm_90"):
+        assert wl.compile(k, arch=arch).resources.registers > 0
+
+
 def test_print_of_many_floats_and_printf_keep_their_rules():
     import numpy as np
 

@@ -404,7 +404,7 @@ PY_FLOAT_FIXED_LIMIT = 1e16
 G_EXACT_LIMIT = 1e6
 
 #: the conversions print() writes into its format (typing_special._conversion), and "%%"
-_PRINT_CONV = re.compile(r"%%|%(?:ll)?[dug]")
+_PRINT_CONV = re.compile(r"%%|%(?:ll)?[dugs]")
 
 
 def _integral_below(lw, v, limit: float):
@@ -472,12 +472,18 @@ def _python_float_format(lw, fmt: str, values, tys, floats):
 def _printf(lw, node, call):
     info = call.info
     floats = set(info.get("python_floats", ()))  # print()'s scalar floats (typing_special)
+    bools = set(info.get("python_bools", ()))    # and bools, a "%s" each
     vals, tys, at = [], [], []
     for k, (a, t) in enumerate(zip(info["args"], info["tys"])):
         v = lw.convert(lw.expr(a), a.wl_ty, t)
         if isinstance(t, (Vector, Matrix)):  # print() of a vector: its components
             vals += list(v)
             tys += [t.elem] * len(v)
+        elif k in bools:  # Python's words for it
+            words = (lw.b.addrspacecast(lw.m.cstring(w), ir.PointerType())
+                     for w in ("True", "False"))
+            vals.append(lw.b.ptrtoint(lw.b.select(lw.truth_value(v, t), *words), I64))
+            tys.append(uint64)
         else:
             if k in floats:
                 at.append(len(vals))

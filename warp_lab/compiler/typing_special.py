@@ -119,7 +119,7 @@ def type_print(t, node, name):
                           kw.value)
         sep, end = (v, end) if kw.arg == "sep" else (sep, v)
     tys = _printf_args(t, node.args, aggregates=True)
-    parts, vals, vtys, floats = [], [], [], []
+    parts, vals, vtys, floats, bools = [], [], [], [], []
     for a, ty in zip(node.args, tys):
         if isinstance(ty, Meta):
             parts.append(str(const_of(a)).replace("%", "%%"))
@@ -132,20 +132,25 @@ def type_print(t, node, name):
         else:
             if ty.is_float:  # formatted like Python's float at run time (lower_builtins)
                 floats.append(len(vals))
+            elif ty.is_bool:
+                bools.append(len(vals))
             parts.append(_conversion(ty))
         vals.append(a)
         vtys.append(ty)
     fmt = sep.replace("%", "%%").join(parts) + end.replace("%", "%%")
     # python_floats: the args (indices) that are scalar floats, each printed by a "%g" of
-    # fmt, in order; the lowering picks "%.1f" for an integral value as Python's str() does
-    _target(node, "printf", NONE, fmt=fmt, args=vals, tys=vtys, python_floats=tuple(floats))
+    # fmt, in order; the lowering picks "%.1f" for an integral value as Python's str() does;
+    # python_bools: the scalar bools, each a "%s" of "True" or "False"
+    _target(node, "printf", NONE, fmt=fmt, args=vals, tys=vtys, python_floats=tuple(floats),
+            python_bools=tuple(bools))
     return t.mark(node, NONE)
 
 
 def _conversion(ty: Scalar) -> str:
-    """The printf conversion ``print`` uses for a scalar type."""
+    """The printf conversion ``print`` uses for a scalar type (a bool is the string
+    ``True``/``False`` the lowering chooses, as Python prints it)."""
     if ty.is_bool:
-        return "%d"
+        return "%s"
     if ty.is_float:
         return "%g"
     if ty.bits == 64:
