@@ -59,10 +59,92 @@ def test_shared_memory_findings_name_the_python_array_and_its_line():
             elif kernel is shifted:   # thread 31 reads tile[32]
                 assert f"(tile[32] is past the end of tile (32 elements), the shared array " \
                        f"of line {line}; the block has 128 bytes" in text, text
-            else:
-                assert f"shared array {name} (line {line})" in text, text
+            else:   # a race: thread t reads buf[t + 1], which thread t + 1 writes
+                assert f"buf[{f.thread[0] + 1}], the shared array of line {line}:" in text, text
                 sym = f.details.get("variable", "")
                 assert sym.startswith(f"{kernel.name}_{name}_"), f.details
+
+
+@wl.kernel
+def race_2d(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    tile = wl.shared_array((8, 32), wl.float32)  # marker: race tile
+    tx = wl.thread_idx.x
+    ty = wl.thread_idx.y
+    tile[ty, tx] = x[ty * 32 + tx]  # marker: tile write
+    y[ty * 32 + tx] = tile[(ty + 1) % 8, tx]  # marker: tile read
+
+
+@wl.kernel
+def race_component(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    pts = wl.shared_array(64, wl.vec3)
+    t = wl.thread_idx.x
+    pts[t] = wl.vec3(x[wl.tid()], 0.0, 0.0)
+    y[wl.tid()] = pts[(t + 1) % 64].y
+
+
+@wl.kernel
+def race_dynamic(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    dyn = wl.dynamic_shared_array(wl.float32)  # marker: race dyn
+    t = wl.thread_idx.x
+    dyn[t] = x[wl.tid()]
+    y[wl.tid()] = dyn[(t + 1) % 64]
+
+
+def _race(kernel, n, block, **launch):
+    x = np.arange(n, dtype=np.float32)
+    r = wl.launch(kernel, grid=1, block=block, inputs=[x, np.zeros_like(x)], device="sim",
+                  checks=("racecheck",), **launch)
+    (f,) = r.findings
+    assert f.kind == "race_raw", str(f)
+    return f
+
+
+def test_races_say_the_element_and_the_other_accesss_python_line():
+    # neighbour: thread t reads buf[t + 1] (no barrier), which thread t + 1 wrote at line 17
+    x = np.arange(64, dtype=np.float32)
+    r = wl.launch(neighbour, grid=1, block=64, inputs=[x, np.zeros_like(x)], device="sim",
+                  checks=("racecheck",))
+    (f,) = r.findings
+    buf = source_line(neighbour, "# marker: buf")
+    write = buf + 2
+    t = f.thread[0]
+    assert f.details["other_thread"] == (t + 1, 0, 0)
+    assert (f"read-after-write hazard at buf[{t + 1}], the shared array of line {buf}: this "
+            f"access races with thread ({t + 1}, 0, 0) of the same block at line {write} "
+            "(buf[t] = x[wl.tid()]), with no barrier between them") in f.message, f.message
+    assert "byte" not in f.message and "PTX line" not in f.message, f.message
+    assert (f.details["array"], f.details["index"]) == ("buf", (t + 1,))
+    # details keep the simulator's terms: the other access's PTX line is on the write's line
+    ck = r.compiled
+    assert ck.line_map.python_line_of_ptx(f.details["other_ptx_line"]) == write
+    assert f.details["shared_offset"] == 4 * (t + 1)
+    # 2-D: thread (tx, ty) reads tile[(ty + 1) % 8, tx], written by thread (tx, ty + 1)
+    f = _race(race_2d, 256, (32, 8))
+    ox, oy, _ = f.details["other_thread"]
+    tx, ty, _ = f.thread
+    assert (ox, oy) == (tx, (ty + 1) % 8), f.details
+    line = source_line(race_2d, "# marker: race tile")
+    assert f"hazard at tile[{oy}, {ox}], the shared array of line {line}: " in f.message, \
+        f.message
+    assert f"at line {source_line(race_2d, '# marker: tile write')} (tile[ty, tx] = " \
+        "x[ty * 32 + tx]  # marker: tile write)," in f.message, f.message
+    assert f.source_line == source_line(race_2d, "# marker: tile read")
+
+
+def test_races_inside_an_element_or_in_dynamic_shared_memory_keep_the_bytes():
+    # pts[t + 1].y: 4 bytes into a 12-byte vec3, not a whole element
+    f = _race(race_component, 64, 64)
+    t = f.thread[0]
+    assert f"at shared offset {12 * (t + 1) + 4} (byte {12 * (t + 1) + 4} of shared array " \
+        "pts (line" in f.message, f.message
+    assert "array" not in f.details and "pts[" not in f.message.split(":")[0]
+    # a wl.dynamic_shared_array: its views may differ in dtype, so the byte is the place
+    f = _race(race_dynamic, 64, 64, shared_mem=256)
+    line = source_line(race_dynamic, "# marker: race dyn")
+    t = f.thread[0]
+    assert f"at shared offset {4 * (t + 1)} (byte {4 * (t + 1)} of shared array dyn (line " \
+        f"{line})): this access races with thread ({t + 1}, 0, 0) of the same block at line " \
+        f"{line + 2} (dyn[t] = x[wl.tid()])" in f.message, f.message
 
 
 @wl.kernel
@@ -217,6 +299,12 @@ def test_findings_of_threads_the_dim_guard_removed_say_so():
             f.message
     (f,) = _sum(sum_tree, 1000, dim=1000)
     assert f.kind == "uninitialized" and f.block == (3, 0, 0)
+    # thread t < 128 reads buf[t + 128]: buf[232] (thread 1000 - 768) is the first unwritten
+    t = f.thread[0]
+    assert t + 128 >= 232 and f.details["index"] == (t + 128,)
+    assert f.message.startswith(f"read of uninitialized shared memory: buf[{t + 128}], the "
+                                "shared array of line "), f.message
+    assert "byte" not in f.message.split(";")[0], f.message
     assert "; 24 of this block's 256 threads are past dim=1000 and exited at the kernel's " \
         "entry (wl.launch's dim= guard), so shared memory that only they would write is " \
         "never written" in f.message, f.message
