@@ -2,10 +2,13 @@
 user's terms (the Python array and its line, not the PTX symbol), as the notebook's HTML
 view shows them. Real kernels, compiled by LLVM and run on the simulator."""
 
+import dataclasses
+
 import numpy as np
 
 import warp_lab as wl
 from warp_lab.examples import source_line
+from warp_lab.runtime.finding_text import merge_by_line
 
 ALL = ("memcheck", "racecheck", "initcheck", "barrier")
 
@@ -290,13 +293,12 @@ def test_findings_of_threads_the_dim_guard_removed_say_so():
     # dim=1000 in blocks of 256: threads 1000..1023 (lanes 8..31 of the last warp) return
     # at the kernel's entry, so the shuffles name exited lanes and buf[232..255] of the
     # last block is never written
-    found = _sum(sum_shuffle, 1000, dim=1000)
-    assert [f.kind for f in found] == ["warp_sync"] * 5, [str(f) for f in found]
-    for f in found:
-        assert f.block == (3, 0, 0) and f.details["past_dim"] == 24
-        assert "its lanes past dim=1000 exited at the kernel's entry (wl.launch's dim= " \
-            "guard), so they never reach the shfl.sync: launch whole warps" in f.message, \
-            f.message
+    (f,) = found = _sum(sum_shuffle, 1000, dim=1000)   # 5 unrolled shuffles, one finding
+    assert [f.kind for f in found] == ["warp_sync"], [str(f) for f in found]
+    assert f.block == (3, 0, 0) and f.details["past_dim"] == 24
+    assert "its lanes past dim=1000 exited at the kernel's entry (wl.launch's dim= " \
+        "guard), so they never reach the shfl.sync: launch whole warps" in f.message, \
+        f.message
     (f,) = _sum(sum_tree, 1000, dim=1000)
     assert f.kind == "uninitialized" and f.block == (3, 0, 0)
     # thread t < 128 reads buf[t + 128]: buf[232] (thread 1000 - 768) is the first unwritten
@@ -315,6 +317,74 @@ def test_findings_of_threads_the_dim_guard_removed_say_so():
 def test_lanes_that_return_by_the_kernels_own_test_get_no_dim_cause():
     # the same exited lanes, removed by the kernel's own `if i >= n: return` in a grid=/block=
     # launch: the finding stands without the dim= explanation
-    (first, *_) = found = _sum(sum_shuffle_own_return, 1000, grid=4, block=256)
-    assert [f.kind for f in found] == ["warp_sync"] * 5
+    (first,) = found = _sum(sum_shuffle_own_return, 1000, grid=4, block=256)
+    assert [f.kind for f in found] == ["warp_sync"]
     assert "dim=" not in first.message and "past_dim" not in first.details, first.message
+
+
+def _shfl_lines(ck) -> list:
+    """PTX lines (1-based) of the kernel's shfl.sync instructions, read from its PTX text."""
+    return [n for n, ln in enumerate(ck.ptx.splitlines(), 1) if "shfl.sync" in ln]
+
+
+def test_findings_of_one_line_unrolled_into_several_instructions_are_one():
+    # the 5-step shuffle loop is unrolled into 5 shfl.sync, each a finding of the simulator
+    # with the same message: one finding that names the 5 PTX lines, the first's block and
+    # thread, PTX line and Python line
+    x, out = np.ones(1000, np.float32), np.zeros(1, np.float32)
+    r = wl.launch(sum_shuffle, inputs=[x, out], dim=1000, device="sim", checks=ALL)
+    shfl = _shfl_lines(r.compiled)
+    assert len(shfl) == 5, shfl
+    (f,) = r.findings
+    line = source_line(sum_shuffle, "wl.shfl_down_sync")
+    assert (f.kind, f.source_line, f.ptx_line) == ("warp_sync", line, shfl[0])
+    assert {r.compiled.line_map.python_line_of_ptx(n) for n in shfl} == {line}
+    assert (f.block, f.thread) == ((3, 0, 0), (224, 0, 0))   # lane 0 of the partial warp
+    said = ", ".join(map(str, shfl))
+    assert f.message.endswith(f" (5 PTX instructions of this line: {said})"), f.message
+    assert f.details["ptx_lines"] == shfl
+    # the notebook view's findings table shows it once, merged
+    from warp_lab.notebook.results import launch_html
+    rows = [row for row in launch_html(r).split("<tr>") if "<td>warp_sync</td>" in row]
+    assert len(rows) == 1 and f"5 PTX instructions of this line: {said}" in rows[0], rows
+    # ... and so does the debugger's run_to_end
+    from warp_lab.notebook.debugger import debug
+    dbg = debug(sum_shuffle, dim=1000, inputs=[x, np.zeros(1, np.float32)], checks=ALL)
+    assert [str(g) for g in dbg.run_to_end().findings] == [str(f)]
+
+
+@wl.kernel
+def blur_no_halo(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    tile = wl.shared_array(66, wl.float32)
+    t = wl.thread_idx.x
+    tile[t + 1] = x[wl.tid()]
+    wl.syncthreads()
+    y[wl.tid()] = tile[t] + tile[t + 2]  # marker: halo reads
+
+
+def test_findings_that_differ_in_more_than_the_ptx_line_stay_apart():
+    # tile[t] at thread 0 reads tile[0], tile[t + 2] at thread 63 reads tile[65]: two
+    # reads on one line, other threads, other elements, so two findings
+    x = np.ones(128, np.float32)
+    r = wl.launch(blur_no_halo, inputs=[x, np.zeros_like(x)], dim=128, block_dim=64,
+                  device="sim", checks=("initcheck",))
+    line = source_line(blur_no_halo, "# marker: halo reads")
+    assert sorted((f.kind, f.source_line, f.details["index"], f.thread) for f in r.findings) \
+        == [("uninitialized", line, (0,), (0, 0, 0)), ("uninitialized", line, (65,), (63, 0, 0))]
+    assert all("PTX instructions of this line" not in f.message for f in r.findings)
+    assert merge_by_line(r.findings) == r.findings
+    # the same message at another line, or of another kind, is another finding; at the
+    # same line and kind, with only the PTX line said otherwise, it is merged
+    f = r.findings[0]
+    other_line = dataclasses.replace(f, source_line=line + 1, ptx_line=f.ptx_line + 9)
+    other_kind = dataclasses.replace(f, kind="race_raw", ptx_line=f.ptx_line + 9)
+    assert merge_by_line([f, other_line, other_kind]) == [f, other_line, other_kind]
+    other_file = dataclasses.replace(f, source_file=f.source_file + "x", ptx_line=99)
+    assert merge_by_line([f, other_file]) == [f, other_file]
+    ptx_said = dataclasses.replace(f, message=f.message + " (PTX line 7)", ptx_line=99)
+    twin = dataclasses.replace(ptx_said, message=f.message + " (PTX line 8)",
+                               ptx_line=f.ptx_line, thread=(5, 0, 0))
+    (merged,) = merge_by_line([ptx_said, twin])
+    assert merged.thread == f.thread and merged.ptx_line == 99
+    assert merged.message.endswith(f"(PTX line 7) (2 PTX instructions of this line: "
+                                   f"{f.ptx_line}, 99)"), merged.message

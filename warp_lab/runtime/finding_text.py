@@ -24,7 +24,8 @@ from warp_lab.compiler.artifact import shared_array_lines
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.errors import source_label
 
-__all__ = ["user_findings", "element_place", "name_shared_arrays", "cell_text"]
+__all__ = ["user_findings", "merge_by_line", "element_place", "name_shared_arrays",
+           "cell_text"]
 
 
 def cell_text(text: str, ck) -> str:
@@ -36,8 +37,9 @@ def cell_text(text: str, ck) -> str:
 
 
 def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list:
-    """The simulator's ``findings`` of a launch of ``ck`` in the user's terms (:func:`_named`):
-    what :func:`run` returns, and the notebook debugger's ``run_to_end``.
+    """The simulator's ``findings`` of a launch of ``ck`` in the user's terms (:func:`_named`),
+    one per Python line and message (:func:`merge_by_line`): what :func:`run` returns, and
+    the notebook debugger's ``run_to_end``.
 
     Args:
         findings: :class:`~warp_lab.sim.result.Finding` records of the simulator.
@@ -45,7 +47,49 @@ def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list
         regions, bases: from :func:`prepare`.
         grid, block, launch_dim: the launch's ``(x, y, z)`` triples.
     """
-    return _named(findings, ck, _view_places(ck, regions, bases), block, grid, launch_dim)
+    return merge_by_line(_named(findings, ck, _view_places(ck, regions, bases), block, grid,
+                                launch_dim))
+
+
+_PTX_LINE = re.compile(r"PTX line \d+")
+
+
+def merge_by_line(findings) -> list:
+    """``findings`` with those of one kind at one Python line (same file) whose messages
+    differ only in PTX line numbers merged into the first of them, which then says how many
+    PTX instructions it covers: ``"... (5 PTX instructions of this line: 42, 46, 50, 54,
+    58)"``; ``details["ptx_lines"]`` lists them (a race's ``"other_ptx_lines"`` those of its
+    other accesses). The simulator reports once per PTX instruction, and a Python line
+    may be several (an unrolled loop's copies of one ``shfl``); merged, the first's block,
+    thread and PTX line stand for all. Findings at other lines, of other kinds, or whose
+    messages differ otherwise (another thread, another array) stay apart; a finding on no
+    Python line is kept as is. Order is that of each group's first finding.
+
+    Args:
+        findings: :class:`~warp_lab.sim.result.Finding` records in the user's terms.
+    """
+    groups: dict = {}
+    for f in findings:
+        key = ((f.kind, f.source_file, f.source_line, _PTX_LINE.sub("PTX line #", f.message))
+               if f.source_line else id(f))
+        groups.setdefault(key, []).append(f)
+    out = []
+    for same in groups.values():
+        first = same[0]
+        if len(same) == 1:
+            out.append(first)
+            continue
+        lines = sorted({f.ptx_line for f in same if f.ptx_line})
+        details = {**first.details, "ptx_lines": lines}
+        other = [f.details["other_ptx_line"] for f in same if "other_ptx_line" in f.details]
+        if other:
+            details["other_ptx_lines"] = sorted(set(other))
+        message = first.message
+        if len(lines) > 1:
+            message += (f" ({len(lines)} PTX instructions of this line: "
+                        f"{', '.join(map(str, lines))})")
+        out.append(dataclasses.replace(first, message=message, details=details))
+    return out
 
 
 def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=None):
