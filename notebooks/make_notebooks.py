@@ -777,8 +777,8 @@ good = wl.launch(blur_tile_fixed, dim=512, inputs=[x, y_good], block_dim=128, de
 bad"""),
     ("md", """Initcheck reports once per instruction: the read of `tile[t]` (thread 0
 reads the left halo) and of `tile[t + 2]` (thread 127 reads the right one),
-both on cell line 8, in the array `tile` of line 3 (`print(*bad.findings)`
-names it the same way). The simulator fills
+both on cell line 8, named by element: `tile[0]` and `tile[129]`, the shared
+array of line 3 (`print(*bad.findings)` names them the same way). The simulator fills
 shared memory with zeros, so `blur_tile` happens to treat the ends of each
 block as zeros; a GPU would not.
 
@@ -786,7 +786,8 @@ Check the result: two findings for the halo reads, none for the fixed
 kernel, which matches numpy with zeros beyond the ends."""),
     ("code", """# check
 assert sorted((f.kind, f.source_line) for f in bad.findings) == [("uninitialized", 8)] * 2
-assert all("of shared array tile (line 3)" in str(f) for f in bad.findings)
+assert sorted(f.details["index"] for f in bad.findings) == [(0,), (129,)]
+assert all("], the shared array of line 3, was not written" in str(f) for f in bad.findings)
 assert good.findings == []
 xp = np.concatenate([[0], x, [0]]).astype(np.float32)
 np.testing.assert_allclose(y_good, (xp[:-2] + xp[1:-1] + xp[2:]) / np.float32(3), rtol=1e-6)"""),

@@ -120,12 +120,15 @@ def test_findings_name_the_python_array_and_the_racing_line(executed):
     markup = _launch_html(executed.cells[5])
     rows = [r for r in markup.split("<tr>") if "uninitialized" in r or "race_" in r]
     uninit = next(r for r in rows if "uninitialized" in r)
-    # "shared variable k_dev_tile_1" -> the Python array and the line that declares it
-    assert "shared array <code>tile</code> (line 7)" in uninit, uninit
+    # "byte 252 of shared variable k_dev_tile_1" -> the element, the line declaring tile:
+    # thread 0 reads tile[63], which threads 32..63 never wrote
+    assert "read of uninitialized shared memory: <code>tile[63]</code>, the shared array " \
+        "of line 7, was not written" in uninit, uninit
     race = next(r for r in rows if "race_war" in r)
     # the other access of the race is the read of line 12, the write is line 13
     assert "13: tile[t] = 0.0" in race
-    assert "line 12: y[wl.tid()] = helper(tile[63 - t])" in race, race
+    assert "at line 12 (<code>y[wl.tid()] = helper(tile[63 - t])</code>), with no " \
+        "barrier between them" in race, race
 
 
 def test_dynamic_shared_memory_past_48_kb_is_opted_in_as_wl_launch_does(executed):

@@ -105,8 +105,9 @@ def test_reading_past_the_initialised_part_is_reported_at_the_users_line():
     assert f.details["offset"] == 4 * BS and f.details["size"] == 4
     # wl.launch names the Python array and its line (the PTX symbol stays in details)
     buf = source_line(tree_sum, "buf = wl.shared_array")
-    assert "uninitialized" in f.message and f"byte 256 of shared array buf (line {buf}) " \
-        "of 512 bytes" in f.message
+    assert f.message.startswith("read of uninitialized shared memory: buf[64], the shared "
+                                f"array of line {buf}, was not written"), f.message
+    assert f.details["index"] == (64,)
     # the simulator read zeros there
     np.testing.assert_array_equal(partial, x.reshape(2, BS).sum(1))
 

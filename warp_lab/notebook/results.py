@@ -123,20 +123,21 @@ def _source_line(ck, line) -> str:
 #: a finding's Python array names (``finding_text.name_shared_arrays``), shown as code
 _ARRAY_NAME = re.compile(r"(shared array )(\w+)(?= \(lines? \d)"
                          r"|(wl\.dynamic_shared_array )(\w+(?:, \w+)*)(?=, lines? \d)")
-_OTHER_PTX = re.compile(r"at PTX line (\d+)")
+#: an element of a shared array a finding names (``finding_text._shared_byte_finding``)
+_ELEMENT = re.compile(r"\w+\[-?\d+(?:, -?\d+)*\](?=, the shared array of lines? \d)")
 
 
 def _finding_text(f, ck) -> _Markup:
-    """A finding's message as HTML: the Python arrays it names as code, the other access of
-    a race with its Python line."""
+    """A finding's message as HTML: the Python arrays and elements it names as code, and
+    the text of the line of a race's other access, which the message quotes
+    (``finding_text._other_access_line``; ``details["other_source_text"]``)."""
     text = _ARRAY_NAME.sub(lambda m: f"{m.group(1) or m.group(3)}<code>"
                            f"{m.group(2) or m.group(4)}</code>", html.escape(f.message))
-    other = (f.details or {}).get("other_ptx_line") if f.kind.startswith("race") else None
-    py = ck.line_map.python_line_of_ptx(int(other)) if other else None
-    if py:
-        code = html.escape(source_line_text(ck, py))
-        where = html.escape(line_label(ck, py))
-        text = _OTHER_PTX.sub(lambda m: f"{m.group(0)} (line {where}: {code})", text, count=1)
+    text = _ELEMENT.sub(lambda m: f"<code>{m.group(0)}</code>", text)
+    code = (f.details or {}).get("other_source_text")
+    if code:
+        said = html.escape(f"({code})")
+        text = text.replace(said, f"(<code>{html.escape(code)}</code>)", 1)
     return _Markup(text)
 
 

@@ -5,7 +5,9 @@ accesses by address and byte offset, lanes by number. :func:`user_findings`
 rewrites each finding of a launch of a :class:`CompiledKernel` as the user
 wrote the kernel: a shared variable as its Python array and line, an access
 outside an array argument as that array's element index (``x[100] is past the
-end of x (100 elements)``), a trap with the line its thread printed, and a
+end of x (100 elements)``), a race or uninitialized read of whole elements of a
+shared array as the element (``buf[63]``) and a race's other access by its Python
+line and text, a trap with the line its thread printed, and a
 warp-sync or initcheck finding caused by the entry guard of a ``dim=`` launch
 with a partial last block with that cause and the fix. ``details`` keep the
 simulator's own terms (PTX symbol, byte offset).
@@ -22,7 +24,8 @@ from warp_lab.compiler.artifact import shared_array_lines
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.errors import source_label
 
-__all__ = ["user_findings", "element_place", "name_shared_arrays", "cell_text"]
+__all__ = ["user_findings", "merge_by_line", "element_place", "name_shared_arrays",
+           "cell_text"]
 
 
 def cell_text(text: str, ck) -> str:
@@ -34,8 +37,9 @@ def cell_text(text: str, ck) -> str:
 
 
 def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list:
-    """The simulator's ``findings`` of a launch of ``ck`` in the user's terms (:func:`_named`):
-    what :func:`run` returns, and the notebook debugger's ``run_to_end``.
+    """The simulator's ``findings`` of a launch of ``ck`` in the user's terms (:func:`_named`),
+    one per Python line and message (:func:`merge_by_line`): what :func:`run` returns, and
+    the notebook debugger's ``run_to_end``.
 
     Args:
         findings: :class:`~warp_lab.sim.result.Finding` records of the simulator.
@@ -43,7 +47,49 @@ def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list
         regions, bases: from :func:`prepare`.
         grid, block, launch_dim: the launch's ``(x, y, z)`` triples.
     """
-    return _named(findings, ck, _view_places(ck, regions, bases), block, grid, launch_dim)
+    return merge_by_line(_named(findings, ck, _view_places(ck, regions, bases), block, grid,
+                                launch_dim))
+
+
+_PTX_LINE = re.compile(r"PTX line \d+")
+
+
+def merge_by_line(findings) -> list:
+    """``findings`` with those of one kind at one Python line (same file) whose messages
+    differ only in PTX line numbers merged into the first of them, which then says how many
+    PTX instructions it covers: ``"... (5 PTX instructions of this line: 42, 46, 50, 54,
+    58)"``; ``details["ptx_lines"]`` lists them (a race's ``"other_ptx_lines"`` those of its
+    other accesses). The simulator reports once per PTX instruction, and a Python line
+    may be several (an unrolled loop's copies of one ``shfl``); merged, the first's block,
+    thread and PTX line stand for all. Findings at other lines, of other kinds, or whose
+    messages differ otherwise (another thread, another array) stay apart; a finding on no
+    Python line is kept as is. Order is that of each group's first finding.
+
+    Args:
+        findings: :class:`~warp_lab.sim.result.Finding` records in the user's terms.
+    """
+    groups: dict = {}
+    for f in findings:
+        key = ((f.kind, f.source_file, f.source_line, _PTX_LINE.sub("PTX line #", f.message))
+               if f.source_line else id(f))
+        groups.setdefault(key, []).append(f)
+    out = []
+    for same in groups.values():
+        first = same[0]
+        if len(same) == 1:
+            out.append(first)
+            continue
+        lines = sorted({f.ptx_line for f in same if f.ptx_line})
+        details = {**first.details, "ptx_lines": lines}
+        other = [f.details["other_ptx_line"] for f in same if "other_ptx_line" in f.details]
+        if other:
+            details["other_ptx_lines"] = sorted(set(other))
+        message = first.message
+        if len(lines) > 1:
+            message += (f" ({len(lines)} PTX instructions of this line: "
+                        f"{', '.join(map(str, lines))})")
+        out.append(dataclasses.replace(first, message=message, details=details))
+    return out
 
 
 def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=None):
@@ -68,6 +114,11 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
                 (s[0], s) for s in ck.shared_shapes):
             arrays = shared_array_lines(ck) if arrays is None else arrays
             f = _shared_element_finding(f, ck, arrays)
+        elif f.kind in _SHARED_BYTE_PLACE and f.details.get("variable") is not None:
+            arrays = shared_array_lines(ck) if arrays is None else arrays
+            f = _shared_byte_finding(f, ck, arrays)
+        if f.kind.startswith("race_") and f.details.get("other_ptx_line"):
+            f = _other_access_line(f, ck)
         if "shared variable" in f.message or DYNAMIC_SHARED in f.message:
             arrays = shared_array_lines(ck) if arrays is None else arrays
             f = dataclasses.replace(f, message=name_shared_arrays(f.message, arrays))
@@ -213,6 +264,73 @@ def _shared_element_finding(f, ck, arrays):
     return dataclasses.replace(
         f, message=f.message[:m.start()] + f"{text}, the shared array of {where}"
         + f.message[m.end():], details={**f.details, "array": name, "index": index})
+
+
+#: the simulator's byte of a shared variable, per finding kind: racecheck's hazard
+#: (``checks.RaceTracker._report``) and initcheck's unwritten byte (``initcheck._report``)
+_SHARED_BYTE_PLACE = {
+    "race_raw": re.compile(r"shared offset \d+ \(byte \d+ of shared variable [\w$]+\)"),
+    "race_war": re.compile(r"shared offset \d+ \(byte \d+ of shared variable [\w$]+\)"),
+    "race_waw": re.compile(r"shared offset \d+ \(byte \d+ of shared variable [\w$]+\)"),
+    "uninitialized": re.compile(r" of \d+ bytes of uninitialized shared memory at address "
+                                r"0x[0-9a-f]+: byte \d+ of shared variable [\w$]+ of \d+ bytes "
+                                r"at offset 0x[0-9a-f]+ "),
+}
+
+
+def _shared_byte_finding(f, ck, arrays):
+    """A race or ``uninitialized`` finding ``f`` about a byte of a ``wl.shared_array`` said
+    by the element holding that byte (``buf[63]``, ``tile[3, 7]``, the array's line) when
+    the access is whole elements of it (``details["address"]`` and ``"size"``: the access's
+    first byte in the block's shared memory and its bytes per thread); else ``f``, bytes
+    kept: an access inside an element (a vector's component) and the dynamic shared memory,
+    whose ``wl.dynamic_shared_array`` views may differ in element type and which one the
+    access went through is not known."""
+    sym, d = f.details["variable"], f.details
+    shape = next((s for s in ck.shared_shapes if s[0] == sym), None)
+    name, lines = arrays.get(sym, (None, ()))
+    m = _SHARED_BYTE_PLACE[f.kind].search(f.message)
+    if (shape is None or name is None or m is None or sym == DYNAMIC_SHARED
+            or any(d.get(k) is None for k in ("address", "size", "offset", "shared_offset"))):
+        return f
+    _, itemsize, shape = shape
+    start = d["address"] - (d["shared_offset"] - d["offset"])   # from the array's start
+    e, size = d["offset"] // itemsize, d["size"]
+    if not shape or start % itemsize or size % itemsize or not 0 <= e < np.prod(shape):
+        return f
+    index = tuple(int(i) for i in np.unravel_index(e, shape))   # row-major, as declared
+    where = f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
+    place = f"{name}[{', '.join(map(str, index))}], the shared array of {where}"
+    if f.kind == "uninitialized":
+        text = f" of uninitialized shared memory: {place}, "
+    else:
+        text = place
+    return dataclasses.replace(f, message=f.message[:m.start()] + text + f.message[m.end():],
+                               details={**d, "array": name, "index": index})
+
+
+def _other_access_line(f, ck):
+    """A race finding ``f`` naming its other access by its Python line and that line's text
+    (``at line 5 (buf[t] = x[wl.tid()])``, another cell's as ``In[3] line 5``) instead of
+    its PTX line, which ``details["other_ptx_line"]`` keeps (``"other_source_line"``: the
+    line's key in ``ck.line_map``, ``"other_source_text"``: its text); ``f`` when the PTX
+    line is on no Python line."""
+    # the notebook's views know how a kernel's lines (and a device function's in another
+    # cell) are named and read; they import no IPython
+    from warp_lab.notebook.views import line_label, source_line_text
+
+    ptx = int(f.details["other_ptx_line"])
+    key = ck.line_map.python_line_of_ptx(ptx)
+    said = f"at PTX line {ptx}"
+    if not key or said not in f.message:
+        return f
+    label, code = line_label(ck, key), source_line_text(ck, key)
+    where = f"at line {label}" if label.isdigit() else f"at {label}"
+    if code:
+        where += f" ({code})"
+    return dataclasses.replace(f, message=f.message.replace(said, where, 1),
+                               details={**f.details, "other_source_line": key,
+                                        "other_source_text": code})
 
 
 def element_place(name: str, offset: int, size: int, itemsize: int, shape: tuple,

@@ -178,16 +178,16 @@ class RaceTracker:
             if waw.any():
                 k = int(np.argmax(waw))
                 self._report("race_waw", "write-after-write", ins, int(tid[k]), int(w[k]),
-                             int(self.wpc[byte[k]]), int(byte[k]))
+                             int(self.wpc[byte[k]]), byte, k, size)
             if war.any():
                 k = int(np.argmax(war))
                 other = int(r[k]) if r[k] >= 0 else -1
                 self._report("race_war", "write-after-read", ins, int(tid[k]), other,
-                             int(self.rpc[byte[k]]), int(byte[k]))
+                             int(self.rpc[byte[k]]), byte, k, size)
             if same.any():
                 k = int(np.argmax(same))
                 self._report("race_waw", "write-after-write", ins, int(tid[k]),
-                             int(self.writer[byte[k]]), pc, int(byte[k]))
+                             int(self.writer[byte[k]]), pc, byte, k, size)
             self.wpc[byte] = pc
             self.reader[byte] = -1
         else:
@@ -197,7 +197,7 @@ class RaceTracker:
             if raw.any():
                 k = int(np.argmax(raw))
                 self._report("race_raw", "read-after-write", ins, int(tid[k]), int(w[k]),
-                             int(self.wpc[byte[k]]), int(byte[k]))
+                             int(self.wpc[byte[k]]), byte, k, size)
             r = self.reader[byte]
             if self.ws:
                 self._note_readers(tid, byte, r)
@@ -269,11 +269,17 @@ class RaceTracker:
         self.nrows += k
         return rows
 
-    def _report(self, kind, what, ins, t, other, other_pc, byte):
+    def _report(self, kind, what, ins, t, other, other_pc, bytes_, k, size):
+        """Record a ``kind`` hazard at byte ``bytes_[k]`` (flat, of this batch) of the
+        access of ``size`` bytes per lane whose bytes are ``bytes_``, by thread ``t``,
+        against thread ``other`` (-1: several) at instruction ``other_pc``. ``details``
+        give the block offsets of the racing byte and of the access's first byte."""
         m = self.m
         code = m.mod.code
         oline = code[other_pc].line if 0 <= other_pc < len(code) else 0
+        byte = int(bytes_[k])
         offset = byte % self.stride
+        start = (byte - k % size) % self.stride
         if other >= 0:
             ob, ot = m.where(other)
             who = f"thread {ot} of the same block"
@@ -283,6 +289,8 @@ class RaceTracker:
         place = f"shared offset {offset}" if name is None else \
             f"shared offset {offset} (byte {offset - lo} of shared variable {name})"
         m.finding(kind, f"shared-memory {what} hazard at {place}: this access "
-                  f"races with {who} at PTX line {oline} (no barrier between them)", ins, t,
+                  f"races with {who} at PTX line {oline}, with no barrier between them", ins, t,
                   dedupe=(other_pc,), other_thread=None if other < 0 else m.where(other)[1],
-                  other_ptx_line=oline, shared_offset=offset, variable=name)
+                  other_ptx_line=oline, shared_offset=offset, variable=name,
+                  address=start, size=size, space="shared",
+                  offset=None if name is None else offset - lo)
