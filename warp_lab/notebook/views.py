@@ -29,6 +29,8 @@ import secrets
 from typing import Mapping
 
 from warp_lab.compiler.artifact import SHARED_DECL, shared_array_lines
+from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
+                                            python_location, source_line_text)
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
@@ -128,16 +130,6 @@ def pane_line_maps(ck) -> dict[str, dict[int, int]]:
     return out
 
 
-def _file_lines(filename: str) -> list[str]:
-    """The lines of the file or cell ``filename`` (:mod:`linecache`: the magic registers its
-    cells there, ipykernel its own), IPython magic and shell lines blanked so that the
-    text parses; ``[]`` when unknown."""
-    import linecache
-
-    lines = [ln.rstrip("\r\n") for ln in linecache.getlines(filename)]
-    return ["" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines]
-
-
 def _function_spans(lines: list[str]) -> list[tuple[int, int]]:
     """``(first, last)`` file lines of every function of ``lines`` (decorators included)."""
     import ast
@@ -171,13 +163,13 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
     inside = range(src.first_line, src.first_line + len(own))
     stride = ck.line_map.FILE_STRIDE
     keys = ck.line_map.python_lines
-    lines = _file_lines(src.filename)
+    lines = file_lines(src.filename)
     extra = [ln for ln in keys if ln < stride and ln not in inside and 0 < ln <= len(lines)]
     if extra:
         rows = _file_parts(lines, set(inside), extra)
     for k, name in enumerate(ck.line_map.files, 1):
         filename = ck.files.get(name, name)
-        lines = _file_lines(filename)
+        lines = file_lines(filename)
         wanted = [key - k * stride for key in keys if k * stride <= key < (k + 1) * stride]
         part = _file_parts(lines, set(), [ln for ln in wanted if 0 < ln <= len(lines)])
         if part:
@@ -219,15 +211,6 @@ def python_row_numbers(ck, rows) -> list[int | None]:
     return [None if key is None else ck.line_map.location(key)[1] for key, _ in rows]
 
 
-def python_location(ck, key: int) -> tuple[str, int]:
-    """``(file or cell, line)`` of a Python line key of ``ck.line_map``: the cell as named
-    in this run (``ck.files``), the line in its own numbering."""
-    name, line = ck.line_map.location(key)
-    if name is None:
-        return ck.source.filename, line
-    return ck.files.get(name, name), line
-
-
 #: a PTX shared variable declaration, its name (:data:`~warp_lab.compiler.artifact.SHARED_DECL`)
 _SHARED_DECL = SHARED_DECL
 
@@ -245,15 +228,6 @@ def _shared_declarations(ck, ptx: str) -> dict[int, int]:
     return out
 
 
-def cell_label(filename: str) -> str:
-    """``filename`` as the notebook names it: ``In[N]`` for the file ipykernel compiled an
-    ordinary cell under (``/tmp/ipykernel_1/123.py``), anything else unchanged
-    (:func:`warp_lab.errors.source_label`)."""
-    from warp_lab.errors import source_label
-
-    return source_label(filename)
-
-
 def pane_text(ck, attr: str) -> str | None:
     """The text of ``ck``'s field ``attr`` (``ptx``, ``sass``, ``llvm_ir_optimized``, ...)
     as a pane shows it: a notebook cell's content-derived name in the debug info
@@ -265,49 +239,6 @@ def pane_text(ck, attr: str) -> str | None:
         for name, cell in getattr(ck, "files", {}).items():
             text = text.replace(f'"{name}"', f'"{cell_label(cell)}"')
     return text
-
-
-def _other_file(ck, filename: str | None) -> bool:
-    """Whether ``filename`` (a simulator location's, cells named as in this run) is a file
-    or cell other than ``ck``'s kernel's: a device function defined elsewhere."""
-    return bool(filename) and filename != ck.source.filename
-
-
-def source_line_text(ck, line: int, filename: str | None = None) -> str:
-    """The text of file line ``line`` of ``ck``'s kernel or of a device function in its file
-    or, given ``filename`` (a finding's or debugger stop's ``source_file``) of another file
-    or cell, of that one's line (stripped; ``""`` when unknown). Without ``filename``,
-    ``line`` is a line map key: one of another file's lines names that line."""
-    if not line:
-        return ""
-    if filename is None and line >= ck.line_map.FILE_STRIDE:
-        try:
-            filename, line = python_location(ck, line)
-        except KeyError:
-            return ""
-    if _other_file(ck, filename):
-        lines = _file_lines(filename)
-        return lines[int(line) - 1].strip() if 0 < int(line) <= len(lines) else ""
-    text = ck.source.line(int(line))
-    if not text:
-        lines = _file_lines(ck.source.filename)
-        text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
-    return text.strip()
-
-
-def line_label(ck, line: int, filename: str | None = None) -> str:
-    """How a view names a Python line: ``"7"`` in the kernel's own file or cell, ``"In[3]
-    line 7"`` (:func:`cell_label`) in another one: a ``@wl.func`` of another cell whose code
-    a finding or a debugger stop is in (``filename``: its ``source_file``; without it,
-    ``line`` is a line map key, see :func:`python_location`)."""
-    if filename is None and line >= ck.line_map.FILE_STRIDE:
-        try:
-            filename, line = python_location(ck, line)
-        except KeyError:
-            return str(line)
-    if _other_file(ck, filename):
-        return f"{cell_label(filename)} line {line}"
-    return str(line)
 
 
 def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,

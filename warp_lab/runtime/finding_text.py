@@ -21,6 +21,7 @@ import re
 import numpy as np
 
 from warp_lab.compiler.artifact import shared_array_lines
+from warp_lab.compiler.source_lines import line_label, source_line_text
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.errors import source_label
 
@@ -315,10 +316,6 @@ def _other_access_line(f, ck):
     its PTX line, which ``details["other_ptx_line"]`` keeps (``"other_source_line"``: the
     line's key in ``ck.line_map``, ``"other_source_text"``: its text); ``f`` when the PTX
     line is on no Python line."""
-    # the notebook's views know how a kernel's lines (and a device function's in another
-    # cell) are named and read; they import no IPython
-    from warp_lab.notebook.views import line_label, source_line_text
-
     ptx = int(f.details["other_ptx_line"])
     key = ck.line_map.python_line_of_ptx(ptx)
     said = f"at PTX line {ptx}"
