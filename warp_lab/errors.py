@@ -8,6 +8,7 @@ needed to report it.
 
 from __future__ import annotations
 
+import re
 import sys
 
 __all__ = [
@@ -16,18 +17,27 @@ __all__ = [
 ]
 
 
+#: the name the ``%%warp_kernel`` magic registers a cell under (``magic._cell_name``)
+_MAGIC_CELL = re.compile(r"<cell (\d+)(?:\.\d+)?>")
+
+
 def source_label(filename: str) -> str:
     """``filename`` as the user's notebook names it, for messages and views.
 
     ``In[N]`` for the file ipykernel compiled an ordinary cell under
     (``/tmp/ipykernel_1/123.py``), as IPython's own tracebacks name it
-    (``shell.compile.format_code_name``); any other name (a real file path, a
-    ``%%warp_kernel`` cell's ``<cell N>``) unchanged. IPython is asked only when
-    the process has already imported it, so scripts never import it.
+    (``shell.compile.format_code_name``), and likewise for a ``%%warp_kernel``
+    cell's ``<cell N>`` (``<cell N.k>`` when another text ran under the same
+    count), so that a notebook's cells have one name whichever kind they are;
+    any other name (a real file path) unchanged. IPython is asked only when the
+    process has already imported it, so scripts never import it.
 
     Args:
         filename: a code object's ``co_filename`` or :class:`Source` file name.
     """
+    magic = _MAGIC_CELL.fullmatch(filename)
+    if magic:
+        return f"In[{magic.group(1)}]"
     ipython = sys.modules.get("IPython")
     if ipython is None:
         return filename

@@ -315,10 +315,9 @@ def test_device_function_rows_gap_and_links_in_the_python_pane(browser, lab_serv
             assert text.rstrip() == ("" if gap else cell[int(number) - 1].rstrip()), number
         assert view.locator("img").count() == 0
         assert pg.evaluate("() => window.__wl_xss_helper") is None
-        # the pane names the cell, as the static view's title does (the magic's cell name
-        # starts with "<": text, not a tag)
+        # the pane names the cell as the notebook numbers it, as the static view's title does
         filename = view.locator(".wl-pane-python .wl-pane-file").inner_text()
-        assert filename == bundle["panes"]["python"]["filename"] == "<cell 2>"
+        assert filename == bundle["panes"]["python"]["filename"] == "In[2]"
         assert f"Python  {html.escape(filename)}" in data["text/html"]
         # the static view (text/html) shows the same rows
         html_rows = _PythonPaneRows()

@@ -151,7 +151,9 @@ def test_str_reads_like_a_compiler_diagnostic_with_a_caret():
     k = cell_kernel(HEAD + "    y = [i for i in range(3)]\n", first_line=12)
     text = str(diagnose(k))
     head, src, caret, hint = text.splitlines()
-    assert head == f"{k.source.filename}:14:9: error: list comprehensions are not allowed in kernels"
+    assert k.source.filename.startswith("<cell ")        # shown as the notebook numbers it
+    label = k.source.filename.replace("<cell ", "In[").replace(">", "]")
+    assert head == f"{label}:14:9: error: list comprehensions are not allowed in kernels"
     assert src == "        y = [i for i in range(3)]"
     assert caret == "            ^"
     assert hint.startswith("hint: ")

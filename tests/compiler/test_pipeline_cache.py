@@ -246,5 +246,5 @@ def test_a_debug_trap_message_names_the_current_cell(fresh_cache, body, message)
     assert "cache" in ck.timings
     x = np.zeros(8, np.float32)
     res = wl.launch(ck, dim=8, inputs=[x], device="sim")
-    assert res.printed.startswith("<cell 8>" + message), res.printed
+    assert res.printed.startswith("In[8]" + message), res.printed   # as the notebook says
     assert res.findings[0].source_file == "<cell 8>" and res.findings[0].source_line == 10

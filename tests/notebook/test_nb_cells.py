@@ -87,7 +87,7 @@ def _printed(cell, tag: str) -> str:
 @pytest.mark.parametrize("index", [1, 2, 4])
 def test_each_run_shows_its_own_cell(executed, index):
     cell = executed.cells[index]
-    name = f"<cell {cell.execution_count}>"
+    name = f"In[{cell.execution_count}]"       # the notebook's name, for every kind of cell
     view = parse_view(_kernel_view(cell))
     assert f"Python  {name}" in view.summaries, view.summaries
     ptx = view.panes["ptx"]
@@ -111,7 +111,7 @@ def test_the_second_run_is_a_cache_hit_from_memory_then_from_disk(executed):
 def test_a_finding_of_a_rerun_names_the_new_cell(executed):
     finding = _printed(executed.cells[3], "FINDING")
     assert finding.startswith("[out_of_bounds]"), finding
-    assert finding.endswith(f"<cell {executed.cells[2].execution_count}> line 8)"), finding
+    assert finding.endswith(f"In[{executed.cells[2].execution_count}] line 8)"), finding
 
 
 def test_diff_previous_after_a_rerun_is_unchanged(executed):
@@ -130,7 +130,7 @@ def test_the_debugger_stops_in_the_current_cell(executed):
 def test_an_error_of_a_rerun_cell_names_it(executed, index):
     cell = executed.cells[index]
     text = _text(cell)
-    assert f"<cell {cell.execution_count}>:3:12: error: name 'nope'" in text, text
+    assert f"In[{cell.execution_count}]:3:12: error: name 'nope'" in text, text
 
 
 def test_an_ordinary_cell_kernel_is_a_hit_in_another_cell_and_names_it_in_n(executed):
@@ -185,15 +185,15 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     res = wl.launch(ck, dim=8, inputs=[np.zeros(8, np.float32)], device="sim")
     [f] = [f for f in res.findings if f.kind == "out_of_bounds"]
     assert (f.source_file, f.source_line) == ("<cell 21>", 4)
-    assert str(f).endswith("<cell 21> line 4)")
+    assert str(f).endswith("In[21] line 4)")
     # the view names the helper's own cell and line, not line 4 of the kernel's cell
     page = launch_html(res)
-    assert "&lt;cell 21&gt; line 4: x[i + 1] = v" in page, page[page.find("Findings"):][:600]
+    assert "In[21] line 4: x[i + 1] = v" in page, page[page.find("Findings"):][:600]
     assert "def k_cross" not in page[page.find("Findings"):]
     # per-line metrics of the helper's line are its cell's line
     page = launch_html(wl.launch(ck, dim=8, inputs=[np.zeros(9, np.float32)], device="sim"))
     table = page[page.index("Global memory per line"):]
-    assert "<td>&lt;cell 21&gt; line 4</td><td>x[i + 1] = v</td>" in table, table[:500]
+    assert "<td>In[21] line 4</td><td>x[i + 1] = v</td>" in table, table[:500]
     # without memcheck the fault is located by its .loc (what the magic's --launch shows)
     from warp_lab.errors import SimulatorError
     from warp_lab.notebook.launch_option import at_cell_line
@@ -201,7 +201,7 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     with pytest.raises(SimulatorError) as fault:
         wl.launch(ck, dim=8, inputs=[np.zeros(8, np.float32)], device="sim", checks=())
     text = str(at_cell_line(fault.value, ck))
-    assert text.endswith("at <cell 21> line 4: x[i + 1] = v"), text
+    assert text.endswith("at In[21] line 4: x[i + 1] = v"), text
     # a breakpoint on line 4 is the kernel cell's line 4 (its def), not the helper's store
     dbg = debug(ck, dim=8, inputs=[np.zeros(8, np.float32)])
     dbg.add_breakpoint(line=4)
@@ -219,7 +219,7 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
         stop = dbg.step()
     assert (stop.source_file, stop.source_line) == ("<cell 21>", 4)
     status = dbg.status_html()
-    assert "Python line &lt;cell 21&gt; line 4: <code>x[i + 1] = v</code>" in status, status
+    assert "Python line In[21] line 4: <code>x[i + 1] = v</code>" in status, status
 
 
 def test_a_device_function_of_another_cell_is_in_the_view_under_its_cell(executed):
@@ -244,10 +244,10 @@ def test_a_device_function_of_another_cell_is_in_the_view_under_its_cell(execute
 
 
 def test_a_debug_trap_finding_says_what_its_thread_printed_in_the_current_cell(executed):
-    """Thread 63's bounds check prints "<cell N>:4: index 64 ..." and traps: the finding
+    """Thread 63's bounds check prints "In[N]:4: index 64 ..." and traps: the finding
     quotes that line, with the cell named as in this run, not its artifact name."""
     finding = _printed(executed.cells[14], "TRAP")
-    cell = f"<cell {executed.cells[13].execution_count}>"
+    cell = f"In[{executed.cells[13].execution_count}]"
     assert finding.startswith("[trap] trap instruction executed after the thread printed "
                               f"'{cell}:4: index 64 out of bounds for axis 0 with size 64'"), \
         finding

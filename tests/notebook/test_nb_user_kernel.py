@@ -3,7 +3,7 @@
 ipykernel numbers cells and names their files its own way (IPython 9 counts
 a cell before running it; an ordinary cell is compiled as
 ``/tmp/ipykernel_<pid>/<hash>.py``), so what a notebook shows is checked
-here: the ``<cell N>`` of a %%warp_kernel diagnostic is the cell's ``In [N]``,
+here: a %%warp_kernel diagnostic names the cell ``In[N]``, as the notebook numbers it,
 a @wl.kernel error in an ordinary cell says ``In[N]``, and an unclosed quote
 in the magic's options is one line, not a traceback.
 """
@@ -69,7 +69,7 @@ _text = cell_output_text
 
 def test_magic_diagnostic_names_the_cell_as_the_notebook_numbers_it(executed):
     cell = executed.cells[1]
-    assert f"<cell {cell.execution_count}>:3:12: error: name 'nope'" in _text(cell), _text(cell)
+    assert f"In[{cell.execution_count}]:3:12: error: name 'nope'" in _text(cell), _text(cell)
     assert "TRACEBACK" not in _text(cell)
 
 
@@ -150,7 +150,7 @@ def test_simulator_fault_without_memcheck_names_the_cell_line(executed):
     cell = executed.cells[8]
     text = _text(cell)
     assert "SimulatorError: illegal shared memory access" in text, text
-    assert f"<cell {cell.execution_count}> line 4: buf[wl.thread_idx.x] = 1.0" in text, text
+    assert f"In[{cell.execution_count}] line 4: buf[wl.thread_idx.x] = 1.0" in text, text
     assert "add memcheck to --check" in text and "TRACEBACK" not in text
 
 

@@ -94,10 +94,10 @@ def test_resource_card_shows_ptxas_numbers():
 
 
 def test_error_box_has_cell_line_caret_and_escapes():
-    err = KernelCompileError("cannot assign to <script>", "<cell 3>", 4, 9,
+    err = KernelCompileError("cannot assign to <script>", "<stdin>", 4, 9,
                              "    y = '<script>'", hint="use a local")
     markup = error_html(err)
-    assert "&lt;cell 3&gt;:4:9: error: cannot assign to &lt;script&gt;" in markup
+    assert "&lt;stdin&gt;:4:9: error: cannot assign to &lt;script&gt;" in markup
     assert "<script>" not in markup
     assert "\n            ^" in markup  # caret under column 9, after the 4-space indent
     assert "Traceback" not in markup
@@ -108,7 +108,7 @@ def test_bundle_follows_schema_and_is_json():
     b = kernel_bundle(ck, heat={"instructions": {3: 10}})
     json.dumps(b)
     assert b["version"] == 1 and b["name"] == "saxpy" and b["arch"] == "sm_90"
-    assert b["panes"]["python"] == {"text": PY_SOURCE, "first_line": 2, "filename": "<cell 1>"}
+    assert b["panes"]["python"] == {"text": PY_SOURCE, "first_line": 2, "filename": "In[1]"}
     assert b["panes"]["ptx"]["text"] == ck.ptx
     assert b["line_map"]["ptx"] == {str(k): list(v) for k, v in ck.line_map.ptx.items()}
     assert b["line_map"]["sass"] == {str(k): list(v) for k, v in ck.line_map.sass_lines.items()}
