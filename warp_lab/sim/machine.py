@@ -143,11 +143,9 @@ class Machine:
         n = len(mod.code)
         self.tcount = np.zeros(n, np.int64)
         self.wcount = np.zeros(n, np.int64)
+        # per-warp counters grow with the blocks started (_grow_warp_metrics), not with the
+        # grid: a (65535, 65535) grid would need a terabyte of them before its first block
         self.metrics = Metrics() if self.collect else None
-        if self.collect:
-            nw = self.nblocks * self.wpb
-            self.metrics.warp_issued = np.zeros(nw, np.int64)
-            self.metrics.warp_active_lanes = np.zeros(nw, np.int64)
         # blocks per batch: bounded by threads, and by the shared/local memory they carry
         # (racecheck keeps 24 bytes of bookkeeping per shared byte, 40 with bar.warp.sync,
         # plus a 128-byte row of per-lane read clocks for each byte whose readers read
@@ -244,6 +242,8 @@ class Machine:
         self.first_block = self.next_block
         self.next_block += nb
         self.nb = nb
+        if self.collect:
+            self._grow_warp_metrics(self.next_block * self.wpb)
         T = nb * self.bs_pad
         self.T = T
         local_ids = np.arange(self.bs_pad, dtype=np.uint32)
@@ -289,6 +289,19 @@ class Machine:
         self._last = None
         self._set_uniform(self.fn.start, None if self.bs == self.bs_pad else self.status == RUN)
         return True
+
+    def _grow_warp_metrics(self, n: int) -> None:
+        """Make the per-warp counters cover the first ``n`` warps of the grid (zeros for the
+        new ones), at least doubling them so that growing costs O(warps) in all."""
+        met = self.metrics
+        have = met.warp_issued.size
+        if n <= have:
+            return
+        size = min(max(n, 2 * have), self.nblocks * self.wpb)
+        for name in ("warp_issued", "warp_active_lanes"):
+            grown = np.zeros(size, np.int64)
+            grown[:have] = getattr(met, name)
+            setattr(met, name, grown)
 
     def _set_uniform(self, p, mask):
         self._flush_uniform()
@@ -758,6 +771,9 @@ class Machine:
                         findings=self.findings, partial=self.partial)
         if self.collect:
             met = self.metrics
+            started = self.next_block * self.wpb   # the warps of the blocks that ran
+            met.warp_issued = met.warp_issued[:started]
+            met.warp_active_lanes = met.warp_active_lanes[:started]
             code = self.mod.code
             for p in np.nonzero(self.tcount)[0]:
                 ins = code[int(p)]
