@@ -8,6 +8,7 @@ warp_lab/sim/machine.py: they grow with the blocks started).
 """
 
 import numpy as np
+import pytest
 
 import warp_lab as wl
 
@@ -38,3 +39,33 @@ def test_huge_grid_starts_and_stops_cleanly_on_the_simulator():
     met = r.sim.metrics
     assert met.warp_issued.size == met.warp_active_lanes.size == done * 32
     assert (met.warp_issued > 0).all()
+
+
+VEC = """
+@wl.kernel
+def k(o: wl.array(dtype=wl.float32), v: wl.vec3i, w: wl.vec2):
+    o[0] = float(v.x + v.y + v.z) + w.x + w.y
+"""
+
+
+@pytest.mark.parametrize("v, w, fragment", [
+    ([1, 2, 3.7], [0.0, 0.0], "floats (v[2] = 3.7)"),           # was 3: truncated silently
+    (np.array([1.0, 2.0, 3.0]), [0.0, 0.0], "floats (v[0] = 1.0)"),
+    ([1, 2, float("nan")], [0.0, 0.0], "floats (v[2] = nan)"),
+    ([1, 2, 3], [True, False], "bools (w[0] = True)"),          # was 1.0, 0.0
+])
+def test_vector_components_follow_the_scalar_rules(v, w, fragment):
+    """An int32 scalar parameter refuses 3.0 and a float one refuses True; the components of
+    a vec3i/vec2 parameter were converted instead (3.7 became 3)."""
+    o = np.zeros(1, np.float32)
+    with pytest.raises(wl.LaunchError, match="expects wl.vec") as info:
+        wl.launch(cell_kernel(VEC), dim=1, inputs=[o, v, w], device="sim")
+    assert fragment in str(info.value) and "astype" in str(info.value)
+    assert o[0] == 0
+
+
+def test_vector_components_of_the_right_kind_are_accepted():
+    o = np.zeros(1, np.float32)
+    wl.launch(cell_kernel(VEC), dim=1, inputs=[o, np.array([1, 2, 3], np.int64), (0.5, 2)],
+              device="sim")
+    assert o[0] == 8.5
