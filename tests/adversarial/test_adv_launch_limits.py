@@ -69,3 +69,36 @@ def test_vector_components_of_the_right_kind_are_accepted():
     wl.launch(cell_kernel(VEC), dim=1, inputs=[o, np.array([1, 2, 3], np.int64), (0.5, 2)],
               device="sim")
     assert o[0] == 8.5
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.bool_, np.float32])
+def test_element_zero_of_an_empty_array_is_out_of_bounds(dtype):
+    """An empty array was simulated as one byte: x[0] of an empty int8 or bool array was
+    read and written without a memcheck finding (and 'x' was 'of 1 bytes' in the others)."""
+    name = np.dtype(dtype).name.rstrip("_") if dtype is not np.bool_ else "bool_"
+    kernel = cell_kernel(f"""
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.{name}), o: wl.array(dtype=wl.int32)):
+            o[0] = wl.int32(x[0])
+            x[0] = x[1]
+    """)
+    o = np.full(1, 7, np.int32)
+    r = wl.launch(kernel, dim=1, inputs=[np.zeros(0, dtype), o], device="sim")
+    assert [(f.kind, f.source_line) for f in r.findings] == [("out_of_bounds", 3)]
+    assert "past the end of 'x' (0 bytes at" in r.findings[0].message
+    assert o[0] == 7
+
+
+def test_empty_arrays_launch_and_come_back_empty():
+    kernel = cell_kernel("""
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.int8), a: wl.array2d(dtype=wl.float32)):
+            i = wl.tid()
+            if i < len(x):
+                x[i] = wl.int8(1)
+            if i < a.shape[0] and a.shape[1] > 0:
+                a[i][0] = 1.0
+    """)
+    x, a = np.zeros(0, np.int8), np.zeros((0, 3), np.float32)
+    r = wl.launch(kernel, dim=4, inputs=[x, a], device="sim")
+    assert not r.findings and x.size == 0 and a.shape == (0, 3)
