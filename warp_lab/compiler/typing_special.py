@@ -15,7 +15,8 @@ from warp_lab.compiler.typed_ast import DYNAMIC_SHARED, SharedDecl, const_of
 from warp_lab.compiler.typing_calls import _args, _target
 from warp_lab.compiler.typing_exprs import PyBuiltin
 from warp_lab.compiler.typing_rules import NONE, Meta, literal_type, type_name
-from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, float32
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Vector, as_type, float32,
+                                 int32)
 
 __all__ = ["type_printf", "type_print", "type_alloc_array", "type_dynamic_shared_array",
            "SHARED_STATIC_LIMIT", "LOCAL_LIMIT"]
@@ -95,6 +96,10 @@ def type_printf(t, node, name):
         if conv in "diouxXc" and ty.is_float:
             raise t.error(f"%{conv} needs an integer, got {type_name(ty)}", a,
                           "use %f for floats or convert with int(...)")
+        if conv == "c" and ty.bits == 64:
+            # C's %c takes an int (and prints it as an unsigned char): "%llc" is no
+            # conversion, and its 8-byte slot would shift every later value's
+            ty = int32
         length = "ll" if (ty.is_int and ty.bits == 64 and conv not in "fFeEgGaA") else ""
         spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec is not None else "")
         out.append(spec + length + conv)
