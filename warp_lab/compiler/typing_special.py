@@ -38,7 +38,7 @@ SHARED_OPTIN_MAX = 227 * 1024
 LOCAL_LIMIT = 64 * 1024
 
 
-_CONV = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXfFeEgGaAcsp%])")
+_CONV = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d*|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXfFeEgGaAcsp%])")
 
 
 def _printf_args(t, args, aggregates=False):
@@ -82,7 +82,8 @@ def type_printf(t, node, name):
                 width != "*" and prec != "*":
             # a string constant (CUDA's printf("%s", "literal")): known at compile time,
             # so it is formatted into the format text, with its width and precision
-            spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec else "") + "s"
+            spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec is not None
+                                                          else "") + "s"
             out.append((spec % ty.value).replace("%", "%%"))
             pos = m.end()
             continue

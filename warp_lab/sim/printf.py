@@ -23,7 +23,7 @@ from warp_lab.sim.memops import access
 
 __all__ = ["vprintf", "assertfail", "format_c"]
 
-_SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|z|j|t|L)?([diouxXcsfFeEgGaAp%])")
+_SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|z|j|t|L)?([diouxXcsfFeEgGaAp%])")
 
 
 def _read(m, ins, addr: int, n: int, t: int) -> bytes:
