@@ -5,7 +5,8 @@ References are C's printf rules (C11 7.21.6.1), which CUDA's device printf follo
 ``%llc`` (no C conversion) and its 8-byte slot shifted the next value
 (``'%c%d', wl.int64(65), 3`` printed ``A0``; fixed in
 warp_lab/compiler/typing_special.py: ``%c`` takes an int); ``'%.f'`` (precision 0) was
-refused as no conversion (fixed there and in warp_lab/sim/printf.py).
+refused as no conversion (fixed there and in warp_lab/sim/printf.py); a ``%`` that starts
+no conversion (``%n``, ``100%``) reached vprintf (now a compile error).
 """
 
 import pytest
@@ -37,3 +38,22 @@ def test_a_precision_without_digits_is_precision_zero():
     precision is taken as zero"); it was no conversion: 'the format has 0 conversions'."""
     assert _printed("    wl.printf('[%.f] [%5.e] [%.s]\\n', 2.5, 1.0, 'abc')\n") == \
         "[2] [1e+00] []\n"
+
+
+@pytest.mark.parametrize("fmt, shown", [("%n", "'%n'"), ("%y %d", "'%y'"), ("100%", "'%'"),
+                                        ("%5\\n", "'%5'")])
+def test_a_percent_that_starts_no_conversion_is_a_compile_error(fmt, shown):
+    """'%n', '%y' or a trailing '%' reached vprintf unchanged (undefined in C; the
+    simulator printed them as text) when the values matched the real conversions."""
+    args = ", n" if "%d" in fmt else ""
+    kernel = cell_kernel("@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), n: int):\n"
+                         f"    wl.printf('{fmt}'{args})\n")
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(kernel, sass=False)
+    assert info.value.message == f"{shown} in the format is not a printf conversion"
+    assert (info.value.line, info.value.col) == (3, 15) and "%%" in str(info.value)
+
+
+def test_percent_signs_written_as_C_wants_them_print():
+    assert _printed("    wl.printf('100%% %d%%\\n', n)\n    print('50%', n)\n") == \
+        "100% 3%\n50% 3\n"

@@ -60,6 +60,20 @@ def _printf_args(t, args, aggregates=False):
     return tys
 
 
+def _check_percents(t, fmt: str, fmt_node) -> None:
+    """Refuse a ``%`` of ``fmt`` that starts no C conversion (``%n``, ``%y``, ``100%``):
+    C leaves the output undefined (C11 7.21.6.1: "If a conversion specification is invalid,
+    the behavior is undefined"), and it would reach vprintf as it is."""
+    covered = set()
+    for m in _CONV.finditer(fmt):
+        covered.update(range(m.start(), m.end()))
+    bad = next((k for k, ch in enumerate(fmt) if ch == "%" and k not in covered), None)
+    if bad is not None:
+        raise t.error(f"{fmt[bad:bad + 2]!r} in the format is not a printf conversion",
+                      fmt_node, "write %% for a percent sign; the conversions are %d %i %u "
+                      "%o %x %X %c %f %F %e %E %g %G %a %A and %s, e.g. %5.2f")
+
+
 def type_printf(t, node, name):
     """``wl.printf(fmt, *values)``: conversions checked against the values' types."""
     if node.keywords or not node.args:
@@ -70,6 +84,7 @@ def type_printf(t, node, name):
     if not isinstance(fmt, str):
         raise t.error("the printf format must be a string literal", fmt_node)
     tys = _printf_args(t, args)
+    _check_percents(t, fmt, fmt_node)
     convs = [m for m in _CONV.finditer(fmt) if m.group(5) != "%"]
     if len(convs) != len(args):
         raise t.error(f"the format has {len(convs)} conversions but {len(args)} values are "
