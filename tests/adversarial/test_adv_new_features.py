@@ -52,3 +52,23 @@ def k(dst: wl.array2d(dtype=wl.float32), src: wl.array2d(dtype=wl.float32)):
     r = wl.launch(kernel, dim=3, inputs=[dst, src], device="sim", checks=("memcheck",))
     assert not r.findings
     np.testing.assert_array_equal(dst, src * 2 + np.arange(3, dtype=np.float32)[:, None])
+
+
+def test_conditional_choice_of_a_row_says_arrays_cannot_be_chosen():
+    """`a[0] if c else a[1]` said "the two branches give global 1-D array of float32 and
+    global 1-D array of float32", two equal types, as if they differed."""
+    import pytest
+
+    kernel = cell_kernel("""
+@wl.kernel
+def k(a: wl.array2d(dtype=wl.float32), x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    r = a[0] if i > 1 else a[1]
+    r[i] = -1.0
+""")
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(kernel, sass=False)
+    err = info.value
+    assert (err.line, err.col) == (4, 9)
+    assert "cannot choose an array" in err.message and "a[0 if c else 1]" in str(err)
+    assert "the two branches give" not in err.message

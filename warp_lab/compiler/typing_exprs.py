@@ -590,6 +590,12 @@ class ExprTyper:
                 t = promote(literal_type(const_of(node.body)), literal_type(const_of(node.orelse)))
         elif a == b and not isinstance(a, (ArrayType, Meta)):
             t = a
+        elif isinstance(a, ArrayType) or isinstance(b, ArrayType):
+            # (the message was "the two branches give <array> and <array>", the same type)
+            raise self.error("a conditional expression cannot choose an array: arrays are "
+                             "not values that can be picked at run time", node,
+                             "choose the index, a[0 if c else 1], or the element, "
+                             "x[j] if c else y[j]")
         else:
             raise self.error(f"the two branches give {type_name(a)} and {type_name(b)}", node)
         return self.mark(node, t)
