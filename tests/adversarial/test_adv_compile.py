@@ -6,6 +6,8 @@ construct in the cell, with the caret in ``str()``. These add the constructs
 ``tests/compiler/test_diagnostics.py`` does not cover.
 """
 
+import re
+
 import pytest
 
 import warp_lab as wl
@@ -145,3 +147,12 @@ def test_conditionally_assigned_variable_is_rejected(body, read_line):
     with pytest.raises(wl.KernelCompileError) as info:
         wl.compile(kernel, cache=False)
     assert info.value.line == read_line  # the line of the read x[0] = m
+
+
+@pytest.mark.parametrize("arch", [["sm_90"], 90, "sm_90a"])
+def test_compile_refuses_an_arch_that_is_not_a_supported_name(arch):
+    """A list raised TypeError (unhashable) from the check, not the check's ValueError."""
+    kernel = cell_kernel(HEAD + "    x[0] = 1.0\n")
+    with pytest.raises(ValueError, match=re.escape(f"unsupported architecture {arch!r}; "
+                                                   "warp_lab compiles for sm_50")):
+        wl.compile(kernel, arch=arch)
