@@ -156,3 +156,19 @@ def test_compile_refuses_an_arch_that_is_not_a_supported_name(arch):
     with pytest.raises(ValueError, match=re.escape(f"unsupported architecture {arch!r}; "
                                                    "warp_lab compiles for sm_50")):
         wl.compile(kernel, arch=arch)
+
+
+def test_a_captured_class_is_called_a_class():
+    """A module-level class (or IntEnum) read in a kernel was 'a Python function'."""
+    kernel = cell_kernel("""
+        import enum
+        class Mode(enum.IntEnum):
+            FAST = 3
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.float32)):
+            x[0] = float(Mode.FAST)
+    """)
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(kernel, cache=False, sass=False)
+    assert info.value.message.startswith("'Mode' is a Python class")
+    assert (info.value.line, info.value.col) == (6, 18)

@@ -155,6 +155,10 @@ class ExprTyper:
         if isinstance(value, np.ndarray):
             raise self.error(f"{what} is a numpy array; kernels cannot capture arrays", node,
                              "pass it as a kernel parameter annotated wl.array(dtype=...)")
+        if isinstance(value, type):  # (callable, but calling it is not what failed)
+            raise self.error(f"{what} is a Python class; kernels cannot use classes or their "
+                             "attributes", node, "capture the values it holds as module-level "
+                             "constants (V = P.v) or wl.constant(...)")
         if callable(value):
             raise self.error(f"{what} is a Python function; kernels can only call @wl.func "
                              "functions and warp_lab builtins", node,
