@@ -108,9 +108,11 @@ def _bra(ins, mod):
 
     def ex_back(m, act, p):
         # an iteration of a loop that reads memory (it may be waiting for another
-        # thread): while other threads wait or yielded, count it towards handing the
-        # turn on (forward progress, Machine.back_edge)
-        if ex(m, act, p) is not None and (m.upc < 0 or m.nyield):
+        # thread): while other threads wait (diverged, at a barrier or a warp-sync) or
+        # yielded, count it towards handing the turn on (forward progress,
+        # Machine.back_edge)
+        if ex(m, act, p) is not None and (m.upc < 0 or m.nyield or m.nwsync
+                                          or m.waiters.any()):
             m.back_edge(target, intra)
     return ex_back
 

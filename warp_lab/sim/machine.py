@@ -35,7 +35,9 @@ when its waiting threads (plus ``bar.arrive`` arrivals) reach the expected
 count, exited threads counting as arrived (PTX ISA "bar, barrier": sm_70+
 semantics). Completion is decided when nothing else in the batch can run,
 which is an allowed schedule because threads of a block cannot pass a barrier
-before it completes anyway.
+before it completes anyway, or, while lanes spin in a loop that reads memory, at
+their turn hand-over (:meth:`Machine.back_edge`): they may wait for a flag another
+block sets after its barrier, which a GPU's co-resident blocks would set.
 """
 
 from __future__ import annotations
@@ -366,10 +368,27 @@ class Machine:
             self._park(run & warps)
         elif self.nyield:
             self.unpark()
+        elif self._release_arrived():
+            pass
         else:
             self.spin_rounds += 1
             if self.spin_rounds >= (intra_rounds or INTRA_ROUNDS) and (run & ~looping).any():
                 self._park(looping)
+
+    def _release_arrived(self) -> bool:
+        """While looping lanes keep the batch busy, complete the barriers (and warp-sync
+        groups) every thread of which has arrived: the looping lanes may be waiting for
+        what the waiting threads do after it (a flag another block sets after its
+        ``__syncthreads()``), and resolve_stall, which completes them otherwise, runs only
+        when nothing can run. True if some threads were released."""
+        from warp_lab.sim.sync import release_barriers, release_warp_sync
+        done = False
+        if self.nwsync:
+            done = release_warp_sync(self, self.status == WSYNC)
+        waiting = self.status == BARWAIT
+        if waiting.any():
+            done = release_barriers(self, waiting) or done
+        return done
 
     def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple,
                          loads: tuple = ()):
