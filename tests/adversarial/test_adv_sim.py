@@ -197,3 +197,28 @@ def test_a_spin_its_own_block_barrier_waits_for_still_never_ends():
     r = wl.launch(kernel, dim=64, block_dim=64, inputs=[x], device="sim",
                   max_instructions=50_000)
     assert [f.kind for f in r.findings] == ["budget"] and x[0] == 0
+
+
+@pytest.mark.parametrize("who, dim, block_dim", [
+    ("i == 0", 64, 64),            # one thread spins, the others have exited
+    ("i >= 0", 64, 32),            # every thread of two blocks spins
+    ("i % 3 == 1", 256, 128),      # spinners in every warp of two blocks
+])
+def test_a_spin_on_a_flag_no_thread_sets_is_an_infinite_loop(who, dim, block_dim):
+    """wl.atomic_load in a loop that writes nothing, with every live thread of the launch
+    in it: nothing can ever set the flag. It ran until Ctrl-C (max_instructions here)."""
+    kernel = cell_kernel(f"""
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.int32)):
+            i = wl.tid()
+            if {who}:
+                while wl.atomic_load(x, 0) == 0:
+                    pass
+            x[1] = 1
+    """)
+    x = np.zeros(2, np.int32)
+    r = wl.launch(kernel, dim=dim, block_dim=block_dim, inputs=[x], device="sim",
+                  max_instructions=20_000_000)
+    assert [(f.kind, f.source_line) for f in r.findings] == [("infinite_loop", 5)]
+    assert "every live thread of the launch" in r.findings[0].message
+    assert r.partial and (x == 0).all()

@@ -391,11 +391,16 @@ class Machine:
         return done
 
     def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple,
-                         loads: tuple = ()):
+                         loads: tuple = (), everyone: bool = False):
         """Lanes took back-edge ``ins`` (to ``target``) of a closed loop (code ``lo..hi``,
         writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`;
         ``loads``: the loads before it that decide it,
         :func:`~warp_lab.sim.control.deciding_loads`).
+
+        ``everyone``: the loop also reads memory other threads could write (and writes
+        none); it counts as closed only while every live thread of the launch is at its
+        head (the caller checks that no block is left to start): then no thread can
+        write memory any more, so what the loop reads stays as it is.
 
         Every :data:`LOOP_CHECK` turns, when every lane inside the loop is at its head,
         compare those lanes, their ``regs`` and their local memory with the previous
@@ -415,7 +420,8 @@ class Machine:
         pc = self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
         inside = run & (pc >= lo) & (pc <= hi)
         head = inside & (pc == target)
-        if not head.any() or (inside & ~head).any():
+        if not head.any() or (inside & ~head).any() or (
+                everyone and ((self.status != EXITED) & (self.status != PAD) & ~head).any()):
             self.loop_turns[ins.pc] = (0, last)
             return
         # lanes that leave a loop never come back to it in the same activation of its
@@ -431,6 +437,14 @@ class Machine:
                 np.array_equal(a, b) for a, b in zip(last[1], snap[1])):
             return
         n = int(np.count_nonzero(head))
+        if everyone:
+            self.finding("infinite_loop",
+                         f"infinite loop: every live thread of the launch ({n}) waits in the "
+                         f"loop at PTX line {self.mod.code[target].line}, which reads memory "
+                         "but writes none, with every register it writes unchanged after "
+                         f"{LOOP_CHECK} more iterations: no thread is left to write what "
+                         "they wait for (a flag no thread sets, or one a thread sets only "
+                         "after the wait?)", ins, int(np.argmax(head)), stop=True)
         said = (f"infinite loop: {n} thread{'s' if n > 1 else ''} came back to the loop "
                 f"head at PTX line {self.mod.code[target].line} with every register the "
                 f"loop writes unchanged after {LOOP_CHECK} more iterations")
