@@ -8,6 +8,7 @@ construct in the cell, with the caret in ``str()``. These add the constructs
 
 import re
 
+import numpy as np
 import pytest
 
 import warp_lab as wl
@@ -172,3 +173,17 @@ def test_a_captured_class_is_called_a_class():
         wl.compile(kernel, cache=False, sass=False)
     assert info.value.message.startswith("'Mode' is a Python class")
     assert (info.value.line, info.value.col) == (6, 18)
+
+
+@pytest.mark.parametrize("options", [dict(opt=np.int64(2)), dict(maxrregcount=np.int32(40)),
+                                     dict(opt=2.0)], ids=["opt_np", "maxrreg_np", "opt_float"])
+def test_numpy_integer_options_compile_and_launch(options):
+    """opt=np.int64(2) (a loop over np.arange(4)) passed the option check and then raised
+    TypeError: Object of type int64 is not JSON serializable, from the cache key."""
+    kernel = cell_kernel(HEAD + "    x[wl.tid()] = float(n)\n")
+    ck = wl.compile(kernel, **options)
+    assert {k: type(getattr(ck.options, k)) for k in options} == {k: int for k in options}
+    x = np.zeros(4, np.float32)
+    wl.launch(kernel, dim=4, inputs=[x, 3], device="sim",
+              **{k: v for k, v in options.items() if k == "opt"})   # (launch takes opt)
+    assert (x == 3).all()
