@@ -102,3 +102,18 @@ def test_empty_arrays_launch_and_come_back_empty():
     x, a = np.zeros(0, np.int8), np.zeros((0, 3), np.float32)
     r = wl.launch(kernel, dim=4, inputs=[x, a], device="sim")
     assert not r.findings and x.size == 0 and a.shape == (0, 3)
+
+
+def test_occupancy_takes_numpy_integers_as_launches_do():
+    """wl.launch takes block_dim=np.int64(128); the occupancy calculator refused it as 'not
+    a positive number of threads' (np.int64(128) is not an int)."""
+    from warp_lab.analysis import occupancy
+
+    ck = wl.compile(cell_kernel("@wl.kernel\ndef k(x: wl.array(dtype=wl.float32)):\n"
+                                "    x[wl.tid()] = 1.0\n"), sass=False)
+    want = occupancy(ck, arch="sm_90", block_size=128, dynamic_shared_mem=1024)
+    got = occupancy(ck, arch="sm_90", block_size=np.int64(128),
+                    dynamic_shared_mem=np.uint32(1024))
+    assert got == want and got.block_size == 128 and type(got.block_size) is int
+    with pytest.raises(wl.WarpLabError, match="block_size must be a positive number"):
+        occupancy(ck, arch="sm_90", block_size=np.float64(128))
