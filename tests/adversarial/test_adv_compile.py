@@ -6,6 +6,9 @@ construct in the cell, with the caret in ``str()``. These add the constructs
 ``tests/compiler/test_diagnostics.py`` does not cover.
 """
 
+import re
+
+import numpy as np
 import pytest
 
 import warp_lab as wl
@@ -145,3 +148,42 @@ def test_conditionally_assigned_variable_is_rejected(body, read_line):
     with pytest.raises(wl.KernelCompileError) as info:
         wl.compile(kernel, cache=False)
     assert info.value.line == read_line  # the line of the read x[0] = m
+
+
+@pytest.mark.parametrize("arch", [["sm_90"], 90, "sm_90a"])
+def test_compile_refuses_an_arch_that_is_not_a_supported_name(arch):
+    """A list raised TypeError (unhashable) from the check, not the check's ValueError."""
+    kernel = cell_kernel(HEAD + "    x[0] = 1.0\n")
+    with pytest.raises(ValueError, match=re.escape(f"unsupported architecture {arch!r}; "
+                                                   "warp_lab compiles for sm_50")):
+        wl.compile(kernel, arch=arch)
+
+
+def test_a_captured_class_is_called_a_class():
+    """A module-level class (or IntEnum) read in a kernel was 'a Python function'."""
+    kernel = cell_kernel("""
+        import enum
+        class Mode(enum.IntEnum):
+            FAST = 3
+        @wl.kernel
+        def k(x: wl.array(dtype=wl.float32)):
+            x[0] = float(Mode.FAST)
+    """)
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(kernel, cache=False, sass=False)
+    assert info.value.message.startswith("'Mode' is a Python class")
+    assert (info.value.line, info.value.col) == (6, 18)
+
+
+@pytest.mark.parametrize("options", [dict(opt=np.int64(2)), dict(maxrregcount=np.int32(40)),
+                                     dict(opt=2.0)], ids=["opt_np", "maxrreg_np", "opt_float"])
+def test_numpy_integer_options_compile_and_launch(options):
+    """opt=np.int64(2) (a loop over np.arange(4)) passed the option check and then raised
+    TypeError: Object of type int64 is not JSON serializable, from the cache key."""
+    kernel = cell_kernel(HEAD + "    x[wl.tid()] = float(n)\n")
+    ck = wl.compile(kernel, **options)
+    assert {k: type(getattr(ck.options, k)) for k in options} == {k: int for k in options}
+    x = np.zeros(4, np.float32)
+    wl.launch(kernel, dim=4, inputs=[x, 3], device="sim",
+              **{k: v for k, v in options.items() if k == "opt"})   # (launch takes opt)
+    assert (x == 3).all()

@@ -56,3 +56,24 @@ def test_and_or_give_an_operand_or_are_rejected(expr, n, want):
     except wl.KernelCompileError:
         return  # rejecting non-bool operands is an acceptable answer
     assert got == want
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_integer_power_with_a_negative_run_time_exponent(dtype):
+    """3 ** -2 with a run-time exponent gave 1 (the squaring loop did not run); it is now
+    int(3 ** -2) = 0, as for every base but 1 and -1, and a trap under debug=True."""
+    name = np.dtype(dtype).name
+    kernel = cell_kernel(f"@wl.kernel\ndef k(o: wl.array(dtype=wl.{name}), "
+                         f"a: wl.array(dtype=wl.{name}), b: wl.array(dtype=wl.{name})):\n"
+                         "    i = wl.tid()\n    o[i] = a[i] ** b[i]\n")
+    a = np.array([3, 1, -1, -1, 0, 2, -2, 5, 7], dtype)
+    b = np.array([-2, -5, -3, -4, -1, 3, 3, 0, 1], dtype)
+    want = [0 if x == 0 and y < 0 else int(float(x) ** float(y))
+            for x, y in zip(a.tolist(), b.tolist())]
+    o = np.zeros_like(a)
+    wl.launch(kernel, dim=a.size, inputs=[o, a, b], device="sim")
+    assert o.tolist() == want == [0, 1, -1, 1, 0, 8, -8, 1, 7]
+    ck = wl.compile(kernel, debug=True, sass=False)
+    r = wl.launch(ck, dim=a.size, inputs=[o, a, b], device="sim")
+    assert [f.kind for f in r.findings] == ["trap"]
+    assert ":4: an integer raised to a negative power (-2) is not an integer" in r.printed

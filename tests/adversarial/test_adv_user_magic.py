@@ -138,3 +138,17 @@ def test_occupancy_widget_of_a_kernel_ptxas_refused_says_why():
                              missing={"cubin": str(exc.value), "resources": str(exc.value)})
     with pytest.raises(ValueError, match="ptxas gave none: ptxas failed"):
         OccupancyWidget(ck)
+
+
+def test_a_view_named_twice_is_shown_once(shell):
+    """--show ptx,ptx,source,ptx drew the PTX pane twice (and source twice)."""
+    res = shell.run_cell("%%warp_kernel --show ptx,ptx,source,ptx\n"
+                         + KERNEL.format(name="au_twice"))
+    assert res.error_in_exec is None
+    assert res.result.view_options["show"] == ("ptx", "source")
+    bundle = res.result._repr_mimebundle_()
+    page = (bundle[0] if isinstance(bundle, tuple) else bundle)["text/html"]
+    once = shell.run_cell("%%warp_kernel --show ptx,source\n" + KERNEL.format(name="au_twice"))
+    bundle = once.result._repr_mimebundle_()
+    single = (bundle[0] if isinstance(bundle, tuple) else bundle)["text/html"]
+    assert page.count(".entry") == single.count(".entry") > 0

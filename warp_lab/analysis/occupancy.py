@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
+import numpy as np
+
 from warp_lab.analysis.archs import AnalysisError, ArchProperties, arch_properties
 
 __all__ = ["Occupancy", "SuggestedBlockSize", "KernelUsage", "occupancy", "occupancy_curve",
@@ -367,7 +369,13 @@ def _virtual_limit(props, usage) -> int:
     return props.virtual_resources_per_sm // usage.virtual_resources
 
 
-def _check_inputs(block_size, dynamic_shared_mem, carveout, cache_config):
+def _check_inputs(block_size, dynamic_shared_mem, carveout, cache_config) -> tuple[int, int]:
+    """The checked ``(block_size, dynamic_shared_mem)`` as Python ints (a NumPy integer,
+    ``np.int64(128)``, is one: it was refused as 'not a positive number of threads')."""
+    if isinstance(block_size, np.integer):
+        block_size = int(block_size)
+    if isinstance(dynamic_shared_mem, np.integer):
+        dynamic_shared_mem = int(dynamic_shared_mem)
     if not isinstance(block_size, int) or isinstance(block_size, bool) or block_size <= 0:
         raise AnalysisError(f"block_size must be a positive number of threads, not {block_size!r}")
     if not isinstance(dynamic_shared_mem, int) or not 0 <= dynamic_shared_mem < 2**31:
@@ -376,6 +384,7 @@ def _check_inputs(block_size, dynamic_shared_mem, carveout, cache_config):
         raise AnalysisError(f"carveout must be a percentage 0..100 or None, not {carveout!r}")
     if cache_config not in _CACHE_CONFIGS:
         raise AnalysisError(f"cache_config must be one of {_CACHE_CONFIGS}, not {cache_config!r}")
+    return block_size, dynamic_shared_mem
 
 
 def occupancy(kernel: Any = None, arch: Any = None, block_size: int = 256,
@@ -424,7 +433,8 @@ def occupancy(kernel: Any = None, arch: Any = None, block_size: int = 256,
             raise AnalysisError("occupancy needs an arch (e.g. arch='sm_80')")
         arch = compiled_arch
     props = arch_properties(arch)
-    _check_inputs(block_size, dynamic_shared_mem, carveout, cache_config)
+    block_size, dynamic_shared_mem = _check_inputs(block_size, dynamic_shared_mem, carveout,
+                                                   cache_config)
     return _occupancy(props, usage, block_size, dynamic_shared_mem, carveout, cache_config)
 
 
@@ -530,7 +540,7 @@ def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
     for aligned in range(-(-limit // gran) * gran, 0, -gran):
         size = min(limit, aligned)
         dyn = dynamic_shared_mem(size) if callable(dynamic_shared_mem) else dynamic_shared_mem
-        _check_inputs(size, dyn, carveout, cache_config)
+        size, dyn = _check_inputs(size, dyn, carveout, cache_config)
         occ = _occupancy(props, usage, size, dyn, carveout, cache_config)
         threads = size * occ.active_blocks_per_sm
         if threads > best[0]:
@@ -599,7 +609,7 @@ def available_dynamic_shared_mem(kernel: Any = None, arch: Any = None, num_block
     props = arch_properties(arch if arch is not None else compiled_arch)
     if not isinstance(num_blocks, int) or num_blocks <= 0:
         raise AnalysisError(f"num_blocks must be a positive integer, not {num_blocks!r}")
-    _check_inputs(block_size, 0, carveout, cache_config)
+    block_size, _ = _check_inputs(block_size, 0, carveout, cache_config)
     if usage.max_dynamic_shared_mem is None:  # cudaFuncAttributes' default limit
         usage = replace(usage, max_dynamic_shared_mem=max(
             0, props.shared_mem_per_block - usage.shared))

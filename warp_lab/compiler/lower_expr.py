@@ -243,6 +243,23 @@ class ExprLowerer:
         v = self.expr(node)
         return self.convert(v, node.wl_ty, int32)
 
+    def small_index(self, node, size: int, axis: int = 0):
+        """A run-time index into a tuple, vector or matrix of ``size`` elements along
+        ``axis``, as int32. With ``debug`` it is bounds-checked as an array index is (a trap
+        that prints the file, line, index and extent; Python raises IndexError), on its
+        full value: a uint64 2**32 is out of bounds, not 0. Without, an index past the end
+        picks some element (as C's undefined behaviour would)."""
+        v = self.expr(node)
+        if self.m.debug:
+            from warp_lab.compiler.lower_builtins import emit_trap
+            wv = self.array_index_value(v, node.wl_ty)
+            n = ir.Constant(wv.type, size)
+            where = f"{self.filename}:{self.cur_line}".replace("%", "%%")
+            ity, d = (int64, "%lld") if wv.type == I64 else (int32, "%d")
+            emit_trap(self, self.b.icmp_unsigned("<", wv, n), f"{where}: index {d} out of "
+                      f"bounds for axis {axis} with size {d}", [wv, n], [ity, ity])
+        return self.convert(v, node.wl_ty, int32)
+
     def array_index(self, node):
         """An array index: int32 for int32 and narrower types, int64 for wider ones.
 
@@ -377,7 +394,7 @@ class ExprLowerer:
             c = const_of(i)
             if c is not NO_CONST:
                 return Ref("slot", slot[int(c)], bty.elem)
-            return Ref("dyn", slot, bty.elem, self.index_i32(i))
+            return Ref("dyn", slot, bty.elem, self.small_index(i, bty.n))
         # matrix: m[i, j] or m[i] (a row)
         cols = bty.cols
         idx = node.wl_indices
@@ -385,8 +402,9 @@ class ExprLowerer:
             ci, cj = const_of(idx[0]), const_of(idx[1])
             if ci is not NO_CONST and cj is not NO_CONST:
                 return Ref("slot", slot[int(ci) * cols + int(cj)], bty.elem)
-            lin = self.b.add(self.b.mul(self.index_i32(idx[0]), ir.Constant(I32, cols)),
-                             self.index_i32(idx[1]))
+            lin = self.b.add(self.b.mul(self.small_index(idx[0], bty.rows),
+                                        ir.Constant(I32, cols)),
+                             self.small_index(idx[1], cols, 1))
             return Ref("dyn", slot, bty.elem, lin)
         ci = const_of(idx[0])
         from warp_lab.compiler.typing_exprs import vector_of
@@ -400,9 +418,10 @@ class ExprLowerer:
         if isinstance(node, ast.Attribute):
             k = ir.Constant(I32, node.wl_component)
         elif isinstance(bty, Vector):
-            k = self.index_i32(node.wl_indices[0])
+            k = self.small_index(node.wl_indices[0], bty.n)
         else:
-            r, c = (self.index_i32(i) for i in node.wl_indices)
+            r, c = (self.small_index(i, n, axis) for i, n, axis in
+                    zip(node.wl_indices, (bty.rows, bty.cols), (0, 1)))
             k = self.b.add(self.b.mul(r, ir.Constant(I32, bty.cols)), c)
         ptr = self.b.gep(base.target, [ir.Constant(I32, 0), k], inbounds=True,
                          source_etype=memty(bty))
@@ -498,24 +517,26 @@ class ExprLowerer:
         if isinstance(bty, TupleType):
             if hasattr(node, "wl_tuple_index"):
                 return base[node.wl_tuple_index]
-            return self.pick(list(base), self.index_i32(node.wl_indices[0]))
+            return self.pick(list(base), self.small_index(node.wl_indices[0], len(base)))
         if isinstance(bty, Vector):
             i = node.wl_indices[0]
             c = const_of(i)
-            return base[int(c)] if c is not NO_CONST else self.pick(list(base), self.index_i32(i))
+            return base[int(c)] if c is not NO_CONST else \
+                self.pick(list(base), self.small_index(i, bty.n))
         cols = bty.cols
         idx = node.wl_indices
         if len(idx) == 2:
             ci, cj = const_of(idx[0]), const_of(idx[1])
             if ci is not NO_CONST and cj is not NO_CONST:
                 return base[int(ci) * cols + int(cj)]
-            lin = self.b.add(self.b.mul(self.index_i32(idx[0]), ir.Constant(I32, cols)),
-                             self.index_i32(idx[1]))
+            lin = self.b.add(self.b.mul(self.small_index(idx[0], bty.rows),
+                                        ir.Constant(I32, cols)),
+                             self.small_index(idx[1], cols, 1))
             return self.pick(list(base), lin)
         ci = const_of(idx[0])
         if ci is not NO_CONST:
             return tuple(base[int(ci) * cols:(int(ci) + 1) * cols])
-        row = self.index_i32(idx[0])
+        row = self.small_index(idx[0], bty.rows)
         return tuple(self.pick([base[r * cols + j] for r in range(bty.rows)], row)
                      for j in range(cols))
 

@@ -49,7 +49,13 @@ def _libdevice_pow(lw, a, b, t):
 
 
 def ipow(lw, a, b, t):
-    """Integer power by repeated squaring (``b`` < 0 gives 1; Python would give a float)."""
+    """Integer power by repeated squaring.
+
+    A negative run-time exponent of a signed type gives the integer part of Python's
+    float result, ``int(a ** b)``: 1 for ``a == 1``, 1 or -1 for ``a == -1`` (by the
+    exponent's parity), else 0 (also for ``a == 0``, where Python raises
+    ZeroDivisionError); with ``debug`` it traps with the compile-time rule's message. (A
+    negative constant exponent is a compile error, typing_exprs.)"""
     bld = lw.b
     ty = llty(t)
     if isinstance(b, ir.Constant) and isinstance(b.constant, int) and 0 <= b.constant <= 64:
@@ -83,7 +89,27 @@ def ipow(lw, a, b, t):
     bld.store(bld.lshr(e, ir.Constant(ty, 1)), e_slot)
     bld.branch(cond_bb)
     bld.position_at_end(end_bb)
-    return bld.load(res_slot)
+    res = bld.load(res_slot)
+    if not t.is_signed:
+        return res
+    zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
+    negative = bld.icmp_signed("<", b, zero)
+    if lw.m.debug:
+        from warp_lab.compiler.lower_builtins import emit_trap
+        from warp_lab.lang.types import int32, int64
+        where = f"{lw.filename}:{lw.cur_line}".replace("%", "%%")
+        wide = t.bits == 64
+        bb = b if t.bits in (32, 64) else bld.sext(b, ir.IntType(32))
+        emit_trap(lw, bld.not_(negative), f"{where}: an integer raised to a negative power "
+                  f"({'%lld' if wide else '%d'}) is not an integer; write a float base, e.g. "
+                  "2.0 ** n", [bb], [int64 if wide else int32])
+    # int(a ** b) for b < 0: only a == 1 and a == -1 keep a magnitude of 1
+    minus_one = ir.Constant(ty, -1)
+    odd = bld.trunc(b, I1)
+    unit = bld.select(bld.icmp_signed("==", a, one), one,
+                      bld.select(bld.icmp_signed("==", a, minus_one),
+                                 bld.select(odd, minus_one, one), zero))
+    return bld.select(negative, unit, res)
 
 
 def _int_floordiv_mod(lw, op, a, b, t):

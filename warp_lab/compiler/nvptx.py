@@ -95,7 +95,7 @@ def check_arch(arch: str) -> str:
         ValueError: ``arch`` is not in :data:`SUPPORTED_ARCHS`; the message
             lists the supported ones.
     """
-    if arch not in SUPPORTED_ARCHS:
+    if not isinstance(arch, str) or arch not in SUPPORTED_ARCHS:  # (a list is unhashable)
         raise ValueError(f"unsupported architecture {arch!r}; warp_lab compiles for "
                          + ", ".join(SUPPORTED_ARCHS))
     return arch

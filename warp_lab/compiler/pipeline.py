@@ -153,6 +153,9 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
                   read_only_cache=read_only_cache, **guard)
     entry_guard = None if entry_guard is None else bool(entry_guard)
     fast_math, debug, lineinfo = bool(fast_math), bool(debug), bool(lineinfo)
+    # plain ints: np.int64(2) (or 2.0) passes the check, and the cache key is JSON
+    opt = int(opt)
+    maxrregcount = None if maxrregcount is None else int(maxrregcount)
     options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
                              lineinfo=lineinfo, maxrregcount=maxrregcount,
                              launch_ndim=launch_ndim,

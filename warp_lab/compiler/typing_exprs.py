@@ -155,6 +155,10 @@ class ExprTyper:
         if isinstance(value, np.ndarray):
             raise self.error(f"{what} is a numpy array; kernels cannot capture arrays", node,
                              "pass it as a kernel parameter annotated wl.array(dtype=...)")
+        if isinstance(value, type):  # (callable, but calling it is not what failed)
+            raise self.error(f"{what} is a Python class; kernels cannot use classes or their "
+                             "attributes", node, "capture the values it holds as module-level "
+                             "constants (V = P.v) or wl.constant(...)")
         if callable(value):
             raise self.error(f"{what} is a Python function; kernels can only call @wl.func "
                              "functions and warp_lab builtins", node,
@@ -590,6 +594,12 @@ class ExprTyper:
                 t = promote(literal_type(const_of(node.body)), literal_type(const_of(node.orelse)))
         elif a == b and not isinstance(a, (ArrayType, Meta)):
             t = a
+        elif isinstance(a, ArrayType) or isinstance(b, ArrayType):
+            # (the message was "the two branches give <array> and <array>", the same type)
+            raise self.error("a conditional expression cannot choose an array: arrays are "
+                             "not values that can be picked at run time", node,
+                             "choose the index, a[0 if c else 1], or the element, "
+                             "x[j] if c else y[j]")
         else:
             raise self.error(f"the two branches give {type_name(a)} and {type_name(b)}", node)
         return self.mark(node, t)

@@ -15,7 +15,8 @@ from warp_lab.compiler.typed_ast import DYNAMIC_SHARED, SharedDecl, const_of
 from warp_lab.compiler.typing_calls import _args, _target
 from warp_lab.compiler.typing_exprs import PyBuiltin
 from warp_lab.compiler.typing_rules import NONE, Meta, literal_type, type_name
-from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, float32
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Vector, as_type, float32,
+                                 int32)
 
 __all__ = ["type_printf", "type_print", "type_alloc_array", "type_dynamic_shared_array",
            "SHARED_STATIC_LIMIT", "LOCAL_LIMIT"]
@@ -37,7 +38,7 @@ SHARED_OPTIN_MAX = 227 * 1024
 LOCAL_LIMIT = 64 * 1024
 
 
-_CONV = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXfFeEgGaAcsp%])")
+_CONV = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d*|\*))?(hh|h|ll|l|z|j|t|L)?([diouxXfFeEgGaAcsp%])")
 
 
 def _printf_args(t, args, aggregates=False):
@@ -59,6 +60,20 @@ def _printf_args(t, args, aggregates=False):
     return tys
 
 
+def _check_percents(t, fmt: str, fmt_node) -> None:
+    """Refuse a ``%`` of ``fmt`` that starts no C conversion (``%n``, ``%y``, ``100%``):
+    C leaves the output undefined (C11 7.21.6.1: "If a conversion specification is invalid,
+    the behavior is undefined"), and it would reach vprintf as it is."""
+    covered = set()
+    for m in _CONV.finditer(fmt):
+        covered.update(range(m.start(), m.end()))
+    bad = next((k for k, ch in enumerate(fmt) if ch == "%" and k not in covered), None)
+    if bad is not None:
+        raise t.error(f"{fmt[bad:bad + 2]!r} in the format is not a printf conversion",
+                      fmt_node, "write %% for a percent sign; the conversions are %d %i %u "
+                      "%o %x %X %c %f %F %e %E %g %G %a %A and %s, e.g. %5.2f")
+
+
 def type_printf(t, node, name):
     """``wl.printf(fmt, *values)``: conversions checked against the values' types."""
     if node.keywords or not node.args:
@@ -69,6 +84,7 @@ def type_printf(t, node, name):
     if not isinstance(fmt, str):
         raise t.error("the printf format must be a string literal", fmt_node)
     tys = _printf_args(t, args)
+    _check_percents(t, fmt, fmt_node)
     convs = [m for m in _CONV.finditer(fmt) if m.group(5) != "%"]
     if len(convs) != len(args):
         raise t.error(f"the format has {len(convs)} conversions but {len(args)} values are "
@@ -81,7 +97,8 @@ def type_printf(t, node, name):
                 width != "*" and prec != "*":
             # a string constant (CUDA's printf("%s", "literal")): known at compile time,
             # so it is formatted into the format text, with its width and precision
-            spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec else "") + "s"
+            spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec is not None
+                                                          else "") + "s"
             out.append((spec % ty.value).replace("%", "%%"))
             pos = m.end()
             continue
@@ -95,6 +112,10 @@ def type_printf(t, node, name):
         if conv in "diouxXc" and ty.is_float:
             raise t.error(f"%{conv} needs an integer, got {type_name(ty)}", a,
                           "use %f for floats or convert with int(...)")
+        if conv == "c" and ty.bits == 64:
+            # C's %c takes an int (and prints it as an unsigned char): "%llc" is no
+            # conversion, and its 8-byte slot would shift every later value's
+            ty = int32
         length = "ll" if (ty.is_int and ty.bits == 64 and conv not in "fFeEgGaA") else ""
         spec = "%" + (flags or "") + (width or "") + (f".{prec}" if prec is not None else "")
         out.append(spec + length + conv)

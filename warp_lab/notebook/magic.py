@@ -84,7 +84,7 @@ def _split(value: str | None, choices, option: str) -> list[str]:
     if bad:
         raise UsageError(f"{option}: unknown {', '.join(map(repr, bad))}; "
                          f"choose from {', '.join(choices)}")
-    return items
+    return list(dict.fromkeys(items))   # once each: --show ptx,ptx drew the PTX pane twice
 
 
 def _check_options(opts: dict) -> None:

@@ -226,8 +226,18 @@ def _check_components(name: str, ptype, value):
     if flat.size != n or flat.dtype.kind not in "biuf":
         raise LaunchError(f"parameter {name!r} expects {ptype!r} ({n} numbers), got "
                           f"{_describe(value)}")
-    items = [x.item() for x in flat]
     elem = ptype.elem
+    # the components follow the scalar rules (_check_scalar): no bools for numbers, and no
+    # floats for integers, which would be truncated (3.7 -> 3) without a word
+    if flat.dtype.kind == "b" or (flat.dtype.kind == "f" and elem.is_int):
+        with np.errstate(invalid="ignore"):   # nan and inf are not integers either
+            odd = np.flatnonzero(flat % 1 != 0) if flat.dtype.kind == "f" else ()
+        k = int(odd[0]) if len(odd) else 0
+        what = "bools" if flat.dtype.kind == "b" else "floats"
+        raise LaunchError(f"parameter {name!r} expects {ptype!r} ({n} {elem.name} numbers), "
+                          f"got {what} ({name}[{k}] = {flat[k].item()!r}); convert explicitly "
+                          f"with np.asarray(...).astype(np.{elem.numpy})")
+    items = [x.item() for x in flat]
     for i, x in enumerate(items):
         where = f"{name}[{i}]"
         if elem.is_int and not elem.is_bool:

@@ -105,13 +105,22 @@ def _bra(ins, mod):
                 m.closed_loop_turn(ins, target, lo, hi, regs, loads)
         return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
+    reads = closed_loop_registers(ins, mod, loads=True)   # a loop that only reads memory
+    lo, hi = _loop_range(ins, mod)
 
     def ex_back(m, act, p):
         # an iteration of a loop that reads memory (it may be waiting for another
-        # thread): while other threads wait or yielded, count it towards handing the
-        # turn on (forward progress, Machine.back_edge)
-        if ex(m, act, p) is not None and (m.upc < 0 or m.nyield):
+        # thread): while other threads wait (diverged, at a barrier or a warp-sync) or
+        # yielded, count it towards handing the turn on (forward progress,
+        # Machine.back_edge)
+        if ex(m, act, p) is None:
+            return
+        if m.upc < 0 or m.nyield or m.nwsync or m.waiters.any():
             m.back_edge(target, intra)
+        elif reads is not None and m.next_block >= m.nblocks:
+            # every running thread is here and no block is left to start: if they are
+            # all of the launch's live threads, nothing can write what they wait for
+            m.closed_loop_turn(ins, target, lo, hi, reads, everyone=True)
     return ex_back
 
 
@@ -183,20 +192,25 @@ def _dst_registers(op, out: set) -> bool:
     return True
 
 
-def closed_loop_registers(ins, mod) -> tuple | None:
+def closed_loop_registers(ins, mod, loads: bool = False) -> tuple | None:
     """The registers written by the loop closed by backward branch ``ins`` when the loop is
     *closed*: each of its instructions computes from registers and the thread's own
     local memory alone (no other memory but ``.param``/``.const`` reads, no other lane
     or thread, no clock). Such a loop is a deterministic function of those registers and
     that memory, so lanes that come back to its head with all of them unchanged loop
     forever (:meth:`~warp_lab.sim.machine.Machine.
-    closed_loop_turn`). ``None`` for a loop that is not closed."""
+    closed_loop_turn`). ``None`` for a loop that is not closed.
+
+    ``loads``: also allow loads from memory other threads write (a spin-wait on a flag):
+    the loop writes no memory, so once every thread of the launch is in it, nothing can
+    change what it reads, and it is closed too (``closed_loop_turn(..., everyone=True)``)."""
     lo, hi = _loop_range(ins, mod)
     written: set = set()
     for c in mod.code[lo:hi + 1]:
         if c.op in _OPEN_OPS and not (c.op == "ld" and ("param" in c.mods or
                                                         "const" in c.mods)) \
-                and not (c.op in ("ld", "st") and thread_private(mod, c)):
+                and not (c.op in ("ld", "st") and thread_private(mod, c)) \
+                and not (loads and c.op in ("ld", "ldu")):
             return None
         if "cc" in c.mods or any(s[0] == "s" and s[1] in _TIME_SREGS for s in c.srcs):
             return None

@@ -35,7 +35,9 @@ when its waiting threads (plus ``bar.arrive`` arrivals) reach the expected
 count, exited threads counting as arrived (PTX ISA "bar, barrier": sm_70+
 semantics). Completion is decided when nothing else in the batch can run,
 which is an allowed schedule because threads of a block cannot pass a barrier
-before it completes anyway.
+before it completes anyway, or, while lanes spin in a loop that reads memory, at
+their turn hand-over (:meth:`Machine.back_edge`): they may wait for a flag another
+block sets after its barrier, which a GPU's co-resident blocks would set.
 """
 
 from __future__ import annotations
@@ -143,11 +145,9 @@ class Machine:
         n = len(mod.code)
         self.tcount = np.zeros(n, np.int64)
         self.wcount = np.zeros(n, np.int64)
+        # per-warp counters grow with the blocks started (_grow_warp_metrics), not with the
+        # grid: a (65535, 65535) grid would need a terabyte of them before its first block
         self.metrics = Metrics() if self.collect else None
-        if self.collect:
-            nw = self.nblocks * self.wpb
-            self.metrics.warp_issued = np.zeros(nw, np.int64)
-            self.metrics.warp_active_lanes = np.zeros(nw, np.int64)
         # blocks per batch: bounded by threads, and by the shared/local memory they carry
         # (racecheck keeps 24 bytes of bookkeeping per shared byte, 40 with bar.warp.sync,
         # plus a 128-byte row of per-lane read clocks for each byte whose readers read
@@ -244,6 +244,8 @@ class Machine:
         self.first_block = self.next_block
         self.next_block += nb
         self.nb = nb
+        if self.collect:
+            self._grow_warp_metrics(self.next_block * self.wpb)
         T = nb * self.bs_pad
         self.T = T
         local_ids = np.arange(self.bs_pad, dtype=np.uint32)
@@ -289,6 +291,19 @@ class Machine:
         self._last = None
         self._set_uniform(self.fn.start, None if self.bs == self.bs_pad else self.status == RUN)
         return True
+
+    def _grow_warp_metrics(self, n: int) -> None:
+        """Make the per-warp counters cover the first ``n`` warps of the grid (zeros for the
+        new ones), at least doubling them so that growing costs O(warps) in all."""
+        met = self.metrics
+        have = met.warp_issued.size
+        if n <= have:
+            return
+        size = min(max(n, 2 * have), self.nblocks * self.wpb)
+        for name in ("warp_issued", "warp_active_lanes"):
+            grown = np.zeros(size, np.int64)
+            grown[:have] = getattr(met, name)
+            setattr(met, name, grown)
 
     def _set_uniform(self, p, mask):
         self._flush_uniform()
@@ -353,17 +368,39 @@ class Machine:
             self._park(run & warps)
         elif self.nyield:
             self.unpark()
+        elif self._release_arrived():
+            pass
         else:
             self.spin_rounds += 1
             if self.spin_rounds >= (intra_rounds or INTRA_ROUNDS) and (run & ~looping).any():
                 self._park(looping)
 
+    def _release_arrived(self) -> bool:
+        """While looping lanes keep the batch busy, complete the barriers (and warp-sync
+        groups) every thread of which has arrived: the looping lanes may be waiting for
+        what the waiting threads do after it (a flag another block sets after its
+        ``__syncthreads()``), and resolve_stall, which completes them otherwise, runs only
+        when nothing can run. True if some threads were released."""
+        from warp_lab.sim.sync import release_barriers, release_warp_sync
+        done = False
+        if self.nwsync:
+            done = release_warp_sync(self, self.status == WSYNC)
+        waiting = self.status == BARWAIT
+        if waiting.any():
+            done = release_barriers(self, waiting) or done
+        return done
+
     def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple,
-                         loads: tuple = ()):
+                         loads: tuple = (), everyone: bool = False):
         """Lanes took back-edge ``ins`` (to ``target``) of a closed loop (code ``lo..hi``,
         writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`;
         ``loads``: the loads before it that decide it,
         :func:`~warp_lab.sim.control.deciding_loads`).
+
+        ``everyone``: the loop also reads memory other threads could write (and writes
+        none); it counts as closed only while every live thread of the launch is at its
+        head (the caller checks that no block is left to start): then no thread can
+        write memory any more, so what the loop reads stays as it is.
 
         Every :data:`LOOP_CHECK` turns, when every lane inside the loop is at its head,
         compare those lanes, their ``regs`` and their local memory with the previous
@@ -383,7 +420,8 @@ class Machine:
         pc = self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
         inside = run & (pc >= lo) & (pc <= hi)
         head = inside & (pc == target)
-        if not head.any() or (inside & ~head).any():
+        if not head.any() or (inside & ~head).any() or (
+                everyone and ((self.status != EXITED) & (self.status != PAD) & ~head).any()):
             self.loop_turns[ins.pc] = (0, last)
             return
         # lanes that leave a loop never come back to it in the same activation of its
@@ -399,6 +437,14 @@ class Machine:
                 np.array_equal(a, b) for a, b in zip(last[1], snap[1])):
             return
         n = int(np.count_nonzero(head))
+        if everyone:
+            self.finding("infinite_loop",
+                         f"infinite loop: every live thread of the launch ({n}) waits in the "
+                         f"loop at PTX line {self.mod.code[target].line}, which reads memory "
+                         "but writes none, with every register it writes unchanged after "
+                         f"{LOOP_CHECK} more iterations: no thread is left to write what "
+                         "they wait for (a flag no thread sets, or one a thread sets only "
+                         "after the wait?)", ins, int(np.argmax(head)), stop=True)
         said = (f"infinite loop: {n} thread{'s' if n > 1 else ''} came back to the loop "
                 f"head at PTX line {self.mod.code[target].line} with every register the "
                 f"loop writes unchanged after {LOOP_CHECK} more iterations")
@@ -758,6 +804,9 @@ class Machine:
                         findings=self.findings, partial=self.partial)
         if self.collect:
             met = self.metrics
+            started = self.next_block * self.wpb   # the warps of the blocks that ran
+            met.warp_issued = met.warp_issued[:started]
+            met.warp_active_lanes = met.warp_active_lanes[:started]
             code = self.mod.code
             for p in np.nonzero(self.tcount)[0]:
                 ins = code[int(p)]

@@ -108,6 +108,8 @@ class GlobalMemory:
 
     # ---- host access
     def _span(self, addr: int, nbytes: int):
+        if nbytes == 0 and addr in self._bufs:   # an empty allocation (a 0-element array)
+            return self._bufs[addr], 0
         hit = self.find(addr)
         if hit is None or addr + nbytes > hit[0] + hit[1]:
             raise SimulatorError(f"host access of {nbytes} bytes at {addr:#x} is outside "

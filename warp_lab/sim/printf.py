@@ -14,6 +14,7 @@ as one line per call when the format ends in a newline.
 
 from __future__ import annotations
 
+import math
 import re
 import struct
 
@@ -23,7 +24,7 @@ from warp_lab.sim.memops import access
 
 __all__ = ["vprintf", "assertfail", "format_c"]
 
-_SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|z|j|t|L)?([diouxXcsfFeEgGaAp%])")
+_SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|z|j|t|L)?([diouxXcsfFeEgGaAp%])")
 
 
 def _read(m, ins, addr: int, n: int, t: int) -> bytes:
@@ -64,9 +65,13 @@ def format_c(fmt: str, fetch, fetch_str) -> str:
         if prec == "*":
             prec = str(fetch(4, "s"))
         spec = "%" + flags + (width or "") + (("." + prec) if prec is not None else "")
-        if conv in "fFeEgGaA":
+        if conv in "aA":
+            out.append(_pad(flags, width, *_hex_float(fetch(8, "f"), flags, prec, conv)))
+        elif conv in "fFeEgG":
             v = fetch(8, "f")
-            out.append((spec + (conv if conv not in "aA" else "e")) % v)
+            if not math.isfinite(v):   # C pads inf and nan with spaces, never zeros
+                spec = "%" + flags.replace("0", "") + spec[1 + len(flags):]
+            out.append((spec + conv) % v)
         elif conv == "s":
             out.append((spec + "s") % fetch_str(fetch(8, "u")))
         elif conv == "p":
@@ -81,9 +86,84 @@ def format_c(fmt: str, fetch, fetch_str) -> str:
                 v = (v & 0xFFFF) - (0x10000 if signed and v & 0x8000 else 0) if signed else v & 0xFFFF
             elif length == "hh":
                 v = (v & 0xFF) - (0x100 if signed and v & 0x80 else 0) if signed else v & 0xFF
-            out.append((spec + ("d" if conv in "diu" else conv)) % v)
+            out.append(_pad(flags, width, *_c_integer(v, flags, prec, conv)))
     out.append(fmt[pos:])
     return "".join(out)
+
+
+def _c_integer(v: int, flags: str, prec, conv: str) -> tuple[str, str, bool]:
+    """C's ``%d %i %u %o %x %X`` of ``v`` (C11 7.21.6.1) as ``(sign and prefix, digits,
+    zero_pad)``: the precision is the least number of digits (none for a 0 of precision
+    0), ``#`` gives octal a leading 0 and nonzero hex a 0x, ``+``/space sign only signed
+    conversions, and ``0`` pads only without a precision."""
+    neg = v < 0
+    mag = -v if neg else v
+    digits = "" if prec in ("", "0") and mag == 0 else format(mag, {"o": "o", "x": "x",
+                                                                    "X": "X"}.get(conv, "d"))
+    if prec not in (None, "", "*"):
+        digits = digits.rjust(int(prec), "0")
+    head = "-" if neg else "+" if "+" in flags and conv in "di" else \
+        " " if " " in flags and conv in "di" else ""
+    if "#" in flags:
+        if conv == "o" and not digits.startswith("0"):
+            digits = "0" + digits
+        elif conv in "xX" and mag:
+            head += "0" + conv
+    return head, digits, prec is None
+
+
+def _hex_float(v: float, flags: str, prec, conv: str) -> tuple[str, str, bool]:
+    """C's ``%a``/``%A`` of ``v`` (C11 7.21.6.1, glibc's form): ``0x1.8p+1`` for 3.0, the
+    hex digits of the 52-bit fraction without trailing zeros, or rounded (to nearest,
+    ties to even) to the precision; subnormals as ``0x0.<fraction>p-1022``."""
+    head = "-" if math.copysign(1.0, v) < 0 else "+" if "+" in flags else \
+        " " if " " in flags else ""
+    if not math.isfinite(v):
+        text = "nan" if math.isnan(v) else "inf"
+        return head, text.upper() if conv == "A" else text, False
+    mag = abs(v)
+    if mag == 0:
+        lead, frac, exp = 0, 0, 0
+    elif mag < 2.0 ** -1022:
+        lead, frac, exp = 0, int(math.ldexp(mag, 1074)), -1022
+    else:
+        m, e = math.frexp(mag)                 # mag = m * 2**e, 0.5 <= m < 1
+        lead, frac, exp = 1, int(math.ldexp(m * 2 - 1, 52)), e - 1
+    if prec in (None, "*"):
+        hexdigits = f"{frac:013x}".rstrip("0")
+    else:
+        p = int(prec or 0)
+        if p < 13:
+            shift = 4 * (13 - p)
+            q, r = divmod(frac, 1 << shift)
+            half = 1 << (shift - 1)
+            if r > half or (r == half and (q if p else lead) & 1):   # ties to even
+                q += 1
+            if q >> (4 * p):                   # the fraction rounded up into the lead digit
+                lead, q = lead + 1, 0
+            hexdigits = f"{q:0{p}x}" if p else ""
+        else:
+            hexdigits = f"{frac:013x}" + "0" * (p - 13)
+    point = "." if hexdigits or "#" in flags else ""
+    text = f"{lead}{point}{hexdigits}p{exp:+d}"
+    x = "0x"
+    if conv == "A":
+        text, x = text.upper(), "0X"
+    return head + x, text, True
+
+
+def _pad(flags: str, width, head: str, body: str, zero_ok: bool) -> str:
+    """``head + body`` padded to ``width`` as C does: left-justified for ``-``, with zeros
+    between ``head`` (sign, 0x) and ``body`` for ``0`` where ``zero_ok``, else spaces."""
+    w = int(width) if width not in (None, "*") else 0
+    n = w - len(head) - len(body)
+    if n <= 0:
+        return head + body
+    if "-" in flags:
+        return head + body + " " * n
+    if "0" in flags and zero_ok:
+        return head + "0" * n + body
+    return " " * n + head + body
 
 
 def _param_u64(m, name, t):

@@ -87,7 +87,8 @@ class Metrics:
         mix: instruction class (``arithmetic``, ``memory``, ``control``, ``sync``,
             ``special``) → thread-instructions.
         warp_issued: per warp (grid-linear: block-linear * warps_per_block + warp),
-            warp-instructions issued.
+            warp-instructions issued; the warps of the blocks that started (all of them
+            unless the launch stopped early).
         warp_active_lanes: per warp, sum of active lanes over its issued instructions.
         divergent_branches: warp-level branches whose active lanes split.
         global_memory: PTX line → :class:`MemoryLineStats` for global loads/stores.
