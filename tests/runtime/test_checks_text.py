@@ -63,3 +63,11 @@ def test_one_check_left_out_and_no_shared_memory():
     # one order however asked (the magic puts "barrier" first), no repeats
     assert _run(plain_copy, checks=["barrier", "initcheck", "memcheck", "memcheck"]).checks == \
         ("memcheck", "initcheck", "barrier")
+
+
+def test_the_runtimes_check_names_are_the_simulators():
+    # wl.launch keeps its own copy so that importing warp_lab does not import the simulator
+    from warp_lab.runtime.launch import CHECKS
+    from warp_lab.sim.machine import CHECKS as SIM_CHECKS
+
+    assert CHECKS == SIM_CHECKS

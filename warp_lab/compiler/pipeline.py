@@ -29,7 +29,7 @@ import numpy as np
 from warp_lab.compiler import abi, cache as _cache, frontend, linemap, lower, nvptx, toolchain
 from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, sm_number
 from warp_lab.errors import ToolchainError
-from warp_lab.lang.kernel import Kernel
+from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, Kernel
 
 __all__ = ["compile", "check_options", "toolchain_versions"]
 
@@ -54,11 +54,6 @@ def toolchain_versions(arch: str) -> dict[str, str]:
     except (ToolchainError, OSError):
         out["libdevice"] = "missing"
     return out
-
-
-#: what :func:`compile` uses for an option neither its caller nor the kernel sets
-_DEFAULT_OPTIONS = {"arch": "sm_90", "opt": 3, "fast_math": False, "debug": False,
-                    "maxrregcount": None}
 
 
 def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags) -> None:
@@ -140,7 +135,7 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
-    own = {**_DEFAULT_OPTIONS, **kernel.options}
+    own = {**KERNEL_OPTION_DEFAULTS, **kernel.options}
     arch = own["arch"] if arch is None else arch
     opt = own["opt"] if opt is None else opt
     fast_math = own["fast_math"] if fast_math is None else fast_math

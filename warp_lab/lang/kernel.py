@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from warp_lab.errors import KernelCompileError, source_label
 
 __all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file",
-           "KERNEL_OPTIONS", "check_kernel_options"]
+           "KERNEL_OPTIONS", "KERNEL_OPTION_DEFAULTS", "check_kernel_options"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,9 @@ class _Function:
 #: the compile options a kernel can carry (``@wl.kernel(debug=True)``, a ``%%warp_kernel``
 #: cell's ``--debug``): what ``wl.compile`` and ``wl.launch`` use where their caller passes none
 KERNEL_OPTIONS = ("arch", "opt", "fast_math", "debug", "maxrregcount")
+#: what ``wl.compile`` uses for an option neither its caller nor the kernel sets
+KERNEL_OPTION_DEFAULTS = {"arch": "sm_90", "opt": 3, "fast_math": False, "debug": False,
+                          "maxrregcount": None}
 
 
 @dataclass(eq=False)

@@ -29,7 +29,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from warp_lab.errors import KernelCompileError, LaunchError, SimulatorError, WarpLabError
-from warp_lab.lang.kernel import KERNEL_OPTIONS, Func, Kernel
+from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, KERNEL_OPTIONS, Func, Kernel
 from warp_lab.notebook import launch_option
 from warp_lab.notebook.launch_option import unquote
 
@@ -38,11 +38,12 @@ __all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DE
 SHOW_CHOICES = ("source", "llvm", "ptx", "sass", "resources", "occupancy")
 CHECK_CHOICES = ("memcheck", "racecheck", "initcheck")
 
+#: the options in force when neither the cell nor the line magic sets them: the compile
+#: options' defaults (the arch by default the device's), then the view's and --launch's
 BUILTIN_DEFAULTS = {
-    "arch": None, "opt": 3, "fast_math": False, "debug": False, "block_dim": 256,
+    **KERNEL_OPTION_DEFAULTS, "arch": None, "block_dim": 256,
     "device": "auto", "show": "source,llvm,ptx,sass,resources", "hide": "", "launch": None,
-    "repeat": 1, "check": "", "no_cache": False, "diff": None, "maxrregcount": None,
-    "shared_mem": 0,
+    "repeat": 1, "check": "", "no_cache": False, "diff": None, "shared_mem": 0,
 }
 
 

@@ -116,10 +116,6 @@ def _table(head, rows) -> str:
     return f'<table class="wl-card"><tr>{h}</tr>{body}</table>'
 
 
-def _source_line(ck, line) -> str:
-    return source_line_text(ck, line)
-
-
 #: a finding's Python array names (``finding_text.name_shared_arrays``), shown as code
 _ARRAY_NAME = re.compile(r"(shared array )(\w+)(?= \(lines? \d)"
                          r"|(wl\.dynamic_shared_array )(\w+(?:, \w+)*)(?=, lines? \d)")
@@ -231,14 +227,14 @@ def launch_html(result) -> str:
         if mem:
             parts.append("<details open><summary>Global memory per line</summary>" + _table(
                 ("line", "source", "requests", "sectors", "sectors / request"),
-                [(line_label(ck, ln), _source_line(ck, ln), r["requests"], r["sectors"],
+                [(line_label(ck, ln), source_line_text(ck, ln), r["requests"], r["sectors"],
                   f"{r['sectors_per_request']:.2f}") for ln, r in sorted(mem.items())])
                 + "</details>")
         conflicts = bank_conflicts_per_line(result)
         if conflicts:
             parts.append("<details open><summary>Shared-memory bank conflicts per line</summary>"
                          + _table(("line", "source", "conflicts"),
-                                  [(line_label(ck, ln), _source_line(ck, ln), n)
+                                  [(line_label(ck, ln), source_line_text(ck, ln), n)
                                    for ln, n in sorted(conflicts.items())]) + "</details>")
         eff = simt_efficiencies(result)
         if eff:

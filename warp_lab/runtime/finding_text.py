@@ -102,7 +102,15 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
     its thread printed (:func:`cell_text`). With ``grid`` and ``launch_dim``, a warp-sync or
     initcheck finding that threads removed by the entry guard of a ``dim=`` launch with a
     partial last block explain says so (:func:`_guard_cause`)."""
-    arrays = None
+    arrays: dict | None = None     # shared_array_lines reads the PTX: only when needed
+
+    def shared_arrays() -> dict:
+        nonlocal arrays
+        if arrays is None:
+            arrays = shared_array_lines(ck)
+        return arrays
+
+    shapes = {s[0] for s in ck.shared_shapes}
     out = []
     guarded = (launch_dim is not None and ck.entry_guard
                and any(d != g * b for d, g, b in zip(launch_dim, grid, block)))
@@ -111,24 +119,25 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
             f = _guard_cause(f, ck, block, launch_dim)
         if f.kind == "out_of_bounds" and f.details.get("space") == "global" and places:
             f = _element_finding(f, ck, places, block)
-        elif f.kind == "out_of_bounds" and f.details.get("variable") in dict(
-                (s[0], s) for s in ck.shared_shapes):
-            arrays = shared_array_lines(ck) if arrays is None else arrays
-            f = _shared_element_finding(f, ck, arrays)
+        elif f.kind == "out_of_bounds" and f.details.get("variable") in shapes:
+            f = _shared_element_finding(f, ck, shared_arrays())
         elif f.kind in _SHARED_BYTE_PLACE and f.details.get("variable") is not None:
-            arrays = shared_array_lines(ck) if arrays is None else arrays
-            f = _shared_byte_finding(f, ck, arrays)
+            f = _shared_byte_finding(f, ck, shared_arrays())
         if f.kind.startswith("race_") and f.details.get("other_ptx_line"):
             f = _other_access_line(f, ck)
         if "shared variable" in f.message or DYNAMIC_SHARED in f.message:
-            arrays = shared_array_lines(ck) if arrays is None else arrays
-            f = dataclasses.replace(f, message=name_shared_arrays(f.message, arrays))
+            f = dataclasses.replace(f, message=name_shared_arrays(f.message, shared_arrays()))
         said = f.details.get("printed") if f.kind == "trap" else None
         if said:
             f = dataclasses.replace(f, message=cell_text(f.message, ck),
                                     details={**f.details, "printed": cell_text(said, ck)})
         out.append(f)
     return out
+
+
+def _lines_of(lines) -> str:
+    """``"line 7"`` or ``"lines 7, 9"``: where a shared array is declared."""
+    return f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
 
 
 def _past_dim(f, block, launch_dim, linear) -> list:
@@ -261,18 +270,16 @@ def _shared_element_finding(f, ck, arrays):
     if said is None:
         return f
     index, text = said
-    where = f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
     return dataclasses.replace(
-        f, message=f.message[:m.start()] + f"{text}, the shared array of {where}"
+        f, message=f.message[:m.start()] + f"{text}, the shared array of {_lines_of(lines)}"
         + f.message[m.end():], details={**f.details, "array": name, "index": index})
 
 
 #: the simulator's byte of a shared variable, per finding kind: racecheck's hazard
 #: (``checks.RaceTracker._report``) and initcheck's unwritten byte (``initcheck._report``)
+_RACE_PLACE = re.compile(r"shared offset \d+ \(byte \d+ of shared variable [\w$]+\)")
 _SHARED_BYTE_PLACE = {
-    "race_raw": re.compile(r"shared offset \d+ \(byte \d+ of shared variable [\w$]+\)"),
-    "race_war": re.compile(r"shared offset \d+ \(byte \d+ of shared variable [\w$]+\)"),
-    "race_waw": re.compile(r"shared offset \d+ \(byte \d+ of shared variable [\w$]+\)"),
+    "race_raw": _RACE_PLACE, "race_war": _RACE_PLACE, "race_waw": _RACE_PLACE,
     "uninitialized": re.compile(r" of \d+ bytes of uninitialized shared memory at address "
                                 r"0x[0-9a-f]+: byte \d+ of shared variable [\w$]+ of \d+ bytes "
                                 r"at offset 0x[0-9a-f]+ "),
@@ -300,8 +307,7 @@ def _shared_byte_finding(f, ck, arrays):
     if not shape or start % itemsize or size % itemsize or not 0 <= e < np.prod(shape):
         return f
     index = tuple(int(i) for i in np.unravel_index(e, shape))   # row-major, as declared
-    where = f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
-    place = f"{name}[{', '.join(map(str, index))}], the shared array of {where}"
+    place = f"{name}[{', '.join(map(str, index))}], the shared array of {_lines_of(lines)}"
     if f.kind == "uninitialized":
         text = f" of uninitialized shared memory: {place}, "
     else:
@@ -408,16 +414,13 @@ def name_shared_arrays(text: str, arrays: dict) -> str:
     (line 7)", "the dynamic shared memory (__wl_dynamic_shared, ..." -> "... (wl.dynamic_
     shared_array buf, line 3, ...". ``arrays``: symbol -> (name, lines), from
     :func:`~warp_lab.compiler.artifact.shared_array_lines`; a symbol it lacks stays."""
-    def lines_of(lines):
-        return f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}"
-
     def array(m):
         name, lines = arrays.get(m.group(1), (None, ()))
-        return m.group(0) if name is None else f"shared array {name} ({lines_of(lines)})"
+        return m.group(0) if name is None else f"shared array {name} ({_lines_of(lines)})"
 
     text = _SHARED_VAR.sub(array, text)
     name, lines = arrays.get(DYNAMIC_SHARED, (None, ()))
     if name is not None:
         text = text.replace(f"({DYNAMIC_SHARED}, ",
-                            f"(wl.dynamic_shared_array {name}, {lines_of(lines)}, ")
+                            f"(wl.dynamic_shared_array {name}, {_lines_of(lines)}, ")
     return text

@@ -65,8 +65,9 @@ class LaunchResult:
                   "initcheck": "a read of shared memory no thread wrote"}
         off = [c for c in missed if c not in self.checks]
         if off and self.compiled.shared_arrays:
-            order = ("memcheck", "racecheck", "initcheck", "barrier")
-            wanted = tuple(c for c in order if c in self.checks or c in off)
+            from warp_lab.runtime.launch import CHECKS   # (launch imports this module)
+
+            wanted = tuple(c for c in CHECKS if c in self.checks or c in off)
             text += (f"; {' and '.join(off)} did not run, so "
                      f"{' or '.join(missed[c] for c in off)} would go unreported: "
                      f"checks={wanted!r} (%%warp_kernel --check "

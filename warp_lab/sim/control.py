@@ -96,13 +96,12 @@ def _bra(ins, mod):
         if regs is None:
             return ex
         lo, hi = _loop_range(ins, mod)
-        loads = deciding_loads(ins, mod)
 
         def ex_closed(m, act, p):
             # a loop that can only end by itself: every LOOP_CHECK turns, see whether the
             # lanes came back to its head unchanged (then it never ends)
             if ex(m, act, p) is not None:
-                m.closed_loop_turn(ins, target, lo, hi, regs, loads)
+                m.closed_loop_turn(ins, target, lo, hi, regs)
         return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
     reads = closed_loop_registers(ins, mod, loads=True)   # a loop that only reads memory

@@ -391,11 +391,9 @@ class Machine:
         return done
 
     def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple,
-                         loads: tuple = (), everyone: bool = False):
+                         everyone: bool = False):
         """Lanes took back-edge ``ins`` (to ``target``) of a closed loop (code ``lo..hi``,
-        writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`;
-        ``loads``: the loads before it that decide it,
-        :func:`~warp_lab.sim.control.deciding_loads`).
+        writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`).
 
         ``everyone``: the loop also reads memory other threads could write (and writes
         none); it counts as closed only while every live thread of the launch is at its
@@ -445,6 +443,11 @@ class Machine:
                          f"{LOOP_CHECK} more iterations: no thread is left to write what "
                          "they wait for (a flag no thread sets, or one a thread sets only "
                          "after the wait?)", ins, int(np.argmax(head)), stop=True)
+            return  # (finding(stop=True) ends the launch)
+        # the loads before the loop that decide it (read only to word the finding)
+        from warp_lab.sim.control import deciding_loads
+
+        loads = deciding_loads(ins, self.mod)
         said = (f"infinite loop: {n} thread{'s' if n > 1 else ''} came back to the loop "
                 f"head at PTX line {self.mod.code[target].line} with every register the "
                 f"loop writes unchanged after {LOOP_CHECK} more iterations")
