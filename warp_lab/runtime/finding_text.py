@@ -10,7 +10,11 @@ shared array as the element (``buf[63]``) and a race's other access by its Pytho
 line and text, a trap with the line its thread printed, and a
 warp-sync or initcheck finding caused by the entry guard of a ``dim=`` launch
 with a partial last block with that cause and the fix. ``details`` keep the
-simulator's own terms (PTX symbol, byte offset).
+simulator's own terms (PTX symbol, byte offset). The simulator records in
+``details["place"]`` the phrase of its message that says where an access lies
+(``memops._fault``, ``checks.RaceTracker._report``, ``initcheck._report``); that
+exact phrase is what gets replaced, so no pattern here restates the simulator's
+wording.
 """
 
 from __future__ import annotations
@@ -121,7 +125,7 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
             f = _element_finding(f, ck, places, block)
         elif f.kind == "out_of_bounds" and f.details.get("variable") in shapes:
             f = _shared_element_finding(f, ck, shared_arrays())
-        elif f.kind in _SHARED_BYTE_PLACE and f.details.get("variable") is not None:
+        elif f.kind in _SHARED_BYTE_KINDS and f.details.get("variable") is not None:
             f = _shared_byte_finding(f, ck, shared_arrays())
         if f.kind.startswith("race_") and f.details.get("other_ptx_line"):
             f = _other_access_line(f, ck)
@@ -217,19 +221,14 @@ def _view_places(ck, regions, bases) -> list:
     return out
 
 
-#: the simulator's byte-wise description of an access outside an allocation (memops._nearest)
-_GLOBAL_PLACE = re.compile(r" \((\d+ bytes (?:past the end of|before) '[^']*' "
-                           r"\(\d+ bytes at 0x[0-9a-f]+\))\)$")
-
-
 def _element_finding(f, ck, places, block):
     """An out-of-bounds global finding ``f`` said by the element index of the array argument
     whose allocation it missed (:func:`element_place`) instead of bytes ("0 bytes past the
     end of 'x'" read as if in bounds), when exactly one argument lies in that allocation and
     the access is one whole element of it; else ``f``, bytes kept."""
     addr, size = f.details.get("address"), f.details.get("size", 0)
-    m = _GLOBAL_PLACE.search(f.message)
-    if addr is None or m is None:
+    said = f" ({f.details.get('place')})"     # memops._fault's place, as in the message
+    if addr is None or said == " (None)" or said not in f.message:
         return f
     near = min(places, key=lambda p: max(p[5] - addr, addr - p[6] + 1, 0))
     same = [p for p in places if p[5:] == near[5:]]
@@ -239,17 +238,12 @@ def _element_finding(f, ck, places, block):
     if f.thread is not None and f.block is not None and ck.launch_ndim == len(near[3]):
         g = [b * n + t for b, n, t in zip(f.block, block, f.thread)]
         tid = tuple(reversed(g[:ck.launch_ndim]))     # wl.tid(): (y, x), (z, y, x)
-    said = element_place(near[0], addr - near[1], size, near[2], near[3], near[4], tid)
-    if said is None:
+    found = element_place(near[0], addr - near[1], size, near[2], near[3], near[4], tid)
+    if found is None:
         return f
-    index, text = said
-    return dataclasses.replace(f, message=f.message[:m.start()] + f": {text}",
+    index, text = found
+    return dataclasses.replace(f, message=f.message.replace(said, f": {text}", 1),
                                details={**f.details, "array": near[0], "index": index})
-
-
-#: memops._var_place's description of an access outside a shared variable, in bytes
-_SHARED_PLACE = re.compile(r"\d+ bytes (?:past the end of|before) shared variable [\w$]+ of "
-                           r"\d+ bytes at offset 0x[0-9a-f]+")
 
 
 def _shared_element_finding(f, ck, arrays):
@@ -259,8 +253,8 @@ def _shared_element_finding(f, ck, arrays):
     sym = f.details["variable"]
     _, itemsize, shape = next(s for s in ck.shared_shapes if s[0] == sym)
     name, lines = arrays.get(sym, (None, ()))
-    m = _SHARED_PLACE.search(f.message)
-    if name is None or m is None or "variable_offset" not in f.details:
+    place = f.details.get("place")             # memops._var_place's, as in the message
+    if name is None or not place or place not in f.message or "variable_offset" not in f.details:
         return f
     strides = tuple(int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape)))
     tid = tuple(reversed(f.thread[:len(shape)])) if f.thread is not None else None
@@ -271,19 +265,13 @@ def _shared_element_finding(f, ck, arrays):
         return f
     index, text = said
     return dataclasses.replace(
-        f, message=f.message[:m.start()] + f"{text}, the shared array of {_lines_of(lines)}"
-        + f.message[m.end():], details={**f.details, "array": name, "index": index})
+        f, message=f.message.replace(place, f"{text}, the shared array of {_lines_of(lines)}", 1),
+        details={**f.details, "array": name, "index": index})
 
 
-#: the simulator's byte of a shared variable, per finding kind: racecheck's hazard
-#: (``checks.RaceTracker._report``) and initcheck's unwritten byte (``initcheck._report``)
-_RACE_PLACE = re.compile(r"shared offset \d+ \(byte \d+ of shared variable [\w$]+\)")
-_SHARED_BYTE_PLACE = {
-    "race_raw": _RACE_PLACE, "race_war": _RACE_PLACE, "race_waw": _RACE_PLACE,
-    "uninitialized": re.compile(r" of \d+ bytes of uninitialized shared memory at address "
-                                r"0x[0-9a-f]+: byte \d+ of shared variable [\w$]+ of \d+ bytes "
-                                r"at offset 0x[0-9a-f]+ "),
-}
+#: the findings that name a byte of a shared variable (``details["place"]``): racecheck's
+#: hazards (``checks.RaceTracker._report``) and initcheck's unwritten byte
+_SHARED_BYTE_KINDS = ("race_raw", "race_war", "race_waw", "uninitialized")
 
 
 def _shared_byte_finding(f, ck, arrays):
@@ -297,8 +285,12 @@ def _shared_byte_finding(f, ck, arrays):
     sym, d = f.details["variable"], f.details
     shape = next((s for s in ck.shared_shapes if s[0] == sym), None)
     name, lines = arrays.get(sym, (None, ()))
-    m = _SHARED_BYTE_PLACE[f.kind].search(f.message)
-    if (shape is None or name is None or m is None or sym == DYNAMIC_SHARED
+    said = d.get("place")                       # the simulator's, as in the message
+    if f.kind == "uninitialized" and said:      # "... of 4 bytes ... at address 0xfc: <place> "
+        said = (f" of {d.get('size')} bytes of uninitialized shared memory at address "
+                f"{d.get('address', 0):#x}: {said} ")
+    if (shape is None or name is None or not said or said not in f.message
+            or sym == DYNAMIC_SHARED
             or any(d.get(k) is None for k in ("address", "size", "offset", "shared_offset"))):
         return f
     _, itemsize, shape = shape
@@ -312,7 +304,7 @@ def _shared_byte_finding(f, ck, arrays):
         text = f" of uninitialized shared memory: {place}, "
     else:
         text = place
-    return dataclasses.replace(f, message=f.message[:m.start()] + text + f.message[m.end():],
+    return dataclasses.replace(f, message=f.message.replace(said, text, 1),
                                details={**d, "array": name, "index": index})
 
 

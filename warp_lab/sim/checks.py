@@ -292,5 +292,5 @@ class RaceTracker:
                   f"races with {who} at PTX line {oline}, with no barrier between them", ins, t,
                   dedupe=(other_pc,), other_thread=None if other < 0 else m.where(other)[1],
                   other_ptx_line=oline, shared_offset=offset, variable=name,
-                  address=start, size=size, space="shared",
+                  address=start, size=size, space="shared", place=place,
                   offset=None if name is None else offset - lo)

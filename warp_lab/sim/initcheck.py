@@ -142,7 +142,7 @@ class InitTracker:
                   f"{addr:#x}: {place} was not written by any thread of the block since it "
                   "started (a GPU's shared memory holds garbage then; the simulator reads "
                   "zeros)", ins, t, address=addr, size=size, space="shared", variable=name,
-                  offset=None if name is None else off - lo, shared_offset=off)
+                  offset=None if name is None else off - lo, shared_offset=off, place=place)
 
 
 def variable_at(m, off, var):

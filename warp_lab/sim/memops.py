@@ -170,13 +170,14 @@ def _fault(m, ins, kind, space, addr, size, t, gaddr=None, var=None):
                              f"{where} (enable memcheck for block/thread details)",
                              ptx_line=ins.line, source_line=sl)
     what = {"out_of_bounds": "out-of-bounds", "misaligned": "misaligned"}[kind]
-    extra = ""
+    extra = place = ""   # place: where the access lies, as the message says it
     if space in ("global", "const"):
-        near = _nearest(m.memory, addr if gaddr is None else gaddr)
-        if near:
-            extra = f" ({near})"
+        place = _nearest(m.memory, addr if gaddr is None else gaddr)
+        if place:
+            extra = f" ({place})"
     elif var is not None and kind == "out_of_bounds":
-        extra = f" ({_var_place(m, space, var, addr, size)})"
+        place, window = _var_place(m, space, var, addr, size)
+        extra = f" ({place}; {window})"
     elif space == "shared":
         extra = f" (the block has {m.shared_size} bytes of shared memory)"
     elif space == "local":
@@ -184,12 +185,14 @@ def _fault(m, ins, kind, space, addr, size, t, gaddr=None, var=None):
     verb = "write" if ins.op in ("st", "red") else ("atomic" if ins.op == "atom" else "read")
     m.finding(kind, f"{what} {space} {verb} of {size} bytes at address {addr:#x}{extra}",
               ins, t, stop=True, address=addr, size=size, space=space,
+              **({"place": place} if place else {}),
               **({"variable": var, "variable_offset": m.var_bounds[var][1]}
                  if var is not None and kind == "out_of_bounds" else {}))
 
 
 def _var_place(m, space, var, addr, size):
-    """Where an access lies relative to the variable its address derives from."""
+    """``(where, window)``: where an access lies relative to the variable its address
+    derives from, and what else lies around it (the block's or thread's memory)."""
     _, lo, hi = m.var_bounds[var]
     what = f"{space} variable {var} of {hi - lo} bytes at offset {lo:#x}"
     if var in m.dynamic_vars:
@@ -211,7 +214,7 @@ def _var_place(m, space, var, addr, size):
     if var in m.dynamic_vars and hi == lo:
         window += ("; a wl.dynamic_shared_array needs the launch to give it memory: "
                    "wl.launch(..., shared_mem=bytes)")
-    return f"{where}; {window}"
+    return where, window
 
 
 def _nearest(mem, addr):
