@@ -101,13 +101,27 @@ def check_arch(arch: str) -> str:
     return arch
 
 
+#: The highest code-generation level warp_lab asks of LLVM (``CodeGenOptLevel::Default``).
+#: At ``Aggressive`` (3) the NVPTX back end's IR passes before instruction selection run GVN
+#: where ``Default`` runs EarlyCSE (``NVPTXPassConfig::addEarlyCSEOrGVNPass``); GVN was about
+#: 20% of spmv_csr's emission and, after the IR pipeline's own GVN, finds nothing more: the PTX
+#: of the corpus is byte-identical on 584 of 608 (kernel, arch, opt) sets and only libdevice's
+#: double trig slow path moves, by one SASS instruction (docs/benchmarks.md, F7).
+MAX_CODEGEN_LEVEL = 2
+
+
 @functools.lru_cache(maxsize=None)
 def target_machine(arch: str, opt: int):
-    """The llvmlite target machine for ``arch`` at optimisation level ``opt``."""
+    """The llvmlite target machine for ``arch`` at optimisation level ``opt`` (0..3).
+
+    The machine's code-generation level is ``min(opt, MAX_CODEGEN_LEVEL)``; the IR pass
+    pipeline's level is set apart from it, by :func:`make_ptx`.
+    """
     _ensure_llvm()
     target = llvm.Target.from_triple(TRIPLE)
     ptx = SUPPORTED_ARCHS[check_arch(arch)].replace(".", "")
-    return target.create_target_machine(cpu=arch, features=f"+ptx{ptx}", opt=opt)
+    return target.create_target_machine(cpu=arch, features=f"+ptx{ptx}",
+                                        opt=min(opt, MAX_CODEGEN_LEVEL))
 
 
 @functools.lru_cache(maxsize=None)
