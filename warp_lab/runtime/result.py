@@ -10,6 +10,9 @@ from warp_lab.runtime.device import DeviceInfo
 
 __all__ = ["LaunchResult"]
 
+#: findings written out in a ``LaunchResult``'s repr; the rest are counted
+REPR_FINDINGS = 5
+
 
 @dataclass(frozen=True)
 class LaunchResult:
@@ -118,8 +121,13 @@ class LaunchResult:
             n = getattr(self.sim, "instructions", None)
             if n is not None:
                 lines.append(f"  {n} thread-instructions")
-            for f in self.findings[:5]:
+            findings = self.findings
+            for f in findings[:REPR_FINDINGS]:
                 lines.append(f"  finding: {f}")
+            if len(findings) > REPR_FINDINGS:   # never drop some silently
+                more = len(findings) - REPR_FINDINGS
+                lines.append(f"  ... and {more} more finding{'s' if more > 1 else ''} "
+                             f"(.findings lists all {len(findings)})")
             lines.append(f"  {self.checks_text}")
         if self.partial:
             lines.append("  PARTIAL: the simulator stopped early; outputs are incomplete")
