@@ -25,6 +25,35 @@ def test_recursive_self_call_does_not_make_a_func():
     assert classify_functions(tree) == {"k": "kernel"}
 
 
+def test_a_function_that_returns_a_value_is_a_func():
+    # a kernel cannot return a value: a helper alone in its cell is a device function
+    tree = ast.parse(
+        "def sq(v):\n    return v * v\n"
+        "def half(v: float) -> float:\n    pass\n"
+        "def k(x: int) -> None:\n    if x:\n        return\n"
+        "def k2(x: int):\n    return None\n")
+    assert classify_functions(tree) == {"sq": "func", "half": "func", "k": "kernel",
+                                        "k2": "kernel"}
+
+
+def test_helper_cell_then_kernel_cell(ip):
+    # a teacher's order: the device function in one cell, the kernel that calls it in the next
+    import numpy as np
+
+    ip.user_ns["wl"] = wl
+    with capture_output() as cap:
+        result = ip.run_cell("%%warp_kernel\ndef sq3(v: float) -> float:\n    return v * v\n")
+    assert result.error_in_exec is None, result.error_in_exec
+    assert isinstance(ip.user_ns["sq3"], wl.Func)
+    assert "no kernel in this cell: sq3 is a device function" in cap.outputs[0].data["text/plain"]
+    ip.run_cell_magic("warp_kernel", "--show source",
+                      "def use_sq3(x: wl.array(dtype=wl.float32)):\n"
+                      "    i = wl.tid()\n    x[i] = sq3(x[i])\n")
+    x = np.arange(8, dtype=np.float32)
+    wl.launch(ip.user_ns["use_sq3"], dim=8, inputs=[x], device="sim")
+    np.testing.assert_array_equal(x, np.arange(8, dtype=np.float32) ** 2)
+
+
 def _magics(ip) -> WarpKernelMagics:
     return ip.magics_manager.registry["WarpKernelMagics"]
 

@@ -388,3 +388,29 @@ def test_findings_that_differ_in_more_than_the_ptx_line_stay_apart():
     assert merged.thread == f.thread and merged.ptx_line == 99
     assert merged.message.endswith(f"(PTX line 7) (2 PTX instructions of this line: "
                                    f"{f.ptx_line}, 99)"), merged.message
+
+
+@wl.kernel
+def _const_index_shared(out: wl.array(dtype=wl.int32)):
+    s = wl.shared_array(4, wl.int32)
+    unused = wl.shared_array(64, wl.float32)  # noqa: F841 - declared, never used
+    if wl.thread_idx.x == 0:
+        s[1] = 5
+    wl.syncthreads()
+    out[wl.thread_idx.x] = s[1] + s[3]        # s[3]: nobody wrote it
+
+
+def test_a_shared_array_used_at_constant_indices_is_named_by_element():
+    # LLVM split shared_array(4) accessed only at s[1] and s[3] into two scalars numbered
+    # by use (k_s_1_$_0, k_s_1_$_1), and initcheck said "byte 0 of shared array s (line 3)
+    # of 4 bytes at offset 0x4" for s[3]; the array now stays whole, as declared
+    ck = wl.compile(_const_index_shared, cache=False, sass=False)
+    decls = [ln.strip() for ln in ck.ptx.splitlines() if ln.strip().startswith(".shared")]
+    assert decls == [".shared .align 16 .b8 _const_index_shared_s_1[16];"], decls
+    assert ck.resources.shared == 16          # the unused array is still dropped
+    res = wl.launch(_const_index_shared, grid=1, block=64, inputs=[np.zeros(64, np.int32)],
+                    device="sim", checks=("memcheck", "racecheck", "initcheck"))
+    first = _const_index_shared.source.first_line
+    assert [(f.kind, f.details.get("index"), f.source_line) for f in res.findings] == \
+        [("uninitialized", (3,), first + 7)], [str(f) for f in res.findings]
+    assert f"s[3], the shared array of line {first + 2}" in res.findings[0].message

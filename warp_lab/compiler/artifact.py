@@ -311,7 +311,8 @@ class CompiledKernel:
 
 #: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``, ``.extern
 #: .shared .align 16 .b8 __wl_dynamic_shared[];``, a scalar LLVM split off an array:
-#: ``.shared .align 16 .u32 k_flag_1_$_0;``), its name
+#: ``.shared .align 16 .u32 k_flag_1_$_0;``, which ``lower.ModuleContext.keep_shared_whole``
+#: now prevents; PTX from elsewhere may still have one), its name
 SHARED_DECL = re.compile(r"^\s*(?:\.extern\s+)?\.shared\s[^;]*?([\w$]+)\s*(?:\[|;)", re.M)
 
 

@@ -142,6 +142,31 @@ class ModuleContext:
             g.type = ir.PointerType(addrspace=3)  # opaque, like every other pointer here
             self.shared[decl.symbol] = g
 
+    def keep_shared_whole(self) -> None:
+        """List the static shared arrays in ``@llvm.compiler.used``, so that each stays one
+        ``.shared`` variable, as declared and as nvcc keeps a ``__shared__`` array.
+
+        Otherwise GlobalOpt splits an array that is only accessed at constant indices
+        into scalars named ``<symbol>.0``, ``.1``, ... numbered in the order of the
+        offsets used (``s[1]`` and ``s[3]`` of ``shared_array(4, ...)`` became
+        ``k_s_1_$_0`` and ``k_s_1_$_1`` in PTX), so findings said "byte 0 of shared
+        array s of 4 bytes" for ``s[3]``. ``llvm.compiler.used`` (LLVM Language
+        Reference, "The llvm.compiler.used Global Variable") makes the optimiser treat
+        the variable as used by something it cannot see, which ends its analysis of
+        the variable's uses (no split); the loads and stores are optimised as before.
+        An array no function refers to is left out, so LLVM still drops it.
+        """
+        # only arrays the code refers to: one declared and never used stays out of the PTX
+        text = "".join(str(f) for f in self.module.functions if not f.is_declaration)
+        used = [g for g in self.shared.values() if g.get_reference() in text]
+        if not used:
+            return
+        arr = ir.ArrayType(ir.PointerType(addrspace=3), len(used))
+        g = ir.GlobalVariable(self.module, arr, "llvm.compiler.used")
+        g.linkage = "appending"
+        g.section = "llvm.metadata"
+        g.initializer = ir.Constant(arr, used)
+
     def _init_debug(self):
         m = self.module
         src = self.typed.source
@@ -791,6 +816,7 @@ def make_llvm_ir(typed: TypedKernel, options=None, cells: dict | None = None) ->
     FunctionLowerer(mctx, typed.kernel, entry).lower()
     while mctx.pending:  # device functions, as calls declare them (ModuleContext.function)
         FunctionLowerer(mctx, *mctx.pending.pop(0)).lower()
+    mctx.keep_shared_whole()
     return LoweredKernel(str(mctx.module), typed.entry, typed.params, typed.launch_ndim,
                          typed.shared_bytes, typed.uses_tid, mctx.entry_guard)
 

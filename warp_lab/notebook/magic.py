@@ -4,7 +4,7 @@ Load with ``%load_ext warp_lab``. A ``%%warp_kernel`` cell holds ordinary
 Python: its top-level functions are compiled as kernels (``@wl.kernel``) or
 device functions (``@wl.func``); the decorators are optional: an
 undecorated top-level function is a kernel unless another function in the
-cell calls it, then it is a device function. Everything the cell defines is
+cell calls it or it returns a value, then it is a device function. Everything the cell defines is
 bound in the notebook's namespace, and the cell's output is the compiled
 kernel's view: Python | LLVM IR | PTX | SASS side by side, the resource card,
 optionally the occupancy widget and a launch's results.
@@ -64,7 +64,10 @@ def classify_functions(tree: ast.Module) -> dict[str, str]:
     Returns:
         ``{name: "kernel" | "func"}`` for every top-level ``def`` without a
         ``kernel``/``func`` decorator: ``"func"`` when another function in
-        the cell calls it by name, else ``"kernel"``. Functions with other
+        the cell calls it by name, or when it returns a value (``return v``
+        or a return annotation other than ``None``: a kernel cannot, so a
+        helper written in a cell of its own, before the kernels that call
+        it, is a device function), else ``"kernel"``. Functions with other
         decorators are left alone (not in the result).
     """
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
@@ -74,8 +77,18 @@ def classify_functions(tree: ast.Module) -> dict[str, str]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id != fn.name:
                 called.add(node.func.id)
-    return {fn.name: ("func" if fn.name in called else "kernel")
+    return {fn.name: ("func" if fn.name in called or _returns_value(fn) else "kernel")
             for fn in defs if not fn.decorator_list}
+
+
+def _returns_value(fn: ast.FunctionDef) -> bool:
+    """Whether ``fn`` is annotated to return something other than None or returns a value."""
+    ann = fn.returns
+    if ann is not None and not (isinstance(ann, ast.Constant) and ann.value is None):
+        return True
+    return any(isinstance(node, ast.Return) and node.value is not None
+               and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+               for node in ast.walk(fn))
 
 
 def _split(value: str | None, choices, option: str) -> list[str]:
@@ -276,7 +289,8 @@ class WarpKernelMagics(Magics):
             %warp_kernel                          # print the defaults in force
 
         Undecorated top-level functions are kernels unless another function in
-        the cell calls them (then they are device functions). Kernels and
+        the cell calls them or they return a value (then they are device
+        functions). Kernels and
         functions are bound in the notebook namespace, and a kernel keeps the
         compile options chosen here or with the line magic (``--arch``,
         ``--opt``, ``--fast-math``, ``--debug``, ``--maxrregcount``): a later

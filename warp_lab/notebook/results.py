@@ -210,7 +210,7 @@ def launch_html(result) -> str:
     ck = result.compiled
     dev = result.device
     head = (f"{ck.name} on {dev}: grid {result.grid}, block {result.block} "
-            f"({result.threads:,} threads); {len(result.times)} launch(es), median "
+            f"({result.threads_text}); {len(result.times)} launch(es), median "
             f"{result.time * 1e3:.3f} ms")
     parts = [f'<div class="wl-title">{html.escape(head)}</div>']
     notes = ([dev.reason] if dev.reason else []) + list(result.notes)

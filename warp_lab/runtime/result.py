@@ -10,6 +10,9 @@ from warp_lab.runtime.device import DeviceInfo
 
 __all__ = ["LaunchResult"]
 
+#: findings written out in a ``LaunchResult``'s repr; the rest are counted
+REPR_FINDINGS = 5
+
 
 @dataclass(frozen=True)
 class LaunchResult:
@@ -85,6 +88,19 @@ class LaunchResult:
         return g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
 
     @property
+    def threads_text(self) -> str:
+        """The launch's thread count in words: ``"1,024 threads"``, and for a ``dim=`` launch
+        that is not a whole number of blocks how many of them run the kernel, ``"1,024
+        threads: 1,000 inside dim=, 24 past it return at entry"`` (the entry guard,
+        ``docs/language.md``), so that ``dim=n`` reads as the ``n`` threads it runs."""
+        total = self.threads
+        inside = self.launch_dim[0] * self.launch_dim[1] * self.launch_dim[2]
+        if inside >= total:
+            return f"{total:,} threads"
+        return (f"{total:,} threads: {inside:,} inside dim=, {total - inside:,} past it "
+                "return at entry")
+
+    @property
     def bandwidth(self) -> float | None:
         """Achieved bytes/s counting :attr:`argument_bytes` once per launch (GPU only)."""
         if self.device.kind != "cuda" or not self.times:
@@ -108,7 +124,7 @@ class LaunchResult:
 
     def __repr__(self) -> str:
         lines = [f"<LaunchResult {self.compiled.name} on {self.device}",
-                 f"  grid={self.grid} block={self.block} ({self.threads} threads), "
+                 f"  grid={self.grid} block={self.block} ({self.threads_text}), "
                  f"{len(self.times)} launch(es), median {self.time * 1e3:.3f} ms"]
         if self.device.reason:
             lines.append(f"  device: {self.device.reason}")
@@ -118,8 +134,13 @@ class LaunchResult:
             n = getattr(self.sim, "instructions", None)
             if n is not None:
                 lines.append(f"  {n} thread-instructions")
-            for f in self.findings[:5]:
+            findings = self.findings
+            for f in findings[:REPR_FINDINGS]:
                 lines.append(f"  finding: {f}")
+            if len(findings) > REPR_FINDINGS:   # never drop some silently
+                more = len(findings) - REPR_FINDINGS
+                lines.append(f"  ... and {more} more finding{'s' if more > 1 else ''} "
+                             f"(.findings lists all {len(findings)})")
             lines.append(f"  {self.checks_text}")
         if self.partial:
             lines.append("  PARTIAL: the simulator stopped early; outputs are incomplete")
