@@ -80,8 +80,22 @@ def _functions(kernel, _seen=None) -> list:
     return out
 
 
+def _ptx_safe(name: str) -> bool:
+    """Whether ``name`` reaches PTX ``.file`` and SASS ``//## File`` as written: printable
+    ASCII without ``"`` or ``\\``. LLVM writes any other byte of a ``DIFile`` name as a C
+    escape (``\\"``, ``\\320``), which ptxas refuses (``"`` ends its string: "Parsing error
+    near ...") or keeps escaped, so no view, finding or trap message could name the file."""
+    return all(" " <= c <= "~" and c not in '"\\' for c in name)
+
+
+def _ascii_name(name: str) -> str:
+    """A function name as :func:`_ptx_safe` text: itself when ASCII, else its IDNA-style
+    punycode (``ключ`` -> ``xn--h1acbxfam``, never an identifier of its own)."""
+    return name if name.isascii() else "xn--" + name.encode("punycode").decode("ascii")
+
+
 def artifact_files(kernel) -> dict[str, str]:
-    """The file names a compile of ``kernel`` writes into its artifacts, for notebook cells.
+    """The file names a compile of ``kernel`` writes into its artifacts, where not its own.
 
     A cell's name changes each time the same cell runs (``<cell 3>`` then
     ``<cell 4>``; ipykernel's ``/tmp/ipykernel_<pid>/<hash>.py`` with each kernel
@@ -92,23 +106,32 @@ def artifact_files(kernel) -> dict[str, str]:
     name derived from its content instead: ``<cell of NAME>``, NAME the first
     function :func:`fingerprint` visits in it (the kernel for its own cell), with
     `` #2``, `` #3`` added should two cells of one compile give the same name.
+    A real file whose path PTX cannot carry (:func:`_ptx_safe`: a ``"``, a
+    backslash, a non-ASCII letter or a control character in it) is compiled as
+    ``<file of NAME>`` likewise, and a non-ASCII NAME is written in punycode
+    (:func:`_ascii_name`).
     The cache key holds these names, not the cells', so running the same cell
-    again is a cache hit; ``CompiledKernel.files`` maps them back to the cells
-    of the current run, and views, findings and errors show those.
+    again is a hit; ``CompiledKernel.files`` maps them back to the cells
+    of the current run (and the files), and views, findings and errors show those.
 
     Returns:
-        ``{cell name: artifact name}`` for the cells only; a real file keeps its path.
+        ``{cell or file name: artifact name}`` for the cells and the files PTX cannot
+        name; any other file keeps its path.
     """
     out: dict[str, str] = {}
     taken: set[str] = set()
     for fn_obj in _functions(kernel):
         filename = fn_obj.source.filename
-        if filename in out or not is_cell_file(filename):
+        if filename in out:
             continue
-        name, k = f"<cell of {fn_obj.name}>", 1
+        kind = "cell" if is_cell_file(filename) else None if _ptx_safe(filename) else "file"
+        if kind is None:
+            continue
+        base = f"<{kind} of {_ascii_name(fn_obj.name)}"
+        name, k = base + ">", 1
         while name in taken:
             k += 1
-            name = f"<cell of {fn_obj.name} #{k}>"
+            name = f"{base} #{k}>"
         out[filename] = name
         taken.add(name)
     return out
