@@ -211,6 +211,61 @@ def _device_arch(device: str) -> str:
         return SIM_ARCH
 
 
+#: the namespace entry through which a cell's code hands back each function its top-level
+#: ``def`` made (:func:`_recording_defs`), whatever the cell binds the name to afterwards
+_DEFINED = "__warp_kernel_defined__"
+
+
+def _recording_defs(tree: ast.Module) -> ast.Module:
+    """``tree`` with ``__warp_kernel_defined__[i] = NAME`` after the top-level ``def NAME``
+    at ``tree.body[i]`` (located at the def's last line), so that the magic compiles the
+    function each ``def`` made even when the cell then rebinds or deletes its name
+    (``k = 5``, ``k = other_kernel``, ``del k``)."""
+    body = []
+    for i, node in enumerate(tree.body):
+        body.append(node)
+        if isinstance(node, ast.FunctionDef):
+            record = ast.parse(f"{_DEFINED}[{i}] = {node.name}").body[0]
+            for sub in ast.walk(record):
+                sub.lineno = sub.end_lineno = node.end_lineno
+                sub.col_offset = sub.end_col_offset = 0
+            body.append(record)
+    return ast.Module(body=body, type_ignores=tree.type_ignores)
+
+
+def _rebinding_line(tree: ast.Module, after: int, name: str) -> int | None:
+    """The line of the last top-level statement after ``tree.body[after]`` that binds or
+    deletes ``name`` (assignment, ``del``, ``for``/``with`` target, import, later ``def``),
+    or None when none does (``globals()[name] = ...``)."""
+    line = None
+    for stmt in tree.body[after + 1:]:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            hit = stmt.name == name
+        else:
+            hit = any(isinstance(n, ast.Name) and n.id == name
+                      and isinstance(n.ctx, (ast.Store, ast.Del)) or
+                      isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name
+                      for n in ast.walk(stmt))
+        if hit:
+            line = stmt.lineno
+    return line
+
+
+def _describe(value) -> str:
+    """A short phrase for what a name holds now (``the kernel other``, ``an int``)."""
+    if isinstance(value, (Kernel, Func)):
+        return f"the {'kernel' if isinstance(value, Kernel) else 'device function'} " \
+               f"{value.name}"
+    kind = type(value).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
+
+
+def _note(text: str) -> None:
+    """Show one line of explanation (italic, the colour of a missing pane) as cell output."""
+    display({"text/plain": text, "text/html": f'<div class="wl-missing" style="color:'
+             f'#a60;font-style:italic">{html.escape(text)}</div>'}, raw=True)
+
+
 @magics_class
 class WarpKernelMagics(Magics):
     """IPython magics of warp_lab (registered by ``%load_ext warp_lab``)."""
@@ -286,7 +341,9 @@ class WarpKernelMagics(Magics):
         0.5 s shows a progress bar of simulated blocks; the resource card and
         the occupancy widget then describe that launch: its ``block_dim`` or
         ``block`` and ``shared_mem``). Compile errors show as a box with the
-        cell line and a caret; a cell without a kernel says so.
+        cell line and a caret; a cell without a kernel says so. A kernel whose name
+        the cell rebinds or deletes after its ``def`` is still the one shown, with a
+        note naming the line; of two ``def``\ s of one name, the last.
         """
         __tracebackhide__ = True  # an exception of the cell's own code shows the cell's frames
         try:
@@ -357,7 +414,7 @@ class WarpKernelMagics(Magics):
             raise _too_deep(filename, k + 1, indent + 1, lines[k]) from None
         kinds = classify_functions(tree)
         ns = self.shell.user_ns
-        code = _compile_cell(tree, filename, code_text)
+        code = _compile_cell(_recording_defs(tree), filename, code_text)
         for node in tree.body:
             if isinstance(node, ast.AsyncFunctionDef) and (
                     not node.decorator_list or any(map(_is_kernel_decorator, node.decorator_list))):
@@ -365,29 +422,50 @@ class WarpKernelMagics(Magics):
                                          filename, node.lineno, node.col_offset + 1,
                                          code_text.splitlines()[node.lineno - 1],
                                          "write def instead of async def")
-        exec(code, ns)  # noqa: S102 - the user's own cell
-        kernels = []
-        for node in tree.body:
-            if not isinstance(node, ast.FunctionDef):
+        defined: dict[int, object] = {}
+        ns[_DEFINED] = defined
+        try:
+            exec(code, ns)  # noqa: S102 - the user's own cell
+        finally:
+            ns.pop(_DEFINED, None)
+        kernels, notes = [], []
+        defs = [(i, node) for i, node in enumerate(tree.body) if isinstance(node, ast.FunctionDef)]
+        last_def = {node.name: i for i, node in defs}
+        for i, node in defs:
+            if last_def[node.name] != i or i not in defined:  # a later def of the name wins
                 continue
-            obj = ns.get(node.name)
+            obj = made = defined[i]
             if node.name in kinds and callable(obj) and not isinstance(obj, (Kernel, Func)):
                 obj = (Kernel if kinds[node.name] == "kernel" else Func)(obj)
+            now = ns.get(node.name, _DEFINED)
+            if isinstance(now, (Kernel, Func)) and now.fn is made:  # k = wl.kernel(debug=1)(k)
+                obj = now
+            rebound = now is not made and now is not obj
+            if not rebound:
                 ns[node.name] = obj
             if isinstance(obj, Kernel):
                 # the cell's options, over an @wl.kernel(...)'s own where both set one
                 obj.options.update(carried)
                 kernels.append(obj)
+                if rebound:
+                    at = _rebinding_line(tree, i, node.name)
+                    notes.append(
+                        f"{node.name} is {'deleted' if now is _DEFINED else 'rebound'}"
+                        f"{f' at line {at}' if at else ''} after its def at line "
+                        f"{node.lineno}"
+                        f"{'' if now is _DEFINED else f' (it is now {_describe(now)})'}: shown "
+                        f"is the kernel that def made, which the notebook's "
+                        f"{node.name} no longer names")
+        for note in notes:
+            _note(note)
         if not kernels:  # a word instead of nothing (a student who wrote only a helper)
             funcs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
                      and isinstance(ns.get(n.name), Func)]
             one = len(funcs) == 1
-            note = (f"no kernel in this cell: {', '.join(funcs)} "
-                    f"{'is a device function' if one else 'are device functions'}, compiled "
-                    f"into the kernels that call {'it' if one else 'them'}" if funcs else
-                    "no kernel in this cell: %%warp_kernel compiles the functions a cell defines")
-            display({"text/plain": note, "text/html": f'<div class="wl-missing" style="color:'
-                     f'#a60;font-style:italic">{html.escape(note)}</div>'}, raw=True)
+            _note(f"no kernel in this cell: {', '.join(funcs)} "
+                  f"{'is a device function' if one else 'are device functions'}, compiled "
+                  f"into the kernels that call {'it' if one else 'them'}" if funcs else
+                  "no kernel in this cell: %%warp_kernel compiles the functions a cell defines")
             return None
         launch_kwargs = launch_error = None
         view_opts = opts
