@@ -18,11 +18,13 @@ magic and Triton's ``CUDAOptions.hash()`` do the same):
 On disk an entry is ``<key>.json`` (all text fields and metadata) plus
 ``<key>.cubin`` (raw bytes) in a per-user folder: ``$WARP_LAB_CACHE_DIR``, or
 ``$XDG_CACHE_HOME/warp_lab`` (``~/.cache/warp_lab``). Nothing is pickled; a
-corrupt or foreign entry is ignored and rebuilt.
+corrupt, foreign or edited entry (its digest differs, :func:`_digest`) is ignored and
+rebuilt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -43,7 +45,7 @@ from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
 __all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "KernelCache",
            "default_cache"]
 
-_FORMAT = 7
+_FORMAT = 8  # 8: the entry's digest (_digest)
 
 
 def _names(code) -> set[str]:
@@ -266,6 +268,17 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         files=d["files"])
 
 
+def _digest(d: dict, cubin: bytes | None) -> str:
+    """SHA-256 of a disk entry: its JSON fields (``d`` without ``digest``, keys sorted) and
+    its cubin. A ``get`` whose digest differs is a miss, so an entry truncated, edited by
+    hand, or whose ``.cubin`` another process replaced by a different compile's, is rebuilt
+    instead of loaded (a cubin cut short would fail only at ``cuModuleLoadData`` on a GPU,
+    a ``"registers": "many"`` only in the views)."""
+    h = hashlib.sha256(json.dumps(d, sort_keys=True).encode())
+    h.update(b"\0" if cubin is None else b"\1" + cubin)
+    return h.hexdigest()
+
+
 class KernelCache:
     """Memory + disk cache of :class:`CompiledKernel` by :func:`cache_key`.
 
@@ -292,12 +305,15 @@ class KernelCache:
         try:
             with open(path + ".json", encoding="utf-8") as f:
                 d = json.load(f)
-            if d.get("format") != _FORMAT or d.get("cache_key") != key:
+            if not isinstance(d, dict) or d.get("format") != _FORMAT \
+                    or d.get("cache_key") != key:
                 return None
             cubin = None
             if d["has_cubin"]:
                 with open(path + ".cubin", "rb") as f:
                     cubin = f.read()
+            if d.pop("digest", None) != _digest(d, cubin):  # truncated, edited, half-written
+                return None
             ck = _from_json(d, cubin)
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -313,7 +329,9 @@ class KernelCache:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)
             if ck.cubin is not None:
                 self._atomic_write(key + ".cubin", ck.cubin)
-            self._atomic_write(key + ".json", json.dumps(_to_json(ck)).encode())
+            d = _to_json(ck)
+            d["digest"] = _digest(d, ck.cubin)
+            self._atomic_write(key + ".json", json.dumps(d).encode())
         except OSError:
             pass
 
@@ -330,10 +348,17 @@ class KernelCache:
                 self._memory.popitem(last=False)
 
     def _atomic_write(self, name: str, data: bytes):
+        """Write ``name`` whole or not at all (a reader in another process never sees half
+        a file); the temporary file is removed when the write fails (a full disk)."""
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, os.path.join(self.directory, name))
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, os.path.join(self.directory, name))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 _default = None
