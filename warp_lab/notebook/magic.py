@@ -121,9 +121,22 @@ def _check_options(opts: dict) -> None:
         if shared_mem > optin:  # no launch can have it (the widget's box would clamp it)
             raise UsageError(f"--shared-mem {shared_mem}: {opts['arch']} allows at most "
                              f"{optin} bytes ({optin // 1024} KB) of shared memory per block")
+    if shared_mem and not opts.get("arch"):  # the line magic: no arch can launch it
+        from warp_lab.analysis import arch_properties
+        from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
+
+        most = max(arch_properties(a).shared_mem_per_block_optin for a in SUPPORTED_ARCHS)
+        if shared_mem > most:
+            raise UsageError(f"--shared-mem {shared_mem}: no architecture allows more than "
+                             f"{most} bytes ({most // 1024} KB) of shared memory per block")
     block_dim = opts.get("block_dim")
     if block_dim is not None and block_dim > 1024:  # the occupancy view would show 0 %
         raise UsageError(f"--block-dim {block_dim}: CUDA allows at most 1024 threads per block")
+    # the comma lists, so that the line magic refuses a default every later cell would refuse
+    for name, choices in (("show", SHOW_CHOICES), ("hide", SHOW_CHOICES),
+                          ("check", CHECK_CHOICES)):
+        if opts.get(name):
+            _split(opts[name], choices, f"--{name}")
 
 
 def _defaults_text(opts: dict) -> str:
@@ -134,7 +147,8 @@ def _defaults_text(opts: dict) -> str:
         flag = "--" + key.replace("_", "-")
         if value is True:
             lines.append(flag)
-        elif value is None or value is False or value == "":
+        elif value is None or value is False or isinstance(value, str) \
+                and not unquote(value).strip():  # --hide '' and --launch "" set nothing
             unset.append(flag)
         else:
             lines.append(f"{flag} {value}")
@@ -304,7 +318,8 @@ class WarpKernelMagics(Magics):
                               + " (default source,llvm,ptx,sass,resources)")
     @magic_arguments.argument("--hide", help="comma list of views to leave out")
     @magic_arguments.argument("--launch", help='launch the last kernel of the cell, e.g. '
-                              '"dim=n, inputs=[x, y, 2.0]", evaluated in the notebook namespace')
+                              '"dim=n, inputs=[x, y, 2.0]", evaluated in the notebook namespace '
+                              '(--launch "" launches nothing, over a line-magic default)')
     @magic_arguments.argument("--repeat", type=int, help="timed launches (default 1)")
     @magic_arguments.argument("--check", help="simulator checks for --launch: comma list of "
                               "memcheck,racecheck,initcheck (the barrier check always runs; "
@@ -343,7 +358,7 @@ class WarpKernelMagics(Magics):
         ``block`` and ``shared_mem``). Compile errors show as a box with the
         cell line and a caret; a cell without a kernel says so. A kernel whose name
         the cell rebinds or deletes after its ``def`` is still the one shown, with a
-        note naming the line; of two ``def``\ s of one name, the last.
+        note naming the line; of two ``def`` statements of one name, the last.
         """
         __tracebackhide__ = True  # an exception of the cell's own code shows the cell's frames
         try:
@@ -362,6 +377,8 @@ class WarpKernelMagics(Magics):
         # kernels keep for wl.compile/wl.launch elsewhere in the notebook (Kernel.options)
         chosen = {**self.defaults, **given}
         carried = {k: chosen[k] for k in KERNEL_OPTIONS if chosen.get(k) is not None}
+        if not unquote(opts["launch"] or "").strip():  # --launch "": no launch (over a default)
+            opts["launch"] = None
         if opts["arch"] is None:
             opts["arch"] = _device_arch(opts["device"])
         _check_options(opts)  # a GPU's own arch may be one warp_lab cannot target
