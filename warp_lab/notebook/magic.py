@@ -201,7 +201,9 @@ def _compile_cell(tree: ast.Module, filename: str, code_text: str):
         KernelCompileError: with the cell's line and column (1-based).
     """
     try:
-        return compile(tree, filename, "exec")
+        # dont_inherit: this module's own `from __future__ import annotations` must not turn
+        # the cell's annotations into strings (x: "wl.array(...)" became a string of a string)
+        return compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:  # compiled from a tree: exc.text is None, take the cell's line
         lines = code_text.splitlines()
         text = exc.text or (lines[exc.lineno - 1] if 0 < (exc.lineno or 0) <= len(lines) else "")
