@@ -19,6 +19,7 @@ The line magic sets defaults for later cells (``%warp_kernel --arch sm_80
 
 from __future__ import annotations
 
+import __future__
 import ast
 import html
 import linecache
@@ -192,6 +193,11 @@ def _deepest_statement(tree: ast.AST) -> ast.AST | None:
 def _compile_cell(tree: ast.Module, filename: str, code_text: str):
     """``compile(tree)``, with its own errors as :class:`KernelCompileError` at the cell line.
 
+    The cell's annotations are deferred (``from __future__ import annotations``,
+    PEP 563): the compile evaluates a kernel's, so a bad one is a located compile error
+    rather than a traceback at the ``def``; a string annotation is still evaluated
+    (:func:`~warp_lab.compiler.frontend_parse.evaluate_annotation`).
+
     ``ast.parse`` accepts some cells that ``compile`` refuses: ``break``
     outside a loop, ``await`` outside an async function, ``nonlocal`` of a
     parameter (SyntaxError from the symbol table / code generator), and very
@@ -201,9 +207,10 @@ def _compile_cell(tree: ast.Module, filename: str, code_text: str):
         KernelCompileError: with the cell's line and column (1-based).
     """
     try:
-        # dont_inherit: this module's own `from __future__ import annotations` must not turn
-        # the cell's annotations into strings (x: "wl.array(...)" became a string of a string)
-        return compile(tree, filename, "exec", dont_inherit=True)
+        # annotations deferred on purpose (PEP 563), not inherited from this module: a bad
+        # kernel annotation (wl.array(ndim=9)) is then a compile error at its cell column
+        return compile(tree, filename, "exec", flags=__future__.annotations.compiler_flag,
+                       dont_inherit=True)
     except SyntaxError as exc:  # compiled from a tree: exc.text is None, take the cell's line
         lines = code_text.splitlines()
         text = exc.text or (lines[exc.lineno - 1] if 0 < (exc.lineno or 0) <= len(lines) else "")
