@@ -18,11 +18,13 @@ magic and Triton's ``CUDAOptions.hash()`` do the same):
 On disk an entry is ``<key>.json`` (all text fields and metadata) plus
 ``<key>.cubin`` (raw bytes) in a per-user folder: ``$WARP_LAB_CACHE_DIR``, or
 ``$XDG_CACHE_HOME/warp_lab`` (``~/.cache/warp_lab``). Nothing is pickled; a
-corrupt or foreign entry is ignored and rebuilt.
+corrupt, foreign or edited entry (its digest differs, :func:`_digest`) is ignored and
+rebuilt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -43,7 +45,7 @@ from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
 __all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "KernelCache",
            "default_cache"]
 
-_FORMAT = 7
+_FORMAT = 8  # 8: the entry's digest (_digest)
 
 
 def _names(code) -> set[str]:
@@ -80,8 +82,22 @@ def _functions(kernel, _seen=None) -> list:
     return out
 
 
+def _ptx_safe(name: str) -> bool:
+    """Whether ``name`` reaches PTX ``.file`` and SASS ``//## File`` as written: printable
+    ASCII without ``"`` or ``\\``. LLVM writes any other byte of a ``DIFile`` name as a C
+    escape (``\\"``, ``\\320``), which ptxas refuses (``"`` ends its string: "Parsing error
+    near ...") or keeps escaped, so no view, finding or trap message could name the file."""
+    return all(" " <= c <= "~" and c not in '"\\' for c in name)
+
+
+def _ascii_name(name: str) -> str:
+    """A function name as :func:`_ptx_safe` text: itself when ASCII, else its IDNA-style
+    punycode (``ключ`` -> ``xn--h1acbxfam``, never an identifier of its own)."""
+    return name if name.isascii() else "xn--" + name.encode("punycode").decode("ascii")
+
+
 def artifact_files(kernel) -> dict[str, str]:
-    """The file names a compile of ``kernel`` writes into its artifacts, for notebook cells.
+    """The file names a compile of ``kernel`` writes into its artifacts, where not its own.
 
     A cell's name changes each time the same cell runs (``<cell 3>`` then
     ``<cell 4>``; ipykernel's ``/tmp/ipykernel_<pid>/<hash>.py`` with each kernel
@@ -92,23 +108,32 @@ def artifact_files(kernel) -> dict[str, str]:
     name derived from its content instead: ``<cell of NAME>``, NAME the first
     function :func:`fingerprint` visits in it (the kernel for its own cell), with
     `` #2``, `` #3`` added should two cells of one compile give the same name.
+    A real file whose path PTX cannot carry (:func:`_ptx_safe`: a ``"``, a
+    backslash, a non-ASCII letter or a control character in it) is compiled as
+    ``<file of NAME>`` likewise, and a non-ASCII NAME is written in punycode
+    (:func:`_ascii_name`).
     The cache key holds these names, not the cells', so running the same cell
-    again is a cache hit; ``CompiledKernel.files`` maps them back to the cells
-    of the current run, and views, findings and errors show those.
+    again is a hit; ``CompiledKernel.files`` maps them back to the cells
+    of the current run (and the files), and views, findings and errors show those.
 
     Returns:
-        ``{cell name: artifact name}`` for the cells only; a real file keeps its path.
+        ``{cell or file name: artifact name}`` for the cells and the files PTX cannot
+        name; any other file keeps its path.
     """
     out: dict[str, str] = {}
     taken: set[str] = set()
     for fn_obj in _functions(kernel):
         filename = fn_obj.source.filename
-        if filename in out or not is_cell_file(filename):
+        if filename in out:
             continue
-        name, k = f"<cell of {fn_obj.name}>", 1
+        kind = "cell" if is_cell_file(filename) else None if _ptx_safe(filename) else "file"
+        if kind is None:
+            continue
+        base = f"<{kind} of {_ascii_name(fn_obj.name)}"
+        name, k = base + ">", 1
         while name in taken:
             k += 1
-            name = f"<cell of {fn_obj.name} #{k}>"
+            name = f"{base} #{k}>"
         out[filename] = name
         taken.add(name)
     return out
@@ -243,6 +268,17 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         files=d["files"])
 
 
+def _digest(d: dict, cubin: bytes | None) -> str:
+    """SHA-256 of a disk entry: its JSON fields (``d`` without ``digest``, keys sorted) and
+    its cubin. A ``get`` whose digest differs is a miss, so an entry truncated, edited by
+    hand, or whose ``.cubin`` another process replaced by a different compile's, is rebuilt
+    instead of loaded (a cubin cut short would fail only at ``cuModuleLoadData`` on a GPU,
+    a ``"registers": "many"`` only in the views)."""
+    h = hashlib.sha256(json.dumps(d, sort_keys=True).encode())
+    h.update(b"\0" if cubin is None else b"\1" + cubin)
+    return h.hexdigest()
+
+
 class KernelCache:
     """Memory + disk cache of :class:`CompiledKernel` by :func:`cache_key`.
 
@@ -269,12 +305,15 @@ class KernelCache:
         try:
             with open(path + ".json", encoding="utf-8") as f:
                 d = json.load(f)
-            if d.get("format") != _FORMAT or d.get("cache_key") != key:
+            if not isinstance(d, dict) or d.get("format") != _FORMAT \
+                    or d.get("cache_key") != key:
                 return None
             cubin = None
             if d["has_cubin"]:
                 with open(path + ".cubin", "rb") as f:
                     cubin = f.read()
+            if d.pop("digest", None) != _digest(d, cubin):  # truncated, edited, half-written
+                return None
             ck = _from_json(d, cubin)
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -290,7 +329,9 @@ class KernelCache:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)
             if ck.cubin is not None:
                 self._atomic_write(key + ".cubin", ck.cubin)
-            self._atomic_write(key + ".json", json.dumps(_to_json(ck)).encode())
+            d = _to_json(ck)
+            d["digest"] = _digest(d, ck.cubin)
+            self._atomic_write(key + ".json", json.dumps(d).encode())
         except OSError:
             pass
 
@@ -307,10 +348,17 @@ class KernelCache:
                 self._memory.popitem(last=False)
 
     def _atomic_write(self, name: str, data: bytes):
+        """Write ``name`` whole or not at all (a reader in another process never sees half
+        a file); the temporary file is removed when the write fails (a full disk)."""
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, os.path.join(self.directory, name))
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, os.path.join(self.directory, name))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 _default = None

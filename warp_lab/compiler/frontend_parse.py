@@ -117,17 +117,21 @@ def parse_function(fn_obj) -> ast.FunctionDef:
 
 def evaluate_annotation(fn_obj, ann):
     """An annotation's value; strings (``from __future__ import annotations``) are
-    evaluated in the function's module and closure, as ``typing.get_type_hints`` does.
+    evaluated in the function's module and closure, as ``typing.get_type_hints`` does,
+    and so is the string that gives (a string annotation under that import, ``x: "float"``,
+    is stored as ``"'float'"``; a ``%%warp_kernel`` cell defers its annotations so).
 
     Raises:
         ValueError: a string annotation does not evaluate.
     """
-    if not isinstance(ann, str):
-        return ann
-    try:
-        return eval(ann, dict(fn_obj.globals), fn_obj.closure)  # noqa: S307 - the user's own code
-    except Exception as exc:
-        raise ValueError(f"{type(exc).__name__}: {exc}") from None
+    for _ in range(2):
+        if not isinstance(ann, str):
+            return ann
+        try:
+            ann = eval(ann, dict(fn_obj.globals), fn_obj.closure)  # noqa: S307 - the user's own
+        except Exception as exc:
+            raise ValueError(f"{type(exc).__name__}: {exc}") from None
+    return ann
 
 
 def param_types(fn_obj, tree, ctx_error) -> list:

@@ -404,6 +404,14 @@ _PY = {"print": type_print, "len": _len, "abs": _abs_sign, "min": _minmax, "max"
 def _cast(t, node, ty: Scalar, weak_result=False):
     (x,) = _args(t, node, ["x"], 1, ty.name)
     xt = t.value_type(x)
+    if isinstance(xt, Meta) and isinstance(xt.value, str) and ty.is_float:
+        # float('nan'), float('-inf'): Python's own spelling of the special values
+        try:
+            value = float(xt.value)
+        except ValueError:
+            raise t.error(f"{ast.unparse(node)}: the string is not a number", x,
+                          "write the number itself, or math.nan / math.inf") from None
+        return t.mark(node, ty, cast_value(value, ty), weak=weak_result)
     if not isinstance(xt, Scalar):
         raise t.error(f"cannot convert {type_name(xt)} to {ty.name}", x)
     node.wl_call = CallTarget("cast", type=ty, info={"src": xt})

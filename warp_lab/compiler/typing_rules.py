@@ -197,6 +197,8 @@ def implicit_ok(src: Type, dst: Type, weak_value=None) -> bool:
 
 def lossy_hint(src: Type, dst: Type) -> str:
     """The cast to suggest for a rejected implicit conversion."""
+    if isinstance(src, Meta) and isinstance(src.value, str):  # x[0] = 'a': no cast helps
+        return "a string is only a print() or assert message in a kernel; store a number"
     if isinstance(dst, Scalar):
         return f"write wl.{dst.name}(...) to convert explicitly"
     return f"convert the value to {type_name(dst)} explicitly"

@@ -19,6 +19,7 @@ The line magic sets defaults for later cells (``%warp_kernel --arch sm_80
 
 from __future__ import annotations
 
+import __future__
 import ast
 import html
 import linecache
@@ -134,9 +135,22 @@ def _check_options(opts: dict) -> None:
         if shared_mem > optin:  # no launch can have it (the widget's box would clamp it)
             raise UsageError(f"--shared-mem {shared_mem}: {opts['arch']} allows at most "
                              f"{optin} bytes ({optin // 1024} KB) of shared memory per block")
+    if shared_mem and not opts.get("arch"):  # the line magic: no arch can launch it
+        from warp_lab.analysis import arch_properties
+        from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
+
+        most = max(arch_properties(a).shared_mem_per_block_optin for a in SUPPORTED_ARCHS)
+        if shared_mem > most:
+            raise UsageError(f"--shared-mem {shared_mem}: no architecture allows more than "
+                             f"{most} bytes ({most // 1024} KB) of shared memory per block")
     block_dim = opts.get("block_dim")
     if block_dim is not None and block_dim > 1024:  # the occupancy view would show 0 %
         raise UsageError(f"--block-dim {block_dim}: CUDA allows at most 1024 threads per block")
+    # the comma lists, so that the line magic refuses a default every later cell would refuse
+    for name, choices in (("show", SHOW_CHOICES), ("hide", SHOW_CHOICES),
+                          ("check", CHECK_CHOICES)):
+        if opts.get(name):
+            _split(opts[name], choices, f"--{name}")
 
 
 def _defaults_text(opts: dict) -> str:
@@ -147,7 +161,8 @@ def _defaults_text(opts: dict) -> str:
         flag = "--" + key.replace("_", "-")
         if value is True:
             lines.append(flag)
-        elif value is None or value is False or value == "":
+        elif value is None or value is False or isinstance(value, str) \
+                and not unquote(value).strip():  # --hide '' and --launch "" set nothing
             unset.append(flag)
         else:
             lines.append(f"{flag} {value}")
@@ -191,6 +206,11 @@ def _deepest_statement(tree: ast.AST) -> ast.AST | None:
 def _compile_cell(tree: ast.Module, filename: str, code_text: str):
     """``compile(tree)``, with its own errors as :class:`KernelCompileError` at the cell line.
 
+    The cell's annotations are deferred (``from __future__ import annotations``,
+    PEP 563): the compile evaluates a kernel's, so a bad one is a located compile error
+    rather than a traceback at the ``def``; a string annotation is still evaluated
+    (:func:`~warp_lab.compiler.frontend_parse.evaluate_annotation`).
+
     ``ast.parse`` accepts some cells that ``compile`` refuses: ``break``
     outside a loop, ``await`` outside an async function, ``nonlocal`` of a
     parameter (SyntaxError from the symbol table / code generator), and very
@@ -200,7 +220,10 @@ def _compile_cell(tree: ast.Module, filename: str, code_text: str):
         KernelCompileError: with the cell's line and column (1-based).
     """
     try:
-        return compile(tree, filename, "exec")
+        # annotations deferred on purpose (PEP 563), not inherited from this module: a bad
+        # kernel annotation (wl.array(ndim=9)) is then a compile error at its cell column
+        return compile(tree, filename, "exec", flags=__future__.annotations.compiler_flag,
+                       dont_inherit=True)
     except SyntaxError as exc:  # compiled from a tree: exc.text is None, take the cell's line
         lines = code_text.splitlines()
         text = exc.text or (lines[exc.lineno - 1] if 0 < (exc.lineno or 0) <= len(lines) else "")
@@ -222,6 +245,61 @@ def _device_arch(device: str) -> str:
         return get_device(device).arch
     except WarpLabError:  # "cuda" asked for without a GPU: the launch will say so
         return SIM_ARCH
+
+
+#: the namespace entry through which a cell's code hands back each function its top-level
+#: ``def`` made (:func:`_recording_defs`), whatever the cell binds the name to afterwards
+_DEFINED = "__warp_kernel_defined__"
+
+
+def _recording_defs(tree: ast.Module) -> ast.Module:
+    """``tree`` with ``__warp_kernel_defined__[i] = NAME`` after the top-level ``def NAME``
+    at ``tree.body[i]`` (located at the def's last line), so that the magic compiles the
+    function each ``def`` made even when the cell then rebinds or deletes its name
+    (``k = 5``, ``k = other_kernel``, ``del k``)."""
+    body = []
+    for i, node in enumerate(tree.body):
+        body.append(node)
+        if isinstance(node, ast.FunctionDef):
+            record = ast.parse(f"{_DEFINED}[{i}] = {node.name}").body[0]
+            for sub in ast.walk(record):
+                sub.lineno = sub.end_lineno = node.end_lineno
+                sub.col_offset = sub.end_col_offset = 0
+            body.append(record)
+    return ast.Module(body=body, type_ignores=tree.type_ignores)
+
+
+def _rebinding_line(tree: ast.Module, after: int, name: str) -> int | None:
+    """The line of the last top-level statement after ``tree.body[after]`` that binds or
+    deletes ``name`` (assignment, ``del``, ``for``/``with`` target, import, later ``def``),
+    or None when none does (``globals()[name] = ...``)."""
+    line = None
+    for stmt in tree.body[after + 1:]:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            hit = stmt.name == name
+        else:
+            hit = any(isinstance(n, ast.Name) and n.id == name
+                      and isinstance(n.ctx, (ast.Store, ast.Del)) or
+                      isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name
+                      for n in ast.walk(stmt))
+        if hit:
+            line = stmt.lineno
+    return line
+
+
+def _describe(value) -> str:
+    """A short phrase for what a name holds now (``the kernel other``, ``an int``)."""
+    if isinstance(value, (Kernel, Func)):
+        return f"the {'kernel' if isinstance(value, Kernel) else 'device function'} " \
+               f"{value.name}"
+    kind = type(value).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
+
+
+def _note(text: str) -> None:
+    """Show one line of explanation (italic, the colour of a missing pane) as cell output."""
+    display({"text/plain": text, "text/html": f'<div class="wl-missing" style="color:'
+             f'#a60;font-style:italic">{html.escape(text)}</div>'}, raw=True)
 
 
 @magics_class
@@ -262,7 +340,8 @@ class WarpKernelMagics(Magics):
                               + " (default source,llvm,ptx,sass,resources)")
     @magic_arguments.argument("--hide", help="comma list of views to leave out")
     @magic_arguments.argument("--launch", help='launch the last kernel of the cell, e.g. '
-                              '"dim=n, inputs=[x, y, 2.0]", evaluated in the notebook namespace')
+                              '"dim=n, inputs=[x, y, 2.0]", evaluated in the notebook namespace '
+                              '(--launch "" launches nothing, over a line-magic default)')
     @magic_arguments.argument("--repeat", type=int, help="timed launches (default 1)")
     @magic_arguments.argument("--check", help="simulator checks for --launch: comma list of "
                               "memcheck,racecheck,initcheck (the barrier check always runs; "
@@ -300,7 +379,9 @@ class WarpKernelMagics(Magics):
         0.5 s shows a progress bar of simulated blocks; the resource card and
         the occupancy widget then describe that launch: its ``block_dim`` or
         ``block`` and ``shared_mem``). Compile errors show as a box with the
-        cell line and a caret; a cell without a kernel says so.
+        cell line and a caret; a cell without a kernel says so. A kernel whose name
+        the cell rebinds or deletes after its ``def`` is still the one shown, with a
+        note naming the line; of two ``def`` statements of one name, the last.
         """
         __tracebackhide__ = True  # an exception of the cell's own code shows the cell's frames
         try:
@@ -319,6 +400,8 @@ class WarpKernelMagics(Magics):
         # kernels keep for wl.compile/wl.launch elsewhere in the notebook (Kernel.options)
         chosen = {**self.defaults, **given}
         carried = {k: chosen[k] for k in KERNEL_OPTIONS if chosen.get(k) is not None}
+        if not unquote(opts["launch"] or "").strip():  # --launch "": no launch (over a default)
+            opts["launch"] = None
         if opts["arch"] is None:
             opts["arch"] = _device_arch(opts["device"])
         _check_options(opts)  # a GPU's own arch may be one warp_lab cannot target
@@ -371,7 +454,7 @@ class WarpKernelMagics(Magics):
             raise _too_deep(filename, k + 1, indent + 1, lines[k]) from None
         kinds = classify_functions(tree)
         ns = self.shell.user_ns
-        code = _compile_cell(tree, filename, code_text)
+        code = _compile_cell(_recording_defs(tree), filename, code_text)
         for node in tree.body:
             if isinstance(node, ast.AsyncFunctionDef) and (
                     not node.decorator_list or any(map(_is_kernel_decorator, node.decorator_list))):
@@ -379,29 +462,50 @@ class WarpKernelMagics(Magics):
                                          filename, node.lineno, node.col_offset + 1,
                                          code_text.splitlines()[node.lineno - 1],
                                          "write def instead of async def")
-        exec(code, ns)  # noqa: S102 - the user's own cell
-        kernels = []
-        for node in tree.body:
-            if not isinstance(node, ast.FunctionDef):
+        defined: dict[int, object] = {}
+        ns[_DEFINED] = defined
+        try:
+            exec(code, ns)  # noqa: S102 - the user's own cell
+        finally:
+            ns.pop(_DEFINED, None)
+        kernels, notes = [], []
+        defs = [(i, node) for i, node in enumerate(tree.body) if isinstance(node, ast.FunctionDef)]
+        last_def = {node.name: i for i, node in defs}
+        for i, node in defs:
+            if last_def[node.name] != i or i not in defined:  # a later def of the name wins
                 continue
-            obj = ns.get(node.name)
+            obj = made = defined[i]
             if node.name in kinds and callable(obj) and not isinstance(obj, (Kernel, Func)):
                 obj = (Kernel if kinds[node.name] == "kernel" else Func)(obj)
+            now = ns.get(node.name, _DEFINED)
+            if isinstance(now, (Kernel, Func)) and now.fn is made:  # k = wl.kernel(debug=1)(k)
+                obj = now
+            rebound = now is not made and now is not obj
+            if not rebound:
                 ns[node.name] = obj
             if isinstance(obj, Kernel):
                 # the cell's options, over an @wl.kernel(...)'s own where both set one
                 obj.options.update(carried)
                 kernels.append(obj)
+                if rebound:
+                    at = _rebinding_line(tree, i, node.name)
+                    notes.append(
+                        f"{node.name} is {'deleted' if now is _DEFINED else 'rebound'}"
+                        f"{f' at line {at}' if at else ''} after its def at line "
+                        f"{node.lineno}"
+                        f"{'' if now is _DEFINED else f' (it is now {_describe(now)})'}: shown "
+                        f"is the kernel that def made, which the notebook's "
+                        f"{node.name} no longer names")
+        for note in notes:
+            _note(note)
         if not kernels:  # a word instead of nothing (a student who wrote only a helper)
             funcs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
                      and isinstance(ns.get(n.name), Func)]
             one = len(funcs) == 1
-            note = (f"no kernel in this cell: {', '.join(funcs)} "
-                    f"{'is a device function' if one else 'are device functions'}, compiled "
-                    f"into the kernels that call {'it' if one else 'them'}" if funcs else
-                    "no kernel in this cell: %%warp_kernel compiles the functions a cell defines")
-            display({"text/plain": note, "text/html": f'<div class="wl-missing" style="color:'
-                     f'#a60;font-style:italic">{html.escape(note)}</div>'}, raw=True)
+            _note(f"no kernel in this cell: {', '.join(funcs)} "
+                  f"{'is a device function' if one else 'are device functions'}, compiled "
+                  f"into the kernels that call {'it' if one else 'them'}" if funcs else
+                  "no kernel in this cell: %%warp_kernel compiles the functions a cell defines")
             return None
         launch_kwargs = launch_error = None
         view_opts = opts
