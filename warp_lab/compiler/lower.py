@@ -142,9 +142,9 @@ class ModuleContext:
             g.type = ir.PointerType(addrspace=3)  # opaque, like every other pointer here
             self.shared[decl.symbol] = g
 
-    def keep_shared_whole(self) -> None:
-        """List the static shared arrays in ``@llvm.compiler.used``, so that each stays one
-        ``.shared`` variable, as declared and as nvcc keeps a ``__shared__`` array.
+    def keep_shared_whole(self, text: str) -> str:
+        """The ``@llvm.compiler.used`` line that keeps each static shared array the code
+        uses one ``.shared`` variable, as declared and as nvcc keeps a ``__shared__`` array.
 
         Otherwise GlobalOpt splits an array that is only accessed at constant indices
         into scalars named ``<symbol>.0``, ``.1``, ... numbered in the order of the
@@ -154,18 +154,21 @@ class ModuleContext:
         Reference, "The llvm.compiler.used Global Variable") makes the optimiser treat
         the variable as used by something it cannot see, which ends its analysis of
         the variable's uses (no split); the loads and stores are optimised as before.
-        An array no function refers to is left out, so LLVM still drops it.
+
+        Args:
+            text: the module's LLVM IR (``str(self.module)``), read, not printed again.
+
+        Returns:
+            The line to append to ``text`` (between newlines), or ``""`` when the code
+            uses no shared array. An array only declared (its definition is its one
+            mention in ``text``) is left out, so LLVM still drops it.
         """
-        # only arrays the code refers to: one declared and never used stays out of the PTX
-        text = "".join(str(f) for f in self.module.functions if not f.is_declaration)
-        used = [g for g in self.shared.values() if g.get_reference() in text]
+        refs = [g.get_reference() for g in self.shared.values()]
+        used = [f"ptr addrspace(3) {r}" for r in refs if text.count(r) > 1]
         if not used:
-            return
-        arr = ir.ArrayType(ir.PointerType(addrspace=3), len(used))
-        g = ir.GlobalVariable(self.module, arr, "llvm.compiler.used")
-        g.linkage = "appending"
-        g.section = "llvm.metadata"
-        g.initializer = ir.Constant(arr, used)
+            return ""
+        return (f"\n@llvm.compiler.used = appending global [{len(used)} x ptr addrspace(3)] "
+                f"[{', '.join(used)}], section \"llvm.metadata\"\n")
 
     def _init_debug(self):
         m = self.module
@@ -816,8 +819,9 @@ def make_llvm_ir(typed: TypedKernel, options=None, cells: dict | None = None) ->
     FunctionLowerer(mctx, typed.kernel, entry).lower()
     while mctx.pending:  # device functions, as calls declare them (ModuleContext.function)
         FunctionLowerer(mctx, *mctx.pending.pop(0)).lower()
-    mctx.keep_shared_whole()
-    return LoweredKernel(str(mctx.module), typed.entry, typed.params, typed.launch_ndim,
+    text = str(mctx.module)
+    text += mctx.keep_shared_whole(text)
+    return LoweredKernel(text, typed.entry, typed.params, typed.launch_ndim,
                          typed.shared_bytes, typed.uses_tid, mctx.entry_guard)
 
 
