@@ -255,3 +255,17 @@ def test_listing_and_life_ranges_come_from_one_call(sm90):
         toolchain.make_sass(cubin, "sm_90", ("--print-life-ranges",)))
     assert toolchain.disassemble(cubin, "sm_90", listing=False) == (None, None)
     assert toolchain.disassemble(cubin, "sm_90", listing=False, life_ranges=True)[1] == ranges
+
+
+def test_the_same_kernel_twice_gives_the_same_ptx():
+    """NVPTX numbers call sequences (printf's vprintf calls) with a counter of the target
+    machine, which the process keeps: the second compile's comments said callseq 2, 3 where
+    the first said 0, 1, so a --diff of an edited printf kernel showed every call changed."""
+    import warp_lab as wl
+    from warp_lab.examples import get
+
+    kernel = get("hello_printf").kernel
+    first = wl.compile(kernel, arch="sm_90", cache=False, sass=False).ptx
+    second = wl.compile(kernel, arch="sm_90", cache=False, sass=False).ptx
+    assert "// callseq 0" in first
+    assert second == first

@@ -88,6 +88,23 @@ def _emit(tm, mod) -> str:
             llvm.set_option("", "--disable-lsr=false")
 
 
+#: ``{ // callseq 3, 0`` ... ``} // callseq 3``: NVPTX's comment around each call sequence
+_CALLSEQ = re.compile(r"(?<=// callseq )\d+")
+
+
+def _renumber_callseq(ptx: str) -> str:
+    """``ptx`` with its call sequences numbered from 0 in order of appearance.
+
+    NVPTX numbers them with a counter of the target machine, which :func:`target_machine`
+    keeps for the process, so the same kernel compiled twice gave two PTX texts (a
+    ``--diff`` of a printf kernel showed every call changed). They are comments.
+    """
+    if "callseq" not in ptx:
+        return ptx
+    numbers: dict = {}
+    return _CALLSEQ.sub(lambda m: str(numbers.setdefault(m.group(0), len(numbers))), ptx)
+
+
 def check_arch(arch: str) -> str:
     """Validate an ``sm_XX`` name.
 
@@ -249,7 +266,7 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
     try:
         pb.getModulePassManager().run(mod, pb)
         t1 = time.perf_counter()
-        ptx = _emit(tm, mod)
+        ptx = _renumber_callseq(_emit(tm, mod))
     except RuntimeError as exc:  # pragma: no cover - LLVM reports through here
         raise InternalCompilerError(f"LLVM could not emit PTX: {exc}", stage="nvptx") from None
     llvm_ir_optimized = str(mod)
