@@ -117,3 +117,14 @@ def test_vector_and_read_only_cache_loads_on_gpu_match_numpy():
     r = wl.launch(_shift_add, dim=4096, inputs=[y, y], device="cuda")
     assert not r.compiled.options.read_only_cache
     np.testing.assert_array_equal(y, expected)
+
+
+@pytest.mark.gpu
+def test_printf_on_gpu_is_captured_like_the_simulators():
+    ex = get("hello_printf")
+    gpu_args, sim_args = ex.make_inputs(), ex.make_inputs()
+    gpu = wl.launch(ex.kernel, inputs=gpu_args, device="cuda", **ex.launch(gpu_args).kwargs())
+    sim = wl.launch(ex.kernel, inputs=sim_args, device="sim", **ex.launch(sim_args).kwargs())
+    assert sim.printed
+    # warps may print in another order on the GPU; each line is the same text
+    assert sorted(gpu.printed.splitlines()) == sorted(sim.printed.splitlines())

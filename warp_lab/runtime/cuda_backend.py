@@ -5,7 +5,10 @@ else the PTX (the driver JIT-compiles it). Loaded modules are cached per
 device and artifact. Parameters are packed by
 :func:`warp_lab.compiler.abi.pack_params` — the same bytes the simulator gets
 — and handed to ``cuLaunchKernel`` as one pointer per ``.param`` slot.
-Kernel time is measured with CUDA events around each launch.
+Kernel time is measured with CUDA events around each launch. What a kernel's
+``printf``/``print`` writes (the driver copies the device's printf buffer to the
+process's C-level stdout when the launch is synchronised) is captured into
+``LaunchResult.printed``, as the simulator's is, with wurlitzer.
 
 ``wl.array`` arguments keep a device copy between launches and are copied
 back only when the host reads them (``Array.numpy()``); plain numpy
@@ -14,17 +17,20 @@ arguments are copied in and out around each launch.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
+import io
 
 import numpy as np
 
 from warp_lab.compiler import abi
 from warp_lab.errors import CudaError
 from warp_lab.runtime.args import group_regions, written_regions
+from warp_lab.runtime.finding_text import cell_text
 from warp_lab.runtime.result import LaunchResult
 
-__all__ = ["run", "check", "EXPLANATIONS"]
+__all__ = ["run", "check", "device_printf", "EXPLANATIONS"]
 
 #: What the common driver errors usually mean (CUDA Driver API, "Error Handling").
 EXPLANATIONS = {
@@ -125,6 +131,34 @@ def _persistent_owner(region):
     return owner
 
 
+@contextlib.contextmanager
+def device_printf(ptx: str, into: list):
+    """Capture what a launch's device-side ``printf`` writes, for the duration of the block.
+
+    The device writes into a buffer that the driver prints to the process's stdout file
+    descriptor when the host synchronises with the launch (CUDA C++ Programming Guide,
+    "Formatted Output": at ``cuEventSynchronize``, ``cuStreamSynchronize``, a blocking
+    copy, the next launch). In Jupyter that descriptor is the server's terminal, not the
+    cell, so the text is read back through a pipe (``wurlitzer.pipes``: it redirects file
+    descriptor 1 and flushes C's ``stdout``) and appended to ``into`` as one ``str``.
+
+    Args:
+        ptx: the kernel's PTX; without a ``vprintf`` call nothing is redirected.
+        into: a list that receives the captured text (also when the block raises).
+    """
+    if "vprintf" not in ptx:
+        yield
+        return
+    from wurlitzer import pipes
+
+    out = io.StringIO()
+    try:
+        with pipes(stdout=out, stderr=None):
+            yield
+    finally:
+        into.append(out.getvalue())
+
+
 #: dynamic shared memory per block a launch may use without opting in (bytes)
 _DEFAULT_DYNAMIC_SHARED = 48 * 1024
 
@@ -188,19 +222,27 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
             snap = int(check(driver.cuMemAlloc(max(region.nbytes, 1))))
             check(driver.cuMemcpyDtoD(snap, copy.ptr, region.nbytes))
             snapshots.append((snap, copy.ptr, region.nbytes))
-    times = []
+    times, printed = [], []   # printed: each launch's printf text (the last one is kept)
     try:
         for i in range(repeat + (1 if repeat > 1 else 0)):  # one warm-up launch when timing
             for snap, ptr, n in snapshots:
                 check(driver.cuMemcpyDtoDAsync(ptr, snap, n, stream))
-            check(driver.cuEventRecord(start, stream))
-            check(driver.cuLaunchKernel(func, *grid, *block, shared_mem, stream,
-                                        ctypes.addressof(pointers), 0))
-            check(driver.cuEventRecord(stop, stream))
-            check(driver.cuEventSynchronize(stop))
+            with device_printf(ck.ptx, printed):
+                check(driver.cuEventRecord(start, stream))
+                check(driver.cuLaunchKernel(func, *grid, *block, shared_mem, stream,
+                                            ctypes.addressof(pointers), 0))
+                check(driver.cuEventRecord(stop, stream))
+                check(driver.cuEventSynchronize(stop))
             if repeat == 1 or i > 0:
                 times.append(check(driver.cuEventElapsedTime(start, stop)) / 1e3)
         check(driver.cuStreamSynchronize(stream))
+    except CudaError as exc:
+        said = cell_text(printed[-1], ck).strip() if printed else ""
+        if not said:
+            raise
+        # a failed assert or --debug bounds check prints its message, then traps
+        raise CudaError(exc.name, f"{exc.explanation}; the kernel printed:\n{said}"
+                        if exc.explanation else f"the kernel printed:\n{said}") from None
     finally:
         for snap, _, _ in snapshots:
             driver.cuMemFree(snap)
@@ -218,4 +260,5 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     temporary.clear()  # frees the per-launch allocations
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),
-                        argument_bytes=sum(v.array.nbytes for v in views))
+                        argument_bytes=sum(v.array.nbytes for v in views),
+                        printed=cell_text(printed[-1], ck) if printed else "")
