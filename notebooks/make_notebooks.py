@@ -497,7 +497,11 @@ assert occ.occupancy < 0.5 and occ.limiters == ("registers",)"""),
 
 Move the slider: the occupancy and the limiting factor come from the
 model, for this kernel's resources. `suggest_block_size` picks the block
-size with the highest occupancy."""),
+size with the highest occupancy and, of several that reach it, the
+largest, as CUDA's `cudaOccupancyMaxPotentialBlockSize` does: it tries
+sizes from 1024 down. Here 128 reaches the same occupancy as its pick;
+a smaller block is often the better choice then (more blocks to spread
+over the SMs, cheaper `syncthreads`), which occupancy does not measure."""),
     ("code", """w = OccupancyWidget(ck.resources, arch="sm_80", block_size=256)
 w.block_size.value = 128
 best = suggest_block_size(ck)
@@ -506,7 +510,8 @@ w"""),
     ("md", "Check the result: the widget and the suggestion agree with the model."),
     ("code", """# check
 assert w.occupancy == occupancy(ck.resources, block_size=128)
-assert max(o.occupancy for o in occupancy_curve(ck)) == best.occupancy.occupancy"""),
+assert max(o.occupancy for o in occupancy_curve(ck)) == best.occupancy.occupancy
+assert occupancy(ck.resources, block_size=128).occupancy == best.occupancy.occupancy"""),
     ("md", """## Where the registers go
 
 nvdisasm's register life ranges give the registers live at each SASS
