@@ -1,0 +1,123 @@
+"""Messages that named the wrong thing: each must say what the user did, where.
+
+A shadowed builtin (``range = 3``) made ``for i in range(2)`` say "for loops must
+iterate over range(...)"; ``max(*t)`` said "max() takes two or more positional
+arguments"; an unknown ``@wl.kernel(...)`` option, a ``%%warp_kernel`` cell whose
+kernel was not taken, a negative shift count, ``checks="memcheck"`` and a masked
+array each gave an internal traceback, a wrong answer or no explanation.
+"""
+
+import importlib.util
+
+import pytest
+
+import warp_lab as wl
+from adv_cells import cell_kernel
+
+HEAD = "@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), n: int):\n"
+LOOP = "    for i in range(2):\n        x[i] = 1.0\n"
+
+
+def _error(kernel) -> wl.KernelCompileError:
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(kernel, cache=False, sass=False)
+    return info.value
+
+
+def _caret_col(err) -> int:
+    """The 1-based column the caret of ``str(err)`` sits under."""
+    caret = str(err).splitlines()[2]
+    assert caret.strip() == "^"
+    return len(caret) - 4
+
+
+# -- 1. a shadowed builtin ------------------------------------------------------------
+@pytest.mark.parametrize("cell,line,binding,hint", [
+    (HEAD + "    range = 3\n" + LOOP, 4, "the variable 'range' of k() (assigned on line 3)",
+     "rename the variable"),
+    ("@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), range: int):\n" + LOOP, 3,
+     "the parameter 'range' of k() (line 2)", "rename the parameter"),
+    ("range = 3\n" + HEAD + LOOP, 4, "a notebook global (= 3, set on line 1 of <adv",
+     "run `del range` in a cell"),
+], ids=["local", "parameter", "global"])
+def test_shadowed_range_names_the_binding(cell, line, binding, hint):
+    err = _error(cell_kernel(cell))
+    assert err.message.startswith("range is shadowed by ") and binding in err.message
+    assert "for loops must iterate" not in err.message
+    assert (err.line, err.col) == (line, 14) and _caret_col(err) == 14
+    assert hint in err.hint
+
+
+@pytest.mark.parametrize("name,use", [
+    ("min", "x[0] = min(1.0, 2.0)"), ("max", "x[0] = max(1.0, 2.0)"),
+    ("abs", "x[0] = abs(1.0)"), ("len", "n = len(x)"), ("float", "x[0] = float(n)"),
+    ("int", "n = int(x[0])"), ("print", "print(n)"),
+])
+@pytest.mark.parametrize("binding", ["local", "parameter", "global"])
+def test_every_shadowed_builtin_says_so(name, use, binding):
+    body = f"    {use}\n"
+    head = "@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), n: wl.int32):\n"
+    if binding == "local":
+        cell, where = head + f"    {name} = 3\n" + body, "the variable"
+    elif binding == "parameter":
+        cell = (f"@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), n: wl.int32, "
+                f"{name}: wl.int32):\n" + body)
+        where = "the parameter"
+    else:
+        cell, where = f"{name} = 3\n" + head + body, "a notebook global"
+    err = _error(cell_kernel(cell))
+    assert err.message.startswith(f"{name} is shadowed by ") and where in err.message
+    assert f"Python's {name}()" in err.message and name in err.hint
+
+
+def test_shadowed_int_in_an_annotation_says_so():
+    err = _error(cell_kernel("int = 3\n" + HEAD + "    x[0] = 1.0\n"))
+    assert err.message == ("the annotation of 'n' is int, which is shadowed here (= 3), "
+                           "not Python's int")
+    assert (err.line, err.col) == (3, 41) and "wl.int32" in err.hint
+
+
+def test_shadowing_global_of_a_module_names_its_line(tmp_path):
+    path = tmp_path / "shadow_mod.py"
+    path.write_text("import warp_lab as wl\n\nmax = 7\n\n\n@wl.kernel\n"
+                    "def k(x: wl.array(dtype=wl.float32)):\n    x[0] = max(1.0, 2.0)\n")
+    spec = importlib.util.spec_from_file_location("adv_shadow_mod", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    err = _error(module.k)
+    assert "a global of module adv_shadow_mod (= 7, set on line 3 of" in err.message
+    assert (err.line, err.col) == (8, 12) and "rename the module's max" in err.hint
+
+
+def test_from_builtins_import_range_is_still_range():
+    kernel = cell_kernel("from builtins import range, max\n" + HEAD + LOOP
+                         + "    x[1] = max(x[0], 2.0)\n")
+    assert wl.compile(kernel, cache=False, sass=False).ptx
+
+
+# -- 2. * and ** in a kernel call -----------------------------------------------------
+STAR_CALLS = [
+    "x[0] = max(*(1.0, 2.0))", "x[0] = min(*(1.0, 2.0))", "x[0] = abs(*(1.0,))",
+    "x[0] = wl.sqrt(*(1.0,))", "x[0] = math.sqrt(*(1.0,))", "x[0] = float(*(1,))",
+    "n = int(*(1.0,))", "x[0] = wl.float32(*(1,))", "v = wl.vec2(*(1.0, 2.0))",
+    "i = wl.tid(*())", "wl.atomic_add(*(x, 0, 1.0))", "print(*(1, 2))", "n = len(*(x,))",
+    "s = wl.shared_array(*(4, wl.float32))", "x[0] = g(*(1.0, 2.0))",
+    "for i in range(*(0, 2)):\n        x[i] = 1.0",
+]
+KW_CALLS = [
+    "x[0] = max(1.0, 2.0, **{})", "v = wl.vec2(**{'x': 1.0})", "print(1, **{'sep': ','})",
+    "x[0] = g(**{'a': 1.0, 'b': 2.0})", "x[0] = wl.sqrt(**{'x': 1.0})",
+    "for i in range(2, **{}):\n        x[i] = 1.0",
+]
+G = "@wl.func\ndef g(a, b):\n    return a + b\n"
+
+
+@pytest.mark.parametrize("use", STAR_CALLS + KW_CALLS)
+def test_unpacking_in_any_kernel_call_is_one_located_message(use):
+    err = _error(cell_kernel(G + HEAD + f"    {use}\n"))
+    first = use.splitlines()[0]
+    star = "**" if "**" in first else "*"
+    assert err.message.startswith(f"{star} ") and "is not supported in kernel calls" in \
+        err.message, err.message
+    assert err.line == 6 and err.col == 5 + first.index(star) and _caret_col(err) == err.col
+    assert "takes" not in err.message and "dicts" not in err.message
