@@ -121,3 +121,67 @@ def test_unpacking_in_any_kernel_call_is_one_located_message(use):
         err.message, err.message
     assert err.line == 6 and err.col == 5 + first.index(star) and _caret_col(err) == err.col
     assert "takes" not in err.message and "dicts" not in err.message
+
+
+# -- 3. @wl.kernel(...) options -------------------------------------------------------
+BODY = "def k(x: wl.array(dtype=wl.float32)):\n    x[0] = 1.0\n"
+
+
+@pytest.mark.parametrize("deco,col,message,hint", [
+    ("@wl.kernel(bogus=1)", 12, "@wl.kernel got unknown option 'bogus'",
+     "arch, opt, fast_math, debug, maxrregcount"),
+    ("@wl.kernel(debug=True, debgu=True)", 24, "unknown option 'debgu'", "did you mean debug"),
+    ("@wl.kernel(arch='sm_1')", 12, "@wl.kernel: unsupported architecture 'sm_1'",
+     "sm_80, sm_86"),
+    ("@wl.kernel(debug=True, opt=7)", 24, "opt must be 0, 1, 2 or 3", ""),
+    ("@wl.kernel(\n    debug='yes')", 5, "debug must be True or False", ""),
+])
+def test_kernel_option_error_points_at_the_decorator(deco, col, message, hint):
+    with pytest.raises(wl.KernelOptionError) as info:
+        cell_kernel(deco + "\n" + BODY)
+    err = info.value
+    assert isinstance(err, wl.KernelCompileError) and message in err.message
+    assert err.filename.startswith("<adv ") and err.line == deco.count("\n") + 1
+    assert err.col == col and _caret_col(err) == col and hint in err.hint
+    # still what Python raises for an unknown keyword / a bad value
+    assert isinstance(err, TypeError) and isinstance(err, ValueError)
+
+
+def test_kernel_option_error_in_a_module_names_the_file_line(tmp_path):
+    path = tmp_path / "option_mod.py"
+    path.write_text("import warp_lab as wl\n\n\n@wl.kernel(arch='sm_1')\n" + BODY)
+    spec = importlib.util.spec_from_file_location("adv_option_mod", path)
+    module = importlib.util.module_from_spec(spec)
+    with pytest.raises(wl.KernelOptionError) as info:
+        spec.loader.exec_module(module)
+    err = info.value
+    assert (err.filename, err.line, err.col) == (str(path), 4, 12)
+    tb = info.traceback
+    assert not any("pipeline.py" in str(e.path) or "nvptx.py" in str(e.path) for e in tb)
+
+
+@pytest.fixture()
+def shell(ip):
+    ip.run_cell("import warp_lab as wl\nimport functools")
+    return ip
+
+
+def test_kernel_option_error_in_a_warp_kernel_cell_is_a_located_box(shell, published):
+    res = shell.run_cell("%%warp_kernel --show ptx\n@wl.kernel(bogus=1)\n" +
+                         BODY.replace("def k", "def ce_opt"))
+    err = res.error_in_exec
+    assert isinstance(err, wl.KernelOptionError)
+    assert (err.line, err.col) == (2, 12) and err.filename.startswith("<cell ")
+    text = "\n".join(str(d.get("text/plain", "")) for d in published)
+    assert "error: @wl.kernel got unknown option 'bogus'" in text
+    assert "Traceback" not in text and "kernel.py" not in text
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"arch": "sm_1"}, "unsupported architecture 'sm_1'"), ({"opt": 9}, "opt must be"),
+])
+def test_compile_option_error_is_raised_by_compile_itself(kw, message):
+    kernel = cell_kernel("@wl.kernel\n" + BODY)
+    with pytest.raises(ValueError, match=message) as info:
+        wl.compile(kernel, **kw)
+    assert info.traceback[-1].name == "compile"   # not nvptx.check_arch's frame
