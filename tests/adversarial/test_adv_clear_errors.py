@@ -185,3 +185,35 @@ def test_compile_option_error_is_raised_by_compile_itself(kw, message):
     with pytest.raises(ValueError, match=message) as info:
         wl.compile(kernel, **kw)
     assert info.traceback[-1].name == "compile"   # not nvptx.check_arch's frame
+
+
+# -- 4. a %%warp_kernel cell whose function was not taken as a kernel -----------------
+KBODY = "(x: wl.array(dtype=wl.float32)):\n    x[0] = 1.0\n"
+
+
+def _indent(text: str) -> str:
+    return "".join("    " + ln for ln in text.splitlines(True))
+
+
+@pytest.mark.parametrize("cell,note", [
+    ("if True:\n" + _indent("def ce_if" + KBODY),
+     "ce_if (line 3) is defined inside an if block: %%warp_kernel compiles the cell's "
+     "top-level defs"),
+    ("for _ in range(1):\n" + _indent("def ce_for" + KBODY),
+     "ce_for (line 3) is defined inside a for loop"),
+    ("class CeC:\n" + _indent("def ce_cls" + KBODY), "ce_cls (line 3) is defined inside class CeC"),
+    ("@functools.lru_cache\ndef ce_lru" + KBODY,
+     "ce_lru has decorator @functools.lru_cache (line 2), which warp_lab does not know"),
+    ("@staticmethod\ndef ce_static" + KBODY, "ce_static has decorator @staticmethod (line 2)"),
+    ("try:\n" + _indent("@wl.kernel\ndef ce_try" + KBODY) + "except Exception:\n    pass\n",
+     "ce_try (line 4) is a kernel defined inside a try block, which %%warp_kernel does not "
+     "show"),
+    ("ce_lam = lambda x: x\n", "ce_lam (line 2) is a lambda: write def ce_lam(...)"),
+])
+def test_no_kernel_note_says_what_was_found_and_why(shell, published, cell, note):
+    res = shell.run_cell("%%warp_kernel --show source\n" + cell)
+    assert res.error_in_exec is None
+    notes = [d["text/plain"] for d in published if "no kernel in this cell" in
+             str(d.get("text/plain", ""))]
+    assert len(notes) == 1 and note in notes[0], notes
+    assert "compiles the functions a cell defines" not in notes[0]
