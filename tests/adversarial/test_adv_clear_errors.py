@@ -217,3 +217,55 @@ def test_no_kernel_note_says_what_was_found_and_why(shell, published, cell, note
              str(d.get("text/plain", ""))]
     assert len(notes) == 1 and note in notes[0], notes
     assert "compiles the functions a cell defines" not in notes[0]
+
+
+# -- 5. negative shift counts ---------------------------------------------------------
+IHEAD = "@wl.kernel\ndef k(x: wl.array(dtype=wl.int32), n: int):\n"
+
+
+@pytest.mark.parametrize("body,col,sym", [
+    ("    x[0] = n << -1\n", 17, "<< -1"), ("    x[0] = n >> -3\n", 17, ">> -3"),
+    ("    x[0] = 4 << -1\n", 17, "<< -1"), ("    n <<= -2\n    x[0] = n\n", 11, "<< -2"),
+    ("    x[0] = n >> NEG\n", 17, ">> -2"),
+])
+def test_constant_negative_shift_is_a_located_compile_error(body, col, sym):
+    err = _error(cell_kernel("NEG = -2\n" + IHEAD + body))
+    assert err.message == f"negative shift count ({sym}): Python raises ValueError here"
+    assert (err.line, err.col) == (4, col) and _caret_col(err) == col
+    assert "shift the other way" in err.hint
+
+
+SHIFTS = """
+@wl.kernel
+def k(x: wl.array(dtype=wl.int32), s: int, w: wl.int64):
+    x[0] = x[0] << s
+    x[1] = x[1] >> s
+    x[2] = wl.int32(wl.int64(x[2]) >> w)
+"""
+
+
+def test_runtime_negative_shift_traps_with_pythons_message_under_debug():
+    import numpy as np
+    kernel = cell_kernel(SHIFTS)
+    x = np.array([5, -5, -5], np.int32)
+    res = wl.launch(kernel, dim=1, inputs=[x, -1, 2], device="sim", debug=True)
+    cell = kernel.source.filename
+    assert f"{cell}:3: negative shift count (-1)" in res.printed, res.printed
+    assert [(f.kind, f.source_line) for f in res.findings] == [("trap", 3)]
+    np.testing.assert_array_equal(x, [5, -5, -5])           # aborted before any store
+    x = np.array([5, -5, -5], np.int32)
+    res = wl.launch(kernel, dim=1, inputs=[x, 1, -2], device="sim", debug=True)
+    assert f"{cell}:5: negative shift count (-2)" in res.printed, res.printed  # int64 count
+    assert [(f.kind, f.source_line) for f in res.findings] == [("trap", 5)]
+
+
+def test_runtime_negative_shift_without_debug_is_as_documented():
+    import numpy as np
+    kernel = cell_kernel(SHIFTS)
+    x = np.array([5, -5, -5], np.int32)
+    res = wl.launch(kernel, dim=1, inputs=[x, -1, -1], device="sim")
+    assert not res.findings and not res.printed
+    np.testing.assert_array_equal(x, [0, -1, -1])   # docs/language.md: width or more
+    x = np.array([5, -5, 7], np.int32)
+    wl.launch(kernel, dim=1, inputs=[x, 2, 1], device="sim", debug=True)
+    np.testing.assert_array_equal(x, [5 << 2, -5 >> 2, 7 >> 1])  # the check keeps values

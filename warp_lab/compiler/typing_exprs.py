@@ -404,6 +404,11 @@ class ExprTyper:
         rty = t
         node.wl_opty = t
         cl, cr = const_of(node.left), const_of(node.right)
+        if op in ("shl", "shr") and cr is not NO_CONST and cr < 0:
+            raise self.error(f"negative shift count ({sym} {cr}): Python raises ValueError "
+                             "here", node.right,
+                             f"shift the other way by {-cr} ({'>>' if op == 'shl' else '<<'} "
+                             f"{-cr}), or multiply/divide by a power of two")
         if op in ("floordiv", "mod") and t.is_int and cl is NO_CONST and cr is not NO_CONST \
                 and cr == 0:
             raise self.error(f"integer division by zero ({sym} 0)", node,
@@ -426,9 +431,8 @@ class ExprTyper:
         return self.mark(node, rty)
 
     def _fold_literals(self, node, op, a: int, b: int, t):
-        """Integer literals fold exactly, as Python does (``1 << 40`` is int64, not 0)."""
-        if op in ("shl", "shr") and b < 0:
-            raise self.error("negative shift count in a constant expression", node)
+        """Integer literals fold exactly, as Python does (``1 << 40`` is int64, not 0;
+        a negative shift count was refused before, :meth:`_scalar_binop`)."""
         if op in ("pow", "shl") and b > 64 and a not in (0, 1, -1):
             raise self.error("this constant expression does not fit in 64 bits", node)
         if op in ("floordiv", "mod") and b == 0:
