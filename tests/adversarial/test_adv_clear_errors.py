@@ -269,3 +269,53 @@ def test_runtime_negative_shift_without_debug_is_as_documented():
     x = np.array([5, -5, 7], np.int32)
     wl.launch(kernel, dim=1, inputs=[x, 2, 1], device="sim", debug=True)
     np.testing.assert_array_equal(x, [5 << 2, -5 >> 2, 7 >> 1])  # the check keeps values
+
+
+# -- 6. checks= as a string, masked arrays ---------------------------------------------
+RACY = """
+@wl.kernel
+def k(x: wl.array(dtype=wl.float32), s: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    t = wl.shared_array(1, wl.float32)
+    t[0] = x[i]
+    s[i] = t[0]
+"""
+
+
+@pytest.mark.parametrize("checks,expect", [
+    ("memcheck", ("memcheck",)), ("memcheck,racecheck", ("memcheck", "racecheck")),
+    (" racecheck , memcheck ", ("memcheck", "racecheck")), ("", ()), ("racecheck", ("racecheck",)),
+])
+def test_checks_string_is_a_name_or_a_comma_list_never_characters(checks, expect):
+    import numpy as np
+    kernel = cell_kernel(RACY)
+    res = wl.launch(kernel, dim=4, block_dim=4, device="sim", checks=checks,
+                    inputs=[np.arange(4, dtype=np.float32), np.zeros(4, np.float32)])
+    assert res.checks == expect
+    kinds = {f.kind for f in res.findings}
+    assert ("race" in " ".join(kinds)) == ("racecheck" in expect), kinds
+
+
+def test_misspelled_check_names_the_close_one():
+    import numpy as np
+    kernel = cell_kernel(RACY)
+    with pytest.raises(wl.LaunchError, match=r"unknown checks \['memchek'\].*did you mean "
+                                             r"'memcheck'\?"):
+        wl.launch(kernel, dim=4, device="sim", checks="memchek",
+                  inputs=[np.zeros(4, np.float32), np.zeros(4, np.float32)])
+
+
+def test_masked_array_argument_is_refused_not_unmasked():
+    import numpy as np
+    kernel = cell_kernel(RACY)
+    m = np.ma.masked_array(np.arange(4, dtype=np.float32), mask=[0, 1, 0, 0])
+    out = np.zeros(4, np.float32)
+    with pytest.raises(wl.LaunchError) as info:
+        wl.launch(kernel, dim=4, device="sim", inputs=[m, out])
+    text = str(info.value)
+    assert "parameter 'x' got a numpy masked array" in text
+    assert "(1 of 4 elements masked) would be ignored" in text and "x.filled(value)" in text
+    assert not out.any()
+    for make in (wl.array, wl.from_numpy):
+        with pytest.raises(TypeError, match="masked array.*data.filled"):
+            make(m)
