@@ -12,8 +12,8 @@ import re
 import sys
 
 __all__ = [
-    "WarpLabError", "KernelCompileError", "KernelOptionError", "InternalCompilerError", "ToolchainError",
-    "LaunchError", "CudaError", "SimulatorError", "source_label",
+    "WarpLabError", "KernelCompileError", "KernelOptionError", "InternalCompilerError",
+    "ToolchainError", "LaunchError", "CudaError", "SimulatorError", "source_label",
 ]
 
 

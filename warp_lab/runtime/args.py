@@ -104,7 +104,8 @@ def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
     if owner is not None:
         arr = owner._host_array()
     elif isinstance(value, np.ma.MaskedArray):
-        raise LaunchError(f"parameter {name!r} got a numpy masked array; {masked_reason(value, name)}")
+        raise LaunchError(f"parameter {name!r} got a numpy masked array; "
+                          f"{masked_reason(value, name)}")
     elif isinstance(value, np.ndarray):
         arr = value
     elif isinstance(value, T.ArrayType):  # wl.array(dtype=...) without data: an annotation
