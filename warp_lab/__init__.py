@@ -14,7 +14,8 @@ In Jupyter: ``%load_ext warp_lab`` and a ``%%warp_kernel`` cell.
 """
 
 from warp_lab.errors import (CudaError, InternalCompilerError, KernelCompileError,
-                             LaunchError, SimulatorError, ToolchainError, WarpLabError)
+                             KernelOptionError, LaunchError, SimulatorError, ToolchainError,
+                             WarpLabError)
 from warp_lab.lang.kernel import Constant, Func, Kernel, constant, func, kernel
 from warp_lab.lang.types import (bool_, float16, float32, float64, int8, int16, int32, int64,
                                  mat22, mat33, mat44, uint8, uint16, uint32, uint64, vec2,

@@ -12,8 +12,8 @@ import re
 import sys
 
 __all__ = [
-    "WarpLabError", "KernelCompileError", "InternalCompilerError", "ToolchainError",
-    "LaunchError", "CudaError", "SimulatorError", "source_label",
+    "WarpLabError", "KernelCompileError", "KernelOptionError", "InternalCompilerError",
+    "ToolchainError", "LaunchError", "CudaError", "SimulatorError", "source_label",
 ]
 
 
@@ -112,6 +112,15 @@ class KernelCompileError(WarpLabError):
     def __reduce__(self):
         return (type(self), (self.message, self.filename, self.line, self.col,
                              self.source_line, self.hint))
+
+
+class KernelOptionError(KernelCompileError, TypeError, ValueError):
+    """``@wl.kernel(...)`` was given an option it does not know or a bad value.
+
+    Located like :class:`KernelCompileError`, at the option in the decorator
+    line of the user's code; also a :class:`TypeError` (what Python raises for
+    an unknown keyword) and a :class:`ValueError` (a bad value), as before.
+    """
 
 
 class InternalCompilerError(WarpLabError):

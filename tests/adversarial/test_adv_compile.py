@@ -60,7 +60,7 @@ REJECTED = [
     ("call_kernel", "    k(x, n)\n", 3, 5, "kernels cannot call kernels"),
     ("deep_unary", "    m = " + "-" * 2000 + "1\n", 3, 0, "nested too deeply"),
     ("str_annotation", "    m: str = 1\n", 3, 8, "'str' is not available"),
-    ("print_shadowed", "    print = 3\n    print(3)\n", 4, 5, "is not callable"),
+    ("print_shadowed", "    print = 3\n    print(3)\n", 4, 5, "print is shadowed by the variable"),
 ]
 
 

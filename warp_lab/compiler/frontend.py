@@ -27,6 +27,7 @@ from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, co
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
 from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, literal_type, lossy_hint,
                                             promote, type_name)
+from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError, source_label
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func, Kernel
@@ -402,8 +403,15 @@ class FunctionTyper(ExprTyper):
         it = node.iter
         fn = static_resolve(it.func, self) if isinstance(it, ast.Call) else None
         if not (isinstance(fn, PyBuiltin) and fn.name == "range"):
+            shadow = shadowing(self, "range") if isinstance(it, ast.Call) and \
+                isinstance(it.func, ast.Name) and it.func.id == "range" else None
+            if shadow is not None:
+                raise self.error(f"range is shadowed by {shadow[0]}, so this is not "
+                                 "Python's range(...), which for loops iterate over",
+                                 it.func, shadow[1])
             raise self.error("for loops must iterate over range(...)", it,
                              "write for i in range(n) and index the array: a[i]")
+        self.check_call_unpacking(it)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error("range() takes 1 to 3 positional arguments", it)
         tys, weak = [], []

@@ -9,6 +9,7 @@ Helpers of :mod:`warp_lab.compiler.frontend`; every failure here is a
 from __future__ import annotations
 
 import ast
+import builtins
 import warnings
 
 from warp_lab.errors import KernelCompileError
@@ -134,6 +135,10 @@ def evaluate_annotation(fn_obj, ann):
     return ann
 
 
+#: the warp_lab type each builtin-type annotation means (``x: int`` is ``wl.int32``...)
+_EXPLICIT = {"int": "wl.int32", "float": "wl.float32", "bool": "wl.bool_"}
+
+
 def param_types(fn_obj, tree, ctx_error) -> list:
     """Kernel parameters from annotations (evaluated by Python, or strings evaluated here)."""
     anns = getattr(fn_obj.fn, "__annotations__", {})
@@ -151,6 +156,12 @@ def param_types(fn_obj, tree, ctx_error) -> list:
         try:
             ty = as_type(ann)
         except TypeError:
+            written = a.annotation.id if isinstance(a.annotation, ast.Name) else None
+            if written in ("int", "float", "bool") and ann is not getattr(builtins, written):
+                raise ctx_error(f"the annotation of {name!r} is {written}, which is shadowed "
+                                f"here (= {ann!r}), not Python's {written}", a.annotation,
+                                f"rename that {written} (in a notebook: del {written}), or "
+                                f"annotate with {_EXPLICIT[written]}") from None
             raise ctx_error(f"the annotation of {name!r} ({ann!r}) is not a warp_lab type", a,
                             "use wl.array(dtype=...), wl.float32, wl.int32, float, int, bool, "
                             "wl.vec3, ...") from None

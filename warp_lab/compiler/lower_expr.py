@@ -599,8 +599,25 @@ class ExprLowerer:
         lt, rt = node.left.wl_ty, node.right.wl_ty
         if hasattr(node, "wl_opty"):
             t = node.wl_opty
+            if node.wl_op in ("shl", "shr") and self.m.debug and rt.is_signed:
+                self.check_shift_count(node, b, rt)
             return scalar_binop(self, node.wl_op, self.convert(a, lt, t), self.convert(b, rt, t), t)
         return aggregate_binop(self, node, a, b, lt, rt)
+
+    def check_shift_count(self, node, count, ty):
+        """Under ``debug``: trap with Python's ``ValueError`` message when the run-time
+        shift ``count`` (of signed type ``ty``) is negative. Without ``debug`` a negative
+        count is a shift by the type width or more (``lower_ops._shift``: 0, or -1 for
+        ``>>`` of a negative value); a constant one is a compile error (typing_exprs)."""
+        from warp_lab.compiler.lower_builtins import emit_trap
+        if isinstance(count, ir.Constant):
+            return
+        wide = ty.bits == 64
+        shown = count if ty.bits in (32, 64) else self.b.sext(count, ir.IntType(32))
+        where = f"{self.filename}:{self.cur_line}".replace("%", "%%")
+        emit_trap(self, self.b.icmp_signed(">=", count, ir.Constant(count.type, 0)),
+                  f"{where}: negative shift count ({'%lld' if wide else '%d'})", [shown],
+                  [int64 if wide else int32])
 
     def visit_UnaryOp(self, node):
         from warp_lab.compiler.lower_ops import scalar_binop

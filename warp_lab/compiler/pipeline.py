@@ -142,10 +142,13 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     debug = own["debug"] if debug is None else debug
     maxrregcount = own["maxrregcount"] if maxrregcount is None else maxrregcount
     guard = {} if entry_guard is None else {"entry_guard": entry_guard}  # None: by kernel
-    check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
-                  maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride, cache=cache,
-                  sass=sass, life_ranges=life_ranges, aligned_vectors=aligned_vectors,
-                  read_only_cache=read_only_cache, **guard)
+    try:
+        check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
+                      maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride,
+                      cache=cache, sass=sass, life_ranges=life_ranges,
+                      aligned_vectors=aligned_vectors, read_only_cache=read_only_cache, **guard)
+    except ValueError as exc:  # the caller's value: its traceback ends here, not in nvptx
+        raise ValueError(str(exc)) from None
     entry_guard = None if entry_guard is None else bool(entry_guard)
     fast_math, debug, lineinfo = bool(fast_math), bool(debug), bool(lineinfo)
     # plain ints: np.int64(2) (or 2.0) passes the check, and the cache key is JSON

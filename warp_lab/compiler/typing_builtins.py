@@ -524,6 +524,11 @@ def type_call(t, node, callee):
         name = None
     if name is not None:
         return RULES[name](t, node, name)
+    shadow = t.shadowed(node.func)
+    if shadow is not None:
+        raise t.error(f"{node.func.id} is shadowed by {shadow[0]}, so this is not "
+                      f"Python's {node.func.id}() and cannot be called in a kernel", node,
+                      shadow[1])
     raise t.error(f"{ast.unparse(node.func)} cannot be called in a kernel", node,
                   "kernels can call @wl.func functions, warp_lab builtins and type casts")
 

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import ast
 
 from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
 from warp_lab.compiler.typing_rules import implicit_ok, literal_type, lossy_hint, promote, type_name
@@ -14,20 +13,15 @@ __all__ = ["_args", "_scalar", "_weak", "_join", "_target", "_convertible"]
 
 
 def _args(t, node, names, required, name):
-    """Positional + keyword arguments of a call, in the order of ``names``."""
-    if any(isinstance(a, ast.Starred) for a in node.args):
-        raise t.error("* unpacking is not supported in kernels", node)
+    """Positional + keyword arguments of a call, in the order of ``names``
+    (``*``/``**`` unpacking was refused before: ``ExprTyper.check_call_unpacking``)."""
     out = list(node.args)
     if len(out) > len(names):
         raise t.error(f"{name}() takes at most {len(names)} arguments, got {len(out)}", node)
     out += [None] * (len(names) - len(out))
     for kw in node.keywords:
-        if kw.arg is None:
-            raise t.error("** keyword unpacking is not supported in kernels", kw.value,
-                          f"pass each argument by position or name, e.g. {name}({names[0]}=...)"
-                          if names else f"call {name}() without arguments")
         if kw.arg not in names:
-            raise t.error(f"{name}() has no parameter {kw.arg!r}", kw.value if kw.arg else node)
+            raise t.error(f"{name}() has no parameter {kw.arg!r}", kw.value)
         k = names.index(kw.arg)
         if out[k] is not None:
             raise t.error(f"{name}() got {kw.arg!r} twice", kw.value)

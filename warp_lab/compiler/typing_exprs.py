@@ -19,6 +19,8 @@ from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE,
                                             cast_value, float_for, fits, fold_binop,
                                             fold_compare, fold_unary, implicit_ok, literal_type,
                                             lossy_hint, promote, type_name)
+from warp_lab.compiler.typing_shadow import shadowing
+from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Constant, Func, Kernel
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, VECTORS,
@@ -54,7 +56,10 @@ def matrix_of(elem: Scalar, rows: int, cols: int) -> Matrix:
 def _lookup(typer, name: str):
     """A global name's value: closure, module globals, then the Python builtins allowed."""
     if name in typer.namespace:
-        return typer.namespace[name]
+        value = typer.namespace[name]
+        if name in B.PYTHON_BUILTINS and value is getattr(_py, name):
+            return PyBuiltin(name)  # from builtins import range: still Python's range
+        return value
     if name in B.PYTHON_BUILTINS:
         return PyBuiltin(name)
     if hasattr(_py, name):
@@ -205,7 +210,15 @@ class ExprTyper:
         if name in self.assigned:
             raise self.error(f"variable {name!r} is used before it is assigned", node)
         node.wl_local = False
-        return self.classify(node, _lookup(self, name), f"{name!r}")
+        value = _lookup(self, name)
+        try:
+            return self.classify(node, value, f"{name!r}")
+        except KernelCompileError as exc:
+            shadow = self.shadowed(node)
+            if shadow is None:
+                raise
+            raise self.error(f"{name} is shadowed by {shadow[0]}, so this is not Python's "
+                             f"{name}(): {exc.message}", node, shadow[1]) from None
 
     def visit_Tuple(self, node):
         elems = []
@@ -391,6 +404,11 @@ class ExprTyper:
         rty = t
         node.wl_opty = t
         cl, cr = const_of(node.left), const_of(node.right)
+        if op in ("shl", "shr") and cr is not NO_CONST and cr < 0:
+            raise self.error(f"negative shift count ({sym} {cr}): Python raises ValueError "
+                             "here", node.right,
+                             f"shift the other way by {-cr} ({'>>' if op == 'shl' else '<<'} "
+                             f"{-cr}), or multiply/divide by a power of two")
         if op in ("floordiv", "mod") and t.is_int and cl is NO_CONST and cr is not NO_CONST \
                 and cr == 0:
             raise self.error(f"integer division by zero ({sym} 0)", node,
@@ -413,9 +431,8 @@ class ExprTyper:
         return self.mark(node, rty)
 
     def _fold_literals(self, node, op, a: int, b: int, t):
-        """Integer literals fold exactly, as Python does (``1 << 40`` is int64, not 0)."""
-        if op in ("shl", "shr") and b < 0:
-            raise self.error("negative shift count in a constant expression", node)
+        """Integer literals fold exactly, as Python does (``1 << 40`` is int64, not 0;
+        a negative shift count was refused before, :meth:`_scalar_binop`)."""
         if op in ("pow", "shl") and b > 64 and a not in (0, 1, -1):
             raise self.error("this constant expression does not fit in 64 bits", node)
         if op in ("floordiv", "mod") and b == 0:
@@ -610,8 +627,39 @@ class ExprTyper:
         self.visit(node.func)
         fty = node.func.wl_ty
         if not isinstance(fty, Meta):
-            raise self.error(f"{ast.unparse(node.func)} ({type_name(fty)}) is not callable", node)
+            what = f"{ast.unparse(node.func)} ({type_name(fty)}) is not callable"
+            shadow = self.shadowed(node.func)
+            if shadow is not None:
+                raise self.error(f"{node.func.id} is shadowed by {shadow[0]}, so this is not "
+                                 f"Python's {node.func.id}(): {what}", node, shadow[1])
+            raise self.error(what, node)
+        self.check_call_unpacking(node)
         return type_call(self, node, fty.value)
+
+    def shadowed(self, func):
+        """:func:`~warp_lab.compiler.typing_shadow.shadowing` of a callee that is a plain
+        name (``range``, ``min``...), else None."""
+        return shadowing(self, func.id) if isinstance(func, ast.Name) else None
+
+    def check_call_unpacking(self, node):
+        """Refuse ``f(*args)`` and ``f(**kwargs)`` at the ``*``/``**``, whatever ``f`` is.
+
+        Arguments are bound at compile time, one typed value per parameter, so a
+        tuple cannot be spread over them (the call's arity must be visible in the
+        source); one check for every callee (builtins, casts, constructors,
+        ``@wl.func``) keeps the message the same everywhere.
+        """
+        callee = ast.unparse(node.func)
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                raise self.error("* unpacking is not supported in kernel calls", a,
+                                 f"write the arguments out, {callee}(t[0], t[1], ...), "
+                                 f"not {callee}(*t)")
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.error("** keyword unpacking is not supported in kernel calls", kw,
+                                 f"pass each argument by position or as name=value in "
+                                 f"{callee}(...)")
 
 
 def _hashable(value) -> bool:

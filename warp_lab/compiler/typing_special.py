@@ -129,8 +129,6 @@ def type_printf(t, node, name):
 
 def type_print(t, node, name):
     """``print(*values, sep=, end=)`` as one ``vprintf`` format."""
-    if any(isinstance(a, ast.Starred) for a in node.args):
-        raise t.error("* unpacking is not supported in kernels", node)
     sep, end = " ", "\n"
     for kw in node.keywords:
         t.visit(kw.value)

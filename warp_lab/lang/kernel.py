@@ -8,12 +8,15 @@ Compiling happens in :mod:`warp_lab.compiler.pipeline`.
 
 from __future__ import annotations
 
+import ast
+import difflib
 import inspect
 import linecache
+import sys
 import textwrap
 from dataclasses import dataclass, field
 
-from warp_lab.errors import KernelCompileError, source_label
+from warp_lab.errors import KernelCompileError, KernelOptionError, source_label
 
 __all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file",
            "KERNEL_OPTIONS", "KERNEL_OPTION_DEFAULTS", "check_kernel_options"]
@@ -209,10 +212,14 @@ def kernel(fn=None, *, source: Source | None = None, **options):
             (bools) and ``maxrregcount`` (1..255 registers per thread).
 
     Raises:
-        TypeError: an option that is not one of :data:`KERNEL_OPTIONS`.
-        ValueError: a bad option value (the check ``wl.compile`` makes).
+        KernelOptionError: an option that is not one of :data:`KERNEL_OPTIONS`
+            (also a TypeError) or a bad value (also a ValueError; the check
+            ``wl.compile`` makes), at the option in the caller's decorator line.
     """
-    options = check_kernel_options(options)
+    try:
+        options = check_kernel_options(options)
+    except (TypeError, ValueError) as exc:
+        raise _option_error(exc, options, sys._getframe(1)) from None
     if fn is None:
         return lambda f: Kernel(f, source, dict(options))
     return Kernel(fn, source, options)
@@ -234,6 +241,64 @@ def check_kernel_options(options: dict) -> dict:
     options = {k: v for k, v in options.items() if v is not None}
     check_options(**options)
     return options
+
+
+def _option_error(exc: Exception, options: dict, frame) -> KernelOptionError:
+    """:class:`KernelOptionError` for ``exc`` raised checking ``options``, located at the
+    call ``wl.kernel(...)`` that ``frame`` (the caller's) is executing: its line and
+    column from the code object's positions (PEP 657), the caret under the bad keyword."""
+    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
+
+    unknown = sorted(set(options) - set(KERNEL_OPTIONS))
+    if unknown:
+        bad = unknown[0]
+        close = difflib.get_close_matches(bad, KERNEL_OPTIONS, n=1)
+        message = f"@wl.kernel got unknown option {', '.join(map(repr, unknown))}"
+        hint = (f"did you mean {close[0]}=...? " if close else "") + \
+            f"a kernel's options are {', '.join(KERNEL_OPTIONS)}"
+    else:
+        from warp_lab.compiler.pipeline import check_options
+
+        bad, message, hint = "", f"@wl.kernel: {exc}", ""
+        for name, value in options.items():  # the one value that fails on its own
+            try:
+                check_options(**{name: value})
+            except ValueError as one:
+                bad, message = name, f"@wl.kernel: {one}"
+                break
+        if bad == "arch":
+            message = f"@wl.kernel: unsupported architecture {options['arch']!r}"
+            hint = "warp_lab compiles for " + ", ".join(SUPPORTED_ARCHS)
+    filename, line, col, text = _call_site(frame, bad)
+    return KernelOptionError(message, filename, line, col, text, hint)
+
+
+def _call_site(frame, keyword: str):
+    """(file, line, 1-based column, source line) of the call ``frame`` is executing, the
+    column that of its argument ``keyword=`` when the call's text shows it (0: unknown)."""
+    code = frame.f_code
+    filename, line, col = code.co_filename, frame.f_lineno, 0
+    try:
+        pos = list(code.co_positions())[frame.f_lasti // 2]
+    except (AttributeError, IndexError):  # no PEP 657 positions (python -X no_debug_ranges)
+        pos = (None,) * 4
+    if None not in pos:
+        line, end_line, start, end = pos
+        col = start + 1
+        lines = linecache.getlines(filename)[line - 1: end_line]
+        if lines:
+            lines[-1] = lines[-1][:end] if end_line > line else lines[-1]
+            lines[0] = lines[0][:end] if end_line == line else lines[0]
+            lines[0] = lines[0][start:]
+            try:
+                call = ast.parse("".join(lines).strip(), mode="eval").body
+            except SyntaxError:
+                call = None
+            kw = next((k for k in getattr(call, "keywords", ()) if k.arg == keyword), None)
+            if kw is not None:
+                line += kw.lineno - 1
+                col = kw.col_offset + 1 + (start if kw.lineno == 1 else 0)
+    return filename, line, col, linecache.getline(filename, line).rstrip("\n")
 
 
 def func(fn=None, *, source: Source | None = None):

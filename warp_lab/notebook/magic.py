@@ -287,6 +287,80 @@ def _rebinding_line(tree: ast.Module, after: int, name: str) -> int | None:
     return line
 
 
+#: what a compound statement is called in a note (``k is defined inside an if block``)
+_BLOCKS = {ast.If: "an if block", ast.For: "a for loop", ast.AsyncFor: "an async for loop",
+           ast.While: "a while loop", ast.With: "a with block",
+           ast.AsyncWith: "an async with block", ast.Try: "a try block"}
+if hasattr(ast, "TryStar"):
+    _BLOCKS[ast.TryStar] = "a try block"
+if hasattr(ast, "Match"):
+    _BLOCKS[ast.Match] = "a match block"
+
+
+def _nested_defs(stmts, inside: str = ""):
+    """``(def node, what it is inside)`` of every def below ``stmts`` that is not at the top
+    level of the cell and not inside another function (whose own defs are its business)."""
+    for stmt in stmts:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if inside:
+                yield stmt, inside
+            continue
+        if isinstance(stmt, ast.ClassDef):
+            yield from _nested_defs(stmt.body, f"class {stmt.name}")
+            continue
+        here = inside or _BLOCKS.get(type(stmt), "a block")
+        for field in ("body", "orelse", "finalbody"):
+            yield from _nested_defs(getattr(stmt, field, ()), here)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _nested_defs(handler.body, here)
+        for case in getattr(stmt, "cases", ()):
+            yield from _nested_defs(case.body, here)
+
+
+def why_no_kernel(tree: ast.Module, ns: dict) -> list[str]:
+    """Why the functions of a cell that made no kernel were not taken as kernels.
+
+    Args:
+        tree: the parsed cell (line 1 is the ``%%warp_kernel`` line).
+        ns: the namespace the cell ran in.
+
+    Returns:
+        one phrase per function that is neither a kernel nor a device function:
+        a top-level ``def`` with a decorator warp_lab does not know (its result is
+        what that decorator returned, not a function warp_lab can compile), a
+        ``def`` inside an ``if``/``for``/``while``/``with``/``try``/``match``
+        block or a class (``%%warp_kernel`` compiles the cell's top-level defs),
+        and a lambda bound to a name.
+    """
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.decorator_list and \
+                not isinstance(ns.get(node.name), (Kernel, Func)):
+            unknown = [d for d in node.decorator_list if not _is_kernel_decorator(d)]
+            names = ", ".join("@" + _shorten(ast.unparse(d)) for d in unknown)
+            out.append(f"{node.name} has decorator {names} (line {unknown[0].lineno}), "
+                       "which warp_lab does not know: %%warp_kernel compiles undecorated defs "
+                       "and @wl.kernel / @wl.func ones")
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            names = ", ".join(ast.unparse(t) for t in node.targets)
+            out.append(f"{names} (line {node.lineno}) is a lambda: write def {names}(...): "
+                       "for a kernel")
+    for node, inside in _nested_defs(tree.body):
+        made = ns.get(node.name)
+        if isinstance(made, Kernel):  # @wl.kernel inside the block: made, but not shown
+            out.append(f"{node.name} (line {node.lineno}) is a kernel defined inside {inside}, "
+                       f"which %%warp_kernel does not show: it compiles the cell's top-level "
+                       f"defs (wl.compile({node.name}) works)")
+        elif not isinstance(made, Func):
+            out.append(f"{node.name} (line {node.lineno}) is defined inside {inside}: "
+                       "%%warp_kernel compiles the cell's top-level defs")
+    return out
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _describe(value) -> str:
     """A short phrase for what a name holds now (``the kernel other``, ``an int``)."""
     if isinstance(value, (Kernel, Func)):
@@ -502,9 +576,11 @@ class WarpKernelMagics(Magics):
             funcs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
                      and isinstance(ns.get(n.name), Func)]
             one = len(funcs) == 1
+            why = why_no_kernel(tree, ns)
             _note(f"no kernel in this cell: {', '.join(funcs)} "
                   f"{'is a device function' if one else 'are device functions'}, compiled "
                   f"into the kernels that call {'it' if one else 'them'}" if funcs else
+                  f"no kernel in this cell: {'; '.join(why)}" if why else
                   "no kernel in this cell: %%warp_kernel compiles the functions a cell defines")
             return None
         launch_kwargs = launch_error = None

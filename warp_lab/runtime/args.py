@@ -18,7 +18,7 @@ import numpy as np
 
 from warp_lab.errors import LaunchError
 from warp_lab.lang import types as T
-from warp_lab.runtime.arrays import Array
+from warp_lab.runtime.arrays import Array, masked_reason
 
 __all__ = ["HostView", "Region", "check_arguments", "group_regions", "written_regions",
            "INT32_MAX", "misaligned_vectors", "read_only_aliases"]
@@ -103,6 +103,9 @@ def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
     owner = value if isinstance(value, Array) else None
     if owner is not None:
         arr = owner._host_array()
+    elif isinstance(value, np.ma.MaskedArray):
+        raise LaunchError(f"parameter {name!r} got a numpy masked array; "
+                          f"{masked_reason(value, name)}")
     elif isinstance(value, np.ndarray):
         arr = value
     elif isinstance(value, T.ArrayType):  # wl.array(dtype=...) without data: an annotation

@@ -146,6 +146,16 @@ def _element_shape(dtype) -> tuple[int, ...]:
     return ()
 
 
+def masked_reason(value: np.ma.MaskedArray, what: str = "it") -> str:
+    """Why a numpy masked array is refused and what to pass instead (a kernel, and a
+    device copy, hold only the data: every element is read and written, the mask is lost)."""
+    masked = int(np.ma.count_masked(value))
+    return (f"a kernel reads and writes every element of its data, so the mask "
+            f"({masked} of {value.size} elements masked) would be ignored; pass "
+            f"{what}.filled(value) to choose what the masked elements hold, or {what}.data "
+            f"and the mask (np.ma.getmaskarray({what})) as two arrays")
+
+
 def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: str = "auto"):
     """Make an array, or (with neither ``data`` nor ``shape``) a parameter annotation.
 
@@ -165,7 +175,8 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
         ``wl.array2d(wl.float32)``).
 
     Raises:
-        TypeError: ``dtype`` is not a warp_lab type.
+        TypeError: ``dtype`` is not a warp_lab type, or ``data`` is a numpy
+            masked array (the copy would drop its mask).
         ValueError: ``ndim`` is outside 1..4, or ``device`` is not a device
             name (every array function checks it).
     """
@@ -179,6 +190,8 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
         return zeros(shape, dtype=dtype if dtype is not None else T.float32, device=device)
     if isinstance(data, Array):
         data = data.numpy()
+    if isinstance(data, np.ma.MaskedArray):
+        raise TypeError(f"wl.array got a numpy masked array; {masked_reason(data, 'data')}")
     host = np.array(data, dtype=_as_numpy_dtype(dtype), copy=True)
     return Array(host, device)
 
@@ -209,5 +222,12 @@ def full(shape, value, dtype=None, device: str = "auto") -> Array:
 
 
 def from_numpy(data: np.ndarray, dtype=None, device: str = "auto") -> Array:
-    """An :class:`Array` holding a copy of ``data``."""
+    """An :class:`Array` holding a copy of ``data``.
+
+    Raises:
+        TypeError: ``data`` is a numpy masked array (as :func:`array`).
+    """
+    if isinstance(data, np.ma.MaskedArray):
+        raise TypeError(f"wl.from_numpy got a numpy masked array; "
+                        f"{masked_reason(data, 'data')}")
     return array(np.asarray(data), dtype=dtype, device=device)

@@ -12,6 +12,7 @@ packed parameters to the device's back end, which returns a
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import operator
 import time
 
@@ -135,22 +136,27 @@ def check_checks(checks) -> tuple[str, ...]:
     """``checks`` as a tuple of check names (in :data:`CHECKS`'s order, the simulator's,
     without repeats): None/() for none, one name, or a sequence.
 
-    A plain string is one check (``checks="memcheck"``), never its characters.
+    A plain string is one check (``checks="memcheck"``), never its characters, or a
+    comma list as a ``%%warp_kernel`` cell's ``--check`` takes (``"memcheck,racecheck"``;
+    ``""`` is none).
 
     Raises:
-        LaunchError: not a string or a list/tuple of strings, or an unknown name.
+        LaunchError: not a string or a list/tuple of strings, or an unknown name (with
+            the closest known one).
     """
     if checks is None:
         return ()
     if isinstance(checks, str):
-        checks = (checks,)
+        checks = tuple(c.strip() for c in checks.split(",") if c.strip())
     if not isinstance(checks, (list, tuple, set, frozenset)) \
             or not all(isinstance(c, str) for c in checks):
         raise LaunchError(f"checks must be a check name or a tuple of them ({', '.join(CHECKS)}), "
                           f"got {checks!r}")
     unknown = sorted(set(checks) - set(CHECKS))
     if unknown:
-        raise LaunchError(f"unknown checks {unknown}; the simulator has {', '.join(CHECKS)}")
+        close = difflib.get_close_matches(unknown[0], CHECKS, n=1)
+        raise LaunchError(f"unknown checks {unknown}; the simulator has {', '.join(CHECKS)}"
+                          + (f" (did you mean {close[0]!r}?)" if close else ""))
     return tuple(c for c in CHECKS if c in checks)  # one order however they were asked for
 
 
@@ -330,7 +336,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         grid, block: the explicit CUDA form instead of ``dim``.
         checks: simulator checks to run (``"memcheck"``, ``"racecheck"``,
             ``"initcheck"`` (reads of shared memory not yet written in the block),
-            ``"barrier"``; one name or a tuple, None for none); ignored on a GPU.
+            ``"barrier"``; one name, a comma list ``"memcheck,racecheck"`` as
+            ``--check`` takes, or a tuple; None or ``""`` for none); ignored on a GPU.
         max_instructions: simulator budget of thread-instructions, a positive
             int (None: no limit).
         opt, fast_math, debug: compile options when ``kernel`` is a Kernel
