@@ -649,9 +649,9 @@ class ExprTyper:
         source); one check for every callee (builtins, casts, constructors,
         ``@wl.func``) keeps the message the same everywhere.
         """
-        callee = ast.unparse(node.func)
         for a in node.args:
             if isinstance(a, ast.Starred):
+                callee = ast.unparse(node.func)  # (only here: every call of a kernel comes by)
                 raise self.error("* unpacking is not supported in kernel calls", a,
                                  f"write the arguments out, {callee}(t[0], t[1], ...), "
                                  f"not {callee}(*t)")
@@ -659,7 +659,7 @@ class ExprTyper:
             if kw.arg is None:
                 raise self.error("** keyword unpacking is not supported in kernel calls", kw,
                                  f"pass each argument by position or as name=value in "
-                                 f"{callee}(...)")
+                                 f"{ast.unparse(node.func)}(...)")
 
 
 def _hashable(value) -> bool:
