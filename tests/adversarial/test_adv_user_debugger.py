@@ -70,6 +70,8 @@ def test_lane_values_show_their_float_reading_on_hover(session):
 
     session.add_breakpoint(line=4)  # y[i] = a * x[i] + 1.0
     assert session.cont().source_line == 4
+    while session.where().text.startswith("ld.param"):  # the line loads its parameters first
+        session.step()
     page = lanes_html(session.lanes())
     assert "title='as f32: 2'>1073741824</td>" in page
 
