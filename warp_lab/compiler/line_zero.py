@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["attribute_line_zero", "MARK"]
+__all__ = ["attribute_line_zero", "operands", "MARK"]
 
 #: the comment closing a ``.loc`` this pass wrote (PTX ISA "Syntax": ``//`` comments)
 MARK = "// line 0 in LLVM's output: the first line using this code"
@@ -53,7 +53,7 @@ def _is_instruction(stripped: str) -> bool:
         and not stripped.endswith(":")
 
 
-def _operands(stripped: str) -> tuple[list[str], list[str]]:
+def operands(stripped: str) -> tuple[list[str], list[str]]:
     """``(written, read)`` registers of one PTX instruction line."""
     text = stripped.split("//", 1)[0].rstrip().rstrip(";")
     guard = []
@@ -138,7 +138,7 @@ def _attribute(lines, start, end, replace, drop) -> None:
                 zero_directives.append(k)
             continue
         if _is_instruction(s):
-            written, read = _operands(s)
+            written, read = operands(s)
             insns.append((k, loc, written, read))
     if not zero_directives:
         return
