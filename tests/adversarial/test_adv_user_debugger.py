@@ -65,13 +65,17 @@ def test_panel_shows_a_bad_breakpoint_line_as_a_message(session):
 
 
 def test_lane_values_show_their_float_reading_on_hover(session):
-    """a = 2.0 sits in a .b32 register as 1073741824; the cell's title reads it as 2."""
+    """a = 2.0 sits in a .b32 register as 1073741824; the code uses it as an f32, so the
+    cell shows 2 and its title the bits (a register of no known type: the other way)."""
     from warp_lab.notebook.debugger import lanes_html
 
     session.add_breakpoint(line=4)  # y[i] = a * x[i] + 1.0
     assert session.cont().source_line == 4
+    while session.where().text.startswith("ld.param"):  # the line loads its parameters first
+        session.step()
     page = lanes_html(session.lanes())
-    assert "title='as f32: 2'>1073741824</td>" in page
+    assert "title='bits 0x40000000'>2</td>" in page
+    assert "<br><span style='font-weight:normal'>a</span>" in page  # the parameter's name
 
 
 BARRIER = """

@@ -130,3 +130,77 @@ def test_run_to_end_words_findings_as_wl_launch_does():
     assert f.kind == "out_of_bounds" and f.thread == (31, 0, 0)
     assert "(tile[32] is past the end of tile (32 elements), the shared array of line 3;" \
         in f.message, f.message
+
+
+# -- wl.debug and the lanes' printout ---------------------------------------------------------
+
+def _vector_add_session(n=40, block_dim=64):
+    from warp_lab.examples.basic import vector_add
+
+    a = np.arange(n, dtype=np.float32)
+    b = np.full(n, 0.5, np.float32)
+    dbg = wl.debug(vector_add, dim=n, inputs=[a, b, np.zeros(n, np.float32)],
+                   block_dim=block_dim)
+    return dbg, vector_add
+
+
+def test_wl_debug_is_the_notebook_debugger():
+    from warp_lab.notebook.debugger import DebugSession
+
+    dbg, _ = _vector_add_session()
+    assert isinstance(dbg, DebugSession)
+    with pytest.raises(wl.LaunchError):  # wl.launch's argument checks, as documented
+        wl.debug(_vector_add_session()[1], dim=40, inputs=[np.zeros(40, np.float32)])
+
+
+def test_printed_lanes_are_a_table_with_names_types_and_inactive_lanes():
+    from warp_lab.sim.debugger import WarpState
+
+    dbg, kernel = _vector_add_session()
+    body = kernel.source.first_line + 3  # c[i] = a[i] + b[i]
+    dbg.add_breakpoint(line=body)
+    dbg.cont()
+    while not dbg.where().text.startswith("st.global"):
+        dbg.step()
+    lanes = dbg.lanes(warp=1)  # lanes 8..31 of warp 1 are past dim=40: absent
+    assert isinstance(lanes, WarpState)
+    text = str(lanes)
+    assert text == repr(lanes) and "array([" not in text and len(text.splitlines()) < 80, text
+    rows = {ln.split()[0]: ln for ln in text.splitlines() if ln.startswith("%")}
+    # the parameters by name, the index by its Python line, the sum as float32
+    for name in ("a.ptr", "b.ptr", "c.ptr", "dim.x", "wl.thread_idx.x"):
+        assert sum(r.split()[2] == name for r in rows.values()) == 1, (name, text)
+    index = next(r for r in rows.values() if "i = wl.tid()" in r)
+    assert "32, 33, 34 … 63 (step 1)" in index
+    sums = [r for r, ln in rows.items() if " f32 " in ln and "c[i] = a[i] + b[i]" in ln]
+    expect = np.arange(32, 64, dtype=np.float32) + np.float32(0.5)
+    found = [r for r in sums if np.array_equal(lanes.as_type(r, "f32")[:8], expect[:8])]
+    assert found, text
+    line = next(ln for ln in text.splitlines() if ln.startswith(found[0]))
+    assert "32.5 33.5 34.5" in " ".join(line.split())  # floats short, lanes 0-7 active
+    assert "[" in text.split(found[0], 1)[1].splitlines()[1]  # lanes 8-15: not running
+    assert rows["%p1"].split()[1] == "pred" and " T " in rows["%p1"]  # predicates T/F
+    # the arrays stay: every register's 32 values, typed and raw
+    assert set(lanes.registers) == set(lanes.raw) and len(lanes.active) == 32
+    assert lanes.active[:8].all() and not lanes.active[8:].any()
+
+
+def test_lanes_display_as_html_in_a_jupyter_kernel(tmp_path):
+    from nb_exec import execute_cells
+
+    cells = ["import numpy as np, warp_lab as wl\n"
+             "from warp_lab.examples.basic import vector_add\n"
+             "n = 40\n"
+             "dbg = wl.debug(vector_add, dim=n, inputs=[np.arange(n, dtype=np.float32), "
+             "np.ones(n, np.float32), np.zeros(n, np.float32)])\n"
+             "dbg.add_breakpoint(line=vector_add.source.first_line + 3); dbg.cont()\n"
+             "for _ in range(9): dbg.step()",
+             "dbg.lanes()"]
+    nb = execute_cells(cells, tmp_path)
+    errors = [o for c in nb.cells for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+    data = nb.cells[1].outputs[0]["data"]
+    page = data["text/html"]
+    assert page.startswith("<table") and "a.ptr" in page and "<script" not in page
+    assert "i = wl.tid()" in page  # the Python line, escaped text
+    assert "array([" not in data["text/plain"] and "c.ptr" in data["text/plain"]

@@ -248,6 +248,24 @@ def test_launch_option_runs_on_the_simulator(ip):
     assert "text/html" in out._repr_mimebundle_()
 
 
+def test_repeat_help_says_arrays_are_restored_and_a_repeated_launch_adds_once(ip):
+    """``--repeat``'s help promises what ``wl.launch(repeat=)`` does (docs/architecture.md:
+    the back ends restore written arrays between repeats): ``x[i] += 1`` three times is +1."""
+    import numpy as np
+
+    with capture_output() as cap:
+        ip.run_cell("%%warp_kernel?")
+    help_text = " ".join(cap.stdout.split())
+    assert "restored between them" in help_text and "ends with x + 1" in help_text, cap.stdout
+    ip.user_ns.update(wl=wl, xr=np.arange(40, dtype=np.float32))
+    out = ip.run_cell_magic("warp_kernel", '--device sim --repeat 3 --launch "dim=40, '
+                            'inputs=[xr]"',
+                            "def bump(x: wl.array(dtype=wl.float32)):\n"
+                            "    i = wl.tid()\n    x[i] += 1.0\n")
+    assert len(out.result.times) == 3
+    np.testing.assert_array_equal(ip.user_ns["xr"], np.arange(40, dtype=np.float32) + 1)
+
+
 def test_diff_previous_compares_with_last_compile(ip):
 
     ip.user_ns["wl"] = wl

@@ -24,8 +24,9 @@ import html
 import numpy as np
 
 from warp_lab.errors import SimulatorError
+from warp_lab.sim.debugger import WarpState
 
-__all__ = ["debug", "DebugSession", "lanes_html"]
+__all__ = ["debug", "DebugSession", "Lanes", "lanes_html"]
 
 
 def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, shared_mem=0,
@@ -139,13 +140,21 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
         "</td>" for k, s in enumerate(state.status))
     rows.append(f"<tr><th>active</th>{status}</tr>")
     names = list(state.predicates) + list(state.registers)
+    notes = getattr(state, "notes", {}) or {}
     for name in names[:max_registers]:
         values = state.predicates.get(name)
+        typed = False
         if values is None:
             values = state.registers[name]
+            ptx_type = notes.get(name, ("", ""))[0]
+            if ptx_type.startswith("f"):  # a float the code uses as one: shown as one
+                values, typed = state.as_type(name, ptx_type), True
         old = None
         if previous is not None:
-            old = previous.predicates.get(name, previous.registers.get(name))
+            if typed and name in previous.raw:
+                old = previous.as_type(name, ptx_type)
+            else:
+                old = previous.predicates.get(name, previous.registers.get(name))
         cells = []
         for k in range(32):
             v = values[k]
@@ -153,9 +162,15 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
             style = "background:#fd4a" if changed else ""
             if not state.active[k]:
                 style += ";color:#999"
-            title = _as_float_title(v) if name in state.registers else ""
+            title = ""
+            if name in state.registers:
+                title = (f" title='bits {int(state.raw[name][k]):#x}'" if typed
+                         else _as_float_title(v))
             cells.append(f"<td style='{style}'{title}>{html.escape(_fmt(v))}</td>")
-        rows.append(f"<tr><th>{html.escape(name)}</th>{''.join(cells)}</tr>")
+        what = notes.get(name, ("", ""))[1]
+        head = html.escape(name) + (f"<br><span style='font-weight:normal'>"
+                                    f"{html.escape(what)}</span>" if what else "")
+        rows.append(f"<tr><th style='text-align:left'>{head}</th>{''.join(cells)}</tr>")
     more = len(names) - max_registers
     note = f"<div>… {more} more registers</div>" if more > 0 else ""
     return ("<table style='font-family:monospace;font-size:11px;border-collapse:collapse'>"
@@ -185,6 +200,17 @@ def _fmt(v) -> str:
     return str(int(v))
 
 
+@dataclasses.dataclass(repr=False)
+class Lanes(WarpState):
+    """:meth:`DebugSession.lanes`: a :class:`~warp_lab.sim.debugger.WarpState` whose
+    ``notes`` say what each register holds (the kernel parameter or special register it
+    was loaded from, else the Python line whose code writes it, and the type the code
+    uses), printed as a text table and shown in Jupyter as :func:`lanes_html`'s table."""
+
+    def _repr_html_(self) -> str:
+        return lanes_html(self)
+
+
 class DebugSession:
     """One simulated launch under the debugger, in the kernel's own line numbers.
 
@@ -207,6 +233,7 @@ class DebugSession:
         self._previous = None  # WarpState at the previous stop, for "what changed"
         self._panel = None
         self._findings = None  # the simulator's findings -> as wl.launch words them
+        self._register_notes: dict = {}  # PTX function -> register notes (lanes' "holds")
 
     # -- control, each returning the simulator's Stop (None when the launch ended) ---------
 
@@ -338,8 +365,30 @@ class DebugSession:
             SimulatorError: ``block`` outside the grid or not running now, or no such warp.
         """
         block = _coords(block, "block", self.grid)
-        return self.debugger.warp(self.block if block is None else block,
-                                  self.warp if warp is None else warp)
+        state = self.debugger.warp(self.block if block is None else block,
+                                   self.warp if warp is None else warp)
+        fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
+        fields["notes"] = self._notes(state.function)
+        return Lanes(**fields)
+
+    def _notes(self, function: str) -> dict:
+        """Register → ``(ptx_type, what)`` for ``function``: the parameter or special
+        register it was loaded from, else the Python line(s) whose code writes it."""
+        if function not in self._register_notes:
+            from warp_lab.analysis.ptx_registers import register_notes
+            from warp_lab.compiler.source_lines import line_label, source_line_text
+
+            ck, notes = self.compiled, {}
+            for reg, note in register_notes(ck, function).items():
+                what = note.name
+                if not what and note.lines:
+                    first = note.lines[0]
+                    what = f"line {line_label(ck, first)}: {source_line_text(ck, first)}"
+                    if len(note.lines) > 1:
+                        what = f"lines {', '.join(line_label(ck, ln) for ln in note.lines)}"
+                notes[reg] = (note.type, what)
+            self._register_notes[function] = notes
+        return self._register_notes[function]
 
     # -- display ----------------------------------------------------------------------------
 

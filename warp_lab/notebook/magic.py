@@ -416,7 +416,10 @@ class WarpKernelMagics(Magics):
     @magic_arguments.argument("--launch", help='launch the last kernel of the cell, e.g. '
                               '"dim=n, inputs=[x, y, 2.0]", evaluated in the notebook namespace '
                               '(--launch "" launches nothing, over a line-magic default)')
-    @magic_arguments.argument("--repeat", type=int, help="timed launches (default 1)")
+    @magic_arguments.argument("--repeat", type=int,
+                              help="timed launches of --launch (default 1); the arrays are "
+                                   "restored between them, so each starts from the same "
+                                   "inputs: x[i] += 1 with --repeat 3 ends with x + 1")
     @magic_arguments.argument("--check", help="simulator checks for --launch: comma list of "
                               "memcheck,racecheck,initcheck (the barrier check always runs; "
                               "default memcheck)")

@@ -190,8 +190,8 @@ def cap_text(text: str, max_lines: int = PRINTED_MAX_LINES,
 
 def _instruction_total_html(result) -> str:
     """The simulator's thread-instruction total, and how many of them ran on no Python line
-    (PTX under ``.loc F 0``: code the compiler hoisted or merged), which the
-    source pane's instruction column leaves out."""
+    (PTX under ``.loc F 0`` that :mod:`~warp_lab.compiler.line_zero` could not place: code
+    merged from several lines), which the source pane's instruction column leaves out."""
     total = getattr(getattr(result, "sim", None), "instructions", None)
     m = _metrics(result)
     if total is None or m is None:
@@ -200,8 +200,8 @@ def _instruction_total_html(result) -> str:
         sum(instructions_per_line(result).values())
     text = f"{int(total):,} thread-instructions"
     if unplaced > 0:
-        text += (f"; {unplaced:,} of them on no Python line (code the compiler moved or "
-                 "merged, PTX .loc line 0), not in the source pane's instr. column")
+        text += (f"; {unplaced:,} of them on no Python line (code the compiler merged from "
+                 "several lines, PTX .loc line 0), not in the source pane's instr. column")
     return f"<div>{html.escape(text)}</div>"
 
 

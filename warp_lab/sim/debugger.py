@@ -19,7 +19,7 @@ global memory to the previous step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -88,6 +88,15 @@ class WarpState:
             for its membermask at ``shfl.sync`` and the like), ``"yielded"`` (gave the
             turn to other warps in a long loop; runnable again later), ``"exited"`` or
             ``"absent"`` (past the end of a partial block).
+        function: the PTX function the warp is in.
+        notes: register name → ``(ptx_type, what)`` that the caller knows (the
+            notebook debugger: the type the instructions use, the parameter or
+            Python line behind it); used by the text form only.
+
+    ``print(state)`` (``str``/``repr``) is a table of one row per register: its type,
+    what it holds and the 32 lanes' values (uniform values and ramps shortened, floats
+    to 6 digits, predicates ``T``/``F``, lanes that do not execute the next instruction
+    in brackets). The arrays above stay as they are.
     """
 
     block: tuple
@@ -99,6 +108,55 @@ class WarpState:
     pc: np.ndarray
     ptx_line: np.ndarray
     status: list
+    function: str = ""
+    notes: dict = field(default_factory=dict)
+
+    def typed(self, name: str) -> tuple[np.ndarray, str]:
+        """Register ``name``'s 32 values as its note's type says (else as declared), and
+        that type (``"pred"`` for a predicate)."""
+        if name in self.predicates:
+            return self.predicates[name], "pred"
+        ptx_type = self.notes.get(name, ("", ""))[0]
+        if ptx_type and ptx_type != "pred":
+            try:
+                return self.as_type(name, ptx_type), ptx_type
+            except SimulatorError:
+                pass
+        values = self.registers[name]
+        return values, f"{values.dtype.kind.replace('i', 's')}{8 * values.dtype.itemsize}"
+
+    def __repr__(self) -> str:
+        marks = {"running": "·", "at barrier": "⏸", "at warp sync": "⏸", "yielded": "↻",
+                 "exited": "×", "absent": " "}
+        lanes = "".join("●" if a else marks.get(s, "?") for a, s in zip(self.active, self.status))
+        where = f", {self.function}" if self.function else ""
+        head = [f"warp {self.warp} of block {self.block}{where}: "
+                f"{int(np.count_nonzero(self.active))} of 32 lanes execute the next instruction",
+                f"lanes 0..31  {lanes}  (● next, · other path, ⏸ waiting, ↻ yielded, "
+                "× exited)"]
+        rows, unused = [], []
+        for name in [*self.predicates, *self.registers]:
+            if self.notes and name not in self.notes:  # declared, but no instruction writes it
+                unused.append(name)
+                continue
+            values, ptx_type = self.typed(name)
+            what = self.notes.get(name, ("", ""))[1]
+            rows.append((name, ptx_type, what, _lane_values(values, self.active)))
+        if not rows:
+            return "\n".join(head + ["(no registers)"])
+        w_name = max(len("register"), *(len(r[0]) for r in rows))
+        w_what = min(max(len(r[2]) for r in rows), 40)
+        out = head + [f"{'register':<{w_name}}  type  {'holds':<{w_what}}  values"]
+        for name, ptx_type, what, vals in rows:
+            what = what if len(what) <= w_what else what[: w_what - 1] + "…"
+            lead = f"{name:<{w_name}}  {ptx_type:<4}  {what:<{w_what}}  "
+            out.append(lead + vals[0])
+            out += [" " * len(lead) + v for v in vals[1:]]
+        if unused:
+            out.append(f"(not written by any instruction: {', '.join(unused)})")
+        return "\n".join(out)
+
+    __str__ = __repr__
 
     def as_type(self, name: str, ptx_type: str) -> np.ndarray:
         """Register ``name`` reinterpreted as PTX type ``ptx_type`` (e.g. ``"f32"``).
@@ -388,7 +446,7 @@ class Debugger:
             regs[name] = v.view(type_dtype(typ)) if type_dtype(typ).itemsize == v.dtype.itemsize \
                 else v
         status = [_STATUS[int(s)] for s in m.status[sl]]
-        return WarpState(b, warp, regs, raw, preds, active, pcs, lines, status)
+        return WarpState(b, warp, regs, raw, preds, active, pcs, lines, status, fname)
 
     def read_memory(self, address: int, nbytes: int) -> bytes:
         """Global memory bytes (see :meth:`GlobalMemory.read`)."""
@@ -419,6 +477,32 @@ class Debugger:
             raise SimulatorError(f"local range {offset}+{nbytes} outside {m.local_size} bytes")
         base = (k * m.bs_pad + lin) * m.local_size + offset
         return m.local[base: base + nbytes].tobytes()
+
+
+def _format_value(v) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "T" if v else "F"
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.6g}"
+    return f"{int(v):#x}" if abs(int(v)) >= 1 << 32 else str(int(v))  # 64-bit: addresses
+
+
+def _lane_values(values, active) -> list[str]:
+    """32 lane values as text lines: ``v ×32`` when all equal, ``a, b, … z (step d)`` for an
+    integer ramp, else four rows of eight (lanes not executing the next instruction in
+    brackets)."""
+    text = [_format_value(v) for v in values]
+    if len(set(text)) == 1:
+        return [f"{text[0]} ×{len(text)}"]
+    if values.dtype.kind in "iu" and len(values) > 2:
+        step = int(values[1]) - int(values[0])
+        if step and all(int(values[k + 1]) - int(values[k]) == step
+                        for k in range(len(values) - 1)):
+            return [f"{text[0]}, {text[1]}, {text[2]} … {text[-1]} (step {step})"]
+    shown = [t if a else f"[{t}]" for t, a in zip(text, active)]
+    width = max(len(t) for t in shown)
+    return [f"{k:>2}-{k + 7:<2} " + " ".join(f"{t:>{width}}" for t in shown[k:k + 8])
+            for k in range(0, len(shown), 8)]
 
 
 def _dim3(v):

@@ -133,6 +133,48 @@ class Metrics:
         n = int(self.warp_issued.sum())
         return float(self.warp_active_lanes.sum()) / (32.0 * n) if n else 0.0
 
+    def summary(self) -> list[tuple[str, str]]:
+        """The key numbers as ``(what, value)`` text pairs: thread-instructions, SIMT
+        efficiency (:attr:`mean_simt_efficiency`), global requests, sectors and sectors per
+        request (:class:`MemoryLineStats` summed), shared requests and bank conflicts,
+        divergent branches, barriers, and the busiest source lines
+        (:meth:`source_line_counts`). Per-line numbers: the notebook's accessors
+        (``warp_lab.notebook.results``) and the attributes."""
+        total = MemoryLineStats(sum(v.requests for v in self.global_memory.values()),
+                                sum(v.sectors for v in self.global_memory.values()))
+        eff = self.mean_simt_efficiency
+        rows = [("thread-instructions", f"{sum(self.per_ptx_line.values()):,} "
+                 f"({int(self.warp_issued.sum()):,} warp-instructions)"),
+                ("SIMT efficiency", f"{eff:.1%} (mean active lanes {32 * eff:.1f} of 32)"),
+                ("global memory", f"{total.requests:,} requests, {total.sectors:,} sectors, "
+                 f"{total.sectors_per_request:.2f} sectors/request")]
+        if self.shared_requests:
+            rows.append(("shared memory", f"{sum(self.shared_requests.values()):,} requests, "
+                         f"{sum(self.bank_conflicts.values()):,} bank conflicts"))
+        rows.append(("branches, barriers", f"{self.divergent_branches:,} divergent branches, "
+                     f"{self.barriers:,} barriers"))
+        lines = self.source_line_counts()
+        if lines:
+            top = sorted(lines.items(), key=lambda kv: -kv[1])[:5]
+            rows.append(("busiest source lines",
+                         ", ".join(f"line {ln}: {n:,}" for ln, n in top)))
+        return rows
+
+    def __repr__(self) -> str:
+        rows = self.summary()
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(["Metrics (per PTX line in .per_ptx_line, .global_memory, "
+                          ".bank_conflicts, ...; per warp in .warp_issued, .warp_active_lanes)"]
+                         + [f"  {k:<{width}}  {v}" for k, v in rows])
+
+    def _repr_html_(self) -> str:
+        import html
+
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                       f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+                       for k, v in self.summary())
+        return f"<table>{body}</table>"
+
 
 @dataclass
 class SimResult:

@@ -1,0 +1,139 @@
+"""PTX instructions LLVM leaves on line 0 get the line that first uses their result.
+
+The reference for "which line uses it" is the kernel's own source: the statement
+``c[i] = a[i] + b[i]`` of vector_add is found by its text, never a hard-coded number.
+The compiler's PTX is compared with NVPTX's own output (``nvptx.make_ptx``), so the
+test also shows that only ``.loc`` lines change and that ptxas makes the same SASS.
+"""
+
+from __future__ import annotations
+
+import re
+
+import warp_lab as wl
+from warp_lab.compiler import nvptx, toolchain
+from warp_lab.compiler.line_zero import MARK, attribute_line_zero
+from warp_lab.examples import get
+
+_LOC_RE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
+
+
+def _lines_of(ptx: str) -> list[tuple[int, str]]:
+    """``(.loc line in force, instruction)`` for every PTX instruction (an independent parse)."""
+    out, current = [], None
+    for text in ptx.splitlines():
+        m = _LOC_RE.match(text)
+        if m:
+            current = int(m.group(2))
+            continue
+        s = text.strip()
+        if s and not s.startswith(("//", ".", "$", "{", "}", ")", "(")) and not s.endswith(":"):
+            out.append((current, s))
+    return out
+
+
+def _kernel_line(kernel, text: str) -> int:
+    src = kernel.source
+    lines = src.text.splitlines()
+    return src.first_line + next(k for k, ln in enumerate(lines) if ln.strip() == text)
+
+
+def test_vector_add_parameter_loads_and_addresses_are_on_the_line_that_uses_them():
+    kernel = get("vector_add").kernel
+    ck = wl.compile(kernel, arch="sm_80", cache=False)
+    _, raw = nvptx.make_ptx(ck.llvm_ir, ck.options, ck.entry)
+    body = _kernel_line(kernel, "c[i] = a[i] + b[i]")
+    # LLVM's own output has the array parameters' loads on line 0 ...
+    raw_lines = _lines_of(raw)
+    assert [s for ln, s in raw_lines if ln == 0 and s.startswith("ld.param")], raw
+    # ... the compiled kernel has none: they are on the statement that reads the arrays
+    lines = _lines_of(ck.ptx)
+    assert not [s for ln, s in lines if ln == 0], ck.ptx
+    param = r"ld\.param\.b64\s+%rd\d+, \[vector_add_param_[123]\]"
+    loads = [ln for ln, s in lines if re.match(param, s)]
+    assert loads == [body] * 3, ck.ptx
+    assert MARK in ck.ptx
+    # only .loc lines differ, in the same order of instructions
+    assert [s for _, s in lines] == [s for _, s in raw_lines]
+    # every pane agrees: the line map's PTX lines of `body` include the loads, and its
+    # SASS has no instruction left without a line but the kernel's exit
+    ptx_text = ck.ptx.splitlines()
+    assert sum(ptx_text[n - 1].strip().startswith("ld.param.b64")
+               for n in ck.line_map.ptx[body]) == 3
+    sass_insns = len(re.findall(r"/\*[0-9a-f]{4}\*/", ck.sass))
+    on_lines = sum(len(v) for v in ck.line_map.sass.values())
+    assert sass_insns - on_lines <= 2, ck.sass  # EXIT and the BRA after it: no .loc
+
+
+def test_simulated_vector_add_runs_nothing_on_no_python_line():
+    from warp_lab.notebook.results import instructions_per_line
+
+    ex = get("vector_add")
+    args = ex.make_inputs()
+    before = [a.copy() for a in args]
+    res = wl.launch(ex.kernel, inputs=args, device="sim", **ex.launch(args).kwargs())
+    ex.check(before, args)
+    per_line = instructions_per_line(res)
+    assert sum(per_line.values()) == res.sim.instructions
+    body = _kernel_line(ex.kernel, "c[i] = a[i] + b[i]")
+    n = args[0].size
+    # the 3 parameter loads, the index scaling, 3 address adds, 2 loads, 1 add, 1 store
+    assert per_line[body] == 11 * n
+
+
+def test_same_ptxas_code_with_and_without_the_rewrite():
+    for name in ("stencil_2d", "matmul_tiled"):
+        ck = wl.compile(get(name).kernel, arch="sm_90", cache=False, sass=False)
+        _, raw = nvptx.make_ptx(ck.llvm_ir, ck.options, ck.entry)
+        fixed = attribute_line_zero(raw)
+        assert fixed != raw
+        strip = [ln for ln in fixed.splitlines() if not _LOC_RE.match(ln)]
+        assert strip == [ln for ln in raw.splitlines() if not _LOC_RE.match(ln)]
+        sass = []
+        for ptx in (raw, fixed):
+            cubin, res, _ = toolchain.make_cubin(ptx, ck.options, ck.entry)
+            text = toolchain.disassemble(cubin, "sm_90", True, False, False)[0]
+            sass.append((res.registers, [re.sub(r"/\*[0-9a-f]+\*/", "", ln).strip()
+                                         for ln in text.splitlines()
+                                         if re.search(r"/\*[0-9a-f]{4}\*/", ln)]))
+        assert sass[0] == sass[1], name
+
+
+_PTX = """\
+.visible .entry k(
+\t.param .b64 k_param_0
+)
+{
+\t.loc\t1 5 1
+\tmov.u32 \t%r1, %tid.x;
+$L__BB0_1:
+\t.loc\t1 0 1
+\tld.param.b64 \t%rd1, [k_param_0];
+\tadd.s32 \t%r2, %r1, 1;
+\tmul.wide.u32 \t%rd2, %r9, 4;
+\tst.global.b32 \t[%rd2], %r1;
+\t.loc\t1 7 3
+\tld.global.b32 \t%r3, [%rd1];
+\t.loc\t1 8 3
+\tsetp.lt.u32 \t%p1, %r3, %r2;
+\t@%p1 bra \t$L__BB0_1;
+\tret;
+}
+\t.file\t1 "k.py"
+"""
+
+
+def test_each_line_zero_instruction_takes_its_first_users_line_or_keeps_zero():
+    out = attribute_line_zero(_PTX)
+    lines = dict((s, ln) for ln, s in _lines_of(out))
+    assert lines["ld.param.b64 \t%rd1, [k_param_0];"] == 7   # read by line 7's load
+    # read by line 8's compare, but the run goes to the first line reading any of it
+    assert lines["add.s32 \t%r2, %r1, 1;"] == 7
+    assert lines["mul.wide.u32 \t%rd2, %r9, 4;"] == 0        # only a line-0 store reads it
+    assert lines["st.global.b32 \t[%rd2], %r1;"] == 0        # no result: stays line 0
+    assert lines["ret;"] == 8 and lines["mov.u32 \t%r1, %tid.x;"] == 5
+    assert [s for _, s in _lines_of(out)] == [s for _, s in _lines_of(_PTX)]
+    assert attribute_line_zero(out) == out  # nothing left to attribute a second time
+    no_loc = "\n".join(ln for ln in _PTX.splitlines() if ".loc" not in ln)
+    assert attribute_line_zero(no_loc) == no_loc
+    assert any(ln.startswith("\t.loc\t1 7 3") and ln.endswith(MARK) for ln in out.splitlines())

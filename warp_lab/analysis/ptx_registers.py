@@ -1,0 +1,147 @@
+"""What each PTX register of a compiled kernel holds, as far as the PTX says.
+
+    notes = register_notes(ck, "saxpy")
+    notes["%rd4"].name    # "x.ptr" (loaded from the parameter x), "" when unknown
+    notes["%r6"].type     # "f32": the type the instructions that write or read it use
+    notes["%r6"].lines    # (33,): line map keys of the Python lines whose code writes it
+
+PTX registers of LLVM's output are typeless bits (``.b32``, ``.b64``); an
+instruction's type suffix says how it treats them (PTX ISA 5.2, "Fundamental
+Types"). The debugger's lane table reads these notes to show a float as a
+float and to say which parameter (kernel parameter slots,
+:func:`warp_lab.compiler.abi.param_layout`) or special register (``%tid.x``,
+PTX ISA 10) a register was loaded from. The PTX knows no Python local
+variable names (``DebugDirectivesOnly`` keeps line tables only), so a
+register computed by user code is named by the Python line that writes it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from warp_lab.compiler.line_zero import operands
+
+__all__ = ["RegisterNote", "register_notes"]
+
+#: special registers (PTX ISA 10) by the warp_lab name of the same value
+_SPECIAL = {"tid": "wl.thread_idx", "ctaid": "wl.block_idx", "ntid": "wl.block_dim",
+            "nctaid": "wl.grid_dim", "laneid": "wl.lane_id()", "warpid": "%warpid"}
+_TYPES = re.compile(r"\.(pred|[bsuf](?:8|16|32|64))\b")
+_PARAM = re.compile(r"\[(\w+)_param_(\d+)(?:\+(\d+))?\]")
+_SPECIAL_RE = re.compile(r"%(tid|ctaid|ntid|nctaid|laneid|warpid)(?:\.([xyz]))?\b")
+
+
+@dataclass(frozen=True)
+class RegisterNote:
+    """What one register holds.
+
+    Attributes:
+        type: the PTX type its writer (else a reader) uses: ``"f32"``, ``"s32"``,
+            ``"pred"``, ... or ``""`` when only untyped ``.b`` moves touch it.
+        name: the kernel parameter (``"x.ptr"``, ``"x.shape[0]"``, ``"a"``,
+            ``"dim.x"`` for the launch extent) or special register
+            (``"wl.thread_idx.x"``) it was loaded from; ``""`` otherwise.
+        lines: line map keys of the Python lines whose code writes it, in order.
+    """
+
+    type: str = ""
+    name: str = ""
+    lines: tuple = ()
+
+
+def _param_name(ck, index: int, offset: int) -> str:
+    """The parameter field at byte ``offset`` of slot ``index`` (``abi.param_layout``)."""
+    layout = ck.param_layout
+    if not 0 <= index < len(layout):
+        return ""
+    slot = layout[index]
+    if index == 0:  # the hidden launch extent {x, y, z}
+        return f"dim.{'xyz'[offset // 4]}" if offset < 12 else ""
+    ndim = getattr(slot.type, "ndim", None)
+    if ndim is not None and getattr(slot.type, "space", "global") == "global":
+        if offset == 0:
+            return f"{slot.name}.ptr"
+        k = (offset - 8) // 4
+        return f"{slot.name}.shape[{k}]" if k < ndim else f"{slot.name}.strides[{k - ndim}]"
+    return slot.name if offset == 0 else f"{slot.name}+{offset}"
+
+
+def _function_body(ptx: str, function: str) -> list[str]:
+    """The lines of ``function``'s body (``.entry``/``.func``), 1-based numbers kept."""
+    lines = ptx.splitlines()
+    head = re.compile(rf"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?{re.escape(function)}\b")
+    out, inside, depth = [], False, 0
+    for n, line in enumerate(lines, 1):
+        if not inside:
+            inside = bool(head.search(line))
+            continue
+        s = line.strip()
+        depth += s.count("{") - s.count("}")
+        out.append((n, s))
+        if depth == 0 and "}" in s:
+            break
+    return out
+
+
+def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
+    """Notes on every register that an instruction of ``function`` writes.
+
+    Args:
+        ck: a :class:`~warp_lab.compiler.artifact.CompiledKernel`.
+        function: the PTX function (default: the kernel's entry).
+
+    Returns:
+        register name (``"%r5"``) → :class:`RegisterNote`; empty when the function
+        is not in the PTX.
+    """
+    body = _function_body(ck.ptx, function or ck.entry)
+    py_of = {ptx: py for py, ptxs in ck.line_map.ptx.items() for ptx in ptxs}
+    typ: dict[str, str] = {}
+    read_type: dict[str, str] = {}
+    names: dict[str, str] = {}
+    lines: dict[str, list] = {}
+    for n, s in body:
+        if not s or s.startswith(("//", ".", "$", "{", "}", ")", "(")) or s.endswith(":"):
+            continue
+        written, read = operands(s)
+        text = s.split("//", 1)[0]
+        opcode = text.split()[1] if text.startswith("@") else text.split()[0]
+        types = _TYPES.findall(opcode)
+        for reg in read:
+            if types and not types[-1].startswith("b"):
+                read_type.setdefault(reg, types[-1])
+        if not written:
+            continue
+        param = _PARAM.search(text) if opcode.startswith("ld.param") else None
+        special = _SPECIAL_RE.search(text) if opcode.startswith("mov") else None
+        for k, reg in enumerate(written):
+            if types:
+                t = types[0]
+                if t != "pred" and opcode.startswith("setp"):
+                    t = "pred"
+                elif ".wide" in opcode:  # mul.wide.u32: a 64-bit product of 32-bit sources
+                    t = t[0] + str(2 * int(t[1:]))
+                typ.setdefault(reg, t)
+            if param and param.group(1) == ck.entry:
+                name = _param_name(ck, int(param.group(2)), int(param.group(3) or 0))
+                if name and len(written) > 1:  # ld.param.v2 {%r1, %r2}: consecutive fields
+                    width = int(re.findall(r"\d+", types[0])[0]) // 8 if types else 4
+                    name = _param_name(ck, int(param.group(2)),
+                                       int(param.group(3) or 0) + k * width)
+                names.setdefault(reg, name)
+            elif special:
+                base = _SPECIAL[special.group(1)]
+                names.setdefault(reg, base + (f".{special.group(2)}" if special.group(2)
+                                              else ""))
+            py = py_of.get(n)
+            if py is not None and py not in lines.setdefault(reg, []):
+                lines[reg].append(py)
+    out = {}
+    for reg in set(typ) | set(names) | set(lines):
+        t = typ.get(reg, "")
+        if t in ("", "b8", "b16", "b32", "b64"):
+            t = read_type.get(reg, t)
+        out[reg] = RegisterNote(t if not t.startswith("b") else "", names.get(reg, ""),
+                                tuple(lines.get(reg, ())))
+    return out
