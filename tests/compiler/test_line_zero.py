@@ -2,7 +2,7 @@
 
 The reference for "which line uses it" is the kernel's own source: the statement
 ``c[i] = a[i] + b[i]`` of vector_add is found by its text, never a hard-coded number.
-The compiler's PTX is compared with NVPTX's own output (``nvptx.make_ptx``), so the
+The compiler's PTX is compared with NVPTX's own output (``nvptx.make_ptx(line_zero=False)``), so the
 test also shows that only ``.loc`` lines change and that ptxas makes the same SASS.
 """
 
@@ -41,7 +41,7 @@ def _kernel_line(kernel, text: str) -> int:
 def test_vector_add_parameter_loads_and_addresses_are_on_the_line_that_uses_them():
     kernel = get("vector_add").kernel
     ck = wl.compile(kernel, arch="sm_80", cache=False)
-    _, raw = nvptx.make_ptx(ck.llvm_ir, ck.options, ck.entry)
+    _, raw = nvptx.make_ptx(ck.llvm_ir, ck.options, ck.entry, line_zero=False)
     body = _kernel_line(kernel, "c[i] = a[i] + b[i]")
     # LLVM's own output has the array parameters' loads on line 0 ...
     raw_lines = _lines_of(raw)
@@ -84,7 +84,7 @@ def test_simulated_vector_add_runs_nothing_on_no_python_line():
 def test_same_ptxas_code_with_and_without_the_rewrite():
     for name in ("stencil_2d", "matmul_tiled"):
         ck = wl.compile(get(name).kernel, arch="sm_90", cache=False, sass=False)
-        _, raw = nvptx.make_ptx(ck.llvm_ir, ck.options, ck.entry)
+        _, raw = nvptx.make_ptx(ck.llvm_ir, ck.options, ck.entry, line_zero=False)
         fixed = attribute_line_zero(raw)
         assert fixed != raw
         strip = [ln for ln in fixed.splitlines() if not _LOC_RE.match(ln)]

@@ -63,15 +63,12 @@ def operands(stripped: str) -> tuple[list[str], list[str]]:
     opcode, _, rest = text.strip().partition(" ")
     if opcode.split(".", 1)[0] in _NO_DEST:
         return [], guard + _REG_RE.findall(rest)
-    depth, cut = 0, len(rest)
-    for k, ch in enumerate(rest):  # the first operand ends at a top-level comma
-        if ch in "{[(":
-            depth += 1
-        elif ch in "}])":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            cut = k
-            break
+    # the first operand ends at the first comma outside its braces: a destination is a
+    # register, a vector {%r1, %r2} or a pair %r1|%p1 (PTX ISA "Instruction Operands")
+    rest = rest.lstrip()
+    cut = rest.find(",", rest.find("}") if rest.startswith("{") else 0)
+    if cut < 0:
+        cut = len(rest)
     return _REG_RE.findall(rest[:cut]), guard + _REG_RE.findall(rest[cut:])
 
 
@@ -125,32 +122,45 @@ def attribute_line_zero(ptx: str) -> str:
 
 
 def _attribute(lines, start, end, replace, drop) -> None:
-    """Plan the ``.loc`` changes of one function body ``lines[start..end]``."""
+    """Plan the ``.loc`` changes of one function body ``lines[start..end]``.
+
+    Operands are parsed only where the search needs them (the line-0 instructions'
+    results, the reads of the instructions after them up to their first user): on
+    the compile path, this pass costs a small part of parse→PTX.
+    """
     loc = None  # the directive line in force, or None
-    insns = []  # (line index, directive text or None, written, read)
+    at, locs, texts = [], [], []  # per instruction: line index, directive, stripped text
     zero_directives = []
     for k in range(start, end + 1):
         s = lines[k].strip()
-        m = _LOC_RE.match(lines[k])
-        if m:
-            loc = lines[k]
-            if m.group(2) == "0":
-                zero_directives.append(k)
-            continue
+        if s.startswith(".loc"):
+            m = _LOC_RE.match(s)
+            if m:
+                loc = lines[k]
+                if m.group(2) == "0":
+                    zero_directives.append(k)
+                continue
         if _is_instruction(s):
-            written, read = operands(s)
-            insns.append((k, loc, written, read))
+            at.append(k)
+            locs.append(loc)
+            texts.append(s)
     if not zero_directives:
         return
-    readers: dict[str, list[int]] = {}
-    for n, (_, _, _, read) in enumerate(insns):
-        for reg in read:
-            readers.setdefault(reg, []).append(n)
-    is_zero = [d is not None and _LOC_RE.match(d).group(2) == "0" for _, d, _, _ in insns]
+    is_zero = [d is not None and _LOC_RE.match(d).group(2) == "0" for d in locs]
+    count = len(texts)
+    parsed: dict[int, tuple[list[str], list[str]]] = {}
+
+    def ops(n: int):
+        got = parsed.get(n)
+        if got is None:
+            got = parsed[n] = operands(texts[n])
+        return got
+
     resolved: dict[int, int | None] = {}
 
     def first_user(n: int, seen: set) -> int | None:
-        """The located instruction that first reads ``n``'s result (through line-0 ones)."""
+        """The located instruction that first reads ``n``'s result (through line-0 ones):
+        the instructions after ``n`` in order, then those before it (round a loop)."""
         if not is_zero[n]:
             return n
         if n in resolved:
@@ -158,21 +168,23 @@ def _attribute(lines, start, end, replace, drop) -> None:
         if n in seen:
             return None
         seen.add(n)
-        users = sorted({u for reg in insns[n][2] for u in readers.get(reg, ()) if u != n},
-                       key=lambda u: (u < n, u))  # after it first, then round a loop
+        written = set(ops(n)[0])
         found = None
-        for u in users:
-            found = first_user(u, seen)
-            if found is not None:
-                break
+        if written:
+            for u in (*range(n + 1, count), *range(n)):
+                if not written.intersection(ops(u)[1]):
+                    continue
+                found = first_user(u, seen)
+                if found is not None:
+                    break
         resolved[n] = found
         return found
 
     # a run of line-0 instructions goes, as a whole, to the first located instruction that
     # uses any of it: a statement's prologue does not jump back and forth between lines
     runs, run = [], []
-    for n in range(len(insns) + 1):
-        if n < len(insns) and is_zero[n]:
+    for n in range(count + 1):
+        if n < count and is_zero[n]:
             run.append(n)
         elif run:
             runs.append(run)
@@ -183,13 +195,12 @@ def _attribute(lines, start, end, replace, drop) -> None:
         line = None
         if found:
             first = min(found, key=lambda u: (u < run[0], u))
-            line = insns[first][1].rstrip() + "\t" + MARK
-        in_force = insns[run[0] - 1][1] if run[0] > 0 else None  # what ptxas sees so far
+            line = locs[first].rstrip() + "\t" + MARK
+        in_force = locs[run[0] - 1] if run[0] > 0 else None  # what ptxas sees so far
         for n in run:
-            k, directive = insns[n][0], insns[n][1]
-            want = line if users[n] is not None else directive
+            want = line if users[n] is not None else locs[n]
             if _line_of(want) != _line_of(in_force):
-                replace.setdefault(k, []).append(want)
+                replace.setdefault(at[n], []).append(want)
                 in_force = want
     for k in zero_directives:
         drop.add(k)

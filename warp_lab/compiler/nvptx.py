@@ -22,6 +22,7 @@ import time
 import llvmlite.binding as llvm
 
 from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.compiler.line_zero import attribute_line_zero
 from warp_lab.errors import InternalCompilerError, ToolchainError
 
 __all__ = ["TRIPLE", "SUPPORTED_ARCHS", "check_arch", "make_ptx", "target_machine",
@@ -208,7 +209,7 @@ def _add_ftz_flag(llvm_ir: str) -> str:
 
 
 def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
-             timings: dict | None = None) -> tuple[str, str]:
+             timings: dict | None = None, line_zero: bool = True) -> tuple[str, str]:
     """Optimise a module, link what it needs of libdevice, and emit PTX.
 
     Args:
@@ -219,8 +220,12 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
             internal so that unused code is removed.
         timings: if given, receives wall seconds: ``"optimize"`` (parse,
             verify, link libdevice, the pass pipeline) and ``"ptx"`` (NVPTX
-            emission and the text of the optimised module); together they
+            emission, its line-0 ``.loc`` lines attributed by
+            :func:`~warp_lab.compiler.line_zero.attribute_line_zero`, and the
+            text of the optimised module); together they
             are all of this function.
+        line_zero: False leaves the ``.loc`` lines as NVPTX wrote them (line 0 where
+            LLVM dropped a location), for comparing with the attributed PTX.
 
     Returns:
         ``(llvm_ir_optimized, ptx)``, both text.
@@ -266,7 +271,10 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
     try:
         pb.getModulePassManager().run(mod, pb)
         t1 = time.perf_counter()
+        # the PTX everything after reads: ptxas, the simulator, the line map
         ptx = _renumber_callseq(_emit(tm, mod))
+        if line_zero:
+            ptx = attribute_line_zero(ptx)
     except RuntimeError as exc:  # pragma: no cover - LLVM reports through here
         raise InternalCompilerError(f"LLVM could not emit PTX: {exc}", stage="nvptx") from None
     llvm_ir_optimized = str(mod)

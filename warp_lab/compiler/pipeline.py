@@ -1,7 +1,7 @@
 """``wl.compile``: the driver that calls the stages in order and nothing else.
 
-    frontend.make_typed_ast → lower.make_llvm_ir → nvptx.make_ptx
-      → line_zero.attribute_line_zero → toolchain.make_cubin → toolchain.disassemble
+    frontend.make_typed_ast → lower.make_llvm_ir → nvptx.make_ptx (with
+      line_zero.attribute_line_zero) → toolchain.make_cubin → toolchain.disassemble
       → linemap.build_line_map
 
 Each stage's product lands in one field of the :class:`CompiledKernel`.
@@ -27,8 +27,7 @@ import llvmlite
 import llvmlite.binding as llvm
 import numpy as np
 
-from warp_lab.compiler import (abi, cache as _cache, frontend, line_zero, linemap, lower, nvptx,
-                               toolchain)
+from warp_lab.compiler import abi, cache as _cache, frontend, linemap, lower, nvptx, toolchain
 from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, sm_number
 from warp_lab.errors import ToolchainError
 from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, Kernel
@@ -188,7 +187,6 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     t2 = time.perf_counter()
     timings["frontend"], timings["lower"] = t1 - t0, t2 - t1
     llvm_ir_opt, ptx = nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, timings)
-    ptx = line_zero.attribute_line_zero(ptx)  # before ptxas, the simulator, the line map
 
     missing: dict[str, str] = {}
     cubin = sass_text = ranges = resources = None
