@@ -196,7 +196,10 @@ def test_a_spin_its_own_block_barrier_waits_for_still_never_ends():
     x = np.zeros(1, np.int32)
     r = wl.launch(kernel, dim=64, block_dim=64, inputs=[x], device="sim",
                   max_instructions=50_000)
-    assert [f.kind for f in r.findings] == ["budget"] and x[0] == 0
+    # (it ran into the budget; now found: 63 threads wait at the barrier for thread 0)
+    assert [(f.kind, f.source_line) for f in r.findings] == [("infinite_loop", 5)], r.findings
+    assert "the other 63 live threads wait at a barrier" in r.findings[0].message
+    assert r.partial and x[0] == 0
 
 
 @pytest.mark.parametrize("who, dim, block_dim", [

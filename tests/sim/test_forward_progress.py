@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from warp_lab import sim
+from warp_lab.sim import machine
 from warp_lab.sim.control import loop_may_wait
 
 HEAD = """
@@ -70,21 +71,40 @@ def test_spin_wait_on_another_thread_terminates(gpu, waiter, setter, block):
     assert flag.tolist() == [1, 42] and out.tolist() == [42]
 
 
-def test_spin_on_a_flag_nobody_sets_stops_at_the_budget(gpu):
-    res, flag, out = _spin(gpu, 0, 5000, 256, max_instructions=20_000)
-    assert [f.kind for f in res.findings] == ["budget"] and res.partial
-    assert 20_000 < res.instructions <= 20_000 + 256
+def test_spin_on_a_flag_nobody_sets_is_an_infinite_loop_not_a_budget(gpu):
+    # the spin's atom.or leaves memory as it is and every other thread has exited: after
+    # two looks (SPIN_CHECK turns apart) at the same register, nothing can end it
+    res, flag, out = _spin(gpu, 0, 5000, 256, max_instructions=200_000)
+    assert [f.kind for f in res.findings] == ["infinite_loop"] and res.partial
+    f = res.findings[0]
+    spin = next(i.line for i in SPIN.code if i.text.startswith("atom.global.or"))
+    assert f.details["polled_loads"] == [spin] and f.thread == (0, 0, 0)
+    assert "(its atomics leave memory as it is)" in f.message
+    assert res.instructions < 3 * 3 * machine.SPIN_CHECK + 256 * 20
     assert out.tolist() == [0]
 
 
-def test_ctrl_c_stops_a_spin_across_warps(gpu):
+# SPIN whose loop also counts its turns in flag[2] (an atomic that changes memory): no
+# look can prove that it never ends
+SPIN_COUNTING = sim.parse_module(SPIN.text.replace(
+    "  atom.global.or.b32 %r4, [%rd1], 0;",
+    "  atom.global.add.u32 %r8, [%rd1+8], 1;\n  atom.global.or.b32 %r4, [%rd1], 0;"))
+
+
+def test_a_spin_that_changes_memory_stops_at_the_budget_or_ctrl_c(gpu):
+    flag, out = gpu.put(np.zeros(3, np.int32)), gpu.put(np.zeros(1, np.int32))
+    params = struct.pack("<QQII", flag, out, 0, 5000)
+    res = sim.run(SPIN_COUNTING, "spin", 1, 256, params, gpu.mem, max_instructions=20_000)
+    assert [f.kind for f in res.findings] == ["budget"] and res.partial
+    assert 20_000 < res.instructions <= 20_000 + 256
+
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGALRM, interrupt)
     signal.setitimer(signal.ITIMER_REAL, 0.5)
     try:
-        res, flag, out = _spin(gpu, 0, 5000, 256)     # no budget: runs until Ctrl-C
+        res = sim.run(SPIN_COUNTING, "spin", 1, 256, params, gpu.mem)  # runs until Ctrl-C
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)

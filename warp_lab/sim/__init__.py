@@ -78,7 +78,9 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         max_instructions: thread-instruction budget; exceeding it stops the launch
             with a ``budget`` finding and ``partial=True``. ``None``: unlimited. Warps
             spinning on a flag another warp sets take turns with it (forward progress),
-            so only a loop that can never end runs into the budget.
+            and a spin-wait that no running thread can end stops with an
+            ``infinite_loop`` or ``co_residency`` finding, so only a loop that never
+            ends and keeps changing memory or registers runs into the budget.
         metrics: collect per-line counts, coalescing and bank-conflict metrics
             (costs some speed).
         batch_threads: how many threads are simulated together (bounds memory:

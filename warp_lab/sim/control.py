@@ -16,7 +16,7 @@ from warp_lab.errors import SimulatorError
 from warp_lab.sim.machine import EXITED, PAD, RUN
 from warp_lab.sim.provenance import thread_private
 
-__all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait"]
+__all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait", "polled_loads"]
 
 ALL = object()  # "every lane of act"
 
@@ -116,10 +116,10 @@ def _bra(ins, mod):
             return
         if m.upc < 0 or m.nyield or m.nwsync or m.waiters.any():
             m.back_edge(target, intra)
-        elif reads is not None and m.next_block >= m.nblocks:
-            # every running thread is here and no block is left to start: if they are
-            # all of the launch's live threads, nothing can write what they wait for
-            m.closed_loop_turn(ins, target, lo, hi, reads, everyone=True)
+        if reads is not None:
+            # a spin-wait: if every running thread of the batch spins here and every
+            # other one waits for them, no thread of the batch can end the wait
+            m.spin_turn(ins, target, lo, hi, reads)
     return ex_back
 
 
@@ -200,22 +200,31 @@ def closed_loop_registers(ins, mod, loads: bool = False) -> tuple | None:
     forever (:meth:`~warp_lab.sim.machine.Machine.
     closed_loop_turn`). ``None`` for a loop that is not closed.
 
-    ``loads``: also allow loads from memory other threads write (a spin-wait on a flag):
-    the loop writes no memory, so once every thread of the launch is in it, nothing can
-    change what it reads, and it is closed too (``closed_loop_turn(..., everyone=True)``)."""
+    ``loads``: also allow loads from memory other threads write, and atomics (a spin-wait
+    on a flag, read with ``ld`` or ``atom``): while no other thread runs and no atomic
+    changes memory, nothing changes what it reads, so it is closed too
+    (:meth:`~warp_lab.sim.machine.Machine.spin_turn`)."""
     lo, hi = _loop_range(ins, mod)
     written: set = set()
     for c in mod.code[lo:hi + 1]:
         if c.op in _OPEN_OPS and not (c.op == "ld" and ("param" in c.mods or
                                                         "const" in c.mods)) \
                 and not (c.op in ("ld", "st") and thread_private(mod, c)) \
-                and not (loads and c.op in ("ld", "ldu")):
+                and not (loads and c.op in ("ld", "ldu", "atom")):
             return None
         if "cc" in c.mods or any(s[0] == "s" and s[1] in _TIME_SREGS for s in c.srcs):
             return None
         if not all(_dst_registers(d, written) for d in c.dsts):
             return None
     return tuple(sorted(written))
+
+
+def polled_loads(ins, mod) -> tuple:
+    """The instructions of the loop closed by backward branch ``ins`` that read memory
+    other threads write (:func:`_reads_shared_state`: loads, atomics, calls), in code
+    order: what a spin-wait polls."""
+    lo, hi = _loop_range(ins, mod)
+    return tuple(c for c in mod.code[lo:hi + 1] if _reads_shared_state(c, mod))
 
 
 def _registers(ops, out: set) -> set:

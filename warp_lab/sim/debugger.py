@@ -224,6 +224,7 @@ class Debugger:
         m = Machine(self.module, kernel, grid, block, params, memory, dyn, checks, True, None,
                     batch_threads=1)
         m.bpb = self._batch_blocks
+        m.batch_runner = "debugger"    # (named by a co_residency finding)
         self.machine = m
         self.step_count = 0
         self.finished = False

@@ -25,10 +25,11 @@ lanes of a warp still reconverge) while other warps can run; when no other
 warp can, the yielded ones come back (round-robin). Only when a warp's own
 lanes starve each other for ``INTRA_ROUNDS`` quanta (one quantum for a loop with
 an atomic: a spin lock held by a lane of the same warp) do the looping lanes
-yield alone. Yielded threads also come back whenever nothing else is runnable. Per-thread instruction counts do not
-depend on this; warp-level counts only change for a loop that reads memory
-and keeps lanes of one warp apart for over ``SPIN_QUANTUM * INTRA_ROUNDS``
-iterations.
+yield alone. Yielded threads also come back whenever nothing else is runnable.
+A spin-wait that no thread of the batch can end any more (:meth:`Machine.spin_turn`)
+stops the launch with a finding. Per-thread instruction counts do not depend on this;
+warp-level counts only change for a loop that reads memory and keeps lanes of one warp
+apart for over ``SPIN_QUANTUM * INTRA_ROUNDS`` iterations.
 
 Barriers: a thread reaching ``bar.sync`` waits; a block's barrier completes
 when its waiting threads (plus ``bar.arrive`` arrivals) reach the expected
@@ -64,6 +65,9 @@ SPIN_QUANTUM = 64
 INTRA_ROUNDS = 16
 #: taken back-edges of a closed loop between two looks at its lanes' registers
 LOOP_CHECK = 4096
+#: taken back-edges of a spin-wait (a loop that reads memory and writes none but through
+#: atomics) between two looks at the whole batch (:meth:`Machine.spin_turn`)
+SPIN_CHECK = 256
 _BIG = np.int32(2**31 - 1)
 SPARSE = 1
 NSM = 132  # %nsmid reported by the simulator (an H100 SXM has 132 SMs)
@@ -139,6 +143,11 @@ class Machine:
         self.steps = 0
         self.stop = False
         self.partial = False
+        # barrier and warp-sync completions, and atomics that changed memory, so far: a
+        # spin-wait whose batch saw none of them between two looks is stuck (spin_turn)
+        self.events = 0
+        # who runs the batches, for findings that depend on how many blocks run at once
+        self.batch_runner = "simulator"
         self._seen = set()
         self._temp_allocs: list[int] = []
         self._layout_symbols()
@@ -390,23 +399,17 @@ class Machine:
             done = release_barriers(self, waiting) or done
         return done
 
-    def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple,
-                         everyone: bool = False):
+    def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple):
         """Lanes took back-edge ``ins`` (to ``target``) of a closed loop (code ``lo..hi``,
         writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`).
-
-        ``everyone``: the loop also reads memory other threads could write (and writes
-        none); it counts as closed only while every live thread of the launch is at its
-        head (the caller checks that no block is left to start): then no thread can
-        write memory any more, so what the loop reads stays as it is.
 
         Every :data:`LOOP_CHECK` turns, when every lane inside the loop is at its head,
         compare those lanes, their ``regs`` and their local memory with the previous
         look: the same lanes with the same values will run the same iterations again,
         forever (nothing but their registers and local memory decides what the loop
         does), so the launch stops with an ``infinite_loop`` finding instead of running
-        until the instruction budget or Ctrl-C. A loop that still changes a register, or whose lanes are spread over
-        its body, is looked at again later.
+        until the instruction budget or Ctrl-C. A loop that still changes a register, or
+        whose lanes are spread over its body, is looked at again later.
         """
         turns, last = self.loop_turns.get(ins.pc, (0, None))
         turns += 1
@@ -418,32 +421,14 @@ class Machine:
         pc = self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
         inside = run & (pc >= lo) & (pc <= hi)
         head = inside & (pc == target)
-        if not head.any() or (inside & ~head).any() or (
-                everyone and ((self.status != EXITED) & (self.status != PAD) & ~head).any()):
+        if not head.any() or (inside & ~head).any():
             self.loop_turns[ins.pc] = (0, last)
             return
-        # lanes that leave a loop never come back to it in the same activation of its
-        # function (a path back would be a backward branch overlapping the loop, hence
-        # part of it): only a call can bring them back (a .func called twice at opt=0,
-        # in the same state at both looks), so a call in between voids the comparison
-        snap = (head.tobytes() + self.calls.to_bytes(8, "little"),
-                [np.broadcast_to(self.regs[r], (self.T,))[head].copy() for r in regs])
-        if self.local is not None:  # the loop may keep its variables there (opt=0)
-            snap[1].append(self.local.reshape(self.T, -1)[head].copy())
+        snap = self._loop_snapshot(head, regs)
         self.loop_turns[ins.pc] = (0, snap)
-        if last is None or last[0] != snap[0] or not all(
-                np.array_equal(a, b) for a, b in zip(last[1], snap[1])):
+        if not _same_snapshot(last, snap):
             return
         n = int(np.count_nonzero(head))
-        if everyone:
-            self.finding("infinite_loop",
-                         f"infinite loop: every live thread of the launch ({n}) waits in the "
-                         f"loop at PTX line {self.mod.code[target].line}, which reads memory "
-                         "but writes none, with every register it writes unchanged after "
-                         f"{LOOP_CHECK} more iterations: no thread is left to write what "
-                         "they wait for (a flag no thread sets, or one a thread sets only "
-                         "after the wait?)", ins, int(np.argmax(head)), stop=True)
-            return  # (finding(stop=True) ends the launch)
         # the loads before the loop that decide it (read only to word the finding)
         from warp_lab.sim.control import deciding_loads
 
@@ -469,6 +454,124 @@ class Machine:
                      "wl.atomic_load(...) on every iteration")
         self.finding("infinite_loop", said, ins, int(np.argmax(head)), stop=True,
                      hoisted_loads=[c.line for c in loads])
+
+    def _loop_snapshot(self, head, regs: tuple, extra: bytes = b"") -> tuple:
+        """What decides the future of lanes ``head`` (a bool mask) in a loop writing
+        ``regs``: the lanes, their ``regs`` and local memory, the calls so far (lanes that
+        leave a loop never come back to it in the same activation of its function: a
+        path back would be a backward branch overlapping the loop, hence part of it; only
+        a call can bring them back, a .func called twice at opt=0, in the same state at
+        both looks, so a call in between voids the comparison), and ``extra``."""
+        snap = (head.tobytes() + self.calls.to_bytes(8, "little") + extra,
+                [np.broadcast_to(self.regs[r], (self.T,))[head].copy() for r in regs])
+        if self.local is not None:  # the loop may keep its variables there (opt=0)
+            snap[1].append(self.local.reshape(self.T, -1)[head].copy())
+        return snap
+
+    def spin_turn(self, ins, target: int, lo: int, hi: int, regs: tuple):
+        """Lanes took back-edge ``ins`` (to ``target``) of a spin-wait: a loop (code
+        ``lo..hi``, writing registers ``regs``: :func:`~warp_lab.sim.control.
+        closed_loop_registers` with ``loads=True``) that reads memory other threads write
+        and writes none but through atomics.
+
+        Every :data:`SPIN_CHECK` turns, when every running thread of the batch is at the
+        loop's head and every other live thread waits at a barrier or a warp-sync (none
+        yielded, none elsewhere), compare with the previous look: the same lanes with the
+        same registers and local memory, the same waiting threads, and no barrier or
+        warp-sync completed and no atomic changed memory since (:attr:`events`). Then
+        each of those lanes ran at least one whole turn over memory that nothing changed
+        and came back as it was; its turns are a function of its registers and that
+        memory, so it spins forever, the waiting threads wait for it, and no thread of the
+        batch writes memory any more. Only a block that has not started could, so the
+        launch stops: an ``infinite_loop`` finding when every block has started (nothing
+        can end the wait), a ``co_residency`` one otherwise (the batch waits for a block
+        that runs only after it: on a GPU, for a block that need not be resident).
+        """
+        turns, last = self.loop_turns.get(ins.pc, (0, None))
+        turns += 1
+        if turns < SPIN_CHECK:
+            self.loop_turns[ins.pc] = (turns, last)
+            return
+        st = self.status
+        run = st == RUN
+        pc = self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
+        head = run & (pc == target)
+        if self.nyield or not head.any() or (run & ~head).any():
+            self.loop_turns[ins.pc] = (0, None)
+            return
+        snap = self._loop_snapshot(head, regs, st.tobytes() + self.events.to_bytes(8, "little"))
+        self.loop_turns[ins.pc] = (0, snap)
+        if _same_snapshot(last, snap):
+            self._report_spin(ins, target, lo, hi, head)
+
+    def _report_spin(self, ins, target, lo, hi, head):
+        """The finding (which stops the launch) for :meth:`spin_turn`'s stuck batch."""
+        from warp_lab.sim.control import polled_loads
+
+        code = self.mod.code
+        n = int(np.count_nonzero(head))
+        st = self.status
+        nwait = int(np.count_nonzero((st == BARWAIT) | (st == WSYNC)))
+        t = int(np.argmax(head))
+        polls = polled_loads(ins, self.mod)
+        atomic = any(c.op == "atom" for c in polls)
+        loop = (f"the loop at PTX line {code[target].line}, which reads memory but writes none"
+                + (" (its atomics leave memory as it is)" if atomic else ""))
+        same = f"every register it writes unchanged after {SPIN_CHECK} more iterations"
+        waiting = (f"; the other {nwait} live thread{'s' * (nwait > 1)} wait at a barrier or "
+                   f"warp-sync that the spinning threads never reach") if nwait else ""
+        details = {"polled_loads": [c.line for c in polls], "spinning": n, "waiting": nwait}
+        if self.next_block >= self.nblocks:
+            if not nwait:
+                said = (f"infinite loop: every live thread of the launch ({n}) waits in {loop}, "
+                        f"with {same}: no thread is left to write what they wait for (a flag "
+                        "no thread sets, or one a thread sets only after the wait?)")
+            else:
+                said = (f"infinite loop: {n} thread{'s' * (n > 1)} wait in {loop}, with "
+                        f"{same}{waiting}: no thread is left to write what they wait for (a "
+                        "flag no thread sets, or one a thread sets only after the wait or "
+                        "after that barrier?)")
+            self.finding("infinite_loop", said, ins, t, stop=True, **details)
+            return
+        spinning = np.unique(self.blk[head]) + self.first_block
+        left = self.nblocks - self.next_block
+        running = self._blocks_text(range(self.first_block, self.next_block))
+        said = (f"{n} thread{'s' * (n > 1)} of {self._blocks_text(spinning)} "
+                f"spin{'s' * (n == 1)} in {loop}, with {same}{waiting}: no thread of the "
+                f"running {running} writes what {'they wait' if n > 1 else 'it waits'} for any "
+                f"more, only a block that "
+                f"has not started could (or no thread ever does). "
+                f"{self._blocks_text(range(self.next_block, self.nblocks)).capitalize()} "
+                f"({left} of "
+                f"{self.nblocks}) start{'s' * (left == 1)} only after these end: the "
+                f"{self.batch_runner} runs {self.bpb} block{'s' * (self.bpb > 1)} at a time, "
+                "a GPU as many as fit on its SMs. CUDA does not guarantee that a grid's "
+                "blocks run at the same time or in any order (Programming Guide: thread "
+                "blocks must be able to execute independently; only a cooperative launch "
+                "makes them all resident at once), so on a GPU this can hang too. Let a "
+                "block wait only for blocks that have already started (number the blocks in "
+                "the order they start with an atomic counter, as decoupled look-back scans "
+                "do), or split the work into two kernel launches")
+        details.update(blocks_not_started=left, blocks_at_a_time=self.bpb)
+        self.finding("co_residency", said, ins, t, stop=True, **details)
+
+    def _blocks_text(self, linear) -> str:
+        """``"block 3"``, ``"blocks 0 to 63"``, ``"blocks 0, 2 and 5"`` for linear block
+        indices ``linear`` (sorted, none repeated); a block of a 2-D or 3-D grid is named
+        by its ``(x, y, z)`` index (x fastest)."""
+        ids = [int(b) for b in linear]
+        gx, gy = self.grid[0], self.grid[1]
+        one_d = self.grid[1] == self.grid[2] == 1
+
+        def name(b):
+            return str(b) if one_d else str((b % gx, (b // gx) % gy, b // (gx * gy)))
+        if len(ids) == 1:
+            return f"block {name(ids[0])}"
+        if ids[-1] - ids[0] == len(ids) - 1:
+            return f"blocks {name(ids[0])} to {name(ids[-1])}"
+        if len(ids) <= 4:
+            return f"blocks {', '.join(map(name, ids[:-1]))} and {name(ids[-1])}"
+        return f"{len(ids)} blocks from {name(ids[0])} to {name(ids[-1])}"
 
     def _park(self, lanes):
         """Lanes ``lanes`` (runnable) yield: not scheduled until :meth:`unpark`."""
@@ -831,6 +934,12 @@ class Machine:
         if st is None:
             st = self.metrics.global_memory[ins.line] = MemoryLineStats()
         return st
+
+
+def _same_snapshot(last, snap) -> bool:
+    """Whether two :meth:`Machine._loop_snapshot` results are equal (``last`` may be None)."""
+    return last is not None and last[0] == snap[0] and len(last[1]) == len(snap[1]) and all(
+        np.array_equal(a, b) for a, b in zip(last[1], snap[1]))
 
 
 class _GatherRegs:

@@ -561,7 +561,10 @@ def _atomic_apply(op, dt, old, b, c):
 
 
 def _atomic_rmw(view, e, b, c, op, dt):
-    """Apply the lanes' atomics in lane order; returns each lane's old value."""
+    """Apply the lanes' atomics in lane order; returns ``(old, changed)``: each lane's old
+    value, and whether some lane's operation changed the bytes it found (a spin-wait's
+    ``atom.or x, 0`` or failing CAS does not: :meth:`~warp_lab.sim.machine.Machine.
+    spin_turn` counts the others)."""
     k = e.size
     order = np.argsort(e, kind="stable")
     es = e[order]
@@ -569,8 +572,10 @@ def _atomic_rmw(view, e, b, c, op, dt):
     start[1:] = es[1:] != es[:-1]
     if start.all():
         old = view[e].view(dt)
-        view[e] = _atomic_apply(op, dt, old, b, c).astype(dt).view(view.dtype)
-        return old
+        new = _atomic_apply(op, dt, old, b, c).astype(dt).view(view.dtype)
+        changed = bool((new != old.view(view.dtype)).any())
+        view[e] = new
+        return old, changed
     if op == "add" and dt.kind in "iu":
         bs = b[order]
         csum = np.cumsum(bs, dtype=dt)
@@ -584,21 +589,24 @@ def _atomic_rmw(view, e, b, c, op, dt):
         view[es[first]] = (base + total).astype(dt).view(view.dtype)
         old = np.empty(k, dt)
         old[order] = old_sorted
-        return old
+        return old, bool(bs.any())
     # general case: rounds of lanes with distinct addresses, in lane order
     grp_first = np.maximum.accumulate(np.where(start, np.arange(k), 0))
     rank_sorted = np.arange(k) - grp_first
     rank = np.empty(k, np.int64)
     rank[order] = rank_sorted
     old = np.empty(k, dt)
+    changed = False
     for r in range(int(rank.max()) + 1):
         sel = np.flatnonzero(rank == r)
         ee = e[sel]
         o = view[ee].view(dt)
         old[sel] = o
         cc = c[sel] if c is not None else None
-        view[ee] = _atomic_apply(op, dt, o, b[sel], cc).astype(dt).view(view.dtype)
-    return old
+        new = _atomic_apply(op, dt, o, b[sel], cc).astype(dt).view(view.dtype)
+        changed = changed or bool((new != o.view(view.dtype)).any())
+        view[ee] = new
+    return old, changed
 
 
 def _atom(ins, mod):
@@ -641,7 +649,9 @@ def _atom(ins, mod):
         for buf, lanes, off in groups:
             view = buf.view(RAW[es])
             sel = slice(None) if lanes is None else lanes
-            old[sel] = _atomic_rmw(view, off // es, b[sel], None if c is None else c[sel], op, dt)
+            old[sel], changed = _atomic_rmw(view, off // es, b[sel],
+                                            None if c is None else c[sel], op, dt)
+            m.events += changed
         if w is not None:
             full = np.zeros(m.T, dt)
             full[idx] = old

@@ -24,7 +24,11 @@ class Finding:
             and written in one launch), ``"division_by_zero"`` (memcheck: an integer
             ``div``/``rem`` with a zero divisor in an active lane), ``"infinite_loop"``
             (lanes back at the head of a loop that only registers decide, with those
-            registers unchanged: it never ends).
+            registers unchanged: it never ends; or a spin-wait no thread is left to end),
+            ``"co_residency"`` (a spin-wait that no thread of the running blocks can end
+            while blocks have not started: it waits for a block that runs only after it,
+            which CUDA does not guarantee to be resident with it either;
+            :meth:`~warp_lab.sim.machine.Machine.spin_turn`).
         message: one readable sentence with the numbers.
         block: ``(x, y, z)`` block index (``None`` when not about one block).
         thread: ``(x, y, z)`` thread index within the block (``None`` likewise).

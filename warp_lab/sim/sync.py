@@ -166,6 +166,7 @@ def release_barriers(m, waiting) -> bool:
     if m.race is not None:
         m.race.reset(blocks)
     m.status[rel] = RUN
+    m.events += 1     # (a spin-wait may end now: Machine.spin_turn)
     m.pc[rel] = m.resume[rel]
     m.recount()
     m.waiters -= np.bincount(m.blk[rel], minlength=m.nb)
@@ -443,6 +444,7 @@ def release_warp_sync(m, wsync) -> bool:
     if not rel.any():
         return False
     m.status[rel] = RUN
+    m.events += 1     # (a spin-wait may end now: Machine.spin_turn)
     # they execute the instruction they waited at again (a group spanning several
     # bar.warp.sync instructions meets again when the last of them executes its own)
     m.pc[rel] = m.resume[rel]
