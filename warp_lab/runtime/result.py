@@ -57,7 +57,7 @@ class LaunchResult:
         Findings are only as complete as the checks asked for, and the default
         (``memcheck`` and ``barrier``, as compute-sanitizer's default tool is
         memcheck) does not look for shared-memory races or reads of unwritten
-        shared memory, which cost 1.1-4.4× the simulation time; so a kernel
+        shared memory, which cost about 1.1-1.9× the simulation time; so a kernel
         with shared memory that ran without them says so, and how to ask.
         """
         if self.device.kind != "sim":

@@ -25,6 +25,14 @@ readers ordered before the writer by different partial-mask syncs are no
 hazard. Lanes of one warp with no sync between them, and different warps with
 no ``bar.sync``, are still hazards (as compute-sanitizer reports them under
 independent thread scheduling).
+
+Cost: the records are int32 and kept per aligned 4-byte word while every access of the
+word covers it whole (naturally aligned 4-, 8- and 16-byte accesses: ``f32``/``s32``,
+``f64``, ``v2``/``v4``), so such an access is checked with one record per word, not four;
+a 1- or 2-byte access splits the words it touches into per-byte records until the next
+barrier (exact: a whole word's four bytes always have equal records). While nothing was
+written (read) since every record was last forgotten, accesses skip the check against
+writers (readers). Memory per shared byte: :func:`bookkeeping_per_byte`.
 """
 
 from __future__ import annotations
@@ -34,9 +42,10 @@ import numpy as np
 from warp_lab.sim.initcheck import variable_at
 from warp_lab.sim.provenance import address_variable
 
-__all__ = ["RaceTracker", "has_warp_sync"]
+__all__ = ["RaceTracker", "has_warp_sync", "bookkeeping_per_byte"]
 
 _WEIGHTS = np.uint32(1) << np.arange(32, dtype=np.uint32)
+_NOT_SHARED = ("global", "param", "const", "local")
 
 
 def has_warp_sync(mod) -> bool:
@@ -51,33 +60,103 @@ def has_warp_sync(mod) -> bool:
     return v
 
 
+def _may_split(mod) -> bool:
+    """Whether module ``mod`` has an ``ld``/``st`` of fewer than 4 bytes per lane that may
+    touch shared memory (``.shared`` or generic): racecheck then keeps records per byte
+    for the words it touches (cached on the module)."""
+    v = getattr(mod, "_race_may_split", None)
+    if v is None:
+        from warp_lab.sim.ptx_syntax import type_dtype
+        v = False
+        for c in mod.code:
+            if c.op not in ("ld", "st") or not c.types or any(s in _NOT_SHARED
+                                                               for s in c.mods):
+                continue
+            vec = next((int(s[1:]) for s in c.mods if s in ("v2", "v4", "v8")), 1)
+            try:
+                v = type_dtype(c.types[0]).itemsize * vec < 4
+            except (KeyError, TypeError, ValueError):
+                v = True
+            if v:
+                break
+        try:
+            mod._race_may_split = v
+        except AttributeError:
+            pass
+    return v
+
+
+def bookkeeping_per_byte(mod) -> int:
+    """Bytes of racecheck records per byte of shared memory for module ``mod`` (for the
+    simulator's batch sizing): 16 bytes per 4-byte word, 32 with ``bar.warp.sync``;
+    16 (32) more per byte when a sub-word access may split words into bytes. The rows
+    of per-lane read clocks made on demand are not counted."""
+    per_cell = 32 if has_warp_sync(mod) else 16
+    return per_cell // 4 + (per_cell if _may_split(mod) else 0)
+
+
+class _Cells:
+    """Hazard records of ``n`` cells (a cell: one 4-byte word, or one byte), int32.
+
+    ``writer``/``reader``: batch thread of the last write / of the reads since it
+    (``-1`` none, ``-2`` several threads); ``wpc``/``rpc``: their instruction indices.
+    With ``bar.warp.sync`` (``ws``): ``wst`` the clock at the last write; ``rst`` the
+    readers' clock (``>= 0``: all read at it; ``-(row + 1)``: per lane, row ``row`` of
+    the tracker's ``rtab``); ``rwarp`` the readers' warp (``-2`` several); ``rlanes``
+    their lanes (bit per lane).
+    """
+
+    def __init__(self, n: int, ws: bool):
+        self.writer = np.full(n, -1, np.int32)
+        self.wpc = np.zeros(n, np.int32)
+        self.reader = np.full(n, -1, np.int32)
+        self.rpc = np.zeros(n, np.int32)
+        self.fields = ["writer", "wpc", "reader", "rpc"]
+        if ws:
+            self.wst = np.zeros(n, np.int32)
+            self.rst = np.zeros(n, np.int32)
+            self.rwarp = np.full(n, -1, np.int32)
+            self.rlanes = np.zeros(n, np.uint32)
+            self.fields += ["wst", "rst", "rwarp", "rlanes"]
+
+    def forget(self, sl):
+        """Forget the writers and readers of cells ``sl`` (a slice)."""
+        self.writer[sl] = -1
+        self.reader[sl] = -1
+
+
 class RaceTracker:
     """Hazard bookkeeping for the shared memory of one batch of blocks.
+
+    Records are kept per aligned 4-byte word while every access of the word covers it
+    whole (a naturally aligned access of 4, 8 or 16 bytes: the word's four bytes then
+    have the same records, so one check per word is the per-byte check); the first
+    access of fewer than 4 bytes *splits* the words it touches: their records are copied
+    to per-byte records, which serve every later access of those words until a barrier
+    forgets them (``split``). Findings and their byte offsets are the per-byte ones.
 
     Args:
         m: the machine (for thread coordinates and findings).
         nb: blocks in the batch.
-        stride: bytes of shared memory per block.
+        stride: bytes of shared memory per block (a multiple of 16).
     """
 
     def __init__(self, m, nb: int, stride: int):
         self.m = m
         self.stride = stride
-        n = nb * stride
-        self.writer = np.full(n, -1, np.int64)
-        self.wpc = np.zeros(n, np.int32)
-        self.reader = np.full(n, -1, np.int64)
-        self.rpc = np.zeros(n, np.int32)
+        self.nb = nb
         self.ws = has_warp_sync(m.mod)
+        self.words = _Cells(nb * stride // 4, self.ws)
+        self.bytes = None       # per-byte records, made at the first sub-word access
+        self.split = None       # per word: its records are in ``bytes`` (bool)
+        self.nsplit = 0         # words split since the last barrier (upper bound)
+        # whether any access wrote / read since every record was last forgotten: while
+        # not, every writer / reader is -1 and the access needs no check against them
+        self.wrote = self.read = False
+        self.base = self.tids = None    # per batch thread: its block's first byte; itself
         if self.ws:
             self.g = 0                                    # warp syncs so far (a clock)
             self.seen = np.zeros((m.T, 32), np.int32)     # last sync of thread t with lane j
-            self.wst = np.zeros(n, np.int32)              # clock at the last write
-            # the readers' clock: >= 0 when all of them read at that clock, else
-            # -(row + 1): their clocks lane by lane are row ``row`` of ``rtab``
-            self.rst = np.zeros(n, np.int32)
-            self.rwarp = np.full(n, -1, np.int32)         # readers' warp (-2: several warps)
-            self.rlanes = np.zeros(n, np.uint32)          # readers' lanes in that warp
             self.rtab = np.zeros((0, 32), np.int32)       # per-lane read clocks, by row
             self.nrows = 0                                # rows of rtab in use
 
@@ -93,8 +172,15 @@ class RaceTracker:
         if idx.size == 0:
             return
         self.g += 1
-        bits = np.where(here.reshape(-1, 32), _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32)
-        mm = np.broadcast_to(np.asarray(membermask, np.uint32), (m.T,))[idx]
+        bits = np.packbits(here, bitorder="little").view("<u4")      # lanes here, per warp
+        mm = np.asarray(membermask, np.uint32)
+        if mm.ndim:
+            mm = mm[idx]
+            if (mm == mm[0]).all():
+                mm = mm[0]
+        if mm.ndim == 0:
+            self._warp_sync_one_mask(idx, bits, mm)
+            return
         together = bits[idx >> 5] & mm
         sel = ((together[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)).astype(bool)
         # happens-before is transitive: each lane learns what its partners had seen
@@ -109,19 +195,40 @@ class RaceTracker:
         rows[sel] = self.g
         self.seen[idx] = rows
 
+    def _warp_sync_one_mask(self, idx, bits, mm):
+        """:meth:`warp_sync` of lanes ``idx`` when they all give mask ``mm``: one group per
+        warp (``bits``: its lanes here), the lanes ``bits & mm`` together."""
+        tog = bits & mm
+        wi = idx >> 5
+        full = tog[wi] == np.uint32(0xFFFFFFFF)
+        # a whole warp together: each lane is ordered after every access of all 32
+        if full.all():
+            self.seen[idx] = self.g
+            return
+        self.seen[idx[full]] = self.g
+        li = idx[~full]
+        wp = np.flatnonzero((tog != 0xFFFFFFFF) & (bits != 0))     # the other warps here
+        tb = ((tog[wp][:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)).astype(bool)
+        partners = self.seen.reshape(-1, 32, 32)[wp]                 # (G, 32, 32)
+        learned = np.where(tb[:, :, None], partners, 0).max(1)      # (G, 32)
+        gi = np.searchsorted(wp, li >> 5)
+        rows = np.maximum(learned[gi], self.seen[li])
+        self.seen[li] = np.where(tb[gi], np.int32(self.g), rows)
+
     def _ordered(self, tid, other, stamp):
         """Whether thread ``other``'s access at clock ``stamp`` is ordered before ``tid``'s
         by a warp sync both took part in (arrays of equal length)."""
         o = np.maximum(other, 0)
         return ((o >> 5) == (tid >> 5)) & (self.seen[tid, o & 31] > stamp)
 
-    def _readers_ordered(self, tid, byte):
-        """Whether every reader of ``byte`` since the last write is ordered before ``tid``:
-        each reader lane's last read clock against ``tid``'s last sync with that lane."""
-        st = self.rst[byte]
+    def _readers_ordered(self, c, tid, cell):
+        """Whether every reader of ``cell`` (records ``c``) since the last write is ordered
+        before ``tid``: each reader lane's last read clock against ``tid``'s last sync with
+        that lane."""
+        st = c.rst[cell]
         many = st < 0
         if many.any():
-            # (st < 0 only on bytes with readers, which are the ones the caller uses)
+            # (st < 0 only on cells with readers, which are the ones the caller uses)
             row = np.clip(-st - 1, 0, len(self.rtab) - 1)
             stamps = np.where(many[:, None], self.rtab[row], st[:, None])
         else:
@@ -129,24 +236,34 @@ class RaceTracker:
         ok = self.seen[tid] > stamps
         okbits = np.where(ok, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32) | (
             np.uint32(1) << (tid & 31).astype(np.uint32))
-        return (self.rwarp[byte] == (tid >> 5)) & ((self.rlanes[byte] & ~okbits) == 0)
+        return (c.rwarp[cell] == (tid >> 5)) & ((c.rlanes[cell] & ~okbits) == 0)
 
     def reset(self, blocks):
         """Forget the records of ``blocks`` (all when ``None``): a barrier completed."""
-        if blocks is None:
-            self.writer.fill(-1)
-            self.reader.fill(-1)
+        cs = [self.words] if self.bytes is None else [self.words, self.bytes]
+        if blocks is None or len(blocks) == self.nb:
+            for c in cs:
+                c.forget(slice(None))
+                if self.ws:
+                    c.rst.fill(0)
             if self.ws:
-                self.rst.fill(0)
                 self.nrows = 0
+            if self.nsplit:
+                self.split.fill(False)
+                self.nsplit = 0
+            self.wrote = self.read = False
             return
         for b in blocks:
-            sl = slice(int(b) * self.stride, (int(b) + 1) * self.stride)
-            self.writer[sl] = -1
-            self.reader[sl] = -1
+            lo = int(b) * self.stride
+            self.words.forget(slice(lo >> 2, (lo + self.stride) >> 2))
+            if self.nsplit:
+                self.bytes.forget(slice(lo, lo + self.stride))
+                self.split[lo >> 2:(lo + self.stride) >> 2] = False
+        # (the others' split words stay split: nsplit is a bound, 0 only when none is)
 
     def access(self, ins, space, addr, idx, size, is_write):
-        """Record lanes ``idx`` accessing shared bytes ``addr..addr+size`` (per lane)."""
+        """Record lanes ``idx`` accessing shared bytes ``addr..addr+size`` (per lane;
+        ``addr`` a multiple of ``size``, which memops checked)."""
         m = self.m
         if space == "generic":
             from warp_lab.sim.memory import SHARED_WINDOW, WINDOW_SIZE
@@ -157,129 +274,222 @@ class RaceTracker:
             addr, idx = rel[sel], idx[sel]
         elif space != "shared":
             return
-        flat = (m.blk[idx] * self.stride + addr.astype(np.int64))
+        if idx.size == m.T:
+            # every thread of the batch (idx is 0..T-1): the usual case, cached
+            if self.base is None:
+                self.base = m.blk * self.stride
+                self.tids = np.arange(m.T, dtype=np.int32)
+            flat, tid = self.base + addr.astype(np.int64), self.tids
+        else:
+            flat, tid = m.blk[idx] * self.stride + addr.astype(np.int64), idx.astype(np.int32)
+        if size >= 4:
+            # whole aligned words: one record per word, unless one of them is split
+            q = size >> 2
+            cell = flat >> 2
+            if q > 1:
+                cell = (cell[:, None] + np.arange(q)).reshape(-1)
+            if self.nsplit == 0 or not self.split[cell].any():
+                self._access(self.words, 4, ins, cell, tid if q == 1 else np.repeat(tid, q),
+                             size, is_write)
+                return
         byte = (flat[:, None] + np.arange(size)).reshape(-1)
-        tid = np.repeat(idx.astype(np.int64), size)
+        self._split(byte >> 2)
+        self._access(self.bytes, 1, ins, byte, np.repeat(tid, size), size, is_write)
+
+    def _split(self, words):
+        """Copy the records of ``words`` (int64, repeats allowed) not split yet to their
+        bytes, which hold them from now on (a row of per-lane read clocks each)."""
+        if self.bytes is None:
+            self.bytes = _Cells(len(self.words.writer) * 4, self.ws)
+            self.split = np.zeros(len(self.words.writer), bool)
+        w = words[~self.split[words]]
+        if w.size == 0:
+            return
+        # (lanes' words come in order, mostly: repeats side by side; any left are harmless
+        # but to the rows, which are made for distinct words)
+        w = w[np.concatenate(([True], w[1:] != w[:-1]))]
+        if not (self.wrote or self.read):
+            # nothing recorded since every record was forgotten: the bytes' say so too
+            self.split[w] = True
+            self.nsplit += len(w)
+            return
+        wc, bc = self.words, self.bytes
+        rows = None
+        if self.ws:
+            row = (wc.rst[w] < 0) & (wc.reader[w] != -1) & (wc.rwarp[w] >= 0)
+            if row.any():
+                u = np.unique(w[row])
+                w = np.concatenate((u, w[~row]))
+                row = np.arange(len(w)) < len(u)
+                rows = self._rows(4 * int(row.sum()))   # (may renumber the words' rows)
+        b = (w[:, None] * 4 + np.arange(4)).reshape(-1)
+        for f in wc.fields:
+            getattr(bc, f)[b] = np.repeat(getattr(wc, f)[w], 4)
+        if self.ws:
+            bc.rst[b[bc.rst[b] < 0]] = 0
+            if rows is not None:
+                # each byte gets its own copy of its word's row
+                bw = b.reshape(-1, 4)[row].reshape(-1)
+                self.rtab[rows] = np.repeat(self.rtab[-wc.rst[w[row]] - 1], 4, axis=0)
+                bc.rst[bw] = -rows - 1
+        self.split[w] = True
+        self.nsplit += len(w)
+
+    def _access(self, c, unit, ins, cell, tid, size, is_write):
+        """Check and record an access of ``cell`` (int64 indices into records ``c`` of
+        ``unit``-byte cells; ``size // unit`` consecutive ones per lane) by threads
+        ``tid`` (int32, one per cell)."""
         pc = ins.pc
-        w = self.writer[byte]
+        ws = self.ws
         if is_write:
-            waw = (w >= 0) & (w != tid)
-            r = self.reader[byte]
-            war = (r == -2) | ((r >= 0) & (r != tid))
-            if self.ws:
-                if waw.any():
-                    waw &= ~self._ordered(tid, w, self.wst[byte])
-                if war.any():
-                    war &= ~self._readers_ordered(tid, byte)
-                self.wst[byte] = self.g
-            self.writer[byte] = tid
-            # two lanes of this instruction writing the same byte
-            same = self.writer[byte] != tid
-            if waw.any():
+            waw = war = None
+            if self.wrote:
+                w = c.writer[cell]
+                waw = (w >= 0) & (w != tid)
+                if ws and waw.any():
+                    waw &= ~self._ordered(tid, w, c.wst[cell])
+            if self.read:
+                r = c.reader[cell]
+                war = (r == -2) | ((r >= 0) & (r != tid))
+                if ws and war.any():
+                    war &= ~self._readers_ordered(c, tid, cell)
+            if ws:
+                c.wst[cell] = self.g
+            c.writer[cell] = tid
+            # two lanes of this instruction writing the same cell
+            same = c.writer[cell] != tid
+            if waw is not None and waw.any():
                 k = int(np.argmax(waw))
                 self._report("race_waw", "write-after-write", ins, int(tid[k]), int(w[k]),
-                             int(self.wpc[byte[k]]), byte, k, size)
-            if war.any():
+                             int(c.wpc[cell[k]]), cell, k, size, unit)
+            if war is not None and war.any():
                 k = int(np.argmax(war))
                 other = int(r[k]) if r[k] >= 0 else -1
                 self._report("race_war", "write-after-read", ins, int(tid[k]), other,
-                             int(self.rpc[byte[k]]), byte, k, size)
+                             int(c.rpc[cell[k]]), cell, k, size, unit)
             if same.any():
                 k = int(np.argmax(same))
                 self._report("race_waw", "write-after-write", ins, int(tid[k]),
-                             int(self.writer[byte[k]]), pc, byte, k, size)
-            self.wpc[byte] = pc
-            self.reader[byte] = -1
+                             int(c.writer[cell[k]]), pc, cell, k, size, unit)
+            c.wpc[cell] = pc
+            if self.read:
+                c.reader[cell] = -1
+            self.wrote = True
         else:
-            raw = (w >= 0) & (w != tid)
-            if self.ws and raw.any():
-                raw &= ~self._ordered(tid, w, self.wst[byte])
-            if raw.any():
-                k = int(np.argmax(raw))
-                self._report("race_raw", "read-after-write", ins, int(tid[k]), int(w[k]),
-                             int(self.wpc[byte[k]]), byte, k, size)
-            r = self.reader[byte]
-            if self.ws:
-                self._note_readers(tid, byte, r)
-            multi = (r == -2) | ((r >= 0) & (r != tid))
-            self.reader[byte] = tid
-            multi |= self.reader[byte] != tid
-            self.reader[byte[multi]] = -2
-            self.rpc[byte] = pc
+            if self.wrote:
+                w = c.writer[cell]
+                raw = (w >= 0) & (w != tid)
+                if ws and raw.any():
+                    raw &= ~self._ordered(tid, w, c.wst[cell])
+                if raw.any():
+                    k = int(np.argmax(raw))
+                    self._report("race_raw", "read-after-write", ins, int(tid[k]), int(w[k]),
+                                 int(c.wpc[cell[k]]), cell, k, size, unit)
+            if self.read or ws:
+                r = c.reader[cell]
+                if ws:
+                    self._note_readers(c, tid, cell, r)
+                multi = (r == -2) | ((r >= 0) & (r != tid))
+                c.reader[cell] = tid
+                multi |= c.reader[cell] != tid
+            else:
+                c.reader[cell] = tid
+                multi = c.reader[cell] != tid
+            # (several lanes of this instruction reading one cell: all of them or none,
+            # mostly)
+            if multi.all():
+                c.reader[cell] = -2
+            elif multi.any():
+                c.reader[cell[multi]] = -2
+            c.rpc[cell] = pc
+            self.read = True
 
-    def _note_readers(self, tid, byte, r):
-        """Add readers ``tid`` of ``byte`` (previous reader field ``r``) to the readers' warp
+    def _note_readers(self, c, tid, cell, r):
+        """Add readers ``tid`` of ``cell`` (previous reader field ``r``) to the readers' warp
         and lanes, stamped with the current clock."""
-        wt = (tid >> 5).astype(np.int32)
+        wt = tid >> 5
         bit = np.uint32(1) << (tid & 31).astype(np.uint32)
         fresh = r == -1
-        pw = self.rwarp[byte]
-        # other lanes of this warp read the byte at an earlier clock (or at several):
-        # one clock no longer describes the readers, so the byte gets one per lane
-        lanes = self.rlanes[byte]
-        mix = ~fresh & (pw == wt) & (self.rst[byte] != self.g) & ((lanes & ~bit) != 0)
+        pw = c.rwarp[cell]
+        # other lanes of this warp read the cell at an earlier clock (or at several):
+        # one clock no longer describes the readers, so the cell gets one per lane
+        lanes = c.rlanes[cell]
+        mix = ~fresh & (pw == wt) & (c.rst[cell] != self.g) & ((lanes & ~bit) != 0)
         neww = np.where(fresh | (pw == wt), wt, np.int32(-2))
-        self.rlanes[byte[fresh | (pw != wt)]] = 0
-        self.rwarp[byte] = neww
-        # lanes of several warps reading one byte in this instruction
-        self.rwarp[byte[self.rwarp[byte] != neww]] = -2
-        np.bitwise_or.at(self.rlanes, byte, bit)
+        c.rlanes[cell[fresh | (pw != wt)]] = 0
+        c.rwarp[cell] = neww
+        # lanes of several warps reading one cell in this instruction
+        c.rwarp[cell[c.rwarp[cell] != neww]] = -2
+        np.bitwise_or.at(c.rlanes, cell, bit)
         if mix.any():
-            self._stamp_lanes(tid, byte, mix, lanes)
+            self._stamp_lanes(c, tid, cell, mix, lanes)
         else:
-            self.rst[byte] = self.g
+            c.rst[cell] = self.g
 
-    def _stamp_lanes(self, tid, byte, mix, lanes):
-        """Stamp reads ``tid`` of ``byte`` lane by lane, giving a row of ``rtab`` to the
-        bytes ``byte[mix]`` (readers' lanes ``lanes`` before this read) that have none."""
-        bm = byte[mix]
-        new = self.rst[bm] >= 0
+    def _stamp_lanes(self, c, tid, cell, mix, lanes):
+        """Stamp reads ``tid`` of ``cell`` lane by lane, giving a row of ``rtab`` to the
+        cells ``cell[mix]`` (readers' lanes ``lanes`` before this read) that have none."""
+        bm = cell[mix]
+        new = c.rst[bm] >= 0
         if new.any():
             bn = bm[new]
-            st = self.rst[bn]                   # the one clock of their readers so far
+            st = c.rst[bn]                      # the one clock of their readers so far
             ix = np.arange(len(bn), dtype=np.int32)
-            self.rst[bn] = ix                   # one element per byte: the last one sticks
-            first = self.rst[bn] == ix
+            c.rst[bn] = ix                      # one element per cell: the last one sticks
+            first = c.rst[bn] == ix
             rows = self._rows(int(first.sum()))  # (may renumber the rows in use)
             had = ((lanes[mix][new][first][:, None] >> np.arange(32, dtype=np.uint32))
                    & np.uint32(1)).astype(bool)
             self.rtab[rows] = np.where(had, st[first][:, None], 0)
-            self.rst[bn[first]] = -rows - 1
-        rs = self.rst[bm]
-        self.rst[byte] = self.g
-        self.rst[bm] = rs
-        sel = self.rst[byte] < 0                # every read of those bytes here
-        self.rtab[-self.rst[byte[sel]] - 1, tid[sel] & 31] = self.g
+            c.rst[bn[first]] = -rows - 1
+        rs = c.rst[bm]
+        c.rst[cell] = self.g
+        c.rst[bm] = rs
+        sel = c.rst[cell] < 0                   # every read of those cells here
+        self.rtab[-c.rst[cell[sel]] - 1, tid[sel] & 31] = self.g
 
     def _rows(self, k):
-        """``k`` free rows of ``rtab`` (int32 indices); drops the rows of bytes whose
-        readers were forgotten (a write, a barrier, readers of several warps) first."""
+        """``k`` free rows of ``rtab`` (int32 indices); drops the rows of cells whose
+        readers were forgotten (a write, a barrier, readers of several warps, a word
+        split into bytes) first."""
         if self.nrows + k > len(self.rtab):
-            st = self.rst
-            live = np.flatnonzero(st < 0)
-            keep = (self.reader[live] != -1) & (self.rwarp[live] >= 0)
-            st[live[~keep]] = 0
-            live = live[keep]
-            cap = max(64, len(self.rtab), 2 * (len(live) + k))
+            lives = []
+            for c in (self.words, self.bytes):
+                if c is None:
+                    continue
+                st = c.rst
+                live = np.flatnonzero(st < 0)
+                keep = (c.reader[live] != -1) & (c.rwarp[live] >= 0)
+                if self.split is not None:
+                    # a split word's records are its bytes'; a whole word's bytes are stale
+                    keep &= ~self.split[live] if c is self.words else self.split[live >> 2]
+                st[live[~keep]] = 0
+                lives.append((st, live[keep]))
+            n = sum(len(live) for _, live in lives)
+            cap = max(64, len(self.rtab), 2 * (n + k))
             tab = np.zeros((cap, 32), np.int32)
-            tab[:len(live)] = self.rtab[-st[live] - 1]
-            st[live] = -np.arange(1, len(live) + 1, dtype=np.int32)
-            self.rtab, self.nrows = tab, len(live)
+            at = 0
+            for st, live in lives:
+                tab[at:at + len(live)] = self.rtab[-st[live] - 1]
+                st[live] = -np.arange(at + 1, at + len(live) + 1, dtype=np.int32)
+                at += len(live)
+            self.rtab, self.nrows = tab, n
         rows = np.arange(self.nrows, self.nrows + k, dtype=np.int32)
         self.nrows += k
         return rows
 
-    def _report(self, kind, what, ins, t, other, other_pc, bytes_, k, size):
-        """Record a ``kind`` hazard at byte ``bytes_[k]`` (flat, of this batch) of the
-        access of ``size`` bytes per lane whose bytes are ``bytes_``, by thread ``t``,
-        against thread ``other`` (-1: several) at instruction ``other_pc``. ``details``
-        give the block offsets of the racing byte and of the access's first byte."""
+    def _report(self, kind, what, ins, t, other, other_pc, cells, k, size, unit):
+        """Record a ``kind`` hazard at cell ``cells[k]`` (of ``unit`` bytes, flat, of this
+        batch) of the access of ``size`` bytes per lane whose cells are ``cells``, by
+        thread ``t``, against thread ``other`` (-1: several) at instruction ``other_pc``.
+        ``details`` give the block offsets of the racing byte (the cell's first) and of
+        the access's first byte."""
         m = self.m
         code = m.mod.code
         oline = code[other_pc].line if 0 <= other_pc < len(code) else 0
-        byte = int(bytes_[k])
+        byte = int(cells[k]) * unit
         offset = byte % self.stride
-        start = (byte - k % size) % self.stride
+        start = (byte - k * unit % size) % self.stride
         if other >= 0:
             ob, ot = m.where(other)
             who = f"thread {ot} of the same block"

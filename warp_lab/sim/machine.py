@@ -158,15 +158,15 @@ class Machine:
         # grid: a (65535, 65535) grid would need a terabyte of them before its first block
         self.metrics = Metrics() if self.collect else None
         # blocks per batch: bounded by threads, and by the shared/local memory they carry
-        # (racecheck keeps 24 bytes of bookkeeping per shared byte, 40 with bar.warp.sync,
-        # plus a 128-byte row of per-lane read clocks for each byte whose readers read
-        # at different warp-sync clocks, made on demand: not counted here; initcheck
-        # keeps one byte per shared byte)
+        # (racecheck's records: checks.bookkeeping_per_byte, plus a 128-byte row of
+        # per-lane read clocks for each word or byte whose readers read at different
+        # warp-sync clocks, made on demand: not counted here; initcheck keeps one byte
+        # per shared byte)
         bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
         if self.shared_stride:
-            from warp_lab.sim.checks import has_warp_sync
+            from warp_lab.sim.checks import bookkeeping_per_byte
             per_block = self.shared_stride * (
-                (1 if "racecheck" not in self.checks else 41 if has_warp_sync(mod) else 25)
+                1 + (bookkeeping_per_byte(mod) if "racecheck" in self.checks else 0)
                 + ("initcheck" in self.checks))
             bpb = min(bpb, max(1, (64 << 20) // per_block))
         if self.local_size:
