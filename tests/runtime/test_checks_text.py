@@ -1,6 +1,7 @@
-"""A launch says which simulator checks ran, and a kernel with shared memory that ran without
-racecheck/initcheck says what could have gone unreported (a new user's racy scan came out
-exactly right with no finding under the default checks, and they concluded it was correct)."""
+"""A launch says which simulator checks ran; by default a kernel with shared memory runs
+racecheck and initcheck (a new user's racy scan came out exactly right with no finding under
+the old default, memcheck and barrier, and they concluded it was correct), and one run
+without them says what could have gone unreported."""
 
 import numpy as np
 
@@ -36,8 +37,18 @@ def _run(kernel, **kw):
     return wl.launch(kernel, inputs=[x, y], device="sim", grid=(1, 1, 1), block=(BS, 1, 1), **kw)
 
 
-def test_the_default_checks_say_what_they_leave_out_for_shared_memory():
+def test_the_default_checks_find_the_race_of_a_shared_memory_kernel():
+    # the default, checks="auto": racecheck and initcheck for a kernel with shared memory
     res = _run(racy_scan)
+    assert res.checks == ("memcheck", "racecheck", "initcheck", "barrier")
+    assert {f.kind for f in res.findings} >= {"race_raw"}, [str(f) for f in res.findings]
+    assert res.checks_text == "simulator checks: memcheck, racecheck, initcheck, barrier"
+    # a kernel without shared memory does not pay for them
+    assert _run(plain_copy).checks == ("memcheck", "barrier")
+
+
+def test_checks_left_out_say_what_they_would_have_looked_for():
+    res = _run(racy_scan, checks=("memcheck", "barrier"))
     assert res.checks == ("memcheck", "barrier") and not res.findings
     text = res.checks_text
     assert text.startswith("simulator checks: memcheck, barrier (no findings); racecheck and "
@@ -48,10 +59,6 @@ def test_the_default_checks_say_what_they_leave_out_for_shared_memory():
     assert text in repr(res)
     assert 'class="wl-checks"' in launch_html(res) and "racecheck and initcheck" in \
         launch_html(res)
-    # what the note asks for finds the race
-    res = _run(racy_scan, checks=("memcheck", "racecheck", "initcheck", "barrier"))
-    assert {f.kind for f in res.findings} >= {"race_raw"}, [str(f) for f in res.findings]
-    assert res.checks_text == "simulator checks: memcheck, racecheck, initcheck, barrier"
 
 
 def test_one_check_left_out_and_no_shared_memory():

@@ -422,7 +422,8 @@ class WarpKernelMagics(Magics):
                                    "inputs: x[i] += 1 with --repeat 3 ends with x + 1")
     @magic_arguments.argument("--check", help="simulator checks for --launch: comma list of "
                               "memcheck,racecheck,initcheck (the barrier check always runs; "
-                              "default memcheck)")
+                              "default memcheck, and racecheck,initcheck too when the kernel "
+                              "uses shared memory)")
     @magic_arguments.argument("--no-cache", action="store_const", const=True, dest="no_cache",
                               help="recompile even when the kernel is in the compile cache")
     @magic_arguments.argument("--diff", choices=("previous",),

@@ -132,6 +132,27 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
 CHECKS = ("memcheck", "racecheck", "initcheck", "barrier")
 
 
+def auto_checks(ck: CompiledKernel) -> tuple[str, ...]:
+    """The checks of ``checks="auto"``, :func:`launch`'s default: memcheck and the barrier
+    check for every kernel, racecheck and initcheck too for one that uses shared memory
+    (a ``.shared`` variable in its PTX: a ``wl.shared_array`` the code kept, or
+    ``wl.dynamic_shared_array``).
+
+    Races and reads of never-written shared memory are the bugs a shared-memory kernel
+    most often has, and a simulator that runs a warp's lanes in lockstep hides them in
+    its results (a reduction missing its ``syncthreads()`` still sums right), so only a
+    finding shows them. They cost about 1.1–1.9× the simulation time
+    (docs/architecture.md, the racecheck table), which kernels without shared memory do
+    not pay. compute-sanitizer's default tool is memcheck alone; its racecheck and
+    initcheck are separate runs, where here they share the one launch.
+    """
+    from warp_lab.compiler.artifact import SHARED_DECL
+
+    if SHARED_DECL.search(ck.ptx or ""):
+        return CHECKS
+    return ("memcheck", "barrier")
+
+
 def check_checks(checks) -> tuple[str, ...]:
     """``checks`` as a tuple of check names (in :data:`CHECKS`'s order, the simulator's,
     without repeats): None/() for none, one name, or a sequence.
@@ -308,7 +329,7 @@ def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
 
 
 def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", repeat: int = 1,
-           shared_mem: int = 0, grid=None, block=None, checks=("memcheck", "barrier"),
+           shared_mem: int = 0, grid=None, block=None, checks="auto",
            max_instructions: int | None = None, opt: int | None = None,
            fast_math: bool | None = None, debug: bool | None = None,
            progress=None) -> LaunchResult:
@@ -338,6 +359,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             ``"initcheck"`` (reads of shared memory not yet written in the block),
             ``"barrier"``; one name, a comma list ``"memcheck,racecheck"`` as
             ``--check`` takes, or a tuple; None or ``""`` for none); ignored on a GPU.
+            ``"auto"`` (the default): all four for a kernel that uses shared memory,
+            else memcheck and barrier (:func:`auto_checks`).
         max_instructions: simulator budget of thread-instructions, a positive
             int (None: no limit).
         opt, fast_math, debug: compile options when ``kernel`` is a Kernel
@@ -367,7 +390,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     if _as_int(repeat) is None or repeat < 1:
         raise LaunchError(f"repeat must be a positive int, got {repeat!r}")
     repeat = _as_int(repeat)
-    checks = check_checks(checks)
+    auto = isinstance(checks, str) and checks.strip() == "auto"
+    checks = () if auto else check_checks(checks)
     if max_instructions is not None and (_as_int(max_instructions) is None
                                          or max_instructions < 1):
         raise LaunchError(f"max_instructions must be None or a positive int, got "
@@ -383,6 +407,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         # the simulator runs the PTX as compiled (a CompiledKernel's, or the arch a Kernel
         # carries), with that arch's rules and limits: the result names that arch
         dev = dataclasses.replace(dev, arch=ck.options.arch)
+    if auto:
+        checks = auto_checks(ck)
     # a GPU's own limit; on the simulator, that of the arch the kernel was compiled for
     shared_mem = check_shared_mem(shared_mem, ck, dev.arch)
     if progress is not None and not callable(progress):

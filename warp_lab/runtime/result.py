@@ -54,11 +54,10 @@ class LaunchResult:
     def checks_text(self) -> str:
         """Which simulator checks ran and what that leaves unchecked (``""`` on a GPU).
 
-        Findings are only as complete as the checks asked for, and the default
-        (``memcheck`` and ``barrier``, as compute-sanitizer's default tool is
-        memcheck) does not look for shared-memory races or reads of unwritten
-        shared memory, which cost about 1.1-1.9× the simulation time; so a kernel
-        with shared memory that ran without them says so, and how to ask.
+        Findings are only as complete as the checks asked for: a kernel with
+        shared memory run without racecheck or initcheck (``checks=`` that leaves
+        them out; the default, ``"auto"``, runs them for such a kernel) says what
+        they would have looked for, and how to ask.
         """
         if self.device.kind != "sim":
             return ""
