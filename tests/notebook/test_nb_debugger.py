@@ -204,3 +204,28 @@ def test_lanes_display_as_html_in_a_jupyter_kernel(tmp_path):
     assert page.startswith("<table") and "a.ptr" in page and "<script" not in page
     assert "i = wl.tid()" in page  # the Python line, escaped text
     assert "array([" not in data["text/plain"] and "c.ptr" in data["text/plain"]
+
+
+
+@wl.kernel
+def _add_first(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    wl.atomic_add(out, 0, x[0])
+
+
+def test_a_pointer_used_only_as_an_address_shows_as_an_address():
+    # out.ptr is read only inside [...] of atom.global.add.f32: a u64 address, not a float
+    # (it showed as 'f32 ... 0', the pointer's bits read as a float)
+    from warp_lab.notebook.debugger import debug
+
+    x, out = np.full(4, 3.0, np.float32), np.zeros(1, np.float32)
+    dbg = debug(_add_first, dim=1, inputs=[x, out], block_dim=32)
+    while not dbg.where().text.startswith("atom."):
+        dbg.step()
+    lanes = dbg.lanes()
+    rows = {ln.split()[2]: ln.split() for ln in str(lanes).splitlines()
+            if ln.startswith("%") and ln.split()[2].endswith(".ptr")}
+    assert "out.ptr" in rows, str(lanes)
+    reg, typ = rows["out.ptr"][:2]
+    address = int(lanes.raw[reg][0])  # lane 0, the one thread inside dim=1
+    assert typ == "u64" and address != 0, str(lanes)
+    assert f"0x{address:x}" in rows["out.ptr"], str(lanes)
