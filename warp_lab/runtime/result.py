@@ -58,21 +58,34 @@ class LaunchResult:
         (``memcheck`` and ``barrier``, as compute-sanitizer's default tool is
         memcheck) does not look for shared-memory races or reads of unwritten
         shared memory, which cost about 1.1-1.9× the simulation time; so a kernel
-        with shared memory that ran without them says so, and how to ask.
+        with shared memory that ran without them says so, and how to ask; and
+        a kernel with a barrier that ran without the barrier check (``checks=
+        "memcheck,racecheck"`` names no ``barrier``) says that too.
         """
         if self.device.kind != "sim":
             return ""
         ran = ", ".join(self.checks) if self.checks else "none"
         text = f"simulator checks: {ran}" + ("" if self.findings else " (no findings)")
         missed = {"racecheck": "a shared-memory race",
-                  "initcheck": "a read of shared memory no thread wrote"}
-        off = [c for c in missed if c not in self.checks]
-        if off and self.compiled.shared_arrays:
+                  "initcheck": "a read of shared memory no thread wrote",
+                  "barrier": "a barrier that only some threads of a block reach"}
+        # racecheck/initcheck matter for a kernel with shared memory, the barrier check for
+        # one with a barrier; checks="memcheck,racecheck" leaves the barrier check out,
+        # where the magic's --check of the same names keeps it
+        needed = {"racecheck": bool(self.compiled.shared_arrays),
+                  "initcheck": bool(self.compiled.shared_arrays),
+                  "barrier": self.compiled.resources.barriers > 0}
+        off = [c for c in missed if c not in self.checks and needed[c]]
+        if off:
             from warp_lab.runtime.launch import CHECKS   # (launch imports this module)
 
             wanted = tuple(c for c in CHECKS if c in self.checks or c in off)
-            text += (f"; {' and '.join(off)} did not run, so "
-                     f"{' or '.join(missed[c] for c in off)} would go unreported: "
+            def listed(words, last):  # "a, b and c"
+                return ", ".join(words[:-1]) + f" {last} " + words[-1] if len(words) > 1 \
+                    else words[0]
+
+            text += (f"; {listed(off, 'and')} did not run, so "
+                     f"{listed([missed[c] for c in off], 'or')} would go unreported: "
                      f"checks={wanted!r} (%%warp_kernel --check "
                      f"{','.join(c for c in wanted if c != 'barrier')})")
         return text
