@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -12,6 +13,10 @@ __all__ = ["LaunchResult"]
 
 #: findings written out in a ``LaunchResult``'s repr; the rest are counted
 REPR_FINDINGS = 5
+
+# a block-wide barrier in PTX (bar.sync, bar.red, barrier.sync: PTX ISA 9.7.13.1), which
+# is what the barrier check watches; ptxas's resource count may be missing (no ptxas)
+_HAS_BARRIER = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:bar|barrier)\.(?!warp)", re.M)
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,7 @@ class LaunchResult:
         # where the magic's --check of the same names keeps it
         needed = {"racecheck": bool(self.compiled.shared_arrays),
                   "initcheck": bool(self.compiled.shared_arrays),
-                  "barrier": self.compiled.resources.barriers > 0}
+                  "barrier": _HAS_BARRIER.search(self.compiled.ptx) is not None}
         off = [c for c in missed if c not in self.checks and needed[c]]
         if off:
             from warp_lab.runtime.launch import CHECKS   # (launch imports this module)
