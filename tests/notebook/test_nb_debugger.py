@@ -204,3 +204,59 @@ def test_lanes_display_as_html_in_a_jupyter_kernel(tmp_path):
     assert page.startswith("<table") and "a.ptr" in page and "<script" not in page
     assert "i = wl.tid()" in page  # the Python line, escaped text
     assert "array([" not in data["text/plain"] and "c.ptr" in data["text/plain"]
+
+
+
+@wl.kernel
+def _add_first(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    wl.atomic_add(out, 0, x[0])
+
+
+def test_a_pointer_used_only_as_an_address_shows_as_an_address():
+    # out.ptr is read only inside [...] of atom.global.add.f32: a u64 address, not a float
+    # (it showed as 'f32 ... 0', the pointer's bits read as a float)
+    from warp_lab.notebook.debugger import debug
+
+    x, out = np.full(4, 3.0, np.float32), np.zeros(1, np.float32)
+    dbg = debug(_add_first, dim=1, inputs=[x, out], block_dim=32)
+    while not dbg.where().text.startswith("atom."):
+        dbg.step()
+    lanes = dbg.lanes()
+    rows = {ln.split()[2]: ln.split() for ln in str(lanes).splitlines()
+            if ln.startswith("%") and ln.split()[2].endswith(".ptr")}
+    assert "out.ptr" in rows, str(lanes)
+    reg, typ = rows["out.ptr"][:2]
+    address = int(lanes.raw[reg][0])  # lane 0, the one thread inside dim=1
+    assert typ == "u64" and address != 0, str(lanes)
+    assert f"0x{address:x}" in rows["out.ptr"], str(lanes)
+
+
+@wl.kernel
+def _interior(u: wl.array(dtype=wl.float32, ndim=2), v: wl.array(dtype=wl.float32, ndim=2)):
+    i, j = wl.tid()
+    if i > 0 and j > 0 and i < u.shape[0] - 1 and j < u.shape[1] - 1:
+        v[i, j] = u[i - 1, j] + u[i + 1, j]
+
+
+def test_a_breakpoint_stop_shows_a_warp_that_runs_the_line():
+    # warp 0 of block (0, 0, 0) is row i = 0, which skips the line: lanes() showed it,
+    # '0 of 32 lanes execute the next instruction', instead of a warp at the breakpoint
+    from warp_lab.notebook.debugger import debug
+
+    u = np.arange(12 * 40, dtype=np.float32).reshape(12, 40)
+    dbg = debug(_interior, dim=u.shape, inputs=[u, np.zeros_like(u)], block_dim=(32, 4))
+    dbg.add_breakpoint(line=_interior.source.first_line + 4)  # v[i, j] = ...
+    stop = dbg.cont()
+    assert stop.block == (0, 0, 0) and stop.source_line == _interior.source.first_line + 4
+    lanes = dbg.lanes()
+    assert lanes.warp == 1 == dbg.warp, str(lanes)  # row i = 1: lanes j = 1..31 run it
+    assert list(np.flatnonzero(lanes.active)) == list(range(1, 32)), str(lanes)
+    assert "31 of 32 lanes execute the next instruction" in str(lanes)
+    assert dbg.lanes(warp=0).warp == 0  # any warp can still be asked for
+    dbg.step()
+    assert dbg.warp == 1  # a step keeps the warp shown
+    dbg.restart()
+    dbg.warp = 0
+    panel = dbg.panel()
+    panel.buttons["continue"].click()  # the panel's warp box follows the stop
+    assert panel.warp.value == 1 == dbg.warp

@@ -63,7 +63,8 @@ def test_checks_left_out_say_what_they_would_have_looked_for():
 
 def test_one_check_left_out_and_no_shared_memory():
     text = _run(racy_scan, checks=("memcheck", "racecheck")).checks_text
-    assert "; initcheck did not run, so a read of shared memory no thread wrote" in text
+    assert "; initcheck and barrier did not run, so a read of shared memory no thread wrote " \
+        "or a barrier that only some threads of a block reach" in text, text
     assert "shared-memory race" not in text and "(no findings)" not in text   # it found one
     assert _run(plain_copy).checks_text == "simulator checks: memcheck, barrier (no findings)"
     assert _run(plain_copy, checks=None).checks_text == "simulator checks: none (no findings)"
@@ -78,3 +79,31 @@ def test_the_runtimes_check_names_are_the_simulators():
     from warp_lab.sim.machine import CHECKS as SIM_CHECKS
 
     assert CHECKS == SIM_CHECKS
+
+
+@wl.kernel
+def divergent_barrier(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32)):
+    buf = wl.shared_array(BS, wl.int32)
+    t = wl.thread_idx.x
+    buf[t] = x[t]
+    if t < 16:
+        wl.syncthreads()        # only warp 0's first half reaches it
+    y[t] = buf[BS - 1 - t]
+
+
+def test_a_check_string_without_barrier_says_the_barrier_check_did_not_run():
+    # --check memcheck,racecheck in the magic keeps the barrier check; the same string as
+    # wl.launch's checks= drops it, and the divergent barrier went unreported in silence
+    assert [f.kind for f in _run(divergent_barrier).findings] == ["divergent_barrier"]
+    res = _run(divergent_barrier, checks="memcheck,racecheck,initcheck")
+    assert res.checks == ("memcheck", "racecheck", "initcheck")
+    assert "divergent_barrier" not in {f.kind for f in res.findings}
+    assert "; barrier did not run, so a barrier that only some threads of a block reach " \
+        "would go unreported: checks=('memcheck', 'racecheck', 'initcheck', 'barrier')" \
+        in res.checks_text, res.checks_text
+    text = _run(divergent_barrier, checks="memcheck").checks_text
+    assert "; racecheck, initcheck and barrier did not run, so a shared-memory race, a read " \
+        "of shared memory no thread wrote or a barrier that only some threads" in text, text
+    # no barrier in the kernel: nothing said about the barrier check
+    assert _run(plain_copy, checks="memcheck").checks_text == \
+        "simulator checks: memcheck (no findings)"

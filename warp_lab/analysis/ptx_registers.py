@@ -28,6 +28,8 @@ __all__ = ["RegisterNote", "register_notes"]
 _SPECIAL = {"tid": "wl.thread_idx", "ctaid": "wl.block_idx", "ntid": "wl.block_dim",
             "nctaid": "wl.grid_dim", "laneid": "wl.lane_id()", "warpid": "%warpid"}
 _TYPES = re.compile(r"\.(pred|[bsuf](?:8|16|32|64))\b")
+_ADDRESS = re.compile(r"\[([^\]]*)\]")
+_REGISTER = re.compile(r"%[A-Za-z_]+\d+\b")
 _PARAM = re.compile(r"\[(\w+)_param_(\d+)(?:\+(\d+))?\]")
 _SPECIAL_RE = re.compile(r"%(tid|ctaid|ntid|nctaid|laneid|warpid)(?:\.([xyz]))?\b")
 
@@ -99,6 +101,7 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
     py_of = {ptx: py for py, ptxs in ck.line_map.ptx.items() for ptx in ptxs}
     typ: dict[str, str] = {}
     read_type: dict[str, str] = {}
+    address_type: dict[str, str] = {}  # registers read only inside [...]: addresses
     names: dict[str, str] = {}
     lines: dict[str, list] = {}
     for n, s in body:
@@ -108,8 +111,13 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
         text = s.split("//", 1)[0]
         opcode = text.split()[1] if text.startswith("@") else text.split()[0]
         types = _TYPES.findall(opcode)
+        # a register in [...] is an address, not a value of the instruction's type
+        # (PTX ISA 6.4.1 "Addresses as Operands": ld.global.f32 r, [%rd1] reads a .u64)
+        addresses = {r for a in _ADDRESS.findall(text) for r in _REGISTER.findall(a)}
         for reg in read:
-            if types and not types[-1].startswith("b"):
+            if reg in addresses:
+                address_type.setdefault(reg, "u64" if reg.startswith("%rd") else "u32")
+            elif types and not types[-1].startswith("b"):
                 read_type.setdefault(reg, types[-1])
         if not written:
             continue
@@ -141,7 +149,7 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
     for reg in set(typ) | set(names) | set(lines):
         t = typ.get(reg, "")
         if t in ("", "b8", "b16", "b32", "b64"):
-            t = read_type.get(reg, t)
+            t = read_type.get(reg, address_type.get(reg, t))
         out[reg] = RegisterNote(t if not t.startswith("b") else "", names.get(reg, ""),
                                 tuple(lines.get(reg, ())))
     return out

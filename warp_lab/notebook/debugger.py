@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import itertools
 
 import numpy as np
 
@@ -296,7 +297,9 @@ class DebugSession:
         A Python-line breakpoint stops once when the block enters that line,
         not at each of the line's PTX instructions: from a stop on such a
         line, the rest of the line runs first (instructions without a line,
-        ``.loc`` 0, count as the same line).
+        ``.loc`` 0, count as the same line). At a stop, :meth:`lanes` shows the
+        current warp if it runs the stopped-at instruction, else the block's first
+        warp that does.
         """
         self._remember()
         here = self.debugger.where()
@@ -309,8 +312,24 @@ class DebugSession:
                 return None
             bp = self._line_breakpoint(nxt)
             if bp is not None:  # the next line is itself a breakpoint: stop on entering it
-                return self._moved(dataclasses.replace(nxt, breakpoint=bp))
-        return self._moved(self.debugger.cont())
+                return self._focus(self._moved(dataclasses.replace(nxt, breakpoint=bp)))
+        return self._focus(self._moved(self.debugger.cont()))
+
+    def _focus(self, stop):
+        """After a breakpoint stop, show a warp that runs the stopped-at instruction: the
+        current warp if it does, else the block's first that does (cuda-gdb, too, moves
+        its focus to the thread that hit the breakpoint). Warp 0 of a stencil's block is
+        often all boundary threads that skip the line: its table said '0 of 32 lanes'."""
+        if stop is None:
+            return stop
+        for warp in itertools.chain((self.warp,), itertools.count()):
+            try:
+                state = self.debugger.warp(self.block, warp)
+            except SimulatorError:  # past the block's last warp: keep the focus
+                return stop
+            if state.active.any():
+                self.warp = warp
+                return stop
 
     def _line_breakpoint(self, stop):
         """A Python-line breakpoint matching ``stop``'s line and block (thread filters aside)."""

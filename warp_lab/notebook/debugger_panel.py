@@ -96,6 +96,9 @@ class DebugPanel(W.VBox):
             box.unobserve(self._choose_warp, names="value")
             box.value = value
             box.observe(self._choose_warp, names="value")
+        self.warp.unobserve(self._choose_warp, names="value")
+        self.warp.value = s.warp  # a breakpoint stop may move the focus to another warp
+        self.warp.observe(self._choose_warp, names="value")
         self.status.value = s.status_html()
         self.breakpoints.value = ", ".join(
             f"#{bp.id}: " + (f"line {bp.source_line}" if bp.source_line else f"PTX {bp.ptx_line}")

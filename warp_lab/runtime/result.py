@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -12,6 +13,10 @@ __all__ = ["LaunchResult"]
 
 #: findings written out in a ``LaunchResult``'s repr; the rest are counted
 REPR_FINDINGS = 5
+
+# a block-wide barrier in PTX (bar.sync, bar.red, barrier.sync: PTX ISA 9.7.13.1), which
+# is what the barrier check watches; ptxas's resource count may be missing (no ptxas)
+_HAS_BARRIER = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:bar|barrier)\.(?!warp)", re.M)
 
 
 @dataclass(frozen=True)
@@ -57,21 +62,34 @@ class LaunchResult:
         Findings are only as complete as the checks asked for: a kernel with
         shared memory run without racecheck or initcheck (``checks=`` that leaves
         them out; the default, ``"auto"``, runs them for such a kernel) says what
-        they would have looked for, and how to ask.
+        they would have looked for, and how to ask; and a kernel with a barrier
+        that ran without the barrier check (``checks="memcheck,racecheck"`` names
+        no ``barrier``) says that too.
         """
         if self.device.kind != "sim":
             return ""
         ran = ", ".join(self.checks) if self.checks else "none"
         text = f"simulator checks: {ran}" + ("" if self.findings else " (no findings)")
         missed = {"racecheck": "a shared-memory race",
-                  "initcheck": "a read of shared memory no thread wrote"}
-        off = [c for c in missed if c not in self.checks]
-        if off and self.compiled.shared_arrays:
+                  "initcheck": "a read of shared memory no thread wrote",
+                  "barrier": "a barrier that only some threads of a block reach"}
+        # racecheck/initcheck matter for a kernel with shared memory, the barrier check for
+        # one with a barrier; checks="memcheck,racecheck" leaves the barrier check out,
+        # where the magic's --check of the same names keeps it
+        needed = {"racecheck": bool(self.compiled.shared_arrays),
+                  "initcheck": bool(self.compiled.shared_arrays),
+                  "barrier": _HAS_BARRIER.search(self.compiled.ptx) is not None}
+        off = [c for c in missed if c not in self.checks and needed[c]]
+        if off:
             from warp_lab.runtime.launch import CHECKS   # (launch imports this module)
 
             wanted = tuple(c for c in CHECKS if c in self.checks or c in off)
-            text += (f"; {' and '.join(off)} did not run, so "
-                     f"{' or '.join(missed[c] for c in off)} would go unreported: "
+            def listed(words, last):  # "a, b and c"
+                return ", ".join(words[:-1]) + f" {last} " + words[-1] if len(words) > 1 \
+                    else words[0]
+
+            text += (f"; {listed(off, 'and')} did not run, so "
+                     f"{listed([missed[c] for c in off], 'or')} would go unreported: "
                      f"checks={wanted!r} (%%warp_kernel --check "
                      f"{','.join(c for c in wanted if c != 'barrier')})")
         return text
