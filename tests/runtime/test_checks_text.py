@@ -94,7 +94,7 @@ def divergent_barrier(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32)):
 def test_a_check_string_without_barrier_says_the_barrier_check_did_not_run():
     # --check memcheck,racecheck in the magic keeps the barrier check; the same string as
     # wl.launch's checks= drops it, and the divergent barrier went unreported in silence
-    assert [f.kind for f in _run(divergent_barrier).findings] == ["divergent_barrier"]
+    assert "divergent_barrier" in {f.kind for f in _run(divergent_barrier).findings}
     res = _run(divergent_barrier, checks="memcheck,racecheck,initcheck")
     assert res.checks == ("memcheck", "racecheck", "initcheck")
     assert "divergent_barrier" not in {f.kind for f in res.findings}
