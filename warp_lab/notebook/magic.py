@@ -32,6 +32,9 @@ from IPython.display import display
 from warp_lab.errors import KernelCompileError, LaunchError, SimulatorError, WarpLabError
 from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, KERNEL_OPTIONS, Func, Kernel
 from warp_lab.notebook import launch_option
+from warp_lab.notebook.cell_defs import (DEFINED, classify_functions, describe,
+                                         is_kernel_decorator, rebinding_line, recording_defs,
+                                         why_no_kernel)
 from warp_lab.notebook.launch_option import unquote
 
 __all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DEFAULTS"]
@@ -46,50 +49,6 @@ BUILTIN_DEFAULTS = {
     "device": "auto", "show": "source,llvm,ptx,sass,resources", "hide": "", "launch": None,
     "repeat": 1, "check": "", "no_cache": False, "diff": None, "shared_mem": 0,
 }
-
-
-def _is_kernel_decorator(node: ast.expr) -> bool:
-    """Whether a decorator expression names kernel/func (``wl.kernel``, ``kernel(...)``)."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
-    return name in ("kernel", "func")
-
-
-def classify_functions(tree: ast.Module) -> dict[str, str]:
-    """Which top-level undecorated functions of a cell are kernels and which are funcs.
-
-    Args:
-        tree: the parsed cell.
-
-    Returns:
-        ``{name: "kernel" | "func"}`` for every top-level ``def`` without a
-        ``kernel``/``func`` decorator: ``"func"`` when another function in
-        the cell calls it by name, or when it returns a value (``return v``
-        or a return annotation other than ``None``: a kernel cannot, so a
-        helper written in a cell of its own, before the kernels that call
-        it, is a device function), else ``"kernel"``. Functions with other
-        decorators are left alone (not in the result).
-    """
-    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    called: set[str] = set()
-    for fn in defs:
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                    and node.func.id != fn.name:
-                called.add(node.func.id)
-    return {fn.name: ("func" if fn.name in called or _returns_value(fn) else "kernel")
-            for fn in defs if not fn.decorator_list}
-
-
-def _returns_value(fn: ast.FunctionDef) -> bool:
-    """Whether ``fn`` is annotated to return something other than None or returns a value."""
-    ann = fn.returns
-    if ann is not None and not (isinstance(ann, ast.Constant) and ann.value is None):
-        return True
-    return any(isinstance(node, ast.Return) and node.value is not None
-               and not (isinstance(node.value, ast.Constant) and node.value.value is None)
-               for node in ast.walk(fn))
 
 
 def _split(value: str | None, choices, option: str) -> list[str]:
@@ -245,129 +204,6 @@ def _device_arch(device: str) -> str:
         return get_device(device).arch
     except WarpLabError:  # "cuda" asked for without a GPU: the launch will say so
         return SIM_ARCH
-
-
-#: the namespace entry through which a cell's code hands back each function its top-level
-#: ``def`` made (:func:`_recording_defs`), whatever the cell binds the name to afterwards
-_DEFINED = "__warp_kernel_defined__"
-
-
-def _recording_defs(tree: ast.Module) -> ast.Module:
-    """``tree`` with ``__warp_kernel_defined__[i] = NAME`` after the top-level ``def NAME``
-    at ``tree.body[i]`` (located at the def's last line), so that the magic compiles the
-    function each ``def`` made even when the cell then rebinds or deletes its name
-    (``k = 5``, ``k = other_kernel``, ``del k``)."""
-    body = []
-    for i, node in enumerate(tree.body):
-        body.append(node)
-        if isinstance(node, ast.FunctionDef):
-            record = ast.parse(f"{_DEFINED}[{i}] = {node.name}").body[0]
-            for sub in ast.walk(record):
-                sub.lineno = sub.end_lineno = node.end_lineno
-                sub.col_offset = sub.end_col_offset = 0
-            body.append(record)
-    return ast.Module(body=body, type_ignores=tree.type_ignores)
-
-
-def _rebinding_line(tree: ast.Module, after: int, name: str) -> int | None:
-    """The line of the last top-level statement after ``tree.body[after]`` that binds or
-    deletes ``name`` (assignment, ``del``, ``for``/``with`` target, import, later ``def``),
-    or None when none does (``globals()[name] = ...``)."""
-    line = None
-    for stmt in tree.body[after + 1:]:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            hit = stmt.name == name
-        else:
-            hit = any(isinstance(n, ast.Name) and n.id == name
-                      and isinstance(n.ctx, (ast.Store, ast.Del)) or
-                      isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name
-                      for n in ast.walk(stmt))
-        if hit:
-            line = stmt.lineno
-    return line
-
-
-#: what a compound statement is called in a note (``k is defined inside an if block``)
-_BLOCKS = {ast.If: "an if block", ast.For: "a for loop", ast.AsyncFor: "an async for loop",
-           ast.While: "a while loop", ast.With: "a with block",
-           ast.AsyncWith: "an async with block", ast.Try: "a try block"}
-if hasattr(ast, "TryStar"):
-    _BLOCKS[ast.TryStar] = "a try block"
-if hasattr(ast, "Match"):
-    _BLOCKS[ast.Match] = "a match block"
-
-
-def _nested_defs(stmts, inside: str = ""):
-    """``(def node, what it is inside)`` of every def below ``stmts`` that is not at the top
-    level of the cell and not inside another function (whose own defs are its business)."""
-    for stmt in stmts:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if inside:
-                yield stmt, inside
-            continue
-        if isinstance(stmt, ast.ClassDef):
-            yield from _nested_defs(stmt.body, f"class {stmt.name}")
-            continue
-        here = inside or _BLOCKS.get(type(stmt), "a block")
-        for field in ("body", "orelse", "finalbody"):
-            yield from _nested_defs(getattr(stmt, field, ()), here)
-        for handler in getattr(stmt, "handlers", ()):
-            yield from _nested_defs(handler.body, here)
-        for case in getattr(stmt, "cases", ()):
-            yield from _nested_defs(case.body, here)
-
-
-def why_no_kernel(tree: ast.Module, ns: dict) -> list[str]:
-    """Why the functions of a cell that made no kernel were not taken as kernels.
-
-    Args:
-        tree: the parsed cell (line 1 is the ``%%warp_kernel`` line).
-        ns: the namespace the cell ran in.
-
-    Returns:
-        one phrase per function that is neither a kernel nor a device function:
-        a top-level ``def`` with a decorator warp_lab does not know (its result is
-        what that decorator returned, not a function warp_lab can compile), a
-        ``def`` inside an ``if``/``for``/``while``/``with``/``try``/``match``
-        block or a class (``%%warp_kernel`` compiles the cell's top-level defs),
-        and a lambda bound to a name.
-    """
-    out = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.decorator_list and \
-                not isinstance(ns.get(node.name), (Kernel, Func)):
-            unknown = [d for d in node.decorator_list if not _is_kernel_decorator(d)]
-            names = ", ".join("@" + _shorten(ast.unparse(d)) for d in unknown)
-            out.append(f"{node.name} has decorator {names} (line {unknown[0].lineno}), "
-                       "which warp_lab does not know: %%warp_kernel compiles undecorated defs "
-                       "and @wl.kernel / @wl.func ones")
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
-            names = ", ".join(ast.unparse(t) for t in node.targets)
-            out.append(f"{names} (line {node.lineno}) is a lambda: write def {names}(...): "
-                       "for a kernel")
-    for node, inside in _nested_defs(tree.body):
-        made = ns.get(node.name)
-        if isinstance(made, Kernel):  # @wl.kernel inside the block: made, but not shown
-            out.append(f"{node.name} (line {node.lineno}) is a kernel defined inside {inside}, "
-                       f"which %%warp_kernel does not show: it compiles the cell's top-level "
-                       f"defs (wl.compile({node.name}) works)")
-        elif not isinstance(made, Func):
-            out.append(f"{node.name} (line {node.lineno}) is defined inside {inside}: "
-                       "%%warp_kernel compiles the cell's top-level defs")
-    return out
-
-
-def _shorten(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _describe(value) -> str:
-    """A short phrase for what a name holds now (``the kernel other``, ``an int``)."""
-    if isinstance(value, (Kernel, Func)):
-        return f"the {'kernel' if isinstance(value, Kernel) else 'device function'} " \
-               f"{value.name}"
-    kind = type(value).__name__
-    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
 
 
 def _note(text: str) -> None:
@@ -532,20 +368,20 @@ class WarpKernelMagics(Magics):
             raise _too_deep(filename, k + 1, indent + 1, lines[k]) from None
         kinds = classify_functions(tree)
         ns = self.shell.user_ns
-        code = _compile_cell(_recording_defs(tree), filename, code_text)
+        code = _compile_cell(recording_defs(tree), filename, code_text)
         for node in tree.body:
             if isinstance(node, ast.AsyncFunctionDef) and (
-                    not node.decorator_list or any(map(_is_kernel_decorator, node.decorator_list))):
+                    not node.decorator_list or any(map(is_kernel_decorator, node.decorator_list))):
                 raise KernelCompileError("async functions cannot be kernels or device functions",
                                          filename, node.lineno, node.col_offset + 1,
                                          code_text.splitlines()[node.lineno - 1],
                                          "write def instead of async def")
         defined: dict[int, object] = {}
-        ns[_DEFINED] = defined
+        ns[DEFINED] = defined
         try:
             exec(code, ns)  # noqa: S102 - the user's own cell
         finally:
-            ns.pop(_DEFINED, None)
+            ns.pop(DEFINED, None)
         kernels, notes = [], []
         defs = [(i, node) for i, node in enumerate(tree.body) if isinstance(node, ast.FunctionDef)]
         last_def = {node.name: i for i, node in defs}
@@ -555,7 +391,7 @@ class WarpKernelMagics(Magics):
             obj = made = defined[i]
             if node.name in kinds and callable(obj) and not isinstance(obj, (Kernel, Func)):
                 obj = (Kernel if kinds[node.name] == "kernel" else Func)(obj)
-            now = ns.get(node.name, _DEFINED)
+            now = ns.get(node.name, DEFINED)
             if isinstance(now, (Kernel, Func)) and now.fn is made:  # k = wl.kernel(debug=1)(k)
                 obj = now
             rebound = now is not made and now is not obj
@@ -566,12 +402,12 @@ class WarpKernelMagics(Magics):
                 obj.options.update(carried)
                 kernels.append(obj)
                 if rebound:
-                    at = _rebinding_line(tree, i, node.name)
+                    at = rebinding_line(tree, i, node.name)
                     notes.append(
-                        f"{node.name} is {'deleted' if now is _DEFINED else 'rebound'}"
+                        f"{node.name} is {'deleted' if now is DEFINED else 'rebound'}"
                         f"{f' at line {at}' if at else ''} after its def at line "
                         f"{node.lineno}"
-                        f"{'' if now is _DEFINED else f' (it is now {_describe(now)})'}: shown "
+                        f"{'' if now is DEFINED else f' (it is now {describe(now)})'}: shown "
                         f"is the kernel that def made, which the notebook's "
                         f"{node.name} no longer names")
         for note in notes:
