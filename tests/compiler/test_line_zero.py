@@ -127,8 +127,8 @@ def test_each_line_zero_instruction_takes_its_first_users_line_or_keeps_zero():
     out = attribute_line_zero(_PTX)
     lines = dict((s, ln) for ln, s in _lines_of(out))
     assert lines["ld.param.b64 \t%rd1, [k_param_0];"] == 7   # read by line 7's load
-    # read by line 8's compare, but the run goes to the first line reading any of it
-    assert lines["add.s32 \t%r2, %r1, 1;"] == 7
+    # read by line 8's compare: its own first user's line, not that of its neighbour
+    assert lines["add.s32 \t%r2, %r1, 1;"] == 8
     assert lines["mul.wide.u32 \t%rd2, %r9, 4;"] == 0        # only a line-0 store reads it
     assert lines["st.global.b32 \t[%rd2], %r1;"] == 0        # no result: stays line 0
     assert lines["ret;"] == 8 and lines["mov.u32 \t%r1, %tid.x;"] == 5
@@ -137,3 +137,14 @@ def test_each_line_zero_instruction_takes_its_first_users_line_or_keeps_zero():
     no_loc = "\n".join(ln for ln in _PTX.splitlines() if ".loc" not in ln)
     assert attribute_line_zero(no_loc) == no_loc
     assert any(ln.startswith("\t.loc\t1 7 3") and ln.endswith(MARK) for ln in out.splitlines())
+
+
+def test_attributed_lines_are_the_instructions_under_a_marked_loc():
+    from warp_lab.compiler.line_zero import attributed_lines
+
+    out = attribute_line_zero(_PTX)
+    text = out.split("\n")
+    marked = attributed_lines(out)
+    assert {text[k - 1].strip() for k in marked} == {"ld.param.b64 \t%rd1, [k_param_0];",
+                                                     "add.s32 \t%r2, %r1, 1;"}
+    assert attributed_lines(_PTX) == frozenset()   # NVPTX's own output: nothing marked

@@ -38,7 +38,13 @@ def test_breakpoint_on_cell_line_stops_there(session):
     assert stop.source_line == 5 and stop.breakpoint is not None
     assert stop.block == (0, 0, 0) and stop.lanes == 32
     assert "Python line 5: <code>y[i] = t + 1.0</code>" in dbg.status_html()
-    # the breakpoint fires again for the second block
+    # the breakpoint fires again for the second block, not again in the first: y's address
+    # arithmetic, hoisted above line 4 and credited to line 5 by line_zero, is no place to
+    # stop (DWARF's is_stmt false), so the stop is at line 5's own add
+    from warp_lab.compiler.line_zero import attributed_lines
+
+    assert attributed_lines(dbg.compiled.ptx) and \
+        stop.ptx_line not in attributed_lines(dbg.compiled.ptx)
     stop2 = dbg.cont()
     assert stop2.source_line == 5 and stop2.block == (1, 0, 0)
 

@@ -18,13 +18,15 @@ previous line). On the corpus that is 520 PTX instructions on sm_80, in 43
 of 45 kernels; for vector_add 7 of the 22 instructions a thread runs.
 
 No pass can be asked to keep those locations, so the fix is made once, on the
-PTX text, before ptxas, the simulator and the line map read it: a run of
-instructions under a line-0 ``.loc`` goes to the first located instruction
-after it that reads a result of the run (directly, or through other line-0
+PTX text, before ptxas, the simulator and the line map read it: an
+instruction under a line-0 ``.loc`` goes to the line of the first located
+instruction after it that reads its result (directly, or through other line-0
 instructions; before it for a value carried round a loop) — the statement
-that first needs that code. The run moves as a whole, so stepping a line in
-the debugger does not jump back and forth (the address of ``y[i]`` computed
-ahead of ``t = a * x[i]`` counts on that line, with the parameter loads).
+that first needs that code. Each instruction goes on its own, so the panes
+credit the address of ``y[i]``, computed ahead of ``t = a * x[i]``, to the
+store to ``y``; as with any optimised code, stepping a line in the debugger
+may then come back to a line it has left. (Moving a hoisted run as a whole,
+to its first user, credited a matmul's ``c`` pointer to the loop header.)
 The new directive says so with a comment (:data:`MARK`). A line-0
 instruction whose result no located instruction reads (a store merged from
 two branches, a ``ret``) keeps line 0: it belongs to several lines or none.
@@ -36,7 +38,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["attribute_line_zero", "operands", "MARK"]
+__all__ = ["attribute_line_zero", "attributed_lines", "operands", "MARK"]
 
 #: the comment closing a ``.loc`` this pass wrote (PTX ISA "Syntax": ``//`` comments)
 MARK = "// line 0 in LLVM's output: the first line using this code"
@@ -99,10 +101,10 @@ def attribute_line_zero(ptx: str) -> str:
             Directives"); without ``.loc`` lines it is returned unchanged.
 
     Returns:
-        the same text where only ``.loc`` lines differ: each run of instructions
-        under ``.loc F 0 C`` gets the directive of the first located instruction
-        that reads its results (ending in :data:`MARK`); an instruction whose result
-        no located instruction reads keeps ``.loc F 0 C``.
+        the same text where only ``.loc`` lines differ: each instruction under
+        ``.loc F 0 C`` gets the directive of the first located instruction that
+        reads its result (ending in :data:`MARK`); an instruction whose result no
+        located instruction reads keeps ``.loc F 0 C``.
     """
     if ".loc" not in ptx:
         return ptx
@@ -180,27 +182,38 @@ def _attribute(lines, start, end, replace, drop) -> None:
         resolved[n] = found
         return found
 
-    # a run of line-0 instructions goes, as a whole, to the first located instruction that
-    # uses any of it: a statement's prologue does not jump back and forth between lines
-    runs, run = [], []
-    for n in range(count + 1):
-        if n < count and is_zero[n]:
-            run.append(n)
-        elif run:
-            runs.append(run)
-            run = []
-    for run in runs:
-        users = {n: first_user(n, set()) for n in run}
-        found = [u for u in users.values() if u is not None]
-        line = None
-        if found:
-            first = min(found, key=lambda u: (u < run[0], u))
-            line = locs[first].rstrip() + "\t" + MARK
-        in_force = locs[run[0] - 1] if run[0] > 0 else None  # what ptxas sees so far
-        for n in run:
-            want = line if users[n] is not None else locs[n]
-            if _line_of(want) != _line_of(in_force):
-                replace.setdefault(at[n], []).append(want)
-                in_force = want
+    # each line-0 instruction goes to the line of its own first located user, so the panes
+    # credit c's pointer load to the statement that stores to c, not to the loop header
+    # that happens to read another pointer of the same hoisted run
+    in_force = None  # the directive ptxas sees at the current instruction
+    for n in range(count):
+        if not is_zero[n]:
+            in_force = locs[n]
+            continue
+        user = first_user(n, set())
+        want = locs[n] if user is None else locs[user].rstrip() + "\t" + MARK
+        if _line_of(want) != _line_of(in_force):
+            replace.setdefault(at[n], []).append(want)
+            in_force = want
     for k in zero_directives:
         drop.add(k)
+
+
+def attributed_lines(ptx: str) -> frozenset[int]:
+    """1-based PTX line numbers of the instructions :func:`attribute_line_zero` put on a
+    line (the ``.loc`` in force ends with :data:`MARK`).
+
+    Like the rows of a DWARF line table whose ``is_stmt`` flag is false (DWARF 5,
+    section 6.2.2), they count on their line in every pane and per-line metric, but are
+    no place to stop for that line: the debugger's line breakpoints pass them by while
+    the line has instructions of its own (hoisted ``y[i]`` address arithmetic would
+    otherwise stop a breakpoint on ``y[i] = ...`` twice per block).
+    """
+    out, marked = set(), False
+    for k, line in enumerate(ptx.split("\n"), 1):
+        s = line.strip()
+        if s.startswith(".loc"):
+            marked = s.endswith(MARK)
+        elif marked and _is_instruction(s):
+            out.add(k)
+    return frozenset(out)

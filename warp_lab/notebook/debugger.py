@@ -50,6 +50,7 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
             ``checks`` and ``shared_mem``).
     """
     from warp_lab import sim
+    from warp_lab.compiler.line_zero import attributed_lines
     from warp_lab.runtime.device import SIM_ARCH
     from warp_lab.runtime.launch import check_checks, check_shared_mem, prepare_launch
     from warp_lab.runtime.finding_text import user_findings
@@ -60,7 +61,8 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
         kernel, SIM_ARCH, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim)
     shared_mem = check_shared_mem(shared_mem, ck, ck.options.arch)  # the arch it targets
     memory, regions, bases, params = prepare(ck, launch_dim, values, views)
-    dbg = sim.Debugger(kernel_module(ck), ck.entry, grd, blk, params, memory, shared_mem, checks)
+    dbg = sim.Debugger(kernel_module(ck), ck.entry, grd, blk, params, memory, shared_mem, checks,
+                       not_statements=attributed_lines(ck.ptx))
     session = DebugSession(ck, dbg, grid=grd, block_shape=blk)
     # findings in the user's terms, as wl.launch gives them
     session._findings = lambda found: user_findings(found, ck, regions, bases, grd, blk,

@@ -197,13 +197,17 @@ class Debugger:
         module: :class:`~warp_lab.sim.ptx.PtxModule` or PTX text.
         kernel, grid, block, params, memory, dynamic_shared, checks: as for ``run``.
         batch_blocks: blocks simulated together (1 keeps "the current block" simple).
+        not_statements: PTX line numbers (1-based) a source-line breakpoint passes by
+            while its line has other instructions: code the compiler credited to a line
+            it does not start (:func:`warp_lab.compiler.line_zero.attributed_lines`).
 
     Global memory is snapshotted at construction; :meth:`step_back` and
     :meth:`restart` restore it.
     """
 
     def __init__(self, module, kernel, grid, block, params, memory, dynamic_shared=0,
-                 checks=("memcheck", "racecheck", "barrier"), batch_blocks: int = 1):
+                 checks=("memcheck", "racecheck", "barrier"), batch_blocks: int = 1,
+                 not_statements: frozenset = frozenset()):
         from warp_lab import sim
         self.module = sim.parse_module(module) if isinstance(module, str) else module
         self._args = (kernel, grid, block, params, memory, dynamic_shared, checks)
@@ -212,6 +216,8 @@ class Debugger:
         self._batch_blocks = batch_blocks
         self._breakpoints: dict[int, Breakpoint] = {}
         self._next_id = 1
+        self._not_statements = frozenset(not_statements)
+        self._passed_by: dict[int, frozenset] = {}   # breakpoint id -> PTX lines it skips
         self.restart()
 
     # ---- lifecycle
@@ -252,20 +258,24 @@ class Debugger:
         if ptx_line is None and source_line is None:
             raise SimulatorError("a breakpoint needs ptx_line or source_line")
         code = self.module.code
-        hit = any(self._matches_line(Breakpoint(0, ptx_line, source_line, source_file), ins)
-                  for ins in code)
-        if not hit:
+        probe = Breakpoint(0, ptx_line, source_line, source_file)
+        lines = {ins.line for ins in code if self._matches_line(probe, ins)}
+        if not lines:
             where = f"PTX line {ptx_line}" if ptx_line is not None else f"source line {source_line}"
             raise SimulatorError(f"no instruction on {where}")
         bp = Breakpoint(self._next_id, ptx_line, source_line, source_file,
                         _dim3(block), _dim3(thread))
         self._breakpoints[bp.id] = bp
+        if ptx_line is None and lines - self._not_statements:
+            self._passed_by[bp.id] = self._not_statements
         self._next_id += 1
         return bp
 
     def remove_breakpoint(self, bp) -> None:
         """Remove a breakpoint (the object or its id)."""
-        self._breakpoints.pop(bp.id if isinstance(bp, Breakpoint) else bp, None)
+        key = bp.id if isinstance(bp, Breakpoint) else bp
+        self._breakpoints.pop(key, None)
+        self._passed_by.pop(key, None)
 
     @property
     def breakpoints(self) -> list[Breakpoint]:
@@ -286,7 +296,7 @@ class Debugger:
         m = self.machine
         ins = self.module.code[p]
         for bp in self._breakpoints.values():
-            if not self._matches_line(bp, ins):
+            if not self._matches_line(bp, ins) or ins.line in self._passed_by.get(bp.id, ()):
                 continue
             if bp.block is None and bp.thread is None:
                 return bp
