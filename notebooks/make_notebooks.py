@@ -667,7 +667,9 @@ division by zero, **racecheck** catches shared-memory races between threads
 that lack a `wl.syncthreads()`, **initcheck** reads of shared memory no
 thread wrote, and a loop that can never end stops with an `infinite_loop`
 finding instead of hanging. Your arrays are never corrupted by a caught
-access."""),
+access. memcheck and the barrier check run on every launch; racecheck and
+initcheck join them for a kernel that uses shared memory (the default,
+`checks="auto"`), and `checks=` picks checks by hand."""),
     ("code", SETUP),
     ("code", """%%warp_kernel --show source
 def off_by_one(x: wl.array(dtype=wl.float32), n: int):
@@ -730,13 +732,15 @@ def neighbour(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
     y[wl.tid()] = buf[(t + 1) % 128]"""),
     ("code", """x = np.arange(128, dtype=np.float32)
 y = np.zeros_like(x)
-r = wl.launch(neighbour, dim=128, inputs=[x, y], block_dim=128, device="sim",
-              checks=("memcheck", "racecheck"))
+r = wl.launch(neighbour, dim=128, inputs=[x, y], block_dim=128, device="sim")
+print(r.checks)
 print(*r.findings, sep="\\n")
 r"""),
-    ("md", """Check the result: racecheck reports a shared-memory race. The fix is a
+    ("md", """Check the result: `neighbour` uses shared memory, so racecheck ran without
+being asked, and it reports a shared-memory race. The fix is a
 `wl.syncthreads()` between `buf[t] = ...` and the read of `buf[(t + 1) % 128]`."""),
     ("code", """# check
+assert "racecheck" in r.checks
 assert any(f.kind.startswith("race") for f in r.findings), "racecheck should report the missing barrier"
 """),
     ("md", """## Reading shared memory nobody wrote
