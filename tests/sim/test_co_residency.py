@@ -303,3 +303,26 @@ def test_sim_run_names_the_loop_by_ptx_line():
     assert [mod.code[i].text.split()[0] for i in range(len(mod.code))
             if mod.code[i].line in poll] == ["ld.relaxed.gpu.global.b32"]
     assert "running blocks 0 to 1" in f.message and "Blocks 2 to 3 (2 of 4)" in f.message
+
+
+def test_a_spin_wait_compiled_at_opt_0_is_found():
+    # at opt=0 LLVM lays the loop's exit block out before the loop and jumps back to it
+    # from the loop's exit (a backward branch on no cycle): the spin-wait is still the
+    # two-instruction loop, not one with the exit block's store and ret in it
+    ck = wl.compile(wait_for_last, cache=False, sass=False, opt=0)
+    from warp_lab.compiler import abi
+    from warp_lab.runtime.sim_backend import kernel_module
+    mod = kernel_module(ck)
+    mem = sim.GlobalMemory()
+    flag, out = mem.alloc(4), mem.alloc(4 * 4 * 32)
+    params = abi.pack_params(ck.param_layout, (128, 1, 1),
+                             [abi.ArrayArg(flag, (1,), (1,)), abi.ArrayArg(out, (128,), (1,))])
+    res = sim.run(mod, ck.entry, 4, 32, params, mem, batch_threads=64,
+                  max_instructions=SAFETY // 10)
+    assert [f.kind for f in res.findings] == ["co_residency"], [str(f) for f in res.findings]
+    assert res.instructions < 10 ** 5      # found by the spin check, not by the budget
+    # and a wait that ends still ends at opt=0
+    flag, out = np.zeros(1, np.int32), np.zeros(8 * 64, np.int32)
+    r = wl.launch(wait_for_last, grid=8, block=64, inputs=[flag, out], device="sim",
+                  max_instructions=SAFETY, opt=0)
+    assert not r.findings and flag[0] == 1 and (out == 1).all()

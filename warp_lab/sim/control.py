@@ -124,14 +124,52 @@ def _bra(ins, mod):
 
 
 def _backward_edges(fn, code):
-    """``(target, pc)`` of every backward branch (``bra``, ``brx`` table entries) of ``fn``."""
+    """``(target, pc)`` of every backward branch (``bra``, ``brx`` table entries) of ``fn``
+    that lies on a cycle: ``pc`` is reachable from ``target``. A backward branch on no
+    cycle (at opt=0 LLVM lays a loop's exit block out before the loop and jumps back to
+    it from the loop's exit) closes no loop, and would make the loop's range take in the
+    exit block's code (cached on ``fn``)."""
+    out = getattr(fn, "_cycle_edges", None)
+    if out is not None:
+        return out
     out = []
     for c in code[fn.start:fn.end]:
         if c.op == "bra" and isinstance(c.target, int) and c.target <= c.pc:
             out.append((c.target, c.pc))
         elif c.op == "brx" and isinstance(c.target, list):
             out.extend((t, c.pc) for t in c.target if t <= c.pc)
+    out = [e for e in out if _reaches(fn, code, *e)]
+    try:
+        fn._cycle_edges = out
+    except AttributeError:
+        pass
     return out
+
+
+def _reaches(fn, code, start: int, goal: int) -> bool:
+    """Whether control can flow from code index ``start`` to ``goal`` inside function
+    ``fn`` (calls return; an indirect branch may go anywhere)."""
+    seen = np.zeros(fn.end - fn.start, bool)
+    todo = [start]
+    while todo:
+        i = todo.pop()
+        if i == goal:
+            return True
+        if not fn.start <= i < fn.end or seen[i - fn.start]:
+            continue
+        seen[i - fn.start] = True
+        c = code[i]
+        if c.op in ("bra", "brx"):
+            targets = c.target if isinstance(c.target, list) else [c.target]
+            if not all(isinstance(t, int) for t in targets):
+                return True
+            todo.extend(targets)
+            if c.guard is None:
+                continue
+        elif c.op in ("ret", "exit", "trap") and c.guard is None:
+            continue
+        todo.append(i + 1)
+    return False
 
 
 def _reads_shared_state(c, mod) -> bool:
