@@ -556,22 +556,24 @@ class Machine:
         self.finding("co_residency", said, ins, t, stop=True, **details)
 
     def _blocks_text(self, linear) -> str:
-        """``"block 3"``, ``"blocks 0 to 63"``, ``"blocks 0, 2 and 5"`` for linear block
-        indices ``linear`` (sorted, none repeated); a block of a 2-D or 3-D grid is named
-        by its ``(x, y, z)`` index (x fastest)."""
+        """``"block 3"``, ``"blocks 0 and 1"``, ``"blocks 0 to 63"``, ``"blocks 0, 2 and
+        5"`` for linear block indices ``linear`` (sorted, none repeated); a block of a 2-D
+        or 3-D grid is named by its ``(x, y, z)`` index (x fastest), and a run of them is
+        said to be in launch order, which is no rectangle of the grid."""
         ids = [int(b) for b in linear]
         gx, gy = self.grid[0], self.grid[1]
         one_d = self.grid[1] == self.grid[2] == 1
 
         def name(b):
             return str(b) if one_d else str((b % gx, (b // gx) % gy, b // (gx * gy)))
+        order = "" if one_d else " in launch order (x fastest)"
         if len(ids) == 1:
             return f"block {name(ids[0])}"
-        if ids[-1] - ids[0] == len(ids) - 1:
-            return f"blocks {name(ids[0])} to {name(ids[-1])}"
-        if len(ids) <= 4:
+        if len(ids) <= 4 and (len(ids) == 2 or not one_d or ids[-1] - ids[0] != len(ids) - 1):
             return f"blocks {', '.join(map(name, ids[:-1]))} and {name(ids[-1])}"
-        return f"{len(ids)} blocks from {name(ids[0])} to {name(ids[-1])}"
+        if ids[-1] - ids[0] == len(ids) - 1:
+            return f"blocks {name(ids[0])} to {name(ids[-1])}{order}"
+        return f"{len(ids)} blocks from {name(ids[0])} to {name(ids[-1])}{order}"
 
     def _park(self, lanes):
         """Lanes ``lanes`` (runnable) yield: not scheduled until :meth:`unpark`."""
