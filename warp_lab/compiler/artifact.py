@@ -304,6 +304,19 @@ class CompiledKernel:
         return next((a for a, f in self.files.items() if f == self.source.filename),
                     self.source.filename)
 
+    @property
+    def uses_shared_memory(self) -> bool:
+        """Whether the PTX declares a ``.shared`` variable: a ``wl.shared_array`` the code
+        kept (one only declared is dropped by LLVM) or ``wl.dynamic_shared_array``."""
+        return SHARED_DECL.search(self.ptx or "") is not None
+
+    @property
+    def has_block_barrier(self) -> bool:
+        """Whether the PTX has a block-wide barrier (``bar.sync``, ``bar.red``,
+        ``barrier.sync``: PTX ISA 9.7.13.1; not ``bar.warp.sync``), what the simulator's
+        barrier check watches (read from the PTX: ptxas's count is missing without it)."""
+        return _BLOCK_BARRIER.search(self.ptx or "") is not None
+
     def __repr__(self) -> str:
         regs = f", {self.resources.registers} registers" if self.resources else ""
         return f"<CompiledKernel {self.name} for {self.options.label()}{regs}>"
@@ -314,6 +327,9 @@ class CompiledKernel:
 #: ``.shared .align 16 .u32 k_flag_1_$_0;``, which ``lower.ModuleContext.keep_shared_whole``
 #: now prevents; PTX from elsewhere may still have one), its name
 SHARED_DECL = re.compile(r"^\s*(?:\.extern\s+)?\.shared\s[^;]*?([\w$]+)\s*(?:\[|;)", re.M)
+
+#: a block-wide barrier instruction (:attr:`CompiledKernel.has_block_barrier`)
+_BLOCK_BARRIER = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:bar|barrier)\.(?!warp)", re.M)
 
 
 def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:

@@ -135,8 +135,7 @@ CHECKS = ("memcheck", "racecheck", "initcheck", "barrier")
 def auto_checks(ck: CompiledKernel) -> tuple[str, ...]:
     """The checks of ``checks="auto"``, :func:`launch`'s default: memcheck and the barrier
     check for every kernel, racecheck and initcheck too for one that uses shared memory
-    (a ``.shared`` variable in its PTX: a ``wl.shared_array`` the code kept, or
-    ``wl.dynamic_shared_array``).
+    (:attr:`~warp_lab.compiler.artifact.CompiledKernel.uses_shared_memory`).
 
     Races and reads of never-written shared memory are the bugs a shared-memory kernel
     most often has, and a simulator that runs a warp's lanes in lockstep hides them in
@@ -146,11 +145,7 @@ def auto_checks(ck: CompiledKernel) -> tuple[str, ...]:
     not pay. compute-sanitizer's default tool is memcheck alone; its racecheck and
     initcheck are separate runs, where here they share the one launch.
     """
-    from warp_lab.compiler.artifact import SHARED_DECL
-
-    if SHARED_DECL.search(ck.ptx or ""):
-        return CHECKS
-    return ("memcheck", "barrier")
+    return CHECKS if ck.uses_shared_memory else ("memcheck", "barrier")
 
 
 def check_checks(checks) -> tuple[str, ...]:

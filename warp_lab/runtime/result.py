@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -13,10 +12,6 @@ __all__ = ["LaunchResult"]
 
 #: findings written out in a ``LaunchResult``'s repr; the rest are counted
 REPR_FINDINGS = 5
-
-# a block-wide barrier in PTX (bar.sync, bar.red, barrier.sync: PTX ISA 9.7.13.1), which
-# is what the barrier check watches; ptxas's resource count may be missing (no ptxas)
-_HAS_BARRIER = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:bar|barrier)\.(?!warp)", re.M)
 
 
 @dataclass(frozen=True)
@@ -76,9 +71,9 @@ class LaunchResult:
         # racecheck/initcheck matter for a kernel with shared memory, the barrier check for
         # one with a barrier; checks="memcheck,racecheck" leaves the barrier check out,
         # where the magic's --check of the same names keeps it
-        needed = {"racecheck": bool(self.compiled.shared_arrays),
-                  "initcheck": bool(self.compiled.shared_arrays),
-                  "barrier": _HAS_BARRIER.search(self.compiled.ptx) is not None}
+        ck = self.compiled
+        needed = {"racecheck": ck.uses_shared_memory, "initcheck": ck.uses_shared_memory,
+                  "barrier": ck.has_block_barrier}
         off = [c for c in missed if c not in self.checks and needed[c]]
         if off:
             from warp_lab.runtime.launch import CHECKS   # (launch imports this module)
