@@ -319,3 +319,16 @@ def test_masked_array_argument_is_refused_not_unmasked():
     for make in (wl.array, wl.from_numpy):
         with pytest.raises(TypeError, match="masked array.*data.filled"):
             make(m)
+
+
+def test_kernel_option_error_column_counts_characters_after_non_ascii_text(tmp_path):
+    # PEP 657 and ast columns count UTF-8 bytes: 'переменная' is 20 bytes, 10 characters
+    path = tmp_path / "option_utf8.py"
+    line = "переменная = wl.kernel(debug=True, bogus=1)"
+    path.write_text("import warp_lab as wl\n" + line + "\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("adv_option_utf8", path)
+    module = importlib.util.module_from_spec(spec)
+    with pytest.raises(wl.KernelOptionError) as info:
+        spec.loader.exec_module(module)
+    err = info.value
+    assert (err.line, err.col) == (2, line.index("bogus") + 1)

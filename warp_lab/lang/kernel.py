@@ -284,20 +284,24 @@ def _call_site(frame, keyword: str):
         pos = (None,) * 4
     if None not in pos:
         line, end_line, start, end = pos
-        col = start + 1
-        lines = linecache.getlines(filename)[line - 1: end_line]
+        # (PEP 657 columns count UTF-8 bytes: the call's text is cut from the encoded lines)
+        lines = [ln.encode() for ln in linecache.getlines(filename)[line - 1: end_line]]
+        col = len(lines[0][:start].decode(errors="replace")) + 1 if lines else start + 1
         if lines:
             lines[-1] = lines[-1][:end] if end_line > line else lines[-1]
             lines[0] = lines[0][:end] if end_line == line else lines[0]
             lines[0] = lines[0][start:]
+            lines = [ln.decode(errors="replace") for ln in lines]
             try:
                 call = ast.parse("".join(lines).strip(), mode="eval").body
             except SyntaxError:
                 call = None
             kw = next((k for k in getattr(call, "keywords", ()) if k.arg == keyword), None)
-            if kw is not None:
+            if kw is not None:  # (ast columns count UTF-8 bytes too)
                 line += kw.lineno - 1
-                col = kw.col_offset + 1 + (start if kw.lineno == 1 else 0)
+                text = linecache.getline(filename, line).encode()
+                at = kw.col_offset + (start if kw.lineno == 1 else 0)
+                col = len(text[:at].decode(errors="replace")) + 1
     return filename, line, col, linecache.getline(filename, line).rstrip("\n")
 
 
