@@ -211,17 +211,13 @@ def python_row_numbers(ck, rows) -> list[int | None]:
     return [None if key is None else ck.line_map.location(key)[1] for key, _ in rows]
 
 
-#: a PTX shared variable declaration, its name (:data:`~warp_lab.compiler.artifact.SHARED_DECL`)
-_SHARED_DECL = SHARED_DECL
-
-
 def _shared_declarations(ck, ptx: str) -> dict[int, int]:
     """PTX line of each ``.shared`` variable declaration -> the Python line declaring its
     array (one line; none when the array is declared on several)."""
     arrays = shared_array_lines(ck)
     out = {}
     for k, line in enumerate(ptx.splitlines(), 1):
-        m = _SHARED_DECL.match(line)
+        m = SHARED_DECL.match(line)  # a .shared declaration, its name
         lines = arrays.get(m.group(1), (None, ()))[1] if m else ()
         if len(lines) == 1:
             out[k] = lines[0]
