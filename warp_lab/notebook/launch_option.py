@@ -139,8 +139,9 @@ def at_cell_line(exc: SimulatorError, ck) -> SimulatorError:
     if exc.ptx_line:  # its .loc: the kernel's cell, or a device function's other cell
         module = kernel_module(ck)
         ins = next((i for i in module.code if i.line == exc.ptx_line), None)
-        if ins is not None and module.source_of(ins)[1]:
-            file, line = module.source_of(ins)
+        where = module.source_of(ins) if ins is not None else ("", 0)
+        if where[1]:
+            file, line = where
     if line:
         message += (f"\n  at {cell_label(file)} line {line}: "
                     f"{source_line_text(ck, line, file)}")
