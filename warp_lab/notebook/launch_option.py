@@ -130,7 +130,7 @@ def at_cell_line(exc: SimulatorError, ck) -> SimulatorError:
     function's own cell when it was defined in another one), and in the magic
     the way to the details is ``--check``, not ``checks=``.
     """
-    from warp_lab.notebook.views import cell_label, source_line_text
+    from warp_lab.compiler.source_lines import cell_label, source_line_text
     from warp_lab.runtime.sim_backend import kernel_module
 
     message = str(exc).replace("(enable memcheck for block/thread details)",
