@@ -24,7 +24,6 @@ SASS (``line_map.sass_lines``).
 from __future__ import annotations
 
 import html
-import re
 import secrets
 from typing import Mapping
 
