@@ -69,8 +69,9 @@ def _param_name(ck, index: int, offset: int) -> str:
     return slot.name if offset == 0 else f"{slot.name}+{offset}"
 
 
-def _function_body(ptx: str, function: str) -> list[str]:
-    """The lines of ``function``'s body (``.entry``/``.func``), 1-based numbers kept."""
+def _function_body(ptx: str, function: str) -> list[tuple[int, str]]:
+    """``(1-based PTX line, stripped text)`` of each line of ``function``'s body
+    (``.entry``/``.func``)."""
     lines = ptx.splitlines()
     head = re.compile(rf"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?{re.escape(function)}\b")
     out, inside, depth = [], False, 0
@@ -122,6 +123,9 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
         if not written:
             continue
         param = _PARAM.search(text) if opcode.startswith("ld.param") else None
+        # (slot, byte offset) of a field of the kernel's own parameters
+        field = ((int(param.group(2)), int(param.group(3) or 0))
+                 if param and param.group(1) == ck.entry else None)
         special = _SPECIAL_RE.search(text) if opcode.startswith("mov") else None
         for k, reg in enumerate(written):
             if types:
@@ -131,17 +135,15 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
                 elif ".wide" in opcode:  # mul.wide.u32: a 64-bit product of 32-bit sources
                     t = t[0] + str(2 * int(t[1:]))
                 typ.setdefault(reg, t)
-            if param and param.group(1) == ck.entry:
-                name = _param_name(ck, int(param.group(2)), int(param.group(3) or 0))
+            if field:
+                name = _param_name(ck, *field)
                 if name and len(written) > 1:  # ld.param.v2 {%r1, %r2}: consecutive fields
                     width = int(re.findall(r"\d+", types[0])[0]) // 8 if types else 4
-                    name = _param_name(ck, int(param.group(2)),
-                                       int(param.group(3) or 0) + k * width)
+                    name = _param_name(ck, field[0], field[1] + k * width)
                 names.setdefault(reg, name)
             elif special:
-                base = _SPECIAL[special.group(1)]
-                names.setdefault(reg, base + (f".{special.group(2)}" if special.group(2)
-                                              else ""))
+                axis = special.group(2)
+                names.setdefault(reg, _SPECIAL[special.group(1)] + (f".{axis}" if axis else ""))
             py = py_of.get(n)
             if py is not None and py not in lines.setdefault(reg, []):
                 lines[reg].append(py)

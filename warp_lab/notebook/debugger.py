@@ -421,7 +421,7 @@ class DebugSession:
             return f"<b>the launch has ended</b> ({n} finding{'s' * (n != 1)})"
         py = ""
         if stop.source_line:
-            from warp_lab.notebook.views import line_label, source_line_text
+            from warp_lab.compiler.source_lines import line_label, source_line_text
 
             # device functions too, of this cell or another one (named then)
             ck, line, file = self.compiled, stop.source_line, stop.source_file

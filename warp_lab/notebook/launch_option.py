@@ -130,7 +130,7 @@ def at_cell_line(exc: SimulatorError, ck) -> SimulatorError:
     function's own cell when it was defined in another one), and in the magic
     the way to the details is ``--check``, not ``checks=``.
     """
-    from warp_lab.notebook.views import cell_label, source_line_text
+    from warp_lab.compiler.source_lines import cell_label, source_line_text
     from warp_lab.runtime.sim_backend import kernel_module
 
     message = str(exc).replace("(enable memcheck for block/thread details)",
@@ -139,8 +139,9 @@ def at_cell_line(exc: SimulatorError, ck) -> SimulatorError:
     if exc.ptx_line:  # its .loc: the kernel's cell, or a device function's other cell
         module = kernel_module(ck)
         ins = next((i for i in module.code if i.line == exc.ptx_line), None)
-        if ins is not None and module.source_of(ins)[1]:
-            file, line = module.source_of(ins)
+        where = module.source_of(ins) if ins is not None else ("", 0)
+        if where[1]:
+            file, line = where
     if line:
         message += (f"\n  at {cell_label(file)} line {line}: "
                     f"{source_line_text(ck, line, file)}")

@@ -415,12 +415,14 @@ class WarpKernelMagics(Magics):
         if not kernels:  # a word instead of nothing (a student who wrote only a helper)
             funcs = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
                      and isinstance(ns.get(n.name), Func)]
-            one = len(funcs) == 1
-            why = why_no_kernel(tree, ns)
-            _note(f"no kernel in this cell: {', '.join(funcs)} "
-                  f"{'is a device function' if one else 'are device functions'}, compiled "
-                  f"into the kernels that call {'it' if one else 'them'}" if funcs else
-                  f"no kernel in this cell: {'; '.join(why)}" if why else
+            if funcs:
+                one = len(funcs) == 1
+                _note(f"no kernel in this cell: {', '.join(funcs)} "
+                      f"{'is a device function' if one else 'are device functions'}, compiled "
+                      f"into the kernels that call {'it' if one else 'them'}")
+                return None
+            why = why_no_kernel(tree, ns)  # only now: what the cell made instead
+            _note(f"no kernel in this cell: {'; '.join(why)}" if why else
                   "no kernel in this cell: %%warp_kernel compiles the functions a cell defines")
             return None
         launch_kwargs = launch_error = None

@@ -24,7 +24,6 @@ SASS (``line_map.sass_lines``).
 from __future__ import annotations
 
 import html
-import re
 import secrets
 from typing import Mapping
 
@@ -166,19 +165,19 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
     lines = file_lines(src.filename)
     extra = [ln for ln in keys if ln < stride and ln not in inside and 0 < ln <= len(lines)]
     if extra:
-        rows = _file_parts(lines, set(inside), extra)
+        rows = _file_parts(lines, inside, extra)
     for k, name in enumerate(ck.line_map.files, 1):
         filename = ck.files.get(name, name)
         lines = file_lines(filename)
         wanted = [key - k * stride for key in keys if k * stride <= key < (k + 1) * stride]
-        part = _file_parts(lines, set(), [ln for ln in wanted if 0 < ln <= len(lines)])
+        part = _file_parts(lines, (), [ln for ln in wanted if 0 < ln <= len(lines)])
         if part:
             rows.append((None, f"# {cell_label(filename)}"))
             rows += [(None if n is None else k * stride + n, text) for n, text in part]
     return rows
 
 
-def _file_parts(lines: list[str], wanted: set, extra: list[int]) -> list[tuple[int | None, str]]:
+def _file_parts(lines: list[str], wanted, extra: list[int]) -> list[tuple[int | None, str]]:
     """Rows of file ``lines``: the ``wanted`` line numbers and the innermost function around
     each of ``extra`` (else the line alone), in file order, dedented together, blank lines
     between two parts joining them and a ``(None, "")`` row for any other gap."""
@@ -211,17 +210,13 @@ def python_row_numbers(ck, rows) -> list[int | None]:
     return [None if key is None else ck.line_map.location(key)[1] for key, _ in rows]
 
 
-#: a PTX shared variable declaration, its name (:data:`~warp_lab.compiler.artifact.SHARED_DECL`)
-_SHARED_DECL = SHARED_DECL
-
-
 def _shared_declarations(ck, ptx: str) -> dict[int, int]:
     """PTX line of each ``.shared`` variable declaration -> the Python line declaring its
     array (one line; none when the array is declared on several)."""
     arrays = shared_array_lines(ck)
     out = {}
     for k, line in enumerate(ptx.splitlines(), 1):
-        m = _SHARED_DECL.match(line)
+        m = SHARED_DECL.match(line)  # a .shared declaration, its name
         lines = arrays.get(m.group(1), (None, ()))[1] if m else ()
         if len(lines) == 1:
             out[k] = lines[0]

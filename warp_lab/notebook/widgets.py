@@ -29,9 +29,6 @@ __all__ = ["OccupancyWidget", "occupancy_widget", "occupancy_summary_html",
 
 _SASS_OFFSET = re.compile(r"/\*([0-9a-fA-F]{4,})\*/")
 
-_FACTOR_NAMES = FACTOR_NAMES
-
-
 def occupancy_summary_html(occ) -> str:
     """A short escaped HTML table of one :class:`~warp_lab.analysis.Occupancy`.
 
@@ -42,12 +39,12 @@ def occupancy_summary_html(occ) -> str:
     with 0 bytes of static shared memory reads "1024 bytes = 0 static + 0 dynamic +
     1024 reserved by CUDA per block (sm_80+)", as the resource card does.
     """
-    limits = ", ".join(f"{_FACTOR_NAMES.get(f, f)}: {v if v is not None else '∞'}"
+    limits = ", ".join(f"{FACTOR_NAMES.get(f, f)}: {v if v is not None else '∞'}"
                        for f, v in occ.limits.items())
     rows = [("occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm} of "
                           f"{occ.max_warps_per_sm} warps per SM)"),
             ("active blocks / SM", str(occ.active_blocks_per_sm)),
-            ("limited by", ", ".join(_FACTOR_NAMES.get(f, f) for f in occ.limiters) or "—"),
+            ("limited by", ", ".join(FACTOR_NAMES.get(f, f) for f in occ.limiters) or "—"),
             ("blocks per SM each limit allows", limits),
             ("registers / block (allocated)", str(occ.allocated_registers_per_block)),
             ("shared memory / block (allocated)", occ.shared_allocation.describe())]
