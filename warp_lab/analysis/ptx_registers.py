@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from warp_lab.compiler.line_zero import operands
+from warp_lab.compiler.line_zero import REGISTER, is_instruction, operands
 
 __all__ = ["RegisterNote", "register_notes"]
 
@@ -29,7 +29,6 @@ _SPECIAL = {"tid": "wl.thread_idx", "ctaid": "wl.block_idx", "ntid": "wl.block_d
             "nctaid": "wl.grid_dim", "laneid": "wl.lane_id()", "warpid": "%warpid"}
 _TYPES = re.compile(r"\.(pred|[bsuf](?:8|16|32|64))\b")
 _ADDRESS = re.compile(r"\[([^\]]*)\]")
-_REGISTER = re.compile(r"%[A-Za-z_]+\d+\b")
 _PARAM = re.compile(r"\[(\w+)_param_(\d+)(?:\+(\d+))?\]")
 _SPECIAL_RE = re.compile(r"%(tid|ctaid|ntid|nctaid|laneid|warpid)(?:\.([xyz]))?\b")
 
@@ -99,14 +98,14 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
         is not in the PTX.
     """
     body = _function_body(ck.ptx, function or ck.entry)
-    py_of = {ptx: py for py, ptxs in ck.line_map.ptx.items() for ptx in ptxs}
+    py_of = ck.line_map.ptx_to_python
     typ: dict[str, str] = {}
     read_type: dict[str, str] = {}
     address_type: dict[str, str] = {}  # registers read only inside [...]: addresses
     names: dict[str, str] = {}
     lines: dict[str, list] = {}
     for n, s in body:
-        if not s or s.startswith(("//", ".", "$", "{", "}", ")", "(")) or s.endswith(":"):
+        if not is_instruction(s):
             continue
         written, read = operands(s)
         text = s.split("//", 1)[0]
@@ -114,7 +113,7 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
         types = _TYPES.findall(opcode)
         # a register in [...] is an address, not a value of the instruction's type
         # (PTX ISA 6.4.1 "Addresses as Operands": ld.global.f32 r, [%rd1] reads a .u64)
-        addresses = {r for a in _ADDRESS.findall(text) for r in _REGISTER.findall(a)}
+        addresses = {r for a in _ADDRESS.findall(text) for r in REGISTER.findall(a)}
         for reg in read:
             if reg in addresses:
                 address_type.setdefault(reg, "u64" if reg.startswith("%rd") else "u32")

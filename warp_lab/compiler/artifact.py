@@ -6,6 +6,7 @@ the runtime read these; nobody recomputes what is stored here.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -193,16 +194,29 @@ class LineMap:
     def _invert(m: Mapping[int, tuple[int, ...]]) -> dict[int, int]:
         return {x: py for py, xs in m.items() for x in xs}
 
+    @functools.cached_property
+    def ptx_to_python(self) -> Mapping[int, int]:
+        """PTX line -> the Python line key it was generated from (``ptx`` inverted, once)."""
+        return MappingProxyType(self._invert(self.ptx))
+
+    @functools.cached_property
+    def _llvm_to_python(self) -> Mapping[int, int]:
+        return self._invert(self.llvm)
+
+    @functools.cached_property
+    def _sass_to_python(self) -> Mapping[int, int]:
+        return self._invert(self.sass)
+
     def python_line_of_ptx(self, ptx_line: int) -> int | None:
         """The Python line a PTX line was generated from, or None."""
-        return self._invert(self.ptx).get(ptx_line)
+        return self.ptx_to_python.get(ptx_line)
 
     def python_line_of_llvm(self, llvm_line: int) -> int | None:
-        return self._invert(self.llvm).get(llvm_line)
+        return self._llvm_to_python.get(llvm_line)
 
     def python_line_of_sass(self, offset: int) -> int | None:
         """The Python line of the SASS instruction at byte ``offset``, or None."""
-        return self._invert(self.sass).get(offset)
+        return self._sass_to_python.get(offset)
 
     @property
     def python_lines(self) -> list[int]:

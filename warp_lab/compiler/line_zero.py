@@ -38,19 +38,23 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["attribute_line_zero", "attributed_lines", "operands", "MARK"]
+__all__ = ["attribute_line_zero", "attributed_lines", "operands", "is_instruction",
+           "MARK", "REGISTER"]
 
 #: the comment closing a ``.loc`` this pass wrote (PTX ISA "Syntax": ``//`` comments)
 MARK = "// line 0 in LLVM's output: the first line using this code"
 
 _LOC_RE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
-_REG_RE = re.compile(r"%[A-Za-z_]+\d+\b")
+#: a PTX register operand (``%r5``, ``%rd12``, ``%p1``)
+REGISTER = re.compile(r"%[A-Za-z_]+\d+\b")
 # instructions whose first operand is read, not written (PTX ISA chapter 9)
 _NO_DEST = ("st", "red", "bra", "brx", "ret", "exit", "trap", "bar", "barrier", "fence",
             "membar", "call", "prefetch", "prefetchu", "cp", "stmatrix", "pmevent", "brkpt")
 
 
-def _is_instruction(stripped: str) -> bool:
+def is_instruction(stripped: str) -> bool:
+    """Whether a stripped PTX line is an instruction (not a comment, directive, label or
+    brace)."""
     return bool(stripped) and not stripped.startswith(("//", ".", "$", "{", "}", ")", "(")) \
         and not stripped.endswith(":")
 
@@ -61,17 +65,17 @@ def operands(stripped: str) -> tuple[list[str], list[str]]:
     guard = []
     if text.startswith("@"):
         g, _, text = text.partition(" ")
-        guard = _REG_RE.findall(g)
+        guard = REGISTER.findall(g)
     opcode, _, rest = text.strip().partition(" ")
     if opcode.split(".", 1)[0] in _NO_DEST:
-        return [], guard + _REG_RE.findall(rest)
+        return [], guard + REGISTER.findall(rest)
     # the first operand ends at the first comma outside its braces: a destination is a
     # register, a vector {%r1, %r2} or a pair %r1|%p1 (PTX ISA "Instruction Operands")
     rest = rest.lstrip()
     cut = rest.find(",", rest.find("}") if rest.startswith("{") else 0)
     if cut < 0:
         cut = len(rest)
-    return _REG_RE.findall(rest[:cut]), guard + _REG_RE.findall(rest[cut:])
+    return REGISTER.findall(rest[:cut]), guard + REGISTER.findall(rest[cut:])
 
 
 def _line_of(directive: str | None) -> tuple[str, str] | None:
@@ -142,7 +146,7 @@ def _attribute(lines, start, end, replace, drop) -> None:
                 if m.group(2) == "0":
                     zero_directives.append(k)
                 continue
-        if _is_instruction(s):
+        if is_instruction(s):
             at.append(k)
             locs.append(loc)
             texts.append(s)
@@ -214,6 +218,6 @@ def attributed_lines(ptx: str) -> frozenset[int]:
         s = line.strip()
         if s.startswith(".loc"):
             marked = s.endswith(MARK)
-        elif marked and _is_instruction(s):
+        elif marked and is_instruction(s):
             out.add(k)
     return frozenset(out)

@@ -36,7 +36,7 @@ def _by_python_line(result, per_ptx_line) -> dict[int, int]:
 
     Keys are line map keys: the kernel's file or cell lines, and a device function's
     of another cell at ``LineMap.FILE_STRIDE`` per file (``LineMap.location``)."""
-    py_of = {ptx: py for py, ptxs in result.compiled.line_map.ptx.items() for ptx in ptxs}
+    py_of = result.compiled.line_map.ptx_to_python
     out: dict[int, int] = {}
     for ptx_line, value in (per_ptx_line or {}).items():
         py = py_of.get(int(ptx_line))
