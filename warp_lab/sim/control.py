@@ -105,7 +105,6 @@ def _bra(ins, mod):
         return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
     reads = closed_loop_registers(ins, mod, loads=True)   # a loop that only reads memory
-    lo, hi = _loop_range(ins, mod)
 
     def ex_back(m, act, p):
         # an iteration of a loop that reads memory (it may be waiting for another
@@ -119,7 +118,7 @@ def _bra(ins, mod):
         if reads is not None:
             # a spin-wait: if every running thread of the batch spins here and every
             # other one waits for them, no thread of the batch can end the wait
-            m.spin_turn(ins, target, lo, hi, reads)
+            m.spin_turn(ins, target, reads)
     return ex_back
 
 

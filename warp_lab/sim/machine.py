@@ -468,11 +468,11 @@ class Machine:
             snap[1].append(self.local.reshape(self.T, -1)[head].copy())
         return snap
 
-    def spin_turn(self, ins, target: int, lo: int, hi: int, regs: tuple):
-        """Lanes took back-edge ``ins`` (to ``target``) of a spin-wait: a loop (code
-        ``lo..hi``, writing registers ``regs``: :func:`~warp_lab.sim.control.
-        closed_loop_registers` with ``loads=True``) that reads memory other threads write
-        and writes none but through atomics.
+    def spin_turn(self, ins, target: int, regs: tuple):
+        """Lanes took back-edge ``ins`` (to ``target``) of a spin-wait: a loop (writing
+        registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers` with
+        ``loads=True``) that reads memory other threads write and writes none but through
+        atomics.
 
         Every :data:`SPIN_CHECK` turns, when every running thread of the batch is at the
         loop's head and every other live thread waits at a barrier or a warp-sync (none
@@ -502,9 +502,9 @@ class Machine:
         snap = self._loop_snapshot(head, regs, st.tobytes() + self.events.to_bytes(8, "little"))
         self.loop_turns[ins.pc] = (0, snap)
         if _same_snapshot(last, snap):
-            self._report_spin(ins, target, lo, hi, head)
+            self._report_spin(ins, target, head)
 
-    def _report_spin(self, ins, target, lo, hi, head):
+    def _report_spin(self, ins, target, head):
         """The finding (which stops the launch) for :meth:`spin_turn`'s stuck batch."""
         from warp_lab.sim.control import polled_loads
 
