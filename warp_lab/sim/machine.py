@@ -561,11 +561,10 @@ class Machine:
         or 3-D grid is named by its ``(x, y, z)`` index (x fastest), and a run of them is
         said to be in launch order, which is no rectangle of the grid."""
         ids = [int(b) for b in linear]
-        gx, gy = self.grid[0], self.grid[1]
         one_d = self.grid[1] == self.grid[2] == 1
 
         def name(b):
-            return str(b) if one_d else str((b % gx, (b // gx) % gy, b // (gx * gy)))
+            return str(b) if one_d else str(self._block_index(b))
         order = "" if one_d else " in launch order (x fastest)"
         if len(ids) == 1:
             return f"block {name(ids[0])}"
@@ -658,11 +657,15 @@ class Machine:
     # ------------------------------------------------------------------ findings
     def where(self, t: int):
         """``(block (x,y,z), thread (x,y,z))`` of batch thread ``t``."""
-        b = self.first_block + int(self.blk[t])
-        gx, gy = self.grid[0], self.grid[1]
         lin = int(self.lin[t])
         bx, by = self.block[0], self.block[1]
-        return (b % gx, (b // gx) % gy, b // (gx * gy)), (lin % bx, (lin // bx) % by, lin // (bx * by))
+        return (self._block_index(self.first_block + int(self.blk[t])),
+                (lin % bx, (lin // bx) % by, lin // (bx * by)))
+
+    def _block_index(self, b: int) -> tuple:
+        """The ``(x, y, z)`` index of the grid's block of linear index ``b`` (x fastest)."""
+        gx, gy = self.grid[0], self.grid[1]
+        return (b % gx, (b // gx) % gy, b // (gx * gy))
 
     def finding(self, kind, message, ins=None, t=None, stop=False, **details):
         """Record a :class:`Finding` (deduplicated by kind and line); ``stop`` ends the launch."""
