@@ -47,8 +47,9 @@ import time
 
 import numpy as np
 
-from warp_lab.errors import SimulatorError, source_label
-from warp_lab.sim.result import Finding, Metrics, MemoryLineStats, SimResult, instruction_class
+from warp_lab.errors import SimulatorError
+from warp_lab.sim.result import (Finding, Metrics, MemoryLineStats, SimResult, code_place,
+                                 instruction_class)
 
 __all__ = ["Machine", "CHECKS", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC", "YIELD"]
 
@@ -441,11 +442,7 @@ class Machine:
                      "it never does (a loop variable never advanced, such as a forgotten "
                      "k += 1?)")
         else:
-            where = []
-            for c in loads:
-                sf, sl = self.mod.source_of(c)
-                where.append(f"PTX line {c.line}" + (
-                    f", {source_label(sf) if sf else 'source'} line {sl}" if sl else ""))
+            where = [code_place(c.line, *self.mod.source_of(c)) for c in loads]
             said += (f"; the loop reads no memory, and what decides whether it ends was "
                      f"loaded once before it ({'; '.join(where)}): either a loop variable "
                      "never advances, or the loop waits for another thread to write that "
