@@ -41,6 +41,7 @@ import numpy as np
 
 from warp_lab.sim.initcheck import variable_at
 from warp_lab.sim.provenance import address_variable
+from warp_lab.sim.ptx import cached_on, type_dtype
 
 __all__ = ["RaceTracker", "has_warp_sync", "bookkeeping_per_byte"]
 
@@ -50,40 +51,27 @@ _NOT_SHARED = ("global", "param", "const", "local")
 
 def has_warp_sync(mod) -> bool:
     """Whether module ``mod`` has a ``bar.warp.sync`` (cached on the module)."""
-    v = getattr(mod, "_has_warp_sync", None)
-    if v is None:
-        v = any(c.op in ("bar", "barrier") and "warp" in c.mods for c in mod.code)
-        try:
-            mod._has_warp_sync = v
-        except AttributeError:
-            pass
-    return v
+    return cached_on(mod, "_has_warp_sync", lambda: any(
+        c.op in ("bar", "barrier") and "warp" in c.mods for c in mod.code))
 
 
 def _may_split(mod) -> bool:
     """Whether module ``mod`` has an ``ld``/``st`` of fewer than 4 bytes per lane that may
     touch shared memory (``.shared`` or generic): racecheck then keeps records per byte
     for the words it touches (cached on the module)."""
-    v = getattr(mod, "_race_may_split", None)
-    if v is None:
-        from warp_lab.sim.ptx_syntax import type_dtype
-        v = False
-        for c in mod.code:
-            if c.op not in ("ld", "st") or not c.types or any(s in _NOT_SHARED
-                                                               for s in c.mods):
-                continue
-            vec = next((int(s[1:]) for s in c.mods if s in ("v2", "v4", "v8")), 1)
-            try:
-                v = type_dtype(c.types[0]).itemsize * vec < 4
-            except (KeyError, TypeError, ValueError):
-                v = True
-            if v:
-                break
-        try:
-            mod._race_may_split = v
-        except AttributeError:
-            pass
-    return v
+    return cached_on(mod, "_race_may_split", lambda: any(_sub_word(c) for c in mod.code))
+
+
+def _sub_word(c) -> bool:
+    """Whether instruction ``c`` is an ``ld``/``st`` of fewer than 4 bytes per lane (or of
+    a type this cannot size) that may touch shared memory (:func:`_may_split`)."""
+    if c.op not in ("ld", "st") or not c.types or any(s in _NOT_SHARED for s in c.mods):
+        return False
+    vec = next((int(s[1:]) for s in c.mods if s in ("v2", "v4", "v8")), 1)
+    try:
+        return type_dtype(c.types[0]).itemsize * vec < 4
+    except (KeyError, TypeError, ValueError):
+        return True
 
 
 def bookkeeping_per_byte(mod) -> int:

@@ -15,6 +15,7 @@ import numpy as np
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.machine import EXITED, PAD, RUN
 from warp_lab.sim.provenance import thread_private
+from warp_lab.sim.ptx import cached_on
 
 __all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait", "polled_loads"]
 
@@ -128,21 +129,15 @@ def _backward_edges(fn, code):
     cycle (at opt=0 LLVM lays a loop's exit block out before the loop and jumps back to
     it from the loop's exit) closes no loop, and would make the loop's range take in the
     exit block's code (cached on ``fn``)."""
-    out = getattr(fn, "_cycle_edges", None)
-    if out is not None:
-        return out
-    out = []
-    for c in code[fn.start:fn.end]:
-        if c.op == "bra" and isinstance(c.target, int) and c.target <= c.pc:
-            out.append((c.target, c.pc))
-        elif c.op == "brx" and isinstance(c.target, list):
-            out.extend((t, c.pc) for t in c.target if t <= c.pc)
-    out = [e for e in out if _reaches(fn, code, *e)]
-    try:
-        fn._cycle_edges = out
-    except AttributeError:
-        pass
-    return out
+    def compute():
+        out = []
+        for c in code[fn.start:fn.end]:
+            if c.op == "bra" and isinstance(c.target, int) and c.target <= c.pc:
+                out.append((c.target, c.pc))
+            elif c.op == "brx" and isinstance(c.target, list):
+                out.extend((t, c.pc) for t in c.target if t <= c.pc)
+        return [e for e in out if _reaches(fn, code, *e)]
+    return cached_on(fn, "_cycle_edges", compute)
 
 
 def _reaches(fn, code, start: int, goal: int) -> bool:
