@@ -373,16 +373,13 @@ class RaceTracker:
                     k = int(np.argmax(raw))
                     self._report("race_raw", "read-after-write", ins, int(tid[k]), int(w[k]),
                                  int(c.wpc[cell[k]]), cell, k, size, unit)
-            if self.read or ws:
-                r = c.reader[cell]
-                if ws:
-                    self._note_readers(c, tid, cell, r)
-                multi = (r == -2) | ((r >= 0) & (r != tid))
-                c.reader[cell] = tid
-                multi |= c.reader[cell] != tid
-            else:
-                c.reader[cell] = tid
-                multi = c.reader[cell] != tid
+            r = c.reader[cell] if self.read or ws else None
+            if ws:
+                self._note_readers(c, tid, cell, r)
+            c.reader[cell] = tid
+            multi = c.reader[cell] != tid
+            if r is not None:
+                multi |= (r == -2) | ((r >= 0) & (r != tid))
             # (several lanes of this instruction reading one cell: all of them or none,
             # mostly)
             if multi.all():
