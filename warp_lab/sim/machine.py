@@ -341,6 +341,11 @@ class Machine:
                 self.metrics.warp_active_lanes[sl] += self.usteps * self.ulanes
         self.usteps = 0
 
+    def _pcs(self):
+        """Each batch thread's pc, running lanes' in uniform mode too (``self.pc`` is stale
+        then: every running lane is at ``upc``), without leaving uniform mode."""
+        return self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
+
     def recount(self):
         """Update the runnable-thread count after status changes."""
         self.nrun = int(np.count_nonzero(self.status == RUN))
@@ -357,8 +362,9 @@ class Machine:
 
     # ------------------------------------------------------------------ forward progress
     def back_edge(self, target: int, intra_rounds: int | None = None):
-        """Lanes just took a backward branch to ``target`` while the batch is divergent or
-        has yielded threads (the caller checks that). Every :data:`SPIN_QUANTUM` such
+        """Lanes just took a backward branch to ``target`` while the batch is divergent, has
+        yielded threads or threads waiting at a barrier or warp-sync (the caller checks
+        that). Every :data:`SPIN_QUANTUM` such
         branches, the turn goes on: the warps of the looping lanes yield when other
         warps can run; else yielded warps come back; else, after ``intra_rounds``
         quanta (default :data:`INTRA_ROUNDS`; 1 for a loop with an atomic, a spin lock
@@ -378,9 +384,7 @@ class Machine:
             self._park(run & warps)
         elif self.nyield:
             self.unpark()
-        elif self._release_arrived():
-            pass
-        else:
+        elif not self._release_arrived():
             self.spin_rounds += 1
             if self.spin_rounds >= (intra_rounds or INTRA_ROUNDS) and (run & ~looping).any():
                 self._park(looping)
@@ -418,8 +422,7 @@ class Machine:
             self.loop_turns[ins.pc] = (turns, last)
             return
         run = self.status == RUN
-        # in uniform mode ``self.pc`` is stale: every running lane is at ``upc``
-        pc = self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
+        pc = self._pcs()
         inside = run & (pc >= lo) & (pc <= hi)
         head = inside & (pc == target)
         if not head.any() or (inside & ~head).any():
@@ -491,8 +494,7 @@ class Machine:
             return
         st = self.status
         run = st == RUN
-        pc = self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
-        head = run & (pc == target)
+        head = run & (self._pcs() == target)
         if self.nyield or not head.any() or (run & ~head).any():
             self.loop_turns[ins.pc] = (0, None)
             return
