@@ -475,17 +475,14 @@ class RaceTracker:
         byte = int(cells[k]) * unit
         offset = byte % self.stride
         start = (byte - k * unit % size) % self.stride
-        if other >= 0:
-            ob, ot = m.where(other)
-            who = f"thread {ot} of the same block"
-        else:
-            who = "other threads of the same block"
+        ot = m.where(other)[1] if other >= 0 else None
+        who = "other threads of the same block" if ot is None else f"thread {ot} of the same block"
         name, lo, _ = variable_at(m, offset, address_variable(m.mod, ins))
         place = f"shared offset {offset}" if name is None else \
             f"shared offset {offset} (byte {offset - lo} of shared variable {name})"
         m.finding(kind, f"shared-memory {what} hazard at {place}: this access "
                   f"races with {who} at PTX line {oline}, with no barrier between them", ins, t,
-                  dedupe=(other_pc,), other_thread=None if other < 0 else m.where(other)[1],
+                  dedupe=(other_pc,), other_thread=ot,
                   other_ptx_line=oline, shared_offset=offset, variable=name,
                   address=start, size=size, space="shared", place=place,
                   offset=None if name is None else offset - lo)
