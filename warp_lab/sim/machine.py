@@ -136,9 +136,6 @@ class Machine:
                 c.op == "ld" and "nc" in c.mods for c in self.mod.code):
             self.nc_reads, self.nc_writes = set(), set()
         self.printed: list[str] = []
-        # batch thread -> what it printed last in this batch (a trap finding quotes it: a
-        # debug-mode bounds check or assert prints its message, then traps)
-        self.last_printed: dict[int, str] = {}
         self.executed = 0
         self.warp_executed = 0
         self.steps = 0
@@ -278,7 +275,9 @@ class Machine:
         self.barred = None
         self.worked = None
         self.waiters = np.zeros(nb, np.int64)
-        self.last_printed = {}
+        # batch thread -> what it printed last in this batch (a trap finding quotes it: a
+        # debug-mode bounds check or assert prints its message, then traps)
+        self.last_printed: dict[int, str] = {}
         self._sregs = {}
         self.nlive = int(np.count_nonzero(self.status == RUN))
         self.nrun = self.nlive
