@@ -566,9 +566,10 @@ class Machine:
         order = "" if one_d else " in launch order (x fastest)"
         if len(ids) == 1:
             return f"block {name(ids[0])}"
-        if len(ids) <= 4 and (len(ids) == 2 or not one_d or ids[-1] - ids[0] != len(ids) - 1):
+        contiguous = ids[-1] - ids[0] == len(ids) - 1
+        if len(ids) <= 4 and (len(ids) == 2 or not one_d or not contiguous):
             return f"blocks {', '.join(map(name, ids[:-1]))} and {name(ids[-1])}"
-        if ids[-1] - ids[0] == len(ids) - 1:
+        if contiguous:
             return f"blocks {name(ids[0])} to {name(ids[-1])}{order}"
         return f"{len(ids)} blocks from {name(ids[0])} to {name(ids[-1])}{order}"
 
