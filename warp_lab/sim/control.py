@@ -195,8 +195,7 @@ def loop_may_wait(ins, mod) -> bool:
     thread: some instruction in it reads memory other threads write (a loop that does
     not can only end by itself, so it never needs to yield, and pure-arithmetic
     divergent loops keep their lanes together however long they run)."""
-    lo, hi = _loop_range(ins, mod)
-    return any(_reads_shared_state(c, mod) for c in mod.code[lo:hi + 1])
+    return bool(polled_loads(ins, mod))
 
 
 #: instructions whose effect is not a function of the executing lane's registers alone:
