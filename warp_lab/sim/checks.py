@@ -137,7 +137,7 @@ class RaceTracker:
         self.words = _Cells(nb * stride // 4, self.ws)
         self.bytes = None       # per-byte records, made at the first sub-word access
         self.split = None       # per word: its records are in ``bytes`` (bool)
-        self.nsplit = 0         # words split since the last barrier (upper bound)
+        self.any_split = False  # whether a word may be split (False: none is)
         # whether any access wrote / read since every record was last forgotten: while
         # not, every writer / reader is -1 and the access needs no check against them
         self.wrote = self.read = False
@@ -236,18 +236,18 @@ class RaceTracker:
                     c.rst.fill(0)
             if self.ws:
                 self.nrows = 0
-            if self.nsplit:
+            if self.any_split:
                 self.split.fill(False)
-                self.nsplit = 0
+                self.any_split = False
             self.wrote = self.read = False
             return
         for b in blocks:
             lo = int(b) * self.stride
             self.words.forget(slice(lo >> 2, (lo + self.stride) >> 2))
-            if self.nsplit:
+            if self.any_split:
                 self.bytes.forget(slice(lo, lo + self.stride))
                 self.split[lo >> 2:(lo + self.stride) >> 2] = False
-        # (the others' split words stay split: nsplit is a bound, 0 only when none is)
+        # (the others' split words stay split: any_split stays as it is)
 
     def access(self, ins, space, addr, idx, size, is_write):
         """Record lanes ``idx`` accessing shared bytes ``addr..addr+size`` (per lane;
@@ -276,7 +276,7 @@ class RaceTracker:
             cell = flat >> 2
             if q > 1:
                 cell = (cell[:, None] + np.arange(q)).reshape(-1)
-            if self.nsplit == 0 or not self.split[cell].any():
+            if not self.any_split or not self.split[cell].any():
                 self._access(self.words, 4, ins, cell, tid if q == 1 else np.repeat(tid, q),
                              size, is_write)
                 return
@@ -299,7 +299,7 @@ class RaceTracker:
         if not (self.wrote or self.read):
             # nothing recorded since every record was forgotten: the bytes' say so too
             self.split[w] = True
-            self.nsplit += len(w)
+            self.any_split = True
             return
         wc, bc = self.words, self.bytes
         rows = None
@@ -321,7 +321,7 @@ class RaceTracker:
                 self.rtab[rows] = np.repeat(self.rtab[-wc.rst[w[row]] - 1], 4, axis=0)
                 bc.rst[bw] = -rows - 1
         self.split[w] = True
-        self.nsplit += len(w)
+        self.any_split = True
 
     def _access(self, c, unit, ins, cell, tid, size, is_write):
         """Check and record an access of ``cell`` (int64 indices into records ``c`` of
