@@ -227,8 +227,9 @@ def _element_finding(f, ck, places, block):
     end of 'x'" read as if in bounds), when exactly one argument lies in that allocation and
     the access is one whole element of it; else ``f``, bytes kept."""
     addr, size = f.details.get("address"), f.details.get("size", 0)
-    said = f" ({f.details.get('place')})"     # memops._fault's place, as in the message
-    if addr is None or said == " (None)" or said not in f.message:
+    place = f.details.get("place")            # memops._fault's, as in the message
+    said = f" ({place})"
+    if addr is None or place is None or said not in f.message:
         return f
     near = min(places, key=lambda p: max(p[5] - addr, addr - p[6] + 1, 0))
     same = [p for p in places if p[5:] == near[5:]]

@@ -41,6 +41,7 @@ import numpy as np
 
 from warp_lab.sim.initcheck import variable_at
 from warp_lab.sim.provenance import address_variable
+from warp_lab.sim.ptx import cached_on, type_dtype
 
 __all__ = ["RaceTracker", "has_warp_sync", "bookkeeping_per_byte"]
 
@@ -50,40 +51,27 @@ _NOT_SHARED = ("global", "param", "const", "local")
 
 def has_warp_sync(mod) -> bool:
     """Whether module ``mod`` has a ``bar.warp.sync`` (cached on the module)."""
-    v = getattr(mod, "_has_warp_sync", None)
-    if v is None:
-        v = any(c.op in ("bar", "barrier") and "warp" in c.mods for c in mod.code)
-        try:
-            mod._has_warp_sync = v
-        except AttributeError:
-            pass
-    return v
+    return cached_on(mod, "_has_warp_sync", lambda: any(
+        c.op in ("bar", "barrier") and "warp" in c.mods for c in mod.code))
 
 
 def _may_split(mod) -> bool:
     """Whether module ``mod`` has an ``ld``/``st`` of fewer than 4 bytes per lane that may
     touch shared memory (``.shared`` or generic): racecheck then keeps records per byte
     for the words it touches (cached on the module)."""
-    v = getattr(mod, "_race_may_split", None)
-    if v is None:
-        from warp_lab.sim.ptx_syntax import type_dtype
-        v = False
-        for c in mod.code:
-            if c.op not in ("ld", "st") or not c.types or any(s in _NOT_SHARED
-                                                               for s in c.mods):
-                continue
-            vec = next((int(s[1:]) for s in c.mods if s in ("v2", "v4", "v8")), 1)
-            try:
-                v = type_dtype(c.types[0]).itemsize * vec < 4
-            except (KeyError, TypeError, ValueError):
-                v = True
-            if v:
-                break
-        try:
-            mod._race_may_split = v
-        except AttributeError:
-            pass
-    return v
+    return cached_on(mod, "_race_may_split", lambda: any(_sub_word(c) for c in mod.code))
+
+
+def _sub_word(c) -> bool:
+    """Whether instruction ``c`` is an ``ld``/``st`` of fewer than 4 bytes per lane (or of
+    a type this cannot size) that may touch shared memory (:func:`_may_split`)."""
+    if c.op not in ("ld", "st") or not c.types or any(s in _NOT_SHARED for s in c.mods):
+        return False
+    vec = next((int(s[1:]) for s in c.mods if s in ("v2", "v4", "v8")), 1)
+    try:
+        return type_dtype(c.types[0]).itemsize * vec < 4
+    except (KeyError, TypeError, ValueError):
+        return True
 
 
 def bookkeeping_per_byte(mod) -> int:
@@ -149,7 +137,7 @@ class RaceTracker:
         self.words = _Cells(nb * stride // 4, self.ws)
         self.bytes = None       # per-byte records, made at the first sub-word access
         self.split = None       # per word: its records are in ``bytes`` (bool)
-        self.nsplit = 0         # words split since the last barrier (upper bound)
+        self.any_split = False  # whether a word may be split (False: none is)
         # whether any access wrote / read since every record was last forgotten: while
         # not, every writer / reader is -1 and the access needs no check against them
         self.wrote = self.read = False
@@ -248,18 +236,18 @@ class RaceTracker:
                     c.rst.fill(0)
             if self.ws:
                 self.nrows = 0
-            if self.nsplit:
+            if self.any_split:
                 self.split.fill(False)
-                self.nsplit = 0
+                self.any_split = False
             self.wrote = self.read = False
             return
         for b in blocks:
             lo = int(b) * self.stride
             self.words.forget(slice(lo >> 2, (lo + self.stride) >> 2))
-            if self.nsplit:
+            if self.any_split:
                 self.bytes.forget(slice(lo, lo + self.stride))
                 self.split[lo >> 2:(lo + self.stride) >> 2] = False
-        # (the others' split words stay split: nsplit is a bound, 0 only when none is)
+        # (the others' split words stay split: any_split stays as it is)
 
     def access(self, ins, space, addr, idx, size, is_write):
         """Record lanes ``idx`` accessing shared bytes ``addr..addr+size`` (per lane;
@@ -288,7 +276,7 @@ class RaceTracker:
             cell = flat >> 2
             if q > 1:
                 cell = (cell[:, None] + np.arange(q)).reshape(-1)
-            if self.nsplit == 0 or not self.split[cell].any():
+            if not self.any_split or not self.split[cell].any():
                 self._access(self.words, 4, ins, cell, tid if q == 1 else np.repeat(tid, q),
                              size, is_write)
                 return
@@ -311,7 +299,7 @@ class RaceTracker:
         if not (self.wrote or self.read):
             # nothing recorded since every record was forgotten: the bytes' say so too
             self.split[w] = True
-            self.nsplit += len(w)
+            self.any_split = True
             return
         wc, bc = self.words, self.bytes
         rows = None
@@ -333,7 +321,7 @@ class RaceTracker:
                 self.rtab[rows] = np.repeat(self.rtab[-wc.rst[w[row]] - 1], 4, axis=0)
                 bc.rst[bw] = -rows - 1
         self.split[w] = True
-        self.nsplit += len(w)
+        self.any_split = True
 
     def _access(self, c, unit, ins, cell, tid, size, is_write):
         """Check and record an access of ``cell`` (int64 indices into records ``c`` of
@@ -385,16 +373,13 @@ class RaceTracker:
                     k = int(np.argmax(raw))
                     self._report("race_raw", "read-after-write", ins, int(tid[k]), int(w[k]),
                                  int(c.wpc[cell[k]]), cell, k, size, unit)
-            if self.read or ws:
-                r = c.reader[cell]
-                if ws:
-                    self._note_readers(c, tid, cell, r)
-                multi = (r == -2) | ((r >= 0) & (r != tid))
-                c.reader[cell] = tid
-                multi |= c.reader[cell] != tid
-            else:
-                c.reader[cell] = tid
-                multi = c.reader[cell] != tid
+            r = c.reader[cell] if self.read or ws else None
+            if ws:
+                self._note_readers(c, tid, cell, r)
+            c.reader[cell] = tid
+            multi = c.reader[cell] != tid
+            if r is not None:
+                multi |= (r == -2) | ((r >= 0) & (r != tid))
             # (several lanes of this instruction reading one cell: all of them or none,
             # mostly)
             if multi.all():
@@ -490,17 +475,14 @@ class RaceTracker:
         byte = int(cells[k]) * unit
         offset = byte % self.stride
         start = (byte - k * unit % size) % self.stride
-        if other >= 0:
-            ob, ot = m.where(other)
-            who = f"thread {ot} of the same block"
-        else:
-            who = "other threads of the same block"
+        ot = m.where(other)[1] if other >= 0 else None
+        who = "other threads of the same block" if ot is None else f"thread {ot} of the same block"
         name, lo, _ = variable_at(m, offset, address_variable(m.mod, ins))
         place = f"shared offset {offset}" if name is None else \
             f"shared offset {offset} (byte {offset - lo} of shared variable {name})"
         m.finding(kind, f"shared-memory {what} hazard at {place}: this access "
                   f"races with {who} at PTX line {oline}, with no barrier between them", ins, t,
-                  dedupe=(other_pc,), other_thread=None if other < 0 else m.where(other)[1],
+                  dedupe=(other_pc,), other_thread=ot,
                   other_ptx_line=oline, shared_offset=offset, variable=name,
                   address=start, size=size, space="shared", place=place,
                   offset=None if name is None else offset - lo)

@@ -15,6 +15,7 @@ import numpy as np
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.machine import EXITED, PAD, RUN
 from warp_lab.sim.provenance import thread_private
+from warp_lab.sim.ptx import cached_on
 
 __all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait", "polled_loads"]
 
@@ -105,7 +106,6 @@ def _bra(ins, mod):
         return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
     reads = closed_loop_registers(ins, mod, loads=True)   # a loop that only reads memory
-    lo, hi = _loop_range(ins, mod)
 
     def ex_back(m, act, p):
         # an iteration of a loop that reads memory (it may be waiting for another
@@ -119,7 +119,7 @@ def _bra(ins, mod):
         if reads is not None:
             # a spin-wait: if every running thread of the batch spins here and every
             # other one waits for them, no thread of the batch can end the wait
-            m.spin_turn(ins, target, lo, hi, reads)
+            m.spin_turn(ins, target, reads)
     return ex_back
 
 
@@ -129,21 +129,15 @@ def _backward_edges(fn, code):
     cycle (at opt=0 LLVM lays a loop's exit block out before the loop and jumps back to
     it from the loop's exit) closes no loop, and would make the loop's range take in the
     exit block's code (cached on ``fn``)."""
-    out = getattr(fn, "_cycle_edges", None)
-    if out is not None:
-        return out
-    out = []
-    for c in code[fn.start:fn.end]:
-        if c.op == "bra" and isinstance(c.target, int) and c.target <= c.pc:
-            out.append((c.target, c.pc))
-        elif c.op == "brx" and isinstance(c.target, list):
-            out.extend((t, c.pc) for t in c.target if t <= c.pc)
-    out = [e for e in out if _reaches(fn, code, *e)]
-    try:
-        fn._cycle_edges = out
-    except AttributeError:
-        pass
-    return out
+    def compute():
+        out = []
+        for c in code[fn.start:fn.end]:
+            if c.op == "bra" and isinstance(c.target, int) and c.target <= c.pc:
+                out.append((c.target, c.pc))
+            elif c.op == "brx" and isinstance(c.target, list):
+                out.extend((t, c.pc) for t in c.target if t <= c.pc)
+        return [e for e in out if _reaches(fn, code, *e)]
+    return cached_on(fn, "_cycle_edges", compute)
 
 
 def _reaches(fn, code, start: int, goal: int) -> bool:
@@ -201,8 +195,7 @@ def loop_may_wait(ins, mod) -> bool:
     thread: some instruction in it reads memory other threads write (a loop that does
     not can only end by itself, so it never needs to yield, and pure-arithmetic
     divergent loops keep their lanes together however long they run)."""
-    lo, hi = _loop_range(ins, mod)
-    return any(_reads_shared_state(c, mod) for c in mod.code[lo:hi + 1])
+    return bool(polled_loads(ins, mod))
 
 
 #: instructions whose effect is not a function of the executing lane's registers alone:

@@ -217,7 +217,8 @@ class Debugger:
         self._breakpoints: dict[int, Breakpoint] = {}
         self._next_id = 1
         self._not_statements = frozenset(not_statements)
-        self._passed_by: dict[int, frozenset] = {}   # breakpoint id -> PTX lines it skips
+        # ids of the breakpoints that pass by the not_statements lines
+        self._passes_by: set[int] = set()
         self.restart()
 
     # ---- lifecycle
@@ -267,7 +268,7 @@ class Debugger:
                         _dim3(block), _dim3(thread))
         self._breakpoints[bp.id] = bp
         if ptx_line is None and lines - self._not_statements:
-            self._passed_by[bp.id] = self._not_statements
+            self._passes_by.add(bp.id)
         self._next_id += 1
         return bp
 
@@ -275,7 +276,7 @@ class Debugger:
         """Remove a breakpoint (the object or its id)."""
         key = bp.id if isinstance(bp, Breakpoint) else bp
         self._breakpoints.pop(key, None)
-        self._passed_by.pop(key, None)
+        self._passes_by.discard(key)
 
     @property
     def breakpoints(self) -> list[Breakpoint]:
@@ -296,7 +297,8 @@ class Debugger:
         m = self.machine
         ins = self.module.code[p]
         for bp in self._breakpoints.values():
-            if not self._matches_line(bp, ins) or ins.line in self._passed_by.get(bp.id, ()):
+            if not self._matches_line(bp, ins) or (
+                    bp.id in self._passes_by and ins.line in self._not_statements):
                 continue
             if bp.block is None and bp.thread is None:
                 return bp

@@ -47,8 +47,9 @@ import time
 
 import numpy as np
 
-from warp_lab.errors import SimulatorError, source_label
-from warp_lab.sim.result import Finding, Metrics, MemoryLineStats, SimResult, instruction_class
+from warp_lab.errors import SimulatorError
+from warp_lab.sim.result import (Finding, Metrics, MemoryLineStats, SimResult, code_place,
+                                 instruction_class)
 
 __all__ = ["Machine", "CHECKS", "RUN", "EXITED", "BARWAIT", "PAD", "WSYNC", "YIELD"]
 
@@ -135,9 +136,6 @@ class Machine:
                 c.op == "ld" and "nc" in c.mods for c in self.mod.code):
             self.nc_reads, self.nc_writes = set(), set()
         self.printed: list[str] = []
-        # batch thread -> what it printed last in this batch (a trap finding quotes it: a
-        # debug-mode bounds check or assert prints its message, then traps)
-        self.last_printed: dict[int, str] = {}
         self.executed = 0
         self.warp_executed = 0
         self.steps = 0
@@ -277,7 +275,9 @@ class Machine:
         self.barred = None
         self.worked = None
         self.waiters = np.zeros(nb, np.int64)
-        self.last_printed = {}
+        # batch thread -> what it printed last in this batch (a trap finding quotes it: a
+        # debug-mode bounds check or assert prints its message, then traps)
+        self.last_printed: dict[int, str] = {}
         self._sregs = {}
         self.nlive = int(np.count_nonzero(self.status == RUN))
         self.nrun = self.nlive
@@ -340,6 +340,11 @@ class Machine:
                 self.metrics.warp_active_lanes[sl] += self.usteps * self.ulanes
         self.usteps = 0
 
+    def _pcs(self):
+        """Each batch thread's pc, running lanes' in uniform mode too (``self.pc`` is stale
+        then: every running lane is at ``upc``), without leaving uniform mode."""
+        return self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
+
     def recount(self):
         """Update the runnable-thread count after status changes."""
         self.nrun = int(np.count_nonzero(self.status == RUN))
@@ -356,8 +361,9 @@ class Machine:
 
     # ------------------------------------------------------------------ forward progress
     def back_edge(self, target: int, intra_rounds: int | None = None):
-        """Lanes just took a backward branch to ``target`` while the batch is divergent or
-        has yielded threads (the caller checks that). Every :data:`SPIN_QUANTUM` such
+        """Lanes just took a backward branch to ``target`` while the batch is divergent, has
+        yielded threads or threads waiting at a barrier or warp-sync (the caller checks
+        that). Every :data:`SPIN_QUANTUM` such
         branches, the turn goes on: the warps of the looping lanes yield when other
         warps can run; else yielded warps come back; else, after ``intra_rounds``
         quanta (default :data:`INTRA_ROUNDS`; 1 for a loop with an atomic, a spin lock
@@ -377,9 +383,7 @@ class Machine:
             self._park(run & warps)
         elif self.nyield:
             self.unpark()
-        elif self._release_arrived():
-            pass
-        else:
+        elif not self._release_arrived():
             self.spin_rounds += 1
             if self.spin_rounds >= (intra_rounds or INTRA_ROUNDS) and (run & ~looping).any():
                 self._park(looping)
@@ -417,8 +421,7 @@ class Machine:
             self.loop_turns[ins.pc] = (turns, last)
             return
         run = self.status == RUN
-        # in uniform mode ``self.pc`` is stale: every running lane is at ``upc``
-        pc = self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
+        pc = self._pcs()
         inside = run & (pc >= lo) & (pc <= hi)
         head = inside & (pc == target)
         if not head.any() or (inside & ~head).any():
@@ -441,11 +444,7 @@ class Machine:
                      "it never does (a loop variable never advanced, such as a forgotten "
                      "k += 1?)")
         else:
-            where = []
-            for c in loads:
-                sf, sl = self.mod.source_of(c)
-                where.append(f"PTX line {c.line}" + (
-                    f", {source_label(sf) if sf else 'source'} line {sl}" if sl else ""))
+            where = [code_place(c.line, *self.mod.source_of(c)) for c in loads]
             said += (f"; the loop reads no memory, and what decides whether it ends was "
                      f"loaded once before it ({'; '.join(where)}): either a loop variable "
                      "never advances, or the loop waits for another thread to write that "
@@ -468,11 +467,11 @@ class Machine:
             snap[1].append(self.local.reshape(self.T, -1)[head].copy())
         return snap
 
-    def spin_turn(self, ins, target: int, lo: int, hi: int, regs: tuple):
-        """Lanes took back-edge ``ins`` (to ``target``) of a spin-wait: a loop (code
-        ``lo..hi``, writing registers ``regs``: :func:`~warp_lab.sim.control.
-        closed_loop_registers` with ``loads=True``) that reads memory other threads write
-        and writes none but through atomics.
+    def spin_turn(self, ins, target: int, regs: tuple):
+        """Lanes took back-edge ``ins`` (to ``target``) of a spin-wait: a loop (writing
+        registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers` with
+        ``loads=True``) that reads memory other threads write and writes none but through
+        atomics.
 
         Every :data:`SPIN_CHECK` turns, when every running thread of the batch is at the
         loop's head and every other live thread waits at a barrier or a warp-sync (none
@@ -494,17 +493,16 @@ class Machine:
             return
         st = self.status
         run = st == RUN
-        pc = self.pc if self.upc < 0 else np.full(self.T, self.upc, self.pc.dtype)
-        head = run & (pc == target)
+        head = run & (self._pcs() == target)
         if self.nyield or not head.any() or (run & ~head).any():
             self.loop_turns[ins.pc] = (0, None)
             return
         snap = self._loop_snapshot(head, regs, st.tobytes() + self.events.to_bytes(8, "little"))
         self.loop_turns[ins.pc] = (0, snap)
         if _same_snapshot(last, snap):
-            self._report_spin(ins, target, lo, hi, head)
+            self._report_spin(ins, target, head)
 
-    def _report_spin(self, ins, target, lo, hi, head):
+    def _report_spin(self, ins, target, head):
         """The finding (which stops the launch) for :meth:`spin_turn`'s stuck batch."""
         from warp_lab.sim.control import polled_loads
 
@@ -561,17 +559,17 @@ class Machine:
         or 3-D grid is named by its ``(x, y, z)`` index (x fastest), and a run of them is
         said to be in launch order, which is no rectangle of the grid."""
         ids = [int(b) for b in linear]
-        gx, gy = self.grid[0], self.grid[1]
         one_d = self.grid[1] == self.grid[2] == 1
 
         def name(b):
-            return str(b) if one_d else str((b % gx, (b // gx) % gy, b // (gx * gy)))
+            return str(b) if one_d else str(self._block_index(b))
         order = "" if one_d else " in launch order (x fastest)"
         if len(ids) == 1:
             return f"block {name(ids[0])}"
-        if len(ids) <= 4 and (len(ids) == 2 or not one_d or ids[-1] - ids[0] != len(ids) - 1):
+        contiguous = ids[-1] - ids[0] == len(ids) - 1
+        if len(ids) <= 4 and (len(ids) == 2 or not one_d or not contiguous):
             return f"blocks {', '.join(map(name, ids[:-1]))} and {name(ids[-1])}"
-        if ids[-1] - ids[0] == len(ids) - 1:
+        if contiguous:
             return f"blocks {name(ids[0])} to {name(ids[-1])}{order}"
         return f"{len(ids)} blocks from {name(ids[0])} to {name(ids[-1])}{order}"
 
@@ -658,11 +656,15 @@ class Machine:
     # ------------------------------------------------------------------ findings
     def where(self, t: int):
         """``(block (x,y,z), thread (x,y,z))`` of batch thread ``t``."""
-        b = self.first_block + int(self.blk[t])
-        gx, gy = self.grid[0], self.grid[1]
         lin = int(self.lin[t])
         bx, by = self.block[0], self.block[1]
-        return (b % gx, (b // gx) % gy, b // (gx * gy)), (lin % bx, (lin // bx) % by, lin // (bx * by))
+        return (self._block_index(self.first_block + int(self.blk[t])),
+                (lin % bx, (lin // bx) % by, lin // (bx * by)))
+
+    def _block_index(self, b: int) -> tuple:
+        """The ``(x, y, z)`` index of the grid's block of linear index ``b`` (x fastest)."""
+        gx, gy = self.grid[0], self.grid[1]
+        return (b % gx, (b // gx) % gy, b // (gx * gy))
 
     def finding(self, kind, message, ins=None, t=None, stop=False, **details):
         """Record a :class:`Finding` (deduplicated by kind and line); ``stop`` ends the launch."""

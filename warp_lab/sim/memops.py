@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from warp_lab.errors import SimulatorError, source_label
+from warp_lab.errors import SimulatorError
 from warp_lab.sim.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from warp_lab.sim.operands import RAW, reader, writer
 from warp_lab.sim.provenance import address_variable
 from warp_lab.sim.ptx import type_dtype
+from warp_lab.sim.result import code_place
 
 __all__ = ["MEMORY", "access"]
 
@@ -164,8 +165,7 @@ def access(m, ins, space, addr, idx, size, var=None):
 def _fault(m, ins, kind, space, addr, size, t, gaddr=None, var=None):
     if "memcheck" not in m.checks and kind == "out_of_bounds":
         sf, sl = m.mod.source_of(ins)
-        where = f"PTX line {ins.line}" + (
-            f", {source_label(sf) if sf else 'source'} line {sl}" if sl else "")
+        where = code_place(ins.line, sf, sl)
         raise SimulatorError(f"illegal {space} memory access of {size} bytes at {addr:#x} at "
                              f"{where} (enable memcheck for block/thread details)",
                              ptx_line=ins.line, source_line=sl)

@@ -102,8 +102,7 @@ def _c_integer(v: int, flags: str, prec, conv: str) -> tuple[str, str, bool]:
                                                                     "X": "X"}.get(conv, "d"))
     if prec not in (None, "", "*"):
         digits = digits.rjust(int(prec), "0")
-    head = "-" if neg else "+" if "+" in flags and conv in "di" else \
-        " " if " " in flags and conv in "di" else ""
+    head = _sign(neg, flags if conv in "di" else "")
     if "#" in flags:
         if conv == "o" and not digits.startswith("0"):
             digits = "0" + digits
@@ -116,8 +115,7 @@ def _hex_float(v: float, flags: str, prec, conv: str) -> tuple[str, str, bool]:
     """C's ``%a``/``%A`` of ``v`` (C11 7.21.6.1, glibc's form): ``0x1.8p+1`` for 3.0, the
     hex digits of the 52-bit fraction without trailing zeros, or rounded (to nearest,
     ties to even) to the precision; subnormals as ``0x0.<fraction>p-1022``."""
-    head = "-" if math.copysign(1.0, v) < 0 else "+" if "+" in flags else \
-        " " if " " in flags else ""
+    head = _sign(math.copysign(1.0, v) < 0, flags)
     if not math.isfinite(v):
         text = "nan" if math.isnan(v) else "inf"
         return head, text.upper() if conv == "A" else text, False
@@ -150,6 +148,12 @@ def _hex_float(v: float, flags: str, prec, conv: str) -> tuple[str, str, bool]:
     if conv == "A":
         text, x = text.upper(), "0X"
     return head + x, text, True
+
+
+def _sign(negative: bool, flags: str) -> str:
+    """C's sign of a signed conversion: ``-`` for a negative value, else ``+`` for the
+    ``+`` flag, a space for the space flag (``+`` wins), else none."""
+    return "-" if negative else "+" if "+" in flags else " " if " " in flags else ""
 
 
 def _pad(flags: str, width, head: str, body: str, zero_ok: bool) -> str:

@@ -31,7 +31,24 @@ from warp_lab.sim.ptx_syntax import (_DECL, _FUNC, _LABEL, _REG_RANGE, _TYPES, _
                                      _split_top, _statements, reg_dtype, type_dtype)
 
 __all__ = ["PtxModule", "Function", "Variable", "Instr", "parse_module", "TYPE_NAMES",
-           "type_dtype", "reg_dtype"]
+           "type_dtype", "reg_dtype", "cached_on"]
+
+_MISSING = object()
+
+
+def cached_on(obj, attr: str, compute):
+    """``obj``'s attribute ``attr``, set to ``compute()`` the first time: what the
+    simulator derives once from a parsed module or function (a :class:`PtxModule`, a
+    :class:`Function`). An object that takes no new attribute gets ``compute()`` on
+    every call."""
+    v = getattr(obj, attr, _MISSING)
+    if v is _MISSING:
+        v = compute()
+        try:
+            setattr(obj, attr, v)
+        except AttributeError:
+            pass
+    return v
 
 
 @dataclass

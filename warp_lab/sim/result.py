@@ -8,7 +8,24 @@ import numpy as np
 
 from warp_lab.errors import source_label
 
-__all__ = ["Finding", "SimResult", "Metrics", "MemoryLineStats", "instruction_class"]
+__all__ = ["Finding", "SimResult", "Metrics", "MemoryLineStats", "instruction_class",
+           "code_place"]
+
+
+def code_place(ptx_line: int, source_file: str, source_line: int) -> str:
+    """Where an instruction is, as messages say it: ``"PTX line 42, In[3] line 5"``
+    (:func:`~warp_lab.errors.source_label`; ``"source line 5"`` without a file); a part
+    whose line is 0 (unknown) is left out, ``""`` when both are.
+
+    Args:
+        ptx_line: 1-based PTX line, or 0.
+        source_file, source_line: from the ``.loc`` before the instruction ("" / 0 if none).
+    """
+    where = [f"PTX line {ptx_line}"] if ptx_line else []
+    if source_line:
+        where.append(f"{source_label(source_file) if source_file else 'source'} line "
+                     f"{source_line}")
+    return ", ".join(where)
 
 
 @dataclass
@@ -54,11 +71,9 @@ class Finding:
             where.append(f"block {self.block}")
         if self.thread is not None:
             where.append(f"thread {self.thread}")
-        if self.ptx_line:
-            where.append(f"PTX line {self.ptx_line}")
-        if self.source_line:
-            name = source_label(self.source_file) if self.source_file else "source"
-            where.append(f"{name} line {self.source_line}")
+        code = code_place(self.ptx_line, self.source_file, self.source_line)
+        if code:
+            where.append(code)
         return f"[{self.kind}] {self.message}" + (f" ({', '.join(where)})" if where else "")
 
 

@@ -31,6 +31,7 @@ from warp_lab.errors import SimulatorError
 from warp_lab.sim.control import ALL, guard_mask, transfer
 from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC
 from warp_lab.sim.operands import reader, writer
+from warp_lab.sim.ptx import cached_on
 
 __all__ = ["SYNC", "WARP", "release_barriers", "release_warp_sync", "warp_bar_sites",
            "warp_sync_deadlock"]
@@ -299,17 +300,11 @@ def warp_bar_sites(mod):
     the lanes of a membermask may meet at different ones. ``None`` too for a target
     below sm_70 or a module with at most one ``bar.warp.sync``; a module with no
     ``sm_`` target gets the sm_70+ rule (the simulator models sm_90)."""
-    v = getattr(mod, "_warp_bar_sites", False)
-    if v is not False:
-        return v
-    sm = _sm(mod.target)
-    at = np.array([_is_warp_bar(c) for c in mod.code], bool)
-    v = at if (sm is None or sm >= 70) and np.count_nonzero(at) > 1 else None
-    try:
-        mod._warp_bar_sites = v
-    except AttributeError:
-        pass
-    return v
+    def compute():
+        sm = _sm(mod.target)
+        at = np.array([_is_warp_bar(c) for c in mod.code], bool)
+        return at if (sm is None or sm >= 70) and np.count_nonzero(at) > 1 else None
+    return cached_on(mod, "_warp_bar_sites", compute)
 
 
 def _elsewhere(m, p, sites, mm):
