@@ -65,6 +65,17 @@ def test_hand_edited_entry_is_a_miss(disk, field):
     assert C.KernelCache(str(folder)).get(key) is None
 
 
+@pytest.mark.parametrize("cut", [20, 0.5, -1])
+def test_truncated_entry_is_a_miss(disk, cut):
+    """Cut in the digest itself, in the middle, and by its closing brace only."""
+    kernel, folder, key = disk
+    entry = folder / f"{key}.json"
+    whole = entry.read_bytes()
+    assert whole.startswith(b'{"digest": "')   # found without parsing (cache._DIGEST_SPAN)
+    entry.write_bytes(whole[:int(len(whole) * cut) if isinstance(cut, float) else cut])
+    assert C.KernelCache(str(folder)).get(key) is None
+
+
 def test_truncated_cubin_is_a_miss_and_rebuilt(disk, monkeypatch):
     kernel, folder, key = disk
     cubin = folder / f"{key}.cubin"

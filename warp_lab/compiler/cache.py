@@ -19,7 +19,7 @@ On disk an entry is ``<key>.json`` (all text fields and metadata) plus
 ``<key>.cubin`` (raw bytes) in a per-user folder: ``$WARP_LAB_CACHE_DIR``, or
 ``$XDG_CACHE_HOME/warp_lab`` (``~/.cache/warp_lab``). Nothing is pickled; a
 corrupt, foreign or edited entry (its digest differs, :func:`_digest`) is ignored and
-rebuilt.
+rebuilt. The ``.json`` file is plain JSON whose first field is that digest.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
 __all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "KernelCache",
            "default_cache"]
 
-_FORMAT = 8  # 8: the entry's digest (_digest)
+_FORMAT = 9  # 8: the entry's digest (_digest); 9: the digest is of the file's own bytes
 
 
 def _names(code) -> set[str]:
@@ -268,13 +268,22 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         files=d["files"])
 
 
-def _digest(d: dict, cubin: bytes | None) -> str:
-    """SHA-256 of a disk entry: its JSON fields (``d`` without ``digest``, keys sorted) and
-    its cubin. A ``get`` whose digest differs is a miss, so an entry truncated, edited by
-    hand, or whose ``.cubin`` another process replaced by a different compile's, is rebuilt
-    instead of loaded (a cubin cut short would fail only at ``cuModuleLoadData`` on a GPU,
-    a ``"registers": "many"`` only in the views)."""
-    h = hashlib.sha256(json.dumps(d, sort_keys=True).encode())
+#: an entry file begins with these bytes and the digest's 64 hex digits (json.dumps of a
+#: dict whose first key is "digest"): the digest is found without parsing the file
+_DIGEST_HEAD = b'{"digest": "'
+_DIGEST_SPAN = slice(len(_DIGEST_HEAD), len(_DIGEST_HEAD) + 64)
+_NO_DIGEST = b"0" * 64
+
+
+def _digest(entry: bytes, cubin: bytes | None) -> str:
+    """SHA-256 of a disk entry: the bytes of its ``.json`` file with the digest's own 64
+    digits as zeros, and its cubin. A ``get`` whose digest differs is a miss, so an entry
+    truncated, edited by hand, or whose ``.cubin`` another process replaced by a different
+    compile's, is rebuilt instead of loaded (a cubin cut short would fail only at
+    ``cuModuleLoadData`` on a GPU, a ``"registers": "many"`` only in the views). Hashing
+    the file's bytes, not the parsed entry serialised again, keeps a disk hit at one
+    parse (0.1 ms for saxpy to 2.6 ms for math_f64 less than re-serialising)."""
+    h = hashlib.sha256(entry[:_DIGEST_SPAN.start] + _NO_DIGEST + entry[_DIGEST_SPAN.stop:])
     h.update(b"\0" if cubin is None else b"\1" + cubin)
     return h.hexdigest()
 
@@ -303,8 +312,11 @@ class KernelCache:
             return None
         path = os.path.join(self.directory, key)
         try:
-            with open(path + ".json", encoding="utf-8") as f:
-                d = json.load(f)
+            with open(path + ".json", "rb") as f:
+                entry = f.read()
+            if not entry.startswith(_DIGEST_HEAD):
+                return None
+            d = json.loads(entry)
             if not isinstance(d, dict) or d.get("format") != _FORMAT \
                     or d.get("cache_key") != key:
                 return None
@@ -312,7 +324,7 @@ class KernelCache:
             if d["has_cubin"]:
                 with open(path + ".cubin", "rb") as f:
                     cubin = f.read()
-            if d.pop("digest", None) != _digest(d, cubin):  # truncated, edited, half-written
+            if entry[_DIGEST_SPAN].decode("ascii") != _digest(entry, cubin):  # truncated, edited
                 return None
             ck = _from_json(d, cubin)
         except (OSError, ValueError, KeyError, TypeError):
@@ -329,9 +341,10 @@ class KernelCache:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)
             if ck.cubin is not None:
                 self._atomic_write(key + ".cubin", ck.cubin)
-            d = _to_json(ck)
-            d["digest"] = _digest(d, ck.cubin)
-            self._atomic_write(key + ".json", json.dumps(d).encode())
+            entry = json.dumps({"digest": _NO_DIGEST.decode(), **_to_json(ck)}).encode()
+            digest = _digest(entry, ck.cubin).encode()
+            entry = entry[:_DIGEST_SPAN.start] + digest + entry[_DIGEST_SPAN.stop:]
+            self._atomic_write(key + ".json", entry)
         except OSError:
             pass
 
