@@ -32,7 +32,7 @@ FAST32 = {"sin": "__nv_fast_sinf", "cos": "__nv_fast_cosf", "tan": "__nv_fast_ta
           "log2": "__nv_fast_log2f", "log10": "__nv_fast_log10f"}
 #: functions that are LLVM intrinsics (the back end picks the PTX instruction)
 LLVM_MATH = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
-             "round": "rint", "rint": "rint", "copysign": "copysign"}
+             "round": "round", "rint": "rint", "copysign": "copysign"}
 
 
 def _args(node):

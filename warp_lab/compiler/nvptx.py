@@ -174,8 +174,10 @@ def _libdevice_bitcode() -> bytes:
 
 
 @functools.lru_cache(maxsize=64)
-def _libdevice_subset(names: frozenset, data_layout: str) -> bytes:
-    """Bitcode of the part of libdevice that defines ``names`` (and their callees)."""
+def _libdevice_subset(names: frozenset, data_layout: str, ftz: bool = False) -> bytes:
+    """Bitcode of the part of libdevice that defines ``names`` (and their callees); with
+    ``ftz`` its functions carry :data:`_FTZ_ATTRIBUTE`, as the kernel's do under fast math
+    (the inliner does not inline a callee whose denormal mode differs from its caller's)."""
     lib = llvm.parse_bitcode(_libdevice_bitcode())
     lib.triple = TRIPLE
     lib.data_layout = data_layout
@@ -191,14 +193,32 @@ def _libdevice_subset(names: frozenset, data_layout: str) -> bytes:
     pb = llvm.create_pass_builder(target_machine("sm_90", 0),
                                   llvm.create_pipeline_tuning_options(speed_level=0))
     pm.run(lib, pb)
+    if ftz:
+        lib = llvm.parse_assembly(_flush_subnormals(str(lib)))
     return lib.as_bitcode()
+
+
+#: LLVM's function attribute for float32 arithmetic that flushes subnormal inputs and
+#: results to zero of the same sign: NVPTX then writes ``.ftz`` on every f32 instruction
+#: that has it (``NVPTXTargetLowering::useF32FTZ``), what nvcc's ``--use_fast_math``
+#: implies (``-ftz=true``; CUDA C++ Programming Guide, "Intrinsic Functions")
+_FTZ_ATTRIBUTE = '"denormal-fp-math-f32"="preserve-sign,preserve-sign"'
+#: a function definition's first line, up to the ``)`` that ends its parameters (the
+#: last one on the line: only attributes and metadata follow it)
+_DEFINE = re.compile(r"^(define .*\))", re.M)
+
+
+def _flush_subnormals(llvm_ir: str) -> str:
+    """``llvm_ir`` with :data:`_FTZ_ATTRIBUTE` on every function it defines."""
+    return _DEFINE.sub(lambda m: f"{m.group(1)} {_FTZ_ATTRIBUTE}", llvm_ir)
 
 
 _REFLECT_FTZ = '!{i32 4, !"nvvm-reflect-ftz", i32 1}'
 
 
 def _add_ftz_flag(llvm_ir: str) -> str:
-    """Add the ``nvvm-reflect-ftz`` module flag (libdevice then flushes subnormals)."""
+    """Add the ``nvvm-reflect-ftz`` module flag (libdevice's ``__nvvm_reflect("__CUDA_FTZ")``
+    then picks its flush-to-zero code) and :data:`_FTZ_ATTRIBUTE` to every function."""
     node = "!9999999"
     m = re.search(r"^!llvm\.module\.flags = !\{(.*)\}$", llvm_ir, re.M)
     if m:
@@ -206,7 +226,7 @@ def _add_ftz_flag(llvm_ir: str) -> str:
         llvm_ir = llvm_ir[: m.start()] + f"!llvm.module.flags = !{{{flags}}}" + llvm_ir[m.end():]
     else:
         llvm_ir += f"\n!llvm.module.flags = !{{{node}}}\n"
-    return llvm_ir + f"\n{node} = {_REFLECT_FTZ}\n"
+    return _flush_subnormals(llvm_ir) + f"\n{node} = {_REFLECT_FTZ}\n"
 
 
 def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
@@ -215,8 +235,9 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
 
     Args:
         llvm_ir: a whole module as text (from :mod:`warp_lab.compiler.lower`).
-        options: target ``arch``, ``opt`` level 0..3 and ``fast_math``
-            (fast math also sets libdevice's flush-to-zero reflect flag).
+        options: target ``arch``, ``opt`` level 0..3 and ``fast_math`` (fast math
+            also flushes float32 subnormals to zero: ``.ftz`` on f32 instructions and
+            libdevice's flush-to-zero code, as nvcc's ``--use_fast_math``).
         entry: the kernel's name; every other defined function is made
             internal so that unused code is removed.
         timings: if given, receives wall seconds: ``"optimize"`` (parse,
@@ -259,7 +280,8 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
         elif entry is not None and name != entry:
             fn.linkage = "internal"
     if wanted:
-        mod.link_in(llvm.parse_bitcode(_libdevice_subset(frozenset(wanted), layout)))
+        mod.link_in(llvm.parse_bitcode(_libdevice_subset(frozenset(wanted), layout,
+                                                             options.fast_math)))
         if entry is not None:  # the subset's own helpers are internal already
             for name in wanted:
                 mod.get_function(name).linkage = "internal"

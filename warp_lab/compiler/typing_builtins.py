@@ -27,12 +27,18 @@ from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Vector, a
 __all__ = ["type_call", "RULES"]
 
 # -- individual rules ---------------------------------------------------------------
-def _math1(t, node, name):
+def _math1(t, node, name, target=None):
     (x,) = _args(t, node, ["x"], 1, name)
     xt = _scalar(t, x)
     ft = float_for(int32 if xt.is_bool else xt)
-    _target(node, name, ft, ty=ft)
+    _target(node, target or name, ft, ty=ft)
     return t.mark(node, ft)
+
+
+def _py_round(t, node, name):
+    """Python's ``round(x)``: halfway cases to even (``rint``), where ``wl.round`` is CUDA's
+    ``roundf``, away from zero; a float of ``x``'s type, not Python's int."""
+    return _math1(t, node, name, target="rint")
 
 
 def _math2(t, node, name):
@@ -398,7 +404,7 @@ RULES.update({n: _math2 for n in B.MATH_BINARY if n != "pow"})
 RULES.update({"atomic_" + op: _atomic for op in B.ATOMICS})
 RULES.update({f"reduce_{op}_sync": _reduce for op in B.REDUCTIONS})
 _PY = {"print": type_print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,
-       "round": _math1, "pow": _pow}
+       "round": _py_round, "pow": _pow}
 
 
 def _cast(t, node, ty: Scalar, weak_result=False):

@@ -1,0 +1,123 @@
+"""Rounding to an integral value and fast math's flush-to-zero, on the simulator against numpy.
+
+``wl.round`` is CUDA's ``roundf``/``round``: halfway cases away from zero (CUDA C++
+Programming Guide, "Mathematical Functions"); Python's ``round`` and ``wl.rint`` round them
+to even. ``fast_math=True`` is nvcc's ``--use_fast_math``, which implies ``-ftz=true``:
+float32 subnormal inputs and results are flushed to zero of the same sign (PTX ISA 9.7.3,
+"Floating-Point Instructions": ``.ftz``)."""
+
+import re
+
+import numpy as np
+import pytest
+
+import warp_lab as wl
+
+
+@wl.kernel
+def rounding(a: wl.array(dtype=wl.float32), d: wl.array(dtype=wl.float64),
+             o: wl.array2d(dtype=wl.float32), od: wl.array2d(dtype=wl.float64)):
+    i = wl.tid()
+    o[0, i] = wl.round(a[i])
+    o[1, i] = round(a[i])
+    o[2, i] = wl.rint(a[i])
+    od[0, i] = wl.round(d[i])
+    od[1, i] = round(d[i])
+    od[2, i] = wl.rint(d[i])
+
+
+HALFWAY = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 1048576.5, -3.5, 4.5]
+# the largest float below 0.5: adding 0.5 and truncating (a classic roundf bug) gives 1
+TRICKY = [np.nextafter(np.float32(0.5), np.float32(0)), 8388609.0, 1e30, -0.0, np.inf, np.nan]
+
+
+def _away(v):
+    """Halfway cases away from zero: the truncation, one further when the part cut off is
+    at least a half (exact: no ``|v| + 0.5``, which rounds up just below a half)."""
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(v)
+        return np.where(np.abs(v - t) >= 0.5, t + np.sign(v), t).astype(v.dtype)
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_round_is_away_from_zero_and_python_round_is_to_even(opt):
+    a = np.array(HALFWAY + TRICKY, np.float32)
+    d = np.array(HALFWAY + [np.nextafter(0.5, 0.0)] + TRICKY[1:], np.float64)
+    o, od = np.zeros((3, a.size), np.float32), np.zeros((3, d.size))
+    r = wl.launch(rounding, dim=a.size, inputs=[a, d, o, od], device="sim", opt=opt)
+    assert not r.findings
+    np.testing.assert_array_equal(o[0], _away(a).astype(np.float32))
+    np.testing.assert_array_equal(o[1], np.rint(a))
+    np.testing.assert_array_equal(o[2], np.rint(a))
+    np.testing.assert_array_equal(od[0], _away(d))
+    np.testing.assert_array_equal(od[1], np.rint(d))
+    np.testing.assert_array_equal(od[2], np.rint(d))
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_80", "sm_90"])
+def test_round_assembles(arch):
+    ck = wl.compile(rounding, arch=arch, cache=False, sass=False)
+    assert ck.cubin and ck.resources.spill_stores == 0
+
+
+@wl.kernel
+def arith(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32),
+          o: wl.array2d(dtype=wl.float32), gt: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    x = a[i]
+    y = b[i]
+    o[0, i] = x * y
+    o[1, i] = x + y
+    o[2, i] = x - y
+    o[3, i] = x / y
+    o[4, i] = wl.sqrt(x)
+    o[5, i] = wl.fma(x, y, y)
+    o[6, i] = min(x, y)
+    o[7, i] = wl.erf(x)     # a libdevice body: inlined, and flushing as well
+    gt[i] = 1 if x > 0.0 else 0
+
+
+def _flush(v):
+    v = np.asarray(v, np.float32)
+    return np.where(np.abs(v) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), v), v)
+
+
+def _arith_ref(a, b, flush):
+    """The kernel's results in float64 rounded once to float32, subnormals flushed or not."""
+    f = _flush if flush else (lambda v: np.asarray(v, np.float32))
+    x, y = f(a).astype(np.float64), f(b).astype(np.float64)
+    erf = np.vectorize(__import__("math").erf)
+    with np.errstate(all="ignore"):             # 2 / 1e-39 overflows float32: inf
+        rows = [x * y, x + y, x - y, x / y, np.sqrt(x), x * y + y, np.minimum(x, y), erf(x)]
+        return np.stack([f(r.astype(np.float32)) for r in rows]), (x > 0).astype(np.int32)
+
+
+# subnormal inputs (1e-40, 3e-39), results that underflow (1e-20 * 1e-20), normal values
+A = np.array([1e-40, -1e-40, 1e-20, 2.0, 1e-38, 3e-39, 0.75, -2.5], np.float32)
+B = np.array([1.0, 1.0, 1e-20, 1e-39, 0.5, 4.0, 1.25, 0.5], np.float32)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_fast_math_flushes_float32_subnormals(fast):
+    o, gt = np.zeros((8, A.size), np.float32), np.zeros(A.size, np.int32)
+    wl.launch(arith, dim=A.size, inputs=[A, B, o, gt], device="sim", fast_math=fast)
+    want, want_gt = _arith_ref(A, B, flush=fast)
+    exact = [0, 1, 2, 5, 6]                     # mul add sub fma min: correctly rounded
+    np.testing.assert_array_equal(o[exact], want[exact])
+    np.testing.assert_array_equal(np.signbit(o[exact]), np.signbit(want[exact]))
+    np.testing.assert_allclose(o[[3, 4, 7]], want[[3, 4, 7]], rtol=4 * 2.0 ** -23, atol=0)
+    np.testing.assert_array_equal(gt, want_gt)  # setp.ftz sees 1e-40 as 0
+    if fast:
+        assert o[0, 2] == 0.0 and o[4, 0] == 0.0 and gt[0] == 0
+    else:
+        assert o[0, 2] > 0.0 and o[4, 0] > 0.0 and gt[0] == 1
+
+
+def test_fast_math_ptx_has_ftz_on_every_float32_op_and_inlines_libdevice():
+    fast = wl.compile(arith, arch="sm_90", cache=False, sass=False, fast_math=True).ptx
+    strict = wl.compile(arith, arch="sm_90", cache=False, sass=False).ptx
+    body = fast[fast.index("{"):]
+    ops = re.findall(r"^\s+((?:mul|add|sub|div|sqrt|fma|min|max|setp)[.\w]*\.f32)\s", body, re.M)
+    assert ops and all(".ftz" in op for op in ops), ops
+    assert "call" not in body                          # erf inlined under the same attribute
+    assert not re.search(r"^\s+(?:mul|add|sub|div|fma)\.\w*\.?ftz", strict, re.M)
