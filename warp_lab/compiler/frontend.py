@@ -583,14 +583,15 @@ class _TreeFacts:
         self.stores: set = set()
         self.calls: list = []
         self.tuple_assigns: list = []
+        name_type, store, call, assign = ast.Name, ast.Store, ast.Call, ast.Assign
         for n in walk(tree):
-            if isinstance(n, ast.Name):
-                if isinstance(n.ctx, ast.Store):
+            if isinstance(n, name_type):
+                if isinstance(n.ctx, store):
                     self.stores.add(n.id)
-            elif isinstance(n, ast.Call):
+            elif isinstance(n, call):
                 self.calls.append(n)
-            elif isinstance(n, ast.Assign) and len(n.targets) == 1 and \
-                    isinstance(n.targets[0], ast.Tuple) and isinstance(n.value, ast.Call):
+            elif isinstance(n, assign) and len(n.targets) == 1 and \
+                    isinstance(n.targets[0], ast.Tuple) and isinstance(n.value, call):
                 self.tuple_assigns.append(n)
 
 

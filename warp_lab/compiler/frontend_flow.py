@@ -37,15 +37,16 @@ def walk(tree: ast.AST) -> list:
     The front end walks every function tree and each statement's expressions.
     """
     out = [tree]
+    append, node_type = out.append, ast.AST  # (locals: no lookups per field)
     for node in out:
         for name in node._fields:
             value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                out.append(value)
+            if isinstance(value, node_type):
+                append(value)
             elif isinstance(value, list):
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        out.append(item)
+                    if isinstance(item, node_type):
+                        append(item)
     return out
 
 
@@ -131,9 +132,10 @@ class _Flow:
         """Check every variable read in expression ``node`` against ``state``."""
         if node is None or state is None:
             return
+        name_type, load, names = ast.Name, ast.Load, self.locals
         for n in walk(node):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) \
-                    and n.id in self.locals and n.id not in state:
+            if isinstance(n, name_type) and isinstance(n.ctx, load) \
+                    and n.id in names and n.id not in state:
                 raise self.unassigned(n)
 
     def target(self, node, state):

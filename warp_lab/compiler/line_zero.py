@@ -37,6 +37,7 @@ Only ``.loc`` lines change: ptxas's code and register allocation are the same
 from __future__ import annotations
 
 import re
+from itertools import chain
 
 __all__ = ["attribute_line_zero", "attributed_lines", "operands", "is_instruction",
            "MARK", "REGISTER"]
@@ -55,8 +56,12 @@ _NO_DEST = ("st", "red", "bra", "brx", "ret", "exit", "trap", "bar", "barrier", 
 def is_instruction(stripped: str) -> bool:
     """Whether a stripped PTX line is an instruction (not a comment, directive, label or
     brace)."""
-    return bool(stripped) and not stripped.startswith(("//", ".", "$", "{", "}", ")", "(")) \
+    return bool(stripped) and not stripped.startswith(_NOT_INSTRUCTION) \
         and not stripped.endswith(":")
+
+
+#: how the lines that are not instructions start (comments, directives, labels, braces)
+_NOT_INSTRUCTION = ("//", ".", "$", "{", "}", ")", "(")
 
 
 def operands(stripped: str) -> tuple[list[str], list[str]]:
@@ -88,6 +93,8 @@ def _function_spans(lines: list[str]):
     """``(start, end)`` line indices of each function body ``{ ... }`` at top level."""
     depth, start = 0, None
     for k, line in enumerate(lines):
+        if "{" not in line and "}" not in line:
+            continue  # neither opens, closes nor changes the depth
         s = line.strip()
         if s.startswith("{") and depth == 0:
             start = k
@@ -119,11 +126,14 @@ def attribute_line_zero(ptx: str) -> str:
         _attribute(lines, start, end, replace, drop)
     if not replace and not drop:
         return ptx
-    out = []
-    for k, line in enumerate(lines):
+    out, done = [], 0  # lines[:done] are in out
+    for k in sorted(replace.keys() | drop):
+        out.extend(lines[done:k])
         out.extend(replace.get(k, ()))
         if k not in drop:
-            out.append(line)
+            out.append(lines[k])
+        done = k + 1
+    out.extend(lines[done:])
     return "\n".join(out)
 
 
@@ -134,25 +144,30 @@ def _attribute(lines, start, end, replace, drop) -> None:
     results, the reads of the instructions after them up to their first user): on
     the compile path, this pass costs a small part of parse→PTX.
     """
-    loc = None  # the directive line in force, or None
+    loc, zero = None, False  # the directive line in force (or None); whether it is line 0
     at, locs, texts = [], [], []  # per instruction: line index, directive, stripped text
+    is_zero = []  # per instruction: under a line-0 directive
     zero_directives = []
     for k in range(start, end + 1):
         s = lines[k].strip()
-        if s.startswith(".loc"):
-            m = _LOC_RE.match(s)
-            if m:
-                loc = lines[k]
-                if m.group(2) == "0":
-                    zero_directives.append(k)
-                continue
-        if is_instruction(s):
+        if not s:
+            continue
+        if s[0] == ".":  # a directive, never an instruction
+            if s.startswith(".loc"):
+                m = _LOC_RE.match(s)
+                if m:
+                    loc = lines[k]
+                    zero = m.group(2) == "0"
+                    if zero:
+                        zero_directives.append(k)
+            continue
+        if not s.startswith(_NOT_INSTRUCTION) and s[-1] != ":":  # is_instruction(s), inline
             at.append(k)
             locs.append(loc)
             texts.append(s)
+            is_zero.append(zero)
     if not zero_directives:
         return
-    is_zero = [d is not None and _LOC_RE.match(d).group(2) == "0" for d in locs]
     count = len(texts)
     parsed: dict[int, tuple[list[str], list[str]]] = {}
 
@@ -177,7 +192,14 @@ def _attribute(lines, start, end, replace, drop) -> None:
         written = set(ops(n)[0])
         found = None
         if written:
-            for u in (*range(n + 1, count), *range(n)):
+            names = tuple(written)
+            for u in chain(range(n + 1, count), range(n)):
+                text = texts[u]
+                for reg in names:  # a register ``u`` reads is in its text: parse only those
+                    if reg in text:
+                        break
+                else:
+                    continue
                 if not written.intersection(ops(u)[1]):
                     continue
                 found = first_user(u, seen)

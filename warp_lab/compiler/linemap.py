@@ -34,29 +34,41 @@ _META_RE = re.compile(r"^!(\d+) = (?:distinct )?!(\w+)\((.*)\)\s*$")
 _FIELD_RE = re.compile(r"(\w+): (\"(?:[^\"\\]|\\.)*\"|[^,]+)")
 
 
-def _metadata(llvm_ir: str) -> dict[int, tuple[str, dict[str, str]]]:
+def _metadata(lines: list[str]) -> dict[int, tuple[str, str]]:
+    """``{N: (kind, operands text)}`` of the ``!N = !Kind(...)`` lines (operands parsed by
+    :func:`_fields` when a node is read: most of a module's nodes are locations no
+    instruction of the wanted files names)."""
     nodes = {}
-    for line in llvm_ir.splitlines():
-        m = _META_RE.match(line)
-        if m:
-            nodes[int(m.group(1))] = (m.group(2), dict(_FIELD_RE.findall(m.group(3))))
+    for line in lines:
+        if line[:1] == "!":
+            m = _META_RE.match(line)
+            if m:
+                nodes[int(m.group(1))] = (m.group(2), m.group(3))
     return nodes
 
 
-def _file_of(nodes, ref: str, depth: int = 0) -> str | None:
+def _fields(node: tuple[str, str], parsed: dict) -> dict[str, str]:
+    """The operands of a node of :func:`_metadata` by name (kept in ``parsed``)."""
+    got = parsed.get(node[1])
+    if got is None:
+        got = parsed[node[1]] = dict(_FIELD_RE.findall(node[1]))
+    return got
+
+
+def _file_of(nodes, ref: str, parsed: dict, depth: int = 0) -> str | None:
     if depth > 32 or not ref.startswith("!"):
         return None
     node = nodes.get(int(ref[1:]))
     if node is None:
         return None
-    kind, fields = node
+    kind, fields = node[0], _fields(node, parsed)
     if kind == "DIFile":  # PTX's .file joins directory and filename the same way
         name = fields.get("filename", "").strip('"')
         directory = fields.get("directory", "").strip('"')
         return os.path.join(directory, name) if directory and not os.path.isabs(name) else name
     for key in ("file", "scope"):
         if key in fields:
-            found = _file_of(nodes, fields[key], depth + 1)
+            found = _file_of(nodes, fields[key], parsed, depth + 1)
             if found is not None:
                 return found
     return None
@@ -71,35 +83,50 @@ def llvm_lines(llvm_ir: str, filename) -> dict[int, list[int]]:
     """Python line → 1-based lines of ``llvm_ir`` carrying a location in ``filename`` (a
     name, or file name -> offset added to its line numbers)."""
     offsets = _offsets(filename)
-    nodes = _metadata(llvm_ir)
+    lines = llvm_ir.splitlines()
+    nodes = _metadata(lines)
+    parsed: dict = {}
     out: dict[int, list[int]] = {}
     files: dict[str, str | None] = {}
-    for n, line in enumerate(llvm_ir.splitlines(), 1):
-        if line.startswith("!"):
+    keys: dict[int, int | None] = {}  # !N -> its key, None where it adds no line
+    for n, line in enumerate(lines, 1):
+        if "!dbg !" not in line or line[:1] == "!":
             continue
         m = _DBG_RE.search(line)
         if not m:
             continue
-        node = nodes.get(int(m.group(1)))
-        if node is None or node[0] != "DILocation":
-            continue
-        fields = node[1]
-        scope = fields.get("scope", "")
-        if scope not in files:
-            files[scope] = _file_of(nodes, scope)
-        src_line = int(fields.get("line", "0"))
-        if files[scope] in offsets and src_line > 0:
-            out.setdefault(offsets[files[scope]] + src_line, []).append(n)
+        ref = int(m.group(1))
+        if ref in keys:
+            key = keys[ref]
+        else:
+            key = keys[ref] = _location_key(nodes, ref, offsets, files, parsed)
+        if key is not None:
+            out.setdefault(key, []).append(n)
     return out
+
+
+def _location_key(nodes, ref: int, offsets, files: dict, parsed: dict) -> int | None:
+    """The line key of ``!DILocation`` node ``ref``, None for another node or a line of
+    another file (or line 0); ``files`` keeps each scope's file."""
+    node = nodes.get(ref)
+    if node is None or node[0] != "DILocation":
+        return None
+    fields = _fields(node, parsed)
+    scope = fields.get("scope", "")
+    if scope not in files:
+        files[scope] = _file_of(nodes, scope, parsed)
+    src_line = int(fields.get("line", "0"))
+    if files[scope] in offsets and src_line > 0:
+        return offsets[files[scope]] + src_line
+    return None
 
 
 _PTX_FILE_RE = re.compile(r'^\s*\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"')
 _PTX_LOC_RE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
 
 
-def _is_ptx_instruction(stripped: str) -> bool:
-    return bool(stripped) and not stripped.startswith(("//", ".", "$", "{", "}", ")", "(")) \
-        and not stripped.endswith(":")
+#: how the lines that are not instructions start (comments, directives, labels, braces)
+_NOT_INSTRUCTION = ("//", ".", "$", "{", "}", ")", "(")
 
 
 def ptx_lines(ptx: str, filename) -> dict[int, list[int]]:
@@ -107,21 +134,27 @@ def ptx_lines(ptx: str, filename) -> dict[int, list[int]]:
     as for :func:`llvm_lines`)."""
     offsets = _offsets(filename)
     lines = ptx.splitlines()
-    file_ids = {m.group(1): offsets[m.group(2)] for m in map(_PTX_FILE_RE.match, lines)
+    file_ids = {m.group(1): offsets[m.group(2)]
+                for m in map(_PTX_FILE_RE.match, [ln for ln in lines if ".file" in ln])
                 if m and m.group(2) in offsets}
     out: dict[int, list[int]] = {}
     current = None
     for n, line in enumerate(lines, 1):
-        m = _PTX_LOC_RE.match(line)
-        if m:
-            line_no = int(m.group(2))
-            current = file_ids[m.group(1)] + line_no \
-                if m.group(1) in file_ids and line_no else None
+        if ".loc" in line:
+            m = _PTX_LOC_RE.match(line)
+            if m:
+                file_id, line_no, _ = m.groups()
+                line_no = int(line_no)
+                current = file_ids[file_id] + line_no \
+                    if file_id in file_ids and line_no else None
+                continue
+        if not current:  # (a "}" would set it None)
             continue
         stripped = line.strip()
-        if stripped.startswith((".func", ".entry", ".visible")) or stripped == "}":
-            current = None if stripped == "}" else current
-        if current and _is_ptx_instruction(stripped):
+        if stripped == "}":  # the end of a function
+            current = None
+        elif stripped and not stripped.startswith(_NOT_INSTRUCTION) \
+                and not stripped.endswith(":"):  # an instruction (line_zero.is_instruction)
             out.setdefault(current, []).append(n)
     return out
 
