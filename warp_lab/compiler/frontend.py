@@ -132,10 +132,11 @@ class FunctionTyper(ExprTyper):
     def run(self):
         """Type the whole function body."""
         args = self.tree.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or (
+                args.defaults and self.is_kernel):
             raise self.error("kernel and device-function parameters must be plain names "
-                             "(no defaults, *args, **kwargs or keyword-only parameters)",
-                             self.tree)
+                             "(no *args, **kwargs or keyword-only parameters; no defaults "
+                             "in a kernel: wl.launch passes every argument)", self.tree)
         for stmt in self.tree.body:
             self.visit(stmt)
         check_flow(self)

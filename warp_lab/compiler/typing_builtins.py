@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from warp_lab.compiler.artifact import sm_number
 from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
 from warp_lab.compiler.typing_calls import _args, _convertible, _join, _scalar, _target, _weak
@@ -20,7 +22,7 @@ from warp_lab.compiler.typing_rules import (NONE, Meta, cast_value, fits, float_
 from warp_lab.compiler.typing_special import (type_alloc_array, type_dynamic_shared_array,
                                               type_print, type_printf)
 from warp_lab.lang import builtins as B
-from warp_lab.lang.kernel import Func
+from warp_lab.lang.kernel import Constant, Func
 from warp_lab.lang.types import (SCALARS, ArrayType, Matrix, Scalar, TupleType, Vector, as_type,
                                  bool_, float32, int32, int64, uint32)
 
@@ -163,7 +165,6 @@ def _fold_bitcast(t, node, x, src, dst):
     _target(node, "bitcast", dst, ty=src)
     c = const_of(x)
     if c is not NO_CONST:
-        import numpy as np
         v = np.array(cast_value(c, src), dtype=src.numpy).view(dst.numpy)[()]
         if not (dst.is_float and np.isnan(v)):
             return t.mark(node, dst, float(v) if dst.is_float else int(v))
@@ -522,26 +523,71 @@ def _construct(t, node, ty):
     return t.mark(node, ty)
 
 
+#: what a device function's default value may be: a number (or a tuple of numbers), as a
+#: captured module constant may (ExprTyper.classify)
+_DEFAULT_TYPES = (bool, int, float, np.bool_, np.integer, np.floating, Constant)
+
+
+def _default_arg(t, call, func: Func, default: ast.expr, pname: str, k: int):
+    """A typed constant node standing for the default value of ``func``'s parameter ``pname``
+    at ``call`` (which did not pass it).
+
+    The value is Python's own, evaluated once when the ``def`` ran
+    (``func.fn.__defaults__[k]``); the node is located at the call, and the value is
+    recorded in ``TypedKernel.captured`` (a cache key changes with it).
+
+    Raises:
+        KernelCompileError: at the default in the function's source when the value is
+            not a number or a tuple of numbers (``None``, a list, an array...).
+    """
+    from warp_lab.compiler.frontend_parse import compile_error
+    from warp_lab.errors import source_label
+
+    values = getattr(func.fn, "__defaults__", None) or ()
+    value = values[k] if len(values) > k else None
+    ok = isinstance(value, _DEFAULT_TYPES) or (
+        isinstance(value, tuple) and value and all(isinstance(v, _DEFAULT_TYPES[:-1])
+                                                   for v in value))
+    if not ok:
+        line = t.source.first_line + call.lineno - 1
+        raise compile_error(
+            func.source, default,
+            f"the default value of {func.name}({pname}) is {ast.unparse(default)}"
+            f"{f', a {type(value).__name__}' if value is not None else ''}: a default "
+            "must be a constant number (or a tuple of them)",
+            f"write a number (lo: float = 0.0), or pass {pname} at the call "
+            f"({source_label(t.source.filename)}:{line})")
+    stand_in = ast.copy_location(ast.Constant(value=None), call)
+    t.classify(stand_in, value, f"{func.name}({pname}=...)")
+    stand_in.wl_default = True
+    return stand_in
+
+
 def _call_func(t, node, func: Func):
     from warp_lab.compiler.frontend import evaluate_annotation, specialize
     tree = t.ctx.parse(func)
     fa = tree.args
-    if fa.vararg or fa.kwarg or fa.kwonlyargs or fa.posonlyargs or fa.defaults:
+    if fa.vararg or fa.kwarg or fa.kwonlyargs or fa.posonlyargs:
         from warp_lab.compiler.frontend_parse import compile_error
         from warp_lab.errors import source_label
 
         line = t.source.first_line + node.lineno - 1
         where = f"{source_label(t.source.filename)}:{line}"
-        raise compile_error(func.source, (fa.defaults or [tree])[0],
-                            f"{func.name}() has a default value, *args, **kwargs or keyword-only "
-                            "parameters; device-function parameters must be plain names",
+        raise compile_error(func.source, tree,
+                            f"{func.name}() has *args, **kwargs or keyword-only "
+                            "parameters; device-function parameters must be plain names "
+                            "(with default values if you like)",
                             f"pass every argument at the call ({where})")
     names = [a.arg for a in fa.args]
-    args = _args(t, node, names, len(names), func.name)
+    args = _args(t, node, names, len(names) - len(fa.defaults), func.name)
+    first = len(names) - len(fa.defaults)
+    for k in range(first, len(names)):
+        if args[k] is None:
+            args[k] = _default_arg(t, node, func, fa.defaults[k - first], names[k], k - first)
     anns = getattr(func.fn, "__annotations__", {})
     tys = []
     for pname, a in zip(names, args):
-        at = t.value_type(a)
+        at = a.wl_ty if getattr(a, "wl_default", False) else t.value_type(a)  # typed already
         if isinstance(at, Meta):
             raise t.error(f"cannot pass {type_name(at)} to a device function", a)
         ann = anns.get(pname)
