@@ -159,6 +159,8 @@ def fingerprint(kernel, files: dict[str, str] | None = None, _seen=None) -> list
     filename = files.get(src.filename, src.filename)
     parts = [f"{type(kernel).__name__}:{filename}:{src.first_line}:{src.col_offset}",
              src.text, repr(sorted((k, repr(v)) for k, v in kernel.fn.__annotations__.items()))]
+    if getattr(kernel.fn, "__defaults__", None):  # a @wl.func's defaults, as the def saw them
+        parts.append(f"defaults={kernel.fn.__defaults__!r}")
     named = _named_values(kernel)
     names = [name for name, _ in named]
     for name, value in named:

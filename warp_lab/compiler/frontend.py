@@ -20,6 +20,7 @@ from types import ModuleType
 
 from warp_lab.compiler.artifact import sm_number
 from warp_lab.compiler.frontend_flow import check_flow, walk
+from warp_lab.compiler.frontend_unroll import iterates_helper, type_unrolled_for
 from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declared_return,
                                               evaluate_annotation, location, param_types,
                                               parse_function, ptx_name)
@@ -132,10 +133,11 @@ class FunctionTyper(ExprTyper):
     def run(self):
         """Type the whole function body."""
         args = self.tree.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or (
+                args.defaults and self.is_kernel):
             raise self.error("kernel and device-function parameters must be plain names "
-                             "(no defaults, *args, **kwargs or keyword-only parameters)",
-                             self.tree)
+                             "(no *args, **kwargs or keyword-only parameters; no defaults "
+                             "in a kernel: wl.launch passes every argument)", self.tree)
         for stmt in self.tree.body:
             self.visit(stmt)
         check_flow(self)
@@ -401,7 +403,8 @@ class FunctionTyper(ExprTyper):
             raise self.error("for ... else is not supported", node,
                              "use a flag variable set before break")
         it = node.iter
-        fn = static_resolve(it.func, self) if isinstance(it, ast.Call) else None
+        fn = static_resolve(it.func, self) if isinstance(it, ast.Call) and \
+            iterates_helper(self, it) is None else None
         if not (isinstance(fn, PyBuiltin) and fn.name == "range"):
             shadow = shadowing(self, "range") if isinstance(it, ast.Call) and \
                 isinstance(it.func, ast.Name) and it.func.id == "range" else None
@@ -409,8 +412,13 @@ class FunctionTyper(ExprTyper):
                 raise self.error(f"range is shadowed by {shadow[0]}, so this is not "
                                  "Python's range(...), which for loops iterate over",
                                  it.func, shadow[1])
-            raise self.error("for loops must iterate over range(...)", it,
-                             "write for i in range(n) and index the array: a[i]")
+            if type_unrolled_for(self, node):  # for x in <tuple>: unrolled (frontend_unroll)
+                return
+            what = type_name(it.wl_ty)
+            raise self.error(f"for loops must iterate over range(...) or a tuple, not {what}",
+                             it, "write for i in range(n) and index the array: a[i]"
+                             if isinstance(it.wl_ty, ArrayType) else
+                             "write for i in range(n) and index it, or iterate a tuple")
         self.check_call_unpacking(it)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error("range() takes 1 to 3 positional arguments", it)

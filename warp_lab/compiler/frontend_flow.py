@@ -13,7 +13,7 @@ Java's definite-assignment rules, JLS chapter 16) over the statements the
 kernel language has: ``if``/``else`` (only the taken branch of a constant
 test, as lowering drops the other), ``for`` and ``while`` (the body may
 run zero times, except a ``for`` over a ``range`` of constant, non-empty
-extent), ``break``, ``continue`` and ``return``. A state is the set of
+extent or over a tuple, which is never empty), ``break``, ``continue`` and ``return``. A state is the set of
 definitely assigned names, or ``None`` where control cannot reach.
 """
 
@@ -195,7 +195,8 @@ class _Flow:
             self.reads(s.iter, state)
             inner = self.target(s.target, state)
             breaks, first = self.loop(s.body, inner)
-            exit_state = first if _runs_at_least_once(s.iter) else state
+            runs = _runs_at_least_once(s.iter) or getattr(s, "wl_unroll", None) is not None
+            exit_state = first if runs else state   # (a tuple loop has at least one element)
             return _meet(self.block(s.orelse, exit_state), breaks)
         if isinstance(s, ast.Break):
             self.loops[-1][0] = _meet(self.loops[-1][0], state)

@@ -631,6 +631,9 @@ class FunctionLowerer(ExprLowerer):
         self.b.position_at_end(end_bb)
 
     def visit_For(self, node):
+        if getattr(node, "wl_unroll", None) is not None:  # for x in <tuple>
+            from warp_lab.compiler.lower_unroll import lower_unrolled_for
+            return lower_unrolled_for(self, node)
         ty = node.wl_range_ty
         args = [self.convert(self.expr(a), a.wl_ty, ty) for a in node.iter.args]
         one = ir.Constant(llty(ty), 1)

@@ -17,6 +17,7 @@ from warp_lab.compiler.lower_expr import (I1, I32, I64, ArrayVal, flatten, flatt
                                           llty, memty, unflatten)
 from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, scalar_binop
 from warp_lab.compiler.typing_rules import NONE
+from warp_lab.lang.builtins import BITCASTS
 from warp_lab.lang.types import Matrix, Scalar, Vector, float32, float64, int32, uint32, uint64
 
 __all__ = ["lower_call", "emit_trap", "emit_printf", "LOWER"]
@@ -171,6 +172,12 @@ def _mulhi(lw, node, call):
     ext = lw.b.sext if t.is_signed else lw.b.zext
     p = lw.b.mul(ext(a, wide), ext(c, wide))
     return lw.b.trunc(lw.b.lshr(p, ir.Constant(wide, t.bits)), llty(t))
+
+
+def _bitcast(lw, node, call):
+    """``wl.bitcast`` and CUDA's ``__float_as_int`` family: LLVM ``bitcast`` (PTX ``mov.b32``)."""
+    (x,) = _vals(lw, node, [call.info["ty"]])
+    return lw.b.bitcast(x, llty(call.type))
 
 
 def _tid(lw, node, call):
@@ -605,12 +612,14 @@ LOWER = {
     "pow": _pow, "abs": _abs, "sign": _sign, "min": _minmax, "max": _minmax, "clamp": _clamp,
     "fma": _fma, "isnan": _fp_class, "isinf": _fp_class, "isfinite": _fp_class,
     "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary, "brev": _int_unary,
-    "mulhi": _mulhi, "select": _select, "printf": _printf, "shared_array": _shared_array,
+    "mulhi": _mulhi, "bitcast": _bitcast, "select": _select, "printf": _printf,
+    "shared_array": _shared_array,
     "dynamic_shared_array": _dynamic_shared_array,
     "local_array": _local_array, "len": _len,
     "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
     "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
 }
+LOWER.update({n: _bitcast for n in BITCASTS})
 for _n in list(LIBDEVICE) + list(LLVM_MATH):
     LOWER.setdefault(_n, _math)
 LOWER.update({f"atomic_{op}": _atomic for op in

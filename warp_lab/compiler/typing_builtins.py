@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from warp_lab.compiler.artifact import sm_number
 from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
 from warp_lab.compiler.typing_calls import _args, _convertible, _join, _scalar, _target, _weak
 from warp_lab.compiler.typing_exprs import PyBuiltin, matrix_of
-from warp_lab.compiler.typing_rules import (NONE, Meta, cast_value, float_for, literal_type,
-                                            promote, type_name)
+from warp_lab.compiler.typing_rules import (NONE, Meta, cast_value, fits, float_for,
+                                            literal_type, promote, type_name)
 from warp_lab.compiler.typing_special import (type_alloc_array, type_dynamic_shared_array,
                                               type_print, type_printf)
 from warp_lab.lang import builtins as B
-from warp_lab.lang.kernel import Func
-from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Vector, as_type, bool_,
-                                 float32, int32, int64, uint32)
+from warp_lab.lang.kernel import Constant, Func
+from warp_lab.lang.types import (SCALARS, ArrayType, Matrix, Scalar, TupleType, Vector, as_type,
+                                 bool_, float32, int32, int64, uint32)
 
 __all__ = ["type_call", "RULES"]
 
@@ -136,6 +138,81 @@ def _mulhi(t, node, name):
     ty = int32 if ty.bits < 32 else ty
     _target(node, name, ty, ty=ty)
     return t.mark(node, ty)
+
+
+def _bitcast_source(t, x, kind: str, bits: int, name: str):
+    """The type whose bits a bit cast reads from argument ``x``: a float (``kind`` "f") or
+    an integer of either signedness ("i") of ``bits`` bits, no conversion. A literal
+    takes that width (an integer literal the signed type when it fits, else the
+    unsigned one, as C's ``0xFFFFFFFF`` is unsigned)."""
+    xt = _scalar(t, x)
+    c = const_of(x)
+    want = f"a {bits}-bit float" if kind == "f" else f"a {bits}-bit integer"
+    if _weak(x) and c is not NO_CONST and not xt.is_bool:
+        if kind == "f" and f"float{bits}" in SCALARS:
+            return SCALARS[f"float{bits}"]
+        if kind == "i" and not isinstance(c, float):
+            for ty in (SCALARS[f"int{bits}"], SCALARS[f"uint{bits}"]):
+                if fits(c, ty):
+                    return ty
+            raise t.error(f"{name}() needs {want}; {c} does not fit in {bits} bits", x)
+    ok = xt.bits == bits and not xt.is_bool and (xt.is_float if kind == "f" else xt.is_int)
+    if not ok:
+        cast = (f"wl.float{bits}(x)" if kind == "f" else f"wl.int{bits}(x)")
+        raise t.error(f"{name}() needs {want}, not {type_name(xt)}", x,
+                      f"convert the value first, {cast}, or use wl.bitcast(x, dtype) with a "
+                      f"dtype of {xt.bits} bits")
+    return xt
+
+
+def _fold_bitcast(t, node, x, src, dst):
+    """Mark ``node`` as a bit cast of ``x`` (type ``src``) to ``dst``, folded when ``x`` is a
+    constant (numpy's ``view``; a NaN result is left to run time, which keeps its payload)."""
+    _target(node, "bitcast", dst, ty=src)
+    c = const_of(x)
+    if c is not NO_CONST:
+        v = np.array(cast_value(c, src), dtype=src.numpy).view(dst.numpy)[()]
+        if not (dst.is_float and np.isnan(v)):
+            return t.mark(node, dst, float(v) if dst.is_float else int(v))
+    return t.mark(node, dst)
+
+
+def _bitcast_fixed(t, node, name):
+    """``wl.float_as_int(x)`` and the other CUDA type-casting intrinsics (:data:`B.BITCASTS`)."""
+    kind, bits, res = B.BITCASTS[name]
+    (x,) = _args(t, node, ["x" if kind == "f" else "i"], 1, name)
+    return _fold_bitcast(t, node, x, _bitcast_source(t, x, kind, bits, name), as_type(res))
+
+
+def _bitcast(t, node, name):
+    """``wl.bitcast(x, dtype)``: x's bits as a scalar ``dtype`` of the same width."""
+    x, dtype_n = _args(t, node, ["x", "dtype"], 2, name)
+    t.visit(dtype_n)
+    v = dtype_n.wl_ty.value if isinstance(dtype_n.wl_ty, Meta) else None
+    if isinstance(v, PyBuiltin) and v.name in ("int", "float"):
+        v = {"int": int, "float": float}[v.name]
+    try:
+        dst = as_type(v) if v is not None else None
+    except TypeError:
+        dst = None
+    if not isinstance(dst, Scalar) or dst.is_bool:
+        raise t.error(f"bitcast() needs a scalar type for dtype, not {ast.unparse(dtype_n)}",
+                      dtype_n, "e.g. wl.bitcast(x, wl.int32)")
+    xt = _scalar(t, x)
+    if xt.is_bool:
+        raise t.error("bitcast() of a bool: a bool has no defined bits", x,
+                      "convert it first, wl.int32(b)")
+    if _weak(x) and const_of(x) is not NO_CONST and (
+            not isinstance(const_of(x), float) or f"float{dst.bits}" in SCALARS):
+        kind = "f" if isinstance(const_of(x), float) else "i"
+        src = _bitcast_source(t, x, kind, dst.bits, name)
+    else:
+        src = xt
+    if src.bits != dst.bits:
+        raise t.error(f"bitcast() keeps the bits: {type_name(src)} has {src.bits} bits but "
+                      f"{dst.name} has {dst.bits}", node,
+                      f"convert to a {dst.bits}-bit type first, or pick a {src.bits}-bit dtype")
+    return _fold_bitcast(t, node, x, src, dst)
 
 
 def _no_args(res):
@@ -393,12 +470,14 @@ RULES = {
     "pow": _pow, "abs": _abs_sign, "sign": _abs_sign, "min": _minmax, "max": _minmax,
     "clamp": _clamp, "fma": _fma, "isnan": _fp_class, "isinf": _fp_class,
     "isfinite": _fp_class, "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary,
-    "brev": _int_unary, "mulhi": _mulhi, "select": _select, "printf": type_printf,
+    "brev": _int_unary, "mulhi": _mulhi, "bitcast": _bitcast, "select": _select,
+    "printf": type_printf,
     "shared_array": type_alloc_array, "local_array": type_alloc_array,
     "dynamic_shared_array": type_dynamic_shared_array,
     "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
     "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
 }
+RULES.update({n: _bitcast_fixed for n in B.BITCASTS})
 RULES.update({n: _math1 for n in B.MATH_UNARY})
 RULES.update({n: _math2 for n in B.MATH_BINARY if n != "pow"})
 RULES.update({"atomic_" + op: _atomic for op in B.ATOMICS})
@@ -451,26 +530,71 @@ def _construct(t, node, ty):
     return t.mark(node, ty)
 
 
+#: what a device function's default value may be: a number (or a tuple of numbers), as a
+#: captured module constant may (ExprTyper.classify)
+_DEFAULT_TYPES = (bool, int, float, np.bool_, np.integer, np.floating, Constant)
+
+
+def _default_arg(t, call, func: Func, default: ast.expr, pname: str, k: int):
+    """A typed constant node standing for the default value of ``func``'s parameter ``pname``
+    at ``call`` (which did not pass it).
+
+    The value is Python's own, evaluated once when the ``def`` ran
+    (``func.fn.__defaults__[k]``); the node is located at the call, and the value is
+    recorded in ``TypedKernel.captured`` (a cache key changes with it).
+
+    Raises:
+        KernelCompileError: at the default in the function's source when the value is
+            not a number or a tuple of numbers (``None``, a list, an array...).
+    """
+    from warp_lab.compiler.frontend_parse import compile_error
+    from warp_lab.errors import source_label
+
+    values = getattr(func.fn, "__defaults__", None) or ()
+    value = values[k] if len(values) > k else None
+    ok = isinstance(value, _DEFAULT_TYPES) or (
+        isinstance(value, tuple) and value and all(isinstance(v, _DEFAULT_TYPES[:-1])
+                                                   for v in value))
+    if not ok:
+        line = t.source.first_line + call.lineno - 1
+        raise compile_error(
+            func.source, default,
+            f"the default value of {func.name}({pname}) is {ast.unparse(default)}"
+            f"{f', a {type(value).__name__}' if value is not None else ''}: a default "
+            "must be a constant number (or a tuple of them)",
+            f"write a number (lo: float = 0.0), or pass {pname} at the call "
+            f"({source_label(t.source.filename)}:{line})")
+    stand_in = ast.copy_location(ast.Constant(value=None), call)
+    t.classify(stand_in, value, f"{func.name}({pname}=...)")
+    stand_in.wl_default = True
+    return stand_in
+
+
 def _call_func(t, node, func: Func):
     from warp_lab.compiler.frontend import evaluate_annotation, specialize
     tree = t.ctx.parse(func)
     fa = tree.args
-    if fa.vararg or fa.kwarg or fa.kwonlyargs or fa.posonlyargs or fa.defaults:
+    if fa.vararg or fa.kwarg or fa.kwonlyargs or fa.posonlyargs:
         from warp_lab.compiler.frontend_parse import compile_error
         from warp_lab.errors import source_label
 
         line = t.source.first_line + node.lineno - 1
         where = f"{source_label(t.source.filename)}:{line}"
-        raise compile_error(func.source, (fa.defaults or [tree])[0],
-                            f"{func.name}() has a default value, *args, **kwargs or keyword-only "
-                            "parameters; device-function parameters must be plain names",
+        raise compile_error(func.source, tree,
+                            f"{func.name}() has *args, **kwargs or keyword-only "
+                            "parameters; device-function parameters must be plain names "
+                            "(with default values if you like)",
                             f"pass every argument at the call ({where})")
     names = [a.arg for a in fa.args]
-    args = _args(t, node, names, len(names), func.name)
+    args = _args(t, node, names, len(names) - len(fa.defaults), func.name)
+    first = len(names) - len(fa.defaults)
+    for k in range(first, len(names)):
+        if args[k] is None:
+            args[k] = _default_arg(t, node, func, fa.defaults[k - first], names[k], k - first)
     anns = getattr(func.fn, "__annotations__", {})
     tys = []
     for pname, a in zip(names, args):
-        at = t.value_type(a)
+        at = a.wl_ty if getattr(a, "wl_default", False) else t.value_type(a)  # typed already
         if isinstance(at, Meta):
             raise t.error(f"cannot pass {type_name(at)} to a device function", a)
         ann = anns.get(pname)

@@ -145,6 +145,44 @@ def _int_intrinsics_ref(a, b, u, out, uout):
     }
 
 
+# -- bit casts (CUDA's __float_as_int family) ------------------------------------------------
+@wl.kernel
+def bit_casts(x: wl.array(dtype=wl.float32), d: wl.array(dtype=wl.float64),
+              h: wl.array(dtype=wl.float16), bits: wl.array2d(dtype=wl.uint32),
+              flip: wl.array(dtype=wl.float32), bits64: wl.array2d(dtype=wl.int64),
+              hbits: wl.array(dtype=wl.int16)):
+    i = wl.tid()
+    v = x[i]
+    bits[0, i] = wl.float_as_uint(v)
+    bits[1, i] = wl.uint32((wl.float_as_int(v) >> 23) & 0xFF)        # biased exponent
+    flip[i] = wl.uint_as_float(wl.float_as_uint(v) ^ 0x80000000)      # -v, NaN payload kept
+    bits[2, i] = wl.float_as_uint(wl.int_as_float(wl.float_as_int(v) + 1))  # next away from 0
+    bits64[0, i] = wl.double_as_longlong(d[i])
+    bits64[1, i] = wl.double_as_longlong(wl.longlong_as_double(wl.double_as_longlong(d[i]) - 1))
+    hbits[i] = wl.bitcast(h[i], wl.int16)
+
+
+def _bit_casts_inputs(size="small"):
+    n = pick(size, 200, 1 << 20)
+    g = rng("bit_casts")
+    x = g.standard_normal(n).astype(f32) * f32(1e3)
+    x[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -3.5, 1.0]
+    x[8] = np.array(0x7FC01234, u32).view(f32)          # a NaN with a payload
+    d = g.standard_normal(n) * 1e100
+    d[:4] = [-0.0, np.inf, 5e-324, 1.0]
+    h = g.standard_normal(n).astype(np.float16)
+    return [x, d, h, np.zeros((3, n), u32), np.zeros(n, f32), np.zeros((2, n), np.int64),
+            np.zeros(n, np.int16)]
+
+
+def _bit_casts_ref(x, d, h, bits, flip, bits64, hbits):
+    xb = x.view(u32)
+    return {"bits": np.stack([xb, (xb >> u32(23)) & u32(0xFF), xb + u32(1)]),
+            "flip": (xb ^ u32(0x80000000)).view(f32),
+            "bits64": np.stack([d.view(np.int64), d.view(np.int64) - 1]),
+            "hbits": h.view(np.int16)}
+
+
 # -- bit operators, shifts, wrapping arithmetic ------------------------------------------
 @wl.kernel
 def bit_ops(a: wl.array(dtype=wl.int32), b: wl.array(dtype=wl.int32),
@@ -227,6 +265,11 @@ EXAMPLES = [
     Example("int_intrinsics", int_intrinsics, _int_intrinsics_inputs,
             lambda a: Launch(dim=len(a[0]), block_dim=64), _int_intrinsics_ref, ("out", "uout"),
             description="popc, clz, ffs, brev, mulhi on int32 and uint32"),
+    Example("bit_casts", bit_casts, _bit_casts_inputs,
+            lambda a: Launch(dim=len(a[0]), block_dim=64), _bit_casts_ref,
+            ("bits", "flip", "bits64", "hbits"),
+            description="float_as_int/uint, int/uint_as_float, double_as_longlong, "
+                        "longlong_as_double, bitcast: numpy's view, NaN payloads kept"),
     Example("bit_ops", bit_ops, _bit_ops_inputs, lambda a: Launch(dim=len(a[0]), block_dim=64),
             _bit_ops_ref, ("out", "uout", "wide"),
             description="& | ^ ~ << >>, wrapping int32 multiply, unary -/+, int64 shifts"),

@@ -190,6 +190,24 @@ ffs = _b("ffs", "(x)", "1-based position of the lowest set bit, 0 if none (__ffs
 brev = _b("brev", "(x)", "bits reversed (__brev)")
 mulhi = _b("mulhi", "(a, b)", "high half of the full product (__mulhi / __umulhi)")
 
+# -- bit casts (CUDA Math API, "Type Casting Intrinsics"): the same bits, another type ------
+float_as_int = _b("float_as_int", "(x)", "int32 with the bits of float32 x (__float_as_int)")
+float_as_uint = _b("float_as_uint", "(x)", "uint32 with the bits of float32 x (__float_as_uint)")
+int_as_float = _b("int_as_float", "(i)", "float32 with the bits of a 32-bit integer "
+                  "(__int_as_float)")
+uint_as_float = _b("uint_as_float", "(i)", "float32 with the bits of a 32-bit integer "
+                   "(__uint_as_float)")
+double_as_longlong = _b("double_as_longlong", "(x)", "int64 with the bits of float64 x "
+                        "(__double_as_longlong)")
+longlong_as_double = _b("longlong_as_double", "(i)", "float64 with the bits of a 64-bit "
+                        "integer (__longlong_as_double)")
+bitcast = _b("bitcast", "(x, dtype)", "x's bits as dtype, a scalar type of the same width "
+             "(LLVM bitcast; numpy's x.view(dtype))")
+#: the fixed-type bit casts: name -> (argument kind "f"/"i", its bits, result type name)
+BITCASTS = {"float_as_int": ("f", 32, "int32"), "float_as_uint": ("f", 32, "uint32"),
+            "int_as_float": ("i", 32, "float32"), "uint_as_float": ("i", 32, "float32"),
+            "double_as_longlong": ("f", 64, "int64"), "longlong_as_double": ("i", 64, "float64")}
+
 # -- vectors and matrices -----------------------------------------------------
 dot = _b("dot", "(a, b)", "dot product of two vectors")
 cross = _b("cross", "(a, b)", "cross product of two 3-vectors")

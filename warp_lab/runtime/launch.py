@@ -16,14 +16,15 @@ import difflib
 import operator
 import time
 
-from warp_lab.compiler.artifact import CompiledKernel
+from warp_lab.compiler.artifact import CompiledKernel, sm_number
 from warp_lab.errors import LaunchError
 from warp_lab.lang.kernel import Kernel
 from warp_lab.runtime import args as _args
 from warp_lab.runtime.device import get_device
 from warp_lab.runtime.result import LaunchResult
 
-__all__ = ["launch", "prepare_launch", "launch_geometry", "MAX_THREADS_PER_BLOCK"]
+__all__ = ["launch", "prepare_launch", "launch_geometry", "check_launch_arch",
+           "MAX_THREADS_PER_BLOCK"]
 
 #: CUDA Programming Guide, "Technical Specifications per Compute Capability":
 #: at most 1024 threads per block (all CCs 2.0+), block z ≤ 64, grid y/z ≤ 65535,
@@ -204,9 +205,36 @@ def check_shared_mem(shared_mem, ck: CompiledKernel, arch: str) -> int:
     return value
 
 
+def check_launch_arch(arch, dev) -> str:
+    """Validate ``wl.launch(..., arch=)`` for the device ``dev`` (a :class:`DeviceInfo`).
+
+    On the simulator any architecture warp_lab compiles for runs (its PTX is what the
+    simulator executes, with that arch's rules). On a GPU the kernel's PTX for ``arch``
+    is JIT-compiled by the driver, which can target the device only when ``arch`` is not
+    newer than it: PTX compiled for compute capability X runs on X and later ones
+    (CUDA C++ Programming Guide, "Application Compatibility").
+
+    Raises:
+        LaunchError: ``arch`` is not one of
+            :data:`~warp_lab.compiler.nvptx.SUPPORTED_ARCHS`, or is newer than the GPU.
+    """
+    from warp_lab.compiler.pipeline import check_options
+
+    try:
+        check_options(arch=arch)
+    except ValueError as exc:
+        raise LaunchError(f"arch={arch!r}: {exc}") from None
+    if dev.kind != "sim" and sm_number(arch) > sm_number(dev.arch):
+        raise LaunchError(f"arch={arch!r} is newer than the device, {dev}: PTX compiled for "
+                          f"{arch} cannot be JIT-compiled for an older GPU (CUDA Programming "
+                          f"Guide, \"Application Compatibility\"); pass arch={dev.arch!r} or an "
+                          "older one, or device='sim'")
+    return arch
+
+
 def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, block_dim=256,
                    opt: int | None = None, fast_math: bool | None = None,
-                   debug: bool | None = None):
+                   debug: bool | None = None, exact_arch: bool = False):
     """Everything a back end needs, checked: the compiled variant, geometry and arguments.
 
     A ``@wl.kernel`` is compiled (cached, without SASS) for ``arch``, first
@@ -219,12 +247,14 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     without an entry guard (one that does not use ``wl.tid()``) is compiled
     with one when ``dim=`` is not a whole number of blocks, so that exactly
     ``dim`` threads run. A CompiledKernel that needs such a variant gets it
-    compiled from its ``kernel`` with its own options (arch included).
+    compiled from its ``kernel`` with its own options (arch included), as is one
+    compiled for another arch than ``arch`` when ``exact_arch`` is set.
 
     Args:
         kernel: a ``@wl.kernel`` or a :class:`CompiledKernel`.
-        arch: the device's ``sm_XX``.
+        arch: the ``sm_XX`` to compile a Kernel for (the device's, or ``launch``'s ``arch=``).
         inputs, dim, grid, block, block_dim, opt, fast_math, debug: as for :func:`launch`.
+        exact_arch: a CompiledKernel must be for ``arch`` too (``launch``'s ``arch=``).
 
     Returns:
         ``(compiled, grid, block, launch_dim, values, views)``.
@@ -272,7 +302,8 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
             raise LaunchError(f"{ck.name} {why}; pass the @wl.kernel itself or compile it with "
                               f"wl.compile(..., {', '.join(f'{k}={v}' for k, v in changes.items())})")
         o = ck.options
-        return _compile(ck.kernel, arch=o.arch, opt=o.opt, fast_math=o.fast_math,
+        return _compile(ck.kernel, arch=changes.get("arch", o.arch), opt=o.opt,
+                        fast_math=o.fast_math,
                         debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
                         launch_ndim=o.launch_ndim,
                         unit_inner_stride=changes.get("unit_inner_stride", o.unit_inner_stride),
@@ -281,6 +312,9 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                         read_only_cache=changes.get("read_only_cache", o.read_only_cache),
                         sass=False)
 
+    if exact_arch and ck.options.arch != arch:
+        ck = variant(f"was compiled for {ck.options.arch}, not the launch's arch={arch!r}",
+                     arch=arch)
     grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
     values, views = _args.check_arguments(ck.params, list(inputs))
     strided = [v.name for v in views if v.shape and v.shape[-1] > 1 and v.strides[-1] != 1]
@@ -327,7 +361,7 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
            shared_mem: int = 0, grid=None, block=None, checks="auto",
            max_instructions: int | None = None, opt: int | None = None,
            fast_math: bool | None = None, debug: bool | None = None,
-           progress=None) -> LaunchResult:
+           progress=None, arch: str | None = None) -> LaunchResult:
     """Run a kernel.
 
     Args:
@@ -362,13 +396,21 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             (``opt`` 0..3 is checked in any case); None: the kernel's own
             (:attr:`Kernel.options`, e.g. its ``%%warp_kernel`` cell's
             ``--debug``), else 3, False, False. On the simulator a Kernel
-            that carries an ``arch`` is compiled for it; on a GPU for the GPU.
+            that carries an ``arch`` is compiled for it; on a GPU for the GPU
+            (unless ``arch=`` is given).
         progress: simulator only (ignored on a GPU): None or a callable
             ``progress(blocks_done, blocks_total)`` called after each batch of
             simulated blocks, counts increasing and ending at ``blocks_total``
             (over all ``repeat`` runs). Raising from it stops the launch cleanly:
             ``partial=True``, the arrays unchanged. The notebook's ``--launch``
             uses it for a progress bar.
+        arch: the ``sm_XX`` to compile for (checked as ``opt`` is), overriding the
+            kernel's own (a ``%%warp_kernel --arch`` or ``@wl.kernel(arch=...)``) and the
+            device's. On the simulator the PTX for ``arch`` runs with that arch's rules
+            (``wl.reduce_add_sync`` needs sm_80, a ``shared_mem`` limit is the arch's) and
+            the result names it; on a GPU the driver JIT-compiles that PTX for the GPU,
+            so ``arch`` may not be newer than the GPU's (:func:`check_launch_arch`). A
+            :class:`CompiledKernel` for another arch is recompiled from its kernel.
 
     Returns:
         a :class:`LaunchResult`.
@@ -392,12 +434,16 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         raise LaunchError(f"max_instructions must be None or a positive int, got "
                           f"{max_instructions!r}")
     max_instructions = None if max_instructions is None else _as_int(max_instructions)
-    arch = dev.arch
-    if dev.kind == "sim" and isinstance(kernel, Kernel):  # the PTX its cell showed
-        arch = kernel.options.get("arch", arch)
+    exact_arch = arch is not None
+    if exact_arch:
+        arch = check_launch_arch(arch, dev)
+    else:
+        arch = dev.arch
+        if dev.kind == "sim" and isinstance(kernel, Kernel):  # the PTX its cell showed
+            arch = kernel.options.get("arch", arch)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
-        opt=opt, fast_math=fast_math, debug=debug)
+        opt=opt, fast_math=fast_math, debug=debug, exact_arch=exact_arch)
     if dev.kind == "sim" and ck.options.arch != dev.arch:
         # the simulator runs the PTX as compiled (a CompiledKernel's, or the arch a Kernel
         # carries), with that arch's rules and limits: the result names that arch
