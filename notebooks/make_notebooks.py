@@ -642,20 +642,37 @@ for k, even in ((by_lane, np.arange(n) % 2 == 0), (by_warp, (np.arange(n) // 32)
     eff[k.name] = float(np.nanmean(r.metrics.simt_efficiency))   # mean over warps
     divergent[k.name] = r.metrics.divergent_branches
 print("SIMT efficiency:", {k: f"{v:.0%}" for k, v in eff.items()}, "divergent branches:", divergent)
-runs["by_lane"]                 # the divergent one: its SIMT efficiency per warp"""),
-    ("md", """The view above is `by_lane`'s launch, the divergent one (its SIMT
-efficiency per warp is the histogram); `runs["by_warp"]` is the other.
+runs["by_lane"]                 # the divergent one: its lanes and branches per line"""),
+    ("md", """The view above is `by_lane`'s launch, the divergent one. Its **Per line**
+table says where the lanes went: for each Python line, the thread-instructions
+executed, the warp-instructions issued, the **active lanes** per
+warp-instruction (out of 32: SIMT efficiency line by line) and the
+**divergent branches** (warp-level branches whose lanes split). Look at line 5,
+`if i % 2 == 0:`: one divergent branch per warp; then at the two loop bodies,
+lines 7 and 10: each warp issues both, each with 16 of its 32 lanes (50 %),
+where the lines before and after the branch run with all 32. The histogram below the
+table is the same story per warp. `runs["by_warp"]` shows the other kernel:
+32 lanes on every line, no divergent branch.
 
-Check the result: both kernels match numpy; `by_lane` splits every warp
-once (32 warps): its loops run with 16 of 32 lanes each, the code before and
-after the branch with all 32, so the whole kernel lands between 50 % and
-100 % (the value printed above); `by_warp` never splits."""),
+The same numbers are in `r.line_metrics` (per Python line; the simulator's own
+`r.metrics` attributes are per PTX line)."""),
+    ("code", """lines = {k: runs[k].line_metrics for k in runs}   # {cell line: LineStats}
+for k, body in (("by_lane", 7), ("by_warp", 18)):  # their lines v = v * 0.5 + 1.0
+    print(f"{k} line {body}: {lines[k][body].active_lanes:.1f} active lanes; divergent "
+          f"branches: {sum(st.divergent_branches for st in lines[k].values())}")"""),
+    ("md", """Check the result: both kernels match numpy; `by_lane` splits every warp
+once (32 warps), on its `if` line: its loops run with 16 of 32 lanes each, the
+code before and after the branch with all 32, so the whole kernel lands
+between 50 % and 100 % (the value printed above); `by_warp` never splits."""),
     ("code", """# check
 for got, want in outputs.values():
     np.testing.assert_array_equal(got, want)
 assert divergent == {"by_lane": n // 32, "by_warp": 0}   # one split per warp, or none
 assert eff["by_warp"] > 0.99                             # every warp takes one side
-assert 0.5 < eff["by_lane"] < 0.75                       # loops at half, the rest at full"""),
+assert 0.5 < eff["by_lane"] < 0.75                       # loops at half, the rest at full
+assert lines["by_lane"][5].divergent_branches == n // 32          # on `if i % 2 == 0:`
+assert lines["by_lane"][7].active_lanes == lines["by_lane"][10].active_lanes == 16
+assert all(st.active_lanes == 32 for st in lines["by_warp"].values())"""),
 ]
 
 NOTEBOOKS["06_debugging"] = [
