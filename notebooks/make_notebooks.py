@@ -895,7 +895,8 @@ a panel with the same controls as buttons.
 
 PTX registers are untyped bits, so the panel shows them as integers: the
 `a = 2.0` of the kernel below appears as 1073741824 (0x40000000, the bits of
-float32 2.0). Hover a value to see it as a float."""),
+float32 2.0), and a 64-bit address (an array's pointer) in hex, as the printed
+table shows them. Hover a value to see it as a float (an address: in decimal)."""),
     ("code", """from warp_lab.notebook.debugger import debug"""),
     ("code", """%%warp_kernel --show source,ptx
 def scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
@@ -928,7 +929,8 @@ back = dbg.step_back(2)
 nxt = dbg.cont()                          # the same line in the second block
 result = dbg.run_to_end()
 print(back, nxt, sep="\\n")
-print("partial:", result.partial, " findings:", result.findings)"""),
+print("partial:", result.partial, " findings:", result.findings)
+print(dbg.cont())                         # past the end: it says so"""),
     ("md", """Check the result: stepping back returned to the store; the launch ran
 to the end without findings; and `y` is still zeros — a debugging session
 never writes your arrays."""),
@@ -936,6 +938,7 @@ never writes your arrays."""),
 assert back.step == here and back.text.startswith("st.global")
 assert nxt.source_line == 5 and nxt.block == (1, 0, 0)
 assert not result.partial and result.findings == []
+assert dbg.where().finished and not dbg.cont()   # falsy: `while dbg.cont():` ends
 assert not y.any()"""),
 ]
 

@@ -211,7 +211,7 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     dbg = debug(ck, dim=8, inputs=[np.zeros(8, np.float32)])
     dbg.add_breakpoint(line=4)
     stops, stop = [], dbg.cont()
-    while stop is not None and len(stops) < 20:
+    while stop and len(stops) < 20:   # a falsy LaunchEnded at the end
         stops.append((stop.source_file, stop.source_line))
         stop = dbg.cont()
     assert stops and set(stops) == {("<cell 22>", 4)}, stops
@@ -219,7 +219,7 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     dbg = debug(ck, dim=8, inputs=[np.zeros(8, np.float32)])
     stop = dbg.step()
     for _ in range(200):
-        if stop is None or stop.source_file == "<cell 21>":
+        if not stop or stop.source_file == "<cell 21>":
             break
         stop = dbg.step()
     assert (stop.source_file, stop.source_line) == ("<cell 21>", 4)
