@@ -436,10 +436,14 @@ for k in (tile_transpose, tile_transpose_padded):
     runs[k.name] = wl.launch(k, dim=m.shape, inputs=[m, t], block_dim=1024, device="sim")
     transposed[k.name] = t
     conflicts[k.name] = sum(runs[k.name].metrics.bank_conflicts.values())  # extra wavefronts
-print("bank conflicts:", conflicts)
+print("bank conflicts (extra shared-memory wavefronts):", conflicts)
 runs["tile_transpose"]          # the unpadded one: its conflicts per line"""),
     ("md", """The view above is the unpadded `tile_transpose`'s: its bank conflicts
-are on the line that reads `tile[tx, ty]`, a column of the tile. Displaying
+are on the line that reads `tile[tx, ty]`, a column of the tile. A conflict is
+a **wavefront** (one pass through the 32 banks) beyond the one the access
+needs: the column read needs 32 wavefronts per warp request, so 31 conflicts
+per request, 992 for the 32 warps (Nsight Compute counts them the same way:
+"bank conflicts" and "wavefronts per request"). Displaying
 `runs["tile_transpose_padded"]` shows the same table with 0 on every line."""),
     ("code", """runs["tile_transpose_padded"]   # the padded one: the same lines, no conflicts"""),
     ("md", """Check the result: both transpose the tile (one 32×32 block), only the
@@ -447,7 +451,7 @@ unpadded one has bank conflicts."""),
     ("code", """# check
 for t in transposed.values():
     np.testing.assert_array_equal(t, m.T)
-assert conflicts["tile_transpose"] > 0 and conflicts["tile_transpose_padded"] == 0"""),
+assert conflicts["tile_transpose"] == 32 * 31 and conflicts["tile_transpose_padded"] == 0"""),
 ]
 
 NOTEBOOKS["04_occupancy_registers"] = [
