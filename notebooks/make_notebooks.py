@@ -436,10 +436,14 @@ for k in (tile_transpose, tile_transpose_padded):
     runs[k.name] = wl.launch(k, dim=m.shape, inputs=[m, t], block_dim=1024, device="sim")
     transposed[k.name] = t
     conflicts[k.name] = sum(runs[k.name].metrics.bank_conflicts.values())  # extra wavefronts
-print("bank conflicts:", conflicts)
+print("bank conflicts (extra shared-memory wavefronts):", conflicts)
 runs["tile_transpose"]          # the unpadded one: its conflicts per line"""),
     ("md", """The view above is the unpadded `tile_transpose`'s: its bank conflicts
-are on the line that reads `tile[tx, ty]`, a column of the tile. Displaying
+are on the line that reads `tile[tx, ty]`, a column of the tile. A conflict is
+a **wavefront** (one pass through the 32 banks) beyond the one the access
+needs: the column read needs 32 wavefronts per warp request, so 31 conflicts
+per request, 992 for the 32 warps (Nsight Compute counts them the same way:
+"bank conflicts" and "wavefronts per request"). Displaying
 `runs["tile_transpose_padded"]` shows the same table with 0 on every line."""),
     ("code", """runs["tile_transpose_padded"]   # the padded one: the same lines, no conflicts"""),
     ("md", """Check the result: both transpose the tile (one 32×32 block), only the
@@ -447,7 +451,7 @@ unpadded one has bank conflicts."""),
     ("code", """# check
 for t in transposed.values():
     np.testing.assert_array_equal(t, m.T)
-assert conflicts["tile_transpose"] > 0 and conflicts["tile_transpose_padded"] == 0"""),
+assert conflicts["tile_transpose"] == 32 * 31 and conflicts["tile_transpose_padded"] == 0"""),
 ]
 
 NOTEBOOKS["04_occupancy_registers"] = [
@@ -642,20 +646,37 @@ for k, even in ((by_lane, np.arange(n) % 2 == 0), (by_warp, (np.arange(n) // 32)
     eff[k.name] = float(np.nanmean(r.metrics.simt_efficiency))   # mean over warps
     divergent[k.name] = r.metrics.divergent_branches
 print("SIMT efficiency:", {k: f"{v:.0%}" for k, v in eff.items()}, "divergent branches:", divergent)
-runs["by_lane"]                 # the divergent one: its SIMT efficiency per warp"""),
-    ("md", """The view above is `by_lane`'s launch, the divergent one (its SIMT
-efficiency per warp is the histogram); `runs["by_warp"]` is the other.
+runs["by_lane"]                 # the divergent one: its lanes and branches per line"""),
+    ("md", """The view above is `by_lane`'s launch, the divergent one. Its **Per line**
+table says where the lanes went: for each Python line, the thread-instructions
+executed, the warp-instructions issued, the **active lanes** per
+warp-instruction (out of 32: SIMT efficiency line by line) and the
+**divergent branches** (warp-level branches whose lanes split). Look at line 5,
+`if i % 2 == 0:`: one divergent branch per warp; then at the two loop bodies,
+lines 7 and 10: each warp issues both, each with 16 of its 32 lanes (50 %),
+where the lines before and after the branch run with all 32. The histogram below the
+table is the same story per warp. `runs["by_warp"]` shows the other kernel:
+32 lanes on every line, no divergent branch.
 
-Check the result: both kernels match numpy; `by_lane` splits every warp
-once (32 warps): its loops run with 16 of 32 lanes each, the code before and
-after the branch with all 32, so the whole kernel lands between 50 % and
-100 % (the value printed above); `by_warp` never splits."""),
+The same numbers are in `r.line_metrics` (per Python line; the simulator's own
+`r.metrics` attributes are per PTX line)."""),
+    ("code", """lines = {k: runs[k].line_metrics for k in runs}   # {cell line: LineStats}
+for k, body in (("by_lane", 7), ("by_warp", 18)):  # their lines v = v * 0.5 + 1.0
+    print(f"{k} line {body}: {lines[k][body].active_lanes:.1f} active lanes; divergent "
+          f"branches: {sum(st.divergent_branches for st in lines[k].values())}")"""),
+    ("md", """Check the result: both kernels match numpy; `by_lane` splits every warp
+once (32 warps), on its `if` line: its loops run with 16 of 32 lanes each, the
+code before and after the branch with all 32, so the whole kernel lands
+between 50 % and 100 % (the value printed above); `by_warp` never splits."""),
     ("code", """# check
 for got, want in outputs.values():
     np.testing.assert_array_equal(got, want)
 assert divergent == {"by_lane": n // 32, "by_warp": 0}   # one split per warp, or none
 assert eff["by_warp"] > 0.99                             # every warp takes one side
-assert 0.5 < eff["by_lane"] < 0.75                       # loops at half, the rest at full"""),
+assert 0.5 < eff["by_lane"] < 0.75                       # loops at half, the rest at full
+assert lines["by_lane"][5].divergent_branches == n // 32          # on `if i % 2 == 0:`
+assert lines["by_lane"][7].active_lanes == lines["by_lane"][10].active_lanes == 16
+assert all(st.active_lanes == 32 for st in lines["by_warp"].values())"""),
 ]
 
 NOTEBOOKS["06_debugging"] = [
@@ -878,7 +899,8 @@ a panel with the same controls as buttons.
 
 PTX registers are untyped bits, so the panel shows them as integers: the
 `a = 2.0` of the kernel below appears as 1073741824 (0x40000000, the bits of
-float32 2.0). Hover a value to see it as a float."""),
+float32 2.0), and a 64-bit address (an array's pointer) in hex, as the printed
+table shows them. Hover a value to see it as a float (an address: in decimal)."""),
     ("code", """from warp_lab.notebook.debugger import debug"""),
     ("code", """%%warp_kernel --show source,ptx
 def scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
@@ -911,7 +933,8 @@ back = dbg.step_back(2)
 nxt = dbg.cont()                          # the same line in the second block
 result = dbg.run_to_end()
 print(back, nxt, sep="\\n")
-print("partial:", result.partial, " findings:", result.findings)"""),
+print("partial:", result.partial, " findings:", result.findings)
+print(dbg.cont())                         # past the end: it says so"""),
     ("md", """Check the result: stepping back returned to the store; the launch ran
 to the end without findings; and `y` is still zeros — a debugging session
 never writes your arrays."""),
@@ -919,6 +942,7 @@ never writes your arrays."""),
 assert back.step == here and back.text.startswith("st.global")
 assert nxt.source_line == 5 and nxt.block == (1, 0, 0)
 assert not result.partial and result.findings == []
+assert dbg.where().finished and not dbg.cont()   # falsy: `while dbg.cont():` ends
 assert not y.any()"""),
 ]
 

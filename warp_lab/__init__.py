@@ -43,15 +43,17 @@ def diff(a, b, a_label=None, b_label=None):
 
 
 def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, shared_mem=0,
-          checks=("memcheck", "racecheck", "barrier")):
+          checks="auto"):
     """Step through one simulated launch: breakpoints on source lines, a warp's 32 lanes.
 
         dbg = wl.debug(saxpy, dim=n, inputs=[x, y, 2.0])   # nothing runs yet
         dbg.add_breakpoint(line=5); dbg.cont(); print(dbg.lanes())
 
-    See :func:`warp_lab.notebook.debugger.debug` (arguments as ``wl.launch``'s, errors,
-    the returned ``DebugSession``); imported on first use, so ``import warp_lab`` stays as
-    fast. In a notebook the session displays as a control panel.
+    See :func:`warp_lab.notebook.debugger.debug` (arguments as ``wl.launch``'s, ``checks``
+    and its ``"auto"`` default too; errors; the returned ``DebugSession``, whose motion
+    methods return a falsy ``LaunchEnded`` once the launch has finished); imported on first
+    use, so ``import warp_lab`` stays as fast. In a notebook the session displays as a
+    control panel.
     """
     from warp_lab.notebook.debugger import debug as _debug
 

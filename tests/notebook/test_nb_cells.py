@@ -189,7 +189,12 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     # the view names the helper's own cell and line, not line 4 of the kernel's cell
     page = launch_html(res)
     assert "In[21] line 4: x[i + 1] = v" in page, page[page.find("Findings"):][:600]
-    assert "def k_cross" not in page[page.find("Findings"):]
+    found = page[page.find("Findings"):]
+    assert "def k_cross" not in found[:found.index("</details>")]
+    # the per-line table too (where the kernel's def line, its parameter loads, is a row)
+    lines = page[page.index("<summary>Per line"):]
+    lines = lines[:lines.index("</details>")]
+    assert "<td>In[21] line 4</td><td>x[i + 1] = v</td>" in lines, lines
     # per-line metrics of the helper's line are its cell's line
     page = launch_html(wl.launch(ck, dim=8, inputs=[np.zeros(9, np.float32)], device="sim"))
     table = page[page.index("Global memory per line"):]
@@ -206,7 +211,7 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     dbg = debug(ck, dim=8, inputs=[np.zeros(8, np.float32)])
     dbg.add_breakpoint(line=4)
     stops, stop = [], dbg.cont()
-    while stop is not None and len(stops) < 20:
+    while stop and len(stops) < 20:   # a falsy LaunchEnded at the end
         stops.append((stop.source_file, stop.source_line))
         stop = dbg.cont()
     assert stops and set(stops) == {("<cell 22>", 4)}, stops
@@ -214,7 +219,7 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     dbg = debug(ck, dim=8, inputs=[np.zeros(8, np.float32)])
     stop = dbg.step()
     for _ in range(200):
-        if stop is None or stop.source_file == "<cell 21>":
+        if not stop or stop.source_file == "<cell 21>":
             break
         stop = dbg.step()
     assert (stop.source_file, stop.source_line) == ("<cell 21>", 4)

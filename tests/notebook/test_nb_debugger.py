@@ -87,7 +87,9 @@ def test_run_to_end_leaves_user_arrays_alone_and_reports(session):
     dbg, y = session
     res = dbg.run_to_end()
     assert not res.partial and res.findings == []
-    assert dbg.where() is None and "the launch has ended" in dbg.status_html()
+    end = dbg.where()
+    assert not end and end.finished and end.findings == 0
+    assert f"the launch has finished</b> after {end.step:,} steps" in dbg.status_html()
     assert not y.any()  # a debugging session works on simulator copies
 
 
@@ -235,6 +237,34 @@ def test_a_pointer_used_only_as_an_address_shows_as_an_address():
     address = int(lanes.raw[reg][0])  # lane 0, the one thread inside dim=1
     assert typ == "u64" and address != 0, str(lanes)
     assert f"0x{address:x}" in rows["out.ptr"], str(lanes)
+    # the HTML table says it the same way, in hex (it said 17592186044416 in decimal),
+    # and its tooltip gives the decimal
+    page = lanes._repr_html_()
+    assert f" title='{address:,}'>0x{address:x}</td>" in page, page
+    assert f">{address}</td>" not in page
+
+
+def test_the_launch_end_is_said_not_none(session):
+    """At the end of the launch cont(), where() and step() return a LaunchEnded that says
+    so (it printed nothing: they returned None); falsy, so `while dbg.cont()` ends."""
+    from warp_lab.notebook.debugger import LaunchEnded
+
+    dbg, _ = session
+    dbg.add_breakpoint(line=5)
+    stops = []
+    while (stop := dbg.cont()):
+        stops.append(stop)
+    assert [s.block for s in stops] == [(0, 0, 0), (1, 0, 0)] and not any(
+        s.finished for s in stops)
+    assert isinstance(stop, LaunchEnded) and stop.finished and stop.findings == 0
+    assert stop == dbg.where() == dbg.cont() == dbg.step()   # and it stays there
+    assert stop.step == dbg.debugger.step_count > 0
+    assert repr(stop) == (f"<the launch has finished after {stop.step:,} steps, 0 findings; "
+                          "run_to_end() returns the SimResult>")
+    assert repr(dbg) == f"<DebugSession scale: finished after {stop.step:,} steps>"
+    assert "the launch has finished" in dbg._repr_html_()
+    back = dbg.step_back()
+    assert back and back.step == stop.step - 1   # a Stop again
 
 
 @wl.kernel
@@ -266,3 +296,34 @@ def test_a_breakpoint_stop_shows_a_warp_that_runs_the_line():
     panel = dbg.panel()
     panel.buttons["continue"].click()  # the panel's warp box follows the stop
     assert panel.warp.value == 1 == dbg.warp
+
+
+@wl.kernel
+def _reads_unwritten(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    s = wl.shared_array(64, wl.float32)
+    t = wl.thread_idx.x
+    s[t] = x[t]
+    wl.syncthreads()
+    out[t] = s[t + 32]   # lanes 0..31 of a 32-thread block: s[32..63] is never written
+
+
+def test_debug_runs_the_checks_wl_launch_runs_by_default():
+    """wl.debug's checks default to wl.launch's "auto" (racecheck and initcheck for a
+    shared-memory kernel); it left initcheck out, so the session missed what the launch
+    reported."""
+    from warp_lab.runtime.launch import auto_checks
+
+    x, out = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    launched = wl.launch(_reads_unwritten, dim=32, inputs=[x, out], block_dim=32,
+                         device="sim")
+    dbg = wl.debug(_reads_unwritten, dim=32, inputs=[x, out], block_dim=32)
+    assert dbg.checks == launched.checks == auto_checks(dbg.compiled) == (
+        "memcheck", "racecheck", "initcheck", "barrier")
+    found = dbg.run_to_end().findings
+    assert [f.kind for f in found] == [f.kind for f in launched.findings]
+    assert found and {f.kind for f in found} == {"uninitialized"}
+    # without shared memory: memcheck and barrier, as wl.launch; and checks= still chooses
+    plain, _ = _vector_add_session()
+    assert plain.checks == ("memcheck", "barrier") == auto_checks(plain.compiled)
+    none = wl.debug(_reads_unwritten, dim=32, inputs=[x, out], block_dim=32, checks=None)
+    assert none.checks == () and none.run_to_end().findings == []

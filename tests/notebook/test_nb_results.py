@@ -161,3 +161,49 @@ def test_simulator_view_gives_the_total_and_what_no_python_line_holds():
     markup = launch_html(r)
     assert f"{r.sim.instructions:,} thread-instructions" in markup
     assert f"{line0:,} of them on no Python line" in markup
+
+
+GUARDED = """\
+def guarded(x: wl.array(dtype=wl.float32), n: int):
+    i = wl.tid()
+    v = x[i]
+    if i % 4 != 0:
+        for k in range(n):
+            v = v + 1.0 if k < i else v   # <b>not markup</b>
+    x[i] = v
+"""
+
+
+def test_sim_launch_view_has_a_per_line_table_with_active_lanes():
+    """The per-line table: every line with code, its lanes and divergence, user text
+    escaped; the numbers are line_metrics' (checked against the lanes the guard keeps)."""
+    import re
+
+    import numpy as np
+
+    import warp_lab as wl
+    from warp_lab.runtime.line_table import line_table_text
+
+    k = _kernel(GUARDED, "guarded")
+    x = np.zeros(256, np.float32)
+    r = wl.launch(k, dim=256, inputs=[x, 20], device="sim")
+    i = np.arange(256)
+    np.testing.assert_array_equal(x, np.where(i % 4 != 0, np.minimum(i, 20), 0))
+    markup = launch_html(r)
+    head = "<summary>Per line: active lanes, divergence, memory (every line with code)"
+    assert head in markup
+    table = markup.split(head)[1].split("</details>")[0]
+    assert "<b>not markup</b>" not in markup
+    assert "v = v + 1.0 if k &lt; i else v   # &lt;b&gt;not markup&lt;/b&gt;" in table
+    rows = {int(m[0]): m[1:] for m in (
+        re.findall(r"<td>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", table)[1:])}
+    per_line = R.line_metrics(r)
+    assert set(rows) == set(per_line) and len(rows) == 7
+    # i % 4 != 0 keeps 24 of each warp's 32 lanes in the loop; the `if` splits all 8 warps
+    for line in (5, 6):
+        assert per_line[line].active_lanes == 24.0 and rows[line][3] == "24.0 (75%)"
+    assert per_line[4].divergent_branches == 8 and rows[4][4] == "8"
+    assert rows[3][5] == "4.00"          # x[i]: 32 lanes x 4 bytes, 4 sectors per request
+    assert "bank conflicts" not in table    # no shared memory: no shared columns
+    # the text printout has the same rows
+    assert "\n    ".join(line_table_text(r)) in repr(r)

@@ -48,7 +48,11 @@ def test_metrics_print_a_short_summary_with_the_views_numbers():
                                      f"{sec / req:.2f} sectors/request")
     # stride-2 float accesses: two lanes per bank, a 2-way conflict per warp access
     conflicts = sum(bank_conflicts_per_line(res).values())
-    assert conflicts > 0 and rows["shared memory"].endswith(f", {conflicts:,} bank conflicts")
+    # stated in extra wavefronts, and per request as Nsight Compute does: 2 wavefronts each
+    requests = sum(m.shared_requests.values())
+    assert conflicts == requests > 0 and rows["shared memory"] == (
+        f"{requests:,} requests, 2.00 wavefronts/request, {conflicts:,} bank conflicts "
+        "(extra wavefronts, 1.00/request)")
     eff = float(np.sum(m.warp_active_lanes)) / (32 * float(np.sum(m.warp_issued)))
     assert rows["SIMT efficiency"].startswith(f"{eff:.1%}")
     busiest = max(per_line, key=per_line.get)

@@ -25,21 +25,24 @@ import itertools
 import numpy as np
 
 from warp_lab.errors import SimulatorError
-from warp_lab.sim.debugger import WarpState
+from warp_lab.sim.debugger import WarpState, format_lane_value
 
-__all__ = ["debug", "DebugSession", "Lanes", "lanes_html"]
+__all__ = ["debug", "DebugSession", "Lanes", "LaunchEnded", "lanes_html"]
 
 
 def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, shared_mem=0,
-          checks=("memcheck", "racecheck", "barrier")) -> "DebugSession":
+          checks="auto") -> "DebugSession":
     """Start a debugging session of one simulated launch (nothing runs until you step).
 
     Args:
         kernel: a ``@wl.kernel`` (compiled for the simulator, cached) or a
             :class:`~warp_lab.compiler.artifact.CompiledKernel`.
         dim, inputs, block_dim, grid, block, shared_mem: as for ``wl.launch``.
-        checks: simulator checks that run while stepping (any of ``wl.launch``'s:
-            ``"memcheck"``, ``"racecheck"``, ``"initcheck"``, ``"barrier"``).
+        checks: simulator checks that run while stepping, as ``wl.launch`` takes them
+            (``"memcheck"``, ``"racecheck"``, ``"initcheck"``, ``"barrier"``: one name, a
+            comma list or a tuple; None or ``""`` for none). ``"auto"`` (the default) is
+            ``wl.launch``'s default too (``runtime.launch.auto_checks``): memcheck and
+            barrier, and racecheck and initcheck for a kernel that uses shared memory.
 
     Returns:
         a :class:`DebugSession`. The user's arrays are not written back: a
@@ -52,18 +55,22 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
     from warp_lab import sim
     from warp_lab.compiler.line_zero import attributed_lines
     from warp_lab.runtime.device import SIM_ARCH
-    from warp_lab.runtime.launch import check_checks, check_shared_mem, prepare_launch
+    from warp_lab.runtime.launch import (auto_checks, check_checks, check_shared_mem,
+                                         prepare_launch)
     from warp_lab.runtime.finding_text import user_findings
     from warp_lab.runtime.sim_backend import kernel_module, prepare
 
-    checks = check_checks(checks)
+    auto = isinstance(checks, str) and checks.strip() == "auto"
+    checks = () if auto else check_checks(checks)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, SIM_ARCH, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim)
+    if auto:
+        checks = auto_checks(ck)
     shared_mem = check_shared_mem(shared_mem, ck, ck.options.arch)  # the arch it targets
     memory, regions, bases, params = prepare(ck, launch_dim, values, views)
     dbg = sim.Debugger(kernel_module(ck), ck.entry, grd, blk, params, memory, shared_mem, checks,
                        not_statements=attributed_lines(ck.ptx))
-    session = DebugSession(ck, dbg, grid=grd, block_shape=blk)
+    session = DebugSession(ck, dbg, grid=grd, block_shape=blk, checks=checks)
     # findings in the user's terms, as wl.launch gives them
     session._findings = lambda found: user_findings(found, ck, regions, bases, grd, blk,
                                                     launch_dim)
@@ -132,9 +139,11 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
         The ``active`` row marks each lane: ``●`` executes the next instruction,
         ``·`` running on another path (diverged), ``⏸`` waiting at a barrier or
         warp sync, ``↻`` yielded to other warps, ``×`` exited, blank absent.
-        PTX registers are untyped bits (``.b32``/``.b64``), shown as integers;
-        hovering a 32- or 64-bit value shows the same bits as a float32 /
-        float64 (``2.0f`` is 1073741824).
+        PTX registers are untyped bits (``.b32``/``.b64``), shown as integers
+        (one of 2**32 or more, an address, in hex, as the text table shows it:
+        :func:`~warp_lab.sim.debugger.format_lane_value`); hovering a 32- or 64-bit
+        value shows the same bits as a float32 / float64 (``2.0f`` is 1073741824),
+        hovering an address its decimal value.
     """
     head = "".join(f"<th>{k}</th>" for k in range(32))
     rows = [f"<tr><th>lane</th>{head}</tr>"]
@@ -165,11 +174,13 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
             style = "background:#fd4a" if changed else ""
             if not state.active[k]:
                 style += ";color:#999"
+            text = format_lane_value(v)
             title = ""
             if name in state.registers:
                 title = (f" title='bits {int(state.raw[name][k]):#x}'" if typed
+                         else f" title='{int(v):,}'" if text.startswith(("0x", "-0x"))
                          else _as_float_title(v))
-            cells.append(f"<td style='{style}'{title}>{html.escape(_fmt(v))}</td>")
+            cells.append(f"<td style='{style}'{title}>{html.escape(text)}</td>")
         what = notes.get(name, ("", ""))[1]
         head = html.escape(name) + (f"<br><span style='font-weight:normal'>"
                                     f"{html.escape(what)}</span>" if what else "")
@@ -195,12 +206,32 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def _fmt(v) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return "T" if v else "F"
-    if isinstance(v, (float, np.floating)):
-        return f"{float(v):.6g}"
-    return str(int(v))
+@dataclasses.dataclass(frozen=True)
+class LaunchEnded:
+    """What :class:`DebugSession`'s ``cont``, ``step``, ``step_back``, ``restart`` and
+    ``where`` return once the launch has finished, where they otherwise return the
+    simulator's :class:`~warp_lab.sim.debugger.Stop`: it prints what happened, and it is
+    falsy, so ``while dbg.cont(): ...`` runs to the end (the simulator's own
+    ``sim.Debugger`` returns None there).
+
+    Attributes:
+        step: steps executed in all.
+        findings: the checks' findings so far (:meth:`DebugSession.run_to_end` gives the
+            ``SimResult`` with them, worded as ``wl.launch`` words them).
+        finished: True (a ``Stop``'s is False).
+    """
+
+    step: int
+    findings: int
+    finished: bool = True
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        n = self.findings
+        return (f"<the launch has finished after {self.step:,} steps, {n} finding"
+                f"{'s' * (n != 1)}; run_to_end() returns the SimResult>")
 
 
 @dataclasses.dataclass(repr=False)
@@ -224,11 +255,17 @@ class DebugSession:
             the block of the last stop, warp 0).
         grid, block_shape: the launch's blocks and threads per block, ``(x, y,
             z)`` (None when not known: then block/thread indices go unchecked).
+        checks: the simulator checks that run (``()`` when not known).
+
+    The motion methods return the simulator's :class:`~warp_lab.sim.debugger.Stop`
+    (where execution stands), or a falsy :class:`LaunchEnded` once the launch has
+    finished.
     """
 
-    def __init__(self, compiled, debugger, grid=None, block_shape=None):
+    def __init__(self, compiled, debugger, grid=None, block_shape=None, checks=()):
         self.compiled = compiled
         self.debugger = debugger
+        self.checks = tuple(checks)
         self.grid = grid  # (x, y, z) blocks, None when unknown
         self.block_shape = block_shape  # (x, y, z) threads per block
         self.block = (0, 0, 0)
@@ -238,7 +275,7 @@ class DebugSession:
         self._findings = None  # the simulator's findings -> as wl.launch words them
         self._register_notes: dict = {}  # PTX function -> register notes (lanes' "holds")
 
-    # -- control, each returning the simulator's Stop (None when the launch ended) ---------
+    # -- control, each returning the simulator's Stop (LaunchEnded once the launch ended) --
 
     def add_breakpoint(self, line: int | None = None, ptx_line: int | None = None,
                        block=None, thread=None):
@@ -283,9 +320,15 @@ class DebugSession:
                                  exc.source_line) from None
 
     def _moved(self, stop):
-        if stop is not None:
-            self.block = stop.block
+        """Follow a stop's block; the launch's end (the simulator's None) as a
+        :class:`LaunchEnded`."""
+        if stop is None:
+            return self._ended()
+        self.block = stop.block
         return stop
+
+    def _ended(self) -> LaunchEnded:
+        return LaunchEnded(self.debugger.step_count, len(self.debugger.findings))
 
     def _remember(self):
         try:
@@ -294,7 +337,8 @@ class DebugSession:
             self._previous = None
 
     def cont(self):
-        """Run to the next breakpoint (or the end of the launch: None).
+        """Run to the next breakpoint; returns the ``Stop`` there, or :class:`LaunchEnded`
+        when the launch finished first.
 
         A Python-line breakpoint stops once when the block enters that line,
         not at each of the line's PTX instructions: from a stop on such a
@@ -311,7 +355,7 @@ class DebugSession:
                     nxt.source_line in (here.source_line, 0):
                 nxt = self.debugger.step()
             if nxt is None:
-                return None
+                return self._ended()
             bp = self._line_breakpoint(nxt)
             if bp is not None:  # the next line is itself a breakpoint: stop on entering it
                 return self._focus(self._moved(dataclasses.replace(nxt, breakpoint=bp)))
@@ -322,7 +366,7 @@ class DebugSession:
         current warp if it does, else the block's first that does (cuda-gdb, too, moves
         its focus to the thread that hit the breakpoint). Warp 0 of a stencil's block is
         often all boundary threads that skip the line: its table said '0 of 32 lanes'."""
-        if stop is None:
+        if not stop:  # the launch has ended
             return stop
         for warp in itertools.chain((self.warp,), itertools.count()):
             try:
@@ -342,7 +386,8 @@ class DebugSession:
         return None
 
     def step(self, n: int = 1):
-        """Execute ``n`` instructions (an int >= 0).
+        """Execute ``n`` instructions (an int >= 0); the ``Stop`` after them, or
+        :class:`LaunchEnded`.
 
         Raises:
             SimulatorError: ``n`` is not an int >= 0 (go back with :meth:`step_back`).
@@ -376,8 +421,10 @@ class DebugSession:
         return dataclasses.replace(result, findings=self._findings(result.findings))
 
     def where(self):
-        """The next instruction to run (a ``Stop``), or None when the launch has ended."""
-        return self.debugger.where()
+        """The next instruction to run (a ``Stop``), or :class:`LaunchEnded` (falsy) when the
+        launch has finished."""
+        stop = self.debugger.where()
+        return self._ended() if stop is None else stop
 
     def lanes(self, block=None, warp: int | None = None):
         """The :class:`~warp_lab.sim.debugger.WarpState` of a warp of the running block.
@@ -416,9 +463,10 @@ class DebugSession:
     def status_html(self) -> str:
         """Where execution stands: step, Python line and text, PTX line and text."""
         stop = self.where()
-        if stop is None:
-            n = len(self.debugger.findings)
-            return f"<b>the launch has ended</b> ({n} finding{'s' * (n != 1)})"
+        if not stop:
+            n = stop.findings
+            return (f"<b>the launch has finished</b> after {stop.step:,} steps ({n} finding"
+                    f"{'s' * (n != 1)})")
         py = ""
         if stop.source_line:
             from warp_lab.compiler.source_lines import line_label, source_line_text
@@ -461,5 +509,6 @@ class DebugSession:
 
     def __repr__(self) -> str:
         stop = self.where()
-        at = f"step {stop.step}, PTX line {stop.ptx_line}" if stop else "ended"
+        at = f"step {stop.step}, PTX line {stop.ptx_line}" if stop else \
+            f"finished after {stop.step:,} steps"
         return f"<DebugSession {self.compiled.name}: {at}>"

@@ -1,16 +1,21 @@
 """Rich output of a ``LaunchResult``: what a launch did, per Python line.
 
 Simulator runs show the instruction count per Python line as a heat column
-on the source pane, SIMT efficiency per warp (histogram), sectors per
-request for each global memory line, shared-memory bank conflicts per line,
+on the source pane, a per-line table (thread- and warp-instructions, mean
+active lanes, divergent branches, sectors per request, shared wavefronts
+and bank conflicts per request; :mod:`warp_lab.runtime.line_table`), SIMT
+efficiency per warp (histogram), sectors per request for each global memory
+line, shared-memory bank conflicts per line (extra wavefronts),
 the instruction mix, the checks' findings with their source lines, and the
 kernel's printed output. GPU runs show the kernel time over repeats, the
 achieved bandwidth against the device's peak and the compile-stage timings.
 
 The numbers are the simulator's (:class:`warp_lab.sim.result.Metrics`, per
-PTX line), summed per Python line through the compiler's line map; the accessor functions below (:func:`instructions_per_line`,
-:func:`memory_lines`, :func:`bank_conflicts_per_line`, ...) are the one
-place that reads them, and the teaching notebooks use them too.
+PTX line), summed per Python line through the compiler's line map
+(``LaunchResult.line_metrics``); the accessor functions below
+(:func:`line_metrics`, :func:`instructions_per_line`, :func:`memory_lines`,
+:func:`shared_memory_lines`, :func:`bank_conflicts_per_line`, ...) are what
+the views read, and the teaching notebooks use them too.
 """
 
 from __future__ import annotations
@@ -23,26 +28,25 @@ from warp_lab.notebook.charts import figure_img_html, instruction_mix_chart, sim
 from warp_lab.notebook.views import STYLE, compile_time_text, kernel_html, \
     line_label, new_root_id, source_line_text
 
-__all__ = ["launch_html", "LaunchView", "instructions_per_line", "memory_lines",
-           "bank_conflicts_per_line", "simt_efficiencies", "instruction_mix", "findings"]
+__all__ = ["launch_html", "LaunchView", "line_metrics", "instructions_per_line",
+           "memory_lines", "shared_memory_lines", "bank_conflicts_per_line",
+           "simt_efficiencies", "instruction_mix", "findings"]
 
 
 def _metrics(result):
     return getattr(result, "metrics", None)
 
 
-def _by_python_line(result, per_ptx_line) -> dict[int, int]:
-    """Sum a PTX line -> number mapping per Python line, through the compiler's line map.
+def line_metrics(result) -> dict:
+    """Every simulator counter per Python line: ``{line: LineStats}`` (``{}`` on a GPU).
 
-    Keys are line map keys: the kernel's file or cell lines, and a device function's
-    of another cell at ``LineMap.FILE_STRIDE`` per file (``LineMap.location``)."""
-    py_of = result.compiled.line_map.ptx_to_python
-    out: dict[int, int] = {}
-    for ptx_line, value in (per_ptx_line or {}).items():
-        py = py_of.get(int(ptx_line))
-        if py is not None:
-            out[py] = out.get(py, 0) + int(value)
-    return dict(sorted(out.items()))
+    ``LaunchResult.line_metrics``: the simulator's per-PTX-line counters
+    (:class:`~warp_lab.sim.result.Metrics`) summed per Python line through the
+    compiler's line map. Keys are line map keys: the kernel's file or cell lines, and a
+    device function's of another cell at ``LineMap.FILE_STRIDE`` per file
+    (``LineMap.location``). The accessors below read it.
+    """
+    return dict(getattr(result, "line_metrics", None) or {})
 
 
 def instructions_per_line(result) -> dict[int, int]:
@@ -51,8 +55,8 @@ def instructions_per_line(result) -> dict[int, int]:
     Read from the simulator's per-PTX-line counts (``Metrics.per_ptx_line``)
     and summed per Python line through ``compiled.line_map.ptx``.
     """
-    m = _metrics(result)
-    return _by_python_line(result, m.per_ptx_line) if m is not None else {}
+    return {ln: st.thread_instructions for ln, st in line_metrics(result).items()
+            if st.thread_instructions}
 
 
 def memory_lines(result) -> dict[int, dict]:
@@ -63,23 +67,32 @@ def memory_lines(result) -> dict[int, dict]:
     ``l1tex__t_requests`` and ``l1tex__t_sectors``). The PTX load/store
     lines of one Python line are summed.
     """
-    m = _metrics(result)
-    if m is None:
-        return {}
-    req = _by_python_line(result, {k: v.requests for k, v in m.global_memory.items()})
-    sec = _by_python_line(result, {k: v.sectors for k, v in m.global_memory.items()})
-    return {ln: {"requests": req[ln], "sectors": sec[ln],
-                 "sectors_per_request": sec[ln] / req[ln] if req[ln] else 0.0} for ln in req}
+    return {ln: {"requests": st.global_requests, "sectors": st.global_sectors,
+                 "sectors_per_request": st.sectors_per_request}
+            for ln, st in line_metrics(result).items() if st.global_requests}
+
+
+def shared_memory_lines(result) -> dict[int, dict]:
+    """Shared memory per Python line: ``{line: {"requests", "wavefronts",
+    "wavefronts_per_request", "bank_conflicts", "conflicts_per_request"}}``.
+
+    A request is one warp-level shared load/store; a wavefront one pass through the 32
+    banks (4 bytes each); ``bank_conflicts`` are the *extra* wavefronts, beyond the
+    fewest the access width needs (Nsight Compute's "bank conflicts" and "wavefronts
+    per request"): a 32-way conflict is 32 wavefronts and 31 conflicts per request.
+    """
+    return {ln: {"requests": st.shared_requests, "wavefronts": st.shared_wavefronts,
+                 "wavefronts_per_request": st.wavefronts_per_request,
+                 "bank_conflicts": st.bank_conflicts,
+                 "conflicts_per_request": st.conflicts_per_request}
+            for ln, st in line_metrics(result).items() if st.shared_requests}
 
 
 def bank_conflicts_per_line(result) -> dict[int, int]:
-    """Shared-memory bank conflicts (wavefronts beyond the minimum) per Python line."""
-    m = _metrics(result)
-    if m is None:
-        return {}
-    lines = _by_python_line(result, m.shared_requests)  # every shared-access line, even at 0
-    conflicts = _by_python_line(result, m.bank_conflicts)
-    return {ln: conflicts.get(ln, 0) for ln in lines}
+    """Shared-memory bank conflicts per Python line, in extra wavefronts (those beyond
+    the fewest each request needs), every line with a shared access (0 included);
+    per request: :func:`shared_memory_lines`."""
+    return {ln: r["bank_conflicts"] for ln, r in shared_memory_lines(result).items()}
 
 
 def simt_efficiencies(result) -> list[float]:
@@ -205,6 +218,32 @@ def _instruction_total_html(result) -> str:
     return f"<div>{html.escape(text)}</div>"
 
 
+def _line_table_html(result) -> str:
+    """The per-Python-line table (:mod:`warp_lab.runtime.line_table`): the busiest lines
+    by warp-instructions issued, in line order, then the rest summed."""
+    from warp_lab.runtime.line_table import COLUMNS, compact, line_table, table_rows
+
+    table = line_table(result)
+    if table is None or not (table.rows or table.unplaced):
+        return ""
+    which = "every line with code"
+    if table.rest is not None:
+        which = (f"the {len(table.rows)} lines that issued the most warp-instructions; the "
+                 f"other {table.rest_lines} summed")
+    heads, rows = compact(COLUMNS, table_rows(table))
+    words = {"active lanes / 32": "active lanes: mean active lanes per warp-instruction "
+             "(SIMT efficiency)",
+             "divergent branches": "divergent branches: warp-level branches whose active "
+             "lanes split",
+             "bank conflicts (extra wavefronts)": "bank conflicts: shared-memory wavefronts "
+             "beyond the fewest each request needs"}
+    note = "; ".join(words[h] for h in heads if h in words)
+    return (f"<details open><summary>Per line: active lanes, divergence, memory "
+            f"({html.escape(which)})</summary>"
+            + _table(heads, rows)
+            + f'<div style="font-size:11px;color:#666">{html.escape(note)}</div></details>')
+
+
 def launch_html(result) -> str:
     """The HTML snippet for one ``LaunchResult`` (escaped; charts inlined as PNG)."""
     ck = result.compiled
@@ -223,6 +262,7 @@ def launch_html(result) -> str:
     charts = []
     if dev.kind == "sim":
         parts.append(_instruction_total_html(result))
+        parts.append(_line_table_html(result))
         mem = memory_lines(result)
         if mem:
             parts.append("<details open><summary>Global memory per line</summary>" + _table(
@@ -230,12 +270,18 @@ def launch_html(result) -> str:
                 [(line_label(ck, ln), source_line_text(ck, ln), r["requests"], r["sectors"],
                   f"{r['sectors_per_request']:.2f}") for ln, r in sorted(mem.items())])
                 + "</details>")
-        conflicts = bank_conflicts_per_line(result)
-        if conflicts:
-            parts.append("<details open><summary>Shared-memory bank conflicts per line</summary>"
-                         + _table(("line", "source", "conflicts"),
-                                  [(line_label(ck, ln), source_line_text(ck, ln), n)
-                                   for ln, n in sorted(conflicts.items())]) + "</details>")
+        shared = shared_memory_lines(result)
+        if shared:
+            parts.append("<details open><summary>Shared-memory bank conflicts per line "
+                         "(conflicts: wavefronts beyond the fewest each request needs)"
+                         "</summary>" + _table(
+                             ("line", "source", "requests", "wavefronts",
+                              "wavefronts / request", "conflicts / request",
+                              "bank conflicts (extra wavefronts)"),
+                             [(line_label(ck, ln), source_line_text(ck, ln), r["requests"],
+                               r["wavefronts"], f"{r['wavefronts_per_request']:.2f}",
+                               f"{r['conflicts_per_request']:.2f}", r["bank_conflicts"])
+                              for ln, r in sorted(shared.items())]) + "</details>")
         eff = simt_efficiencies(result)
         if eff:
             charts.append(figure_img_html(simt_histogram(eff), "SIMT efficiency per warp"))

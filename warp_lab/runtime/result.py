@@ -130,6 +130,18 @@ class LaunchResult:
         return getattr(self.sim, "metrics", None)
 
     @property
+    def line_metrics(self) -> dict:
+        """Simulator counters per Python line, ``{line: LineStats}`` (``{}`` on a GPU):
+        thread- and warp-instructions, active lanes, divergent branches, global requests
+        and sectors, shared requests, wavefronts and bank conflicts
+        (:class:`~warp_lab.sim.result.LineStats`). Lines are keys of the compiler's line
+        map (``compiled.line_map.ptx_to_python``): the kernel's cell or file lines, a
+        device function's of another cell at ``LineMap.FILE_STRIDE`` per file. The
+        simulator's own ``metrics`` attributes are per PTX line."""
+        m = self.metrics
+        return {} if m is None else m.by_line(self.compiled.line_map.ptx_to_python)
+
+    @property
     def partial(self) -> bool:
         """True when the simulator stopped early (instruction budget, interrupt)."""
         return bool(getattr(self.sim, "partial", False))
@@ -154,6 +166,12 @@ class LaunchResult:
                 lines.append(f"  ... and {more} more finding{'s' if more > 1 else ''} "
                              f"(.findings lists all {len(findings)})")
             lines.append(f"  {self.checks_text}")
+            from warp_lab.runtime.line_table import line_table_text
+
+            table = line_table_text(self)
+            if table:
+                lines.append("  per Python line (the busiest by warp-instructions):")
+                lines += [f"    {t}" for t in table]
         if self.partial:
             lines.append("  PARTIAL: the simulator stopped early; outputs are incomplete")
         for note in self.notes:

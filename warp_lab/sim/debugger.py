@@ -27,7 +27,7 @@ from warp_lab.errors import SimulatorError
 from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC, YIELD, Machine
 from warp_lab.sim.ptx import type_dtype
 
-__all__ = ["Debugger", "Breakpoint", "Stop", "WarpState"]
+__all__ = ["Debugger", "Breakpoint", "Stop", "WarpState", "format_lane_value"]
 
 _STATUS = {RUN: "running", EXITED: "exited", BARWAIT: "at barrier", PAD: "absent",
            WSYNC: "at warp sync", YIELD: "yielded"}
@@ -68,6 +68,12 @@ class Stop:
     block: tuple
     lanes: int
     breakpoint: Breakpoint | None = None
+
+    @property
+    def finished(self) -> bool:
+        """False: the launch goes on (``wl.debug``'s session returns a falsy
+        ``LaunchEnded`` with ``finished`` True once it has ended; this debugger, None)."""
+        return False
 
 
 @dataclass
@@ -492,7 +498,11 @@ class Debugger:
         return m.local[base: base + nbytes].tobytes()
 
 
-def _format_value(v) -> str:
+def format_lane_value(v) -> str:
+    """One lane's register value as the lane tables (text and HTML) show it: a predicate
+    ``T``/``F``, a float to 6 significant digits, an integer of 2**32 or more in hex (a
+    64-bit value that large is an address: global memory starts at ``GLOBAL_BASE`` =
+    ``0x100000000000``, shared and local windows above it), else in decimal."""
     if isinstance(v, (bool, np.bool_)):
         return "T" if v else "F"
     if isinstance(v, (float, np.floating)):
@@ -504,7 +514,7 @@ def _lane_values(values, active) -> list[str]:
     """32 lane values as text lines: ``v ×32`` when all equal, ``a, b, … z (step d)`` for an
     integer ramp, else four rows of eight (lanes not executing the next instruction in
     brackets)."""
-    text = [_format_value(v) for v in values]
+    text = [format_lane_value(v) for v in values]
     if len(set(text)) == 1:
         return [f"{text[0]} ×{len(text)}"]
     if values.dtype.kind in "iu" and len(values) > 2:

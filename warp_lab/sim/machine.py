@@ -928,7 +928,7 @@ class Machine:
                     instruction_class(ins)
                 met.mix[k] = met.mix.get(k, 0) + c
                 if ins.loc is not None:
-                    key = self.mod.source_of(ins)
+                    key = met.ptx_source[ins.line] = self.mod.source_of(ins)
                     met.per_source_line[key] = met.per_source_line.get(key, 0) + c
             res.metrics = met
         return res

@@ -8,8 +8,8 @@ import numpy as np
 
 from warp_lab.errors import source_label
 
-__all__ = ["Finding", "SimResult", "Metrics", "MemoryLineStats", "instruction_class",
-           "code_place"]
+__all__ = ["Finding", "SimResult", "Metrics", "MemoryLineStats", "LineStats",
+           "instruction_class", "code_place"]
 
 
 def code_place(ptx_line: int, source_file: str, source_line: int) -> str:
@@ -96,13 +96,89 @@ class MemoryLineStats:
 
 
 @dataclass
+class LineStats:
+    """What the instructions of one line (a PTX line, or all the PTX lines of one source
+    line) did in a launch: :meth:`Metrics.by_line` builds them.
+
+    Attributes:
+        thread_instructions: instructions executed, each active lane counting one.
+        warp_instructions: warp-level instructions issued (a warp with any active lane
+            counts one).
+        divergent_branches: warp-level branches whose active lanes went both ways.
+        global_requests, global_sectors: global loads/stores, as
+            :class:`MemoryLineStats` counts them (a request is one warp-level
+            instruction, a sector 32 bytes; Nsight Compute's ``l1tex__t_requests`` /
+            ``l1tex__t_sectors``).
+        shared_requests: warp-level shared-memory instructions.
+        shared_wavefronts: the passes through the 32 banks those requests needed.
+        bank_conflicts: wavefronts beyond the fewest each request needed (one per 128
+            bytes the active lanes access: 1 for up to 32 4-byte lanes), summed: the
+            *extra* wavefronts, Nsight Compute's "bank conflicts"
+            (``l1tex__data_bank_conflicts_pipe_lsu_mem_shared``) for conflict-only
+            replays; a 32-way conflict is 31 per request.
+    """
+
+    thread_instructions: int = 0
+    warp_instructions: int = 0
+    divergent_branches: int = 0
+    global_requests: int = 0
+    global_sectors: int = 0
+    shared_requests: int = 0
+    shared_wavefronts: int = 0
+    bank_conflicts: int = 0
+
+    @property
+    def active_lanes(self) -> float:
+        """Mean active lanes per warp-instruction (0..32; 0.0 when none issued)."""
+        return self.thread_instructions / self.warp_instructions if self.warp_instructions \
+            else 0.0
+
+    @property
+    def simt_efficiency(self) -> float:
+        """:attr:`active_lanes` / 32, 0..1."""
+        return self.active_lanes / 32.0
+
+    @property
+    def sectors_per_request(self) -> float:
+        """Global sectors per request (4 for 32 consecutive 4-byte lanes; 0.0 without)."""
+        return self.global_sectors / self.global_requests if self.global_requests else 0.0
+
+    @property
+    def wavefronts_per_request(self) -> float:
+        """Shared wavefronts per request (1 without conflicts for 4-byte lanes, 32 for a
+        32-way conflict; Nsight Compute's "wavefronts per request"); 0.0 without requests."""
+        return self.shared_wavefronts / self.shared_requests if self.shared_requests else 0.0
+
+    @property
+    def conflicts_per_request(self) -> float:
+        """:attr:`bank_conflicts` per shared request (31 for a 32-way conflict)."""
+        return self.bank_conflicts / self.shared_requests if self.shared_requests else 0.0
+
+    def add(self, other: "LineStats") -> None:
+        """Add ``other``'s counts to this record's."""
+        for f in _LINE_FIELDS:
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+
+
+_LINE_FIELDS = ("thread_instructions", "warp_instructions", "divergent_branches",
+                "global_requests", "global_sectors", "shared_requests", "shared_wavefronts",
+                "bank_conflicts")
+
+
+@dataclass
 class Metrics:
     """Per-launch counters.
+
+    The per-line counters are keyed by **PTX line** (1-based, of the PTX the simulator
+    ran), except :attr:`per_source_line`; :meth:`by_line` turns them all into one
+    :class:`LineStats` per source line (``.loc``, or any PTX line → line mapping, such as
+    the compiler's line map: ``LaunchResult.line_metrics`` is per Python line).
 
     Attributes:
         per_ptx_line: PTX line → thread-instructions executed there.
         warp_per_ptx_line: PTX line → warp-instructions issued there.
         per_source_line: ``(file, line)`` from ``.loc`` → thread-instructions.
+        ptx_source: PTX line → its ``(file, line)`` from ``.loc``, for the lines that ran.
         mix: instruction class (``arithmetic``, ``memory``, ``control``, ``sync``,
             ``special``) → thread-instructions.
         warp_issued: per warp (grid-linear: block-linear * warps_per_block + warp),
@@ -110,16 +186,19 @@ class Metrics:
             unless the launch stopped early).
         warp_active_lanes: per warp, sum of active lanes over its issued instructions.
         divergent_branches: warp-level branches whose active lanes split.
+        divergent_branches_per_line: PTX line → those branches (the PTX ``bra`` line).
         global_memory: PTX line → :class:`MemoryLineStats` for global loads/stores.
         shared_requests / shared_wavefronts / bank_conflicts: PTX line → counts for
-            shared-memory accesses (32 banks of 4 bytes; conflicts = wavefronts
-            beyond the minimum the access width needs).
+            shared-memory accesses (32 banks of 4 bytes). ``bank_conflicts`` counts
+            *extra wavefronts*: those beyond the fewest the access width needs
+            (:class:`LineStats`); per request, see :meth:`by_line`.
         barriers: barrier instructions completed, counted per warp.
     """
 
     per_ptx_line: dict = field(default_factory=dict)
     warp_per_ptx_line: dict = field(default_factory=dict)
     per_source_line: dict = field(default_factory=dict)
+    ptx_source: dict = field(default_factory=dict)
     mix: dict = field(default_factory=dict)
     warp_issued: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     warp_active_lanes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -130,6 +209,64 @@ class Metrics:
     shared_wavefronts: dict = field(default_factory=dict)
     bank_conflicts: dict = field(default_factory=dict)
     barriers: int = 0
+
+    def per_ptx_line_stats(self) -> dict[int, LineStats]:
+        """PTX line → :class:`LineStats`, for every line that ran or accessed memory."""
+        out: dict[int, LineStats] = {}
+
+        def at(line) -> LineStats:
+            st = out.get(line)
+            if st is None:
+                st = out[line] = LineStats()
+            return st
+
+        for line, n in self.per_ptx_line.items():
+            at(line).thread_instructions += int(n)
+        for line, n in self.warp_per_ptx_line.items():
+            at(line).warp_instructions += int(n)
+        for line, n in self.divergent_branches_per_line.items():
+            at(line).divergent_branches += int(n)
+        for line, g in self.global_memory.items():
+            st = at(line)
+            st.global_requests += g.requests
+            st.global_sectors += g.sectors
+        for name in ("shared_requests", "shared_wavefronts", "bank_conflicts"):
+            for line, n in getattr(self, name).items():
+                st = at(line)
+                setattr(st, name, getattr(st, name) + int(n))
+        return out
+
+    def by_line(self, line_of=None) -> dict:
+        """Every per-PTX-line counter summed per source line: ``{line: LineStats}``.
+
+        Args:
+            line_of: a mapping PTX line → the line to count it under (e.g. a
+                ``CompiledKernel``'s ``line_map.ptx_to_python``); None: the ``.loc``
+                ``(file, line)`` of :attr:`ptx_source`, the keys of
+                :attr:`per_source_line`. PTX lines it does not map (or ``.loc`` line 0)
+                are left out; :meth:`totals` has them.
+
+        Returns:
+            a dict sorted by key.
+        """
+        if line_of is None:
+            line_of = {p: fl for p, fl in self.ptx_source.items() if fl[1]}
+        out: dict = {}
+        for ptx_line, st in self.per_ptx_line_stats().items():
+            key = line_of.get(int(ptx_line))
+            if key is None:
+                continue
+            if key not in out:
+                out[key] = LineStats()
+            out[key].add(st)
+        return dict(sorted(out.items()))
+
+    def totals(self) -> LineStats:
+        """All lines together, one :class:`LineStats`."""
+        total = LineStats()
+        for st in self.per_ptx_line_stats().values():
+            total.add(st)
+        return total
 
     def source_line_counts(self, source_file: str | None = None) -> dict:
         """Thread-instructions per source line number (``{line: count}``), for one file
@@ -155,7 +292,8 @@ class Metrics:
     def summary(self) -> list[tuple[str, str]]:
         """The key numbers as ``(what, value)`` text pairs: thread-instructions, SIMT
         efficiency (:attr:`mean_simt_efficiency`), global requests, sectors and sectors per
-        request (:class:`MemoryLineStats` summed), shared requests and bank conflicts,
+        request (:class:`MemoryLineStats` summed), shared requests, wavefronts per request
+        and bank conflicts (extra wavefronts, in all and per request; :class:`LineStats`),
         divergent branches, barriers, and the busiest source lines
         (:meth:`source_line_counts`). Per-line numbers: the notebook's accessors
         (``warp_lab.notebook.results``) and the attributes."""
@@ -168,8 +306,11 @@ class Metrics:
                 ("global memory", f"{total.requests:,} requests, {total.sectors:,} sectors, "
                  f"{total.sectors_per_request:.2f} sectors/request")]
         if self.shared_requests:
-            rows.append(("shared memory", f"{sum(self.shared_requests.values()):,} requests, "
-                         f"{sum(self.bank_conflicts.values()):,} bank conflicts"))
+            t = self.totals()
+            rows.append(("shared memory", f"{t.shared_requests:,} requests, "
+                         f"{t.wavefronts_per_request:.2f} wavefronts/request, "
+                         f"{t.bank_conflicts:,} bank conflicts (extra wavefronts, "
+                         f"{t.conflicts_per_request:.2f}/request)"))
         rows.append(("branches, barriers", f"{self.divergent_branches:,} divergent branches, "
                      f"{self.barriers:,} barriers"))
         lines = self.source_line_counts()
@@ -183,7 +324,8 @@ class Metrics:
         rows = self.summary()
         width = max(len(k) for k, _ in rows)
         return "\n".join(["Metrics (per PTX line in .per_ptx_line, .global_memory, "
-                          ".bank_conflicts, ...; per warp in .warp_issued, .warp_active_lanes)"]
+                          ".bank_conflicts, ...; per source line in .by_line(); per warp in "
+                          ".warp_issued, .warp_active_lanes)"]
                          + [f"  {k:<{width}}  {v}" for k, v in rows])
 
     def _repr_html_(self) -> str:
