@@ -95,3 +95,45 @@ def test_float64_atomic_add_cas_loop_on_sm_52():
     r = wl.launch(ck, dim=x.size, inputs=[x, total], device="sim")
     assert not r.findings
     np.testing.assert_allclose(total[0], x.sum(), rtol=1e-12)
+
+
+@wl.kernel
+def half_sums(x: wl.array(dtype=wl.float16), total: wl.array(dtype=wl.float16),
+              old: wl.array(dtype=wl.float16)):
+    i = wl.tid()
+    old[i] = wl.atomic_add(total, i % 3, x[i])
+    wl.atomic_sub(total, 2, x[i])
+
+
+@pytest.mark.parametrize("arch", ["sm_70", "sm_80", "sm_90"])
+def test_float16_atomic_add_rounds_each_add_to_half(arch):
+    """CUDA's atomicAdd(__half*): native ``atom.add.noftz.f16`` from sm_70 (no CAS loop on
+    the 32-bit word around the element, which would read past an odd-length array's end);
+    the block's 200 threads run the atomic as one instruction, so in thread order."""
+    ck = wl.compile(half_sums, arch=arch, cache=False, sass=False)
+    assert "atom.global.add.noftz.f16" in ck.ptx and ".cas." not in ck.ptx
+    x = (np.random.default_rng(5).standard_normal(200) * 4).astype(np.float16)
+    total, old = np.zeros(3, np.float16), np.zeros(200, np.float16)
+    r = wl.launch(ck, dim=200, block_dim=256, inputs=[x, total, old], device="sim")
+    assert not r.findings
+    acc, want_old = np.zeros(3, np.float16), np.zeros(200, np.float16)
+    for i in range(200):                       # each add rounded to half, in thread order
+        want_old[i] = acc[i % 3]
+        acc[i % 3] = np.float16(acc[i % 3] + x[i])
+    for i in range(200):
+        acc[2] = np.float16(acc[2] - x[i])
+    np.testing.assert_array_equal(old, want_old)
+    np.testing.assert_array_equal(total, acc)
+
+
+def test_float16_atomics_other_than_add_and_before_sm_70_are_located_errors():
+    with pytest.raises(wl.KernelCompileError, match=r"needs sm_70 or newer") as e:
+        wl.compile(half_sums, arch="sm_61", cache=False)
+    assert "wl.atomic_add(total, i % 3, x[i])" in str(e.value)
+
+    @wl.kernel
+    def half_max(x: wl.array(dtype=wl.float16)):
+        wl.atomic_max(x, 0, x[1])
+
+    with pytest.raises(wl.KernelCompileError, match=r"only atomic_add and atomic_sub"):
+        wl.compile(half_max, arch="sm_90", cache=False)

@@ -38,11 +38,13 @@ TRIPLE = "nvptx64-nvidia-cuda"
 #: ``vote.sync``, ``bar.warp.sync``) that ``wl.shfl_*_sync`` and friends lower
 #: to first exist, and 6.2 adds ``activemask`` (``wl.activemask``). (With an
 #: older version, LLVM's instruction selection of those intrinsics aborts the
-#: process.)
+#: process.) sm_70 and sm_72 get 6.3, where ``atom.add.noftz.f16`` (``wl.atomic_add`` of
+#: float16, sm_70+) first exists; with 6.2 LLVM makes it a CAS loop on the 32-bit word
+#: around the element, which reads past the end of an array with an odd number of halves.
 SUPPORTED_ARCHS: dict[str, str] = {
     "sm_50": "6.2", "sm_52": "6.2", "sm_53": "6.2",
     "sm_60": "6.2", "sm_61": "6.2", "sm_62": "6.2",
-    "sm_70": "6.2", "sm_72": "6.2", "sm_75": "6.3",
+    "sm_70": "6.3", "sm_72": "6.3", "sm_75": "6.3",
     "sm_80": "7.0", "sm_86": "7.1", "sm_87": "7.4", "sm_89": "7.8",
     "sm_90": "7.8", "sm_100": "8.6", "sm_103": "8.8", "sm_120": "8.7", "sm_121": "8.8",
 }

@@ -337,7 +337,7 @@ def _reduce(t, node, name):
     return t.mark(node, vt)
 
 
-_ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64", "float32", "float64")
+_ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64", "float16", "float32", "float64")
 
 
 def _atomic(t, node, name):
@@ -378,7 +378,15 @@ def _atomic(t, node, name):
     dt = at.dtype
     if not (isinstance(dt, Scalar) and dt.name in _ATOMIC_TYPES):
         raise t.error(f"{name}() works on int32, uint32, int64, uint64, float32 and float64 "
-                      f"arrays, not {type_name(dt)}", arr)
+                      f"arrays (float16: atomic_add and atomic_sub), not {type_name(dt)}", arr)
+    if dt.bits == 16:
+        # CUDA's atomicAdd(__half*) (sm_70+); PTX ISA 9.7.13.5 atom.add.noftz.f16. Other
+        # operations would be CAS loops on the aligned 32-bit word around the element, which
+        # reach past the end of an array with an odd number of halves
+        if op not in ("add", "sub"):
+            raise t.error(f"{name}() does not work on float16 arrays: only atomic_add and "
+                          "atomic_sub do (CUDA's atomicAdd(__half*))", arr)
+        _needs_sm(t, node, name, 70, "atom.add.noftz.f16")
     if dt.is_float and op in ("and", "or", "xor"):
         raise t.error(f"{name}() needs an integer array", arr)
     for v in node.args[len(node.args) - nval:]:

@@ -666,9 +666,9 @@ def _atom(ins, mod):
                              ptx_line=ins.line)
     t = ins.types[-1]
     dt = type_dtype(t)
-    if dt.itemsize == 2 or "v2" in ins.mods or "v4" in ins.mods:
-        raise SimulatorError(f"PTX line {ins.line}: 16-bit and vector atomics are not "
-                             "implemented", ptx_line=ins.line)
+    if "v2" in ins.mods or "v4" in ins.mods or "f16x2" in ins.types or "bf16x2" in ins.types:
+        raise SimulatorError(f"PTX line {ins.line}: vector atomics are not implemented",
+                             ptx_line=ins.line)
     es = dt.itemsize
     is_red = ins.op == "red"
     srcs = ins.srcs
