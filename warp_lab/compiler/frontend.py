@@ -460,8 +460,12 @@ class FunctionTyper(ExprTyper):
         name = node.target.id
         if name in self.scope:
             if not implicit_ok(ty, self.scope[name]):
-                raise self.error(f"loop variable {name!r} has type {type_name(self.scope[name])} "
-                                 f"but range() yields {type_name(ty)}", node.target)
+                had = type_name(self.scope[name])
+                raise self.error(f"loop variable {name!r} has type {had} "
+                                 f"but range() yields {type_name(ty)}", node.target,
+                                 f"{name!r} has type {had} from its earlier use, and a kernel "
+                                 "variable keeps one type: give this loop another variable, "
+                                 f"or convert the bounds, range(wl.{had}(...))")
         else:
             self.scope[name] = ty
         node.target.wl_var_ty = self.scope[name]
