@@ -44,3 +44,27 @@ def test_constant_float_in_an_ints_range_still_folds_like_the_run_time_conversio
     x = np.zeros(4, np.int64)
     wl.launch(kernel, dim=1, inputs=[x, -2.75], device="sim")
     assert x.tolist() == [-2, -2, 255, 0]
+
+
+def test_array_with_data_and_a_shape_keeps_the_data_or_refuses():
+    """``wl.array([1, 2, 3, 4], shape=(3,))`` returned three zeros: the data was dropped
+    without a word. Data of the given shape is kept; another shape is refused, naming both."""
+    a = wl.array([1.0, 2.0, 3.0, 4.0], dtype=wl.float32, shape=(2, 2))
+    assert a.numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    a = wl.array([1.0, 2.0, 3.0], dtype=wl.float32, shape=3)
+    assert a.numpy().tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match=r"4 elements.*shape=\(3,\)"):
+        wl.array([1.0, 2.0, 3.0, 4.0], dtype=wl.float32, shape=(3,))
+
+
+def test_array_of_vectors_needs_their_trailing_extent():
+    """``wl.array(np.zeros((4, 2)), dtype=wl.vec3)`` made a (4, 2) float32 array, refused
+    only later, at a launch, as the wrong shape; and ``ndim=`` with data was ignored."""
+    assert wl.array(np.zeros((4, 3)), dtype=wl.vec3).shape == (4, 3)
+    with pytest.raises(ValueError, match=r"wl.vec3.*trailing extents are \(3,\).*\(4, 2\)"):
+        wl.array(np.zeros((4, 2)), dtype=wl.vec3)
+    with pytest.raises(ValueError, match=r"wl.mat22"):
+        wl.array(np.zeros((4, 2)), dtype=wl.mat22)
+    with pytest.raises(ValueError, match=r"ndim=1.*2-D"):
+        wl.array(np.zeros((4, 2)), dtype=wl.float32, ndim=1)
+    assert wl.array(np.zeros((4, 2)), dtype=wl.float32, ndim=2).shape == (4, 2)
