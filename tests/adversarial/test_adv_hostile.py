@@ -3,6 +3,8 @@
 Each test states what went wrong before its fix: the input and what happened.
 """
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -68,3 +70,25 @@ def test_array_of_vectors_needs_their_trailing_extent():
     with pytest.raises(ValueError, match=r"ndim=1.*2-D"):
         wl.array(np.zeros((4, 2)), dtype=wl.float32, ndim=1)
     assert wl.array(np.zeros((4, 2)), dtype=wl.float32, ndim=2).shape == (4, 2)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10 recurses on the C stack")
+@pytest.mark.parametrize("what, body", [
+    ("a sum of 2000 terms", "    x[i] = " + " + ".join(["n"] * 2000) + "\n"),
+    ("2000 unary minus", "    x[i] = " + "-" * 2000 + "n\n"),
+    ("an elif chain of 1000", "    a = 0\n    if n == 0:\n        a = 1\n"
+     + "".join(f"    elif n == {j}:\n        a = {j}\n" for j in range(1, 1000))
+     + "    x[i] = a\n")])
+def test_code_python_compiles_is_not_nested_too_deeply_for_a_kernel(what, body):
+    """``v0 + v1 + ... + v399`` and an elif chain of 400 (generated code) were refused
+    as "expression nested too deeply": the typer and lowering recurse a few Python frames
+    per level and hit the default recursion limit (1000) near 330 levels, where Python
+    itself compiles about 3000. Whatever Python compiles, a kernel compiles."""
+    kernel = cell_kernel("@wl.kernel\ndef k(x: wl.array(dtype=wl.int32), n: int):\n"
+                         "    i = wl.tid()\n" + body)
+    limit = sys.getrecursionlimit()
+    x = np.zeros(1, np.int32)
+    wl.launch(kernel, dim=1, inputs=[x, 3], device="sim")
+    want = {"a sum of 2000 terms": 6000, "2000 unary minus": 3, "an elif chain of 1000": 3}
+    assert x[0] == want[what]
+    assert sys.getrecursionlimit() == limit   # restored
