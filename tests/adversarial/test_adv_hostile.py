@@ -92,3 +92,59 @@ def test_code_python_compiles_is_not_nested_too_deeply_for_a_kernel(what, body):
     want = {"a sum of 2000 terms": 6000, "2000 unary minus": 3, "an elif chain of 1000": 3}
     assert x[0] == want[what]
     assert sys.getrecursionlimit() == limit   # restored
+
+
+@pytest.fixture()
+def shell(ip):
+    ip.run_cell("import warp_lab as wl\nimport numpy as np")
+    return ip
+
+
+# characters str.splitlines() ends a line at and Python's tokenizer does not (a line or
+# paragraph separator pasted from a web page or PDF, a form feed from an old source file)
+SEPARATORS = {"U+2028": "\u2028", "U+2029": "\u2029", "form feed": "\x0c", "U+0085": "\x85"}
+
+
+@pytest.mark.parametrize("sep", list(SEPARATORS))
+def test_a_line_separator_in_a_magic_cell_keeps_the_code_python_runs(shell, published, sep):
+    """A U+2028 in a comment of a ``%%warp_kernel`` cell ended the kernel there: the cell's
+    lines were split with str.splitlines(), which breaks at it, so ``b`` began a new line
+    at column 0 and the store after it was silently left out (the array stayed 0). A form
+    feed before an indent was a syntax error Python does not raise."""
+    ch = SEPARATORS[sep]
+    lead = ch if ch == "\x0c" else ""   # Python takes a form feed before an indent
+    res = shell.run_cell("%%warp_kernel\ndef k(x: wl.array(dtype=wl.float32)):\n"
+                         f"    i = wl.tid()\n    # a{ch}b\n{lead}    x[i] = 5.0\n")
+    assert res.error_in_exec is None, res.error_in_exec
+    res = shell.run_cell("x = np.zeros(4, np.float32)\n"
+                         "wl.launch(k, dim=4, inputs=[x], device='sim')\nx.tolist()")
+    assert res.result == [5.0] * 4
+
+
+def test_a_line_separator_in_a_plain_cell_is_an_error_not_dropped_code(shell):
+    """In an ordinary cell, IPython's own copy of the cell (what inspect reads) is split
+    at the U+2028, so the kernel's source ends early; the store that Python compiled was
+    silently left out. warp_lab now sees that the code runs past the source it read."""
+    res = shell.run_cell("@wl.kernel\ndef k(x: wl.array(dtype=wl.float32)):\n"
+                         "    i = wl.tid()\n    # a\u2028b\n    x[i] = 5.0\n")
+    err = res.error_in_exec
+    assert isinstance(err, wl.KernelCompileError), err
+    assert "U+2028" in str(err) and "line 5" in str(err), str(err)
+
+
+def test_a_kernel_file_cut_short_after_import_says_the_file_changed(tmp_path, monkeypatch):
+    """The same check on a file: the module was imported, then the file was cut short;
+    compiling from the new text would leave the old code's last lines out."""
+    import importlib
+
+    path = tmp_path / "adv_cut_kernel.py"
+    path.write_text("import warp_lab as wl\n\n\ndef k(x: wl.array(dtype=wl.float32)):\n"
+                    "    i = wl.tid()\n    x[i] = 1.0\n    x[i] += 2.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("adv_cut_kernel")
+    path.write_text("import warp_lab as wl\n\n\ndef k(x: wl.array(dtype=wl.float32)):\n"
+                    "    i = wl.tid()\n")
+    import linecache
+    linecache.checkcache(str(path))
+    with pytest.raises(wl.KernelCompileError, match="changed since it was imported"):
+        wl.kernel(mod.k)
