@@ -355,7 +355,8 @@ class WarpKernelMagics(Magics):
 
         full_text = f"%%warp_kernel {line}".rstrip() + "\n" + cell
         filename = self._cell_name(full_text)
-        linecache.cache[filename] = (len(full_text), None, python_lines(full_text, keepends=True), filename)
+        linecache.cache[filename] = (len(full_text), None, python_lines(full_text, keepends=True),
+                                     filename)
         code_text = "\n" + cell  # line 1 is the magic line: code lines keep the cell's numbers
         try:
             tree = ast.parse(code_text, filename)
