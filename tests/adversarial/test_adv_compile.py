@@ -58,7 +58,8 @@ REJECTED = [
     ("retype_to_array", "    m = 1.5\n    m = x\n", 4, 5, "cannot become an array"),
     ("array_to_int", "    x = 3\n", 3, 5, "cannot be reassigned"),
     ("call_kernel", "    k(x, n)\n", 3, 5, "kernels cannot call kernels"),
-    ("deep_unary", "    m = " + "-" * 2000 + "1\n", 3, 0, "nested too deeply"),
+    # (2000 unary minus, once refused as nested too deeply, compile as in Python:
+    # test_adv_hostile.test_code_python_compiles_is_not_nested_too_deeply_for_a_kernel)
     ("str_annotation", "    m: str = 1\n", 3, 8, "'str' is not available"),
     ("print_shadowed", "    print = 3\n    print(3)\n", 4, 5, "print is shadowed by the variable"),
 ]

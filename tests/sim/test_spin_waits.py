@@ -259,3 +259,31 @@ def test_a_loop_entered_again_by_a_second_call_is_not_an_infinite_loop(monkeypat
                   max_instructions=SAFETY)
     assert not r.findings, [str(f) for f in r.findings]
     assert (out == 1).all()
+
+
+@wl.kernel
+def cycling(out: wl.array(dtype=wl.int32), start: int):
+    i = wl.tid()
+    a = start + i % 2 * 2
+    while a != 3:              # marker: cycles
+        a = (a + 2) % 10       # 0, 2, 4, 6, 8, 0, ...: never 3
+    out[i] = a
+
+
+def test_a_loop_whose_state_cycles_is_an_infinite_loop(monkeypatch):
+    """A closed loop whose registers cycle with a period that is no divisor of the
+    turns between two looks (here 5 turns) never shows the same state at consecutive
+    looks; it must still be found (Brent's cycle detection over the looks), not run
+    until the budget or Ctrl-C. (Fewer turns between looks, to keep the test short.)"""
+    from warp_lab.sim import machine
+    monkeypatch.setattr(machine, "LOOP_CHECK", 256)
+    out = np.zeros(32, np.int32)
+    r = wl.launch(cycling, dim=32, inputs=[out, 0], device="sim", max_instructions=SAFETY)
+    assert [f.kind for f in r.findings] == ["infinite_loop"], [str(f) for f in r.findings]
+    (f,) = r.findings
+    assert f.source_line == source_line(cycling, "# marker: cycles")
+    assert "in the state they had 1280 iterations earlier" in f.message, f.message
+    assert "go round values that never end it" in f.message, f.message
+    assert "forgotten" not in f.message, f.message
+    assert r.sim.instructions < 32 * 15 * 256 * 12   # lanes x looks x turns x instructions
+    assert (out == 0).all()    # stopped: nothing stored

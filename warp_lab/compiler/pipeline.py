@@ -18,9 +18,11 @@ second nvdisasm run; it goes concurrently with the listing's.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
+import sys
 import time
 
 import llvmlite
@@ -33,6 +35,26 @@ from warp_lab.errors import ToolchainError
 from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, Kernel
 
 __all__ = ["compile", "check_options", "toolchain_versions"]
+
+
+# Python frames the typer and lowering may stack: a few per level of nesting (each
+# term of a + b + ..., each elif), so CPython's default limit (1000) refused about 330
+# levels, where Python's own compiler takes about 3000 (its C limit). From Python 3.11
+# a call from Python to Python takes no C stack, so a deeper limit cannot crash.
+_RECURSION_LIMIT = 20_000
+
+
+@contextlib.contextmanager
+def _deep_recursion():
+    """Raise the recursion limit to :data:`_RECURSION_LIMIT` (Python 3.11+) while the
+    front end and lowering walk a kernel, then restore it."""
+    before = sys.getrecursionlimit()
+    if sys.version_info >= (3, 11) and before < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 @functools.lru_cache(maxsize=None)
@@ -181,9 +203,10 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    typed = frontend.make_typed_ast(kernel, options)
-    t1 = time.perf_counter()
-    lowered = lower.make_llvm_ir(typed, options, cells)
+    with _deep_recursion():
+        typed = frontend.make_typed_ast(kernel, options)
+        t1 = time.perf_counter()
+        lowered = lower.make_llvm_ir(typed, options, cells)
     t2 = time.perf_counter()
     timings["frontend"], timings["lower"] = t1 - t0, t2 - t1
     llvm_ir_opt, ptx = nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, timings)

@@ -534,6 +534,13 @@ def _construct(t, node, ty):
             len(args) == r and all(isinstance(x, Vector) and x.n == c for x in tys))
         if not ok:
             raise t.error(f"{ty.name}() takes 0 or {r * c} numbers, or {r} row vectors", node)
+    for a, at in zip(args, tys):   # a constant component converts as _cast's would
+        c = const_of(a) if isinstance(at, Scalar) else NO_CONST
+        if c is not NO_CONST:
+            try:
+                cast_value(c, ty.elem)
+            except ValueError as exc:
+                raise t.error(str(exc), a) from None
     node.wl_call = CallTarget("construct", type=ty, info={"tys": tys})
     return t.mark(node, ty)
 

@@ -227,7 +227,13 @@ def cast_value(value, t: Scalar):
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise ValueError(f"cannot convert {value} to {t.name}")
-            value = int(value)  # truncates toward zero, like fptosi
+            # truncates toward zero, like fptosi; out of range, the GPU clamps (PTX cvt)
+            # where wrapping would give yet another number: refused, as inf is
+            info = np.iinfo(t.numpy)
+            if not info.min <= int(value) <= info.max:
+                raise ValueError(f"cannot convert {value!r} to {t.name}: out of range "
+                                 f"[{info.min}, {info.max}]")
+            value = int(value)
         return wrap_int(int(value), t)
     with np.errstate(all="ignore"):
         return float(_np(t)(value))

@@ -12,6 +12,7 @@ import ast
 import difflib
 import inspect
 import linecache
+import re
 import sys
 import textwrap
 from dataclasses import dataclass, field
@@ -19,7 +20,21 @@ from dataclasses import dataclass, field
 from warp_lab.errors import KernelCompileError, KernelOptionError, source_label
 
 __all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file",
-           "KERNEL_OPTIONS", "KERNEL_OPTION_DEFAULTS", "check_kernel_options"]
+           "KERNEL_OPTIONS", "KERNEL_OPTION_DEFAULTS", "check_kernel_options", "python_lines"]
+
+_NEWLINE = re.compile(r"(\r\n|\r|\n)")
+
+
+def python_lines(text: str, keepends: bool = False) -> list[str]:
+    """``text``'s lines as Python's tokenizer ends them: at ``\\n``, ``\\r\\n`` and ``\\r``
+    only. ``str.splitlines`` also breaks at ``\\x0b``, ``\\x0c``, ``\\x1c``-``\\x1e``,
+    ``\\x85``, U+2028 and U+2029, which Python keeps inside a line (a comment, a string,
+    a form feed before an indent), so its line numbers would drift from Python's."""
+    parts = _NEWLINE.split(text)
+    lines = [parts[i] + (parts[i + 1] if keepends else "") for i in range(0, len(parts) - 1, 2)]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 @dataclass(frozen=True)
@@ -44,7 +59,7 @@ class Source:
 
     def line(self, lineno: int) -> str:
         """The text of file line ``lineno`` (``""`` if outside the function)."""
-        lines = self.text.splitlines()
+        lines = python_lines(self.text)
         k = lineno - self.first_line
         if 0 <= k < len(lines):
             return " " * self.col_offset + lines[k]
@@ -68,10 +83,37 @@ def source_of(fn) -> Source:
             fn.__code__.co_firstlineno,
             hint="define kernels in a file, a notebook cell or a %%warp_kernel cell",
         ) from None
+    last = _last_code_line(fn.__code__)
+    end = first + len(lines) - 1
+    if last > end and is_cell_file(filename):  # IPython keeps cells split by str.splitlines
+        raise KernelCompileError(
+            f"cannot read the whole source of {fn.__qualname__!r}: the copy of "
+            f"{source_label(filename)} Python keeps for it ends the function at line {end}, "
+            f"but its code runs to line {last}; the copy was split into lines at a "
+            "character Python keeps inside a line (a U+2028 or U+2029 line or paragraph "
+            "separator, a form feed, U+0085), in a comment or a string", filename, end,
+            hint="delete that character (it often comes with text pasted from a web page "
+                 "or a PDF), or define the kernel in a %%warp_kernel cell") from None
+    if last > end:
+        raise KernelCompileError(
+            f"cannot read the whole source of {fn.__qualname__!r}: in {filename} as it is "
+            f"now the function ends at line {end}, but the code Python loaded runs to line "
+            f"{last}: the file changed since it was imported", filename, end,
+            hint="re-import it (importlib.reload(module)) or restart the kernel") from None
     raw = "".join(lines)
     text = textwrap.dedent(raw)
     col = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
     return Source(text, filename, max(first, 1), col)
+
+
+def _last_code_line(code) -> int:
+    """The last source line ``code`` (and the functions nested in it) has code on."""
+    last = max((line for _, _, line in code.co_lines() if line is not None),
+               default=code.co_firstlineno)
+    for c in code.co_consts:
+        if inspect.iscode(c):
+            last = max(last, _last_code_line(c))
+    return last
 
 
 def is_cell_file(filename: str) -> bool:
@@ -93,7 +135,7 @@ def is_cell_file(filename: str) -> bool:
 
 def cell_source(text: str, filename: str, first_line: int = 1) -> None:
     """Register a cell's text in :mod:`linecache` so :func:`inspect.getsource` finds it."""
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    linecache.cache[filename] = (len(text), None, python_lines(text, keepends=True), filename)
 
 
 @dataclass(eq=False)

@@ -18,6 +18,7 @@ import html
 from pygments.formatters import HtmlFormatter
 from pygments.token import Error, STANDARD_TYPES, Text, Whitespace
 
+from warp_lab.lang.kernel import python_lines
 from warp_lab.notebook.lexers import get_lexer
 
 __all__ = ["highlight_lines", "line_colors", "token_css", "PALETTE"]
@@ -45,13 +46,13 @@ def highlight_lines(text: str, pane: str) -> list[str]:
         pane: a pane name accepted by :func:`warp_lab.notebook.lexers.get_lexer`.
 
     Returns:
-        ``len(text.splitlines())`` strings of ``<span class="..">`` tokens;
+        ``len(python_lines(text))`` strings of ``<span class="..">`` tokens;
         joined with newlines and stripped of tags they equal the escaped text.
     """
     if not text:
         return []
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    n_lines = len(text.splitlines())
+    n_lines = len(python_lines(text))   # (Pygments, too, ends lines at \n only)
     # (class, text) runs per line; whitespace gets no span, equal neighbours merge,
     # which keeps the HTML about a third of a span-per-token rendering
     lines: list[list[list[str]]] = [[]]

@@ -30,7 +30,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.display import display
 
 from warp_lab.errors import KernelCompileError, LaunchError, SimulatorError, WarpLabError
-from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, KERNEL_OPTIONS, Func, Kernel
+from warp_lab.lang.kernel import (KERNEL_OPTION_DEFAULTS, KERNEL_OPTIONS, Func, Kernel,
+                                  python_lines)
 from warp_lab.notebook import launch_option
 from warp_lab.notebook.cell_defs import (DEFINED, classify_functions, describe,
                                          is_kernel_decorator, rebinding_line, recording_defs,
@@ -184,13 +185,13 @@ def _compile_cell(tree: ast.Module, filename: str, code_text: str):
         return compile(tree, filename, "exec", flags=__future__.annotations.compiler_flag,
                        dont_inherit=True)
     except SyntaxError as exc:  # compiled from a tree: exc.text is None, take the cell's line
-        lines = code_text.splitlines()
+        lines = python_lines(code_text)
         text = exc.text or (lines[exc.lineno - 1] if 0 < (exc.lineno or 0) <= len(lines) else "")
         raise KernelCompileError(f"syntax error: {exc.msg}", filename, exc.lineno or 0,
                                  exc.offset or 0, text.rstrip("\n")) from None
     except RecursionError:
         stmt = _deepest_statement(tree)
-        lines = code_text.splitlines()
+        lines = python_lines(code_text)
         line = getattr(stmt, "lineno", 1)
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         raise _too_deep(filename, line, getattr(stmt, "col_offset", 0) + 1, text) from None
@@ -354,7 +355,8 @@ class WarpKernelMagics(Magics):
 
         full_text = f"%%warp_kernel {line}".rstrip() + "\n" + cell
         filename = self._cell_name(full_text)
-        linecache.cache[filename] = (len(full_text), None, full_text.splitlines(True), filename)
+        linecache.cache[filename] = (len(full_text), None, python_lines(full_text, keepends=True),
+                                     filename)
         code_text = "\n" + cell  # line 1 is the magic line: code lines keep the cell's numbers
         try:
             tree = ast.parse(code_text, filename)
@@ -362,7 +364,7 @@ class WarpKernelMagics(Magics):
             raise KernelCompileError(f"syntax error: {exc.msg}", filename, exc.lineno or 0,
                                      exc.offset or 0, (exc.text or "").rstrip("\n")) from None
         except RecursionError:  # no tree to point into: the cell's longest line is the suspect
-            lines = code_text.splitlines()
+            lines = python_lines(code_text)
             k = max(range(len(lines)), key=lambda i: len(lines[i]))
             indent = len(lines[k]) - len(lines[k].lstrip())
             raise _too_deep(filename, k + 1, indent + 1, lines[k]) from None
@@ -374,7 +376,7 @@ class WarpKernelMagics(Magics):
                     not node.decorator_list or any(map(is_kernel_decorator, node.decorator_list))):
                 raise KernelCompileError("async functions cannot be kernels or device functions",
                                          filename, node.lineno, node.col_offset + 1,
-                                         code_text.splitlines()[node.lineno - 1],
+                                         python_lines(code_text)[node.lineno - 1],
                                          "write def instead of async def")
         defined: dict[int, object] = {}
         ns[DEFINED] = defined

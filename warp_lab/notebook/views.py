@@ -31,6 +31,7 @@ from warp_lab.compiler.artifact import SHARED_DECL, shared_array_lines
 from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
                                             python_location, source_line_text)
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
+from warp_lab.lang.kernel import python_lines
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
@@ -122,7 +123,7 @@ def pane_line_maps(ck) -> dict[str, dict[int, int]]:
         (the line map describes the optimised IR).
     """
     first = ck.source.first_line
-    out = {"python": {first + k: first + k for k in range(len(ck.source.text.splitlines()))}}
+    out = {"python": {first + k: first + k for k in range(len(python_lines(ck.source.text)))}}
     for pane, (_, _, attr) in PANES.items():
         if attr and pane != "llvm_unoptimized":
             out[pane] = {x: py for py, xs in getattr(ck.line_map, attr).items() for x in xs}
@@ -157,7 +158,7 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
     :func:`python_row_numbers` gives the line numbers to show.
     """
     src = ck.source
-    own = src.text.splitlines()
+    own = python_lines(src.text)
     rows = [(src.first_line + k, text) for k, text in enumerate(own)]
     inside = range(src.first_line, src.first_line + len(own))
     stride = ck.line_map.FILE_STRIDE
@@ -268,7 +269,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
     if text is None:
         why = html.escape(missing or "not available")
         return f'{head}<div class="wl-missing">{why}</div></details>'
-    all_lines = text.splitlines()
+    all_lines = python_lines(text)
     hidden = max(0, len(all_lines) - max_lines)
     if hidden:  # highlight only what is shown: the lexer's time grows with the text too
         text = "\n".join(all_lines[:max_lines])

@@ -13,6 +13,8 @@ are accepted as kernel arguments directly.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from warp_lab.lang import types as T
@@ -164,8 +166,10 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
         dtype: element type: a warp_lab type (``wl.float32``, ``wl.vec3``), a
             numpy dtype or ``int``/``float``. Vector and matrix element types
             add trailing dimensions of their size to the numpy array.
-        ndim: as an annotation: number of dimensions (1..4, default 1).
-        shape: make a zero-filled array of this shape instead of copying data.
+        ndim: as an annotation: number of dimensions (1..4, default 1); with
+            ``data``, the dimensions ``data`` must have (vector/matrix ones apart).
+        shape: without ``data``, make a zero-filled array of this shape; with
+            ``data``, reshape it to this shape (the element counts must agree).
         device: preferred device for launches (``"auto"``, ``"sim"``, ``"cuda:0"``).
 
     Returns:
@@ -178,7 +182,9 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
         TypeError: ``dtype`` is not a warp_lab type, or ``data`` is a numpy
             masked array (the copy would drop its mask).
         ValueError: ``ndim`` is outside 1..4, or ``device`` is not a device
-            name (every array function checks it).
+            name (every array function checks it); ``data`` does not have
+            ``shape``'s element count, ``ndim`` dimensions, or the trailing
+            extents of a vector/matrix ``dtype``.
     """
     if dtype is None and shape is None and (isinstance(data, T.Type) or data is int
                                             or data is float or data is bool):
@@ -187,12 +193,27 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
         return T.array(dtype, ndim if ndim is not None else 1)
     if shape is not None:
         shape = (shape,) if np.isscalar(shape) else tuple(shape)
-        return zeros(shape, dtype=dtype if dtype is not None else T.float32, device=device)
+        if data is None:
+            return zeros(shape, dtype=dtype if dtype is not None else T.float32, device=device)
     if isinstance(data, Array):
         data = data.numpy()
     if isinstance(data, np.ma.MaskedArray):
         raise TypeError(f"wl.array got a numpy masked array; {masked_reason(data, 'data')}")
     host = np.array(data, dtype=_as_numpy_dtype(dtype), copy=True)
+    trailing = _element_shape(dtype)
+    if shape is not None:   # the data, reshaped: never dropped for zeros
+        want = shape + trailing
+        if host.size != math.prod(want):
+            raise ValueError(f"wl.array got {host.size} elements of data (shape "
+                             f"{host.shape}) and shape={shape}, which holds "
+                             f"{math.prod(want)}; give one or the other, or data of that size")
+        host = host.reshape(want)
+    if trailing and host.shape[max(host.ndim - len(trailing), 0):] != trailing:
+        raise ValueError(f"wl.array: dtype {dtype!r} takes data whose trailing extents are "
+                         f"{trailing} (one element each), got shape {host.shape}")
+    if ndim is not None and host.ndim - len(trailing) != ndim:
+        raise ValueError(f"wl.array got ndim={ndim} and {host.ndim - len(trailing)}-D data "
+                         f"(shape {host.shape})")
     return Array(host, device)
 
 

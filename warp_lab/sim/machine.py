@@ -285,7 +285,7 @@ class Machine:
         self.nyield = 0
         self.spin = 0
         self.spin_rounds = 0
-        self.loop_turns = {}    # closed loop's back-edge pc -> (turns, last snapshot)
+        self.loop_turns = {}    # loop back-edge pc -> closed_loop_turn's / spin_turn's state
         self.calls = 0          # calls executed (closed_loop_turn)
         self.race = None
         if "racecheck" in self.checks and self.shared_size:
@@ -408,28 +408,36 @@ class Machine:
         writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`).
 
         Every :data:`LOOP_CHECK` turns, when every lane inside the loop is at its head,
-        compare those lanes, their ``regs`` and their local memory with the previous
-        look: the same lanes with the same values will run the same iterations again,
+        compare those lanes, their ``regs`` and their local memory with a saved look:
+        the same lanes with the same values will run the same iterations again,
         forever (nothing but their registers and local memory decides what the loop
         does), so the launch stops with an ``infinite_loop`` finding instead of running
         until the instruction budget or Ctrl-C. A loop that still changes a register, or
-        whose lanes are spread over its body, is looked at again later.
+        whose lanes are spread over its body, is looked at again later. The saved look
+        is replaced after 1, 2, 4, 8, ... looks (Brent's cycle detection), so a state
+        that comes back only after several looks (registers that cycle with a period
+        that does not divide :data:`LOOP_CHECK`) is found too, after a few times its
+        period, with one snapshot kept.
         """
-        turns, last = self.loop_turns.get(ins.pc, (0, None))
+        turns, saved, since, looks, power = self.loop_turns.get(ins.pc, (0, None, 0, 0, 1))
         turns += 1
         if turns < LOOP_CHECK:
-            self.loop_turns[ins.pc] = (turns, last)
+            self.loop_turns[ins.pc] = (turns, saved, since, looks, power)
             return
         run = self.status == RUN
         pc = self._pcs()
         inside = run & (pc >= lo) & (pc <= hi)
         head = inside & (pc == target)
+        since += turns
         if not head.any() or (inside & ~head).any():
-            self.loop_turns[ins.pc] = (0, last)
+            self.loop_turns[ins.pc] = (0, saved, since, looks, power)
             return
         snap = self._loop_snapshot(head, regs)
-        self.loop_turns[ins.pc] = (0, snap)
-        if not _same_snapshot(last, snap):
+        if not _same_snapshot(saved, snap):
+            looks += 1
+            if saved is None or looks == power:   # Brent: save this look, wait twice as long
+                saved, since, looks, power = snap, 0, 0, power * 2
+            self.loop_turns[ins.pc] = (0, saved, since, looks, power)
             return
         n = int(np.count_nonzero(head))
         # the loads before the loop that decide it (read only to word the finding)
@@ -437,9 +445,18 @@ class Machine:
 
         loads = deciding_loads(ins, self.mod)
         said = (f"infinite loop: {n} thread{'s' if n > 1 else ''} came back to the loop "
-                f"head at PTX line {self.mod.code[target].line} with every register the "
-                f"loop writes unchanged after {LOOP_CHECK} more iterations")
-        if not loads:
+                f"head at PTX line {self.mod.code[target].line} ")
+        if looks:   # a cycle longer than one look
+            said += (f"in the state they had {since} iterations earlier (every register "
+                     "the loop writes has the same value again), so they go round the same "
+                     "iterations forever")
+        else:
+            said += (f"with every register the loop writes unchanged after {since} more "
+                     "iterations")
+        if not loads and looks:
+            said += (", and nothing another thread writes decides whether the loop ends: "
+                     "its variables go round values that never end it")
+        elif not loads:
             said += (", and nothing another thread writes decides whether the loop ends, so "
                      "it never does (a loop variable never advanced, such as a forgotten "
                      "k += 1?)")
