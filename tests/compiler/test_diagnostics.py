@@ -177,22 +177,6 @@ def test_break_outside_loop_and_missing_annotation():
     assert "is not a warp_lab type" in diagnose(k).message
 
 
-def test_loop_variable_reused_with_another_type_says_how_to_fix_it():
-    k = cell_kernel("""
-        @wl.kernel
-        def k(a: wl.array(dtype=wl.float32), n: wl.int64):
-            for j in range(4):
-                a[j] = 0.0
-            for j in range(n):
-                a[j] = 1.0
-    """)
-    err = diagnose(k)
-    assert (err.line, err.col) == (5, 9)
-    assert err.message == "loop variable 'j' has type int32 but range() yields int64"
-    assert "keeps one type: give this loop another variable" in err.hint
-    assert "range(wl.int32(...))" in err.hint
-
-
 def test_recursion_is_rejected_with_the_call_chain():
     k = cell_kernel("""
         @wl.func
@@ -446,3 +430,19 @@ def test_parameter_space_limit_matches_ptxas(arch):
     err = diagnose(kernel_with(fits + 1), arch=arch)
     assert f"take at most {limit} bytes" in err.message and f"'a{fits}'" in err.message
     assert err.line == 2 and "stack arrays" in err.hint  # the def line, at the parameter
+
+
+def test_loop_variable_reused_with_another_type_says_how_to_fix_it():
+    k = cell_kernel("""
+        @wl.kernel
+        def k(a: wl.array(dtype=wl.float32), n: wl.int64):
+            for j in range(4):
+                a[j] = 0.0
+            for j in range(n):
+                a[j] = 1.0
+    """)
+    err = diagnose(k)
+    assert (err.line, err.col) == (5, 9)
+    assert err.message == "loop variable 'j' has type int32 but range() yields int64"
+    assert "keeps one type: give this loop another variable" in err.hint
+    assert "range(wl.int32(...))" in err.hint
