@@ -1453,9 +1453,10 @@ def uses_default_arg(x: wl.array(dtype=wl.float32)):
     x[i] = scaled_by(x[i])
 
 
-def test_default_parameter_diagnostic_names_defaults():
-    with pytest.raises(wl.KernelCompileError, match="default"):
-        wl.compile(uses_default_arg, sass=False)
+def test_default_parameter_value_of_a_helper_is_used():
+    x = np.arange(64, dtype=np.float32)
+    _sim(uses_default_arg, [x], dim=64)
+    np.testing.assert_array_equal(x, np.arange(64, dtype=np.float32) * 2.0)
 
 
 @wl.kernel
