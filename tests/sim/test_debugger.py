@@ -178,3 +178,14 @@ def test_as_type_names_the_unknown_register_or_type():
         w.as_type("%nope", "f32")
     with pytest.raises(SimulatorError, match=r"unknown PTX type 'f99'; use one of .*f32"):
         w.as_type("%r1", "f99")
+
+
+def test_stop_reads_as_the_messages_do():
+    """A notebook shows a Stop's repr: the cell as In[3] (as findings name it), the
+    threads of the block that run the instruction, and the breakpoint."""
+    from warp_lab.sim.debugger import Breakpoint, Stop
+
+    s = Stop(12, 41, "st.global.b32 \t[%rd1], %r1;", "<cell 3>", 5, (1, 0, 0), 256,
+             Breakpoint(1, source_line=5))
+    assert repr(s) == ("<Stop before PTX line 41, In[3] line 5: 'st.global.b32 [%rd1], %r1;', "
+                       "256 threads of block (1, 0, 0), after 12 steps, at breakpoint 1>")

@@ -47,7 +47,7 @@ class Breakpoint:
     thread: tuple | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Stop:
     """Where execution stands: the *next* instruction to run.
 
@@ -56,7 +56,8 @@ class Stop:
         ptx_line, text: the next instruction's PTX line and text.
         source_file, source_line: its ``.loc`` (``""``/0 if none).
         block: the block running it.
-        lanes: how many threads execute it.
+        lanes: how many threads of that block execute it (all its warps' active lanes
+            together: 256 for a whole 256-thread block, not at most 32).
         breakpoint: the :class:`Breakpoint` that stopped execution, else ``None``.
     """
 
@@ -68,6 +69,15 @@ class Stop:
     block: tuple
     lanes: int
     breakpoint: Breakpoint | None = None
+
+    def __repr__(self) -> str:
+        # the cell as messages name it (In[3], not <cell 3>), what a notebook shows
+        from warp_lab.sim.result import code_place
+
+        who = f"{self.lanes} thread{'s' if self.lanes != 1 else ''} of block {self.block}"
+        why = f", at breakpoint {self.breakpoint.id}" if self.breakpoint else ""
+        return (f"<Stop before {code_place(self.ptx_line, self.source_file, self.source_line)}"
+                f": {' '.join(self.text.split())!r}, {who}, after {self.step} steps{why}>")
 
     @property
     def finished(self) -> bool:
