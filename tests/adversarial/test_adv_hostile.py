@@ -148,3 +148,19 @@ def test_a_kernel_file_cut_short_after_import_says_the_file_changed(tmp_path, mo
     linecache.checkcache(str(path))
     with pytest.raises(wl.KernelCompileError, match="changed since it was imported"):
         wl.kernel(mod.k)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"ndim": 5}, r"1 to 4 dimensions, not ndim=5"),
+    ({"ndim": 0}, r"1 to 4 dimensions, not ndim=0"),
+    ({"shape": (-1, -2)}, r"shape=\(-1, -2\).*integers >= 0"),
+    ({"shape": (2.0,)}, r"integers >= 0"),
+    ({"shape": (-1,)}, r"no -1"),
+])
+def test_array_with_data_checks_ndim_and_shape_as_values(kwargs, match):
+    """With data, ``ndim=5`` made a 5-D array (the docstring says 1..4, as the annotation
+    checks), ``shape=(-1, -2)`` reached numpy's reshape ("can only specify one unknown
+    dimension") and ``shape=(2.0,)`` its TypeError."""
+    data = np.zeros((1, 1, 1, 1, 1)) if kwargs.get("ndim") == 5 else np.zeros(2)
+    with pytest.raises(ValueError, match=match):
+        wl.array(data, dtype=wl.float32, **kwargs)

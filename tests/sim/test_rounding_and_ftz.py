@@ -121,3 +121,58 @@ def test_fast_math_ptx_has_ftz_on_every_float32_op_and_inlines_libdevice():
     assert ops and all(".ftz" in op for op in ops), ops
     assert "call" not in body                          # erf inlined under the same attribute
     assert not re.search(r"^\s+(?:mul|add|sub|div|fma)\.\w*\.?ftz", strict, re.M)
+
+
+@wl.kernel
+def ftz_examples(a: wl.array(dtype=wl.float32), o: wl.array(dtype=wl.float32),
+                 gt: wl.array(dtype=wl.int32)):
+    x = a[0]
+    o[0] = x * 2.0
+    o[1] = x * 1.0      # an identity: LLVM removes the multiply, nothing is flushed
+    o[2] = x + 0.0
+    gt[0] = 1 if x > 0.0 else 0
+
+
+def test_fast_math_examples_of_the_language_reference():
+    """docs/language.md's examples: ``x * 2.0`` of a run-time 1e-40 flushes (so does the
+    compare), but ``x * 1.0`` and ``x + 0.0`` are identities LLVM removes, so x stays
+    subnormal (the reference once said ``1e-40 * 1.0`` is 0.0)."""
+    a = np.array([1e-40], np.float32)
+    o, gt = np.zeros(3, np.float32), np.zeros(1, np.int32)
+    wl.launch(ftz_examples, dim=1, inputs=[a, o, gt], device="sim", fast_math=True)
+    assert o[0] == 0.0 and gt[0] == 0
+    assert o[1] == a[0] and o[2] == a[0]
+    ptx = wl.compile(ftz_examples, arch="sm_90", fast_math=True, sass=False).ptx
+    assert "add.ftz.f32" in ptx or "mul.ftz.f32" in ptx      # x * 2.0 (as x + x)
+    assert "setp.gt.ftz.f32" in ptx
+
+
+STAR_MODULE = '''
+import warp_lab as wl
+from warp_lab import *
+
+
+@wl.kernel
+def star_round(x: wl.array(dtype=wl.float32), o: wl.array2d(dtype=wl.float32)):
+    i = wl.tid()
+    o[0, i] = round(x[i])
+    o[1, i] = wl.round(x[i])
+'''
+
+
+def test_round_under_a_star_import_is_still_pythons(tmp_path, monkeypatch):
+    """``from warp_lab import *`` binds ``round`` to ``wl.round``, whose host call is
+    Python's round (so host code keeps working); in a kernel that ``round`` rounded
+    halfway cases away from zero, contrary to the language reference (Python's
+    ``round``: to even). The name ``round`` keeps Python's meaning; ``wl.round`` CUDA's."""
+    import importlib
+
+    (tmp_path / "wl_star_round.py").write_text(STAR_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("wl_star_round")
+    assert mod.round is wl.round and mod.round(2.5) == 2      # the host call: Python's
+    x = np.array(HALFWAY, np.float32)
+    o = np.zeros((2, x.size), np.float32)
+    wl.launch(mod.star_round, dim=x.size, inputs=[x, o], device="sim")
+    np.testing.assert_array_equal(o[0], np.rint(x))
+    np.testing.assert_array_equal(o[1], _away(x))

@@ -13,8 +13,9 @@ Java's definite-assignment rules, JLS chapter 16) over the statements the
 kernel language has: ``if``/``else`` (only the taken branch of a constant
 test, as lowering drops the other), ``for`` and ``while`` (the body may
 run zero times, except a ``for`` over a ``range`` of constant, non-empty
-extent or over a tuple, which is never empty), ``break``, ``continue`` and ``return``. A state is the set of
-definitely assigned names, or ``None`` where control cannot reach.
+extent or over a tuple, which is never empty), ``break``, ``continue`` and
+``return``. A state is the set of definitely assigned names, or ``None``
+where control cannot reach.
 """
 
 from __future__ import annotations

@@ -659,6 +659,12 @@ def type_call(t, node, callee):
             raise t.error("range() can only be used in a for loop", node)
         return _PY[n](t, node, n)
     if isinstance(callee, B.Builtin):
+        if callee.name == "round" and isinstance(node.func, ast.Name) and \
+                node.func.id == "round":
+            # Python's round, which `from warp_lab import *` shadows with wl.round (whose
+            # host call is Python's round, B._SHADOWING): it keeps Python's meaning here
+            # too, halfway cases to even, where wl.round(x) is CUDA's roundf
+            return _py_round(t, node, "round")
         return RULES[callee.name](t, node, callee.name)
     if isinstance(callee, B.Dim3):
         raise t.error(f"wl.{callee.name} is not callable", node,

@@ -220,7 +220,14 @@ def _np(t: Scalar):
 
 
 def cast_value(value, t: Scalar):
-    """Convert a folded Python value to type ``t`` as the generated code would."""
+    """Convert a folded Python value to type ``t`` as the generated code would: to bool by
+    truth, an integer wrapped to ``t``'s bits, a float truncated toward zero.
+
+    Raises:
+        ValueError: a float that is inf, NaN or (truncated) outside ``t``'s range converted
+            to an integer type: at run time PTX's ``cvt.rzi`` saturates (PTX ISA 9.7.9.21)
+            where folding would wrap, so the front end makes it a located error.
+    """
     if t.is_bool:
         return bool(value)
     if t.is_int:

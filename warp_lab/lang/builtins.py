@@ -171,6 +171,8 @@ MATH_UNARY = ("sqrt", "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "
 MATH_BINARY = ("pow", "atan2", "copysign", "fmod", "hypot")
 for _n in MATH_UNARY:
     globals()[_n] = _b(_n, "(x)", f"{_n}(x) for float32/float64 (libdevice)")
+round = _b("round", "(x)", "x rounded to an integral float, halfway cases away "  # noqa: A001
+           "from zero (CUDA's roundf/round; Python's round and wl.rint: to even)")
 for _n in MATH_BINARY:
     globals()[_n] = _b(_n, "(x, y)", f"{_n}(x, y) for float32/float64 (libdevice)")
 abs = _b("abs", "(x)", "absolute value (ints, floats, vectors)")  # noqa: A001

@@ -183,7 +183,8 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
             masked array (the copy would drop its mask).
         ValueError: ``ndim`` is outside 1..4, or ``device`` is not a device
             name (every array function checks it); ``data`` does not have
-            ``shape``'s element count, ``ndim`` dimensions, or the trailing
+            ``shape``'s element count (or ``shape`` with data has an extent
+            that is not an int >= 0), ``ndim`` dimensions, or the trailing
             extents of a vector/matrix ``dtype``.
     """
     if dtype is None and shape is None and (isinstance(data, T.Type) or data is int
@@ -201,7 +202,13 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
         raise TypeError(f"wl.array got a numpy masked array; {masked_reason(data, 'data')}")
     host = np.array(data, dtype=_as_numpy_dtype(dtype), copy=True)
     trailing = _element_shape(dtype)
+    if ndim is not None and (isinstance(ndim, bool) or not (
+            isinstance(ndim, (int, np.integer)) and 1 <= ndim <= 4)):
+        raise ValueError(f"wl.array: arrays have 1 to 4 dimensions, not ndim={ndim!r}")
     if shape is not None:   # the data, reshaped: never dropped for zeros
+        if not all(isinstance(n, (int, np.integer)) and n >= 0 for n in shape):
+            raise ValueError(f"wl.array: shape={shape!r} with data needs extents that are "
+                             "integers >= 0 (no -1: give the whole shape)")
         want = shape + trailing
         if host.size != math.prod(want):
             raise ValueError(f"wl.array got {host.size} elements of data (shape "
