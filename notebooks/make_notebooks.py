@@ -58,14 +58,17 @@ res = wl.launch(vector_add, dim=n, inputs=[a, b, c], device="sim")
 res"""),
     ("md", """The result shows the launch shape: 256 threads per block and
 ceil(1000 / 256) = 4 blocks (the last 24 threads of block 3 do nothing).
-On the simulator, "median … ms" is the time the simulator took on the CPU
-(host wall-clock time), not a GPU kernel time; with `device="cuda"` it is
-the kernel time measured with CUDA events.
+On the simulator, "simulated in … ms (CPU simulator time, not GPU time)" is
+the time the simulator took on the CPU (host wall-clock time), not a GPU
+kernel time: it says nothing about how fast the kernel runs on a GPU. With
+`device="cuda"` the result says "… ms GPU time (CUDA events)": the kernel
+time measured with CUDA events.
 
-Check the result against numpy:"""),
+Check the result against numpy, and the time's label:"""),
     ("code", """# check
 np.testing.assert_array_equal(c, a + b)
-assert res.grid == (4, 1, 1) and res.block == (256, 1, 1)"""),
+assert res.grid == (4, 1, 1) and res.block == (256, 1, 1)
+assert res.time_text.endswith("(CPU simulator time, not GPU time)")"""),
     ("md", """## saxpy, compiled and launched in one cell
 
 `--launch` runs the cell's kernel right away; its arguments are evaluated in
@@ -117,9 +120,12 @@ NOTEBOOKS["02_memory_coalescing"] = [
 
 A warp's load instruction is one **request**; the memory system serves it in
 32-byte **sectors**. When the 32 lanes read 32 consecutive `float32`
-(128 bytes), that is 4 sectors per request — the best case. Strided or
-transposed access touches more sectors for the same useful data. The
-simulator counts requests and sectors per source line, as Nsight Compute does."""),
+(128 bytes), that is 4 sectors per request — the ideal for 4-byte elements.
+The ideal is the bytes a request asks for divided by 32: 4 sectors for
+4-byte elements, 16 for the 16-byte `vec4` elements below; a line above its
+ideal is not coalesced. Strided or transposed access touches more sectors for
+the same useful data. The simulator counts requests and sectors per source
+line, as Nsight Compute does."""),
     ("code", SETUP + """
 from warp_lab.notebook.results import memory_lines   # {python line: requests, sectors, ...}"""),
     ("code", """%%warp_kernel --show source,ptx
@@ -164,7 +170,8 @@ vector instruction, as CUDA does for `float4`: `ld.global.nc.v4` (`.nc`: an
 array the kernel never writes is read through the read-only data cache; SASS
 `LDG.E.128.CONSTANT`) and `st.global.v4`. A warp's request then covers 512
 bytes: the same data moves in a quarter of the requests, by a quarter of the
-threads."""),
+threads. 512 bytes are 16 sectors, so 16 sectors per request is the ideal
+here, as coalesced as the 4 of the `float32` copy (4 × 32 = 128 bytes)."""),
     ("code", """%%warp_kernel --show source,ptx
 def copy_vec4(src: wl.array(dtype=wl.vec4), dst: wl.array(dtype=wl.vec4)):
     i = wl.tid()
@@ -177,13 +184,15 @@ r_vec4 = wl.launch(copy_vec4, dim=n, inputs=[src.reshape(n, 4), quads], device="
 by_kind = {"float32": memory_lines(r_scalar), "vec4": memory_lines(r_vec4)}
 {kind: list(lines.values())[0] for kind, lines in by_kind.items()}"""),
     ("md", """Check the result: both copies are right and move the same 1024 sectors per
-side, the `vec4` copy in 64 requests instead of 256, with one vector load."""),
+side, the `vec4` copy in 64 requests instead of 256, with one vector load: 16
+sectors per request, each request at its ideal (bytes per request / 32)."""),
     ("code", """# check
 np.testing.assert_array_equal(flat, src)
 np.testing.assert_array_equal(quads.ravel(), src)
-for kind, requests in (("float32", 256), ("vec4", 64)):
+for kind, requests, size in (("float32", 256, 4), ("vec4", 64, 16)):
     for line in by_kind[kind].values():
         assert line["requests"] == requests and line["sectors"] == 1024
+        assert line["sectors_per_request"] == 32 * size / 32   # ideal: 32 lanes x size / 32 B
 vec4_ptx = wl.compile(copy_vec4).ptx
 assert "ld.global.nc.v4.b32" in vec4_ptx and "st.global.v4.b32" in vec4_ptx"""),
     ("md", """## Transposing a matrix
@@ -444,7 +453,10 @@ a **wavefront** (one pass through the 32 banks) beyond the one the access
 needs: the column read needs 32 wavefronts per warp request, so 31 conflicts
 per request, 992 for the 32 warps (Nsight Compute counts them the same way:
 "bank conflicts" and "wavefronts per request"). Displaying
-`runs["tile_transpose_padded"]` shows the same table with 0 on every line."""),
+`runs["tile_transpose_padded"]` shows the same table with 0 on every line.
+The "simulated in … ms" of the two views is CPU simulator time, not GPU
+time: compare the wavefronts, not those times (time the kernels with
+`device="cuda"` on a GPU)."""),
     ("code", """runs["tile_transpose_padded"]   # the padded one: the same lines, no conflicts"""),
     ("md", """Check the result: both transpose the tile (one 32×32 block), only the
 unpadded one has bank conflicts."""),
@@ -821,6 +833,42 @@ assert all("], the shared array of line 3, was not written" in str(f) for f in b
 assert good.findings == []
 xp = np.concatenate([[0], x, [0]]).astype(np.float32)
 np.testing.assert_allclose(y_good, (xp[:-2] + xp[1:-1] + xp[2:]) / np.float32(3), rtol=1e-6)"""),
+    ("md", """## Past the end of a row: memcheck sees whole arrays
+
+memcheck checks an access against the **whole array**: an index that runs
+past the end of one row of a 2-D tile lands in the next row, which is in
+bounds for memcheck (and on a GPU reads that row's data without a word).
+Below, each thread of a 4×8 tile subtracts its right neighbour, and the
+last column (`c == 7`) reads `tile[r, 8]`: for rows 0–2 that is the first
+element of the next row. memcheck reports only row 3's read, which leaves
+the tile altogether."""),
+    ("code", """%%warp_kernel --show source
+def row_diff(x: wl.array(dtype=wl.float32, ndim=2), y: wl.array(dtype=wl.float32, ndim=2)):
+    tile = wl.shared_array((4, 8), wl.float32)
+    r = wl.thread_idx.y
+    c = wl.thread_idx.x
+    tile[r, c] = x[r, c]
+    wl.syncthreads()
+    y[r, c] = tile[r, c + 1] - tile[r, c]    # c + 1 is 8 when c == 7: past the row"""),
+    ("code", """x = np.arange(32, dtype=np.float32).reshape(4, 8)
+y = np.zeros_like(x)
+plain = wl.launch(row_diff, grid=(1, 1, 1), block=(8, 4, 1), inputs=[x, y], device="sim")
+print(*plain.findings, sep="\\n")"""),
+    ("md", """`debug=True` (`%%warp_kernel --debug` for a cell, or `debug=True` in
+`wl.launch`) checks each index against its own axis and traps at the line,
+with the index, the axis and its size: the first thread past its row,
+thread (7, 0, 0), is caught."""),
+    ("code", """checked = wl.launch(row_diff, grid=(1, 1, 1), block=(8, 4, 1), inputs=[x, y],
+                    device="sim", debug=True)
+print(*checked.findings, sep="\\n")"""),
+    ("md", """Check the result: memcheck names only thread (7, 3, 0) (`tile[3, 8]`, past
+the whole tile); `debug=True` traps at thread (7, 0, 0) on the same line
+(cell line 8), saying `index 8 out of bounds for axis 1 with size 8`."""),
+    ("code", """# check
+assert [(f.kind, f.thread, f.source_line) for f in plain.findings] == \\
+    [("out_of_bounds", (7, 3, 0), 8)]
+assert [(f.kind, f.thread, f.source_line) for f in checked.findings] == [("trap", (7, 0, 0), 8)]
+assert "index 8 out of bounds for axis 1 with size 8" in checked.findings[0].details["printed"]"""),
     ("md", """## Waiting for another warp: a loop that never ends
 
 Warp 1 publishes a value and raises a flag; thread 0 of warp 0 waits for

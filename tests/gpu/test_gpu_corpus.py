@@ -57,6 +57,10 @@ def test_repeat_times_with_events():
     res = wl.launch(ex.kernel, inputs=args, device="cuda", repeat=5, **ex.launch(args).kwargs())
     assert len(res.times) == 5 and all(t > 0 for t in res.times)
     assert res.bandwidth and res.bandwidth < 1e13
+    # on a GPU the time is the kernel's, measured with CUDA events, and says so
+    said = f"5 launches, median {res.time * 1e3:.3f} ms GPU time (CUDA events)"
+    assert res.time_text == said and said in repr(res)
+    assert "simulat" not in res.time_text
     ex.check(before, args)
 
 

@@ -70,3 +70,26 @@ def test_a_partial_block_says_how_many_threads_run_the_kernel():
 def add_one_2d(y: wl.array2d(dtype=wl.float32)):
     i, j = wl.tid()
     y[i, j] += 1.0
+
+
+@wl.kernel
+def _scale(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    x[i] = 2.0 * x[i]
+
+
+def test_simulator_time_is_labelled_cpu_time_not_gpu_time():
+    # a lecturer's students read the simulator's "median 13.6 ms" as GPU time ("padding
+    # made it 4x slower"): the text and the notebook view say what the time is
+    from warp_lab.notebook.results import launch_html
+
+    res = wl.launch(_scale, dim=64, inputs=[np.ones(64, np.float32)], device="sim")
+    ms = f"{res.time * 1e3:.3f} ms"
+    said = f"1 launch, simulated in {ms} (CPU simulator time, not GPU time)"
+    assert res.time_text == said and said in repr(res), repr(res)
+    assert said in launch_html(res)
+    assert "median" not in repr(res).splitlines()[1]
+    res = wl.launch(_scale, dim=64, inputs=[np.ones(64, np.float32)], device="sim", repeat=3)
+    ms = f"{res.time * 1e3:.3f} ms"
+    assert res.time_text == (f"3 launches, simulated in {ms} each (median; CPU simulator "
+                             "time, not GPU time)")

@@ -188,7 +188,10 @@ def test_syncthreads_in_divergent_branch(gpu):
     assert kinds == ["divergent_barrier"]
     f = res.findings[0]
     assert f.ptx_line == _line_of(ptx, "bar.sync") and f.source_line == 4
-    assert "barrier reached by 16 threads of the block while 48 others ran past it" in f.message
+    # the 48 did not run past the barrier: they skipped it and exited at the kernel's ret
+    ret = _line_of(ptx, "ret;")
+    assert ("barrier reached by 16 threads of the block while 48 others never reached it: "
+            f"they took another path and exited (at PTX line {ret})") in f.message, f.message
     assert gpu.get(ay).tolist() == list(range(64))   # still completes (sm_70+ semantics)
 
 

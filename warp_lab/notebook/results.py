@@ -27,6 +27,7 @@ from warp_lab.notebook.charts import figure_img_html, instruction_mix_chart, sim
     time_distribution
 from warp_lab.notebook.views import STYLE, compile_time_text, kernel_html, \
     line_label, new_root_id, source_line_text
+from warp_lab.runtime.result import PARTIAL_NOTE
 
 __all__ = ["launch_html", "LaunchView", "line_metrics", "instructions_per_line",
            "memory_lines", "shared_memory_lines", "bank_conflicts_per_line",
@@ -249,12 +250,11 @@ def launch_html(result) -> str:
     ck = result.compiled
     dev = result.device
     head = (f"{ck.name} on {dev}: grid {result.grid}, block {result.block} "
-            f"({result.threads_text}); {len(result.times)} launch(es), median "
-            f"{result.time * 1e3:.3f} ms")
+            f"({result.threads_text}); {result.time_text}")
     parts = [f'<div class="wl-title">{html.escape(head)}</div>']
     notes = ([dev.reason] if dev.reason else []) + list(result.notes)
-    if result.partial and not result.notes:  # the back end's note already says what happened
-        notes.append("the simulator stopped early; your arrays were left unchanged")
+    if result.partial and PARTIAL_NOTE not in notes:
+        notes.append(PARTIAL_NOTE)
     parts += [f'<div class="wl-warn">{html.escape(n)}</div>' for n in notes]
     parts.append(_findings_html(result))
     if result.checks_text:

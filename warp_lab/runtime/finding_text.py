@@ -186,11 +186,13 @@ def _guard_cause(f, ck, block, launch_dim):
         if not lanes or _past_dim(f, block, launch_dim, lanes) != lanes:
             return f
         op = f.message.split(" membermask", 1)[0]
+        hint = f.details.get("hint")    # the simulator's fix for a mask: this one replaces it
+        message = f.message.removesuffix(f"; fix: {hint}") if hint else f.message
         cause = (f"; its lanes past dim={dim} exited at the kernel's entry (wl.launch's dim= "
                  f"guard), so they never reach the {op}: launch whole warps (grid=/block=, or "
                  f"dim= a multiple of 32) so that every lane reaches it, and guard the "
                  f"loads and stores, not the {op}, with `if i < n`")
-        return dataclasses.replace(f, message=f.message + cause,
+        return dataclasses.replace(f, message=message + cause,
                                    details={**f.details, "past_dim": len(lanes)})
     past = _past_dim(f, block, launch_dim, range(bx * by * bz))
     if not past:

@@ -8,10 +8,15 @@ from dataclasses import dataclass, field
 from warp_lab.compiler.artifact import CompiledKernel
 from warp_lab.runtime.device import DeviceInfo
 
-__all__ = ["LaunchResult"]
+__all__ = ["LaunchResult", "PARTIAL_NOTE"]
 
 #: findings written out in a ``LaunchResult``'s repr; the rest are counted
 REPR_FINDINGS = 5
+
+#: what a launch the simulator stopped early leaves in the caller's arrays (the simulator
+#: copies its memory back only after a complete launch: ``runtime/sim_backend.py``)
+PARTIAL_NOTE = ("PARTIAL: the simulator stopped early (see the findings), so nothing was "
+                "copied back: your arrays hold what they held before the launch")
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,21 @@ class LaunchResult:
         return statistics.median(self.times) if self.times else float("nan")
 
     @property
+    def time_text(self) -> str:
+        """The launch count and :attr:`time` in words, saying what kind of time it is: on
+        the simulator the CPU wall-clock time the simulator took, which says nothing about
+        how fast the kernel runs on a GPU (``"1 launch, simulated in 13.600 ms (CPU
+        simulator time, not GPU time)"``); on a GPU the kernel time measured with CUDA
+        events (``"3 launches, median 0.012 ms GPU time (CUDA events)"``)."""
+        n = len(self.times)
+        count = f"{n} launch{'es' * (n != 1)}"
+        ms = f"{self.time * 1e3:.3f} ms"
+        if self.device.kind == "sim":
+            each = " each (median; " if n > 1 else " ("
+            return f"{count}, simulated in {ms}{each}CPU simulator time, not GPU time)"
+        return f"{count}, {'median ' * (n > 1)}{ms} GPU time (CUDA events)"
+
+    @property
     def threads(self) -> int:
         g, b = self.grid, self.block
         return g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
@@ -149,7 +169,7 @@ class LaunchResult:
     def __repr__(self) -> str:
         lines = [f"<LaunchResult {self.compiled.name} on {self.device}",
                  f"  grid={self.grid} block={self.block} ({self.threads_text}), "
-                 f"{len(self.times)} launch(es), median {self.time * 1e3:.3f} ms"]
+                 f"{self.time_text}"]
         if self.device.reason:
             lines.append(f"  device: {self.device.reason}")
         if self.bandwidth:
@@ -172,10 +192,10 @@ class LaunchResult:
             if table:
                 lines.append("  per Python line (the busiest by warp-instructions):")
                 lines += [f"    {t}" for t in table]
-        if self.partial:
-            lines.append("  PARTIAL: the simulator stopped early; outputs are incomplete")
         for note in self.notes:
-            lines.append(f"  note: {note}")
+            lines.append(f"  {note}" if note == PARTIAL_NOTE else f"  note: {note}")
+        if self.partial and PARTIAL_NOTE not in self.notes:
+            lines.append(f"  {PARTIAL_NOTE}")
         if self.printed:
             text = self.printed if len(self.printed) < 400 else self.printed[:400] + "..."
             lines.append("  printed:\n    " + text.rstrip("\n").replace("\n", "\n    "))

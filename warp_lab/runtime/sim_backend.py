@@ -20,7 +20,7 @@ import numpy as np
 from warp_lab.compiler import abi
 from warp_lab.runtime.args import group_regions, written_regions
 from warp_lab.runtime.finding_text import cell_text, user_findings
-from warp_lab.runtime.result import LaunchResult
+from warp_lab.runtime.result import PARTIAL_NOTE, LaunchResult
 
 __all__ = ["run", "prepare", "parsed_module", "kernel_module"]
 
@@ -141,7 +141,7 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
 
     notes = []
     if result.partial:
-        notes.append("the simulator stopped early; your arrays were left unchanged")
+        notes.append(PARTIAL_NOTE)
     else:
         for r in written:
             if r.writeable:

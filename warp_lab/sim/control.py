@@ -377,6 +377,7 @@ def _exit_lanes(m, act, eff, p):
     going = lanes & (m.status == RUN)
     m.status[going] = EXITED
     m.pc[going] = np.int32(2**31 - 1)
+    m.resume[going] = p         # where they exited (warp-sync and deadlock messages say it)
     m.nlive = int(np.count_nonzero((m.status != EXITED) & (m.status != PAD)))
     m.recount()
     if eff is not ALL:

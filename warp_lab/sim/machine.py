@@ -259,7 +259,8 @@ class Machine:
         self.lin = np.tile(local_ids, nb)                       # thread index within block
         self.blk = np.repeat(np.arange(nb, dtype=np.int64), self.bs_pad)
         self.status = np.where(self.lin < self.bs, RUN, PAD).astype(np.uint8)
-        # pc of runnable threads; _BIG for the others, whose next pc is in `resume`
+        # pc of runnable threads; _BIG for the others, whose next pc is in `resume` (an
+        # exited thread's `resume` is the exit instruction it executed: messages say where)
         self.pc = np.where(self.status == RUN, np.int32(self.fn.start), _BIG).astype(np.int32)
         self.resume = np.full(T, self.fn.start, np.int32)
         self.regs = [r.type(0) for r in self.mod.reg_raw]
@@ -897,7 +898,8 @@ class Machine:
     def resolve_stall(self) -> bool:
         """Nothing is runnable: resume yielded threads, complete barriers, or report a
         deadlock. True if progress."""
-        from warp_lab.sim.sync import release_barriers, release_warp_sync, warp_sync_deadlock
+        from warp_lab.sim.sync import (barrier_deadlock, release_barriers, release_warp_sync,
+                                       warp_sync_deadlock)
         if self.unpark():
             return True
         wsync = self.status == WSYNC
@@ -912,15 +914,8 @@ class Machine:
         if release_barriers(self, waiting):
             return True
         # deadlock: some threads wait and nothing can release them
-        t = int(np.argmax(waiting))
-        ins = self.mod.code[int(self.waitpc[t])]
-        b = int(self.blk[t])
-        inblk = self.blk == b
-        nwait = int(np.count_nonzero(waiting & inblk))
-        nlive = int(np.count_nonzero(inblk & (self.status != EXITED) & (self.status != PAD)))
-        self.finding("deadlock", f"deadlock: {nwait} of {nlive} live threads of the block wait "
-                     f"at the barrier on PTX line {ins.line} and no other thread can reach it",
-                     ins, t, stop=True)
+        t, ins, message, details = barrier_deadlock(self, waiting)
+        self.finding("deadlock", message, ins, t, stop=True, **details)
         return False
 
     # ------------------------------------------------------------------ results

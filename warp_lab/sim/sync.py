@@ -32,9 +32,10 @@ from warp_lab.sim.control import ALL, guard_mask, transfer
 from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC
 from warp_lab.sim.operands import reader, writer
 from warp_lab.sim.ptx import cached_on
+from warp_lab.sim.result import code_place
 
-__all__ = ["SYNC", "WARP", "release_barriers", "release_warp_sync", "warp_bar_sites",
-           "warp_sync_deadlock"]
+__all__ = ["SYNC", "WARP", "barrier_deadlock", "lane_ranges", "release_barriers",
+           "release_warp_sync", "warp_bar_sites", "warp_sync_deadlock"]
 
 U32 = np.dtype(np.uint32)
 _BIG = np.int32(2**31 - 1)  # the pc of a thread that is not runnable
@@ -197,11 +198,67 @@ def _check_divergence(m, rel, blocks):
                 nw = int(np.count_nonzero(inb))
                 ins = code[int(m.waitpc[int(np.argmax(inb))])]
                 m.finding("divergent_barrier", f"barrier reached by {nw} threads of the block "
-                          f"while {nb} others ran past it and exited: the barrier is inside "
-                          "divergent code (undefined behaviour on the GPU)", ins, t)
+                          f"while {nb} others never reached it: they took another path and "
+                          f"exited ({_exits(m, bad)}): the barrier is inside divergent code "
+                          "(undefined behaviour on the GPU); put it where every thread of "
+                          "the block reaches it", ins, t)
 
 
 # ------------------------------------------------------------------ warp-synchronous ops
+
+def lane_ranges(bits: int) -> str:
+    """The lanes set in ``bits`` (a 32-bit lane mask, lane i = bit i) in words, as
+    ranges: ``"lane 5"``, ``"lanes 8–31"``, ``"lanes 0–3, 6 and 8–31"``; ``"no lanes"``
+    when none is set."""
+    runs, lane = [], 0
+    while lane < 32:
+        if bits >> lane & 1:
+            end = lane
+            while end + 1 < 32 and bits >> (end + 1) & 1:
+                end += 1
+            runs.append(str(lane) if end == lane else f"{lane}–{end}")
+            lane = end + 1
+        else:
+            lane += 1
+    if not runs:
+        return "no lanes"
+    if len(runs) == 1 and "–" not in runs[0]:
+        return f"lane {runs[0]}"
+    return "lanes " + (runs[0] if len(runs) == 1 else ", ".join(runs[:-1]) + " and " + runs[-1])
+
+
+def _place(m, q) -> str:
+    """Where instruction ``q`` (a pc) is: ``"PTX line 42 (In[3] line 5)"``, or ``"PTX line
+    42"`` when its ``.loc`` names no line."""
+    ins = m.mod.code[int(q)]
+    src = code_place(0, *m.mod.source_of(ins))
+    return f"PTX line {ins.line}" + (f" ({src})" if src else "")
+
+
+def _exits(m, sel) -> str:
+    """Where the exited threads ``sel`` (bool ``(T,)``) exited: ``"at PTX line 60"`` (their
+    ``resume``, set by the exit; the first two places when several). No Python line: LLVM
+    merges a kernel's returns into one ``ret`` whose ``.loc`` names none of them."""
+    qs = [q for q in np.unique(m.resume[sel]).tolist() if 0 <= q < len(m.mod.code)]
+    if not qs:
+        return "at the kernel's exit"
+    lines = " and ".join(str(m.mod.code[q].line) for q in qs[:2])
+    return f"at PTX line{'s' * (len(qs) > 1)} {lines}" + (" and others" if len(qs) > 2 else "")
+
+
+def _sync_name(ins) -> str:
+    return "bar.warp.sync" if _is_warp_bar(ins) else f"{ins.op}.sync"
+
+
+def _mask_hint(name: str, bits: int) -> str:
+    """The fix for a warp-synchronous instruction ``name`` whose membermask names lanes
+    that do not execute it, ``bits`` the lanes that do (CUDA Programming Guide, "Warp
+    Shuffle Functions": each thread of the mask must execute the same intrinsic with the
+    same mask, or the result is undefined)."""
+    return (f"pass a mask of only the lanes that execute it (here {bits:#010x}, which "
+            f"wl.activemask() gives in that code), or move the {name} out of the `if` or "
+            "loop that only some lanes of the mask enter")
+
 
 def _warp_view(m, v, dt):
     return np.broadcast_to(np.asarray(v, dt), (m.T,)).reshape(-1, 32)
@@ -380,10 +437,17 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
                 t = int(np.argmax(bad))
                 w = t // 32
                 mask = int(mm[w, t % 32])
+                gone = mask & ~int(live[w]) & int(notpad[w])
+                with_it = int(_bits(here2[w:w + 1] & (mm[w:w + 1] == mask))[0])
+                sel = np.zeros(m.T, bool)
+                sel[32 * w:32 * w + 32] = (gone >> np.arange(32) & 1).astype(bool)
+                hint = _mask_hint(name, with_it)
                 m.finding("warp_sync", f"{name} membermask {mask:#010x} names "
-                          f"lanes that have exited (live lanes {int(live[w]):#010x}); the "
-                          "result is undefined on the GPU", ins, t, membermask=mask,
-                          live=int(live[w]), exited=mask & ~int(live[w]) & int(notpad[w]))
+                          f"{lane_ranges(gone)}, which do not execute it: they took another "
+                          f"path and exited ({_exits(m, sel)}), so only {lane_ranges(with_it)} "
+                          "execute it and the result is undefined on the GPU; fix: " + hint,
+                          ins, t, membermask=mask, live=int(live[w]), exited=gone,
+                          lanes=with_it, hint=hint)
         if away is not None:
             here2 = (here | away).reshape(-1, 32)
         ready, mixed = _ready(mm, here2, live, raw.ndim == 0 and away is None)
@@ -510,6 +574,72 @@ def warp_sync_deadlock(m, wsync):
     else:
         msg += " for membermask lanes that never arrive"
     return t, ins, msg
+
+
+def barrier_deadlock(m, waiting):
+    """``(thread, instruction, message)`` for a stall in which threads ``waiting`` (bool
+    ``(T,)``) wait at barriers none of which can complete: the first waiting thread, its
+    barrier, and where the live threads of its block that are not there are stuck (lanes
+    waiting at a warp-synchronous instruction for lanes of their membermask that wait at
+    the barrier, or elsewhere, and so never arrive: :func:`_stuck_at_warp_sync`)."""
+    t = int(np.argmax(waiting))
+    ins = m.mod.code[int(m.waitpc[t])]
+    b = int(m.blk[t])
+    inblk = m.blk == b
+    nwait = int(np.count_nonzero(waiting & inblk))
+    nlive = int(np.count_nonzero(inblk & (m.status != EXITED) & (m.status != PAD)))
+    msg = (f"deadlock: {nwait} of {nlive} live threads of the block wait at the barrier on "
+           f"{_place(m, int(m.waitpc[t]))}")
+    stuck = inblk & (m.status == WSYNC)
+    if not stuck.any():
+        return t, ins, msg + " and no other thread can reach it", {}
+    why, details = _stuck_at_warp_sync(m, stuck, int(m.waitpc[t]))
+    return t, ins, msg + f", and the other {nlive - nwait} never reach it: {why}", details
+
+
+def _stuck_at_warp_sync(m, stuck, barpc):
+    """Why the lanes ``stuck`` (bool ``(T,)``, waiting at warp-synchronous instructions
+    of one block) never reach the barrier at pc ``barpc``: the first warp's lanes at the
+    first such instruction, their membermask, and where the lanes of the mask they wait
+    for are (at that barrier, at another barrier or warp-synchronous instruction), with
+    the fix; ``(text, details)``."""
+    t = int(np.argmax(stuck))
+    q = int(m.resume[t])
+    w0 = t - t % 32
+    sl = slice(w0, w0 + 32)
+    ins = m.mod.code[q]
+    name = _sync_name(ins)
+    mm = np.broadcast_to(_mask_at(m, q), (m.T,))
+    mask = int(mm[t])
+    group = stuck[sl] & (m.resume[sl] == q) & (mm[sl] == mask)
+    gbits = int(_bits(group[None, :])[0])
+    missing = mask & ~gbits
+    status = m.status[sl]
+    where = []
+    for ln in range(32):
+        if not missing >> ln & 1 or status[ln] in (EXITED, PAD):
+            continue
+        if status[ln] == BARWAIT:
+            pc = int(m.waitpc[w0 + ln])
+            where.append(("wait at this barrier" if pc == barpc else
+                          f"wait at the barrier on {_place(m, pc)}", ln))
+        elif status[ln] == WSYNC:
+            other = m.mod.code[int(m.resume[w0 + ln])]
+            where.append((f"wait at the {_sync_name(other)} on "
+                          f"{_place(m, int(m.resume[w0 + ln]))}", ln))
+        else:
+            where.append(("are elsewhere", ln))
+    groups: dict[str, int] = {}
+    for text, ln in where:
+        groups[text] = groups.get(text, 0) | (1 << ln)
+    warp = int(m.lin[t]) // 32
+    said = "; ".join(f"{lane_ranges(bits)} {text}" for text, bits in groups.items())
+    text = (f"{lane_ranges(gbits)} of warp {warp} wait at the {name} on {_place(m, q)} with "
+            f"membermask {mask:#010x} for the other lanes of that mask, which never execute "
+            f"it ({said or 'they never arrive'}); fix: {_mask_hint(name, gbits)}")
+    src = m.mod.source_of(ins)
+    return text, {"stuck_ptx_line": ins.line, "stuck_source_line": src[1],
+                  "membermask": mask, "lanes": gbits}
 
 
 def _shfl(ins, mod):
