@@ -2,16 +2,17 @@
 
 Each warp of one kernel runs its own random straight-line program on 4 lanes:
 a lane reads, writes or atomically adds to one of two shared ints, or a set of
-lanes executes ``wl.syncwarp(mask)`` together. The reference builds the happens-before graph
-(program order per lane; a warp sync orders what its lanes did before it before
-what they do after it, CUDA Programming Guide ``__syncwarp()``: "guarantees
-memory ordering among threads participating in the barrier"; transitively) and
-says whether two accesses of one element by different lanes, one a write (an
-atomic reads and writes), not both atomic, are unordered (PTX ISA "Memory
-Consistency Model": a data race needs an access that is not morally strong). compute-sanitizer's racecheck (CUDA Compute Sanitizer documentation,
-"Racecheck Tool") checks an access against the last write and the reads since
-it; whatever the order the lanes ran in, it then reports a hazard in a program
-exactly when such an unordered pair exists (an unordered pair with writes
+lanes executes ``wl.syncwarp(mask)`` together. The reference builds the
+happens-before graph (program order per lane; a warp sync orders what its lanes
+did before it before what they do after it, CUDA Programming Guide
+``__syncwarp()``: "guarantees memory ordering among threads participating in the
+barrier"; transitively) and says whether two accesses of one element by different
+lanes, one a write (an atomic reads and writes), not both atomic, are unordered
+(PTX ISA "Memory Consistency Model": a data race needs an access that is not
+morally strong). compute-sanitizer's racecheck (CUDA Compute Sanitizer
+documentation, "Racecheck Tool") checks an access against the last write and the
+reads since it; whatever the order the lanes ran in, it then reports a hazard in a
+program exactly when such an unordered pair exists (an unordered pair with writes
 between them has an unordered pair closer together), so the test compares that
 yes/no per warp.
 """

@@ -7,8 +7,28 @@ byte (read-after-write, write-after-write) or another thread read it
 (write-after-read) since the block's last completed barrier; a barrier
 resets the block's records. This is the hazard definition of
 compute-sanitizer's racecheck tool (CUDA Compute Sanitizer documentation,
-"Racecheck Tool"). Atomics are not hazards. Each (kind, line pair) is
-reported once, with both threads and both PTX lines.
+"Racecheck Tool"). Each (kind, line pair) is reported once, with both threads
+and both PTX lines.
+
+Atomics (``atom``/``red`` on shared memory, generic ones that land there) and
+strong ``ld``/``st`` (``.relaxed``/``.acquire``/``.release``/``.volatile``:
+``wl.atomic_load``/``wl.atomic_store``) are *morally strong*: two of them are no
+data race, but one of them and a plain access that conflict are (PTX ISA 8.8
+"Memory Consistency Model": a data race is two conflicting accesses, not both
+morally strong, that no happens-before orders). So an atomic (it reads and
+writes) is checked against the plain writer (read-after-write; a strong ``st``:
+write-after-write) and the plain readers (write-after-read) and recorded, not as
+a writer, in a second readers-only record per cell: the atomic and strong
+accesses since the last plain write, by the same clocks and per-lane rows as
+plain readers. A plain read after them is read-after-write, a plain write
+write-after-write (which then forgets them: an atomic before it that is
+unordered with a later access is unordered with the write, or the write with
+that access, found there). The finding says which access was the atomic one
+and that a ``wl.syncthreads()`` between the plain accesses (an initialisation)
+and the atomics orders them: the bins zeroed by 16 threads and counted into with
+``atomic_add`` with no barrier between run right here, in order, and not on a
+GPU. A strong ``ld`` is checked against plain writes but not recorded (a plain
+write after it by another thread is not found).
 
 ``bar.warp.sync`` (``__syncwarp``) orders memory among the lanes that execute it
 together (CUDA Programming Guide, ``__syncwarp()``: "guarantees memory ordering
@@ -32,7 +52,9 @@ word covers it whole (naturally aligned 4-, 8- and 16-byte accesses: ``f32``/``s
 a 1- or 2-byte access splits the words it touches into per-byte records until the next
 barrier (exact: a whole word's four bytes always have equal records). While nothing was
 written (read) since every record was last forgotten, accesses skip the check against
-writers (readers). Memory per shared byte: :func:`bookkeeping_per_byte`.
+writers (readers), and while no atomic was recorded, plain accesses skip the check
+against atomics (a module with no atomic or strong access of shared memory has no such
+record at all). Memory per shared byte: :func:`bookkeeping_per_byte`.
 """
 
 from __future__ import annotations
