@@ -16,9 +16,9 @@ strong ``ld``/``st`` (``.relaxed``/``.acquire``/``.release``/``.volatile``:
 data race, but one of them and a plain access that conflict are (PTX ISA 8.8
 "Memory Consistency Model": a data race is two conflicting accesses, not both
 morally strong, that no happens-before orders). So an atomic (it reads and
-writes) is checked against the plain writer (read-after-write; a strong ``st``:
-write-after-write) and the plain readers (write-after-read) and recorded, not as
-a writer, in a second readers-only record per cell: the atomic and strong
+writes) is checked against the plain writer (read-after-write; a strong ``st``
+or ``red``: write-after-write) and the plain readers (write-after-read) and
+recorded, not as a writer, in a second readers-only record per cell: the atomic and strong
 accesses since the last plain write, by the same clocks and per-lane rows as
 plain readers. A plain read after them is read-after-write, a plain write
 write-after-write (which then forgets them: an atomic before it that is
@@ -494,12 +494,13 @@ class RaceTracker:
     def _strong_access(self, c, a, unit, ins, cell, tid, size, is_write):
         """Check and record an atomic or strong access (as :meth:`_access`): a hazard with
         a plain access by another thread since the barrier (an atomic reads and writes:
-        read-after-write after a plain write, write-after-read after a plain read; a strong
-        ``st`` after a plain write is write-after-write; a strong ``ld`` is checked against
-        plain writes only), none with another atomic or strong access (PTX ISA 8.8 "Memory
-        Consistency Model": morally strong accesses are no data race). Atomics and strong
-        stores are recorded in ``a`` for the plain accesses after them; a strong ``ld`` is
-        not recorded (a plain write after it by another thread is not found)."""
+        read-after-write after a plain write, write-after-read after a plain read; a
+        strong ``st`` or a ``red`` (no old value) after a plain write is
+        write-after-write; a strong ``ld`` is checked against plain writes only), none
+        with another atomic or strong access (PTX ISA 8.8 "Memory Consistency Model":
+        morally strong accesses are no data race). Atomics and strong stores are
+        recorded in ``a`` for the plain accesses after them; a strong ``ld`` is not
+        recorded (a plain write after it by another thread is not found)."""
         ws = self.ws
         if self.wrote:
             w = c.writer[cell]
@@ -508,7 +509,7 @@ class RaceTracker:
                 hz &= ~self._ordered(tid, w, c.wst[cell])
             if hz.any():
                 k = int(np.argmax(hz))
-                kind, what = (("race_waw", "write-after-write") if ins.op == "st"
+                kind, what = (("race_waw", "write-after-write") if ins.op in ("st", "red")
                               else ("race_raw", "read-after-write"))
                 self._report(kind, what, ins, int(tid[k]), int(w[k]), int(c.wpc[cell[k]]),
                              cell, k, size, unit, atomic="this")
