@@ -1,16 +1,18 @@
 """racecheck under partial-mask ``__syncwarp``, against an independent happens-before model.
 
 Each warp of one kernel runs its own random straight-line program on 4 lanes:
-a lane reads or writes one of two shared ints, or a set of lanes executes
-``wl.syncwarp(mask)`` together. The reference builds the happens-before graph
-(program order per lane; a warp sync orders what its lanes did before it before
-what they do after it, CUDA Programming Guide ``__syncwarp()``: "guarantees
-memory ordering among threads participating in the barrier"; transitively) and
-says whether two accesses of one element by different lanes, one a write, are
-unordered. compute-sanitizer's racecheck (CUDA Compute Sanitizer documentation,
-"Racecheck Tool") checks an access against the last write and the reads since
-it; whatever the order the lanes ran in, it then reports a hazard in a program
-exactly when such an unordered pair exists (an unordered pair with writes
+a lane reads, writes or atomically adds to one of two shared ints, or a set of
+lanes executes ``wl.syncwarp(mask)`` together. The reference builds the
+happens-before graph (program order per lane; a warp sync orders what its lanes
+did before it before what they do after it, CUDA Programming Guide
+``__syncwarp()``: "guarantees memory ordering among threads participating in the
+barrier"; transitively) and says whether two accesses of one element by different
+lanes, one a write (an atomic reads and writes), not both atomic, are unordered
+(PTX ISA "Memory Consistency Model": a data race needs an access that is not
+morally strong). compute-sanitizer's racecheck (CUDA Compute Sanitizer
+documentation, "Racecheck Tool") checks an access against the last write and the
+reads since it; whatever the order the lanes ran in, it then reports a hazard in a
+program exactly when such an unordered pair exists (an unordered pair with writes
 between them has an unordered pair closer together), so the test compares that
 yes/no per warp.
 """
@@ -22,13 +24,13 @@ import warp_lab as wl
 from warp_lab.lang.kernel import Kernel, cell_source
 
 LANES, STEPS, PROGRAMS = 4, 12, 32
-READ, WRITE, SYNC = 0, 1, 2
+READ, WRITE, SYNC, ATOMIC = 0, 1, 2, 3
 
 
 def _program(rng):
     prog = []
     for _ in range(STEPS):
-        op = int(rng.choice([READ, WRITE, SYNC], p=[0.35, 0.15, 0.5]))
+        op = int(rng.choice([READ, WRITE, SYNC, ATOMIC], p=[0.3, 0.12, 0.45, 0.13]))
         mask = 0
         while op == SYNC and bin(mask).count("1") < 2:
             mask = int(rng.integers(1, 1 << LANES))
@@ -49,6 +51,9 @@ def _kernel(progs):
                 lines += [f"        if {who}:", f"            wl.syncwarp({mask:#x})"]
             elif op == READ:
                 lines += [f"        if lane == {a}:", f"            x[t] += buf[{2 * w + i}]"]
+            elif op == ATOMIC:
+                lines += [f"        if lane == {a}:",
+                          f"            wl.atomic_add(buf, {2 * w + i}, {s})"]
             else:
                 lines += [f"        if lane == {a}:", f"            buf[{2 * w + i}] = {s}"]
     code = "\n".join(lines) + "\n"
@@ -58,12 +63,13 @@ def _kernel(progs):
     return next(v for v in ns.values() if isinstance(v, Kernel))
 
 
-def _races(prog):
-    """How many pairs of accesses of an element by different lanes, one a write, no
-    chain of program order and shared warp syncs orders in ``prog``."""
+def _races(prog, atomics_race=False):
+    """How many pairs of accesses of an element by different lanes, one a write or an
+    atomic, not both atomics, no chain of program order and shared warp syncs orders in
+    ``prog`` (``atomics_race``: two atomics count too, as if they were plain writes)."""
     before = {}                     # step -> the steps ordered before it
     last = [None] * LANES           # each lane's latest step
-    accesses = []                   # (step, lane, element, is_write)
+    accesses = []                   # (step, lane, element, is_write, is_atomic)
     n = 0
 
     def seen(lanes):
@@ -80,9 +86,11 @@ def _races(prog):
             last[ln] = s
         if op == SYNC:
             continue
-        n += sum(i2 == i and a2 != a and (w2 or op == WRITE) and s2 not in before[s]
-                 for s2, a2, i2, w2 in accesses)
-        accesses.append((s, a, i, op == WRITE))
+        atomic = op == ATOMIC
+        n += sum(i2 == i and a2 != a and (w2 or op != READ)
+                 and not (at2 and atomic and not atomics_race)
+                 and s2 not in before[s] for s2, a2, i2, w2, at2 in accesses)
+        accesses.append((s, a, i, op != READ, atomic))
     return n
 
 
@@ -94,7 +102,8 @@ def _programs():
         prog = _program(rng)
         n = _races(prog)
         writes = sum(op == WRITE for op, *_ in prog)
-        if n == 0 and writes and len(clean) < PROGRAMS // 2:
+        atomics = sum(op == ATOMIC for op, *_ in prog)
+        if n == 0 and writes and atomics and len(clean) < PROGRAMS // 2:
             clean.append(prog)
         elif n == 1 and len(racy) < PROGRAMS // 2:
             racy.append(prog)
@@ -104,6 +113,10 @@ def _programs():
 def test_racecheck_matches_a_happens_before_model_under_partial_syncwarp():
     progs = _programs()
     want = [_races(p) > 0 for p in progs]
+    # the programs hold what the test is about: unordered atomics that are no race, and
+    # races only an atomic takes part in (with the atomics left out, no race is left)
+    assert any(not w and _races(p, atomics_race=True) for p, w in zip(progs, want))
+    assert any(w and not _races([s for s in p if s[0] != ATOMIC]) for p, w in zip(progs, want))
     res = wl.launch(_kernel(progs), inputs=[np.zeros(32 * PROGRAMS, np.int32)],
                     grid=(1, 1, 1), block=(32 * PROGRAMS, 1, 1), device="sim",
                     checks=("racecheck",))

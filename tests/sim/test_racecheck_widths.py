@@ -249,17 +249,19 @@ def test_sub_word_records_are_forgotten_block_by_block_at_barriers():
 # -- random programs of mixed widths under partial syncwarp, against a byte model ---------
 
 LANES, STEPS, PROGRAMS = 4, 12, 32
-READ, WRITE, SYNC = 0, 1, 2
+READ, WRITE, SYNC, ATOMIC = 0, 1, 2, 3
 
 
 def _program(rng):
     prog = []
     for _ in range(STEPS):
-        op = int(rng.choice([READ, WRITE, SYNC], p=[0.35, 0.2, 0.45]))
+        op = int(rng.choice([READ, WRITE, SYNC, ATOMIC], p=[0.3, 0.15, 0.4, 0.15]))
         mask = 0
         while op == SYNC and bin(mask).count("1") < 2:
             mask = int(rng.integers(1, 1 << LANES))
-        width = int(rng.choice([1, 2, 4, 8], p=[0.2, 0.2, 0.4, 0.2]))
+        # (atomics of 4 and 8 bytes: PTX has no sub-word atom.add)
+        width = int(rng.choice([1, 2, 4, 8], p=[0.2, 0.2, 0.4, 0.2]) if op != ATOMIC
+                    else rng.choice([4, 8]))
         prog.append((op, int(rng.integers(LANES)), width, int(rng.integers(8 // width)), mask))
     return prog
 
@@ -281,6 +283,10 @@ def _kernel(progs):
                 # (every bit of the value used: else the load may be narrowed)
                 lines += [f"        if lane == {a}:",
                           f"            x[t] += wl.int32({elem} % 65521)"]
+            elif op == ATOMIC:
+                lines += [f"        if lane == {a}:",
+                          f"            wl.atomic_add(v{width}, {8 // width * w + i}, "
+                          f"{WIDTHS[width]}({s + 1}))"]
             else:
                 lines += [f"        if lane == {a}:",
                           f"            {elem} = {WIDTHS[width]}({s + 1})"]
@@ -291,11 +297,15 @@ def _kernel(progs):
     return next(v for v in ns.values() if isinstance(v, Kernel))
 
 
-def _races_in(prog):
-    """Pairs of accesses by different lanes to overlapping bytes, one a write, that no
-    chain of program order and shared warp syncs orders (CUDA Programming Guide
-    ``__syncwarp()``: "guarantees memory ordering among threads participating")."""
-    before, last, accesses, n = {}, [None] * LANES, [], 0
+def _races_in(prog, atomics_race=False, pairs=False):
+    """Pairs of accesses by different lanes to overlapping bytes, one a write or an
+    atomic, not both atomics, that no chain of program order and shared warp syncs
+    orders (CUDA Programming Guide ``__syncwarp()``: "guarantees memory ordering among
+    threads participating"; PTX ISA "Memory Consistency Model": two morally strong
+    accesses are no data race, an atomic and a plain access that overlap are, even when
+    their sizes differ). How many (``pairs``: the pairs' step indices); ``atomics_race``:
+    two atomics count too."""
+    before, last, accesses, found = {}, [None] * LANES, [], []
     for s, (op, a, width, i, mask) in enumerate(prog):
         lanes = [ln for ln in range(LANES) if mask >> ln & 1] if op == SYNC else [a]
         seen = set()
@@ -308,10 +318,12 @@ def _races_in(prog):
         if op == SYNC:
             continue
         span = set(range(i * width, (i + 1) * width))
-        n += sum(bool(span & span2) and a2 != a and (w2 or op == WRITE) and s2 not in seen
-                 for s2, a2, span2, w2 in accesses)
-        accesses.append((s, a, span, op == WRITE))
-    return n
+        atomic = op == ATOMIC
+        found += [(s2, s) for s2, a2, span2, w2, at2 in accesses
+                  if span & span2 and a2 != a and (w2 or op != READ) and s2 not in seen
+                  and not (atomic and at2 and not atomics_race)]
+        accesses.append((s, a, span, op != READ, atomic))
+    return found if pairs else len(found)
 
 
 def test_racecheck_matches_a_byte_model_for_mixed_widths_under_partial_syncwarp():
@@ -321,12 +333,18 @@ def test_racecheck_matches_a_byte_model_for_mixed_widths_under_partial_syncwarp(
         prog = _program(rng)
         n = _races_in(prog)
         sub = any(width < 4 and op != SYNC for op, _, width, _, _ in prog)
-        if n == 0 and sub and len(clean) < PROGRAMS // 2:
+        atomics = any(op == ATOMIC for op, *_ in prog)
+        if n == 0 and sub and atomics and len(clean) < PROGRAMS // 2:
             clean.append(prog)
         elif n == 1 and len(racy) < PROGRAMS // 2:
             racy.append(prog)
     progs = [p for pair in zip(clean, racy) for p in pair]
     want = [_races_in(p) > 0 for p in progs]
+    # the programs hold what the test is about: races of an atomic with a sub-word plain
+    # access, and overlapping unordered atomics that are no race
+    pairs = [(p[s1], p[s2]) for p in progs for s1, s2 in _races_in(p, pairs=True)]
+    assert any(ATOMIC in (x[0], y[0]) and min(x[2], y[2]) < 4 for x, y in pairs)
+    assert any(not w and _races_in(p, atomics_race=True) for p, w in zip(progs, want))
     res = wl.launch(_kernel(progs), inputs=[np.zeros(32 * PROGRAMS, np.int32)],
                     grid=(1, 1, 1), block=(32 * PROGRAMS, 1, 1), shared_mem=8 * PROGRAMS,
                     device="sim", checks=("racecheck",))

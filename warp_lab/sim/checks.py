@@ -7,8 +7,28 @@ byte (read-after-write, write-after-write) or another thread read it
 (write-after-read) since the block's last completed barrier; a barrier
 resets the block's records. This is the hazard definition of
 compute-sanitizer's racecheck tool (CUDA Compute Sanitizer documentation,
-"Racecheck Tool"). Atomics are not hazards. Each (kind, line pair) is
-reported once, with both threads and both PTX lines.
+"Racecheck Tool"). Each (kind, line pair) is reported once, with both threads
+and both PTX lines.
+
+Atomics (``atom``/``red`` on shared memory, generic ones that land there) and
+strong ``ld``/``st`` (``.relaxed``/``.acquire``/``.release``/``.volatile``:
+``wl.atomic_load``/``wl.atomic_store``) are *morally strong*: two of them are no
+data race, but one of them and a plain access that conflict are (PTX ISA 8.8
+"Memory Consistency Model": a data race is two conflicting accesses, not both
+morally strong, that no happens-before orders). So an atomic (it reads and
+writes) is checked against the plain writer (read-after-write; a strong ``st``
+or ``red``: write-after-write) and the plain readers (write-after-read) and
+recorded, not as a writer, in a second readers-only record per cell: the atomic and strong
+accesses since the last plain write, by the same clocks and per-lane rows as
+plain readers. A plain read after them is read-after-write, a plain write
+write-after-write (which then forgets them: an atomic before it that is
+unordered with a later access is unordered with the write, or the write with
+that access, found there). The finding says which access was the atomic one
+and that a ``wl.syncthreads()`` between the plain accesses (an initialisation)
+and the atomics orders them: the bins zeroed by 16 threads and counted into with
+``atomic_add`` with no barrier between run right here, in order, and not on a
+GPU. A strong ``ld`` is checked against plain writes but not recorded (a plain
+write after it by another thread is not found).
 
 ``bar.warp.sync`` (``__syncwarp``) orders memory among the lanes that execute it
 together (CUDA Programming Guide, ``__syncwarp()``: "guarantees memory ordering
@@ -32,7 +52,9 @@ word covers it whole (naturally aligned 4-, 8- and 16-byte accesses: ``f32``/``s
 a 1- or 2-byte access splits the words it touches into per-byte records until the next
 barrier (exact: a whole word's four bytes always have equal records). While nothing was
 written (read) since every record was last forgotten, accesses skip the check against
-writers (readers). Memory per shared byte: :func:`bookkeeping_per_byte`.
+writers (readers), and while no atomic was recorded, plain accesses skip the check
+against atomics (a module with no atomic or strong access of shared memory has no such
+record at all). Memory per shared byte: :func:`bookkeeping_per_byte`.
 """
 
 from __future__ import annotations
@@ -74,12 +96,32 @@ def _sub_word(c) -> bool:
         return True
 
 
+def has_strong(mod) -> bool:
+    """Whether module ``mod`` has an atomic (``atom``/``red``) or strong ``ld``/``st``
+    (:func:`strong_access`) that may touch shared memory (``.shared`` or generic): racecheck
+    then keeps a record of them per cell (cached on the module)."""
+    return cached_on(mod, "_race_has_strong", lambda: any(
+        (c.op in ("atom", "red") or (c.op in ("ld", "st") and strong_access(c)))
+        and not any(s in _NOT_SHARED for s in c.mods) for c in mod.code))
+
+
+def strong_access(ins) -> bool:
+    """Whether ``ld``/``st`` ``ins`` is a *strong* access (``.relaxed``/``.acquire``/
+    ``.release``, or ``.volatile``, which PTX treats as ``.relaxed.sys``; ``wl.atomic_load``
+    and ``wl.atomic_store``): two strong (or atomic) accesses of one location are morally
+    strong and no data race, a plain access and a strong one that conflict are (PTX ISA 8.8
+    "Memory Consistency Model: Data-race")."""
+    return any(q in ins.mods for q in ("relaxed", "acquire", "release", "volatile"))
+
+
 def bookkeeping_per_byte(mod) -> int:
     """Bytes of racecheck records per byte of shared memory for module ``mod`` (for the
     simulator's batch sizing): 16 bytes per 4-byte word, 32 with ``bar.warp.sync``;
-    16 (32) more per byte when a sub-word access may split words into bytes. The rows
+    8 (20) more with atomics or strong accesses of shared memory (:func:`has_strong`);
+    as many again per byte when a sub-word access may split words into bytes. The rows
     of per-lane read clocks made on demand are not counted."""
-    per_cell = 32 if has_warp_sync(mod) else 16
+    ws = has_warp_sync(mod)
+    per_cell = (32 if ws else 16) + ((20 if ws else 8) if has_strong(mod) else 0)
     return per_cell // 4 + (per_cell if _may_split(mod) else 0)
 
 
@@ -91,25 +133,33 @@ class _Cells:
     With ``bar.warp.sync`` (``ws``): ``wst`` the clock at the last write; ``rst`` the
     readers' clock (``>= 0``: all read at it; ``-(row + 1)``: per lane, row ``row`` of
     the tracker's ``rtab``); ``rwarp`` the readers' warp (``-2`` several); ``rlanes``
-    their lanes (bit per lane).
+    their lanes (bit per lane). ``readers_only``: no writer fields (the record of the
+    atomic and strong accesses since the last plain write, kept as "readers" because
+    they are no hazard to each other).
     """
 
-    def __init__(self, n: int, ws: bool):
-        self.writer = np.full(n, -1, np.int32)
-        self.wpc = np.zeros(n, np.int32)
+    def __init__(self, n: int, ws: bool, readers_only: bool = False):
         self.reader = np.full(n, -1, np.int32)
         self.rpc = np.zeros(n, np.int32)
-        self.fields = ["writer", "wpc", "reader", "rpc"]
+        self.fields = ["reader", "rpc"]
+        if not readers_only:
+            self.writer = np.full(n, -1, np.int32)
+            self.wpc = np.zeros(n, np.int32)
+            self.fields += ["writer", "wpc"]
         if ws:
-            self.wst = np.zeros(n, np.int32)
             self.rst = np.zeros(n, np.int32)
             self.rwarp = np.full(n, -1, np.int32)
             self.rlanes = np.zeros(n, np.uint32)
-            self.fields += ["wst", "rst", "rwarp", "rlanes"]
+            self.fields += ["rst", "rwarp", "rlanes"]
+            if not readers_only:
+                self.wst = np.zeros(n, np.int32)
+                self.fields.append("wst")
+        self.readers_only = readers_only
 
     def forget(self, sl):
         """Forget the writers and readers of cells ``sl`` (a slice)."""
-        self.writer[sl] = -1
+        if not self.readers_only:
+            self.writer[sl] = -1
         self.reader[sl] = -1
 
 
@@ -136,11 +186,17 @@ class RaceTracker:
         self.ws = has_warp_sync(m.mod)
         self.words = _Cells(nb * stride // 4, self.ws)
         self.bytes = None       # per-byte records, made at the first sub-word access
+        # the atomic and strong accesses since the last plain write, per word and per byte
+        # (None: the module has none that may touch shared memory)
+        self.awords = _Cells(len(self.words.reader), self.ws, True) \
+            if has_strong(m.mod) else None
+        self.abytes = None
         self.split = None       # per word: its records are in ``bytes`` (bool)
         self.any_split = False  # whether a word may be split (False: none is)
         # whether any access wrote / read since every record was last forgotten: while
         # not, every writer / reader is -1 and the access needs no check against them
         self.wrote = self.read = False
+        self.atomic = False     # whether an atomic or strong access was recorded since then
         self.base = self.tids = None    # per batch thread: its block's first byte; itself
         if self.ws:
             self.g = 0                                    # warp syncs so far (a clock)
@@ -228,7 +284,7 @@ class RaceTracker:
 
     def reset(self, blocks):
         """Forget the records of ``blocks`` (all when ``None``): a barrier completed."""
-        cs = [self.words] if self.bytes is None else [self.words, self.bytes]
+        cs = [c for c in (self.words, self.bytes, self.awords, self.abytes) if c is not None]
         if blocks is None or len(blocks) == self.nb:
             for c in cs:
                 c.forget(slice(None))
@@ -239,19 +295,25 @@ class RaceTracker:
             if self.any_split:
                 self.split.fill(False)
                 self.any_split = False
-            self.wrote = self.read = False
+            self.wrote = self.read = self.atomic = False
             return
         for b in blocks:
             lo = int(b) * self.stride
             self.words.forget(slice(lo >> 2, (lo + self.stride) >> 2))
+            if self.awords is not None:
+                self.awords.forget(slice(lo >> 2, (lo + self.stride) >> 2))
             if self.any_split:
                 self.bytes.forget(slice(lo, lo + self.stride))
+                if self.abytes is not None:
+                    self.abytes.forget(slice(lo, lo + self.stride))
                 self.split[lo >> 2:(lo + self.stride) >> 2] = False
         # (the others' split words stay split: any_split stays as it is)
 
-    def access(self, ins, space, addr, idx, size, is_write):
+    def access(self, ins, space, addr, idx, size, is_write, strong=False):
         """Record lanes ``idx`` accessing shared bytes ``addr..addr+size`` (per lane;
-        ``addr`` a multiple of ``size``, which memops checked)."""
+        ``addr`` a multiple of ``size``, which memops checked). ``strong``: an atomic
+        (``is_write``: it reads and writes) or a strong ``ld`` (not ``is_write``) or ``st``
+        (``is_write``), checked against plain accesses only (:meth:`_strong_access`)."""
         m = self.m
         if space == "generic":
             from warp_lab.sim.memory import SHARED_WINDOW, WINDOW_SIZE
@@ -277,12 +339,21 @@ class RaceTracker:
             if q > 1:
                 cell = (cell[:, None] + np.arange(q)).reshape(-1)
             if not self.any_split or not self.split[cell].any():
-                self._access(self.words, 4, ins, cell, tid if q == 1 else np.repeat(tid, q),
-                             size, is_write)
+                t = tid if q == 1 else np.repeat(tid, q)
+                if strong:
+                    self._strong_access(self.words, self.awords, 4, ins, cell, t, size,
+                                        is_write)
+                else:
+                    self._access(self.words, self.awords, 4, ins, cell, t, size, is_write)
                 return
         byte = (flat[:, None] + np.arange(size)).reshape(-1)
         self._split(byte >> 2)
-        self._access(self.bytes, 1, ins, byte, np.repeat(tid, size), size, is_write)
+        if strong:
+            self._strong_access(self.bytes, self.abytes, 1, ins, byte, np.repeat(tid, size),
+                                size, is_write)
+        else:
+            self._access(self.bytes, self.abytes, 1, ins, byte, np.repeat(tid, size), size,
+                         is_write)
 
     def _split(self, words):
         """Copy the records of ``words`` (int64, repeats allowed) not split yet to their
@@ -290,18 +361,27 @@ class RaceTracker:
         if self.bytes is None:
             self.bytes = _Cells(len(self.words.writer) * 4, self.ws)
             self.split = np.zeros(len(self.words.writer), bool)
+            if self.awords is not None:
+                self.abytes = _Cells(len(self.words.writer) * 4, self.ws, True)
         w = words[~self.split[words]]
         if w.size == 0:
             return
         # (lanes' words come in order, mostly: repeats side by side; any left are harmless
         # but to the rows, which are made for distinct words)
         w = w[np.concatenate(([True], w[1:] != w[:-1]))]
-        if not (self.wrote or self.read):
+        if not (self.wrote or self.read or self.atomic):
             # nothing recorded since every record was forgotten: the bytes' say so too
             self.split[w] = True
             self.any_split = True
             return
-        wc, bc = self.words, self.bytes
+        self._copy_to_bytes(self.words, self.bytes, w)
+        if self.atomic:
+            self._copy_to_bytes(self.awords, self.abytes, w)
+        self.split[w] = True
+        self.any_split = True
+
+    def _copy_to_bytes(self, wc, bc, w):
+        """Copy records ``wc`` of distinct words ``w`` to their bytes' records ``bc``."""
         rows = None
         if self.ws:
             row = (wc.rst[w] < 0) & (wc.reader[w] != -1) & (wc.rwarp[w] >= 0)
@@ -320,15 +400,31 @@ class RaceTracker:
                 bw = b.reshape(-1, 4)[row].reshape(-1)
                 self.rtab[rows] = np.repeat(self.rtab[-wc.rst[w[row]] - 1], 4, axis=0)
                 bc.rst[bw] = -rows - 1
-        self.split[w] = True
-        self.any_split = True
 
-    def _access(self, c, unit, ins, cell, tid, size, is_write):
-        """Check and record an access of ``cell`` (int64 indices into records ``c`` of
+    def _access(self, c, a, unit, ins, cell, tid, size, is_write):
+        """Check and record a plain access of ``cell`` (int64 indices into records ``c`` of
         ``unit``-byte cells; ``size // unit`` consecutive ones per lane) by threads
-        ``tid`` (int32, one per cell)."""
+        ``tid`` (int32, one per cell); ``a``: the cells' records of atomic and strong
+        accesses (None: the module has none), which a write forgets."""
         pc = ins.pc
         ws = self.ws
+        if self.atomic:
+            # an atomic or strong access by another thread since the last plain write:
+            # read-after-write (a plain read), write-after-write (a plain write)
+            r = a.reader[cell]
+            hz = (r == -2) | ((r >= 0) & (r != tid))
+            if ws and hz.any():
+                hz &= ~self._readers_ordered(a, tid, cell)
+            if hz.any():
+                k = int(np.argmax(hz))
+                kind, what = (("race_waw", "write-after-write") if is_write
+                              else ("race_raw", "read-after-write"))
+                self._report(kind, what, ins, int(tid[k]), int(r[k]) if r[k] >= 0 else -1,
+                             int(a.rpc[cell[k]]), cell, k, size, unit, atomic="other")
+            if is_write:
+                # (an atomic before this write and unordered with a later access is
+                # unordered with this write, or this write with that access: found there)
+                a.reader[cell] = -1
         if is_write:
             waw = war = None
             if self.wrote:
@@ -373,21 +469,64 @@ class RaceTracker:
                     k = int(np.argmax(raw))
                     self._report("race_raw", "read-after-write", ins, int(tid[k]), int(w[k]),
                                  int(c.wpc[cell[k]]), cell, k, size, unit)
-            r = c.reader[cell] if self.read or ws else None
-            if ws:
-                self._note_readers(c, tid, cell, r)
-            c.reader[cell] = tid
-            multi = c.reader[cell] != tid
-            if r is not None:
-                multi |= (r == -2) | ((r >= 0) & (r != tid))
-            # (several lanes of this instruction reading one cell: all of them or none,
-            # mostly)
-            if multi.all():
-                c.reader[cell] = -2
-            elif multi.any():
-                c.reader[cell[multi]] = -2
-            c.rpc[cell] = pc
+            self._add_readers(c, tid, cell, pc, self.read)
             self.read = True
+
+    def _add_readers(self, c, tid, cell, pc, any_readers):
+        """Record threads ``tid`` as readers of ``cell`` (records ``c``; ``any_readers``:
+        whether ``c`` may have readers now) at instruction ``pc``."""
+        ws = self.ws
+        r = c.reader[cell] if any_readers or ws else None
+        if ws:
+            self._note_readers(c, tid, cell, r)
+        c.reader[cell] = tid
+        multi = c.reader[cell] != tid
+        if r is not None:
+            multi |= (r == -2) | ((r >= 0) & (r != tid))
+        # (several lanes of this instruction reading one cell: all of them or none,
+        # mostly)
+        if multi.all():
+            c.reader[cell] = -2
+        elif multi.any():
+            c.reader[cell[multi]] = -2
+        c.rpc[cell] = pc
+
+    def _strong_access(self, c, a, unit, ins, cell, tid, size, is_write):
+        """Check and record an atomic or strong access (as :meth:`_access`): a hazard with
+        a plain access by another thread since the barrier (an atomic reads and writes:
+        read-after-write after a plain write, write-after-read after a plain read; a
+        strong ``st`` or a ``red`` (no old value) after a plain write is
+        write-after-write; a strong ``ld`` is checked against plain writes only), none
+        with another atomic or strong access (PTX ISA 8.8 "Memory Consistency Model":
+        morally strong accesses are no data race). Atomics and strong stores are
+        recorded in ``a`` for the plain accesses after them; a strong ``ld`` is not
+        recorded (a plain write after it by another thread is not found)."""
+        ws = self.ws
+        if self.wrote:
+            w = c.writer[cell]
+            hz = (w >= 0) & (w != tid)
+            if ws and hz.any():
+                hz &= ~self._ordered(tid, w, c.wst[cell])
+            if hz.any():
+                k = int(np.argmax(hz))
+                kind, what = (("race_waw", "write-after-write") if ins.op in ("st", "red")
+                              else ("race_raw", "read-after-write"))
+                self._report(kind, what, ins, int(tid[k]), int(w[k]), int(c.wpc[cell[k]]),
+                             cell, k, size, unit, atomic="this")
+        if not is_write:
+            return
+        if self.read:
+            r = c.reader[cell]
+            hz = (r == -2) | ((r >= 0) & (r != tid))
+            if ws and hz.any():
+                hz &= ~self._readers_ordered(c, tid, cell)
+            if hz.any():
+                k = int(np.argmax(hz))
+                self._report("race_war", "write-after-read", ins, int(tid[k]),
+                             int(r[k]) if r[k] >= 0 else -1, int(c.rpc[cell[k]]), cell, k,
+                             size, unit, atomic="this")
+        self._add_readers(a, tid, cell, ins.pc, self.atomic)
+        self.atomic = True
 
     def _note_readers(self, c, tid, cell, r):
         """Add readers ``tid`` of ``cell`` (previous reader field ``r``) to the readers' warp
@@ -439,7 +578,7 @@ class RaceTracker:
         split into bytes) first."""
         if self.nrows + k > len(self.rtab):
             lives = []
-            for c in (self.words, self.bytes):
+            for c in (self.words, self.bytes, self.awords, self.abytes):
                 if c is None:
                     continue
                 st = c.rst
@@ -447,7 +586,8 @@ class RaceTracker:
                 keep = (c.reader[live] != -1) & (c.rwarp[live] >= 0)
                 if self.split is not None:
                     # a split word's records are its bytes'; a whole word's bytes are stale
-                    keep &= ~self.split[live] if c is self.words else self.split[live >> 2]
+                    keep &= ~self.split[live] if c.reader.size == self.split.size \
+                        else self.split[live >> 2]
                 st[live[~keep]] = 0
                 lives.append((st, live[keep]))
             n = sum(len(live) for _, live in lives)
@@ -463,12 +603,15 @@ class RaceTracker:
         self.nrows += k
         return rows
 
-    def _report(self, kind, what, ins, t, other, other_pc, cells, k, size, unit):
+    def _report(self, kind, what, ins, t, other, other_pc, cells, k, size, unit, atomic=None):
         """Record a ``kind`` hazard at cell ``cells[k]`` (of ``unit`` bytes, flat, of this
         batch) of the access of ``size`` bytes per lane whose cells are ``cells``, by
         thread ``t``, against thread ``other`` (-1: several) at instruction ``other_pc``.
         ``details`` give the block offsets of the racing byte (the cell's first) and of
-        the access's first byte."""
+        the access's first byte. ``atomic``: ``"this"`` (this access is the atomic or
+        strong one, the other plain), ``"other"`` (the other one is), or None (both
+        plain); the message then says which and how to order them
+        (``details["atomic"]``)."""
         m = self.m
         code = m.mod.code
         oline = code[other_pc].line if 0 <= other_pc < len(code) else 0
@@ -480,9 +623,29 @@ class RaceTracker:
         name, lo, _ = variable_at(m, offset, address_variable(m.mod, ins))
         place = f"shared offset {offset}" if name is None else \
             f"shared offset {offset} (byte {offset - lo} of shared variable {name})"
-        m.finding(kind, f"shared-memory {what} hazard at {place}: this access "
-                  f"races with {who} at PTX line {oline}, with no barrier between them", ins, t,
+        if atomic is None:
+            text = f"this access races with {who} at PTX line {oline}, with no barrier " \
+                   "between them"
+        else:
+            strong_ins = ins if atomic == "this" else code[other_pc]
+            word = "atomic" if strong_ins.op in ("atom", "red") or \
+                "volatile" not in strong_ins.mods else "volatile"
+            if atomic == "other":
+                word = "an atomic" if word == "atomic" else "a volatile"
+            if atomic == "this":
+                text = (f"this {word} access races with a plain (non-atomic) access by {who} "
+                        f"at PTX line {oline}")
+            else:
+                text = (f"this plain (non-atomic) access races with {word} access by "
+                        f"{who} at PTX line {oline}")
+            text += (", with no barrier between them (atomics are ordered only among "
+                     "themselves, not with plain accesses: put a barrier, wl.syncthreads(), "
+                     + ("between the plain accesses, such as an initialisation, and the "
+                        "atomics)" if atomic == "this" else
+                        "between the atomics and the plain accesses after them)"))
+        m.finding(kind, f"shared-memory {what} hazard at {place}: {text}", ins, t,
                   dedupe=(other_pc,), other_thread=ot,
+                  **({} if atomic is None else {"atomic": atomic}),
                   other_ptx_line=oline, shared_offset=offset, variable=name,
                   address=start, size=size, space="shared", place=place,
                   offset=None if name is None else offset - lo)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from warp_lab.errors import SimulatorError
+from warp_lab.sim.checks import strong_access
 from warp_lab.sim.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from warp_lab.sim.operands import RAW, reader, writer
 from warp_lab.sim.provenance import address_variable
@@ -335,12 +336,11 @@ def _shared_metrics(m, ins, addr, idx, size):
 # ------------------------------------------------------------------ builders
 
 def _strong(ins) -> bool:
-    """Whether ``ins`` is a *strong* access (``.relaxed``/``.acquire``/``.release``, or
-    ``.volatile``, which PTX treats as ``.relaxed.sys``): two strong accesses of one
-    location are morally strong and no data race (PTX ISA 8.8 "Memory Consistency
-    Model: Data-race"), so racecheck leaves them out, as it does atomics. A plain
-    access that conflicts with a strong one is not reported either (a miss)."""
-    return any(q in ins.mods for q in ("relaxed", "acquire", "release", "volatile"))
+    """Whether ``ins`` is a *strong* access (:func:`~warp_lab.sim.checks.strong_access`):
+    racecheck checks it, as it does atomics, against plain accesses only (two strong
+    accesses of one location are morally strong and no data race, PTX ISA 8.8 "Memory
+    Consistency Model: Data-race")."""
+    return strong_access(ins)
 
 
 def _ld(ins, mod):
@@ -382,8 +382,8 @@ def _ld(ins, mod):
         groups = access(m, ins, space, av, idx, es * n, var)
         if m.collect:
             _metrics(m, ins, space, av, idx, es * n)
-        if m.race is not None and space != "global" and not strong:
-            m.race.access(ins, space, av, idx, es * n, False)
+        if m.race is not None and space != "global":
+            m.race.access(ins, space, av, idx, es * n, False, strong)
         if m.init is not None and space != "global":
             m.init.read(ins, groups, idx, es * n, var)
         if nc and m.nc_reads is not None:
@@ -485,8 +485,8 @@ def _st(ins, mod):
         groups = access(m, ins, space, av, idx, es * n, var)
         if m.collect:
             _metrics(m, ins, space, av, idx, es * n)
-        if m.race is not None and space != "global" and not strong:
-            m.race.access(ins, space, av, idx, es * n, True)
+        if m.race is not None and space != "global":
+            m.race.access(ins, space, av, idx, es * n, True, strong)
         if m.init is not None and space != "global":
             m.init.write(groups, idx, es * n)
         if m.nc_writes is not None and space in ("global", "generic"):
@@ -685,6 +685,9 @@ def _atom(ins, mod):
         groups = access(m, ins, space, av, idx, es, var)
         if m.collect:
             _metrics(m, ins, space, av, idx, es)
+        if m.race is not None and space != "global":
+            # (reads and writes; no hazard with another atomic, PTX ISA "Data-race")
+            m.race.access(ins, space, av, idx, es, True, True)
         if m.init is not None and space != "global":
             # the old value is read (but for exch, whose new value ignores it), then written
             if op != "exch":

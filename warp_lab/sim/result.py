@@ -53,7 +53,9 @@ class Finding:
         source_file, source_line: from the ``.loc`` before the instruction ("" / 0 if none);
             ``str()`` names an IPython cell's file ``In[N]``
             (:func:`~warp_lab.errors.source_label`).
-        details: extra data (addresses, sizes, the other thread of a race, ...).
+        details: extra data (addresses, sizes, the other thread of a race, ...; a race
+            between an atomic or strong access and a plain one has ``"atomic"``:
+            ``"this"`` when this access is the atomic one, ``"other"`` when the other is).
     """
 
     kind: str

@@ -1,0 +1,181 @@
+"""racecheck with atomics: a plain shared access and an atomic one with no barrier between.
+
+PTX ISA 8.8 "Memory Consistency Model" (Data-race): two conflicting accesses (one of them
+a write; an atomic reads and writes) race when they are not ordered and not both morally
+strong; atomics are strong, a plain ``ld``/``st`` is not. So the classic student bug, bins
+zeroed by some threads and counted into by ``wl.atomic_add`` with no ``wl.syncthreads()``
+between, is a race the simulator's in-order execution hides (it gives the right counts);
+two atomics of one bin are none. The kernels are compiled and run for real: the
+simulator's answer is checked too, and each finding's lines and threads.
+"""
+
+import inspect
+
+import numpy as np
+
+import warp_lab as wl
+from warp_lab.examples import CORPUS
+
+CHECKS = ("memcheck", "racecheck", "barrier")
+
+
+def _line(kernel, marker):
+    """The file line of ``kernel``'s source holding ``marker`` (a comment)."""
+    src, first = inspect.getsourcelines(kernel.fn if hasattr(kernel, "fn") else kernel)
+    (k,) = [k for k, text in enumerate(src) if marker in text]
+    return first + k
+
+
+def _races(res):
+    return [f for f in res.findings if f.kind.startswith("race")]
+
+
+@wl.kernel
+def histogram(x: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32), sync: int):
+    local = wl.shared_array(16, wl.int32)
+    t = wl.thread_idx.x
+    if t < 16:
+        local[t] = 0                                        # zero
+    if sync:
+        wl.syncthreads()
+    wl.atomic_add(local, x[wl.block_idx.x * 64 + t], 1)     # count
+    wl.syncthreads()
+    if t < 16:
+        wl.atomic_add(out, t, local[t])
+
+
+@wl.kernel
+def one_counter(out: wl.array(dtype=wl.int32), sync: int):
+    local = wl.shared_array(1, wl.int32)
+    t = wl.thread_idx.x
+    if t == 0:
+        local[0] = 5                                        # set
+    if sync:
+        wl.syncthreads()
+    wl.atomic_add(local, 0, 1)                              # add
+    wl.syncthreads()
+    if t == 0:
+        out[0] = local[0]
+
+
+def _fix_named(f):
+    assert "wl.syncthreads()" in f.message, f.message
+
+
+def test_histogram_zeroed_without_a_barrier_races_with_its_atomics():
+    x = (np.arange(128) % 16).astype(np.int32)
+    for sync in (0, 1):
+        out = np.zeros(16, np.int32)
+        res = wl.launch(histogram, inputs=[x, out, sync], grid=(2, 1, 1), block=(64, 1, 1),
+                        device="sim", checks=CHECKS)
+        assert (out == 8).all()                 # in-order simulation: right either way
+        races = _races(res)
+        if sync:
+            assert races == []
+            continue
+        (f,) = races
+        assert f.kind == "race_raw" and f.details["atomic"] == "this"
+        assert f.source_line == _line(histogram, "# count")
+        # thread 16 counts into bin 0 (x = t % 16), which thread 0 zeroed
+        assert f.block == (0, 0, 0) and f.thread == (16, 0, 0)
+        assert f.details["other_thread"] == (0, 0, 0)
+        assert f.details["other_source_text"].startswith("local[t] = 0")
+        assert f.details["index"] == (0,)
+        assert "this atomic access races with a plain (non-atomic) access" in f.message
+        _fix_named(f)
+
+
+def test_a_counter_set_by_thread_0_without_a_barrier_races_with_the_atomics():
+    for sync in (0, 1):
+        out = np.zeros(1, np.int32)
+        res = wl.launch(one_counter, inputs=[out, sync], grid=(1, 1, 1), block=(64, 1, 1),
+                        device="sim", checks=CHECKS)
+        assert out[0] == 69                     # a GPU may add some before the 5 lands
+        if sync:
+            assert _races(res) == []
+            continue
+        (f,) = _races(res)
+        assert f.kind == "race_raw" and f.details["atomic"] == "this"
+        assert f.source_line == _line(one_counter, "# add")
+        assert f.thread == (1, 0, 0) and f.details["other_thread"] == (0, 0, 0)
+        assert f.details["other_source_line"] == _line(one_counter, "# set")
+        _fix_named(f)
+
+
+@wl.kernel
+def after_atomics(out: wl.array(dtype=wl.int32), mode: int):
+    c = wl.shared_array(1, wl.int32)
+    t = wl.thread_idx.x
+    if t == 0:
+        c[0] = 0
+    wl.syncthreads()
+    if mode == 0:
+        wl.atomic_add(c, 0, 1)
+        out[t] = c[0]                                       # read
+    elif mode == 1:
+        wl.atomic_add(c, 0, 1)
+        if t == 0:
+            c[0] = 100                                      # write
+    else:
+        out[t] = c[0]                                       # plain read first
+        wl.atomic_max(c, 0, t)                              # then an atomic
+    wl.syncthreads()
+    if t == 0:
+        out[64] = c[0]
+
+
+def test_plain_accesses_after_atomics_and_atomics_after_plain_reads_race():
+    want = {0: ("race_raw", "# read", "other"), 1: ("race_waw", "# write", "other"),
+            2: ("race_war", "# then an atomic", "this")}
+    for mode, (kind, marker, which) in want.items():
+        out = np.zeros(65, np.int32)
+        res = wl.launch(after_atomics, inputs=[out, mode], grid=(1, 1, 1), block=(64, 1, 1),
+                        device="sim", checks=CHECKS)
+        races = _races(res)
+        assert [f.kind for f in races] == [kind], [str(f) for f in races]
+        (f,) = races
+        assert f.source_line == _line(after_atomics, marker)
+        assert f.details["atomic"] == which
+        if which == "other":
+            assert "this plain (non-atomic) access races with an atomic access" in f.message
+            assert "between the atomics and the plain accesses after them" in f.message
+        else:
+            assert "this atomic access races with a plain (non-atomic) access" in f.message
+    # (mode 2: thread 0 read c[0] and thread 1's atomic_max came after: write-after-read)
+
+
+@wl.kernel
+def flag(out: wl.array(dtype=wl.int32), sync: int):
+    f = wl.shared_array(1, wl.int32)
+    t = wl.thread_idx.x
+    if t == 0:
+        f[0] = 1                                            # plain store
+    if sync:
+        wl.syncthreads()
+    out[t] = wl.atomic_load(f, 0)                           # strong load
+
+
+def test_a_strong_load_of_a_plain_store_races_and_strong_accesses_do_not():
+    assert "ld.relaxed" in wl.compile(flag).ptx
+    for sync in (0, 1):
+        res = wl.launch(flag, inputs=[np.zeros(64, np.int32), sync], grid=(1, 1, 1),
+                        block=(64, 1, 1), device="sim", checks=CHECKS)
+        if sync:
+            assert _races(res) == []
+            continue
+        (f,) = _races(res)
+        assert f.kind == "race_raw" and f.details["atomic"] == "this"
+        assert f.source_line == _line(flag, "# strong load")
+
+
+def test_corpus_kernels_with_shared_atomics_have_no_race():
+    shared_atomics = [ex for ex in CORPUS if any(
+        s in wl.compile(ex.kernel).ptx for s in ("atom.shared", "red.shared"))]
+    assert "histogram" in [ex.name for ex in shared_atomics]
+    for ex in shared_atomics:
+        args = ex.make_inputs()
+        before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        res = wl.launch(ex.kernel, inputs=args, device="sim", checks=CHECKS,
+                        **ex.launch(args).kwargs())
+        assert not res.findings, [str(f) for f in res.findings]
+        ex.check(before, args)
