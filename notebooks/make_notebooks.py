@@ -992,6 +992,50 @@ assert nxt.source_line == 5 and nxt.block == (1, 0, 0)
 assert not result.partial and result.findings == []
 assert dbg.where().finished and not dbg.cont()   # falsy: `while dbg.cont():` ends
 assert not y.any()"""),
+    ("md", """## Watching a shared array: the steps of a tree reduction
+
+A block's shared memory is not in any register, so the lane table cannot show
+it. `dbg.shared("buf")` gives the shared array `buf` (the kernel's Python name;
+a `@wl.func`'s arrays too) of the stopped block as a numpy array, with its shape
+and dtype; the panel lists every shared array of the block under "shared memory
+of block (x, y, z)", the elements changed since the previous stop highlighted,
+bytes no thread has written yet in grey. Stop at the `wl.syncthreads()` inside
+the loop twice and compare `buf` with a numpy model of the reduction: step `s`
+adds the upper half `buf[s:2s]` onto `buf[:s]`."""),
+    ("code", """%%warp_kernel --show source
+def tree_sum(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    buf = wl.shared_array(256, wl.float32)
+    t = wl.thread_idx.x
+    buf[t] = x[wl.tid()]
+    wl.syncthreads()
+    s = 128
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        wl.syncthreads()
+        s //= 2
+    if t == 0:
+        out[wl.block_idx.x] = buf[0]"""),
+    ("code", """x = np.random.default_rng(6).integers(0, 10, 512).astype(np.float32)
+dbg = debug(tree_sum, dim=512, inputs=[x, np.zeros(2, np.float32)], block_dim=256)
+dbg.add_breakpoint(line=11)               # cell line 11: the wl.syncthreads() in the loop
+model = x[:256].copy()                    # buf after line 5: block 0's 256 inputs
+seen, models = [], []
+for s in (128, 64):                       # two stops: after step s = 128, then s = 64
+    stop = dbg.cont()
+    model[:s] += model[s:2 * s]           # what step s does to buf
+    seen.append(dbg.shared("buf"))
+    models.append(model.copy())
+    print(f"after s = {s:3}: buf[:8] =", seen[-1][:8])
+dbg                                       # shared memory of block (0, 0, 0) at the bottom"""),
+    ("md", """Check the result: both stops are at line 11 of block 0, and `buf` equals
+the numpy model of the reduction after each step (float32 sums of small integers
+are exact, so the comparison is exact)."""),
+    ("code", """# check
+assert stop.source_line == 11 and stop.block == (0, 0, 0)
+assert seen[0].shape == (256,) and seen[0].dtype == np.float32
+assert np.array_equal(seen[0], models[0]) and np.array_equal(seen[1], models[1])
+assert not np.array_equal(seen[0], seen[1])"""),
 ]
 
 NOTEBOOKS["07_image_filter"] = [

@@ -53,6 +53,37 @@ def test_hit_miss_and_disk_round_trip(fresh_cache, tmp_path):
     assert again.param_layout == a.param_layout and again.line_map == a.line_map
 
 
+SHARED_SRC = '''
+@wl.func
+def half(v: wl.float32):
+    hb = wl.shared_array(64, wl.float16)
+    hb[wl.tid() % 64] = wl.float16(v)
+    return wl.float32(hb[0])
+
+@wl.kernel
+def tiles(x: wl.array(dtype=wl.float32)):
+    tile = wl.shared_array((4, 8), wl.float32)
+    vv = wl.shared_array(8, wl.vec4)
+    dyn = wl.dynamic_shared_array(wl.int32, offset=16)
+    i = wl.tid()
+    tile[i % 4, i % 8] = x[i]
+    vv[i % 8] = wl.vec4(x[i])
+    dyn[i % 8] = i
+    x[i] = tile[0, 0] + vv[1][2] + wl.float32(dyn[3]) + half(x[i])
+'''
+
+
+def test_shared_array_element_types_are_recorded_and_kept_on_disk(fresh_cache, tmp_path):
+    """The debugger shows a shared array's values: it needs each array's element type
+    (and a dynamic array's offset), which only the compiler knows."""
+    a = wl.compile(_kernel(SHARED_SRC, "tiles", tmp_path))
+    syms = {name: sym for sym, name, _ in a.shared_arrays}
+    assert a.shared_dtypes == (
+        (syms["tile"], "tile", "float32", 0), (syms["vv"], "vv", "vec4", 0),
+        ("__wl_dynamic_shared", "dyn", "int32", 16), (syms["hb"], "hb", "float16", 0))
+    again = C.KernelCache(str(fresh_cache)).get(a.cache_key)
+    assert again.shared_dtypes == a.shared_dtypes
+
 def test_source_and_captured_constants_change_the_key(fresh_cache, tmp_path):
     k1 = _kernel(SRC, "scale", tmp_path)
     k2 = _kernel(SRC.replace("x[i] * SCALE", "x[i] * SCALE + 1.0"), "scale", tmp_path)

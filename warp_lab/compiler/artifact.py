@@ -267,6 +267,12 @@ class CompiledKernel:
             ``.shared`` variable can name the user's array.
         shared_shapes: ``(PTX symbol, element bytes, shape)`` of each
             ``wl.shared_array`` (row-major), so a finding can give an element index.
+        shared_dtypes: ``(PTX symbol, Python name, element type name, byte offset)`` of
+            each shared array, as :attr:`shared_arrays` lists them: the type as
+            ``warp_lab.lang.types`` names it (``"float32"``, ``"float16"``, ``"vec4"``),
+            the offset 0 for a ``wl.shared_array`` and a ``wl.dynamic_shared_array``'s
+            ``offset`` bytes (None when computed at run time), so the debugger can show
+            an array's values (``DebugSession.shared``).
         files: artifact file name -> the notebook cell it stands for in this run
             (``{"<cell of saxpy>": "<cell 7>"}``). A cell's own name changes each
             time it runs, so the debug info (LLVM ``DIFile``, PTX ``.file``, the
@@ -304,6 +310,7 @@ class CompiledKernel:
     written_params: tuple = ()
     shared_arrays: tuple = ()
     shared_shapes: tuple = ()
+    shared_dtypes: tuple = ()
     files: Mapping[str, str] = field(default_factory=dict, compare=False)
     kernel: object = field(default=None, compare=False, repr=False)
 

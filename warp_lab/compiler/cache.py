@@ -239,6 +239,7 @@ def _to_json(ck: CompiledKernel) -> dict:
         "entry_guard": ck.entry_guard, "written_params": list(ck.written_params),
         "shared_arrays": [list(a) for a in ck.shared_arrays],
         "shared_shapes": [[s, n, list(shape)] for s, n, shape in ck.shared_shapes],
+        "shared_dtypes": [list(a) for a in ck.shared_dtypes],
         "llvm_ir": ck.llvm_ir, "llvm_ir_optimized": ck.llvm_ir_optimized, "ptx": ck.ptx,
         "sass": ck.sass, "life_ranges": ck.life_ranges, "has_cubin": ck.cubin is not None,
         "resources": dataclasses.asdict(ck.resources) if ck.resources else None,
@@ -267,6 +268,7 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         written_params=tuple(d["written_params"]),
         shared_arrays=tuple(tuple(a) for a in d["shared_arrays"]),
         shared_shapes=tuple((s, n, tuple(shape)) for s, n, shape in d["shared_shapes"]),
+        shared_dtypes=tuple(tuple(a) for a in d["shared_dtypes"]),
         files=d["files"])
 
 

@@ -48,6 +48,7 @@ class _Context:
         self.in_progress: list = []    # specialisation keys being typed (recursion check)
         self.shared: list = []
         self.shared_arrays: list = []   # (symbol, Python name, file line): TypedKernel
+        self.shared_dtypes: list = []   # (symbol, Python name, type name, offset): TypedKernel
         self.counter = 0
         self.captured: dict = {}       # "fn: name" -> repr of a captured value (cache keys)
         self.trees: dict = {}          # Func -> its parsed tree, read but never typed (parse)
@@ -756,7 +757,7 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
     return TypedKernel(kernel.name, entry, kernel.source, tk_fn, funcs, tuple(params),
                        ctx.launch_ndim, uses_tid, tuple(ctx.shared),
                        tuple(sorted(ctx.captured.items())), tk_fn.written_params,
-                       tuple(ctx.shared_arrays))
+                       tuple(ctx.shared_arrays), tuple(ctx.shared_dtypes))
 
 
 def _float_into_int_hint(name: str, src, dst) -> str:

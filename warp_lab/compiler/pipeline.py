@@ -241,6 +241,7 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         written_params=tuple(n for n, _ in typed.params if n in typed.written_params),
         shared_arrays=typed.shared_arrays,
         shared_shapes=tuple((d.symbol, d.dtype.size, tuple(d.shape)) for d in typed.shared),
+        shared_dtypes=typed.shared_dtypes,
         files=files, kernel=kernel)
     if cache and all(reason == _NOT_REQUESTED for reason in missing.values()):
         _cache.default_cache().put(key, ck)

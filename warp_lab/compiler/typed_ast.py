@@ -139,6 +139,10 @@ class TypedKernel:
             ``.shared`` variable, and for each ``wl.dynamic_shared_array`` the one
             ``.extern`` variable they all view (:data:`DYNAMIC_SHARED`). The name
             is ``""`` for an array not assigned to a plain name.
+        shared_dtypes: ``(symbol, Python name, element type name, byte offset)`` of the
+            same arrays, in the same order: the type as ``lang.types`` names it
+            (``"float32"``, ``"vec4"``), the offset 0 for a ``wl.shared_array`` and a
+            ``wl.dynamic_shared_array``'s ``offset`` (None when computed at run time).
     """
 
     name: str
@@ -153,6 +157,7 @@ class TypedKernel:
     captured: tuple = ()
     written_params: frozenset = frozenset()
     shared_arrays: tuple = ()
+    shared_dtypes: tuple = ()
 
     @property
     def shared_bytes(self) -> int:

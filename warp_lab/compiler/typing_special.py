@@ -236,6 +236,7 @@ def type_alloc_array(t, node, name):
         sym = t.ctx.unique(f"{t.fn_obj.name}_{var}" if var else f"__shared_{t.fn_obj.name}")
         t.ctx.shared.append(SharedDecl(sym, dtype, tuple(shape), nbytes))
         t.ctx.shared_arrays.append((sym, bound, _file_line(t, node)))
+        t.ctx.shared_dtypes.append((sym, bound, dtype.name, 0))
         info["symbol"] = sym
     _target(node, name, aty, **info)
     return t.mark(node, aty)
@@ -275,6 +276,9 @@ def type_dynamic_shared_array(t, node, name):
     aty = ArrayType(dtype, 1, "shared", None)
     t.ctx.shared_arrays.append((DYNAMIC_SHARED, getattr(node, "wl_bound_name", ""),
                                 _file_line(t, node)))
+    known = isinstance(offset, int) and not isinstance(offset, bool)
+    t.ctx.shared_dtypes.append((DYNAMIC_SHARED, getattr(node, "wl_bound_name", ""),
+                                dtype.name, offset if known else None))
     _target(node, name, aty)
     return t.mark(node, aty)
 

@@ -271,6 +271,7 @@ class DebugSession:
         self.block = (0, 0, 0)
         self.warp = 0
         self._previous = None  # WarpState at the previous stop, for "what changed"
+        self._previous_shared = None  # (block, debugger_shared.snapshot) at the previous stop
         self._panel = None
         self._findings = None  # the simulator's findings -> as wl.launch words them
         self._register_notes: dict = {}  # PTX function -> register notes (lanes' "holds")
@@ -335,6 +336,10 @@ class DebugSession:
             self._previous = self.debugger.warp(self.block, self.warp)
         except SimulatorError:
             self._previous = None
+        if self.compiled.shared_arrays:
+            from warp_lab.notebook.debugger_shared import snapshot
+            self._previous_shared = (self.block, snapshot(self.compiled, self.debugger.machine,
+                                                          self.block))
 
     def cont(self):
         """Run to the next breakpoint; returns the ``Stop`` there, or :class:`LaunchEnded`
@@ -408,7 +413,7 @@ class DebugSession:
 
     def restart(self):
         """Back to the start of the launch."""
-        self._previous = None
+        self._previous = self._previous_shared = None
         self.debugger.restart()
         return self._moved(self.debugger.where())
 
@@ -458,6 +463,54 @@ class DebugSession:
             self._register_notes[function] = notes
         return self._register_notes[function]
 
+    # -- shared memory ----------------------------------------------------------------------
+
+    def shared(self, name: str, block=None) -> np.ndarray:
+        """The values of shared array ``name`` in ``block`` now, as a numpy array (a copy).
+
+        Args:
+            name: the Python variable name of a ``wl.shared_array(...)`` or
+                ``wl.dynamic_shared_array(...)`` in the kernel or a ``@wl.func`` it calls
+                (``buf`` for ``buf = wl.shared_array(256, wl.float32)``); the PTX symbol
+                (``k_buf_1``) selects one of two arrays of the same name.
+            block: an int or ``(x, y, z)`` inside the grid; default :attr:`block` (the
+                block of the last stop, or the one chosen in the panel).
+
+        Returns:
+            the array's shape, plus the element's axes for a vector or matrix element type
+            (``(8, 4)`` for ``wl.shared_array(8, wl.vec4)``), its numpy dtype (float16,
+            float32, int32, ...). A dynamic shared array is 1-D: the elements that fit in
+            the launch's ``shared_mem`` bytes past its ``offset``. The simulator zero-fills
+            shared memory, so elements no thread has written read 0 (a GPU's hold garbage;
+            the panel greys them when initcheck runs).
+
+        Raises:
+            SimulatorError: no shared array ``name`` (the message lists the kernel's),
+                ``block`` outside the grid or not running now (a block's shared memory
+                exists only while it runs; the message says which blocks are), or an
+                array the PTX does not keep whole (LLVM removed or split it) or whose
+                offset is computed at run time.
+        """
+        from warp_lab.notebook import debugger_shared as S
+
+        block = _coords(block, "block", self.grid) or self.block
+        m = self.debugger.machine
+        array = S.find(S.shared_arrays(self.compiled, m), name, self.compiled.name)
+        k = S.check_block(m, block, self.debugger.finished)
+        return S.read_shared_array(m, array, k)[0]
+
+    def shared_html(self) -> str:
+        """The section "shared memory of block (x, y, z)" for :attr:`block`: each shared
+        array of the kernel, small ones in full, large ones' first rows then ``…``, values
+        formatted as in the lane table, elements changed since the previous stop
+        highlighted, elements never written greyed when initcheck runs (``""`` for a
+        kernel without shared arrays)."""
+        from warp_lab.notebook.debugger_shared import shared_html
+        prev = self._previous_shared
+        before = prev[1] if prev is not None and prev[0] == self.block else None
+        return shared_html(self.compiled, self.debugger.machine, self.block, before,
+                           self.debugger.finished)
+
     # -- display ----------------------------------------------------------------------------
 
     def status_html(self) -> str:
@@ -492,7 +545,7 @@ class DebugSession:
         return lanes_html(state, prev)
 
     def _repr_html_(self) -> str:
-        return f"<div>{self.status_html()}</div>{self.lanes_html()}"
+        return f"<div>{self.status_html()}</div>{self.lanes_html()}{self.shared_html()}"
 
     def panel(self):
         """The ipywidgets control panel (built once per session)."""

@@ -1,9 +1,9 @@
-"""The debugger's ipywidgets panel: buttons, breakpoints, the lane table.
+"""The debugger's ipywidgets panel: buttons, breakpoints, the lane table, shared memory.
 
 Every button calls one :class:`~warp_lab.notebook.debugger.DebugSession`
-method and redraws two HTML widgets (where execution stands; the warp's 32
-lanes with changed values marked), so the panel and a notebook cell calling
-the same methods always agree.
+method and redraws its HTML widgets (where execution stands; the warp's 32
+lanes with changed values marked; the block's shared arrays), so the panel
+and a notebook cell calling the same methods always agree.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ class DebugPanel(W.VBox):
         line, ptx_line: IntText inputs for a new breakpoint (0: unused).
         block_x, block_y, block_z, warp: which warp the lane table shows (the
             block's index on each grid axis, the warp's index in the block).
-        status, lanes, message: HTML widgets the buttons redraw.
+        status, lanes, shared, message: HTML widgets the buttons redraw (``shared``:
+            the shown block's shared arrays, :meth:`DebugSession.shared_html`).
         buttons: name -> Button (``continue``, ``step``, ``step back``,
             ``restart``, ``run to end``, ``add breakpoint``).
     """
@@ -40,6 +41,7 @@ class DebugPanel(W.VBox):
         self.warp = W.IntText(value=0, description="warp", layout=W.Layout(width="150px"))
         self.status = W.HTML()
         self.lanes = W.HTML()
+        self.shared = W.HTML()
         self.message = W.HTML()
         self.breakpoints = W.HTML()
         actions = {"continue": session.cont, "step": session.step,
@@ -57,7 +59,7 @@ class DebugPanel(W.VBox):
                                               "run to end")]),
             W.HBox([self.line, self.ptx_line, self.buttons["add breakpoint"], self.breakpoints]),
             W.HBox([*self._block_boxes(), self.warp]),
-            self.status, self.message, self.lanes])
+            self.status, self.message, self.lanes, self.shared])
         self.refresh()
 
     def _add_breakpoint(self):
@@ -88,9 +90,10 @@ class DebugPanel(W.VBox):
         s.block = (self.block_x.value, self.block_y.value, self.block_z.value)
         s.warp = self.warp.value
         self.lanes.value = s.lanes_html()
+        self.shared.value = s.shared_html()
 
     def refresh(self):
-        """Redraw status, breakpoint list and lanes from the session."""
+        """Redraw status, breakpoint list, lanes and shared arrays from the session."""
         s = self.session
         for box, value in zip((self.block_x, self.block_y, self.block_z), s.block):
             box.unobserve(self._choose_warp, names="value")
@@ -104,3 +107,4 @@ class DebugPanel(W.VBox):
             f"#{bp.id}: " + (f"line {bp.source_line}" if bp.source_line else f"PTX {bp.ptx_line}")
             for bp in s.debugger.breakpoints)
         self.lanes.value = s.lanes_html()
+        self.shared.value = s.shared_html()
