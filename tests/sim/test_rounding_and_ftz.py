@@ -251,3 +251,33 @@ def test_float32_atomic_add_flushes_subnormals_in_global_memory_only(fast):
     np.testing.assert_array_equal(g.view(np.uint32), gl.view(np.uint32))
     np.testing.assert_array_equal(o.view(np.uint32), sh.view(np.uint32))
     assert g[0] == 0.0 and o[0] > 0.0     # 1e-40 + 1e-40: flushed in global, kept in shared
+
+
+NAN = float("nan")
+
+
+@wl.kernel
+def folded_min_max(x: wl.array(dtype=wl.float32), o: wl.array2d(dtype=wl.float32)):
+    o[0, 0] = min(NAN, 1.0)           # constants: folded by the front end
+    o[0, 1] = wl.max(NAN, 1.0)
+    o[0, 2] = max(-0.0, 0.0)
+    o[0, 3] = min(0.0, -0.0)
+    o[0, 4] = min(2.0, NAN, -1.0)
+    o[1, 0] = min(x[0], 1.0)          # the same at run time (x = nan, 1, -0.0, 0.0, 2.0)
+    o[1, 1] = wl.max(x[0], x[1])
+    o[1, 2] = max(x[2], x[3])
+    o[1, 3] = min(x[3], x[2])
+    o[1, 4] = min(x[4], x[0], -1.0)
+
+
+def test_folded_float_min_max_is_the_instructions():
+    """A constant min/max folds to what the run-time instruction gives: a NaN operand
+    ignored (language.md: ``min(nan, 0.0)`` is 0.0) and +0.0 > -0.0 (PTX ISA "min").
+    Folding used Python's min/max, so ``min(NAN, 1.0)`` was NaN and ``max(-0.0, 0.0)``
+    was -0.0."""
+    x = np.array([np.nan, 1.0, -0.0, 0.0, 2.0], np.float32)
+    o = np.zeros((2, 5), np.float32)
+    wl.launch(folded_min_max, dim=1, inputs=[x, o], device="sim")
+    want = np.array([1.0, 1.0, 0.0, -0.0, -1.0], np.float32)
+    np.testing.assert_array_equal(o[1].view(np.uint32), want.view(np.uint32))
+    np.testing.assert_array_equal(o[0].view(np.uint32), want.view(np.uint32))
