@@ -176,3 +176,108 @@ def test_round_under_a_star_import_is_still_pythons(tmp_path, monkeypatch):
     wl.launch(mod.star_round, dim=x.size, inputs=[x, o], device="sim")
     np.testing.assert_array_equal(o[0], np.rint(x))
     np.testing.assert_array_equal(o[1], _away(x))
+
+
+@wl.kernel
+def zero_min_max(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32),
+                 o: wl.array2d(dtype=wl.float32)):
+    i = wl.tid()
+    o[0, i] = max(a[i], b[i])
+    o[1, i] = min(a[i], b[i])
+
+
+def _signed_zero_ref(a, b, big):
+    """PTX ISA "max"/"min": NaN operands ignored, and "if values of both inputs are 0.0,
+    then +0.0 > -0.0" (the operands' order does not matter)."""
+    with np.errstate(invalid="ignore"):
+        r = np.where(np.isnan(a), b, np.where(np.isnan(b), a,
+                                               np.where(a > b, a, b) if big else
+                                               np.where(a < b, a, b)))
+        zeros = (a == 0) & (b == 0)
+        neg = (np.signbit(a) & np.signbit(b)) if big else (np.signbit(a) | np.signbit(b))
+        return np.where(zeros, np.where(neg, np.float32(-0.0), np.float32(0.0)), r)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_min_max_of_signed_zeros_follow_ptx(fast):
+    """max(+0.0, -0.0) is +0.0 and min is -0.0 in either order; under fast math two
+    subnormals of opposite signs flush to such zeros first. The simulator used numpy's
+    fmax/fmin, which return one operand of equal ones by position (max(0.0, -0.0) gave
+    -0.0)."""
+    a = np.array([0.0, -0.0, -0.0, 0.0, 1e-40, -1e-40, np.nan, 2.0], np.float32)
+    b = np.array([-0.0, 0.0, -0.0, 0.0, -1e-40, 1e-40, -0.0, np.nan], np.float32)
+    o = np.full((2, a.size), 7.0, np.float32)
+    wl.launch(zero_min_max, dim=a.size, inputs=[a, b, o], device="sim", fast_math=fast)
+    f = _flush if fast else (lambda v: v)
+    for row, big in ((0, True), (1, False)):
+        want = f(_signed_zero_ref(f(a), f(b), big)).astype(np.float32)
+        np.testing.assert_array_equal(o[row].view(np.uint32), want.view(np.uint32))
+
+
+@wl.kernel
+def atomic_subnormal(x: wl.array(dtype=wl.float32), g: wl.array(dtype=wl.float32),
+                     o: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    s = wl.shared_array(4, wl.float32)
+    if i < 4:
+        s[i] = g[i]
+    wl.syncthreads()
+    wl.atomic_add(g, i % 4, x[i])
+    wl.atomic_add(s, i % 4, x[i])
+    wl.syncthreads()
+    if i < 4:
+        o[i] = s[i]
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_float32_atomic_add_flushes_subnormals_in_global_memory_only(fast):
+    """PTX ISA "atom": "atom.add.f32 ... without .noftz, flushes subnormal inputs and results
+    to sign-preserving zero on global memory but supports subnormal inputs and results ...
+    on shared memory" (with or without fast math). The simulator added subnormals in
+    global memory too."""
+    x = np.array([1e-40, 2e-40, 1e-40, 1.0] * 2, np.float32)
+    g0 = np.array([0.0, 1e-39, -0.0, 2.0], np.float32)
+    g, o = g0.copy(), np.zeros(4, np.float32)
+    r = wl.launch(atomic_subnormal, dim=x.size, inputs=[x, g, o], device="sim",
+                  fast_math=fast)
+    assert not r.findings
+    ptx = wl.compile(atomic_subnormal, arch="sm_90", sass=False, fast_math=fast).ptx
+    assert "atom.global.add.f32" in ptx or "red.global.add.f32" in ptx
+    gl, sh = g0.astype(np.float32).copy(), g0.astype(np.float32).copy()
+    for i, v in enumerate(x):                  # lane order; each add rounded to float32
+        k = i % 4
+        gl[k] = _flush(_flush(gl[k]) + _flush(v))
+        sh[k] = np.float32(sh[k] + v)
+    np.testing.assert_array_equal(g.view(np.uint32), gl.view(np.uint32))
+    np.testing.assert_array_equal(o.view(np.uint32), sh.view(np.uint32))
+    assert g[0] == 0.0 and o[0] > 0.0     # 1e-40 + 1e-40: flushed in global, kept in shared
+
+
+NAN = float("nan")
+
+
+@wl.kernel
+def folded_min_max(x: wl.array(dtype=wl.float32), o: wl.array2d(dtype=wl.float32)):
+    o[0, 0] = min(NAN, 1.0)           # constants: folded by the front end
+    o[0, 1] = wl.max(NAN, 1.0)
+    o[0, 2] = max(-0.0, 0.0)
+    o[0, 3] = min(0.0, -0.0)
+    o[0, 4] = min(2.0, NAN, -1.0)
+    o[1, 0] = min(x[0], 1.0)          # the same at run time (x = nan, 1, -0.0, 0.0, 2.0)
+    o[1, 1] = wl.max(x[0], x[1])
+    o[1, 2] = max(x[2], x[3])
+    o[1, 3] = min(x[3], x[2])
+    o[1, 4] = min(x[4], x[0], -1.0)
+
+
+def test_folded_float_min_max_is_the_instructions():
+    """A constant min/max folds to what the run-time instruction gives: a NaN operand
+    ignored (language.md: ``min(nan, 0.0)`` is 0.0) and +0.0 > -0.0 (PTX ISA "min").
+    Folding used Python's min/max, so ``min(NAN, 1.0)`` was NaN and ``max(-0.0, 0.0)``
+    was -0.0."""
+    x = np.array([np.nan, 1.0, -0.0, 0.0, 2.0], np.float32)
+    o = np.zeros((2, 5), np.float32)
+    wl.launch(folded_min_max, dim=1, inputs=[x, o], device="sim")
+    want = np.array([1.0, 1.0, 0.0, -0.0, -1.0], np.float32)
+    np.testing.assert_array_equal(o[1].view(np.uint32), want.view(np.uint32))
+    np.testing.assert_array_equal(o[0].view(np.uint32), want.view(np.uint32))

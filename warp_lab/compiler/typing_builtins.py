@@ -10,6 +10,7 @@ result type. The matching code generators live in
 from __future__ import annotations
 
 import ast
+import math
 
 import numpy as np
 
@@ -81,9 +82,29 @@ def _minmax(t, node, name):
     consts = [const_of(a) for a in node.args]
     if all(c is not NO_CONST for c in consts):
         vals = [cast_value(c, ty) for c in consts]
-        return t.mark(node, ty, (min if name == "min" else max)(vals),
+        return t.mark(node, ty, _fold_minmax(vals, name == "max", ty),
                       weak=all(_weak(a) for a in node.args))
     return t.mark(node, ty)
+
+
+def _fold_minmax(vals: list, big: bool, ty):
+    """min (max when ``big``) of constants ``vals`` of scalar type ``ty`` as the lowered
+    code computes it: for floats LLVM's ``minnum``/``maxnum``, PTX's ``min``/``max``
+    (IEEE 754 minNum: a NaN operand is ignored, NaN only when all are; of two zeros
+    +0.0 is the larger, PTX ISA "max"), not Python's, whose NaN result depends on the
+    order of the arguments."""
+    if not ty.is_float:
+        return (max if big else min)(vals)
+    out = vals[0]
+    for v in vals[1:]:
+        if math.isnan(out) or math.isnan(v):
+            out = v if math.isnan(out) else out
+        elif out == v == 0:
+            neg = math.copysign(1, out) < 0, math.copysign(1, v) < 0
+            out = -0.0 if (all(neg) if big else any(neg)) else 0.0
+        else:
+            out = (max if big else min)(out, v)
+    return out
 
 
 def _abs_sign(t, node, name):

@@ -220,6 +220,7 @@ def _minmax(ins, mod):
             fn = np.maximum if big else np.minimum
         else:
             fn = np.fmax if big else np.fmin
+        fn = fp.signed_zeros(fn, big)
     else:
         fn = np.maximum if big else np.minimum
     if len(ins.srcs) == 3:

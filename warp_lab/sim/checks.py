@@ -28,7 +28,10 @@ and that a ``wl.syncthreads()`` between the plain accesses (an initialisation)
 and the atomics orders them: the bins zeroed by 16 threads and counted into with
 ``atomic_add`` with no barrier between run right here, in order, and not on a
 GPU. A strong ``ld`` is checked against plain writes but not recorded (a plain
-write after it by another thread is not found).
+write after it by another thread is not found). Fences are not modelled: a message
+passed through a flag with release/acquire patterns (a plain write, a fence, a strong
+store; a strong load that sees it, a fence, a plain read: PTX ISA "Release and Acquire
+Patterns") is correct but reported as a hazard (tests/sim/test_racecheck_atomics.py).
 
 ``bar.warp.sync`` (``__syncwarp``) orders memory among the lanes that execute it
 together (CUDA Programming Guide, ``__syncwarp()``: "guarantees memory ordering

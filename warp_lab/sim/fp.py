@@ -15,7 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["fma", "directed", "ftz", "sat", "canonical_nan", "round_f64_to_f32", "to_int", "round_integral"]
+__all__ = ["fma", "directed", "ftz", "sat", "signed_zeros", "canonical_nan", "round_f64_to_f32",
+           "to_int", "round_integral"]
 
 _F32_TINY = np.float32(np.finfo(np.float32).tiny)
 _F64_TINY = np.float64(np.finfo(np.float64).tiny)
@@ -25,6 +26,23 @@ def ftz(x):
     """Flush subnormals to zero of the same sign (``.ftz``; f32 only in PTX)."""
     tiny = _F32_TINY if x.dtype == np.float32 else _F64_TINY
     return np.where(np.abs(x) < tiny, np.copysign(np.zeros((), x.dtype), x), x)
+
+
+def signed_zeros(fn, big: bool):
+    """``fn`` (numpy's float max or min: ``big`` says which, a callable ``(a, b)``) with
+    PTX's rule for two zeros: "if values of both inputs are 0.0, then +0.0 > -0.0" (PTX
+    ISA "max", "min"; ``atom.min/max`` are the same operations). numpy returns one of
+    two equal operands by position, so ``np.fmax(0.0, -0.0)`` is -0.0."""
+    def minmax(a, b):
+        r = fn(a, b)
+        zeros = (a == 0) & (b == 0)
+        if not np.any(zeros):
+            return r
+        # max is -0.0 only when both are; min is -0.0 when either is
+        neg = np.signbit(a) & np.signbit(b) if big else np.signbit(a) | np.signbit(b)
+        zero = r.dtype.type
+        return np.where(zeros, np.where(neg, zero(-0.0), zero(0.0)), r).astype(r.dtype)
+    return minmax
 
 
 _CANON_F32 = np.uint32(0x7FFFFFFF).view(np.float32)

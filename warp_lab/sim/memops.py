@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from warp_lab.errors import SimulatorError
+from warp_lab.sim import fp
 from warp_lab.sim.checks import strong_access
 from warp_lab.sim.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from warp_lab.sim.operands import RAW, reader, writer
@@ -541,10 +542,12 @@ _ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas
 def _atomic_apply(op, dt, old, b, c):
     if op == "add":
         return old + b
-    if op == "min":
-        return np.fmin(old, b) if dt.kind == "f" else np.minimum(old, b)
+    if op == "add_ftz":     # atom.add.f32 on global memory (b flushed already)
+        return fp.ftz(np.asarray(fp.ftz(np.asarray(old, dt)) + b, dt))
+    if op == "min":     # floats: as the min instruction (PTX ISA "atom"), -0.0 < +0.0
+        return fp.signed_zeros(np.fmin, False)(old, b) if dt.kind == "f" else np.minimum(old, b)
     if op == "max":
-        return np.fmax(old, b) if dt.kind == "f" else np.maximum(old, b)
+        return fp.signed_zeros(np.fmax, True)(old, b) if dt.kind == "f" else np.maximum(old, b)
     if op == "inc":
         return np.where(old >= b, dt.type(0), old + dt.type(1))
     if op == "dec":
@@ -645,7 +648,10 @@ def _atomic_serial(view, e, order, b, c, op, dt):
                         cur = cs[j]
                     i = j + 1
                 old[lanes] = got
-            elif op == "add" and dt.kind == "f":
+            elif op in ("add", "add_ftz") and dt.kind == "f" and not (
+                    op == "add_ftz" and _subnormal(np.add.accumulate(
+                        np.r_[cur, b[lanes]].astype(dt), dtype=dt))):
+                # (flushing changes nothing when no running sum is subnormal)
                 run = np.add.accumulate(np.r_[cur, b[lanes]].astype(dt), dtype=dt)
                 old[lanes], cur = run[:-1], run[-1]
             else:
@@ -656,6 +662,11 @@ def _atomic_serial(view, e, order, b, c, op, dt):
             seq = np.r_[old[lanes], cur].astype(dt).view(view.dtype)   # before/after each lane
             changed = changed or bool((seq[1:] != seq[:-1]).any())
     return old, changed
+
+
+def _subnormal(x) -> bool:
+    """Whether float array ``x`` holds a subnormal number."""
+    return bool(((x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny)).any())
 
 
 def _atom(ins, mod):
@@ -677,6 +688,10 @@ def _atom(ins, mod):
     rc = reader(srcs[2], dt, mod, ins.line) if op == "cas" else None
     w = None if is_red else writer(ins.dsts[0], mod, ins.line)
     var = _address_var(ins, mod, space)
+    # PTX ISA "atom": "atom.add.f32 ... without .noftz, flushes subnormal inputs and results
+    # to sign-preserving zero on global memory but ... doesn't flush them to zero on shared
+    # memory" (fast math or not)
+    ftz_global = op == "add" and t == "f32" and "noftz" not in ins.mods
 
     def ex(m, mask):
         a = ra(m)
@@ -701,8 +716,10 @@ def _atom(ins, mod):
         for buf, lanes, off in groups:
             view = buf.view(RAW[es])
             sel = slice(None) if lanes is None else lanes
-            old[sel], changed = _atomic_rmw(view, off // es, b[sel],
-                                            None if c is None else c[sel], op, dt)
+            flush = ftz_global and buf is not m.shared and buf is not m.local
+            old[sel], changed = _atomic_rmw(view, off // es, fp.ftz(b[sel]) if flush else b[sel],
+                                            None if c is None else c[sel],
+                                            "add_ftz" if flush else op, dt)
             m.events += changed
         if w is not None:
             full = np.zeros(m.T, dt)
