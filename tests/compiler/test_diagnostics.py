@@ -446,3 +446,32 @@ def test_loop_variable_reused_with_another_type_says_how_to_fix_it():
     assert err.message == "loop variable 'j' has type int32 but range() yields int64"
     assert "keeps one type: give this loop another variable" in err.hint
     assert "range(wl.int32(...))" in err.hint
+
+
+@pytest.mark.parametrize("body,line,col,message,hint", [
+    # a barrier without () is silently no barrier in Python
+    ("    wl.syncthreads\n", 4, 5, "wl.syncthreads is not called: this line does nothing",
+     "write wl.syncthreads() for the barrier"),
+    # CUDA C++ spellings get warp_lab's name, typos the closest names
+    ("    x[wl.threadIdx.x] = 1.0\n", 4, 7, "module 'warp_lab' has no attribute 'threadIdx'",
+     "warp_lab's name for it: wl.thread_idx"),
+    ("    x[0] = wl.shfl_dwn_sync(0xFFFFFFFF, x[0], 1)\n", 4, 12,
+     "module 'warp_lab' has no attribute 'shfl_dwn_sync'", "did you mean wl.shfl_down_sync"),
+    # wl.tid() of a 1-D launch indexed as if it were a 2-D tuple
+    ("    i = wl.tid()\n    x[i[0]] = 1.0\n", 5, 7, "int32 cannot be indexed",
+     "unpack it: i, j = wl.tid()"),
+])
+def test_student_slips_get_a_hint_that_names_the_fix(body, line, col, message, hint):
+    k = cell_kernel("@wl.kernel\ndef k(x: wl.array(dtype=wl.float32), n: int):\n"
+                    "    x[0] = 0.0\n" + body)
+    err = diagnose(k)
+    assert (err.line, err.col, err.message) == (line, col, message)
+    assert hint in err.hint
+
+
+def test_true_division_into_an_int_array_suggests_floor_division():
+    k = cell_kernel("@wl.kernel\ndef k(x: wl.array(dtype=wl.int32)):\n"
+                    "    i = wl.tid()\n    x[i] = i / 2\n")
+    err = diagnose(k)
+    assert err.message == "cannot store float32 in x[i] of type int32 without losing information"
+    assert "for the integer quotient write // (i // 2)" in err.hint

@@ -45,7 +45,10 @@ def test_helper_cell_then_kernel_cell(ip):
         result = ip.run_cell("%%warp_kernel\ndef sq3(v: float) -> float:\n    return v * v\n")
     assert result.error_in_exec is None, result.error_in_exec
     assert isinstance(ip.user_ns["sq3"], wl.Func)
-    assert "no kernel in this cell: sq3 is a device function" in cap.outputs[0].data["text/plain"]
+    note = cap.outputs[0].data["text/plain"]
+    assert "no kernel in this cell: sq3 is a device function" in note
+    # a student who meant a kernel learns why it is not one
+    assert "sq3 returns a value, which a kernel cannot" in note and "out[i] = ..." in note
     ip.run_cell_magic("warp_kernel", "--show source",
                       "def use_sq3(x: wl.array(dtype=wl.float32)):\n"
                       "    i = wl.tid()\n    x[i] = sq3(x[i])\n")

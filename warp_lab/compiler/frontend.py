@@ -156,6 +156,14 @@ class FunctionTyper(ExprTyper):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # a docstring or a bare string: no code
         self.visit(node.value)
+        ty = getattr(node.value, "wl_ty", None)
+        if isinstance(ty, Meta) and isinstance(ty.value, (B.Builtin, Func, PyBuiltin)):
+            # ``wl.syncthreads`` without ``()``: Python evaluates the name and drops it, so
+            # the barrier a student meant is silently not there
+            src = ast.unparse(node.value)
+            raise self.error(f"{src} is not called: this line does nothing", node.value,
+                             f"write {src}(...) to call it" if not src.endswith("syncthreads")
+                             else f"write {src}() for the barrier")
 
     def visit_Assign(self, node):
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -380,6 +388,11 @@ class FunctionTyper(ExprTyper):
         c = const_of(value)
         weak = c if getattr(value, "wl_weak", False) and c is not NO_CONST else None
         if not implicit_ok(src, dst, weak):
+            if not hint and _true_division_of_ints(value) and isinstance(dst, Scalar) \
+                    and dst.is_int:
+                hint = (f"/ is true division, a float even of two integers; for the "
+                        f"integer quotient write // ({ast.unparse(value).replace(' / ', ' // ', 1)})"
+                        f", or convert: wl.{dst.name}(...)")
             raise self.error(f"cannot store {type_name(src)} in {what} of type {type_name(dst)} "
                              "without losing information",
                              value if hasattr(value, "lineno") else None,
@@ -828,3 +841,9 @@ def _check_param_space(params, arch: str, tree: ast.FunctionDef, err) -> None:
               "dimension (each array parameter is 8 + 8 * ndim bytes)")
 
 
+def _true_division_of_ints(value) -> bool:
+    """Whether ``value`` is ``a / b`` of two integers (a float in Python and in kernels),
+    which a student storing into an integer array usually meant as ``a // b``."""
+    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div) and all(
+        isinstance(getattr(v, "wl_ty", None), Scalar) and v.wl_ty.is_int
+        for v in (value.left, value.right))

@@ -247,7 +247,8 @@ class ExprTyper:
                 return self.mark(node, int32)
             if isinstance(base, _pytypes.ModuleType):
                 if not hasattr(base, attr):
-                    raise self.error(f"module {base.__name__!r} has no attribute {attr!r}", node)
+                    raise self.error(f"module {base.__name__!r} has no attribute {attr!r}", node,
+                                     _did_you_mean(base, attr))
                 return self.classify(node, getattr(base, attr), f"{base.__name__}.{attr}")
             raise self.error(f"{type_name(bty)} has no attribute {attr!r} usable in kernels", node)
         if isinstance(bty, Vector):
@@ -348,7 +349,11 @@ class ExprTyper:
                 return self.mark(node, bty.elems[k], base_c[k],
                                  weak=getattr(node.value, "wl_weak", False))
             return self.mark(node, bty.elems[k])
-        raise self.error(f"{type_name(bty)} cannot be indexed", node)
+        hint = ""
+        if isinstance(bty, Scalar) and bty.is_int:
+            hint = ("an integer is one number; if it holds wl.tid() of a 2-D or 3-D launch, "
+                    "unpack it: i, j = wl.tid() (and index with a[i, j])")
+        raise self.error(f"{type_name(bty)} cannot be indexed", node, hint)
 
     def _check_const_array_index(self, node, bty, axis: int):
         """A constant array index must be >= 0 (and, for shared and local arrays, whose
@@ -669,3 +674,33 @@ def _hashable(value) -> bool:
         return False
     return True
 
+
+#: CUDA C++ (and numpy) spellings students reach for, and warp_lab's name for each
+_CUDA_NAMES = {
+    "threadIdx": "wl.thread_idx", "blockIdx": "wl.block_idx", "blockDim": "wl.block_dim",
+    "gridDim": "wl.grid_dim", "warpSize": "wl.warp_size", "__syncthreads": "wl.syncthreads()",
+    "syncThreads": "wl.syncthreads()", "__syncwarp": "wl.syncwarp(mask)",
+    "__shfl_down_sync": "wl.shfl_down_sync", "__shfl_sync": "wl.shfl_sync",
+    "__shfl_xor_sync": "wl.shfl_xor_sync", "__shfl_up_sync": "wl.shfl_up_sync",
+    "__ballot_sync": "wl.ballot_sync", "atomicAdd": "wl.atomic_add", "atomicCAS": "wl.atomic_cas",
+    "atomicMax": "wl.atomic_max", "atomicMin": "wl.atomic_min", "__threadfence": "wl.threadfence()",
+    "inf": "math.inf (import math)", "nan": "math.nan (import math)", "pi": "math.pi (import math)",
+    "sum": "a loop, or wl.atomic_add / a reduction across threads",
+    "zeros": "wl.local_array(shape, dtype) or wl.shared_array(shape, dtype) inside a kernel",
+}
+
+
+def _did_you_mean(module, attr: str) -> str:
+    """A hint for a missing ``module.attr``: warp_lab's name for a CUDA C++ spelling
+    (``threadIdx`` -> ``wl.thread_idx``), else the closest public names."""
+    import difflib
+
+    if module.__name__ == "warp_lab":
+        if attr in _CUDA_NAMES:
+            return f"warp_lab's name for it: {_CUDA_NAMES[attr]}"
+        names = [n for n in dir(module) if not n.startswith("_")]
+        close = difflib.get_close_matches(attr.lower(), names, n=3, cutoff=0.6)
+        return f"did you mean {', '.join('wl.' + c for c in close)}?" if close else ""
+    names = [n for n in dir(module) if not n.startswith("_")]
+    close = difflib.get_close_matches(attr, names, n=3, cutoff=0.7)
+    return f"did you mean {', '.join(f'{module.__name__}.{c}' for c in close)}?" if close else ""

@@ -15,7 +15,7 @@ import ast
 from warp_lab.lang.kernel import Func, Kernel
 
 __all__ = ["classify_functions", "why_no_kernel", "recording_defs", "rebinding_line", "describe",
-           "is_kernel_decorator", "DEFINED"]
+           "is_kernel_decorator", "returns_value", "DEFINED"]
 
 
 def is_kernel_decorator(node: ast.expr) -> bool:
@@ -48,11 +48,11 @@ def classify_functions(tree: ast.Module) -> dict[str, str]:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id != fn.name:
                 called.add(node.func.id)
-    return {fn.name: ("func" if fn.name in called or _returns_value(fn) else "kernel")
+    return {fn.name: ("func" if fn.name in called or returns_value(fn) else "kernel")
             for fn in defs if not fn.decorator_list}
 
 
-def _returns_value(fn: ast.FunctionDef) -> bool:
+def returns_value(fn: ast.FunctionDef) -> bool:
     """Whether ``fn`` is annotated to return something other than None or returns a value."""
     ann = fn.returns
     if ann is not None and not (isinstance(ann, ast.Constant) and ann.value is None):

@@ -35,7 +35,7 @@ from warp_lab.lang.kernel import (KERNEL_OPTION_DEFAULTS, KERNEL_OPTIONS, Func, 
 from warp_lab.notebook import launch_option
 from warp_lab.notebook.cell_defs import (DEFINED, classify_functions, describe,
                                          is_kernel_decorator, rebinding_line, recording_defs,
-                                         why_no_kernel)
+                                         returns_value, why_no_kernel)
 from warp_lab.notebook.launch_option import unquote
 
 __all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DEFAULTS"]
@@ -419,9 +419,14 @@ class WarpKernelMagics(Magics):
                      and isinstance(ns.get(n.name), Func)]
             if funcs:
                 one = len(funcs) == 1
+                returning = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+                             and n.name in funcs and returns_value(n)]
+                why_func = (f"; {', '.join(returning)} returns a value, which a kernel cannot "
+                            "(a kernel writes its results into an output array: "
+                            "out[i] = ... instead of return ...)") if returning else ""
                 _note(f"no kernel in this cell: {', '.join(funcs)} "
                       f"{'is a device function' if one else 'are device functions'}, compiled "
-                      f"into the kernels that call {'it' if one else 'them'}")
+                      f"into the kernels that call {'it' if one else 'them'}{why_func}")
                 return None
             why = why_no_kernel(tree, ns)  # only now: what the cell made instead
             _note(f"no kernel in this cell: {'; '.join(why)}" if why else
