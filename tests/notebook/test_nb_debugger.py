@@ -327,3 +327,35 @@ def test_debug_runs_the_checks_wl_launch_runs_by_default():
     assert plain.checks == ("memcheck", "barrier") == auto_checks(plain.compiled)
     none = wl.debug(_reads_unwritten, dim=32, inputs=[x, out], block_dim=32, checks=None)
     assert none.checks == () and none.run_to_end().findings == []
+
+
+@wl.kernel
+def first_sixteen(x: wl.array(dtype=wl.int32)):
+    t = wl.thread_idx.x
+    if t < 16:
+        x[t] = 1
+    x[t + 32] = 2
+
+
+def test_a_branch_predicate_shows_its_compiled_test_not_the_python_condition():
+    """LLVM may branch on the opposite of ``if t < 16:``; the lane table says what the
+    predicate tests, and the values it shows are that test's, lane by lane."""
+    import operator
+
+    from warp_lab.notebook.debugger import debug
+
+    dbg = debug(first_sixteen, dim=32, block_dim=32, inputs=[np.zeros(64, np.int32)])
+    dbg.add_breakpoint(line=first_sixteen.source.first_line + 5)  # x[t + 32] = 2
+    dbg.cont()
+    lanes = dbg.lanes()
+    preds = {r: what for r, (ty, what) in lanes.notes.items() if ty == "pred"
+             and "if t < 16:" in what}
+    assert len(preds) == 1, lanes.notes
+    reg, what = preds.popitem()
+    lhs, op, rhs = what.split(" (")[0].split()
+    assert lhs == "wl.thread_idx.x", what
+    ops = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+           "==": operator.eq, "!=": operator.ne}
+    want = ops[op](np.arange(32), int(rhs))
+    np.testing.assert_array_equal(lanes.predicates[reg], want)
+    assert what.split(" (")[0] in str(lanes)   # the test leads the column: never cut off

@@ -44,11 +44,26 @@ class RegisterNote:
             ``"dim.x"`` for the launch extent) or special register
             (``"wl.thread_idx.x"``) it was loaded from; ``""`` otherwise.
         lines: line map keys of the Python lines whose code writes it, in order.
+        test: for a predicate a ``setp`` writes, its comparison as compiled, operands
+            named where the PTX says what they hold (``"wl.thread_idx.x > 15"``). LLVM
+            often branches on the opposite of the Python condition (``if t < 16:``
+            compiles to "skip the body when t > 15"), so a predicate is not the
+            condition's value; ``""`` otherwise.
     """
 
     type: str = ""
     name: str = ""
     lines: tuple = ()
+    test: str = ""
+
+
+#: ``setp`` comparison operators (PTX ISA 9.7.3.1 / 9.7.4.x "setp"), as Python writes them;
+#: the unordered float ones (``equ``, ``ltu``, ...) are true for NaN too
+_SETP_OPS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+             "lo": "<", "ls": "<=", "hi": ">", "hs": ">=", "equ": "== (or NaN)",
+             "neu": "!= (or NaN)", "ltu": "< (or NaN)", "leu": "<= (or NaN)",
+             "gtu": "> (or NaN)", "geu": ">= (or NaN)"}
+_SETP = re.compile(r"^setp\.(\w+)\.\w+\s+(%\w+)(?:\|%\w+)?\s*,\s*([^,]+?)\s*,\s*([^,;]+?)\s*;")
 
 
 def _param_name(ck, index: int, offset: int) -> str:
@@ -104,6 +119,7 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
     address_type: dict[str, str] = {}  # registers read only inside [...]: addresses
     names: dict[str, str] = {}
     lines: dict[str, list] = {}
+    tests: dict[str, tuple] = {}  # predicate -> (operator, a, b) of the setp writing it
     for n, s in body:
         if not is_instruction(s):
             continue
@@ -126,6 +142,10 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
         field = ((int(param.group(2)), int(param.group(3) or 0))
                  if param and param.group(1) == ck.entry else None)
         special = _SPECIAL_RE.search(text) if opcode.startswith("mov") else None
+        setp = _SETP.match(text.strip()) if opcode.startswith("setp") else None
+        if setp and setp.group(1) in _SETP_OPS:
+            tests.setdefault(setp.group(2), (_SETP_OPS[setp.group(1)], setp.group(3),
+                                             setp.group(4)))
         for k, reg in enumerate(written):
             if types:
                 t = types[0]
@@ -151,6 +171,10 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
         t = typ.get(reg, "")
         if t in ("", "b8", "b16", "b32", "b64"):
             t = read_type.get(reg, address_type.get(reg, t))
+        test = ""
+        if reg in tests:
+            op, a, b = tests[reg]
+            test = f"{names.get(a, a)} {op} {names.get(b, b)}"
         out[reg] = RegisterNote(t if not t.startswith("b") else "", names.get(reg, ""),
-                                tuple(lines.get(reg, ())))
+                                tuple(lines.get(reg, ())), test)
     return out

@@ -459,6 +459,8 @@ class DebugSession:
                     what = f"line {line_label(ck, first)}: {source_line_text(ck, first)}"
                     if len(note.lines) > 1:
                         what = f"lines {', '.join(line_label(ck, ln) for ln in note.lines)}"
+                if note.test:  # a branch predicate: the compiled test, often the opposite
+                    what = f"{note.test} ({what})" if what else note.test  # of the Python one
                 notes[reg] = (note.type, what)
             self._register_notes[function] = notes
         return self._register_notes[function]
