@@ -359,3 +359,21 @@ def test_a_branch_predicate_shows_its_compiled_test_not_the_python_condition():
     want = ops[op](np.arange(32), int(rhs))
     np.testing.assert_array_equal(lanes.predicates[reg], want)
     assert what.split(" (")[0] in str(lanes)   # the test leads the column: never cut off
+
+
+def test_array_shows_what_the_simulated_launch_wrote_and_the_inputs_stay():
+    from warp_lab.notebook.debugger import debug
+
+    x = np.zeros(64, np.int32)
+    dbg = debug(first_sixteen, dim=32, block_dim=32, inputs=[x])
+    np.testing.assert_array_equal(dbg.array("x"), np.zeros(64, np.int32))
+    dbg.run_to_end()
+    want = np.zeros(64, np.int32)
+    want[:16], want[32:] = 1, 2
+    got = dbg.array("x")
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.int32 and not x.any()     # the session worked on copies
+    dbg.restart()
+    np.testing.assert_array_equal(dbg.array("x"), np.zeros(64, np.int32))
+    with pytest.raises(SimulatorError, match=r"'y' is not an array argument .*its arrays: x"):
+        dbg.array("y")

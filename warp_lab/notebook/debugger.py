@@ -5,6 +5,7 @@
     dbg.cont()                              # -> Stop at the breakpoint
     dbg.lanes()                             # warp 0 of the stopped block, 32 lanes
     dbg.step(); dbg.step_back()             # step back replays the launch
+    dbg.shared("buf"); dbg.array("out")     # a shared array of the block; an array argument
     dbg                                     # in a notebook: the control panel widget
 
 :func:`debug` prepares a launch exactly as ``wl.launch(..., device="sim")``
@@ -71,6 +72,7 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
     dbg = sim.Debugger(kernel_module(ck), ck.entry, grd, blk, params, memory, shared_mem, checks,
                        not_statements=attributed_lines(ck.ptx))
     session = DebugSession(ck, dbg, grid=grd, block_shape=blk, checks=checks)
+    session._global = (memory, regions, bases, views)
     # findings in the user's terms, as wl.launch gives them
     session._findings = lambda found: user_findings(found, ck, regions, bases, grd, blk,
                                                     launch_dim)
@@ -464,6 +466,31 @@ class DebugSession:
                 notes[reg] = (note.type, what)
             self._register_notes[function] = notes
         return self._register_notes[function]
+
+    # -- global memory ----------------------------------------------------------------------
+
+    def array(self, name: str) -> np.ndarray:
+        """The array argument ``name`` as the simulated launch has left it so far, as a numpy
+        array (a copy, the argument's shape and dtype): a session works on copies in
+        simulator memory, so the arrays passed to :func:`debug` never change, and this
+        is how to see what the kernel wrote (after :meth:`run_to_end`, its results).
+
+        Raises:
+            SimulatorError: ``name`` is not an array parameter of the kernel (the
+                message lists them).
+        """
+        memory, regions, bases, views = self._global
+        view = next((v for v in views if v.name == name), None)
+        if view is None:
+            have = ", ".join(v.name for v in views) or "none"
+            raise SimulatorError(f"{name!r} is not an array argument of {self.compiled.name} "
+                                 f"(its arrays: {have})")
+        region = next(r for r in regions if any(v is view for v in r.views))
+        data = memory.read(bases[id(region)], region.nbytes)
+        a = view.array
+        return np.ndarray(a.shape, a.dtype, buffer=bytearray(data),
+                          offset=int(a.__array_interface__["data"][0]) - region.lo,
+                          strides=a.strides).copy()
 
     # -- shared memory ----------------------------------------------------------------------
 
