@@ -695,8 +695,9 @@ NOTEBOOKS["06_debugging"] = [
     ("md", """# 06 · Debugging on the simulator
 
 The simulator checks what a GPU silently gets wrong: **memcheck** catches
-out-of-bounds accesses (with the thread and your source line) and integer
-division by zero, **racecheck** catches shared-memory races between threads
+out-of-bounds accesses (with the thread and your source line), integer
+division by zero and threads whose stores to one element overwrite each
+other, **racecheck** catches shared-memory races between threads
 that lack a `wl.syncthreads()`, **initcheck** reads of shared memory no
 thread wrote, and a loop that can never end stops with an `infinite_loop`
 finding instead of hanging. Your arrays are never corrupted by a caught
@@ -752,6 +753,36 @@ assert [(f.kind, f.source_line, f.thread) for f in r.findings] == [("division_by
 assert not r.partial
 ok = b != 0
 np.testing.assert_array_equal(q[ok], a[ok] // b[ok])"""),
+    ("md", """## Many threads, one element
+
+A first dot product adds every thread's product into `out[0]`. In Python the
+threads would run one after another; on a GPU they run at once: each reads
+`out[0]` (0), adds its product and stores, and only one store is kept. memcheck
+reports a `global_conflict` finding when threads of one store write different
+values to the same element, with the element, the line and the fix."""),
+    ("code", """%%warp_kernel --show source
+def dot(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    out[0] += a[i] * b[i]
+
+def dot_atomic(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    wl.atomic_add(out, 0, a[i] * b[i])"""),
+    ("code", """a = np.random.default_rng(3).random(3000, dtype=np.float32)
+b = np.random.default_rng(4).random(3000, dtype=np.float32)
+out, out_atomic = np.zeros(1, np.float32), np.zeros(1, np.float32)
+r = wl.launch(dot, dim=3000, inputs=[a, b, out], device="sim")
+fixed = wl.launch(dot_atomic, dim=3000, inputs=[a, b, out_atomic], device="sim")
+print(out[0], out_atomic[0], a.astype(np.float64) @ b)
+print(*r.findings, sep="\\n")"""),
+    ("md", """Check the result: one finding on cell line 4 naming `out[0]`, whose value is
+a single thread's product; the `wl.atomic_add` version has no finding and matches
+numpy's dot product."""),
+    ("code", """# check
+assert [(f.kind, f.source_line, f.details["index"]) for f in r.findings] == [("global_conflict", 4, (0,))]
+assert "wl.atomic_add(out, 0, value)" in r.findings[0].message and out[0] in a * b
+assert fixed.findings == []
+np.testing.assert_allclose(out_atomic[0], a.astype(np.float64) @ b, rtol=1e-4)"""),
     ("md", """## A race
 
 Each thread writes its slot of shared memory and reads its neighbour's.

@@ -29,8 +29,8 @@ from warp_lab.compiler.source_lines import line_label, source_line_text
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.errors import source_label
 
-__all__ = ["user_findings", "merge_by_line", "element_place", "name_shared_arrays",
-           "cell_text"]
+__all__ = ["user_findings", "merge_by_line", "element_place", "inside_index",
+           "name_shared_arrays", "cell_text"]
 
 
 def cell_text(text: str, ck) -> str:
@@ -123,6 +123,8 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
             f = _guard_cause(f, ck, block, launch_dim)
         if f.kind == "out_of_bounds" and f.details.get("space") == "global" and places:
             f = _element_finding(f, ck, places, block)
+        elif f.kind == "global_conflict" and places:
+            f = _conflict_finding(f, places)
         elif f.kind == "out_of_bounds" and f.details.get("variable") in shapes:
             f = _shared_element_finding(f, ck, shared_arrays())
         elif f.kind in _SHARED_BYTE_KINDS and f.details.get("variable") is not None:
@@ -247,6 +249,78 @@ def _element_finding(f, ck, places, block):
     index, text = found
     return dataclasses.replace(f, message=f.message.replace(said, f": {text}", 1),
                                details={**f.details, "array": near[0], "index": index})
+
+
+def _conflict_finding(f, places):
+    """A ``global_conflict`` finding ``f`` (threads of one store writing different values
+    to one address, or the same value each computed from what it read there:
+    :mod:`~warp_lab.sim.store_conflicts`) said as the array element it
+    hits (``out[0]``, the one array argument whose element that is) with what the user can
+    do: ``wl.atomic_add(out, 0, value)`` for a sum, or a reduction; with the
+    read-modify-write cause (``out[0] += ...`` in every thread) when the threads read the
+    element first. ``f`` unchanged when no single argument's element is the address (two
+    arguments alias it, or the store is not one whole element)."""
+    d = f.details
+    addr, size = d.get("address"), d.get("size", 0)
+    if addr is None:
+        return f
+    hits = [(p[0], idx) for p in places
+            if (idx := inside_index(addr - p[1], size, p[2], p[3], p[4])) is not None]
+    if len(hits) != 1:
+        return f
+    name, index = hits[0]
+    said = ", ".join(map(str, index))
+    element = f"{name}[{said}]"
+    k, more = d.get("threads", 0), d.get("more_addresses", 0)
+    if d.get("values", 2) > 1:
+        text = (f"{k} threads store different values to {element} at once: only one "
+                "thread's value is kept (which one is undefined on a GPU)")
+    else:
+        text = (f"{k} threads update {element} at once, all with the same value: one "
+                f"update is kept where {k} were made")
+    if d.get("read_ptx_line") is not None:
+        text += (f"; each thread read {element} before any wrote it, so the other threads' "
+                 f"updates are lost (`{element} += ...` is a read, then a separate write)")
+    if more:
+        text += f"; {more} other element{'s' * (more > 1)} of {name} too"
+    text += (f"; fix: wl.atomic_add({name}, {said}, value) for a sum (wl.atomic_max/min/... "
+             "likewise), or a reduction (each thread adds into a register or its own "
+             "element, then one thread or one atomic per block combines them)")
+    return dataclasses.replace(f, message=text,
+                               details={**d, "array": name, "index": index})
+
+
+def inside_index(offset: int, size: int, itemsize: int, shape: tuple, strides: tuple):
+    """The index of the element of an array that an access ``offset`` bytes from its
+    element ``[0, ..., 0]`` is, or None: the access is not one whole element, or no
+    in-bounds index reaches it.
+
+    Args:
+        offset: bytes from element 0 (negative before it).
+        size: bytes accessed.
+        itemsize: bytes per element.
+        shape, strides: extents and strides in elements (a negative stride: a reversed
+            axis; a zero stride, a broadcast axis, is left out when its extent is 1, else
+            no index is returned since several reach the address).
+    """
+    if size != itemsize or offset % itemsize or not shape or 0 in shape:
+        return None
+    e = offset // itemsize
+    if any(s == 0 and n > 1 for s, n in zip(strides, shape)):
+        return None
+    # a reversed axis counts from its far end: i * s == (n - 1) * s + (n - 1 - i) * |s|
+    e -= sum((n - 1) * s for s, n in zip(strides, shape) if s < 0)
+    index = [0] * len(shape)
+    for k in sorted(range(len(shape)), key=lambda k: -abs(strides[k])):
+        s = abs(strides[k])
+        if s == 0:
+            continue
+        j = e // s
+        if not 0 <= j < shape[k]:
+            return None
+        e -= j * s
+        index[k] = j if strides[k] > 0 else shape[k] - 1 - j
+    return tuple(index) if e == 0 else None
 
 
 def _shared_element_finding(f, ck, arrays):

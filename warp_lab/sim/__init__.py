@@ -16,6 +16,7 @@ through a launch (breakpoints, warp state, step back).
 Modules: ``ptx``/``ptx_syntax`` (parser), ``machine`` (SIMT engine and
 scheduling), ``alu``/``bits``/``convert``/``fp`` (arithmetic semantics),
 ``memops``/``memory`` (state spaces, memcheck, coalescing and bank metrics),
+``store_conflicts`` (memcheck's conflicting global stores),
 ``control`` (branches, calls, exit), ``sync`` (barriers, warp-synchronous ops),
 ``checks`` (racecheck), ``initcheck`` (uninitialised shared reads), ``provenance`` (which shared/local variable an address
 points into, for memcheck), ``printf`` (vprintf, __assertfail), ``debugger``.
@@ -68,7 +69,10 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         dynamic_shared: bytes of dynamic (``extern .shared``) shared memory per block.
         checks: any of ``"memcheck"`` (out-of-bounds / misaligned accesses, shared and
             local ones against the PTX variable the address derives from when that is
-            known; without it an illegal access raises :class:`SimulatorError`),
+            known; without it an illegal access raises :class:`SimulatorError`; also
+            integer division by zero, ``.nc`` loads of written memory, and threads of one
+            global store writing conflicting values to one address:
+            :mod:`~warp_lab.sim.store_conflicts`),
             ``"racecheck"``
             (shared-memory hazards), ``"initcheck"`` (reads of shared bytes no
             thread of the block wrote since it started: ``uninitialized``

@@ -135,6 +135,11 @@ class Machine:
         if "memcheck" in self.checks and any(
                 c.op == "ld" and "nc" in c.mods for c in self.mod.code):
             self.nc_reads, self.nc_writes = set(), set()
+        # memcheck's conflicting-store check: pcs of the stores already reported
+        # (store_conflicts; None: memcheck off)
+        self.conflict_pcs = set() if "memcheck" in self.checks else None
+        self.block_loads: dict = {}   # store pc -> the loads before it in its basic block
+        self.conflict_scratch = np.empty(0, np.int32)   # store_conflicts._distinct's table
         self.printed: list[str] = []
         self.executed = 0
         self.warp_executed = 0

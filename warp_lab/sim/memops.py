@@ -36,6 +36,7 @@ from warp_lab.sim.operands import RAW, reader, writer
 from warp_lab.sim.provenance import address_variable
 from warp_lab.sim.ptx import type_dtype
 from warp_lab.sim.result import code_place
+from warp_lab.sim.store_conflicts import check_store
 
 __all__ = ["MEMORY", "access"]
 
@@ -82,6 +83,12 @@ def _addr_reader(op, mod, line):
             return r
         return lambda m: r(m) + o
     return lambda m: np.uint64(m.symbol(base, line)) + o
+
+
+def address_of(m, ins):
+    """The address operand of memory instruction ``ins`` as its lanes hold it now in
+    machine ``m`` (uint64, one per batch thread, or a scalar when uniform)."""
+    return _addr_reader(ins.srcs[0], m.mod, ins.line)(m)
 
 
 # ------------------------------------------------------------------ resolution
@@ -477,6 +484,8 @@ def _st(ins, mod):
         return ex_p
     ra = _addr_reader(aop, mod, ins.line)
     var = _address_var(ins, mod, space)
+    # memcheck's conflicting-store check (store_conflicts): plain global/generic stores
+    conflicts = space in ("global", "generic") and not strong
 
     def ex(m, mask):
         a = ra(m)
@@ -496,6 +505,8 @@ def _st(ins, mod):
         for j, r in enumerate(rs):
             v = r(m)
             vals[:, j] = v if np.ndim(v) == 0 else (v if mask is None else v[idx])
+        if conflicts and m.conflict_pcs is not None and ins.pc not in m.conflict_pcs:
+            check_store(m, ins, space, av, idx, vals, np.ndim(a) == 0, groups)
         _scatter(groups, vals, es, n)
     return ex
 

@@ -38,7 +38,10 @@ class Finding:
             ``"budget"``, ``"interrupted"``, ``"warp_sync"``, ``"uninitialized"``
             (initcheck: a read of shared memory no thread of the block wrote),
             ``"nc_write"`` (memcheck: an allocation read through ``ld.global.nc``
-            and written in one launch), ``"division_by_zero"`` (memcheck: an integer
+            and written in one launch), ``"global_conflict"`` (memcheck: threads of
+            one plain global store writing different values to the same address, or
+            each the value it computed from a load of that address: one is kept;
+            :mod:`~warp_lab.sim.store_conflicts`), ``"division_by_zero"`` (memcheck: an integer
             ``div``/``rem`` with a zero divisor in an active lane), ``"infinite_loop"``
             (lanes back at the head of a loop that only registers decide, with those
             registers unchanged: it never ends; or a spin-wait no thread is left to end),
