@@ -623,11 +623,7 @@ class FunctionLowerer(ExprLowerer):
         else:
             self.b.branch(body_bb if c else end_bb)
         self.b.position_at_end(body_bb)
-        self.loops.append((cond_bb, end_bb))
-        self.block(node.body)
-        self.loops.pop()
-        if not self.b.block.is_terminated:
-            self.b.branch(cond_bb)
+        self.loop_body(node.body, cond_bb, end_bb)
         self.b.position_at_end(end_bb)
 
     def visit_For(self, node):
@@ -672,11 +668,7 @@ class FunctionLowerer(ExprLowerer):
             i = self.b.load(counter)
         self.store_var(self.var_slot(node.target.id),
                        self.convert(i, ty, node.target.wl_var_ty))
-        self.loops.append((inc_bb, end_bb))
-        self.block(node.body)
-        self.loops.pop()
-        if not self.b.block.is_terminated:
-            self.b.branch(inc_bb)
+        self.loop_body(node.body, inc_bb, end_bb)
         self.b.position_at_end(inc_bb)
         if unit:
             self.b.store(self.b.add(self.b.load(counter), step, flags=["nsw"]), counter)
@@ -686,6 +678,16 @@ class FunctionLowerer(ExprLowerer):
         if _indexes_local_array(node):
             latch.set_metadata("llvm.loop", self.m.unroll_full_md())
         self.b.position_at_end(end_bb)
+
+    def loop_body(self, body, continue_to, break_to):
+        """Lower a loop's ``body`` statements where ``continue`` branches to ``continue_to``
+        and ``break`` to ``break_to``, then fall through to ``continue_to`` (unless the
+        body ended in a branch or return)."""
+        self.loops.append((continue_to, break_to))
+        self.block(body)
+        self.loops.pop()
+        if not self.b.block.is_terminated:
+            self.b.branch(continue_to)
 
     def step_latch(self, counter, stop, step, ty, const_step, body_bb, end_bb):
         """Latch of a ``range`` loop whose step is not 1: step only if another element is left.

@@ -44,9 +44,5 @@ def lower_unrolled_for(lw, node) -> None:
             elem = parts[0]
         lw.store(node.target, elem, plan.elem)
         nxt = end_bb if k == plan.count - 1 else lw.fn.append_basic_block(f"tuple_for.{k + 1}")
-        lw.loops.append((nxt, end_bb))
-        lw.block(node.body)
-        lw.loops.pop()
-        if not lw.b.block.is_terminated:
-            lw.b.branch(nxt)
+        lw.loop_body(node.body, nxt, end_bb)
         lw.b.position_at_end(nxt)
