@@ -226,8 +226,7 @@ def _type_from_json(obj):
     if isinstance(obj, dict):
         shape = tuple(obj["shape"]) if obj["shape"] else None
         return T.ArrayType(_type_from_json(obj["array"]), obj["ndim"], obj["space"], shape)
-    table = {**T.SCALARS, **T.VECTORS, **T.MATRICES}
-    return table[obj]
+    return T.ELEMENT_TYPES[obj]
 
 
 def _to_json(ck: CompiledKernel) -> dict:

@@ -255,6 +255,9 @@ mat44 = Matrix(float32, 4, 4, "mat44")
 
 VECTORS = {v.name: v for v in (vec2, vec3, vec4, vec2i, vec3i, vec4i, vec2d, vec3d, vec4d)}
 MATRICES = {m.name: m for m in (mat22, mat33, mat44)}
+#: Every array-element type by name (scalars, vectors, matrices): the names an artifact on
+#: disk or a shared-array record carries (``"float32"``, ``"vec3"``, ``"mat44"``).
+ELEMENT_TYPES: dict[str, Type] = {**SCALARS, **VECTORS, **MATRICES}
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ class SharedArray:
     def element(self):
         """The :mod:`warp_lab.lang.types` element type."""
         from warp_lab.lang import types as T
-        return {**T.SCALARS, **T.VECTORS, **T.MATRICES}[self.type_name]
+        return T.ELEMENT_TYPES[self.type_name]
 
     @property
     def label(self) -> str:
@@ -99,7 +99,7 @@ def shared_arrays(ck, machine) -> list[SharedArray]:
     """
     from warp_lab.lang import types as T
 
-    table = {**T.SCALARS, **T.VECTORS, **T.MATRICES}
+    table = T.ELEMENT_TYPES
     shapes = {s[0]: s[2] for s in ck.shared_shapes}
     lines = {(s, n): ln for s, n, ln in ck.shared_arrays}
     bounds = machine.var_bounds
