@@ -186,10 +186,11 @@ def _bitcast_source(t, x, kind: str, bits: int, name: str):
     return xt
 
 
-def _fold_bitcast(t, node, x, src, dst):
-    """Mark ``node`` as a bit cast of ``x`` (type ``src``) to ``dst``, folded when ``x`` is a
-    constant (numpy's ``view``; a NaN result is left to run time, which keeps its payload)."""
-    _target(node, "bitcast", dst, ty=src)
+def _fold_bitcast(t, node, name, x, src, dst):
+    """Mark ``node`` (a call of builtin ``name``) as a bit cast of ``x`` (type ``src``) to
+    ``dst``, folded when ``x`` is a constant (numpy's ``view``; a NaN result is left to run
+    time, which keeps its payload)."""
+    _target(node, name, dst, ty=src)
     c = const_of(x)
     if c is not NO_CONST:
         v = np.array(cast_value(c, src), dtype=src.numpy).view(dst.numpy)[()]
@@ -202,7 +203,8 @@ def _bitcast_fixed(t, node, name):
     """``wl.float_as_int(x)`` and the other CUDA type-casting intrinsics (:data:`B.BITCASTS`)."""
     kind, bits, res = B.BITCASTS[name]
     (x,) = _args(t, node, ["x" if kind == "f" else "i"], 1, name)
-    return _fold_bitcast(t, node, x, _bitcast_source(t, x, kind, bits, name), as_type(res))
+    return _fold_bitcast(t, node, name, x, _bitcast_source(t, x, kind, bits, name),
+                         as_type(res))
 
 
 def _bitcast(t, node, name):
@@ -233,7 +235,7 @@ def _bitcast(t, node, name):
         raise t.error(f"bitcast() keeps the bits: {type_name(src)} has {src.bits} bits but "
                       f"{dst.name} has {dst.bits}", node,
                       f"convert to a {dst.bits}-bit type first, or pick a {src.bits}-bit dtype")
-    return _fold_bitcast(t, node, x, src, dst)
+    return _fold_bitcast(t, node, name, x, src, dst)
 
 
 def _no_args(res):
