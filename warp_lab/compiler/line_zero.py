@@ -40,12 +40,13 @@ import re
 from itertools import chain
 
 __all__ = ["attribute_line_zero", "attributed_lines", "operands", "is_instruction",
-           "MARK", "REGISTER"]
+           "MARK", "REGISTER", "LOC_RE"]
 
 #: the comment closing a ``.loc`` this pass wrote (PTX ISA "Syntax": ``//`` comments)
 MARK = "// line 0 in LLVM's output: the first line using this code"
 
-_LOC_RE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
+#: a ``.loc file line column`` directive (PTX ISA, "Debugging Directives")
+LOC_RE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
 #: a PTX register operand (``%r5``, ``%rd12``, ``%p1``)
 REGISTER = re.compile(r"%[A-Za-z_]+\d+\b")
 # instructions whose first operand is read, not written (PTX ISA chapter 9)
@@ -85,7 +86,7 @@ def operands(stripped: str) -> tuple[list[str], list[str]]:
 
 def _line_of(directive: str | None) -> tuple[str, str] | None:
     """``(file, line)`` of a ``.loc`` directive line (the column does not matter here)."""
-    m = _LOC_RE.match(directive) if directive is not None else None
+    m = LOC_RE.match(directive) if directive is not None else None
     return (m.group(1), m.group(2)) if m else None
 
 
@@ -154,7 +155,7 @@ def _attribute(lines, start, end, replace, drop) -> None:
             continue
         if s[0] == ".":  # a directive, never an instruction
             if s.startswith(".loc"):
-                m = _LOC_RE.match(s)
+                m = LOC_RE.match(s)
                 if m:
                     loc = lines[k]
                     zero = m.group(2) == "0"

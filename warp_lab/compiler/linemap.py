@@ -26,6 +26,7 @@ import os
 import re
 
 from warp_lab.compiler.artifact import LineMap
+from warp_lab.compiler.line_zero import LOC_RE, is_instruction
 
 __all__ = ["build_line_map", "llvm_lines", "ptx_lines", "sass_lines"]
 
@@ -122,11 +123,6 @@ def _location_key(nodes, ref: int, offsets, files: dict, parsed: dict) -> int | 
 
 
 _PTX_FILE_RE = re.compile(r'^\s*\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"')
-_PTX_LOC_RE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
-
-
-#: how the lines that are not instructions start (comments, directives, labels, braces)
-_NOT_INSTRUCTION = ("//", ".", "$", "{", "}", ")", "(")
 
 
 def ptx_lines(ptx: str, filename) -> dict[int, list[int]]:
@@ -141,7 +137,7 @@ def ptx_lines(ptx: str, filename) -> dict[int, list[int]]:
     current = None
     for n, line in enumerate(lines, 1):
         if ".loc" in line:
-            m = _PTX_LOC_RE.match(line)
+            m = LOC_RE.match(line)
             if m:
                 file_id, line_no, _ = m.groups()
                 line_no = int(line_no)
@@ -153,8 +149,7 @@ def ptx_lines(ptx: str, filename) -> dict[int, list[int]]:
         stripped = line.strip()
         if stripped == "}":  # the end of a function
             current = None
-        elif stripped and not stripped.startswith(_NOT_INSTRUCTION) \
-                and not stripped.endswith(":"):  # an instruction (line_zero.is_instruction)
+        elif is_instruction(stripped):
             out.setdefault(current, []).append(n)
     return out
 
