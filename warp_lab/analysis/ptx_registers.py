@@ -21,12 +21,13 @@ import re
 from dataclasses import dataclass
 
 from warp_lab.compiler.line_zero import REGISTER, is_instruction, operands
+from warp_lab.lang.builtins import DIM3S
 
 __all__ = ["RegisterNote", "register_notes"]
 
 #: special registers (PTX ISA 10) by the warp_lab name of the same value
-_SPECIAL = {"tid": "wl.thread_idx", "ctaid": "wl.block_idx", "ntid": "wl.block_dim",
-            "nctaid": "wl.grid_dim", "laneid": "wl.lane_id()", "warpid": "%warpid"}
+_SPECIAL = {**{d.sreg: f"wl.{d.name}" for d in DIM3S.values()},
+            "laneid": "wl.lane_id()", "warpid": "%warpid"}
 _TYPES = re.compile(r"\.(pred|[bsuf](?:8|16|32|64))\b")
 _ADDRESS = re.compile(r"\[([^\]]*)\]")
 _PARAM = re.compile(r"\[(\w+)_param_(\d+)(?:\+(\d+))?\]")
