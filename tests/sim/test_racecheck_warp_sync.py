@@ -19,95 +19,51 @@ yes/no per warp.
 
 import numpy as np
 
-import warp_lab as wl
+from racecheck_model import (
+    ATOMIC, LANES, READ, SYNC, WRITE, clean_and_racy, program_kernel, racecheck_verdicts,
+    sync_mask, unordered_pairs)
 
-from warp_lab.lang.kernel import Kernel, cell_source
-
-LANES, STEPS, PROGRAMS = 4, 12, 32
-READ, WRITE, SYNC, ATOMIC = 0, 1, 2, 3
+STEPS, PROGRAMS = 12, 32
 
 
 def _program(rng):
     prog = []
     for _ in range(STEPS):
         op = int(rng.choice([READ, WRITE, SYNC, ATOMIC], p=[0.3, 0.12, 0.45, 0.13]))
-        mask = 0
-        while op == SYNC and bin(mask).count("1") < 2:
-            mask = int(rng.integers(1, 1 << LANES))
+        mask = sync_mask(rng) if op == SYNC else 0
         prog.append((op, int(rng.integers(LANES)), int(rng.integers(2)), mask))
     return prog
 
 
+def _access(w, s, step):
+    op, _, i, _ = step
+    if op == READ:
+        return f"x[t] += buf[{2 * w + i}]"
+    if op == ATOMIC:
+        return f"wl.atomic_add(buf, {2 * w + i}, {s})"
+    return f"buf[{2 * w + i}] = {s}"
+
+
 def _kernel(progs):
     """One ``@wl.kernel`` whose warp ``w`` runs ``progs[w]`` on shared ints ``2w, 2w+1``."""
-    lines = ["@wl.kernel", "def races(x: wl.array(dtype=wl.int32)):",
-             f"    buf = wl.shared_array({2 * len(progs)}, wl.int32)",
-             "    t = wl.thread_idx.x", "    w = t // 32", "    lane = t % 32"]
-    for w, prog in enumerate(progs):
-        lines.append(f"    if w == {w}:")
-        for s, (op, a, i, mask) in enumerate(prog):
-            if op == SYNC:
-                who = " or ".join(f"lane == {ln}" for ln in range(LANES) if mask >> ln & 1)
-                lines += [f"        if {who}:", f"            wl.syncwarp({mask:#x})"]
-            elif op == READ:
-                lines += [f"        if lane == {a}:", f"            x[t] += buf[{2 * w + i}]"]
-            elif op == ATOMIC:
-                lines += [f"        if lane == {a}:",
-                          f"            wl.atomic_add(buf, {2 * w + i}, {s})"]
-            else:
-                lines += [f"        if lane == {a}:", f"            buf[{2 * w + i}] = {s}"]
-    code = "\n".join(lines) + "\n"
-    cell_source(code, "<racecheck programs>")
-    ns = {"wl": wl, "__name__": "racecheck_programs"}
-    exec(compile(code, "<racecheck programs>", "exec"), ns)  # noqa: S102 - generated here
-    return next(v for v in ns.values() if isinstance(v, Kernel))
+    header = ["def races(x: wl.array(dtype=wl.int32)):",
+              f"    buf = wl.shared_array({2 * len(progs)}, wl.int32)",
+              "    t = wl.thread_idx.x", "    w = t // 32", "    lane = t % 32"]
+    return program_kernel(progs, header, _access, "racecheck programs")
 
 
 def _races(prog, atomics_race=False):
     """How many pairs of accesses of an element by different lanes, one a write or an
     atomic, not both atomics, no chain of program order and shared warp syncs orders in
     ``prog`` (``atomics_race``: two atomics count too, as if they were plain writes)."""
-    before = {}                     # step -> the steps ordered before it
-    last = [None] * LANES           # each lane's latest step
-    accesses = []                   # (step, lane, element, is_write, is_atomic)
-    n = 0
-
-    def seen(lanes):
-        out = set()
-        for ln in lanes:
-            if last[ln] is not None:
-                out |= before[last[ln]] | {last[ln]}
-        return out
-
-    for s, (op, a, i, mask) in enumerate(prog):
-        lanes = [ln for ln in range(LANES) if mask >> ln & 1] if op == SYNC else [a]
-        before[s] = seen(lanes)
-        for ln in lanes:
-            last[ln] = s
-        if op == SYNC:
-            continue
-        atomic = op == ATOMIC
-        n += sum(i2 == i and a2 != a and (w2 or op != READ)
-                 and not (at2 and atomic and not atomics_race)
-                 and s2 not in before[s] for s2, a2, i2, w2, at2 in accesses)
-        accesses.append((s, a, i, op != READ, atomic))
-    return n
+    return len(unordered_pairs(prog, lambda step: {step[2]}, atomics_race))
 
 
 def _programs():
     """Half of them with no unordered pair, half with exactly one (the hardest to see)."""
-    rng = np.random.default_rng(11)
-    clean, racy = [], []
-    while len(clean) < PROGRAMS // 2 or len(racy) < PROGRAMS // 2:
-        prog = _program(rng)
-        n = _races(prog)
-        writes = sum(op == WRITE for op, *_ in prog)
-        atomics = sum(op == ATOMIC for op, *_ in prog)
-        if n == 0 and writes and atomics and len(clean) < PROGRAMS // 2:
-            clean.append(prog)
-        elif n == 1 and len(racy) < PROGRAMS // 2:
-            racy.append(prog)
-    return [p for pair in zip(clean, racy) for p in pair]
+    return clean_and_racy(
+        np.random.default_rng(11), _program, _races, PROGRAMS,
+        lambda p: any(op == WRITE for op, *_ in p) and any(op == ATOMIC for op, *_ in p))
 
 
 def test_racecheck_matches_a_happens_before_model_under_partial_syncwarp():
@@ -117,12 +73,5 @@ def test_racecheck_matches_a_happens_before_model_under_partial_syncwarp():
     # races only an atomic takes part in (with the atomics left out, no race is left)
     assert any(not w and _races(p, atomics_race=True) for p, w in zip(progs, want))
     assert any(w and not _races([s for s in p if s[0] != ATOMIC]) for p, w in zip(progs, want))
-    res = wl.launch(_kernel(progs), inputs=[np.zeros(32 * PROGRAMS, np.int32)],
-                    grid=(1, 1, 1), block=(32 * PROGRAMS, 1, 1), device="sim",
-                    checks=("racecheck",))
-    assert not res.partial
-    got = [False] * PROGRAMS
-    for f in res.findings:
-        assert f.kind in ("race_raw", "race_war", "race_waw"), f
-        got[f.thread[0] // 32] = True
+    got = racecheck_verdicts(_kernel(progs), PROGRAMS)
     assert got == want, [(w, progs[w]) for w in range(PROGRAMS) if got[w] != want[w]]

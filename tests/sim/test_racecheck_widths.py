@@ -13,7 +13,10 @@ all view the same memory (CUDA's ``extern __shared__`` cast to several types).
 import numpy as np
 
 import warp_lab as wl
-from warp_lab.lang.kernel import Kernel, cell_source
+
+from racecheck_model import (
+    ATOMIC, LANES, READ, SYNC, WRITE, clean_and_racy, program_kernel, racecheck_verdicts,
+    sync_mask, unordered_pairs)
 
 CHECKS = ("memcheck", "racecheck", "barrier")
 WIDTHS = {1: "wl.uint8", 2: "wl.uint16", 4: "wl.int32", 8: "wl.int64"}
@@ -248,17 +251,14 @@ def test_sub_word_records_are_forgotten_block_by_block_at_barriers():
 
 # -- random programs of mixed widths under partial syncwarp, against a byte model ---------
 
-LANES, STEPS, PROGRAMS = 4, 12, 32
-READ, WRITE, SYNC, ATOMIC = 0, 1, 2, 3
+STEPS, PROGRAMS = 12, 32
 
 
 def _program(rng):
     prog = []
     for _ in range(STEPS):
         op = int(rng.choice([READ, WRITE, SYNC, ATOMIC], p=[0.3, 0.15, 0.4, 0.15]))
-        mask = 0
-        while op == SYNC and bin(mask).count("1") < 2:
-            mask = int(rng.integers(1, 1 << LANES))
+        mask = sync_mask(rng) if op == SYNC else 0
         # (atomics of 4 and 8 bytes: PTX has no sub-word atom.add)
         width = int(rng.choice([1, 2, 4, 8], p=[0.2, 0.2, 0.4, 0.2]) if op != ATOMIC
                     else rng.choice([4, 8]))
@@ -266,35 +266,24 @@ def _program(rng):
     return prog
 
 
+def _access(w, s, step):
+    op, _, width, i, _ = step
+    elem = f"v{width}[{8 // width * w + i}]"
+    if op == READ:
+        # (every bit of the value used: else the load may be narrowed)
+        return f"x[t] += wl.int32({elem} % 65521)"
+    if op == ATOMIC:
+        return f"wl.atomic_add(v{width}, {8 // width * w + i}, {WIDTHS[width]}({s + 1}))"
+    return f"{elem} = {WIDTHS[width]}({s + 1})"
+
+
 def _kernel(progs):
     """One ``@wl.kernel`` whose warp ``w`` runs ``progs[w]`` on shared bytes ``8w..8w+7``,
     through views of 1, 2, 4 and 8 bytes."""
-    lines = ["@wl.kernel", "def widths(x: wl.array(dtype=wl.int32)):",
-             *(f"    v{n} = wl.dynamic_shared_array({ty})" for n, ty in WIDTHS.items()),
-             "    t = wl.thread_idx.x", "    w = t // 32", "    lane = t % 32"]
-    for w, prog in enumerate(progs):
-        lines.append(f"    if w == {w}:")
-        for s, (op, a, width, i, mask) in enumerate(prog):
-            elem = f"v{width}[{8 // width * w + i}]"
-            if op == SYNC:
-                who = " or ".join(f"lane == {ln}" for ln in range(LANES) if mask >> ln & 1)
-                lines += [f"        if {who}:", f"            wl.syncwarp({mask:#x})"]
-            elif op == READ:
-                # (every bit of the value used: else the load may be narrowed)
-                lines += [f"        if lane == {a}:",
-                          f"            x[t] += wl.int32({elem} % 65521)"]
-            elif op == ATOMIC:
-                lines += [f"        if lane == {a}:",
-                          f"            wl.atomic_add(v{width}, {8 // width * w + i}, "
-                          f"{WIDTHS[width]}({s + 1}))"]
-            else:
-                lines += [f"        if lane == {a}:",
-                          f"            {elem} = {WIDTHS[width]}({s + 1})"]
-    code = "\n".join(lines) + "\n"
-    cell_source(code, "<racecheck width programs>")
-    ns = {"wl": wl, "__name__": "racecheck_width_programs"}
-    exec(compile(code, "<racecheck width programs>", "exec"), ns)  # noqa: S102 - generated
-    return next(v for v in ns.values() if isinstance(v, Kernel))
+    header = ["def widths(x: wl.array(dtype=wl.int32)):",
+              *(f"    v{n} = wl.dynamic_shared_array({ty})" for n, ty in WIDTHS.items()),
+              "    t = wl.thread_idx.x", "    w = t // 32", "    lane = t % 32"]
+    return program_kernel(progs, header, _access, "racecheck width programs")
 
 
 def _races_in(prog, atomics_race=False, pairs=False):
@@ -305,52 +294,21 @@ def _races_in(prog, atomics_race=False, pairs=False):
     accesses are no data race, an atomic and a plain access that overlap are, even when
     their sizes differ). How many (``pairs``: the pairs' step indices); ``atomics_race``:
     two atomics count too."""
-    before, last, accesses, found = {}, [None] * LANES, [], []
-    for s, (op, a, width, i, mask) in enumerate(prog):
-        lanes = [ln for ln in range(LANES) if mask >> ln & 1] if op == SYNC else [a]
-        seen = set()
-        for ln in lanes:
-            if last[ln] is not None:
-                seen |= before[last[ln]] | {last[ln]}
-        before[s] = seen
-        for ln in lanes:
-            last[ln] = s
-        if op == SYNC:
-            continue
-        span = set(range(i * width, (i + 1) * width))
-        atomic = op == ATOMIC
-        found += [(s2, s) for s2, a2, span2, w2, at2 in accesses
-                  if span & span2 and a2 != a and (w2 or op != READ) and s2 not in seen
-                  and not (atomic and at2 and not atomics_race)]
-        accesses.append((s, a, span, op != READ, atomic))
+    found = unordered_pairs(prog, lambda st: set(range(st[3] * st[2], (st[3] + 1) * st[2])),
+                            atomics_race)
     return found if pairs else len(found)
 
 
 def test_racecheck_matches_a_byte_model_for_mixed_widths_under_partial_syncwarp():
-    rng = np.random.default_rng(5)
-    clean, racy = [], []
-    while len(clean) < PROGRAMS // 2 or len(racy) < PROGRAMS // 2:
-        prog = _program(rng)
-        n = _races_in(prog)
-        sub = any(width < 4 and op != SYNC for op, _, width, _, _ in prog)
-        atomics = any(op == ATOMIC for op, *_ in prog)
-        if n == 0 and sub and atomics and len(clean) < PROGRAMS // 2:
-            clean.append(prog)
-        elif n == 1 and len(racy) < PROGRAMS // 2:
-            racy.append(prog)
-    progs = [p for pair in zip(clean, racy) for p in pair]
+    progs = clean_and_racy(
+        np.random.default_rng(5), _program, _races_in, PROGRAMS,
+        lambda p: (any(width < 4 and op != SYNC for op, _, width, _, _ in p)
+                   and any(op == ATOMIC for op, *_ in p)))
     want = [_races_in(p) > 0 for p in progs]
     # the programs hold what the test is about: races of an atomic with a sub-word plain
     # access, and overlapping unordered atomics that are no race
     pairs = [(p[s1], p[s2]) for p in progs for s1, s2 in _races_in(p, pairs=True)]
     assert any(ATOMIC in (x[0], y[0]) and min(x[2], y[2]) < 4 for x, y in pairs)
     assert any(not w and _races_in(p, atomics_race=True) for p, w in zip(progs, want))
-    res = wl.launch(_kernel(progs), inputs=[np.zeros(32 * PROGRAMS, np.int32)],
-                    grid=(1, 1, 1), block=(32 * PROGRAMS, 1, 1), shared_mem=8 * PROGRAMS,
-                    device="sim", checks=("racecheck",))
-    assert not res.partial
-    got = [False] * PROGRAMS
-    for f in res.findings:
-        assert f.kind in ("race_raw", "race_war", "race_waw"), f
-        got[f.thread[0] // 32] = True
+    got = racecheck_verdicts(_kernel(progs), PROGRAMS, shared_mem=8 * PROGRAMS)
     assert got == want, [(w, progs[w]) for w in range(PROGRAMS) if got[w] != want[w]]

@@ -27,6 +27,8 @@ import pytest
 import warp_lab as wl
 from warp_lab import sim
 
+from racecheck_model import LANES, READ, SYNC, WRITE, sync_mask, unordered_pairs
+
 CHECKS = ("racecheck", "memcheck", "barrier")
 
 
@@ -37,12 +39,7 @@ def _launch(kernel, inputs, threads):
 
 def _rand_masks(rng, rounds, lanes):
     """``rounds`` membermasks over lanes ``0..lanes-1``, each with two or more lanes."""
-    out = []
-    while len(out) < rounds:
-        m = int(rng.integers(1, 1 << lanes))
-        if bin(m).count("1") >= 2:
-            out.append(m)
-    return out
+    return [sync_mask(rng, lanes) for _ in range(rounds)]
 
 
 # ------------------------------------------------------------ vote: one group per mask
@@ -159,8 +156,7 @@ def test_shfl_and_ballot_with_a_mask_that_changes_every_round():
 
 # ------------------------------------------------------------ racecheck: one __syncwarp site
 
-READ, WRITE, SYNC = 0, 1, 2
-LANES, STEPS = 4, 12
+STEPS = 12
 
 
 def _make_interp(two_sites: bool):
@@ -206,7 +202,7 @@ def _program(rng):
     prog = []
     for _ in range(STEPS):
         op = int(rng.choice([READ, WRITE, SYNC], p=[0.35, 0.15, 0.5]))
-        mask = _rand_masks(rng, 1, LANES)[0] if op == SYNC else 0
+        mask = sync_mask(rng) if op == SYNC else 0
         prog.append((op, int(rng.integers(LANES)), int(rng.integers(2)), mask))
     return prog
 
@@ -216,29 +212,13 @@ def _hb_reference(prog):
     are unordered by program order and shared syncs (transitively), and what each lane's
     ``x`` ends as when the reads see the writes in step order (the only outcome when
     nothing races)."""
-    before = {}
-    last = [None] * LANES
-    accesses = []
-    racy = False
+    racy = bool(unordered_pairs(prog, lambda step: {step[2]}))
     buf = [0, 0]
     x = [0] * LANES
-    for s, (op, a, i, mask) in enumerate(prog):
-        lanes = [ln for ln in range(LANES) if mask >> ln & 1] if op == SYNC else [a]
-        seen = set()
-        for ln in lanes:
-            if last[ln] is not None:
-                seen |= before[last[ln]] | {last[ln]}
-        before[s] = seen
-        for ln in lanes:
-            last[ln] = s
-        if op == SYNC:
-            continue
-        racy |= any(i2 == i and a2 != a and (w2 or op == WRITE) and s2 not in seen
-                    for s2, a2, i2, w2 in accesses)
-        accesses.append((s, a, i, op == WRITE))
+    for s, (op, a, i, _) in enumerate(prog):
         if op == READ:
             x[a] = (x[a] * 31 + buf[i]) % 2**32
-        else:
+        elif op == WRITE:
             buf[i] = s + 1
     return racy, x
 

@@ -404,20 +404,34 @@ class RaceTracker:
                 self.rtab[rows] = np.repeat(self.rtab[-wc.rst[w[row]] - 1], 4, axis=0)
                 bc.rst[bw] = -rows - 1
 
+    def _writer_hazard(self, c, tid, cell):
+        """(writer, hazard): the last writer of each ``cell`` in records ``c`` and whether it
+        is another thread than ``tid`` that no warp sync orders before it."""
+        w = c.writer[cell]
+        hz = (w >= 0) & (w != tid)
+        if self.ws and hz.any():
+            hz &= ~self._ordered(tid, w, c.wst[cell])
+        return w, hz
+
+    def _reader_hazard(self, c, tid, cell):
+        """(reader, hazard): each ``cell``'s reader field in records ``c`` (-2: several) and
+        whether a reader other than ``tid`` is unordered with it by warp syncs."""
+        r = c.reader[cell]
+        hz = (r == -2) | ((r >= 0) & (r != tid))
+        if self.ws and hz.any():
+            hz &= ~self._readers_ordered(c, tid, cell)
+        return r, hz
+
     def _access(self, c, a, unit, ins, cell, tid, size, is_write):
         """Check and record a plain access of ``cell`` (int64 indices into records ``c`` of
         ``unit``-byte cells; ``size // unit`` consecutive ones per lane) by threads
         ``tid`` (int32, one per cell); ``a``: the cells' records of atomic and strong
         accesses (None: the module has none), which a write forgets."""
         pc = ins.pc
-        ws = self.ws
         if self.atomic:
             # an atomic or strong access by another thread since the last plain write:
             # read-after-write (a plain read), write-after-write (a plain write)
-            r = a.reader[cell]
-            hz = (r == -2) | ((r >= 0) & (r != tid))
-            if ws and hz.any():
-                hz &= ~self._readers_ordered(a, tid, cell)
+            r, hz = self._reader_hazard(a, tid, cell)
             if hz.any():
                 k = int(np.argmax(hz))
                 kind, what = (("race_waw", "write-after-write") if is_write
@@ -431,16 +445,10 @@ class RaceTracker:
         if is_write:
             waw = war = None
             if self.wrote:
-                w = c.writer[cell]
-                waw = (w >= 0) & (w != tid)
-                if ws and waw.any():
-                    waw &= ~self._ordered(tid, w, c.wst[cell])
+                w, waw = self._writer_hazard(c, tid, cell)
             if self.read:
-                r = c.reader[cell]
-                war = (r == -2) | ((r >= 0) & (r != tid))
-                if ws and war.any():
-                    war &= ~self._readers_ordered(c, tid, cell)
-            if ws:
+                r, war = self._reader_hazard(c, tid, cell)
+            if self.ws:
                 c.wst[cell] = self.g
             c.writer[cell] = tid
             # two lanes of this instruction writing the same cell
@@ -464,10 +472,7 @@ class RaceTracker:
             self.wrote = True
         else:
             if self.wrote:
-                w = c.writer[cell]
-                raw = (w >= 0) & (w != tid)
-                if ws and raw.any():
-                    raw &= ~self._ordered(tid, w, c.wst[cell])
+                w, raw = self._writer_hazard(c, tid, cell)
                 if raw.any():
                     k = int(np.argmax(raw))
                     self._report("race_raw", "read-after-write", ins, int(tid[k]), int(w[k]),
@@ -504,12 +509,8 @@ class RaceTracker:
         morally strong accesses are no data race). Atomics and strong stores are
         recorded in ``a`` for the plain accesses after them; a strong ``ld`` is not
         recorded (a plain write after it by another thread is not found)."""
-        ws = self.ws
         if self.wrote:
-            w = c.writer[cell]
-            hz = (w >= 0) & (w != tid)
-            if ws and hz.any():
-                hz &= ~self._ordered(tid, w, c.wst[cell])
+            w, hz = self._writer_hazard(c, tid, cell)
             if hz.any():
                 k = int(np.argmax(hz))
                 kind, what = (("race_waw", "write-after-write") if ins.op in ("st", "red")
@@ -519,10 +520,7 @@ class RaceTracker:
         if not is_write:
             return
         if self.read:
-            r = c.reader[cell]
-            hz = (r == -2) | ((r >= 0) & (r != tid))
-            if ws and hz.any():
-                hz &= ~self._readers_ordered(c, tid, cell)
+            r, hz = self._reader_hazard(c, tid, cell)
             if hz.any():
                 k = int(np.argmax(hz))
                 self._report("race_war", "write-after-read", ins, int(tid[k]),
