@@ -287,9 +287,10 @@ def snapshot(ck, machine, block: tuple) -> dict | None:
     :func:`shared_html` compares with at the next stop), or None when ``block`` is not
     running or the kernel has no shared arrays."""
     arrays = [a for a in shared_arrays(ck, machine) if not a.problem]
-    if not arrays or block not in batch_blocks(machine):
+    held = batch_blocks(machine)
+    if not arrays or block not in held:
         return None
-    k = batch_blocks(machine).index(block)
+    k = held.index(block)
     return {(a.symbol, a.name): read_shared_array(machine, a, k)[0] for a in arrays}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from warp_lab.compiler.artifact import CompiledKernel
 from warp_lab.runtime.device import DeviceInfo
@@ -149,7 +150,7 @@ class LaunchResult:
         """Simulator metrics, or None on a GPU."""
         return getattr(self.sim, "metrics", None)
 
-    @property
+    @cached_property
     def line_metrics(self) -> dict:
         """Simulator counters per Python line, ``{line: LineStats}`` (``{}`` on a GPU):
         thread- and warp-instructions, active lanes, divergent branches, global requests
@@ -157,7 +158,8 @@ class LaunchResult:
         (:class:`~warp_lab.sim.result.LineStats`). Lines are keys of the compiler's line
         map (``compiled.line_map.ptx_to_python``): the kernel's cell or file lines, a
         device function's of another cell at ``LineMap.FILE_STRIDE`` per file. The
-        simulator's own ``metrics`` attributes are per PTX line."""
+        simulator's own ``metrics`` attributes are per PTX line. Worked out once per result
+        (the launch view's HTML, its text and the accessors all read it); read-only."""
         m = self.metrics
         return {} if m is None else m.by_line(self.compiled.line_map.ptx_to_python)
 
