@@ -17,8 +17,9 @@ import numpy as np
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE, FoldError, Meta,
                                             cast_value, float_for, fits, fold_binop,
-                                            fold_compare, fold_unary, implicit_ok, literal_type,
-                                            lossy_hint, promote, type_name)
+                                            fold_compare, fold_unary, implicit_ok,
+                                            int_needed_hint, literal_type, lossy_hint, promote,
+                                            type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B
@@ -278,7 +279,7 @@ class ExprTyper:
         ty = self.value_type(node)
         if not (isinstance(ty, Scalar) and (ty.is_int or ty.is_bool)):
             raise self.error(f"indices must be integers, not {type_name(ty)}", node,
-                             "convert with int(...)")
+                             int_needed_hint(node))
         return ty
 
     def visit_Subscript(self, node):
