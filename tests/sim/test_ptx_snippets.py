@@ -186,6 +186,51 @@ def test_bar_red_popc_and_or(gpu):
     assert (out == np.sum(inp < 40) + 0).all()       # no thread has 77
 
 
+def test_bar_red_result_is_not_written_by_a_later_bar_sync(gpu):
+    """Only a ``bar.red`` writes its destination: a plain ``bar.sync`` completed later (here
+    by warps arriving apart) leaves the register, reused by ``mov``, alone. Before the fix
+    every barrier completion after a ``bar.red`` rewrote its destination with a count."""
+    body = """
+  setp.lt.u32 %p1, %r2, 40;
+  bar.red.popc.u32 %r4, 0, %p1;
+  mov.u32 %r4, 123;
+  setp.lt.u32 %p2, %r1, 32;
+  @%p2 bra WORK;
+BAR:
+  bar.sync 0;
+  mov.u32 %r3, %r4;
+  bra.uni DONE;
+WORK:
+  add.u32 %r5, %r4, 1;
+  bra.uni BAR;
+DONE:
+"""
+    out, _ = run_snippet(gpu, body, np.arange(64, dtype=np.uint32), block=64)
+    assert (out == 123).all()
+
+
+def test_two_bar_red_kinds_completing_together_each_get_their_own_result(gpu):
+    """Warp 0 counts at ``bar.red.popc`` on barrier 1, warp 1 ands at ``bar.red.and`` on
+    barrier 2 (32 threads each): each reduction is over its own barrier's threads and is
+    written with its own instruction's operation (PTX ISA "bar.red")."""
+    body = """
+  setp.lt.u32 %p1, %r2, 40;
+  setp.lt.u32 %p5, %r1, 32;
+  @!%p5 bra W1;
+  bar.red.popc.u32 %r4, 1, 32, %p1;
+  bra.uni DONE1;
+W1:
+  bar.red.and.pred %p3, 2, 32, %p1;
+  selp.u32 %r4, 1000, 2000, %p3;
+DONE1:
+  mov.u32 %r3, %r4;
+"""
+    inp = np.r_[np.arange(32) * 2, np.arange(32)].astype(np.uint32)
+    out, _ = run_snippet(gpu, body, inp, block=64)
+    assert (out[:32] == np.count_nonzero(inp[:32] < 40)).all()      # 20
+    assert (out[32:] == 1000).all()                                  # all of 0..31 < 40
+
+
 def _f32_bits(x):
     return np.float32(x).view(np.uint32)
 

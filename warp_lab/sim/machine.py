@@ -278,7 +278,8 @@ class Machine:
         self.waitpc = np.zeros(T, np.int32)
         self.waitcnt = np.zeros(T, np.int32)
         self.arrive = {}
-        self.barred = None
+        self.barred = None      # bar.red: each thread's predicate (sync.release_barriers)
+        self.barred_ops = {}    # bar.red pc -> (reduction, destination writer)
         self.worked = None
         self.waiters = np.zeros(nb, np.int64)
         # batch thread -> what it printed last in this batch (a trap finding quotes it: a

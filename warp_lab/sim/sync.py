@@ -104,7 +104,7 @@ def _bar(ins, mod):
             if m.barred is None:
                 m.barred = np.zeros(m.T, bool)
             m.barred[lanes] = np.broadcast_to(rc(m), (m.T,))[lanes]
-            m.barred_ops = (redop, wd)
+            m.barred_ops[p] = (redop, wd)
         m.waiters += np.bincount(m.blk[lanes], minlength=m.nb)
         if m.worked is None:
             m.worked = np.zeros(m.T, bool)
@@ -152,17 +152,7 @@ def release_barriers(m, waiting) -> bool:
         if whole.any():
             _check_divergence(m, whole, np.unique(m.blk[whole]))
     if m.barred is not None:
-        redop, wd = m.barred_ops
-        vals = m.barred & rel
-        per_blk = np.bincount(m.blk[vals], minlength=m.nb)
-        n_blk = np.bincount(m.blk[rel], minlength=m.nb)
-        if redop == "popc":
-            res = per_blk.astype(np.uint32)[m.blk]
-        elif redop == "and":
-            res = (per_blk == n_blk)[m.blk]
-        else:
-            res = (per_blk > 0)[m.blk]
-        wd(m, res, rel)
+        _bar_red_results(m, rel)
     if m.collect:
         m.metrics.barriers += int(np.count_nonzero(rel.reshape(-1, 32).any(1)))
     if m.race is not None:
@@ -177,6 +167,30 @@ def release_barriers(m, waiting) -> bool:
         if not m.waiters.any():
             m.worked = None
     return True
+
+
+def _bar_red_results(m, rel):
+    """Write the results of the ``bar.red`` instructions among the threads ``rel`` (bool
+    ``(T,)``) a barrier just released: each thread that waited at a ``bar.red`` gets the
+    reduction of the predicates of the threads released with it from the same barrier of
+    its block (PTX ISA "bar.red": ``.popc`` counts the threads whose predicate is true,
+    ``.and``/``.or`` combine them). Threads released from a plain ``bar.sync`` get
+    nothing: their registers are not the ``bar.red``'s destination."""
+    red = rel & np.isin(m.waitpc, list(m.barred_ops))
+    if not red.any():
+        return
+    key = m.blk * 16 + m.waitbar          # one reduction per block and barrier id
+    true = np.bincount(key[red & m.barred], minlength=m.nb * 16)
+    total = np.bincount(key[red], minlength=m.nb * 16)
+    for q in np.unique(m.waitpc[red]).tolist():
+        redop, wd = m.barred_ops[q]
+        if redop == "popc":
+            res = true.astype(np.uint32)[key]
+        elif redop == "and":
+            res = (true == total)[key]
+        else:
+            res = (true > 0)[key]
+        wd(m, res, red & (m.waitpc == q))
 
 
 def _check_divergence(m, rel, blocks):
