@@ -117,6 +117,48 @@ def test_match_and_redux(gpu):
     assert (out[16:31] == DATA.sum()).all() and out[31] == DATA.min()
 
 
+@pytest.mark.parametrize("op", ["min", "max"])
+@pytest.mark.parametrize("mods", ["", ".abs", ".NaN", ".abs.NaN"])
+def test_redux_f32_min_max(gpu, op, mods):
+    """``redux.sync.{min,max}{.abs}{.NaN}.f32`` over lanes 0-15 (membermask 0xffff): NaN
+    ignored unless ``.NaN`` (then the canonical NaN), +0.0 above -0.0 (PTX ISA
+    "redux.sync"). Before the fix the simulator compared the float bits as unsigned
+    integers."""
+    body = f"""
+  mov.b32 %f1, %r2;
+  setp.lt.u32 %p1, %r1, 16;
+  @%p1 redux.sync.{op}{mods}.f32 %f2, %f1, 0xffff;
+  mov.b32 %r3, %f2;
+"""
+    v = (LANE.astype(np.float32) - 7.5) * 3
+    v[4], v[20] = np.nan, -1000.0          # a NaN in the group, an extreme outside it
+    out, _ = run_snippet(gpu, body, v)
+    group = np.abs(v[:16]) if "abs" in mods else v[:16]
+    if "NaN" in mods:
+        want = np.uint32(0x7FFFFFFF)
+    else:
+        num = group[~np.isnan(group)]
+        want = np.float32(num.max() if op == "max" else num.min()).view(np.uint32)
+    assert (out[:16] == want).all(), (out[:16], want)
+
+
+def test_redux_f32_zeros_and_all_nan(gpu):
+    """``max`` of +0.0 and -0.0 is +0.0, ``min`` -0.0; only NaNs give the canonical NaN."""
+    body = """
+  mov.b32 %f1, %r2;
+  redux.sync.max.f32 %f2, %f1, -1;
+  redux.sync.min.f32 %f3, %f1, -1;
+  setp.lt.u32 %p1, %r1, 16;
+  selp.f32 %f4, %f2, %f3, %p1;
+  mov.b32 %r3, %f4;
+"""
+    zeros = np.where(LANE % 2 == 0, 0.0, -0.0).astype(np.float32)
+    out, _ = run_snippet(gpu, body, zeros)
+    assert (out[:16] == 0).all() and (out[16:] == 0x80000000).all()
+    out, _ = run_snippet(gpu, body, np.full(32, np.nan, np.float32))
+    assert (out == 0x7FFFFFFF).all()
+
+
 def test_atom_cas_exactly_one_winner(gpu):
     body = """
   mov.u64 %rd6, sh;

@@ -750,8 +750,17 @@ def _match(ins, mod):
 
 
 def _redux(ins, mod):
+    """``redux.sync.op.type d, a, membermask`` (PTX ISA "redux.sync"): ``.add``/``.min``/
+    ``.max`` of ``.u32``/``.s32`` (``.add`` wraps to 32 bits), ``.and``/``.or``/``.xor`` of
+    ``.b32``, and ``.min``/``.max`` of ``.f32`` (:func:`_redux_f32`) over the lanes of the
+    group executing it together."""
     op = next(x for x in ("add", "min", "max", "and", "or", "xor") if x in ins.mods)
     t = ins.types[0]
+    if t == "f32":
+        return _redux_f32(ins, mod, op)
+    if t not in ("u32", "s32", "b32"):
+        raise SimulatorError(f"PTX line {ins.line}: redux.sync.{op}.{t} is not a PTX form "
+                             "(.u32/.s32/.b32, or .f32 min/max)", ptx_line=ins.line)
     dt = np.dtype(np.int32 if t == "s32" else np.uint32)
     ra = reader(ins.srcs[0], dt, mod, ins.line)
     rmask = reader(ins.srcs[1], U32, mod, ins.line)
@@ -767,6 +776,41 @@ def _redux(ins, mod):
         v = np.where(act, v, np.array(ident).astype(dt))
         r = fn.reduce(v, axis=1, dtype=dt)
         wd(m, np.repeat(r, 32), mask)
+    return _warp_sync(ins, mod, ex, rmask)
+
+
+def _redux_f32(ins, mod, op):
+    """``redux.sync.{min,max}{.abs}{.NaN}.f32`` (PTX ISA "redux.sync", sm_100a): the
+    minimum or maximum of the group's values (of their magnitudes with ``.abs``), +0.0
+    above -0.0; NaN inputs are ignored, the result is the canonical NaN only when every
+    input is NaN, or, with ``.NaN``, when any is."""
+    if op not in ("min", "max"):
+        raise SimulatorError(f"PTX line {ins.line}: redux.sync.{op}.f32 is not a PTX form "
+                             "(.f32 has .min and .max)", ptx_line=ins.line)
+    from warp_lab.sim import fp
+
+    big = op == "max"
+    nan_prop = "NaN" in ins.mods
+    fn = fp.signed_zeros((np.maximum if big else np.minimum) if nan_prop else
+                         (np.fmax if big else np.fmin), big)
+    absolute = "abs" in ins.mods
+    f32 = np.dtype(np.float32)
+    ra = reader(ins.srcs[0], f32, mod, ins.line)
+    rmask = reader(ins.srcs[1], U32, mod, ins.line)
+    wd = writer(ins.dsts[0], mod, ins.line)
+
+    def ex(m, mask):
+        act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
+        v = _warp_view(m, ra(m), f32)
+        if absolute:
+            v = np.abs(v)
+        # a lane outside the group: NaN, which fmin/fmax ignore, or (.NaN) the identity
+        skip = np.float32(np.nan) if not nan_prop else np.float32(-np.inf if big else np.inf)
+        v = np.where(act, v, skip)
+        r = v[:, 0]
+        for lane in range(1, 32):
+            r = fn(r, v[:, lane])
+        wd(m, np.repeat(fp.canonical_nan(np.asarray(r, f32)), 32), mask)
     return _warp_sync(ins, mod, ex, rmask)
 
 
