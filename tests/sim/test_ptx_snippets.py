@@ -214,6 +214,40 @@ DONE:
     assert (out[:64] == 0).all()
 
 
+def test_a_counted_barrier_completes_once_per_count_in_arrival_order(gpu):
+    """``bar.sync 1, 64`` taken by four warps: warps 0-2 arrive early, warp 3 after a
+    loop that reads memory (so the simulator looks at the barrier while warp 3 still
+    runs). The first 64 arrivals complete a round and the barrier starts again (PTX ISA
+    "bar, barrier": reinitialized when it completes), so warp 2 waits for warp 3. Before
+    the fix all three early warps were released together and warp 3, alone, was reported
+    as a deadlock. Each warp records the round it was released in (a shared counter
+    bumped by an atomic after its release)."""
+    body = """
+  shr.u32 %r10, %r1, 5;
+  setp.eq.u32 %p1, %r10, 3;
+  mov.u32 %r11, 0;
+  mov.u64 %rd9, sh;
+  @%p1 bra SLOW;
+ARRIVE:
+  bar.sync 1, 64;
+  atom.shared.add.u32 %r3, [%rd9], 1;
+  bra.uni END;
+SLOW:
+  ld.volatile.global.u32 %r12, [%rd5];
+  add.u32 %r11, %r11, 1;
+  setp.lt.u32 %p2, %r11, 2000;
+  @%p2 bra SLOW;
+  bra.uni ARRIVE;
+END:
+"""
+    out, res = run_snippet(gpu, body, np.zeros(128, np.uint32), block=128)
+    assert res.findings == []
+    order = out.reshape(4, 32)       # old counter values: 0..127, in release order
+    first, second = order[:2].ravel(), order[2:].ravel()
+    assert sorted(first.tolist()) == list(range(64))     # warps 0 and 1: the first round
+    assert sorted(second.tolist()) == list(range(64, 128))
+
+
 def test_bar_red_popc_and_or(gpu):
     body = """
   setp.lt.u32 %p1, %r2, 40;

@@ -277,6 +277,8 @@ class Machine:
         self.waitbar = np.zeros(T, np.int32)
         self.waitpc = np.zeros(T, np.int32)
         self.waitcnt = np.zeros(T, np.int32)
+        self.waitseq = np.zeros(T, np.int64)   # arrival order at barriers (counted ones)
+        self.barseq = 0
         self.arrive = {}
         self.barred = None      # bar.red: each thread's predicate (sync.release_barriers)
         self.barred_ops = {}    # bar.red pc -> (reduction, destination writer)

@@ -1,9 +1,10 @@
 """Barriers and warp-synchronous instructions (PTX ISA 9.7.12.1–9.7.12.9, 9.7.8.6–9.7.8.9).
 
 * ``bar.sync``/``barrier.sync``/``bar.red``/``bar.arrive`` with a barrier id
-  (0–15) and an optional thread count (counted per warp, a multiple of 32);
-  without a count every live thread of the block must arrive, exited
-  threads counting as arrived.
+  (0–15) and an optional thread count (counted per warp, a multiple of 32; each
+  time that many have arrived the barrier completes for them, in arrival order,
+  and starts again); without a count every live thread of the block must arrive,
+  exited threads counting as arrived.
 * ``shfl.sync`` (up, down, bfly, idx with the clamp/segment operand ``c``),
   ``vote.sync`` (all, any, uni, ballot), ``match.sync`` (any, all),
   ``redux.sync``, ``bar.warp.sync``: lanes wait (status ``WSYNC``) until every
@@ -99,7 +100,9 @@ def _bar(ins, mod):
         m.pc[lanes] = _BIG
         m.waitbar[lanes] = bid
         m.waitpc[lanes] = p
-        m.waitcnt[lanes] = count
+        m.waitcnt[lanes] = min(count, 2**31 - 1)   # (int32; a count that big never completes)
+        m.waitseq[lanes] = m.barseq
+        m.barseq += 1
         if red:
             if m.barred is None:
                 m.barred = np.zeros(m.T, bool)
@@ -131,17 +134,12 @@ def release_barriers(m, waiting) -> bool:
         for b, bid in set(zip(wblk.tolist(), wbar.tolist())):
             sel = waiting & (m.blk == b) & (m.waitbar == bid)
             c = int(m.waitcnt[sel].max())
-            if c == 0:
-                need = int(np.count_nonzero(live & (m.blk == b)))
-                have = int(np.count_nonzero(sel))
-            else:
-                need = c
-                have = 32 * int(np.count_nonzero(sel.reshape(-1, 32).any(1))) + \
-                    m.arrive.get((b, bid), 0)
-            if have >= need:
+            if c:
+                done = _counted_rounds(m, sel, (b, bid), c)
+                rel |= done
+                counted |= done
+            elif np.count_nonzero(sel) >= np.count_nonzero(live & (m.blk == b)):
                 rel |= sel
-                if c:
-                    counted |= sel
                 m.arrive.pop((b, bid), None)
     if not rel.any():
         return False
@@ -167,6 +165,32 @@ def release_barriers(m, waiting) -> bool:
         if not m.waiters.any():
             m.worked = None
     return True
+
+
+def _counted_rounds(m, sel, key, count: int):
+    """Complete barrier ``key`` (block, id) with thread count ``count`` as often as its
+    arrivals allow; returns the waiting threads of ``sel`` (bool ``(T,)``) released.
+
+    PTX ISA "bar, barrier": arrivals are counted per warp (32 threads each, ``bar.arrive``
+    ones in :attr:`Machine.arrive`); once ``count`` is reached the barrier completes and
+    is reinitialized, so warps arriving past the first ``count`` threads wait for the next
+    round (a named barrier that pairs of warps take in turn: a later partner completes
+    it). The warps that arrived first go first (``Machine.waitseq``); ``bar.arrive``
+    arrivals are taken before waiting warps (their order is not kept)."""
+    rel = np.zeros(m.T, bool)
+    rows = sel.reshape(-1, 32)
+    warps = np.flatnonzero(rows.any(1))
+    first = np.argmax(rows[warps], axis=1) + 32 * warps
+    warps = warps[np.argsort(m.waitseq[first], kind="stable")]   # in arrival order
+    arrived = m.arrive.pop(key, 0)
+    while 32 * warps.size + arrived >= count:
+        take = max(0, -(-(count - arrived) // 32))
+        arrived = max(0, arrived - count)
+        rel[(32 * warps[:take, None] + np.arange(32)).reshape(-1)] = True
+        warps = warps[take:]
+    if arrived:
+        m.arrive[key] = arrived
+    return rel & sel
 
 
 def _bar_red_results(m, rel):
