@@ -298,6 +298,7 @@ class Debugger:
 
     @property
     def breakpoints(self) -> list[Breakpoint]:
+        """The breakpoints set, in the order they were added."""
         return list(self._breakpoints.values())
 
     def _matches_line(self, bp, ins) -> bool:
@@ -451,6 +452,7 @@ class Debugger:
 
     @property
     def findings(self):
+        """The :class:`~warp_lab.sim.result.Finding` records of the launch so far."""
         return list(self.machine.findings)
 
     # ---- inspection

@@ -299,10 +299,8 @@ def _mask_hint(name: str, bits: int) -> str:
 
 
 def _warp_view(m, v, dt):
+    """Operand value ``v`` (scalar or ``(T,)``) as ``dt``, one row of 32 lanes per warp."""
     return np.broadcast_to(np.asarray(v, dt), (m.T,)).reshape(-1, 32)
-
-
-_WEIGHTS = np.uint32(1) << np.arange(32, dtype=np.uint32)
 
 
 def _bits(mask2d):
@@ -725,14 +723,12 @@ def _vote(ins, mod):
     rmask = reader(ins.srcs[1], U32, mod, ins.line) if len(ins.srcs) > 1 else (
         lambda m: np.uint32(0xFFFFFFFF))
     wd = writer(ins.dsts[0], mod, ins.line)
-    weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
 
     def ex(m, mask):
         act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
         p = _warp_view(m, rp(m), bool)
         if mode == "ballot":
-            bits = np.where(p & act, weights, np.uint32(0)).sum(1, dtype=np.uint32)
-            wd(m, np.repeat(bits, 32), mask)
+            wd(m, np.repeat(_bits(p & act), 32), mask)
             return
         if mode == "all":
             r = (p | ~act).all(1)
@@ -752,14 +748,13 @@ def _match(ins, mod):
     d = ins.dsts[0]
     wd = writer(d[1] if d[0] == "pair" else d, mod, ins.line)
     wp = writer(d[2], mod, ins.line) if d[0] == "pair" else None
-    weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
 
     def ex(m, mask):
         act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
         v = _warp_view(m, ra(m), dt)
         eq = (v[:, :, None] == v[:, None, :]) & act[:, None, :]
-        bits = np.where(eq, weights, np.uint32(0)).sum(2, dtype=np.uint32)
-        actbits = np.where(act, weights, np.uint32(0)).sum(1, dtype=np.uint32)
+        bits = _bits(eq.reshape(-1, 32)).reshape(eq.shape[:2])   # per lane: its equals
+        actbits = _bits(act)
         if allmode:
             same = bits == actbits[:, None]
             allsame = (same | ~act).all(1)
@@ -840,12 +835,10 @@ def _redux_f32(ins, mod, op):
 
 def _activemask(ins, mod):
     wd = writer(ins.dsts[0], mod, ins.line)
-    weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
 
     def ex(m, mask):
         act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
-        bits = np.where(act, weights, np.uint32(0)).sum(1, dtype=np.uint32)
-        wd(m, np.repeat(bits, 32), mask)
+        wd(m, np.repeat(_bits(act), 32), mask)
     return ex
 
 
