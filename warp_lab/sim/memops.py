@@ -441,17 +441,25 @@ def _ld_param(ins, mod, aop, dt, es, n, ws):
         return ex_k
 
     def ex_c(m, mask):
-        arr = m.cparams.get(name)
-        need = off + es * n
-        if arr is None or arr.shape[1] < need:
-            arr2 = np.zeros((m.T, need), np.uint8)
-            if arr is not None:
-                arr2[:, :arr.shape[1]] = arr
-            arr = m.cparams[name] = arr2
+        arr = _param_bytes(m, name, off + es * n)
         block = np.ascontiguousarray(arr[:, off:off + es * n]).view(RAW[es])
         for j, w in enumerate(ws):
             w(m, block[:, j].view(dt), mask)
     return ex_c
+
+
+def _param_bytes(m, name: str, need: int):
+    """The bytes of ``.param`` variable ``name`` of a call (a ``(T, size)`` uint8 array, one
+    row per batch thread, in ``m.cparams``), grown with zeros to at least ``need`` bytes:
+    ``st.param`` writes a device function's arguments there and ``ld.param`` reads them
+    (PTX ISA "Parameter State Space")."""
+    arr = m.cparams.get(name)
+    if arr is None or arr.shape[1] < need:
+        grown = np.zeros((m.T, need), np.uint8)
+        if arr is not None:
+            grown[:, :arr.shape[1]] = arr
+        arr = m.cparams[name] = grown
+    return arr
 
 
 def _st(ins, mod):
@@ -469,12 +477,7 @@ def _st(ins, mod):
 
         def ex_p(m, mask):
             need = off + es * n
-            arr = m.cparams.get(name)
-            if arr is None or arr.shape[1] < need:
-                arr2 = np.zeros((m.T, need), np.uint8)
-                if arr is not None:
-                    arr2[:, :arr.shape[1]] = arr
-                arr = m.cparams[name] = arr2
+            arr = _param_bytes(m, name, need)
             vals = np.stack([np.broadcast_to(np.asarray(r(m), RAW[es]), (m.T,)) for r in rs], 1)
             b = np.ascontiguousarray(vals).view(np.uint8).reshape(m.T, es * n)
             if mask is None:
