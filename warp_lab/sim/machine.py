@@ -928,6 +928,9 @@ class Machine:
 
     # ------------------------------------------------------------------ results
     def result(self, seconds: float) -> SimResult:
+        """The launch's :class:`SimResult`: printed text, thread- and warp-instruction
+        counts, findings, ``partial``, and (when collected) the metrics folded per PTX and
+        ``.loc`` line; ``seconds`` is the wall time to report."""
         self._flush_uniform()
         res = SimResult(printed="".join(self.printed), instructions=int(self.executed),
                         warp_instructions=int(self.warp_executed), seconds=seconds,
@@ -954,6 +957,8 @@ class Machine:
         return res
 
     def mem_stats(self, ins) -> MemoryLineStats:
+        """The global-memory counters (requests, sectors) of ``ins``'s PTX line, created
+        on first use."""
         st = self.metrics.global_memory.get(ins.line)
         if st is None:
             st = self.metrics.global_memory[ins.line] = MemoryLineStats()
