@@ -554,6 +554,11 @@ _ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas
 
 
 def _atomic_apply(op, dt, old, b, c):
+    """The value an atomic ``op`` leaves in memory that held ``old`` (PTX ISA "atom"):
+    integers wrap; ``inc`` is ``old >= b ? 0 : old + 1`` and ``dec`` is ``old == 0 || old >
+    b ? b : old - 1`` (unsigned); ``min``/``max`` compare as ``dt`` (signed or unsigned;
+    floats as the ``min``/``max`` instructions); ``cas`` stores ``c`` where ``old == b``;
+    ``add_ftz`` is a float32 add on global memory, subnormal inputs and result flushed."""
     if op == "add":
         return old + b
     if op == "add_ftz":     # atom.add.f32 on global memory (b flushed already)
@@ -684,6 +689,9 @@ def _subnormal(x) -> bool:
 
 
 def _atom(ins, mod):
+    """``atom``/``red`` (PTX ISA "atom", "red"): every ``_ATOM_OPS`` operation on scalar
+    types, the lanes applied in lane order (:func:`_atomic_rmw`), ``atom`` writing each
+    lane's old value. Vector and packed (``f16x2``) forms raise SimulatorError."""
     space = _space(ins)
     op = next((x for x in ins.mods if x in _ATOM_OPS), None)
     if op is None or not ins.types:
