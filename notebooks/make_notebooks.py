@@ -529,7 +529,7 @@ largest, as CUDA's `cudaOccupancyMaxPotentialBlockSize` does: it tries
 sizes from 1024 down. Here 128 reaches the same occupancy as its pick;
 a smaller block is often the better choice then (more blocks to spread
 over the SMs, cheaper `syncthreads`), which occupancy does not measure."""),
-    ("code", """w = OccupancyWidget(ck.resources, arch="sm_80", block_size=256)
+    ("code", """w = OccupancyWidget(ck, arch="sm_80", block_size=256)
 w.block_size.value = 128
 best = suggest_block_size(ck)
 print(best)

@@ -377,3 +377,70 @@ def test_array_shows_what_the_simulated_launch_wrote_and_the_inputs_stay():
     np.testing.assert_array_equal(dbg.array("x"), np.zeros(64, np.int32))
     with pytest.raises(SimulatorError, match=r"'y' is not an array argument .*its arrays: x"):
         dbg.array("y")
+
+
+BRANCH_SRC = """\
+%%warp_kernel
+def branch(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    v = x[i] * 2.0
+    if i < 5:
+        v = v + x[i + 32]
+    y[i] = v
+"""
+
+
+def _html_row(markup: str, register: str) -> list[tuple[str, str]]:
+    """(text, title) of the 32 lane cells of ``register``'s row in a lanes_html table."""
+    import re
+
+    row = next(r for r in markup.split("<tr>") if r.startswith(
+        f"<th style='text-align:left'>{register}<"))
+    return [(text, title or "") for title, text in
+            re.findall(r"<td style='[^']*'(?: title='([^']*)')?>([^<]*)</td>", row)]
+
+
+def test_registers_not_written_yet_show_as_not_set_not_zero():
+    """PTX registers start undefined (the simulator holds 0): until an instruction writes
+    one in a lane, the text table, the HTML table and the panel show ``—`` there."""
+    import re
+
+    from warp_lab.notebook.debugger import debug
+
+    linecache.cache["<dbg branch>"] = (len(BRANCH_SRC), None, BRANCH_SRC.splitlines(True),
+                                       "<dbg branch>")
+    ns = {"wl": wl}
+    exec(compile("\n" + BRANCH_SRC.split("\n", 1)[1], "<dbg branch>", "exec"), ns)
+    x = np.arange(64, dtype=np.float32)
+    dbg = debug(wl.kernel(ns["branch"]), dim=32, inputs=[x, np.zeros(32, np.float32)],
+                block_dim=32)
+    # nothing has run: every register of every lane is unset (the first instruction,
+    # ld.param, has not executed yet)
+    first = dbg.lanes()
+    assert all(not first.is_set(n).any() for n in [*first.registers, *first.predicates])
+    rows = [ln for ln in str(first).splitlines() if ln.startswith("%")]
+    assert rows and all(ln.endswith("— ×32") for ln in rows), str(first)
+    # one step: exactly the ld.param's destination is set, in all 32 lanes, to dim.x (32)
+    dbg.step()
+    ptx = dbg.compiled.ptx.splitlines()
+    first_ins = ptx[dbg.debugger.module.code[0].line - 1].split()
+    assert first_ins[0] == "ld.param.b32"
+    dest = first_ins[1].rstrip(",")
+    after = dbg.lanes()
+    assert [n for n in after.registers if after.is_set(n).any()] == [dest]
+    assert [c[0] for c in _html_row(dbg.lanes_html(), dest)] == ["32"] * 32
+    # at the store: the load of x[i + 32] ran only in the lanes where i < 5 (the PTX
+    # branches around it), so its register holds x[32..36] there and is unset elsewhere
+    while not dbg.where().text.startswith("st.global"):
+        dbg.step()
+    load = next(ln for ln in ptx if re.search(r"ld\.global.*\+128\]", ln))
+    reg = load.split()[1].rstrip(",")
+    state = dbg.lanes()
+    assert list(state.is_set(reg)) == [k < 5 for k in range(32)]
+    cells = _html_row(dbg.lanes_html(), reg)
+    assert [c[0] for c in cells[:5]] == ["32", "33", "34", "35", "36"]  # x[i + 32]
+    assert all(text == "—" and "not set yet" in title for text, title in cells[5:])
+    text_row = next(ln for ln in str(state).splitlines() if ln.startswith(reg))
+    assert text_row.split()[-8:] == ["32", "33", "34", "35", "36", "—", "—", "—"]
+    # the panel draws the same table
+    assert _html_row(dbg.panel().lanes.value, reg) == cells

@@ -288,6 +288,8 @@ def test_show_occupancy_displays_the_widget_at_block_dim(ip):
                                  SAXPY_CELL)
     widgets = [o for o in cap.outputs if "application/vnd.jupyter.widget-view+json" in o.data]
     assert len(widgets) == 1
+    # its rendered HTML names the cell's kernel, not "kernel"
+    assert "<b>Occupancy of saxpy</b>" in widgets[0].data["text/html"]
     ck = view.compiled
     expected = occupancy(ck, "sm_86", 128)
     assert view.view_options["occupancy"] == expected

@@ -128,8 +128,10 @@ def test_dynamic_shared_finding_names_the_python_array():
 
 def test_simulator_view_gives_the_total_and_what_no_python_line_holds():
     """The heat column sums to the total less the instructions under '.loc 1 0' (code the
-    compiler merged from several lines: here the two branches' stores to ``out[i]``, sunk
-    into one): the view says both numbers, so the totals add up."""
+    compiler merged from several lines that names none of them: here the two branches'
+    identical ``out[i] = out[i + 64]``, one load and one store after LLVM merges them; a
+    merged store of a value computed on a line goes to that line, ``line_zero``): the
+    view says both numbers, so the totals add up."""
     import re
 
     import numpy as np
@@ -139,16 +141,17 @@ def test_simulator_view_gives_the_total_and_what_no_python_line_holds():
     src = ("def gather(out: wl.array(dtype=wl.float32), stride: int):\n"
            "    i = wl.tid()\n"
            "    if i % stride == 0:\n"
-           "        out[i] = 1.0\n"
+           "        out[i] = out[i + 64]\n"
            "    else:\n"
-           "        out[i] = 2.0\n")
+           "        out[i] = out[i + 64]\n")
     import linecache
 
     linecache.cache["<res cell 2>"] = (len(src), None, src.splitlines(True), "<res cell 2>")
     ns = {"wl": wl}
     exec(compile(src, "<res cell 2>", "exec"), ns)
-    r = wl.launch(wl.kernel(ns["gather"]), dim=64, inputs=[np.zeros(64, np.float32), 2],
+    r = wl.launch(wl.kernel(ns["gather"]), dim=64, inputs=[np.zeros(128, np.float32), 2],
                   block_dim=64, device="sim")
+    assert not r.findings
     # independent of the line map: walk the PTX, tracking the current .loc line
     line0, current = 0, None
     for k, text in enumerate(r.compiled.ptx.splitlines(), 1):
@@ -157,7 +160,7 @@ def test_simulator_view_gives_the_total_and_what_no_python_line_holds():
             current = int(m.group(1))
         elif current == 0:
             line0 += r.metrics.per_ptx_line.get(k, 0)
-    assert line0 > 0  # the merged store and its address
+    assert line0 > 0  # the merged load and store and their address
     markup = launch_html(r)
     assert f"{r.sim.instructions:,} thread-instructions" in markup
     assert f"{line0:,} of them on no Python line" in markup

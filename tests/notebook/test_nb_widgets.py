@@ -137,3 +137,22 @@ def test_card_shows_spills_and_stack_frame_as_local_memory():
     clean = resource_card_html(dataclasses.replace(saxpy_record(), resources=Resources(
         "sm_80", registers=8)))
     assert "<th>local memory</th><td>0 bytes / thread</td>" in clean
+
+
+def test_title_names_the_kernel_in_widget_and_rendered_html():
+    # the compiled kernel's own name (saxpy), in the widget's heading and in the static
+    # HTML a notebook renders without a widget manager (nbconvert, GitHub)
+    ck = saxpy_record()
+    assert ck.name == "saxpy"
+    w = OccupancyWidget(ck, arch="sm_90", block_size=256)
+    html = w._repr_mimebundle_()["text/html"]
+    assert "<b>Occupancy of saxpy</b>" in w.heading.value
+    assert "<b>Occupancy of saxpy</b>" in html
+    assert f"({ck.resources.registers} registers/thread" in html
+    # a Resources record has no name: the title names none (it said "of kernel"), or
+    # the one passed in, escaped
+    r = Resources("sm_80", registers=64)
+    anon = OccupancyWidget(r, arch="sm_80")._repr_mimebundle_()["text/html"]
+    assert "<b>Occupancy</b> (64 registers/thread" in anon and "of kernel" not in anon
+    named = OccupancyWidget(r, arch="sm_80", name="k<i>")._repr_mimebundle_()["text/html"]
+    assert "<b>Occupancy of k&lt;i&gt;</b>" in named

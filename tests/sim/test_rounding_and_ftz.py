@@ -281,3 +281,91 @@ def test_folded_float_min_max_is_the_instructions():
     want = np.array([1.0, 1.0, 0.0, -0.0, -1.0], np.float32)
     np.testing.assert_array_equal(o[1].view(np.uint32), want.view(np.uint32))
     np.testing.assert_array_equal(o[0].view(np.uint32), want.view(np.uint32))
+
+
+@wl.kernel
+def f64_f32(d: wl.array(dtype=wl.float64), f: wl.array(dtype=wl.float32),
+            y: wl.array(dtype=wl.float32), w: wl.array(dtype=wl.float64)):
+    i = wl.tid()
+    y[i] = wl.float32(d[i])       # cvt.rn(.ftz).f32.f64
+    w[i] = wl.float64(f[i])       # cvt(.ftz).f64.f32
+
+
+TWIN_F64_F32 = """
+extern "C" __global__ void f64_f32(const double* d, const float* f, float* y, double* w,
+                                   int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { y[i] = (float)d[i]; w[i] = (double)f[i]; }
+}
+"""
+
+
+def _nvrtc_ptx(source: str, options: list[str]) -> str:
+    """PTX of a CUDA C++ source from NVRTC (the bench extra's cuda.bindings), or a skip."""
+    nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
+    ok = nvrtc.nvrtcResult.NVRTC_SUCCESS
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"twin.cu", 0, [], [])
+    if err != ok:
+        pytest.skip(f"NVRTC unavailable: {err}")
+    try:
+        opts = [o.encode() for o in options]
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        assert err == ok, err
+        _, size = nvrtc.nvrtcGetPTXSize(prog)
+        buf = b" " * size
+        nvrtc.nvrtcGetPTX(prog, buf)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return buf.rstrip(b"\0").decode()
+
+
+def _cvts(ptx: str) -> list[str]:
+    return sorted(set(re.findall(r"^\s+(cvt\.[.\w]*f(?:32|64)\.f(?:32|64))\s", ptx, re.M)))
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_f64_f32_conversions_are_nvcc_s_under_fast_math(fast):
+    """nvcc's ``--use_fast_math`` (NVRTC here) narrows with ``cvt.rn.ftz.f32.f64`` and widens
+    with ``cvt.ftz.f64.f32``; without it, ``cvt.rn.f32.f64`` and ``cvt.f64.f32``. warp_lab's
+    PTX has the same forms."""
+    nvcc = _nvrtc_ptx(TWIN_F64_F32, ["--gpu-architecture=compute_80"]
+                      + (["--use_fast_math"] if fast else []))
+    ours = wl.compile(f64_f32, arch="sm_80", fast_math=fast, sass=False, cache=False).ptx
+    want = ["cvt.ftz.f64.f32", "cvt.rn.ftz.f32.f64"] if fast else \
+        ["cvt.f64.f32", "cvt.rn.f32.f64"]
+    assert _cvts(nvcc) == want
+    assert _cvts(ours) == want
+
+
+def _same_bits(got, want) -> bool:
+    """Equal bit patterns (so -0.0 is not 0.0), any NaN matching any NaN."""
+    nan = np.isnan(want)
+    u = np.uint32 if got.dtype == np.float32 else np.uint64
+    return bool((np.isnan(got) == nan).all() and
+                (got[~nan].view(u) == want[~nan].view(u)).all())
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_f64_f32_conversions_flush_subnormal_float32_under_fast_math(fast):
+    """PTX ISA 9.7.9.21 "cvt": ``.ftz`` flushes subnormal .f32 inputs and results to zero of
+    the same sign; an .f64 input is not flushed (1e-39 narrows to a float32 subnormal,
+    then that is flushed). numpy's conversion, then flushing, is the reference."""
+    tiny = np.finfo(np.float32).tiny                       # 2**-126, the smallest normal
+    d = np.array([1e-39, -1e-39, 2.0 ** -149, -(2.0 ** -149), 2.0 ** -127, float(tiny),
+                  -float(tiny), 1e-300, -1e-300, 0.0, -0.0, 1.5, 3.0e38, 1e39, -np.inf,
+                  np.nan], np.float64)
+    f = np.array([1e-39, -1e-39, 1e-45, -1e-45, tiny / 2, tiny, -tiny, 0.0, -0.0, 1.5,
+                  3.0e38, np.inf, -np.inf, np.nan, 6e-39, -6e-39], np.float32)
+    y, w = np.zeros(d.size, np.float32), np.zeros(f.size)
+    wl.launch(f64_f32, dim=d.size, inputs=[d, f, y, w], device="sim", fast_math=fast)
+    with np.errstate(over="ignore"):
+        want_y = d.astype(np.float32)                      # 1e39: inf, as cvt.rn gives
+    want_w = f.astype(np.float64)
+    subnormal_y = (np.abs(want_y) < tiny) & (want_y != 0)
+    subnormal_f = (np.abs(f) < tiny) & (f != 0)
+    assert subnormal_y.sum() == 5 and subnormal_f.sum() == 7    # the cases are there
+    if fast:
+        want_y = _flush(want_y)
+        want_w = np.where(subnormal_f, np.copysign(0.0, f), want_w)
+    assert _same_bits(y, want_y), (y, want_y)
+    assert _same_bits(w, want_w), (w, want_w)

@@ -26,8 +26,9 @@ from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declar
                                               parse_function, ptx_name)
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
-from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, int_needed_hint,
-                                            literal_type, lossy_hint, promote, type_name)
+from warp_lab.compiler.typing_rules import (NONE, ConstRangeError, Meta, implicit_ok,
+                                            int_needed_hint, literal_type, lossy_hint,
+                                            promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError, source_label
 from warp_lab.lang import builtins as B
@@ -125,6 +126,8 @@ class FunctionTyper(ExprTyper):
             raise
         except RecursionError:
             raise self.error("expression nested too deeply", node) from None
+        except ConstRangeError as exc:  # a folded constant that its float type cannot hold
+            raise self.error(str(exc), node, exc.hint) from None
         except Exception as exc:  # a foreign exception: report it at the user's code
             raise self.error(f"cannot compile this construct ({type(exc).__name__}: {exc})",
                              node) from exc

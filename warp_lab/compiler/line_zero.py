@@ -27,11 +27,30 @@ credit the address of ``y[i]``, computed ahead of ``t = a * x[i]``, to the
 store to ``y``; as with any optimised code, stepping a line in the debugger
 may then come back to a line it has left. (Moving a hoisted run as a whole,
 to its first user, credited a matmul's ``c`` pointer to the loop header.)
-The new directive says so with a comment (:data:`MARK`). A line-0
-instruction whose result no located instruction reads (a store merged from
-two branches, a ``ret``) keeps line 0: it belongs to several lines or none.
-Only ``.loc`` lines change: ptxas's code and register allocation are the same
-(the PTX of the benchmark kernels differs only in ``.loc`` lines).
+The new directive says so with a comment (:data:`MARK`).
+
+A store merged from two branches is the other source of line 0: for
+``if c: y[i] = f(v)`` / ``else: y[i] = g(v)`` SimplifyCFG's sinking
+(``sinkCommonCodeFromPredecessors``, in the O2/O3 pipeline) makes one store in
+the join block, and ``DILocation::getMergedLocation`` of two different lines of
+one scope is line 0 — the store, and the address arithmetic only it reads, are
+on no Python line. nvcc (NVRTC 13, ``-lineinfo``) keeps such stores in their
+branches, each on its own line. The PTX does not say which stores were merged,
+but it says where the stored value comes from: the located instructions that
+write it (through line-0 ones other than loads, a ``selp`` say; not the
+predicate that picks a branch nor an address), usually each branch's
+computation. The store goes to the first of their lines in source order — the
+``if`` branch's in the example, the first of the merged stores' lines whenever
+each branch computes what it stores — with a directive that says so
+(:data:`MERGED`), and the address arithmetic follows it as its first user. So
+the per-line views count the store, executed by the lanes of both branches, on
+that line, and none of it on no line. (A value computed further up, ``v = x[i]``
+stored in both branches, puts the store on ``v``'s line, and ``out[i] = 1.0`` /
+``out[i] = 2.0`` on the ``if`` line, whose ``selp`` picks the value: the only
+lines the PTX names.) A store whose value no located instruction writes (both
+branches' identical ``out[i] = out[i + 64]``, merged into one line-0 load and
+store) and a ``ret`` keep line 0. Only ``.loc`` lines change: ptxas's code and register allocation are the
+same (the PTX of the benchmark kernels differs only in ``.loc`` lines).
 """
 
 from __future__ import annotations
@@ -40,10 +59,14 @@ import re
 from itertools import chain
 
 __all__ = ["attribute_line_zero", "attributed_lines", "operands", "is_instruction",
-           "MARK", "REGISTER", "LOC_RE"]
+           "MARK", "MERGED", "REGISTER", "LOC_RE"]
 
 #: the comment closing a ``.loc`` this pass wrote (PTX ISA "Syntax": ``//`` comments)
 MARK = "// line 0 in LLVM's output: the first line using this code"
+
+#: the start of the comment closing a ``.loc`` this pass gave a line-0 (merged) store:
+#: followed by the lines that compute the stored value, ``"7, 9"``
+MERGED = "// line 0 in LLVM's output: a merged store, on the first line computing its value: "
 
 #: a ``.loc file line column`` directive (PTX ISA, "Debugging Directives")
 LOC_RE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
@@ -178,12 +201,13 @@ def _attribute(lines, start, end, replace, drop) -> None:
             got = parsed[n] = operands(texts[n])
         return got
 
+    merged = _merged_stores(texts, locs, is_zero, ops)  # n -> its new directive
     resolved: dict[int, int | None] = {}
 
     def first_user(n: int, seen: set) -> int | None:
         """The located instruction that first reads ``n``'s result (through line-0 ones):
         the instructions after ``n`` in order, then those before it (round a loop)."""
-        if not is_zero[n]:
+        if not is_zero[n] or n in merged:
             return n
         if n in resolved:
             return resolved[n]
@@ -218,17 +242,99 @@ def _attribute(lines, start, end, replace, drop) -> None:
             in_force = locs[n]
             continue
         user = first_user(n, set())
-        want = locs[n] if user is None else locs[user].rstrip() + "\t" + MARK
-        if _line_of(want) != _line_of(in_force):
+        if n in merged:
+            want = merged[n]
+        elif user is None:
+            want = locs[n]
+        else:
+            want = (merged[user].split("\t//", 1)[0] if user in merged
+                    else locs[user].rstrip()) + "\t" + MARK
+        if _line_of(want) != _line_of(in_force) or (
+                n in merged and MERGED not in in_force):  # the store says it was merged
             replace.setdefault(at[n], []).append(want)
             in_force = want
     for k in zero_directives:
         drop.add(k)
 
 
+_STORES = ("st.", "red.")
+
+
+def _value_registers(stripped: str) -> list[str]:
+    """The registers an instruction reads as values: not a guard, a predicate operand or
+    a register inside ``[...]`` (an address; a load reads no value register at all)."""
+    text = stripped.split("//", 1)[0].rstrip().rstrip(";")
+    if text.startswith("@"):
+        text = text.partition(" ")[2]
+    opcode, _, rest = text.strip().partition(" ")
+    if opcode.startswith(("ld.", "ldu.")):
+        return []
+    if opcode.split(".", 1)[0] not in _NO_DEST:  # drop the destination
+        rest = rest.lstrip()
+        cut = rest.find(",", rest.find("}") if rest.startswith("{") else 0)
+        rest = rest[cut + 1:] if cut >= 0 else ""
+    return [r for r in REGISTER.findall(re.sub(r"\[[^\]]*\]", "", rest))
+            if not r.startswith("%p")]
+
+
+def _merged_stores(texts, locs, is_zero, ops) -> dict[int, str]:
+    """The line-0 (merged) stores of one function whose value names a line, each with its
+    new directive.
+
+    Args:
+        texts, locs, is_zero: per instruction of one function, its stripped text, the
+            ``.loc`` line in force and whether that is line 0.
+        ops: instruction index -> ``(written, read)`` registers (:func:`operands`).
+
+    Returns:
+        instruction index -> the directive of the first (lowest) line among the located
+        instructions that write the stored value (through line-0 ones other than loads),
+        closed by :data:`MERGED` and those lines; for each line-0 store (``st``, ``red``)
+        whose value has a located writer.
+    """
+    stores = [n for n, t in enumerate(texts) if is_zero[n] and (
+        t.partition(" ")[2].lstrip() if t.startswith("@") else t).startswith(_STORES)]
+    if not stores:
+        return {}
+    writers: dict[str, list[int]] = {}
+    for n in range(len(texts)):
+        for reg in ops(n)[0]:
+            writers.setdefault(reg, []).append(n)
+
+    def lines_of(regs, seen) -> dict[tuple[str, str], int]:
+        """(file, line) -> first instruction index, of the located writers of ``regs``."""
+        found: dict[tuple[str, str], int] = {}
+        for reg in regs:
+            for w in writers.get(reg, ()):
+                if w in seen:
+                    continue
+                seen.add(w)
+                if is_zero[w]:  # a line-0 writer (a selp of the two values): its value
+                    # sources, not a predicate choosing between them (the if's line) nor
+                    # an address (a load merged from both branches says nothing here)
+                    for key, k in lines_of(_value_registers(texts[w]), seen).items():
+                        found.setdefault(key, k)
+                else:
+                    key = _line_of(locs[w])
+                    if key is not None and key[1] != "0":
+                        found.setdefault(key, w)
+        return found
+
+    out = {}
+    for n in stores:
+        found = lines_of(_value_registers(texts[n]), set())
+        if not found:
+            continue
+        file = _line_of(locs[min(found.values())])[0]  # the first writer's file
+        first = min((key for key in found if key[0] == file), key=lambda k: int(k[1]))
+        names = ", ".join(str(ln) for ln in sorted({int(k[1]) for k in found}))
+        out[n] = f"{locs[found[first]].rstrip()}\t{MERGED}{names}"
+    return out
+
+
 def attributed_lines(ptx: str) -> frozenset[int]:
     """1-based PTX line numbers of the instructions :func:`attribute_line_zero` put on a
-    line (the ``.loc`` in force ends with :data:`MARK`).
+    line (the ``.loc`` in force ends with :data:`MARK`, or is a merged store's, :data:`MERGED`).
 
     Like the rows of a DWARF line table whose ``is_stmt`` flag is false (DWARF 5,
     section 6.2.2), they count on their line in every pane and per-line metric, but are
@@ -240,7 +346,7 @@ def attributed_lines(ptx: str) -> frozenset[int]:
     for k, line in enumerate(ptx.split("\n"), 1):
         s = line.strip()
         if s.startswith(".loc"):
-            marked = s.endswith(MARK)
+            marked = s.endswith(MARK) or MERGED in s
         elif marked and is_instruction(s):
             out.add(k)
     return frozenset(out)

@@ -38,7 +38,8 @@ from warp_lab.compiler.frontend_flow import walk
 from warp_lab.compiler.lower_expr import ArrayVal, ExprLowerer, flatten, llty, unflatten
 from warp_lab.compiler.typed_ast import (DYNAMIC_SHARED, NO_CONST, TypedFunction, TypedKernel,
                                          const_of)
-from warp_lab.compiler.typing_rules import NONE
+from warp_lab.compiler.frontend_parse import compile_error
+from warp_lab.compiler.typing_rules import NONE, ConstRangeError
 from warp_lab.errors import InternalCompilerError, KernelCompileError
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
 
@@ -333,6 +334,7 @@ class FunctionLowerer(ExprLowerer):
         self.vars: dict = {}
         self.loops: list = []                # (continue_block, break_block)
         self.tid_value = None
+        self.float_consts: dict = {}         # this statement's float constants: see expr
         self.cur_line = self.source.first_line + tf.tree.lineno - 1  # for runtime messages
         loc = self.loc(tf.tree)
         self.ab.debug_metadata = loc
@@ -357,9 +359,14 @@ class FunctionLowerer(ExprLowerer):
             self.b.debug_metadata = self.loc(node)
             self.cur_line = self.source.first_line + node.lineno - 1
         try:
-            return getattr(self, "visit_" + type(node).__name__)(node)
+            result = getattr(self, "visit_" + type(node).__name__)(node)
+            if self.float_consts and isinstance(node, ast.stmt):
+                self.check_float_consts()
+            return result
         except (KernelCompileError, InternalCompilerError):
             raise
+        except ConstRangeError as exc:  # a constant its float type cannot hold
+            raise compile_error(self.source, node, str(exc), exc.hint) from None
         except RecursionError:  # the user's nesting, not our bug
             line = self.source.first_line + getattr(node, "lineno", 1) - 1
             raise KernelCompileError("expression nested too deeply", self.source.filename, line,

@@ -25,7 +25,9 @@ from llvmlite import ir
 
 from warp_lab.compiler.abi import vector_access_bytes
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
-from warp_lab.compiler.typing_rules import Meta, cast_value, wrap_int
+from warp_lab.compiler.frontend_parse import compile_error
+from warp_lab.compiler.typing_rules import (ConstRangeError, Meta, cast_value, float_overflow,
+                                            wrap_int)
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, int32, int64
 
 __all__ = ["ArrayVal", "ExprLowerer", "llty", "memty", "flatten", "unflatten"]
@@ -146,14 +148,55 @@ class ExprLowerer:
         return None
 
     def expr(self, node):
-        """The value of expression ``node`` (constants materialised directly)."""
+        """The value of expression ``node`` (constants materialised directly).
+
+        A weak float literal keeps its Python value in the ``ir.Constant`` until
+        :meth:`convert` rounds it to the type it meets (``d[i] = 1e39`` with ``d`` float64 is
+        1e39, not float32's inf). Float constants are noted in ``self.float_consts`` for the
+        statement: one that is finite but too big for the type it is converted to, or for its
+        own type when it is still unconverted at the end of the statement, is a located error
+        (:meth:`check_float_consts`), since it would silently become inf.
+        """
         ty = getattr(node, "wl_ty", None)
         c = const_of(node)
         if c is not NO_CONST and isinstance(ty, (Scalar, TupleType)):
-            return self.const_value(c, ty)
+            value = self.const_value(c, ty)
+            parts = zip(value, c, ty.elems) if isinstance(ty, TupleType) else [(value, c, ty)]
+            for v, py, t in parts:
+                if isinstance(t, Scalar) and t.is_float:
+                    self.float_consts[id(v)] = (v, node, py, float_overflow(py, t) is not None)
+            return value
         if isinstance(ty, Meta):
             return None
         return self.visit(node)
+
+    def check_float_consts(self, constant=None, dst=None):
+        """Check the statement's float constants (``constant=None``, at its end) or raise the
+        located error for ``constant`` converted to ``dst``; forget them either way.
+
+        Args:
+            constant: an ``ir.Constant`` noted by :meth:`expr` whose conversion to ``dst``
+                overflowed, or None: the statement ended, and a noted constant still at
+                its own type that overflows it is the error.
+            dst: the type ``constant`` was being converted to.
+
+        Raises:
+            KernelCompileError: at the constant's node, with the type's largest finite value
+                (:func:`~warp_lab.compiler.typing_rules.float_overflow`).
+        """
+        noted, self.float_consts = self.float_consts, {}
+        if constant is None:
+            bad = [e for e in noted.values() if e[3]]
+            if not bad:
+                return
+            _, node, py, _ = bad[0]
+            dst = node.wl_ty
+            if isinstance(dst, TupleType):
+                dst = next(t for c, t in zip(const_of(node), dst.elems) if c == py)
+        else:
+            _, node, py, _ = noted[id(constant)]
+        err = float_overflow(py, dst)
+        raise compile_error(self.source, node, str(err), err.hint)
 
     def convert(self, v, src, dst):
         """Convert value ``v`` of type ``src`` to ``dst`` (C-like, casts truncate toward 0)."""
@@ -170,9 +213,16 @@ class ExprLowerer:
         if isinstance(v, ir.Constant) and isinstance(v.constant, (int, float)):
             py = wrap_int(v.constant, src) if not src.is_float else v.constant
             try:
-                return self.const_value(cast_value(py, dst), dst)
+                out = self.const_value(cast_value(py, dst), dst)
+            except ConstRangeError:
+                if id(v) in self.float_consts:
+                    self.check_float_consts(v, dst)
+                raise
             except (ValueError, OverflowError):
                 pass
+            else:
+                self.float_consts.pop(id(v), None)  # rounded from its Python value: it fits
+                return out
         if dst.is_bool:
             return self.truth_value(v, src)
         if src.is_bool:

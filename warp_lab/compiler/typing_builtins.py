@@ -536,7 +536,7 @@ def _cast(t, node, ty: Scalar, weak_result=False):
         try:
             return t.mark(node, ty, cast_value(c, ty), weak=weak_result and _weak(x))
         except ValueError as exc:
-            raise t.error(str(exc), x) from None
+            raise t.error(str(exc), x, getattr(exc, "hint", "")) from None
     return t.mark(node, ty)
 
 
@@ -563,7 +563,7 @@ def _construct(t, node, ty):
             try:
                 cast_value(c, ty.elem)
             except ValueError as exc:
-                raise t.error(str(exc), a) from None
+                raise t.error(str(exc), a, getattr(exc, "hint", "")) from None
     node.wl_call = CallTarget("construct", type=ty, info={"tys": tys})
     return t.mark(node, ty)
 

@@ -29,7 +29,7 @@ from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vec
 __all__ = ["Meta", "NoneType", "NONE", "promote", "implicit_ok", "literal_type", "fold_binop",
            "fold_unary", "fold_compare", "wrap_int", "cast_value", "float_for", "FoldError",
            "BINOPS", "CMPOPS", "BINOP_SYMBOLS", "type_name", "lossy_hint", "fits",
-           "int_needed_hint"]
+           "int_needed_hint", "ConstRangeError", "float_overflow"]
 
 
 @dataclass(frozen=True)
@@ -240,6 +240,60 @@ def _np(t: Scalar):
     return t.numpy.type
 
 
+class ConstRangeError(ValueError):
+    """A finite constant that its float type cannot hold: converted, it would become ±inf.
+
+    ``hint`` says what to write instead. The typer and the lowerer turn it into a
+    KernelCompileError at the constant's node.
+    """
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.hint = hint
+
+
+def _number_text(value) -> str:
+    text = repr(float(value)) if isinstance(value, np.floating) else repr(value)
+    return text if len(text) <= 24 else f"an integer of {len(str(abs(int(value))))} digits"
+
+
+def float_overflow(value, t: Scalar) -> ConstRangeError | None:
+    """Why the Python number ``value`` cannot be a constant of float type ``t``, or None.
+
+    Args:
+        value: a Python int or float (bool and non-float ``t`` give None).
+        t: the constant's final type (float16, float32 or float64).
+
+    Returns:
+        A :class:`ConstRangeError` when ``value`` is finite and its nearest ``t`` is ±inf:
+        IEEE 754 round-to-nearest (what ``cvt.rn`` does, PTX ISA 9.7.9.21, and numpy's
+        conversion) rounds a magnitude of at least max + ulp/2 to infinity, so
+        ``3.40282356e38`` is FLT_MAX but ``3.40282357e38`` and ``1e39`` are inf as float32,
+        and float16 holds up to 65504 (65520 rounds to inf). ``inf`` and ``nan`` themselves
+        are fine (``math.inf``, ``float('inf')``); an int beyond float64 (``10**400``)
+        overflows every float type. The runtime's parameter check says the same of a
+        launch argument (``runtime.args``).
+    """
+    if isinstance(value, (bool, np.bool_)) or not t.is_float:
+        return None
+    try:
+        f = float(value)
+    except OverflowError:  # an int beyond float64 (10**400)
+        f = None
+    if f is not None:
+        if not math.isfinite(f):
+            return None
+        with np.errstate(over="ignore"):
+            if math.isfinite(float(_np(t)(f))):
+                return None
+    limit = float(np.finfo(t.numpy).max)
+    return ConstRangeError(
+        f"{_number_text(value)} overflows {t.name} (largest finite value {limit:.8g}): "
+        "the constant would become inf",
+        "write math.inf if infinity is meant" + (
+            "" if t.bits == 64 else ", or make the value float64: wl.float64(...)"))
+
+
 def cast_value(value, t: Scalar):
     """Convert a folded Python value to type ``t`` as the generated code would: to bool by
     truth, an integer wrapped to ``t``'s bits, a float truncated toward zero.
@@ -248,6 +302,8 @@ def cast_value(value, t: Scalar):
         ValueError: a float that is inf, NaN or (truncated) outside ``t``'s range converted
             to an integer type: at run time PTX's ``cvt.rzi`` saturates (PTX ISA 9.7.9.21)
             where folding would wrap, so the front end makes it a located error.
+        ConstRangeError: a finite number that would round to ±inf in float type ``t``
+            (:func:`float_overflow`).
     """
     if t.is_bool:
         return bool(value)
@@ -263,6 +319,9 @@ def cast_value(value, t: Scalar):
                                  f"[{info.min}, {info.max}]")
             value = int(value)
         return wrap_int(int(value), t)
+    err = float_overflow(value, t)
+    if err is not None:
+        raise err
     with np.errstate(all="ignore"):
         return float(_np(t)(value))
 

@@ -26,7 +26,7 @@ import itertools
 import numpy as np
 
 from warp_lab.errors import SimulatorError
-from warp_lab.sim.debugger import WarpState, format_lane_value
+from warp_lab.sim.debugger import NOT_SET, WarpState, format_lane_value
 
 __all__ = ["debug", "DebugSession", "Lanes", "LaunchEnded", "lanes_html"]
 
@@ -145,7 +145,11 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
         (one of 2**32 or more, an address, in hex, as the text table shows it:
         :func:`~warp_lab.sim.debugger.format_lane_value`); hovering a 32- or 64-bit
         value shows the same bits as a float32 / float64 (``2.0f`` is 1073741824),
-        hovering an address its decimal value.
+        hovering an address its decimal value. A lane that has not written a register yet
+        shows ``—`` (:data:`~warp_lab.sim.debugger.NOT_SET`), its title saying so, not the
+        0 the simulator holds for PTX's undefined value; as in the text table
+        (``print(state)``), registers no instruction writes (not in ``state.notes``, when it
+        has notes) get no row but a line under the table.
     """
     head = "".join(f"<th>{k}</th>" for k in range(32))
     rows = [f"<tr><th>lane</th>{head}</tr>"]
@@ -153,9 +157,14 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
         f"<td title='{html.escape(s)}'>{'●' if state.active[k] else _LANE_GLYPH.get(s, '?')}"
         "</td>" for k, s in enumerate(state.status))
     rows.append(f"<tr><th>active</th>{status}</tr>")
-    names = list(state.predicates) + list(state.registers)
     notes = getattr(state, "notes", {}) or {}
+    names = list(state.predicates) + list(state.registers)
+    unused = [n for n in names if notes and n not in notes]  # declared, written by nothing
+    names = [n for n in names if n not in unused]
     for name in names[:max_registers]:
+        is_set = state.is_set(name)
+        was_set = previous.is_set(name) if previous is not None and (
+            name in previous.raw or name in previous.predicates) else None
         values = state.predicates.get(name)
         typed = False
         if values is None:
@@ -172,10 +181,14 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
         cells = []
         for k in range(32):
             v = values[k]
-            changed = old is not None and not _same(old[k], v)
+            changed = old is not None and (not _same(old[k], v) or (
+                was_set is not None and was_set[k] != is_set[k]))
             style = "background:#fd4a" if changed else ""
             if not state.active[k]:
                 style += ";color:#999"
+            if not is_set[k]:
+                cells.append(f"<td style='{style}' title='{_NOT_SET_TITLE}'>{NOT_SET}</td>")
+                continue
             text = format_lane_value(v)
             title = ""
             if name in state.registers:
@@ -189,8 +202,15 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
         rows.append(f"<tr><th style='text-align:left'>{head}</th>{''.join(cells)}</tr>")
     more = len(names) - max_registers
     note = f"<div>… {more} more registers</div>" if more > 0 else ""
+    if unused:
+        note += ("<div>not written by any instruction: "
+                 f"{html.escape(', '.join(unused))}</div>")
     return ("<table style='font-family:monospace;font-size:11px;border-collapse:collapse'>"
             + "".join(rows) + "</table>" + note)
+
+
+_NOT_SET_TITLE = ("not set yet: no instruction has written this register in this lane "
+                  "(PTX leaves it undefined; the simulator holds 0)")
 
 
 def _as_float_title(v) -> str:

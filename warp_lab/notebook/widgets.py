@@ -74,6 +74,9 @@ class OccupancyWidget(W.VBox):
         kernel: a :class:`~warp_lab.compiler.artifact.CompiledKernel` or
             :class:`~warp_lab.compiler.artifact.Resources` (registers per
             thread, static shared bytes, barriers).
+        name: the kernel's name for the title; default the CompiledKernel's ``name``.
+            A Resources record carries none: without ``name`` the title names no kernel
+            (it once said "kernel", as if that were the name).
         arch: initial architecture (default: the attached GPU's, else the one
             compiled for); the dropdown marks the attached GPU's arch.
         block_size: initial threads per block (multiple of 32, 32..1024).
@@ -86,6 +89,8 @@ class OccupancyWidget(W.VBox):
             per block (``sharedMemPerBlockOptin``).
 
     Attributes:
+        heading: HTML widget: "Occupancy of <name>" (escaped), the registers and static
+            shared memory; :meth:`static_html` starts with the same text.
         arch, block_size, dynamic_shared_mem: the controls (Dropdown,
             IntSlider, BoundedIntText); their ``value`` traits drive the rest.
         occupancy: the current :class:`~warp_lab.analysis.Occupancy`.
@@ -94,7 +99,7 @@ class OccupancyWidget(W.VBox):
     """
 
     def __init__(self, kernel, arch: str | None = None, block_size: int = 256,
-                 dynamic_shared_mem: int = 0):
+                 dynamic_shared_mem: int = 0, name: str | None = None):
         self._kernel = kernel
         resources = getattr(kernel, "resources", kernel)
         if resources is None or not hasattr(resources, "registers"):
@@ -124,10 +129,14 @@ class OccupancyWidget(W.VBox):
         self.chart = W.Image(format="png")
         self.occupancy = None
         self._curve = None
-        title = W.HTML(f"<b>Occupancy of {html.escape(getattr(kernel, 'name', 'kernel'))}</b> "
-                       f"({resources.registers} registers/thread, {resources.shared} bytes "
-                       f"static shared)")
-        super().__init__([title, W.HBox([self.arch, self.block_size, self.dynamic_shared_mem]),
+        name = name if name is not None else getattr(kernel, "name", None)
+        self._title_html = (
+            (f"<b>Occupancy of {html.escape(name)}</b>" if name else "<b>Occupancy</b>")
+            + f" ({resources.registers} registers/thread, {resources.shared} bytes "
+              f"static shared)")
+        self.heading = W.HTML(self._title_html)
+        super().__init__([self.heading,
+                          W.HBox([self.arch, self.block_size, self.dynamic_shared_mem]),
                           W.HBox([self.summary, self.chart])])
         for control in (self.arch, self.block_size, self.dynamic_shared_mem):
             control.observe(self._update, names="value")
@@ -154,7 +163,7 @@ class OccupancyWidget(W.VBox):
     def static_html(self) -> str:
         """The summary and the chart as static HTML (no widget manager needed)."""
         fig = occupancy_chart(self._curve, self.block_size.value, title=self.arch.value)
-        return (f"<div>{occupancy_summary_html(self.occupancy)}"
+        return (f"<div><div>{self._title_html}</div>{occupancy_summary_html(self.occupancy)}"
                 f"{figure_img_html(fig, 'occupancy vs block size')}</div>")
 
     def _repr_mimebundle_(self, **kwargs):
@@ -166,9 +175,9 @@ class OccupancyWidget(W.VBox):
 
 
 def occupancy_widget(kernel, arch: str | None = None, block_size: int = 256,
-                     dynamic_shared_mem: int = 0) -> OccupancyWidget:
+                     dynamic_shared_mem: int = 0, name: str | None = None) -> OccupancyWidget:
     """Build an :class:`OccupancyWidget` (what ``--show occupancy`` displays)."""
-    return OccupancyWidget(kernel, arch, block_size, dynamic_shared_mem)
+    return OccupancyWidget(kernel, arch, block_size, dynamic_shared_mem, name)
 
 
 def register_heat(ck) -> tuple[dict[int, int], dict[int, int]] | None:

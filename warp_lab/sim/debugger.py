@@ -108,11 +108,15 @@ class WarpState:
         notes: register name → ``(ptx_type, what)`` that the caller knows (the
             notebook debugger: the type the instructions use, the parameter or
             Python line behind it); used by the text form only.
+        written: register name (predicates too) → 32 bools, False for a lane where no
+            instruction has written the register yet (its value is undefined in PTX; the
+            simulator holds 0). Empty when not tracked (then every value counts as set).
 
     ``print(state)`` (``str``/``repr``) is a table of one row per register: its type,
     what it holds and the 32 lanes' values (uniform values and ramps shortened, floats
     to 6 digits, predicates ``T``/``F``, lanes that do not execute the next instruction
-    in brackets). The arrays above stay as they are.
+    in brackets, lanes that have not written the register yet ``—``). The arrays above stay
+    as they are.
     """
 
     block: tuple
@@ -126,6 +130,12 @@ class WarpState:
     status: list
     function: str = ""
     notes: dict = field(default_factory=dict)
+    written: dict = field(default_factory=dict)
+
+    def is_set(self, name: str) -> np.ndarray:
+        """The 32 lanes where register ``name`` has been written (all True when not tracked)."""
+        w = self.written.get(name)
+        return np.ones(32, bool) if w is None else w
 
     def typed(self, name: str) -> tuple[np.ndarray, str]:
         """Register ``name``'s 32 values as its note's type says (else as declared), and
@@ -157,7 +167,8 @@ class WarpState:
                 continue
             values, ptx_type = self.typed(name)
             what = self.notes.get(name, ("", ""))[1]
-            rows.append((name, ptx_type, what, _lane_values(values, self.active)))
+            rows.append((name, ptx_type, what,
+                         _lane_values(values, self.active, self.is_set(name))))
         if not rows:
             return "\n".join(head + ["(no registers)"])
         w_name = max(len("register"), *(len(r[0]) for r in rows))
@@ -246,6 +257,7 @@ class Debugger:
         memory.restore(self._snapshot)
         m = Machine(self.module, kernel, grid, block, params, memory, dyn, checks, True, None,
                     batch_threads=1)
+        m.track_written = True         # WarpState.written: registers not set yet show as such
         m.bpb = self._batch_blocks
         m.batch_runner = "debugger"    # (named by a co_residency finding)
         self.machine = m
@@ -484,12 +496,14 @@ class Debugger:
         lines = np.array([code[int(q)].line if 0 <= q < len(code) else 0 for q in pcs])
         fname = code[int(pcs[active][0] if active.any() else pcs[0])].function \
             if len(code) else ""
-        regs, raw, preds = {}, {}, {}
+        regs, raw, preds, written = {}, {}, {}, {}
         scopes = {}
         for idx, (fn, name) in enumerate(self.module.reg_names):
             if fn != fname or name in scopes:
                 continue
             scopes[name] = idx
+            if m.written is not None:
+                written[name] = np.broadcast_to(m.written[idx], (m.T,))[sl].copy()
             v = np.broadcast_to(m.regs[idx], (m.T,))[sl].copy()
             typ = self.module.reg_types[idx]
             if typ == "pred":
@@ -499,7 +513,8 @@ class Debugger:
             regs[name] = v.view(type_dtype(typ)) if type_dtype(typ).itemsize == v.dtype.itemsize \
                 else v
         status = [_STATUS[int(s)] for s in m.status[sl]]
-        return WarpState(b, warp, regs, raw, preds, active, pcs, lines, status, fname)
+        return WarpState(b, warp, regs, raw, preds, active, pcs, lines, status, fname,
+                         written=written)
 
     def read_memory(self, address: int, nbytes: int) -> bytes:
         """Global memory bytes (see :meth:`GlobalMemory.read`).
@@ -561,14 +576,21 @@ def format_lane_value(v) -> str:
     return f"{int(v):#x}" if abs(int(v)) >= 1 << 32 else str(int(v))  # 64-bit: addresses
 
 
-def _lane_values(values, active) -> list[str]:
+#: a lane's register that no instruction has written yet (PTX leaves it undefined), in the
+#: text and HTML lane tables
+NOT_SET = "—"
+
+
+def _lane_values(values, active, is_set=None) -> list[str]:
     """32 lane values as text lines: ``v ×32`` when all equal, ``a, b, … z (step d)`` for an
     integer ramp, else four rows of eight (lanes not executing the next instruction in
-    brackets)."""
+    brackets; lanes where ``is_set`` is False, not written yet, :data:`NOT_SET`)."""
     text = [format_lane_value(v) for v in values]
+    if is_set is not None and not is_set.all():
+        text = [t if ok else NOT_SET for t, ok in zip(text, is_set)]
     if len(set(text)) == 1:
         return [f"{text[0]} ×{len(text)}"]
-    if values.dtype.kind in "iu" and len(values) > 2:
+    if values.dtype.kind in "iu" and len(values) > 2 and (is_set is None or is_set.all()):
         step = int(values[1]) - int(values[0])
         if step and all(int(values[k + 1]) - int(values[k]) == step
                         for k in range(len(values) - 1)):

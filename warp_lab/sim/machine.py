@@ -94,6 +94,13 @@ class Machine:
         metrics: collect :class:`Metrics`.
         max_instructions: thread-instruction budget (``None``: unlimited).
         batch_threads: threads per batch (blocks are grouped up to this many).
+
+    Attributes (some):
+        track_written: set True before the first batch (the debugger does) to keep
+            ``written``: per register, False (no lane has written it in this batch), True
+            (every lane) or a bool array over the batch's threads. PTX registers start
+            undefined; the simulator holds 0 there, which a debugger must not show as a
+            value.
     """
 
     def __init__(self, mod, entry, grid, block, params, memory, dynamic_shared=0,
@@ -125,6 +132,8 @@ class Machine:
             raise SimulatorError(f"unknown checks {sorted(unknown)}; "
                                  f"known: {', '.join(CHECKS)}")
         self.collect = bool(metrics)
+        self.track_written = False
+        self.written = None     # see track_written; None: not tracked
         self.budget = max_instructions
         self.dynamic_shared = int(dynamic_shared)
         self.findings: list[Finding] = []
@@ -269,6 +278,7 @@ class Machine:
         self.pc = np.where(self.status == RUN, np.int32(self.fn.start), _BIG).astype(np.int32)
         self.resume = np.full(T, self.fn.start, np.int32)
         self.regs = [r.type(0) for r in self.mod.reg_raw]
+        self.written = [False] * len(self.regs) if self.track_written else None
         self.cc = np.uint32(0)
         self.cparams = {}
         self.retaddr = {}
@@ -882,6 +892,10 @@ class Machine:
                     return True
         return False
 
+    def note_written(self, i: int, mask) -> None:
+        """:func:`note_written` for a write of register ``i`` where ``mask`` (None: all)."""
+        note_written(self, i, mask)
+
     def peek(self):
         """``(pc, lanes)`` the next step will execute (lanes a bool mask over the batch),
         or ``None`` when the current batch has nothing left (or the launch stopped)."""
@@ -971,6 +985,28 @@ def _same_snapshot(last, snap) -> bool:
         np.array_equal(a, b) for a, b in zip(last[1], snap[1]))
 
 
+def note_written(m, i: int, mask, lanes=None) -> None:
+    """Record in ``m.written`` that register ``i`` was written where ``mask`` is set.
+
+    Args:
+        m: the :class:`Machine` (``m.written`` not None).
+        i: the register's index.
+        mask: None (every thread of the batch, or every thread of ``lanes``) or a bool array.
+        lanes: thread indices the write covered (a :class:`_Lanes` step), or None.
+    """
+    old = m.written[i]
+    if old is True:
+        return
+    if lanes is not None:
+        new = np.zeros(m.T, bool) | old
+        new[lanes if mask is None else lanes[mask]] = True
+        m.written[i] = new
+    elif mask is None:
+        m.written[i] = True
+    else:
+        m.written[i] = mask | old
+
+
 class _GatherRegs:
     """Register file of a :class:`_Lanes` view: reads gather, writes scatter."""
 
@@ -999,6 +1035,13 @@ class _Lanes:
     def __init__(self, m, idx):
         self.m, self.idx, self.T = m, idx, idx.size
         self.regs = _GatherRegs(m, idx)
+
+    @property
+    def written(self):
+        return self.m.written
+
+    def note_written(self, i, mask):
+        note_written(self.m, i, mask, self.idx)
 
     def sreg(self, name, comp):
         v = self.m.sreg(name, comp)

@@ -125,4 +125,6 @@ def writer(op, mod, line: int):
             m.regs[idx] = v
         else:
             m.regs[idx] = np.where(mask, v, m.regs[idx])
+        if m.written is not None:  # the debugger's "not yet written" (Machine.track_written)
+            m.note_written(idx, mask)
     return w
