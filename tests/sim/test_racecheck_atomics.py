@@ -212,3 +212,43 @@ def test_fenced_message_passing_through_a_flag_is_no_race():
     res = wl.launch(fenced_message, dim=64, inputs=[out], device="sim", checks=CHECKS)
     assert out[0] == 42
     assert _races(res) == []
+
+
+@wl.kernel
+def load_then_store(out: wl.array(dtype=wl.int32), mode: int):
+    s = wl.shared_array(1, wl.int32)
+    t = wl.thread_idx.x
+    if t == 0:
+        s[0] = 7
+    wl.syncthreads()
+    if t == 32:
+        out[0] = wl.atomic_load(s, 0)                       # atomic read
+    if mode == 1:
+        wl.syncthreads()
+    if t == 0:
+        if mode == 2:
+            wl.atomic_store(s, 0, 9)                        # atomic write
+        else:
+            s[0] = 9                                        # plain write
+
+
+def test_a_plain_write_after_another_threads_atomic_load_races():
+    """PTX ISA 8.8 "Memory Consistency Model: Data-race": the atomic load (``ld.relaxed``,
+    strong) and the plain store (weak) of ``s[0]`` conflict (one writes), are not both
+    morally strong and nothing orders them: a GPU may run thread 0's store first and
+    thread 32 then reads 9. With a barrier between they are ordered; with an atomic
+    store both are morally strong: no race either way."""
+    for mode in (0, 1, 2):
+        out = np.zeros(1, np.int32)
+        res = wl.launch(load_then_store, inputs=[out, mode], grid=(1, 1, 1),
+                        block=(64, 1, 1), device="sim", checks=CHECKS)
+        assert out[0] == 7
+        if mode:
+            assert _races(res) == [], [str(f) for f in _races(res)]
+            continue
+        (f,) = _races(res)
+        assert f.kind == "race_war" and f.details["atomic"] == "other"
+        assert f.source_line == _line(load_then_store, "# plain write")
+        assert f.thread == (0, 0, 0) and f.details["other_thread"] == (32, 0, 0)
+        assert f.details["other_source_line"] == _line(load_then_store, "# atomic read")
+        assert "races with an atomic load by thread (32, 0, 0)" in f.message, f.message

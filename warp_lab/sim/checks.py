@@ -27,8 +27,10 @@ that access, found there). The finding says which access was the atomic one
 and that a ``wl.syncthreads()`` between the plain accesses (an initialisation)
 and the atomics orders them: the bins zeroed by 16 threads and counted into with
 ``atomic_add`` with no barrier between run right here, in order, and not on a
-GPU. A strong ``ld`` is checked against plain writes but not recorded (a plain
-write after it by another thread is not found). Fences are not modelled: a message
+GPU. A strong ``ld`` is checked against plain writes and recorded in a third
+readers-only record (the strong loads since the last plain write), which a plain write
+checks (write-after-read: ``wl.atomic_load`` of a cell and a plain store to it by another
+thread with nothing between race; a plain read does not conflict with it). Fences are not modelled: a message
 passed through a flag with release/acquire patterns (a plain write, a fence, a strong
 store; a strong load that sees it, a fence, a plain read: PTX ISA "Release and Acquire
 Patterns") is correct but reported as a hazard (tests/sim/test_racecheck_atomics.py).
@@ -108,6 +110,15 @@ def has_strong(mod) -> bool:
         and not any(s in _NOT_SHARED for s in c.mods) for c in mod.code))
 
 
+def has_strong_load(mod) -> bool:
+    """Whether module ``mod`` has a strong ``ld`` (:func:`strong_access`; ``wl.atomic_load``)
+    that may touch shared memory: racecheck then keeps a record of them per cell, for the
+    plain writes after them (cached on the module)."""
+    return cached_on(mod, "_race_has_strong_load", lambda: any(
+        c.op == "ld" and strong_access(c) and not any(s in _NOT_SHARED for s in c.mods)
+        for c in mod.code))
+
+
 def strong_access(ins) -> bool:
     """Whether ``ld``/``st`` ``ins`` is a *strong* access (``.relaxed``/``.acquire``/
     ``.release``, or ``.volatile``, which PTX treats as ``.relaxed.sys``; ``wl.atomic_load``
@@ -120,11 +131,13 @@ def strong_access(ins) -> bool:
 def bookkeeping_per_byte(mod) -> int:
     """Bytes of racecheck records per byte of shared memory for module ``mod`` (for the
     simulator's batch sizing): 16 bytes per 4-byte word, 32 with ``bar.warp.sync``;
-    8 (20) more with atomics or strong accesses of shared memory (:func:`has_strong`);
+    8 (20) more with atomics or strong accesses of shared memory (:func:`has_strong`), as
+    many again with strong loads (:func:`has_strong_load`);
     as many again per byte when a sub-word access may split words into bytes. The rows
     of per-lane read clocks made on demand are not counted."""
     ws = has_warp_sync(mod)
-    per_cell = (32 if ws else 16) + ((20 if ws else 8) if has_strong(mod) else 0)
+    per_cell = (32 if ws else 16) + ((20 if ws else 8) if has_strong(mod) else 0) \
+        + ((20 if ws else 8) if has_strong_load(mod) else 0)
     return per_cell // 4 + (per_cell if _may_split(mod) else 0)
 
 
@@ -194,12 +207,17 @@ class RaceTracker:
         self.awords = _Cells(len(self.words.reader), self.ws, True) \
             if has_strong(m.mod) else None
         self.abytes = None
+        # the strong loads since the last plain write (None: the module has none)
+        self.lwords = _Cells(len(self.words.reader), self.ws, True) \
+            if has_strong_load(m.mod) else None
+        self.lbytes = None
         self.split = None       # per word: its records are in ``bytes`` (bool)
         self.any_split = False  # whether a word may be split (False: none is)
         # whether any access wrote / read since every record was last forgotten: while
         # not, every writer / reader is -1 and the access needs no check against them
         self.wrote = self.read = False
         self.atomic = False     # whether an atomic or strong access was recorded since then
+        self.sload = False      # whether a strong load was recorded since then
         self.base = self.tids = None    # per batch thread: its block's first byte; itself
         if self.ws:
             self.g = 0                                    # warp syncs so far (a clock)
@@ -287,7 +305,8 @@ class RaceTracker:
 
     def reset(self, blocks):
         """Forget the records of ``blocks`` (all when ``None``): a barrier completed."""
-        cs = [c for c in (self.words, self.bytes, self.awords, self.abytes) if c is not None]
+        cs = [c for c in (self.words, self.bytes, self.awords, self.abytes, self.lwords,
+                          self.lbytes) if c is not None]
         if blocks is None or len(blocks) == self.nb:
             for c in cs:
                 c.forget(slice(None))
@@ -298,17 +317,18 @@ class RaceTracker:
             if self.any_split:
                 self.split.fill(False)
                 self.any_split = False
-            self.wrote = self.read = self.atomic = False
+            self.wrote = self.read = self.atomic = self.sload = False
             return
         for b in blocks:
             lo = int(b) * self.stride
             self.words.forget(slice(lo >> 2, (lo + self.stride) >> 2))
-            if self.awords is not None:
-                self.awords.forget(slice(lo >> 2, (lo + self.stride) >> 2))
+            for c in (self.awords, self.lwords):
+                if c is not None:
+                    c.forget(slice(lo >> 2, (lo + self.stride) >> 2))
             if self.any_split:
-                self.bytes.forget(slice(lo, lo + self.stride))
-                if self.abytes is not None:
-                    self.abytes.forget(slice(lo, lo + self.stride))
+                for c in (self.bytes, self.abytes, self.lbytes):
+                    if c is not None:
+                        c.forget(slice(lo, lo + self.stride))
                 self.split[lo >> 2:(lo + self.stride) >> 2] = False
         # (the others' split words stay split: any_split stays as it is)
 
@@ -344,19 +364,20 @@ class RaceTracker:
             if not self.any_split or not self.split[cell].any():
                 t = tid if q == 1 else np.repeat(tid, q)
                 if strong:
-                    self._strong_access(self.words, self.awords, 4, ins, cell, t, size,
-                                        is_write)
+                    self._strong_access(self.words, self.awords, self.lwords, 4, ins, cell, t,
+                                        size, is_write)
                 else:
-                    self._access(self.words, self.awords, 4, ins, cell, t, size, is_write)
+                    self._access(self.words, self.awords, self.lwords, 4, ins, cell, t, size,
+                                 is_write)
                 return
         byte = (flat[:, None] + np.arange(size)).reshape(-1)
         self._split(byte >> 2)
         if strong:
-            self._strong_access(self.bytes, self.abytes, 1, ins, byte, np.repeat(tid, size),
-                                size, is_write)
+            self._strong_access(self.bytes, self.abytes, self.lbytes, 1, ins, byte,
+                                np.repeat(tid, size), size, is_write)
         else:
-            self._access(self.bytes, self.abytes, 1, ins, byte, np.repeat(tid, size), size,
-                         is_write)
+            self._access(self.bytes, self.abytes, self.lbytes, 1, ins, byte,
+                         np.repeat(tid, size), size, is_write)
 
     def _split(self, words):
         """Copy the records of ``words`` (int64, repeats allowed) not split yet to their
@@ -366,13 +387,15 @@ class RaceTracker:
             self.split = np.zeros(len(self.words.writer), bool)
             if self.awords is not None:
                 self.abytes = _Cells(len(self.words.writer) * 4, self.ws, True)
+            if self.lwords is not None:
+                self.lbytes = _Cells(len(self.words.writer) * 4, self.ws, True)
         w = words[~self.split[words]]
         if w.size == 0:
             return
         # (lanes' words come in order, mostly: repeats side by side; any left are harmless
         # but to the rows, which are made for distinct words)
         w = w[np.concatenate(([True], w[1:] != w[:-1]))]
-        if not (self.wrote or self.read or self.atomic):
+        if not (self.wrote or self.read or self.atomic or self.sload):
             # nothing recorded since every record was forgotten: the bytes' say so too
             self.split[w] = True
             self.any_split = True
@@ -380,6 +403,8 @@ class RaceTracker:
         self._copy_to_bytes(self.words, self.bytes, w)
         if self.atomic:
             self._copy_to_bytes(self.awords, self.abytes, w)
+        if self.sload:
+            self._copy_to_bytes(self.lwords, self.lbytes, w)
         self.split[w] = True
         self.any_split = True
 
@@ -422,12 +447,23 @@ class RaceTracker:
             hz &= ~self._readers_ordered(c, tid, cell)
         return r, hz
 
-    def _access(self, c, a, unit, ins, cell, tid, size, is_write):
+    def _access(self, c, a, ld, unit, ins, cell, tid, size, is_write):
         """Check and record a plain access of ``cell`` (int64 indices into records ``c`` of
         ``unit``-byte cells; ``size // unit`` consecutive ones per lane) by threads
         ``tid`` (int32, one per cell); ``a``: the cells' records of atomic and strong
-        accesses (None: the module has none), which a write forgets."""
+        accesses (None: the module has none), ``ld``: of strong loads (None likewise),
+        which a write checks (write-after-read) and forgets."""
         pc = ins.pc
+        if is_write and self.sload:
+            # a strong load (wl.atomic_load) by another thread since the last plain write:
+            # the load and this plain write conflict and are not both morally strong
+            r, hz = self._reader_hazard(ld, tid, cell)
+            if hz.any():
+                k = int(np.argmax(hz))
+                self._report("race_war", "write-after-read", ins, int(tid[k]),
+                             int(r[k]) if r[k] >= 0 else -1, int(ld.rpc[cell[k]]), cell, k,
+                             size, unit, atomic="other")
+            ld.reader[cell] = -1
         if self.atomic:
             # an atomic or strong access by another thread since the last plain write:
             # read-after-write (a plain read), write-after-write (a plain write)
@@ -499,7 +535,7 @@ class RaceTracker:
             c.reader[cell[multi]] = -2
         c.rpc[cell] = pc
 
-    def _strong_access(self, c, a, unit, ins, cell, tid, size, is_write):
+    def _strong_access(self, c, a, ld, unit, ins, cell, tid, size, is_write):
         """Check and record an atomic or strong access (as :meth:`_access`): a hazard with
         a plain access by another thread since the barrier (an atomic reads and writes:
         read-after-write after a plain write, write-after-read after a plain read; a
@@ -507,8 +543,9 @@ class RaceTracker:
         write-after-write; a strong ``ld`` is checked against plain writes only), none
         with another atomic or strong access (PTX ISA 8.8 "Memory Consistency Model":
         morally strong accesses are no data race). Atomics and strong stores are
-        recorded in ``a`` for the plain accesses after them; a strong ``ld`` is not
-        recorded (a plain write after it by another thread is not found)."""
+        recorded in ``a`` for the plain accesses after them, a strong ``ld`` in ``ld``
+        for the plain writes after it (write-after-read; a plain read after it is no
+        conflict)."""
         if self.wrote:
             w, hz = self._writer_hazard(c, tid, cell)
             if hz.any():
@@ -518,6 +555,8 @@ class RaceTracker:
                 self._report(kind, what, ins, int(tid[k]), int(w[k]), int(c.wpc[cell[k]]),
                              cell, k, size, unit, atomic="this")
         if not is_write:
+            self._add_readers(ld, tid, cell, ins.pc, self.sload)
+            self.sload = True
             return
         if self.read:
             r, hz = self._reader_hazard(c, tid, cell)
@@ -579,7 +618,8 @@ class RaceTracker:
         split into bytes) first."""
         if self.nrows + k > len(self.rtab):
             lives = []
-            for c in (self.words, self.bytes, self.awords, self.abytes):
+            for c in (self.words, self.bytes, self.awords, self.abytes, self.lwords,
+                      self.lbytes):
                 if c is None:
                     continue
                 st = c.rst
@@ -637,7 +677,8 @@ class RaceTracker:
                 text = (f"this {word} access races with a plain (non-atomic) access by {who} "
                         f"at PTX line {oline}")
             else:
-                text = (f"this plain (non-atomic) access races with {word} access by "
+                what_other = f"{word} load" if strong_ins.op == "ld" else f"{word} access"
+                text = (f"this plain (non-atomic) access races with {what_other} by "
                         f"{who} at PTX line {oline}")
             text += (", with no barrier between them (atomics are ordered only among "
                      "themselves, not with plain accesses: put a barrier, wl.syncthreads(), "
