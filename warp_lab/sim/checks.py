@@ -30,10 +30,31 @@ and the atomics orders them: the bins zeroed by 16 threads and counted into with
 GPU. A strong ``ld`` is checked against plain writes and recorded in a third
 readers-only record (the strong loads since the last plain write), which a plain write
 checks (write-after-read: ``wl.atomic_load`` of a cell and a plain store to it by another
-thread with nothing between race; a plain read does not conflict with it). Fences are not modelled: a message
-passed through a flag with release/acquire patterns (a plain write, a fence, a strong
-store; a strong load that sees it, a fence, a plain read: PTX ISA "Release and Acquire
-Patterns") is correct but reported as a hazard (tests/sim/test_racecheck_atomics.py).
+thread with nothing between race; a plain read does not conflict with it). Strong accesses and fences also
+*synchronize* (PTX ISA 8.8 "Memory Consistency Model", "Release and Acquire Patterns"):
+a release pattern (a fence, ``membar``/``fence.sc``/``fence.acq_rel``/``fence.release``
+(``wl.threadfence*``), followed in program order by a strong write, or a ``.release``
+write) synchronizes with an acquire pattern (a strong read followed by an acquire fence,
+or an ``.acquire`` read) whose read observes the write, directly or through a chain of
+atomic read-modify-writes (observation order); what the releasing thread did before its
+fence then happens before what the acquiring one does after its. In a module with a fence
+(or a ``.release``/``.acquire`` access) and a strong access (:func:`has_fence_sync`) the
+tracker stamps accesses with its clock as for warp syncs, and keeps per thread a row of
+clocks over its block's threads (made at the first release): ``hb`` (accesses of thread
+*j* stamped below ``hb[t, j]`` happen before *t*'s), ``rel`` (``hb`` as of the thread's
+last release fence, its own entry the clock there) and ``pend`` (what its strong reads
+took since, made its own at its next acquire fence); a strong write puts its thread's
+``rel`` on the location (an atomic adds it to what is there, lane by lane in the
+simulator's order; a store replaces it), a strong read takes it. The flag may be in
+shared or global memory (``sync_access``, called for strong accesses of every space);
+only threads of one block count (racecheck checks shared memory). The scope of the fences
+is not checked (every scope includes the threads of a block). A release hands on what warp
+syncs ordered before it. Not modelled: ordering through ``fence.sc`` order alone (two
+``fence.sc`` with no flag observed between them: the order is the run's choice, so a
+kernel relying on it races in another run), what a thread acquired being handed to the
+lanes it then syncs with by ``__syncwarp`` (reported: a false positive), and a *plain*
+write of a flag (it races with the strong accesses of it anyway). A fence after the flag's store or
+before the flag's load is no release (acquire) pattern: the data accesses race.
 
 ``bar.warp.sync`` (``__syncwarp``) orders memory among the lanes that execute it
 together (CUDA Programming Guide, ``__syncwarp()``: "guarantees memory ordering
@@ -80,6 +101,38 @@ def has_warp_sync(mod) -> bool:
     """Whether module ``mod`` has a ``bar.warp.sync`` (cached on the module)."""
     return cached_on(mod, "_has_warp_sync", lambda: any(
         c.op in ("bar", "barrier") and "warp" in c.mods for c in mod.code))
+
+
+_ORDERS = ("acquire", "release", "acq_rel")
+
+
+def _sync_fence(c) -> bool:
+    """Whether instruction ``c`` is a memory fence that orders (``membar``, ``fence.sc``,
+    ``fence.acq_rel``, ``fence.acquire``/``.release``; not ``fence.proxy`` or
+    ``fence.mbarrier_init``)."""
+    return c.op == "membar" or (c.op == "fence" and not any(
+        s in c.mods for s in ("proxy", "mbarrier_init")) and not any(
+        s.startswith("proxy") for s in c.mods))
+
+
+def has_fence_sync(mod) -> bool:
+    """Whether module ``mod`` may synchronize threads through release and acquire patterns:
+    it has a fence (:func:`_sync_fence`) or an ``.acquire``/``.release``/``.acq_rel``
+    access, and an atomic or strong access of any space (the flag). racecheck then stamps
+    accesses with a clock and keeps, per thread, what it learned of its block's threads
+    (:class:`RaceTracker`; cached on the module)."""
+    def find():
+        fence = any(_sync_fence(c) or (c.op in ("ld", "st", "atom", "red") and any(
+            q in c.mods for q in _ORDERS)) for c in mod.code)
+        return fence and any(c.op in ("atom", "red") or (
+            c.op in ("ld", "st") and strong_access(c)) for c in mod.code)
+    return cached_on(mod, "_race_fence_sync", find)
+
+
+def _stamped(mod) -> bool:
+    """Whether racecheck stamps accesses with a clock in module ``mod`` (warp syncs or
+    release/acquire synchronization may order them)."""
+    return has_warp_sync(mod) or has_fence_sync(mod)
 
 
 def _may_split(mod) -> bool:
@@ -135,7 +188,7 @@ def bookkeeping_per_byte(mod) -> int:
     many again with strong loads (:func:`has_strong_load`);
     as many again per byte when a sub-word access may split words into bytes. The rows
     of per-lane read clocks made on demand are not counted."""
-    ws = has_warp_sync(mod)
+    ws = _stamped(mod)
     per_cell = (32 if ws else 16) + ((20 if ws else 8) if has_strong(mod) else 0) \
         + ((20 if ws else 8) if has_strong_load(mod) else 0)
     return per_cell // 4 + (per_cell if _may_split(mod) else 0)
@@ -199,7 +252,13 @@ class RaceTracker:
         self.m = m
         self.stride = stride
         self.nb = nb
-        self.ws = has_warp_sync(m.mod)
+        self.ws = _stamped(m.mod)
+        # release/acquire through fences and strong accesses (None: the module has none)
+        self.fs = has_fence_sync(m.mod)
+        self.hb = None          # (T, block threads): what each thread learned (clocks)
+        self.rel = None         # the same, as of each thread's last release
+        self.pend = None        # the same, read by strong reads since the last acquire
+        self.flags = {}         # location -> {block: clocks released into it}
         self.words = _Cells(nb * stride // 4, self.ws)
         self.bytes = None       # per-byte records, made at the first sub-word access
         # the atomic and strong accesses since the last plain write, per word and per byte
@@ -280,11 +339,131 @@ class RaceTracker:
         rows = np.maximum(learned[gi], self.seen[li])
         self.seen[li] = np.where(tb[gi], np.int32(self.g), rows)
 
+    # ------------------------------------------------ release/acquire through fences
+
+    def _hb_tables(self):
+        """Make the per-thread tables of release/acquire synchronization (first use)."""
+        if self.hb is None:
+            m = self.m
+            self.bs = m.bs_pad
+            self.hb = np.zeros((m.T, self.bs), np.int32)
+            self.rel = np.zeros((m.T, self.bs), np.int32)
+            self.pend = np.zeros((m.T, self.bs), np.int32)
+            self.released = np.zeros(m.T, bool)
+
+    def fence(self, ins, mask):
+        """Lanes ``mask`` (bool ``(T,)``, None: all) execute fence ``ins`` (``membar``,
+        ``fence.sc``/``.acq_rel``: acquire then release; ``fence.acquire``/``.release``)."""
+        if not self.fs or not _sync_fence(ins):
+            return
+        idx = np.arange(self.m.T) if mask is None else np.flatnonzero(mask)
+        if idx.size == 0:
+            return
+        rel = "acquire" not in ins.mods
+        if "release" not in ins.mods:
+            self._acquire(idx)
+        if rel:
+            self._release(idx)
+
+    def _acquire(self, idx):
+        """Acquire for threads ``idx``: what their strong reads since their last acquire
+        read (released clocks) becomes theirs (PTX ISA "Release and Acquire Patterns":
+        a strong read followed by an acquire fence)."""
+        if self.hb is None:
+            return
+        self.hb[idx] = np.maximum(self.hb[idx], self.pend[idx])
+
+    def _release(self, idx):
+        """Release for threads ``idx``: a later strong write of each hands on what it
+        learned and its own accesses so far (a release fence followed by a strong write)."""
+        self._hb_tables()
+        self.g += 1
+        rel = self.hb[idx]
+        # what warp syncs ordered before the thread (the lanes of its warp) is handed on too
+        rows = np.arange(idx.size)[:, None]
+        cols = (idx % self.bs)[:, None] // 32 * 32 + np.arange(32)
+        rel[rows, cols] = np.maximum(rel[rows, cols], self.seen[idx])
+        self.rel[idx] = rel
+        self.rel[idx, idx % self.bs] = self.g
+        self.released[idx] = True
+
+    def sync_access(self, ins, space, addr, idx, reads, writes):
+        """Strong (or atomic) access ``ins`` of lanes ``idx`` at addresses ``addr`` (uint64,
+        ``space`` as decoded) in a module with release/acquire patterns: a read takes the
+        clocks released into the location (acquired at the next acquire fence, at once for
+        ``.acquire``); a write puts its thread's last release there (``.release``: a
+        release just before it), an atomic (read-modify-write) adding to those there, a
+        store replacing them (PTX ISA "Memory Consistency Model": observation order runs
+        from a write through atomic read-modify-writes to the read that sees it).
+        Locations of global memory count per block (only threads of one block share the
+        shared memory racecheck checks)."""
+        if not self.fs or idx.size == 0:
+            return
+        m = self.m
+        blk = m.blk[idx]
+        a = addr.astype(np.int64)
+        if space == "generic":
+            from warp_lab.sim.memory import SHARED_WINDOW, WINDOW_SIZE
+            rel = addr - np.uint64(SHARED_WINDOW)
+            sh = rel < np.uint64(WINDOW_SIZE)
+            a = np.where(sh, rel.astype(np.int64) + blk * self.stride, a)
+            kind = np.where(sh, 1, 0)
+        elif space == "shared":
+            a, kind = a + blk * self.stride, np.ones(idx.size, np.int64)
+        else:
+            kind = np.zeros(idx.size, np.int64)
+        key = a * 2 + kind          # (one key per location of the launch's batch)
+        if any(q in ins.mods for q in ("release", "acq_rel")) and writes:
+            self._release(idx)
+        rmw = ins.op in ("atom", "red")
+        if (self.hb is None or not self.released.any()) and not self.flags:
+            return                  # nothing was released: nothing to hand on or take
+        self._hb_tables()
+        # lanes in the order they access each location (the simulator's: lane order)
+        order = np.lexsort((blk, key))
+        ks, bks = key[order], blk[order]
+        cut = np.flatnonzero(np.r_[True, (ks[1:] != ks[:-1]) | (bks[1:] != bks[:-1]), True])
+        for lo, hi in zip(cut[:-1].tolist(), cut[1:].tolist()):
+            k, b = int(ks[lo]), int(bks[lo])
+            lanes = idx[order[lo:hi]]
+            have = self.flags.get(k)
+            cur = None if have is None else have.get(b)
+            if not rmw:
+                if reads and cur is not None:
+                    self.pend[lanes] = np.maximum(self.pend[lanes], cur)
+                if writes:
+                    # a store: the location now holds what its last lane released
+                    last = lanes[-1]
+                    if self.released[last]:
+                        self.flags[k] = {b: self.rel[last].copy()}
+                    else:
+                        self.flags.pop(k, None)
+                continue
+            # read-modify-writes in lane order: each reads what those before it released
+            rows = np.where(self.released[lanes][:, None], self.rel[lanes], 0)
+            run = np.maximum.accumulate(rows, axis=0)
+            if cur is not None:
+                run = np.maximum(run, cur)
+            if reads:
+                seen = np.empty_like(run)
+                seen[0] = 0 if cur is None else cur
+                seen[1:] = run[:-1]
+                self.pend[lanes] = np.maximum(self.pend[lanes], seen)
+            if run[-1].any():
+                self.flags.setdefault(k, {})[b] = run[-1].copy()
+        if reads and any(q in ins.mods for q in ("acquire", "acq_rel")):
+            self._acquire(idx)
+
     def _ordered(self, tid, other, stamp):
         """Whether thread ``other``'s access at clock ``stamp`` is ordered before ``tid``'s
-        by a warp sync both took part in (arrays of equal length)."""
+        by a warp sync both took part in, or by release/acquire synchronization (arrays of
+        equal length)."""
         o = np.maximum(other, 0)
-        return ((o >> 5) == (tid >> 5)) & (self.seen[tid, o & 31] > stamp)
+        ok = ((o >> 5) == (tid >> 5)) & (self.seen[tid, o & 31] > stamp)
+        if self.hb is not None:
+            bs = self.bs
+            ok |= ((o // bs) == (tid // bs)) & (self.hb[tid, o % bs] > stamp)
+        return ok
 
     def _readers_ordered(self, c, tid, cell):
         """Whether every reader of ``cell`` (records ``c``) since the last write is ordered
@@ -301,7 +480,22 @@ class RaceTracker:
         ok = self.seen[tid] > stamps
         okbits = np.where(ok, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32) | (
             np.uint32(1) << (tid & 31).astype(np.uint32))
-        return (c.rwarp[cell] == (tid >> 5)) & ((c.rlanes[cell] & ~okbits) == 0)
+        rw = c.rwarp[cell]
+        done = (rw == (tid >> 5)) & ((c.rlanes[cell] & ~okbits) == 0)
+        if self.hb is not None:
+            # readers of one warp of tid's block, each ordered by release/acquire
+            bs = self.bs
+            first = np.maximum(rw, 0).astype(np.int64) * 32
+            same = (rw >= 0) & (first // bs == tid // bs)
+            if same.any():
+                cols = first[:, None] % bs + np.arange(32)
+                ok2 = self.hb[tid[:, None], np.minimum(cols, bs - 1)] > stamps
+                ok2 |= ok & (rw == (tid >> 5))[:, None]
+                bits2 = np.where(ok2, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32) | \
+                    np.where(rw == (tid >> 5), np.uint32(1) << (tid & 31).astype(np.uint32),
+                             np.uint32(0))
+                done |= same & ((c.rlanes[cell] & ~bits2) == 0)
+        return done
 
     def reset(self, blocks):
         """Forget the records of ``blocks`` (all when ``None``): a barrier completed."""
