@@ -251,6 +251,10 @@ def _element_finding(f, ck, places, block):
                                details={**f.details, "array": near[0], "index": index})
 
 
+#: the Python operator of an update ``x op= v`` (store_conflicts' ``update_op``)
+_UPDATE_SYMBOL = {"add": "+", "sub": "-", "or": "|", "and": "&", "xor": "^"}
+
+
 def _conflict_finding(f, places):
     """A ``global_conflict`` finding ``f`` (threads of one store writing different values
     to one address, or the same value each computed from what it read there:
@@ -278,14 +282,23 @@ def _conflict_finding(f, places):
     else:
         text = (f"{k} threads update {element} at once, all with the same value: one "
                 f"update is kept where {k} were made")
+    op = d.get("update_op")
     if d.get("read_ptx_line") is not None:
+        update = (f"{element} {_UPDATE_SYMBOL[op]}= ..." if op in _UPDATE_SYMBOL else
+                  f"{element} = {op}({element}, ...)" if op else f"{element} += ...")
         text += (f"; each thread read {element} before any wrote it, so the other threads' "
-                 f"updates are lost (`{element} += ...` is a read, then a separate write)")
+                 f"updates are lost: a data race (`{update}` is a read, then a separate "
+                 "write, not one atomic update)")
     if more:
         text += f"; {more} other element{'s' * (more > 1)} of {name} too"
-    text += (f"; fix: wl.atomic_add({name}, {said}, value) for a sum (wl.atomic_max/min/... "
-             "likewise), or a reduction (each thread adds into a register or its own "
-             "element, then one thread or one atomic per block combines them)")
+    if op:
+        text += (f"; fix: wl.atomic_{op}({name}, {said}, value), which does the update in "
+                 "one step, or a reduction (each thread combines into a register or its "
+                 "own element, then one thread or one atomic per block combines them)")
+    else:
+        text += (f"; fix: wl.atomic_add({name}, {said}, value) for a sum (wl.atomic_max/"
+                 "min/... likewise), or a reduction (each thread adds into a register or "
+                 "its own element, then one thread or one atomic per block combines them)")
     return dataclasses.replace(f, message=text,
                                details={**d, "array": name, "index": index})
 
