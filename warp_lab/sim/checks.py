@@ -342,14 +342,38 @@ class RaceTracker:
     # ------------------------------------------------ release/acquire through fences
 
     def _hb_tables(self):
-        """Make the per-thread tables of release/acquire synchronization (first use)."""
+        """Make the tables of release/acquire synchronization (first use): rows of
+        ``hb``/``rel``/``pend`` are given to threads as they take part (``row``, -1 none),
+        so a kernel whose lane 0s alone fence keeps 1/32 of the rows."""
         if self.hb is None:
             m = self.m
             self.bs = m.bs_pad
-            self.hb = np.zeros((m.T, self.bs), np.int32)
-            self.rel = np.zeros((m.T, self.bs), np.int32)
-            self.pend = np.zeros((m.T, self.bs), np.int32)
+            self.row = np.full(m.T, -1, np.int32)
+            self.nsync = 0
+            self.hb = self.rel = self.pend = np.zeros((0, self.bs), np.int32)
             self.released = np.zeros(m.T, bool)
+
+    def _rows_of(self, idx):
+        """The rows of threads ``idx`` in ``hb``/``rel``/``pend`` (int32), given to those that
+        have none (zero: they learned nothing yet); the tables may grow (fetch them after)."""
+        self._hb_tables()
+        r = self.row[idx]
+        new = r < 0
+        if new.any():
+            fresh = np.unique(idx[new])
+            k = fresh.size
+            if self.nsync + k > len(self.hb):
+                cap = max(64, 2 * (self.nsync + k))
+                grown = []
+                for t in (self.hb, self.rel, self.pend):
+                    g = np.zeros((cap, self.bs), np.int32)
+                    g[:self.nsync] = t[:self.nsync]
+                    grown.append(g)
+                self.hb, self.rel, self.pend = grown
+            self.row[fresh] = np.arange(self.nsync, self.nsync + k, dtype=np.int32)
+            self.nsync += k
+            r = self.row[idx]
+        return r
 
     def fence(self, ins, mask):
         """Lanes ``mask`` (bool ``(T,)``, None: all) execute fence ``ins`` (``membar``,
@@ -371,20 +395,22 @@ class RaceTracker:
         a strong read followed by an acquire fence)."""
         if self.hb is None:
             return
-        self.hb[idx] = np.maximum(self.hb[idx], self.pend[idx])
+        r = self.row[idx]
+        r = r[r >= 0]
+        self.hb[r] = np.maximum(self.hb[r], self.pend[r])
 
     def _release(self, idx):
         """Release for threads ``idx``: a later strong write of each hands on what it
         learned and its own accesses so far (a release fence followed by a strong write)."""
-        self._hb_tables()
+        r = self._rows_of(idx)
         self.g += 1
-        rel = self.hb[idx]
+        rel = self.hb[r]
         # what warp syncs ordered before the thread (the lanes of its warp) is handed on too
         rows = np.arange(idx.size)[:, None]
         cols = (idx % self.bs)[:, None] // 32 * 32 + np.arange(32)
         rel[rows, cols] = np.maximum(rel[rows, cols], self.seen[idx])
-        self.rel[idx] = rel
-        self.rel[idx, idx % self.bs] = self.g
+        rel[np.arange(idx.size), idx % self.bs] = self.g
+        self.rel[r] = rel
         self.released[idx] = True
 
     def sync_access(self, ins, space, addr, idx, reads, writes):
@@ -416,7 +442,7 @@ class RaceTracker:
         if any(q in ins.mods for q in ("release", "acq_rel")) and writes:
             self._release(idx)
         rmw = ins.op in ("atom", "red")
-        if (self.hb is None or not self.released.any()) and not self.flags:
+        if self.hb is None and not self.flags:
             return                  # nothing was released: nothing to hand on or take
         self._hb_tables()
         # lanes in the order they access each location (the simulator's: lane order)
@@ -430,17 +456,22 @@ class RaceTracker:
             cur = None if have is None else have.get(b)
             if not rmw:
                 if reads and cur is not None:
-                    self.pend[lanes] = np.maximum(self.pend[lanes], cur)
+                    r = self._rows_of(lanes)
+                    self.pend[r] = np.maximum(self.pend[r], cur)
                 if writes:
                     # a store: the location now holds what its last lane released
                     last = lanes[-1]
                     if self.released[last]:
-                        self.flags[k] = {b: self.rel[last].copy()}
+                        self.flags[k] = {b: self.rel[self.row[last]].copy()}
                     else:
                         self.flags.pop(k, None)
                 continue
             # read-modify-writes in lane order: each reads what those before it released
-            rows = np.where(self.released[lanes][:, None], self.rel[lanes], 0)
+            done = self.released[lanes]
+            if cur is None and not done.any():
+                continue            # no release before them: nothing to hand on
+            rows = np.zeros((lanes.size, self.bs), np.int32)
+            rows[done] = self.rel[self.row[lanes[done]]]
             run = np.maximum.accumulate(rows, axis=0)
             if cur is not None:
                 run = np.maximum(run, cur)
@@ -448,7 +479,8 @@ class RaceTracker:
                 seen = np.empty_like(run)
                 seen[0] = 0 if cur is None else cur
                 seen[1:] = run[:-1]
-                self.pend[lanes] = np.maximum(self.pend[lanes], seen)
+                r = self._rows_of(lanes)
+                self.pend[r] = np.maximum(self.pend[r], seen)
             if run[-1].any():
                 self.flags.setdefault(k, {})[b] = run[-1].copy()
         if reads and any(q in ins.mods for q in ("acquire", "acq_rel")):
@@ -462,7 +494,9 @@ class RaceTracker:
         ok = ((o >> 5) == (tid >> 5)) & (self.seen[tid, o & 31] > stamp)
         if self.hb is not None:
             bs = self.bs
-            ok |= ((o // bs) == (tid // bs)) & (self.hb[tid, o % bs] > stamp)
+            r = self.row[tid]
+            ok |= (r >= 0) & ((o // bs) == (tid // bs)) & (
+                self.hb[np.maximum(r, 0), o % bs] > stamp) if self.nsync else False
         return ok
 
     def _readers_ordered(self, c, tid, cell):
@@ -486,10 +520,11 @@ class RaceTracker:
             # readers of one warp of tid's block, each ordered by release/acquire
             bs = self.bs
             first = np.maximum(rw, 0).astype(np.int64) * 32
-            same = (rw >= 0) & (first // bs == tid // bs)
+            r = self.row[tid]
+            same = (rw >= 0) & (first // bs == tid // bs) & (r >= 0)
             if same.any():
                 cols = first[:, None] % bs + np.arange(32)
-                ok2 = self.hb[tid[:, None], np.minimum(cols, bs - 1)] > stamps
+                ok2 = self.hb[np.maximum(r, 0)[:, None], cols] > stamps
                 ok2 |= ok & (rw == (tid >> 5))[:, None]
                 bits2 = np.where(ok2, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32) | \
                     np.where(rw == (tid >> 5), np.uint32(1) << (tid & 31).astype(np.uint32),
