@@ -17,6 +17,8 @@ import pytest
 import warp_lab as wl
 from warp_lab.examples import CORPUS
 
+from sim_helpers import Launcher
+
 CHECKS = ("memcheck", "racecheck", "barrier")
 
 
@@ -424,3 +426,56 @@ def test_a_release_hands_on_what_a_warp_sync_ordered_before_it():
         (f,) = races
         assert f.kind == "race_raw" and f.thread == (32, 0, 0)
         assert f.details["other_thread"] == (1, 0, 0)
+
+
+_ACQ_REL_PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<2>;
+  .shared .align 4 .b8 sh[8];
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  st.shared.u32 [sh], 42;
+  st.STORE.cta.shared.u32 [sh+4], 1;
+SKIP:
+  setp.ne.u32 %p2, %r1, 32;
+  @%p2 bra DONE;
+SPIN:
+  ld.LOAD.cta.shared.u32 %r2, [sh+4];
+  setp.eq.u32 %p3, %r2, 0;
+  @%p3 bra SPIN;
+  ld.shared.u32 %r3, [sh];
+  st.global.u32 [%rd1], %r3;
+DONE:
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("store, load", [("release", "acquire"), ("relaxed", "acquire"),
+                                         ("release", "relaxed")])
+def test_release_store_and_acquire_load_synchronize_without_fences(store, load):
+    """PTX ISA 8.8 "Release and Acquire Patterns": ``st.release`` is a release operation
+    and ``ld.acquire`` an acquire operation; the acquire observing the release makes the
+    plain write of ``sh[0]`` happen before the plain read. With either side relaxed (and
+    no fence) they do not synchronize: the plain accesses race."""
+    ptx = _ACQ_REL_PTX.replace("STORE", store).replace("LOAD", load)
+    g = Launcher()
+    out = g.put(np.zeros(1, np.uint32))
+    res = g.launch(ptx, "k", (1, 1, 1), (64, 1, 1), [out],
+                   checks=("memcheck", "racecheck", "barrier"))
+    assert g.get(out)[0] == 42
+    races = [f for f in res.findings if f.kind.startswith("race")]
+    if (store, load) == ("release", "acquire"):
+        assert races == [], [str(f) for f in races]
+        return
+    (f,) = races
+    assert f.kind == "race_raw" and f.thread == (32, 0, 0)
+    assert f.details["other_thread"] == (0, 0, 0)

@@ -30,9 +30,9 @@ and the atomics orders them: the bins zeroed by 16 threads and counted into with
 GPU. A strong ``ld`` is checked against plain writes and recorded in a third
 readers-only record (the strong loads since the last plain write), which a plain write
 checks (write-after-read: ``wl.atomic_load`` of a cell and a plain store to it by another
-thread with nothing between race; a plain read does not conflict with it). Strong accesses and fences also
-*synchronize* (PTX ISA 8.8 "Memory Consistency Model", "Release and Acquire Patterns"):
-a release pattern (a fence, ``membar``/``fence.sc``/``fence.acq_rel``/``fence.release``
+thread with nothing between race; a plain read does not conflict with it). Strong
+accesses and fences also *synchronize* (PTX ISA 8.8 "Memory Consistency Model",
+"Release and Acquire Patterns"): a release pattern (a fence, ``membar``/``fence.sc``/``fence.acq_rel``/``fence.release``
 (``wl.threadfence*``), followed in program order by a strong write, or a ``.release``
 write) synchronizes with an acquire pattern (a strong read followed by an acquire fence,
 or an ``.acquire`` read) whose read observes the write, directly or through a chain of
@@ -40,7 +40,8 @@ atomic read-modify-writes (observation order); what the releasing thread did bef
 fence then happens before what the acquiring one does after its. In a module with a fence
 (or a ``.release``/``.acquire`` access) and a strong access (:func:`has_fence_sync`) the
 tracker stamps accesses with its clock as for warp syncs, and keeps per thread a row of
-clocks over its block's threads (made at the first release): ``hb`` (accesses of thread
+clocks over its block's threads (made when it first fences or reads a released
+flag): ``hb`` (accesses of thread
 *j* stamped below ``hb[t, j]`` happen before *t*'s), ``rel`` (``hb`` as of the thread's
 last release fence, its own entry the clock there) and ``pend`` (what its strong reads
 took since, made its own at its next acquire fence); a strong write puts its thread's
