@@ -33,8 +33,8 @@ checks (write-after-read: ``wl.atomic_load`` of a cell and a plain store to it b
 thread with nothing between race; a plain read does not conflict with it). Strong
 accesses and fences also *synchronize* (PTX ISA 8.8 "Memory Consistency Model",
 "Release and Acquire Patterns"): a release pattern (a fence, ``membar``/``fence.sc``/
-``fence.acq_rel``/``fence.release`` (``wl.threadfence*``), followed in program order by a strong write, or a ``.release``
-write) synchronizes with an acquire pattern (a strong read followed by an acquire fence,
+``fence.acq_rel``/``fence.release`` (``wl.threadfence*``), followed in program order
+by a strong write, or a ``.release`` write) synchronizes with an acquire pattern (a strong read followed by an acquire fence,
 or an ``.acquire`` read) whose read observes the write, directly or through a chain of
 atomic read-modify-writes (observation order); what the releasing thread did before its
 fence then happens before what the acquiring one does after its. In a module with a fence
