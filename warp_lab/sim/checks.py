@@ -30,32 +30,32 @@ and the atomics orders them: the bins zeroed by 16 threads and counted into with
 GPU. A strong ``ld`` is checked against plain writes and recorded in a third
 readers-only record (the strong loads since the last plain write), which a plain write
 checks (write-after-read: ``wl.atomic_load`` of a cell and a plain store to it by another
-thread with nothing between race; a plain read does not conflict with it). Strong
-accesses and fences also *synchronize* (PTX ISA 8.8 "Memory Consistency Model",
+thread with nothing between race; a plain read does not conflict with it).
+Strong accesses and fences also *synchronize* (PTX ISA 8.8 "Memory Consistency Model",
 "Release and Acquire Patterns"): a release pattern (a fence, ``membar``/``fence.sc``/
-``fence.acq_rel``/``fence.release`` (``wl.threadfence*``), followed in program order
-by a strong write, or a ``.release`` write) synchronizes with an acquire pattern (a strong read followed by an acquire fence,
-or an ``.acquire`` read) whose read observes the write, directly or through a chain of
-atomic read-modify-writes (observation order); what the releasing thread did before its
-fence then happens before what the acquiring one does after its. In a module with a fence
-(or a ``.release``/``.acquire`` access) and a strong access (:func:`has_fence_sync`) the
-tracker stamps accesses with its clock as for warp syncs, and keeps per thread a row of
-clocks over its block's threads (made when it first fences or reads a released
-flag): ``hb`` (accesses of thread
-*j* stamped below ``hb[t, j]`` happen before *t*'s), ``rel`` (``hb`` as of the thread's
-last release fence, its own entry the clock there) and ``pend`` (what its strong reads
-took since, made its own at its next acquire fence); a strong write puts its thread's
-``rel`` on the location (an atomic adds it to what is there, lane by lane in the
-simulator's order; a store replaces it), a strong read takes it. The flag may be in
-shared or global memory (``sync_access``, called for strong accesses of every space);
-only threads of one block count (racecheck checks shared memory). The scope of the fences
-is not checked (every scope includes the threads of a block). A release hands on what warp
-syncs ordered before it. Not modelled: ordering through ``fence.sc`` order alone (two
-``fence.sc`` with no flag observed between them: the order is the run's choice, so a
-kernel relying on it races in another run), what a thread acquired being handed to the
-lanes it then syncs with by ``__syncwarp`` (reported: a false positive), and a *plain*
-write of a flag (it races with the strong accesses of it anyway). A fence after the flag's store or
-before the flag's load is no release (acquire) pattern: the data accesses race.
+``fence.acq_rel``/``fence.release`` (``wl.threadfence*``), followed in program order by a
+strong write, or a ``.release`` write) synchronizes with an acquire pattern (a strong read
+followed by an acquire fence, or an ``.acquire`` read) whose read observes the write,
+directly or through a chain of atomic read-modify-writes (observation order); what the
+releasing thread did before its fence then happens before what the acquiring one does
+after its. In a module with a fence (or a ``.release``/``.acquire`` access) and a strong
+access (:func:`has_fence_sync`) the tracker stamps accesses with its clock as for warp
+syncs, and keeps per thread a row of clocks over its block's threads (made when it first
+fences or reads a released flag): ``hb`` (accesses of thread *j* stamped below ``hb[t,
+j]`` happen before *t*'s), ``rel`` (``hb`` as of the thread's last release fence, its own
+entry the clock there) and ``pend`` (what its strong reads took since, made its own at its
+next acquire fence); a strong write puts its thread's ``rel`` on the location (an atomic
+adds it to what is there, lane by lane in the simulator's order; a store replaces it), a
+strong read takes it. The flag may be in shared or global memory (``sync_access``, called
+for strong accesses of every space); only threads of one block count (racecheck checks
+shared memory). The scope of the fences is not checked (every scope includes the threads
+of a block). A release hands on what warp syncs ordered before it. Not modelled: ordering
+through ``fence.sc`` order alone (two ``fence.sc`` with no flag observed between them: the
+order is the run's choice, so a kernel relying on it races in another run), what a thread
+acquired being handed to the lanes it then syncs with by ``__syncwarp`` (reported: a false
+positive), and a *plain* write of a flag (it races with the strong accesses of it anyway).
+A fence after the flag's store or before the flag's load is no release (acquire) pattern:
+the data accesses race.
 
 ``bar.warp.sync`` (``__syncwarp``) orders memory among the lanes that execute it
 together (CUDA Programming Guide, ``__syncwarp()``: "guarantees memory ordering
