@@ -226,6 +226,8 @@ def load_then_store(out: wl.array(dtype=wl.int32), mode: int):
     if t == 0:
         if mode == 2:
             wl.atomic_store(s, 0, 9)                        # atomic write
+        elif mode == 3:
+            wl.atomic_add(s, 0, 2)                          # atomic read-modify-write
         else:
             s[0] = 9                                        # plain write
 
@@ -235,8 +237,8 @@ def test_a_plain_write_after_another_threads_atomic_load_races():
     strong) and the plain store (weak) of ``s[0]`` conflict (one writes), are not both
     morally strong and nothing orders them: a GPU may run thread 0's store first and
     thread 32 then reads 9. With a barrier between they are ordered; with an atomic
-    store both are morally strong: no race either way."""
-    for mode in (0, 1, 2):
+    store or add both are morally strong: no race either way."""
+    for mode in (0, 1, 2, 3):
         out = np.zeros(1, np.int32)
         res = wl.launch(load_then_store, inputs=[out, mode], grid=(1, 1, 1),
                         block=(64, 1, 1), device="sim", checks=CHECKS)
