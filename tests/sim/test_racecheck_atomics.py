@@ -227,7 +227,7 @@ def load_then_store(out: wl.array(dtype=wl.int32), mode: int):
         if mode == 2:
             wl.atomic_store(s, 0, 9)                        # atomic write
         elif mode == 3:
-            wl.atomic_add(s, 0, 2)                          # atomic read-modify-write
+            wl.atomic_add(s, 0, 2)                          # atomic add
         else:
             s[0] = 9                                        # plain write
 
