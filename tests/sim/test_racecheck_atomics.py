@@ -481,3 +481,37 @@ def test_release_store_and_acquire_load_synchronize_without_fences(store, load):
     (f,) = races
     assert f.kind == "race_raw" and f.thread == (32, 0, 0)
     assert f.details["other_thread"] == (0, 0, 0)
+
+
+@wl.kernel
+def reuse_after_all_done(out: wl.array(dtype=wl.int32)):
+    t = wl.thread_idx.x
+    s = wl.shared_array(2, wl.int32)
+    if t == 0:
+        s[0] = 5
+        s[1] = 0
+    wl.syncthreads()
+    if t >= 32 and t % 32 == 0:
+        out[t // 32] = s[0]                                 # three warps consume
+        wl.threadfence_block()
+        wl.atomic_add(s, 1, 1)                              # and count themselves done
+    if t == 0:
+        while wl.atomic_load(s, 1) < 3:
+            pass
+        wl.threadfence_block()
+        s[0] = 6                                            # then thread 0 overwrites
+
+
+@pytest.mark.xfail(strict=True, reason="racecheck keeps one reader warp per cell: readers "
+                   "of several warps are not ordered by release/acquire")
+def test_a_buffer_read_by_several_warps_and_reused_after_their_releases_is_no_race():
+    """Each consumer warp's release (fence, then its add) is observed by thread 0's
+    acquire through the chain of adds, so all three reads happen before the overwrite
+    (PTX ISA "Release and Acquire Patterns", observation order). racecheck keeps the
+    readers of a cell as one warp with per-lane clocks, or "several threads"; the reads
+    of three warps are the latter and are not ordered by the releases: a known false
+    positive (write-after-read at the overwrite), the test flips when fixed."""
+    out = np.zeros(4, np.int32)
+    res = wl.launch(reuse_after_all_done, inputs=[out], dim=128, device="sim", checks=CHECKS)
+    assert (out[1:] == 5).all()
+    assert _races(res) == []
