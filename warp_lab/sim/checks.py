@@ -364,7 +364,7 @@ class RaceTracker:
             fresh = np.unique(idx[new])
             k = fresh.size
             if self.nsync + k > len(self.hb):
-                cap = max(64, 2 * (self.nsync + k))
+                cap = min(max(64, 2 * (self.nsync + k)), self.m.T)
                 grown = []
                 for t in (self.hb, self.rel, self.pend):
                     g = np.zeros((cap, self.bs), np.int32)
@@ -446,44 +446,72 @@ class RaceTracker:
         if self.hb is None and not self.flags:
             return                  # nothing was released: nothing to hand on or take
         self._hb_tables()
-        # lanes in the order they access each location (the simulator's: lane order)
+        # only locations holding released clocks, or written by a thread that released,
+        # change anything (a histogram's atomics in a kernel with a fence skip the loop)
+        held = np.isin(key, np.fromiter(self.flags, np.int64, len(self.flags))) \
+            if self.flags else np.zeros(key.size, bool)
+        if writes and self.hb is not None:
+            held |= self.released[idx]
+        if not held.any():
+            return
+        # lanes in the order they access each location (the simulator's: lane order),
+        # grouped by location and block; only the busy groups
         order = np.lexsort((blk, key))
         ks, bks = key[order], blk[order]
         cut = np.flatnonzero(np.r_[True, (ks[1:] != ks[:-1]) | (bks[1:] != bks[:-1]), True])
-        for lo, hi in zip(cut[:-1].tolist(), cut[1:].tolist()):
-            k, b = int(ks[lo]), int(bks[lo])
-            lanes = idx[order[lo:hi]]
-            have = self.flags.get(k)
-            cur = None if have is None else have.get(b)
-            if not rmw:
-                if reads and cur is not None:
-                    r = self._rows_of(lanes)
-                    self.pend[r] = np.maximum(self.pend[r], cur)
-                if writes:
-                    # a store: the location now holds what its last lane released
-                    last = lanes[-1]
-                    if self.released[last]:
-                        self.flags[k] = {b: self.rel[self.row[last]].copy()}
+        busy = np.logical_or.reduceat(held[order], cut[:-1])
+        size = np.diff(cut)
+        gid = np.repeat(np.arange(busy.size), size)
+        keep = busy[gid]
+        order, ks, bks = order[keep], ks[keep], bks[keep]
+        first = np.r_[0, np.cumsum(size[busy])[:-1]]     # each group's first sorted lane
+        gid = np.repeat(np.arange(first.size), size[busy])
+        lanes = idx[order]
+        gk, gb = ks[first].tolist(), bks[first].tolist()
+        # what each location holds for the group's block now
+        curs = np.zeros((first.size, self.bs), np.int32)
+        for g, (k, b) in enumerate(zip(gk, gb)):
+            got = self.flags.get(k, {}).get(b)
+            if got is not None:
+                curs[g] = got
+        if not rmw:
+            if reads:
+                r = self._rows_of(lanes)
+                self.pend[r] = np.maximum(self.pend[r], curs[gid])
+            if writes:
+                # a store: the location now holds what its group's last lane released
+                last = lanes[np.r_[first[1:], lanes.size] - 1]
+                for g, (k, b) in enumerate(zip(gk, gb)):
+                    t = int(last[g])
+                    if self.released[t]:
+                        self.flags[k] = {b: self.rel[self.row[t]].copy()}
                     else:
                         self.flags.pop(k, None)
-                continue
-            # read-modify-writes in lane order: each reads what those before it released
-            done = self.released[lanes]
-            if cur is None and not done.any():
-                continue            # no release before them: nothing to hand on
-            rows = np.zeros((lanes.size, self.bs), np.int32)
-            rows[done] = self.rel[self.row[lanes[done]]]
-            run = np.maximum.accumulate(rows, axis=0)
-            if cur is not None:
-                run = np.maximum(run, cur)
-            if reads:
-                seen = np.empty_like(run)
-                seen[0] = 0 if cur is None else cur
-                seen[1:] = run[:-1]
-                r = self._rows_of(lanes)
-                self.pend[r] = np.maximum(self.pend[r], seen)
-            if run[-1].any():
-                self.flags.setdefault(k, {})[b] = run[-1].copy()
+            if reads and any(q in ins.mods for q in ("acquire", "acq_rel")):
+                self._acquire(idx)
+            return
+        # read-modify-writes in lane order: each reads what those before it in its group
+        # released, and what the location held (a running maximum per group, position by
+        # position: as many steps as the largest group has lanes)
+        done = self.released[lanes]
+        run = np.zeros((lanes.size, self.bs), np.int32)
+        if done.any():
+            run[done] = self.rel[self.row[lanes[done]]]
+        run[first] = np.maximum(run[first], curs)
+        pos = np.arange(lanes.size) - first[gid]
+        for p in range(1, int(pos.max()) + 1):
+            at = np.flatnonzero(pos == p)
+            run[at] = np.maximum(run[at], run[at - 1])
+        if reads:
+            seen = np.empty((lanes.size, self.bs), np.int32)
+            seen[1:] = run[:-1]
+            seen[first] = curs
+            r = self._rows_of(lanes)
+            self.pend[r] = np.maximum(self.pend[r], seen)
+        final = run[np.r_[first[1:], lanes.size] - 1]
+        for g, (k, b) in enumerate(zip(gk, gb)):
+            if final[g].any():
+                self.flags.setdefault(k, {})[b] = final[g]
         if reads and any(q in ins.mods for q in ("acquire", "acq_rel")):
             self._acquire(idx)
 
