@@ -419,7 +419,12 @@ block needs a count or a vote at a barrier it needs anyway."""),
 Shared memory has 32 banks of 4 bytes; a warp's access is conflict-free when
 its 32 lanes hit 32 different banks. Reading a 32×32 `float32` tile **by
 column** puts all 32 lanes in the same bank (32-way conflict). One padding
-column (`33` instead of `32`) shifts each row by one bank and removes it."""),
+column (`33` instead of `32`) shifts each row by one bank and removes it.
+
+Each block of 32×32 threads reads its tile of `a` by rows (coalesced),
+then writes the tile's columns as rows of `t` at the mirrored block position
+(block `(bx, by)` of `a` is block `(by, bx)` of `t`), so the global store is
+coalesced too; the transposing happens in shared memory."""),
     ("code", """%%warp_kernel --show source
 def tile_transpose(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dtype=wl.float32, ndim=2)):
     tile = wl.shared_array((32, 32), wl.float32)
@@ -428,7 +433,7 @@ def tile_transpose(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dtype=wl.f
     ty = wl.thread_idx.y
     tile[ty, tx] = a[i, j]
     wl.syncthreads()
-    t[i, j] = tile[tx, ty]
+    t[wl.block_idx.x * 32 + ty, wl.block_idx.y * 32 + tx] = tile[tx, ty]
 
 def tile_transpose_padded(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dtype=wl.float32, ndim=2)):
     tile = wl.shared_array((32, 33), wl.float32)
@@ -437,7 +442,7 @@ def tile_transpose_padded(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dty
     ty = wl.thread_idx.y
     tile[ty, tx] = a[i, j]
     wl.syncthreads()
-    t[i, j] = tile[tx, ty]"""),
+    t[wl.block_idx.x * 32 + ty, wl.block_idx.y * 32 + tx] = tile[tx, ty]"""),
     ("code", """m = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
 conflicts, transposed, runs = {}, {}, {}
 for k in (tile_transpose, tile_transpose_padded):
@@ -458,11 +463,17 @@ The "simulated in … ms" of the two views is CPU simulator time, not GPU
 time: compare the wavefronts, not those times (time the kernels with
 `device="cuda"` on a GPU)."""),
     ("code", """runs["tile_transpose_padded"]   # the padded one: the same lines, no conflicts"""),
-    ("md", """Check the result: both transpose the tile (one 32×32 block), only the
-unpadded one has bank conflicts."""),
+    ("md", """Check the result: both transpose the tile (one 32×32 block) and a
+64×96 matrix (2×3 blocks, each tile to its mirrored place); only the unpadded
+one has bank conflicts."""),
     ("code", """# check
 for t in transposed.values():
     np.testing.assert_array_equal(t, m.T)
+big = np.arange(64 * 96, dtype=np.float32).reshape(64, 96)
+for k in (tile_transpose, tile_transpose_padded):
+    big_t = np.zeros((96, 64), dtype=np.float32)
+    wl.launch(k, dim=big.shape, inputs=[big, big_t], block_dim=1024, device="sim")
+    np.testing.assert_array_equal(big_t, big.T)
 assert conflicts["tile_transpose"] == 32 * 31 and conflicts["tile_transpose_padded"] == 0"""),
 ]
 

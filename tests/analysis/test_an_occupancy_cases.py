@@ -220,3 +220,17 @@ def test_available_dynamic_shared_mem():
     # 16 blocks of 256 threads do not fit (64 warps = 8 blocks): an error, not a number
     with pytest.raises(AnalysisError, match="only 8 blocks"):
         available_dynamic_shared_mem(registers=32, arch="sm_80", num_blocks=16, block_size=256)
+
+
+def test_reprs_use_the_occupancy_calculators_words():
+    # sm_80, 256 threads, 32 registers: 65,536 / (32 × 256) = 8 blocks by registers and
+    # 64 warp slots / 8 warps = 8 blocks by warps: both limit (CUDA guide, table 21)
+    occ = occupancy(registers=32, block_size=256, arch="sm_80")
+    assert "limited by warp slots, registers>" in repr(occ)
+    big_tile = occupancy(registers=16, block_size=256, arch="sm_80", dynamic_shared_mem=96 * 1024)
+    assert repr(big_tile).endswith("limited by shared memory>")
+    best = suggest_block_size(registers=64, arch="sm_80")
+    assert "min_grid_size" not in repr(best) and "no SM count" in repr(best)
+    assert repr(best).startswith(f"<SuggestedBlockSize: block {best.block_size}, ")
+    none = suggest_block_size(registers=255, shared=200_000, arch="sm_80")
+    assert "cannot run" in repr(none)

@@ -31,6 +31,22 @@ def test_diff_shows_changed_ptx_and_registers():
     assert 'class="wl-line wl-add"' in markup
 
 
+def test_a_large_diff_starts_collapsed_a_small_one_open():
+    from warp_lab.notebook.diff import OPEN_DIFF_MAX_LINES
+
+    a = saxpy_record()
+    small = diff(a, dataclasses.replace(a, ptx=a.ptx.replace("add.rn.f32", "sub.rn.f32")))
+    assert '<details class="wl-pane" open><summary>PTX: +1 -1 lines</summary>' in \
+        small._repr_html_()
+    extra = "".join(f"\tmov.u32 \t%r{k}, {k};\n" for k in range(OPEN_DIFF_MAX_LINES + 1))
+    big = diff(a, dataclasses.replace(a, ptx=a.ptx + extra))
+    n = OPEN_DIFF_MAX_LINES + 1
+    markup = big._repr_html_()
+    assert (f'<details class="wl-pane"><summary>PTX: +{n} -0 lines (collapsed: click to show)'
+            "</summary>") in markup
+    assert markup.count('class="wl-line wl-add"') == n     # all there, only folded
+
+
 def test_sass_offsets_do_not_count_as_changes():
     a = saxpy_record()
     shifted = a.sass.replace("/*0000*/", "/*0010*/")

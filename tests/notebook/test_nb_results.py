@@ -175,8 +175,8 @@ def guarded(x: wl.array(dtype=wl.float32), n: int):
 
 
 def test_sim_launch_view_has_a_per_line_table_with_active_lanes():
-    """The per-line table: every line with code, its lanes and divergence, user text
-    escaped; the numbers are line_metrics' (checked against the lanes the guard keeps)."""
+    """The per-line table: every line that ran instructions, its lanes and divergence,
+    user text escaped; the numbers are line_metrics' (checked against the lanes the guard keeps)."""
     import re
 
     import numpy as np
@@ -190,7 +190,8 @@ def test_sim_launch_view_has_a_per_line_table_with_active_lanes():
     i = np.arange(256)
     np.testing.assert_array_equal(x, np.where(i % 4 != 0, np.minimum(i, 20), 0))
     markup = launch_html(r)
-    head = "<summary>Per line: active lanes, divergence, memory (every line with code)"
+    head = ("<summary>Per line: active lanes, divergence, memory (every line that ran "
+            "instructions)")
     assert head in markup
     table = markup.split(head)[1].split("</details>")[0]
     assert "<b>not markup</b>" not in markup

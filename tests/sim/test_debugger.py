@@ -128,6 +128,35 @@ def test_bad_requests_are_simulator_errors(gpu):
         dbg.warp((0, 0, 0), 5)
 
 
+def test_misuse_is_a_simulator_error_not_a_wrong_answer(gpu):
+    """A negative step count went the other way, a negative byte count read the rest of
+    the buffer, a block or thread outside the launch made a breakpoint that never fires,
+    and a malformed index raised ValueError/TypeError: each is now a SimulatorError
+    saying what is allowed, and the debugger's position is unchanged."""
+    mod, ax, x, params = _setup(gpu)
+    dbg = sim.Debugger(mod, "scale", 2, 64, params, gpu.mem)
+    dbg.step(3)
+    for call, match in [
+            (lambda: dbg.step_back(-2), "step_back: n must be an int >= 0, got -2"),
+            (lambda: dbg.step(-1), "step: n must be an int >= 0"),
+            (lambda: dbg.step(1.5), "step: n must be an int >= 0"),
+            (lambda: dbg.read_memory(ax, -8), "read_memory: nbytes must be an int >= 0"),
+            (lambda: dbg.read_shared(0, 0, -5), "read_shared: nbytes must be an int >= 0"),
+            (lambda: dbg.read_local(0, 0, 0, -1), "read_local: nbytes must be an int >= 0"),
+            (lambda: dbg.add_breakpoint(source_line=13, block=(2, 0, 0)),
+             r"block \(2, 0, 0\) is outside the grid \(2, 1, 1\)"),
+            (lambda: dbg.add_breakpoint(source_line=13, thread=64),
+             r"thread \(64, 0, 0\) is outside the block \(64, 1, 1\)"),
+            (lambda: dbg.warp((0, 1), 0), r"block \(0, 1, 0\) is outside the grid"),
+            (lambda: dbg.warp((0, 0, 0, 0), 0), "block must be an int or a tuple of 1-3 ints"),
+            (lambda: dbg.warp("a", 0), "block must be an int or a tuple of 1-3 ints"),
+            (lambda: dbg.warp(0, "1"), "block has warps 0..1, not '1'")]:
+        with pytest.raises(sim.SimulatorError, match=match):
+            call()
+    assert dbg.where().step == 3 and dbg.breakpoints == []
+    assert dbg.step_back(0).step == 3 and dbg.step(0).step == 3
+
+
 def test_read_local_memory_of_a_thread(gpu):
     from sim_kernels import LOCALARR
     ptx = compile_ir(LOCALARR, 0)

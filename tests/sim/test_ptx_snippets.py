@@ -117,6 +117,48 @@ def test_match_and_redux(gpu):
     assert (out[16:31] == DATA.sum()).all() and out[31] == DATA.min()
 
 
+@pytest.mark.parametrize("op", ["min", "max"])
+@pytest.mark.parametrize("mods", ["", ".abs", ".NaN", ".abs.NaN"])
+def test_redux_f32_min_max(gpu, op, mods):
+    """``redux.sync.{min,max}{.abs}{.NaN}.f32`` over lanes 0-15 (membermask 0xffff): NaN
+    ignored unless ``.NaN`` (then the canonical NaN), +0.0 above -0.0 (PTX ISA
+    "redux.sync"). Before the fix the simulator compared the float bits as unsigned
+    integers."""
+    body = f"""
+  mov.b32 %f1, %r2;
+  setp.lt.u32 %p1, %r1, 16;
+  @%p1 redux.sync.{op}{mods}.f32 %f2, %f1, 0xffff;
+  mov.b32 %r3, %f2;
+"""
+    v = (LANE.astype(np.float32) - 7.5) * 3
+    v[4], v[20] = np.nan, -1000.0          # a NaN in the group, an extreme outside it
+    out, _ = run_snippet(gpu, body, v)
+    group = np.abs(v[:16]) if "abs" in mods else v[:16]
+    if "NaN" in mods:
+        want = np.uint32(0x7FFFFFFF)
+    else:
+        num = group[~np.isnan(group)]
+        want = np.float32(num.max() if op == "max" else num.min()).view(np.uint32)
+    assert (out[:16] == want).all(), (out[:16], want)
+
+
+def test_redux_f32_zeros_and_all_nan(gpu):
+    """``max`` of +0.0 and -0.0 is +0.0, ``min`` -0.0; only NaNs give the canonical NaN."""
+    body = """
+  mov.b32 %f1, %r2;
+  redux.sync.max.f32 %f2, %f1, -1;
+  redux.sync.min.f32 %f3, %f1, -1;
+  setp.lt.u32 %p1, %r1, 16;
+  selp.f32 %f4, %f2, %f3, %p1;
+  mov.b32 %r3, %f4;
+"""
+    zeros = np.where(LANE % 2 == 0, 0.0, -0.0).astype(np.float32)
+    out, _ = run_snippet(gpu, body, zeros)
+    assert (out[:16] == 0).all() and (out[16:] == 0x80000000).all()
+    out, _ = run_snippet(gpu, body, np.full(32, np.nan, np.float32))
+    assert (out == 0x7FFFFFFF).all()
+
+
 def test_atom_cas_exactly_one_winner(gpu):
     body = """
   mov.u64 %rd6, sh;
@@ -172,6 +214,40 @@ DONE:
     assert (out[:64] == 0).all()
 
 
+def test_a_counted_barrier_completes_once_per_count_in_arrival_order(gpu):
+    """``bar.sync 1, 64`` taken by four warps: warps 0-2 arrive early, warp 3 after a
+    loop that reads memory (so the simulator looks at the barrier while warp 3 still
+    runs). The first 64 arrivals complete a round and the barrier starts again (PTX ISA
+    "bar, barrier": reinitialized when it completes), so warp 2 waits for warp 3. Before
+    the fix all three early warps were released together and warp 3, alone, was reported
+    as a deadlock. Each warp records the round it was released in (a shared counter
+    bumped by an atomic after its release)."""
+    body = """
+  shr.u32 %r10, %r1, 5;
+  setp.eq.u32 %p1, %r10, 3;
+  mov.u32 %r11, 0;
+  mov.u64 %rd9, sh;
+  @%p1 bra SLOW;
+ARRIVE:
+  bar.sync 1, 64;
+  atom.shared.add.u32 %r3, [%rd9], 1;
+  bra.uni END;
+SLOW:
+  ld.volatile.global.u32 %r12, [%rd5];
+  add.u32 %r11, %r11, 1;
+  setp.lt.u32 %p2, %r11, 2000;
+  @%p2 bra SLOW;
+  bra.uni ARRIVE;
+END:
+"""
+    out, res = run_snippet(gpu, body, np.zeros(128, np.uint32), block=128)
+    assert res.findings == []
+    order = out.reshape(4, 32)       # old counter values: 0..127, in release order
+    first, second = order[:2].ravel(), order[2:].ravel()
+    assert sorted(first.tolist()) == list(range(64))     # warps 0 and 1: the first round
+    assert sorted(second.tolist()) == list(range(64, 128))
+
+
 def test_bar_red_popc_and_or(gpu):
     body = """
   setp.lt.u32 %p1, %r2, 40;
@@ -184,6 +260,51 @@ def test_bar_red_popc_and_or(gpu):
     inp = np.arange(64, dtype=np.uint32) * 2
     out, _ = run_snippet(gpu, body, inp, block=64)
     assert (out == np.sum(inp < 40) + 0).all()       # no thread has 77
+
+
+def test_bar_red_result_is_not_written_by_a_later_bar_sync(gpu):
+    """Only a ``bar.red`` writes its destination: a plain ``bar.sync`` completed later (here
+    by warps arriving apart) leaves the register, reused by ``mov``, alone. Before the fix
+    every barrier completion after a ``bar.red`` rewrote its destination with a count."""
+    body = """
+  setp.lt.u32 %p1, %r2, 40;
+  bar.red.popc.u32 %r4, 0, %p1;
+  mov.u32 %r4, 123;
+  setp.lt.u32 %p2, %r1, 32;
+  @%p2 bra WORK;
+BAR:
+  bar.sync 0;
+  mov.u32 %r3, %r4;
+  bra.uni DONE;
+WORK:
+  add.u32 %r5, %r4, 1;
+  bra.uni BAR;
+DONE:
+"""
+    out, _ = run_snippet(gpu, body, np.arange(64, dtype=np.uint32), block=64)
+    assert (out == 123).all()
+
+
+def test_two_bar_red_kinds_completing_together_each_get_their_own_result(gpu):
+    """Warp 0 counts at ``bar.red.popc`` on barrier 1, warp 1 ands at ``bar.red.and`` on
+    barrier 2 (32 threads each): each reduction is over its own barrier's threads and is
+    written with its own instruction's operation (PTX ISA "bar.red")."""
+    body = """
+  setp.lt.u32 %p1, %r2, 40;
+  setp.lt.u32 %p5, %r1, 32;
+  @!%p5 bra W1;
+  bar.red.popc.u32 %r4, 1, 32, %p1;
+  bra.uni DONE1;
+W1:
+  bar.red.and.pred %p3, 2, 32, %p1;
+  selp.u32 %r4, 1000, 2000, %p3;
+DONE1:
+  mov.u32 %r3, %r4;
+"""
+    inp = np.r_[np.arange(32) * 2, np.arange(32)].astype(np.uint32)
+    out, _ = run_snippet(gpu, body, inp, block=64)
+    assert (out[:32] == np.count_nonzero(inp[:32] < 40)).all()      # 20
+    assert (out[32:] == 1000).all()                                  # all of 0..31 < 40
 
 
 def _f32_bits(x):

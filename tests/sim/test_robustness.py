@@ -180,3 +180,13 @@ def test_bad_run_arguments_are_simulator_errors():
             sim.run(mod, args.pop("kernel"), **args)
     with pytest.raises(SimulatorError, match="GlobalMemory"):
         sim.run(mod, "diverge", 1, 32, bytes(24), memory={})
+
+
+def test_a_negative_host_read_is_an_error_not_the_rest_of_the_allocation():
+    """``GlobalMemory.read(addr, -8)`` sliced ``buf[off:off - 8]``: every byte of the
+    allocation but the last eight (or nothing), instead of an error."""
+    mem = sim.GlobalMemory()
+    addr = mem.alloc(64, name="x")
+    with pytest.raises(sim.SimulatorError, match="-8 bytes at .*must be >= 0"):
+        mem.read(addr, -8)
+    assert mem.read(addr, 0) == b""

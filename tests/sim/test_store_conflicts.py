@@ -103,6 +103,7 @@ def test_the_racy_dot_product_is_reported_at_its_line_naming_out_0(opt):
     assert "threads store different values to out[0]" in f.message
     assert "only one thread's value is kept (which one is undefined on a GPU)" in f.message
     assert "each thread read out[0] before any wrote it" in f.message
+    assert "the index gives" not in f.message     # read-modify-write: the index is meant
     assert "wl.atomic_add(out, 0, value)" in f.message and "reduction" in f.message
     # it still computes what it computes: one thread's product survives, not the sum
     assert not r.partial
@@ -135,6 +136,10 @@ def test_many_threads_storing_the_same_value_is_not_reported_but_different_value
     assert f.source_line == source_line(find_where, "# marker: which one")
     assert f.details["threads"] == 499 and f.details["index"] == (0,)
     assert "read found[0]" not in f.message      # a plain store: no read-modify-write
+    # ... so the first suspect is the index; combining the values comes second
+    assert "if each thread should write an element of its own, the index gives 499 " \
+        "threads this one: check how it is computed from wl.tid()" in f.message
+    assert "if their values should be combined, use wl.atomic_add(found, 0, value)" in f.message
     assert 501 <= where[0] < 1000
 
 

@@ -25,7 +25,13 @@ from warp_lab.analysis.archs import AnalysisError, ArchProperties, arch_properti
 
 __all__ = ["Occupancy", "SuggestedBlockSize", "KernelUsage", "occupancy", "occupancy_curve",
            "suggest_block_size", "available_dynamic_shared_mem", "launch_dynamic_shared_optin",
-           "SharedAllocation", "shared_allocation"]
+           "SharedAllocation", "shared_allocation", "FACTOR_NAMES"]
+
+#: occupancy limiting factors (:attr:`Occupancy.limiters`) in the CUDA Occupancy
+#: Calculator's words, as every view and ``repr`` names them
+FACTOR_NAMES = {"warps": "warp slots", "blocks": "blocks per SM", "registers": "registers",
+                "shared_memory": "shared memory", "barriers": "barriers",
+                "virtual_resources": "virtual resources"}
 
 INT_MAX = 2**31 - 1  # the header's "no limit from this factor"
 
@@ -156,7 +162,7 @@ class Occupancy:
         return (f"<Occupancy {self.arch} block {self.block_size}: "
                 f"{self.active_blocks_per_sm} blocks, {self.active_warps_per_sm}/"
                 f"{self.max_warps_per_sm} warps per SM ({self.occupancy:.0%}), "
-                f"limited by {', '.join(self.limiters) or 'nothing'}>")
+                f"limited by {_factor_list(self.limiters)}>")
 
 
 @dataclass(frozen=True)
@@ -176,6 +182,21 @@ class SuggestedBlockSize:
     blocks_per_sm: int
     min_grid_size: int | None
     occupancy: Occupancy | None
+
+    def __repr__(self) -> str:
+        if not self.block_size:
+            return "<SuggestedBlockSize: the kernel cannot run (no block size fits one SM)>"
+        grid = (f"grid of at least {self.min_grid_size} blocks to fill every SM"
+                if self.min_grid_size is not None
+                else "minimum grid size unknown (an arch, not a device: no SM count)")
+        occ = f" ({self.occupancy.occupancy:.0%} occupancy)" if self.occupancy else ""
+        return (f"<SuggestedBlockSize: block {self.block_size}, {self.blocks_per_sm} blocks "
+                f"per SM{occ}; {grid}>")
+
+
+def _factor_list(factors) -> str:
+    """Limiting factors in :data:`FACTOR_NAMES`' words, comma-separated (``"nothing"``)."""
+    return ", ".join(FACTOR_NAMES.get(f, f) for f in factors) or "nothing"
 
 
 def _usage(kernel: Any, overrides: dict) -> tuple[KernelUsage, Any]:

@@ -26,8 +26,8 @@ from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declar
                                               parse_function, ptx_name)
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
-from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, literal_type, lossy_hint,
-                                            promote, type_name)
+from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, int_needed_hint,
+                                            literal_type, lossy_hint, promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError, source_label
 from warp_lab.lang import builtins as B
@@ -441,7 +441,7 @@ class FunctionTyper(ExprTyper):
             self.visit(a)
             if not (isinstance(a.wl_ty, Scalar) and (a.wl_ty.is_int or a.wl_ty.is_bool)):
                 raise self.error(f"range() arguments must be integers, not {type_name(a.wl_ty)}",
-                                 a, "convert with int(...)")
+                                 a, int_needed_hint(a))
             tys.append(a.wl_ty)
             weak.append(getattr(a, "wl_weak", False))
         strong = [t for t, w in zip(tys, weak) if not w]

@@ -68,5 +68,9 @@ def _convertible(t, a, dst, what):
     c = const_of(a)
     weak = c if _weak(a) and c is not NO_CONST else None
     if not implicit_ok(a.wl_ty, dst, weak):
+        hint = lossy_hint(a.wl_ty, dst)
+        if what == "the mask":   # CUDA code passes -1 or 0xffffffff (an int there)
+            hint = ("a lane mask is a uint32: wl.FULL_MASK (0xFFFFFFFF) for all 32 lanes, "
+                    f"wl.activemask() for the lanes running here; else {hint}")
         raise t.error(f"{what} must be {type_name(dst)}; {type_name(a.wl_ty)} would lose "
-                      "information", a, lossy_hint(a.wl_ty, dst))
+                      "information", a, hint)

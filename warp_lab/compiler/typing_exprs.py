@@ -17,8 +17,9 @@ import numpy as np
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE, FoldError, Meta,
                                             cast_value, float_for, fits, fold_binop,
-                                            fold_compare, fold_unary, implicit_ok, literal_type,
-                                            lossy_hint, promote, type_name)
+                                            fold_compare, fold_unary, implicit_ok,
+                                            int_needed_hint, literal_type, lossy_hint, promote,
+                                            type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B
@@ -66,7 +67,9 @@ def _lookup(typer, name: str):
         raise typer.error(f"the Python builtin {name!r} is not available in kernels",
                           hint="kernels may use range, len, print, int, float, bool, abs, min, "
                                "max, round and pow")
-    raise typer.error(f"name {name!r} is not defined")
+    raise typer.error(f"name {name!r} is not defined",
+                      hint=f"warp_lab's name for it: {_CUDA_NAMES[name]}"
+                      if name in _CUDA_NAMES else "")
 
 
 def static_resolve(expr, typer):
@@ -167,7 +170,7 @@ class ExprTyper:
         if callable(value):
             raise self.error(f"{what} is a Python function; kernels can only call @wl.func "
                              "functions and warp_lab builtins", node,
-                             "decorate it with @wl.func")
+                             _numpy_hint(value) or "decorate it with @wl.func")
         raise self.error(f"{what} is a {type(value).__name__} object, which kernels cannot use",
                          node, "kernels can use int/float/bool constants, wl.constant(...) "
                                "values, @wl.func functions and warp_lab builtins")
@@ -278,7 +281,7 @@ class ExprTyper:
         ty = self.value_type(node)
         if not (isinstance(ty, Scalar) and (ty.is_int or ty.is_bool)):
             raise self.error(f"indices must be integers, not {type_name(ty)}", node,
-                             "convert with int(...)")
+                             int_needed_hint(node))
         return ty
 
     def visit_Subscript(self, node):
@@ -688,6 +691,32 @@ _CUDA_NAMES = {
     "sum": "a loop, or wl.atomic_add / a reduction across threads",
     "zeros": "wl.local_array(shape, dtype) or wl.shared_array(shape, dtype) inside a kernel",
 }
+
+
+#: numpy's spellings of warp_lab's math builtins, where they differ (np.round rounds
+#: halfway cases to even, as wl.rint does; wl.round is CUDA's, away from zero)
+_NUMPY_NAMES = {
+    "absolute": "abs", "fabs": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+    "arctan2": "atan2", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
+    "power": "pow", "maximum": "max", "fmax": "max", "minimum": "min", "fmin": "min",
+    "clip": "clamp", "round": "rint", "around": "rint",
+}
+
+
+def _numpy_hint(value) -> str:
+    """A hint for a numpy function called in a kernel (``np.sqrt(x)``): the warp_lab
+    builtin that computes it (``wl.sqrt``), else where the builtins are; "" for a
+    function not from numpy (its hint is ``@wl.func``)."""
+    module = getattr(value, "__module__", None) or type(value).__module__ or ""
+    if module.split(".")[0] != "numpy":
+        return ""
+    name = getattr(value, "__name__", "")
+    name = _NUMPY_NAMES.get(name, name)
+    if name in B.MATH_UNARY + B.MATH_BINARY + ("abs", "min", "max", "clamp", "sign", "isnan",
+                                                "isinf", "isfinite"):
+        return f"numpy functions do not run in kernels; warp_lab's builtin for it: wl.{name}"
+    return ("numpy functions do not run in kernels: use warp_lab's math builtins (wl.sqrt, "
+            "wl.exp, ...: docs/language.md, Builtins) or write it as a @wl.func")
 
 
 def _did_you_mean(module, attr: str) -> str:

@@ -28,7 +28,8 @@ from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vec
 
 __all__ = ["Meta", "NoneType", "NONE", "promote", "implicit_ok", "literal_type", "fold_binop",
            "fold_unary", "fold_compare", "wrap_int", "cast_value", "float_for", "FoldError",
-           "BINOPS", "CMPOPS", "BINOP_SYMBOLS", "type_name", "lossy_hint", "fits"]
+           "BINOPS", "CMPOPS", "BINOP_SYMBOLS", "type_name", "lossy_hint", "fits",
+           "int_needed_hint"]
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,26 @@ def lossy_hint(src: Type, dst: Type) -> str:
     if isinstance(dst, Scalar):
         return f"write wl.{dst.name}(...) to convert explicitly"
     return f"convert the value to {type_name(dst)} explicitly"
+
+
+def int_needed_hint(node: ast.AST) -> str:
+    """The hint for a float where an integer is needed (an index, a ``range()`` bound).
+
+    Args:
+        node: the typed expression (its operands carry ``wl_ty``).
+
+    Returns:
+        For ``a / b`` of two integers, a pointer to ``//``: ``/`` is Python's true
+        division, a float even for integers (docs/language.md, "Operators"), and
+        ``int(a / b)`` would truncate a rounded float quotient; else the cast to write.
+    """
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        sides = (getattr(node.left, "wl_ty", None), getattr(node.right, "wl_ty", None))
+        if all(isinstance(t, Scalar) and (t.is_int or t.is_bool) for t in sides):
+            return (f"/ is true division, a float even for integers (as in Python): write "
+                    f"{ast.unparse(node.left)} // {ast.unparse(node.right)} for the integer "
+                    "quotient")
+    return "convert with int(...)"
 
 
 def wrap_int(value: int, t: Scalar) -> int:

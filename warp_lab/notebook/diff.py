@@ -125,9 +125,16 @@ def diff(a, b, a_label: str | None = None, b_label: str | None = None) -> Kernel
     return KernelDiff(a_label, b_label, ptx, sass, tuple(res), tuple(opts))
 
 
+#: a pane whose diff changes more lines than this starts collapsed (its summary gives the
+#: counts): a --maxrregcount what-if rewrites most of the SASS, thousands of lines that
+#: would push the rest of the notebook a long way down
+OPEN_DIFF_MAX_LINES = 200
+
+
 def _diff_block(title: str, lines) -> str:
     if not lines:
-        return f'<details class="wl-pane"><summary>{html.escape(title)}: unchanged</summary></details>'
+        return (f'<details class="wl-pane"><summary>{html.escape(title)}: unchanged'
+                "</summary></details>")
     rows = []
     for line in lines:
         cls = ""
@@ -137,8 +144,12 @@ def _diff_block(title: str, lines) -> str:
             cls = "wl-del"
         rows.append(f'<div class="wl-line {cls}"><span class="wl-src">{html.escape(line)}'
                     f"</span></div>")
-    return (f'<details class="wl-pane" open><summary>{html.escape(title)}: {_count(lines)}'
-            f'</summary><div class="wl-code">{"".join(rows)}</div></details>')
+    changed = sum(1 for x in lines if x[:1] in "+-" and x[:3] not in ("+++", "---"))
+    big = changed > OPEN_DIFF_MAX_LINES
+    note = " (collapsed: click to show)" if big else ""
+    return (f'<details class="wl-pane"{"" if big else " open"}><summary>{html.escape(title)}: '
+            f'{_count(lines)}{note}</summary><div class="wl-code">{"".join(rows)}</div>'
+            "</details>")
 
 
 def diff_html(d: KernelDiff) -> str:

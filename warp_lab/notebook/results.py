@@ -227,7 +227,7 @@ def _line_table_html(result) -> str:
     table = line_table(result)
     if table is None or not (table.rows or table.unplaced):
         return ""
-    which = "every line with code"
+    which = "every line that ran instructions"
     if table.rest is not None:
         which = (f"the {len(table.rows)} lines that issued the most warp-instructions; the "
                  f"other {table.rest_lines} summed")

@@ -27,6 +27,7 @@ import html
 import secrets
 from typing import Mapping
 
+from warp_lab.analysis.occupancy import FACTOR_NAMES
 from warp_lab.compiler.artifact import SHARED_DECL, shared_array_lines
 from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
                                             python_location, source_line_text)
@@ -378,10 +379,6 @@ def style_block() -> str:
     return f"<style>{STYLE}\n{token_css('.wl-kernel .wl-code')}</style>"
 
 
-#: occupancy limiting factors (``Occupancy.limiters``) as the views name them
-FACTOR_NAMES = {"warps": "warp slots", "blocks": "blocks per SM", "registers": "registers",
-                "shared_memory": "shared memory", "barriers": "barriers",
-                "virtual_resources": "virtual resources"}
 
 
 def _occ_fields(occ) -> list[tuple[str, str]]:

@@ -292,13 +292,23 @@ def _conflict_finding(f, places):
     if more:
         text += f"; {more} other element{'s' * (more > 1)} of {name} too"
     if op:
-        text += (f"; fix: wl.atomic_{op}({name}, {said}, value), which does the update in "
-                 "one step, or a reduction (each thread combines into a register or its "
-                 "own element, then one thread or one atomic per block combines them)")
+        # (update_op is found only for a read-modify-write: the atomic of its operation)
+        combine = (f"wl.atomic_{op}({name}, {said}, value), which does the update in one "
+                   "step, or a reduction (each thread combines into a register or its own "
+                   "element, then one thread or one atomic per block combines them)")
     else:
-        text += (f"; fix: wl.atomic_add({name}, {said}, value) for a sum (wl.atomic_max/"
-                 "min/... likewise), or a reduction (each thread adds into a register or "
-                 "its own element, then one thread or one atomic per block combines them)")
+        combine = (f"wl.atomic_add({name}, {said}, value) for a sum (wl.atomic_max/min/... "
+                   "likewise), or a reduction (each thread adds into a register or its own "
+                   "element, then one thread or one atomic per block combines them)")
+    if d.get("read_ptx_line") is None and d.get("values", 2) > 1:
+        # a plain store, no read-modify-write: most often an index that is not one
+        # element per thread (a forgotten block offset, swapped row and column)
+        text += (f"; if each thread should write an element of its own, the index gives "
+                 f"{k} threads this one: check how it is computed from wl.tid() (or "
+                 f"wl.thread_idx and wl.block_idx); if their values should be combined, "
+                 f"use {combine}")
+    else:
+        text += f"; fix: {combine}"
     return dataclasses.replace(f, message=text,
                                details={**d, "array": name, "index": index})
 

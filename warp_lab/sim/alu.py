@@ -10,8 +10,8 @@ discarded and floating-point exceptions are silenced by the engine.
 Rules followed: integer arithmetic wraps to the type width; ``.rn`` float
 operations use numpy's IEEE float32/float64 (bit-exact with the GPU);
 ``fma``/``mad`` round once, in their rounding mode (:func:`warp_lab.sim.fp.fma`);
-``.rz``/``.rm``/``.rp`` ``add``/``sub``/``mul`` are correctly rounded in that
-direction for float32 and float64; ``.ftz`` flushes
+``.rz``/``.rm``/``.rp`` ``add``/``sub``/``mul``/``div``/``rcp``/``sqrt`` are correctly
+rounded in that direction for float32 and float64; ``.ftz`` flushes
 f32 subnormal inputs and results; ``.sat`` clamps; ``.approx`` operations are
 computed in float64 and rounded, which is within the maximum errors the PTX
 ISA documents for them (e.g. ``ex2.approx.f32``: 2 ulp).
@@ -180,7 +180,9 @@ def _div(ins, mod):
     dt = type_dtype(t)
     if dt.kind == "f":
         mode = _rmode(ins)
-        if dt == np.float32 and mode != "rn" and "approx" not in ins.mods and "full" not in ins.mods:
+        if mode != "rn" and "approx" not in ins.mods and "full" not in ins.mods:
+            if dt == np.float64:
+                return _nary(ins, mod, lambda a, b: fp.div_directed(a, b, mode))
             return _nary(ins, mod, _directed(np.divide, mode))
         return _nary(ins, mod, lambda a, b: a / b)
     ones = np.array(-1).astype(dt)[()]
@@ -348,9 +350,14 @@ def _unary_float(ins, mod):
         "abs": np.abs,
         "neg": np.negative,
     }
-    if op == "rcp" and exact and _rmode(ins) != "rn" and dt == np.float32:
+    mode = _rmode(ins)
+    if op == "rcp" and exact and mode != "rn":
+        if dt == np.float64:
+            return _nary(ins, mod, lambda a: fp.div_directed(1.0, a, mode))
         return _nary(ins, mod, lambda a: fp.round_f64_to_f32(1.0 / np.asarray(a, np.float64),
-                                                             _rmode(ins)))
+                                                             mode))
+    if op == "sqrt" and exact and mode != "rn":
+        return _nary(ins, mod, lambda a: fp.sqrt_directed(a, mode))
     return _nary(ins, mod, table[op])
 
 

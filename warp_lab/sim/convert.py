@@ -73,6 +73,8 @@ def _cvt(ins, mod):
                 v = fp.round_integral(a, irnd).astype(ddt)
             elif ddt == np.float32 and sdt == np.float64:
                 v = fp.round_f64_to_f32(a, frnd)
+            elif ddt.itemsize < sdt.itemsize:     # to f16: rounded in frnd
+                v = fp.round_to_float(a, ddt, frnd)
             else:
                 v = a.astype(ddt)
             v = fp.canonical_nan(fin(v)) if ddt == np.float32 else v
@@ -80,10 +82,7 @@ def _cvt(ins, mod):
     elif ddt.kind == "f":  # int -> float
         def f(a):
             a = np.asarray(a)
-            if ddt == np.float32 and frnd != "rn" and sdt.itemsize <= 4:
-                v = fp.round_f64_to_f32(a.astype(np.float64), frnd)
-            else:
-                v = a.astype(ddt)
+            v = fp.round_to_float(a, ddt, frnd)
             return fp.sat(v) if sat else v
     elif sdt.kind == "f":  # float -> int, saturating
         mode = irnd or "rzi"

@@ -270,18 +270,20 @@ class Debugger:
         """Add a breakpoint; returns it (its ``id`` removes it).
 
         Raises:
-            SimulatorError: neither line given, or no instruction on that line.
+            SimulatorError: neither line given, no instruction on that line, or a
+                ``block`` outside the grid / ``thread`` outside the block (it could
+                never fire).
         """
         if ptx_line is None and source_line is None:
             raise SimulatorError("a breakpoint needs ptx_line or source_line")
+        block, thread = self._block(block, "block"), self._thread(thread)
         code = self.module.code
         probe = Breakpoint(0, ptx_line, source_line, source_file)
         lines = {ins.line for ins in code if self._matches_line(probe, ins)}
         if not lines:
             where = f"PTX line {ptx_line}" if ptx_line is not None else f"source line {source_line}"
             raise SimulatorError(f"no instruction on {where}")
-        bp = Breakpoint(self._next_id, ptx_line, source_line, source_file,
-                        _dim3(block), _dim3(thread))
+        bp = Breakpoint(self._next_id, ptx_line, source_line, source_file, block, thread)
         self._breakpoints[bp.id] = bp
         if ptx_line is None and lines - self._not_statements:
             self._passes_by.add(bp.id)
@@ -296,6 +298,7 @@ class Debugger:
 
     @property
     def breakpoints(self) -> list[Breakpoint]:
+        """The breakpoints set, in the order they were added."""
         return list(self._breakpoints.values())
 
     def _matches_line(self, bp, ins) -> bool:
@@ -324,6 +327,15 @@ class Debugger:
                     return bp
         return None
 
+    def _block(self, v, what: str):
+        """``v`` as a block index ``(x, y, z)`` of the launch's grid (``None`` stays
+        ``None``)."""
+        return _index(v, self.machine.grid, what, "the grid")
+
+    def _thread(self, v):
+        """``v`` as a thread index ``(x, y, z)`` of a block (``None`` stays ``None``)."""
+        return _index(v, self.machine.block, "thread", "the block")
+
     # ---- motion
     def where(self) -> Stop | None:
         """The next instruction to run, or ``None`` when the launch has finished."""
@@ -344,7 +356,12 @@ class Debugger:
                     int(np.count_nonzero(lanes)), bp)
 
     def step(self, n: int = 1) -> Stop | None:
-        """Execute ``n`` instructions (each for the lanes scheduled together)."""
+        """Execute ``n`` instructions (each for the lanes scheduled together).
+
+        Raises:
+            SimulatorError: ``n`` is not an int >= 0.
+        """
+        _count(n, "step")
         for _ in range(n):
             if self.finished:
                 break
@@ -400,7 +417,12 @@ class Debugger:
         self._ensure()
 
     def step_back(self, n: int = 1) -> Stop | None:
-        """Go back ``n`` steps by replaying the launch from the start."""
+        """Go back ``n`` steps by replaying the launch from the start.
+
+        Raises:
+            SimulatorError: ``n`` is not an int >= 0 (a negative one went forward).
+        """
+        _count(n, "step_back")
         target = max(0, self.step_count - n)
         self.restart()
         while self.step_count < target and not self.finished:
@@ -430,6 +452,7 @@ class Debugger:
 
     @property
     def findings(self):
+        """The :class:`~warp_lab.sim.result.Finding` records of the launch so far."""
         return list(self.machine.findings)
 
     # ---- inspection
@@ -437,18 +460,19 @@ class Debugger:
         """The state of warp ``warp`` of ``block`` (which must be in the current batch).
 
         Raises:
-            SimulatorError: the block is not being simulated now (it has finished or not
-                started; run or step until it is) or the warp does not exist.
+            SimulatorError: ``block`` is not a block index of the grid, the block is not
+                being simulated now (it has finished or not started; run or step until
+                it is) or the warp does not exist.
         """
         m = self.machine
-        b = _dim3(block)
+        b = self._block(block, "block")
         lin = b[0] + m.grid[0] * (b[1] + m.grid[1] * b[2])
         k = lin - m.first_block
         if m.T == 0 or not 0 <= k < m.nb:
             raise SimulatorError(f"block {b} is not running now (current blocks "
                                  f"{m.first_block}..{m.first_block + m.nb - 1} in linear order)")
-        if not 0 <= warp < m.wpb:
-            raise SimulatorError(f"block has warps 0..{m.wpb - 1}, not {warp}")
+        if not isinstance(warp, (int, np.integer)) or not 0 <= warp < m.wpb:
+            raise SimulatorError(f"block has warps 0..{m.wpb - 1}, not {warp!r}")
         sl = slice(k * m.bs_pad + 32 * warp, k * m.bs_pad + 32 * warp + 32)
         nxt = m.peek()
         active = np.zeros(32, bool)
@@ -478,13 +502,24 @@ class Debugger:
         return WarpState(b, warp, regs, raw, preds, active, pcs, lines, status, fname)
 
     def read_memory(self, address: int, nbytes: int) -> bytes:
-        """Global memory bytes (see :meth:`GlobalMemory.read`)."""
+        """Global memory bytes (see :meth:`GlobalMemory.read`).
+
+        Raises:
+            SimulatorError: ``nbytes`` < 0, or the range is not inside one allocation.
+        """
+        _count(nbytes, "read_memory", "nbytes")
         return self.memory.read(address, nbytes)
 
     def read_shared(self, block, offset: int, nbytes: int) -> bytes:
-        """Shared memory bytes of ``block`` (in the current batch)."""
+        """Shared memory bytes of ``block`` (in the current batch).
+
+        Raises:
+            SimulatorError: the block is not running now, or the range (``nbytes`` >= 0)
+                is not inside the block's shared memory.
+        """
+        _count(nbytes, "read_shared", "nbytes")
         m = self.machine
-        b = _dim3(block)
+        b = self._block(block, "block")
         k = b[0] + m.grid[0] * (b[1] + m.grid[1] * b[2]) - m.first_block
         if m.T == 0 or not 0 <= k < m.nb:
             raise SimulatorError(f"block {b} is not running now")
@@ -495,9 +530,15 @@ class Debugger:
 
 
     def read_local(self, block, thread, offset: int, nbytes: int) -> bytes:
-        """Local memory bytes (the ``.local`` depot) of one thread of a block in the batch."""
+        """Local memory bytes (the ``.local`` depot) of one thread of a block in the batch.
+
+        Raises:
+            SimulatorError: the thread is not running now, or the range (``nbytes`` >= 0)
+                is not inside its local memory.
+        """
+        _count(nbytes, "read_local", "nbytes")
         m = self.machine
-        b, t = _dim3(block), _dim3(thread)
+        b, t = self._block(block, "block"), self._thread(thread)
         k = b[0] + m.grid[0] * (b[1] + m.grid[1] * b[2]) - m.first_block
         lin = t[0] + m.block[0] * (t[1] + m.block[1] * t[2])
         if m.T == 0 or not 0 <= k < m.nb or not 0 <= lin < m.bs:
@@ -538,10 +579,27 @@ def _lane_values(values, active) -> list[str]:
             for k in range(0, len(shown), 8)]
 
 
-def _dim3(v):
+def _index(v, extent, what: str, within: str):
+    """``v`` (an int or a tuple of 1-3 ints; ``None`` stays ``None``) as an index ``(x, y,
+    z)`` inside ``extent`` (the grid or block dimensions).
+
+    Raises:
+        SimulatorError: not ints, more than three, or outside ``extent``.
+    """
     if v is None:
         return None
-    if isinstance(v, (int, np.integer)):
-        return (int(v), 0, 0)
-    t = tuple(int(x) for x in v)
-    return t + (0,) * (3 - len(t))
+    t = (v,) if isinstance(v, (int, np.integer)) else v
+    if not isinstance(t, (tuple, list)) or not 1 <= len(t) <= 3 or not all(
+            isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in t):
+        raise SimulatorError(f"{what} must be an int or a tuple of 1-3 ints, got {v!r}")
+    t = tuple(int(x) for x in t) + (0,) * (3 - len(t))
+    if not all(0 <= x < n for x, n in zip(t, extent)):
+        raise SimulatorError(f"{what} {t} is outside {within} {tuple(extent)}")
+    return t
+
+
+def _count(n, method: str, name: str = "n") -> None:
+    """Refuse a count that is not an int >= 0 (a negative step count went the other way,
+    a negative byte count read the rest of the buffer)."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise SimulatorError(f"{method}: {name} must be an int >= 0, got {n!r}")

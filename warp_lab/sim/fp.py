@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 __all__ = ["fma", "directed", "ftz", "sat", "signed_zeros", "canonical_nan", "round_f64_to_f32",
-           "to_int", "round_integral"]
+           "to_int", "round_integral", "div_directed", "sqrt_directed", "round_to_float"]
 
 _F32_TINY = np.float32(np.finfo(np.float32).tiny)
 _F64_TINY = np.float64(np.finfo(np.float64).tiny)
@@ -218,6 +218,89 @@ def round_f64_to_f32(x, mode: str):
             target = np.float32(np.inf)
         step &= np.isfinite(x)
         return np.where(step, np.nextafter(r, target), r).astype(np.float32)
+
+
+def div_directed(a, b, mode: str):
+    """float64 ``a / b`` rounded in ``mode`` (``rz``, ``rm``, ``rp``; PTX ISA "div":
+    ``div.rz.f64`` etc. are IEEE 754 compliant).
+
+    The nearest quotient ``q`` is moved one ulp when the exact quotient lies on the other
+    side: the sign of ``a/b - q`` is that of the remainder ``a - q*b`` (computed by
+    :func:`fma` with one rounding, which keeps its sign) times that of ``b``. Lanes whose
+    remainder may underflow (a quotient below 2**-960) are done with rationals. A zero
+    divisor gives an exact infinity, never the overflow that ``rz`` clamps.
+    """
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    with np.errstate(all="ignore"):
+        q = a / b
+        err = np.sign(fma(-q, b, a)) * np.sign(b)
+        err = _exact_sign_where(np.abs(q) < 2.0 ** -960, err, q,
+                                lambda x, y: Fraction(x) / Fraction(y), a, b)
+    return directed(q, err, mode, np.isfinite(a) & np.isfinite(b) & (b != 0))
+
+
+def sqrt_directed(a, mode: str):
+    """``sqrt(a)`` rounded in ``mode`` (``rz``, ``rm``, ``rp``) for float32 or float64
+    ``a`` (PTX ISA "sqrt": ``sqrt.rz`` etc. are IEEE 754 compliant).
+
+    float32: the float64 square root is rounded in ``mode`` (a float64 square root of a
+    float32 never lands on a float32 unless it is exact, so nothing is lost). float64:
+    the nearest root ``r`` is moved one ulp when ``a - r*r`` (by :func:`fma`) says the
+    exact root lies on the other side; inputs below 2**-900 are done with rationals.
+    """
+    a = np.asarray(a)
+    with np.errstate(all="ignore"):
+        if a.dtype != np.float64:
+            return round_f64_to_f32(np.sqrt(a.astype(np.float64)), mode).astype(a.dtype)
+        r = np.sqrt(a)
+        err = np.sign(fma(-r, r, a))
+        err = _exact_sign_where((a > 0) & (a < 2.0 ** -900), err, r,
+                                lambda x: Fraction(x), a, square=True)
+    return directed(r, err, mode, np.isfinite(a))
+
+
+def _exact_sign_where(hard, err, r, exact, *args, square=False):
+    """``err`` with the lanes ``hard`` (bool array) replaced by the sign of ``exact(*args)
+    - r`` (``exact(*args) - r*r`` when ``square``), computed with rationals."""
+    hard = np.broadcast_to(hard, np.shape(err)) & np.isfinite(np.broadcast_to(r, np.shape(err)))
+    if not hard.any():
+        return err
+    err = np.array(err, np.float64, copy=True)
+    flat = [np.broadcast_to(v, err.shape) for v in (r, *args)]
+    for k in zip(*np.nonzero(hard)):
+        rk = Fraction(float(flat[0][k]))
+        d = exact(*(float(v[k]) for v in flat[1:])) - (rk * rk if square else rk)
+        err[k] = (d > 0) - (d < 0)
+    return err
+
+
+def round_to_float(a, dtype, mode: str):
+    """Integers (int64/uint64 array) or floats converted to float ``dtype`` (float16,
+    float32 or float64) rounded in ``mode`` (``rn``, ``rz``, ``rm``, ``rp``; PTX ISA
+    "cvt": ``cvt.frnd.f32.s64`` etc.).
+
+    numpy's conversion rounds to nearest; the sign of what it left out is computed
+    exactly (an integer as two 32-bit halves, each exact in float64, so ``(high - r) +
+    low`` has no rounding error; a float's difference is exact or keeps its sign), and
+    :func:`directed` moves the result one ulp where the mode asks.
+    """
+    a = np.asarray(a)
+    dtype = np.dtype(dtype)
+    with np.errstate(all="ignore"):
+        r = a.astype(dtype)
+        if mode == "rn":
+            return r
+        rf = r.astype(np.float64)
+        if a.dtype.kind in "iu":
+            hi = ((a >> 32) << 32).astype(np.float64) if a.dtype.itemsize == 8 else 0.0
+            lo = (a & 0xFFFFFFFF).astype(np.float64) if a.dtype.itemsize == 8 else \
+                a.astype(np.float64)
+            err = np.sign((hi - rf) + lo)
+            finite = True
+        else:
+            err = np.sign(a.astype(np.float64) - rf)
+            finite = np.isfinite(a)
+    return directed(r, err, mode, finite)
 
 
 def round_integral(x, mode: str):

@@ -280,8 +280,11 @@ class Machine:
         self.waitbar = np.zeros(T, np.int32)
         self.waitpc = np.zeros(T, np.int32)
         self.waitcnt = np.zeros(T, np.int32)
+        self.waitseq = np.zeros(T, np.int64)   # arrival order at barriers (counted ones)
+        self.barseq = 0
         self.arrive = {}
-        self.barred = None
+        self.barred = None      # bar.red: each thread's predicate (sync.release_barriers)
+        self.barred_ops = {}    # bar.red pc -> (reduction, destination writer)
         self.worked = None
         self.waiters = np.zeros(nb, np.int64)
         # batch thread -> what it printed last in this batch (a trap finding quotes it: a
@@ -928,6 +931,9 @@ class Machine:
 
     # ------------------------------------------------------------------ results
     def result(self, seconds: float) -> SimResult:
+        """The launch's :class:`SimResult`: printed text, thread- and warp-instruction
+        counts, findings, ``partial``, and (when collected) the metrics folded per PTX and
+        ``.loc`` line; ``seconds`` is the wall time to report."""
         self._flush_uniform()
         res = SimResult(printed="".join(self.printed), instructions=int(self.executed),
                         warp_instructions=int(self.warp_executed), seconds=seconds,
@@ -954,6 +960,8 @@ class Machine:
         return res
 
     def mem_stats(self, ins) -> MemoryLineStats:
+        """The global-memory counters (requests, sectors) of ``ins``'s PTX line, created
+        on first use."""
         st = self.metrics.global_memory.get(ins.line)
         if st is None:
             st = self.metrics.global_memory[ins.line] = MemoryLineStats()

@@ -448,17 +448,25 @@ def _ld_param(ins, mod, aop, dt, es, n, ws):
         return ex_k
 
     def ex_c(m, mask):
-        arr = m.cparams.get(name)
-        need = off + es * n
-        if arr is None or arr.shape[1] < need:
-            arr2 = np.zeros((m.T, need), np.uint8)
-            if arr is not None:
-                arr2[:, :arr.shape[1]] = arr
-            arr = m.cparams[name] = arr2
+        arr = _param_bytes(m, name, off + es * n)
         block = np.ascontiguousarray(arr[:, off:off + es * n]).view(RAW[es])
         for j, w in enumerate(ws):
             w(m, block[:, j].view(dt), mask)
     return ex_c
+
+
+def _param_bytes(m, name: str, need: int):
+    """The bytes of ``.param`` variable ``name`` of a call (a ``(T, size)`` uint8 array, one
+    row per batch thread, in ``m.cparams``), grown with zeros to at least ``need`` bytes:
+    ``st.param`` writes a device function's arguments there and ``ld.param`` reads them
+    (PTX ISA "Parameter State Space")."""
+    arr = m.cparams.get(name)
+    if arr is None or arr.shape[1] < need:
+        grown = np.zeros((m.T, need), np.uint8)
+        if arr is not None:
+            grown[:, :arr.shape[1]] = arr
+        arr = m.cparams[name] = grown
+    return arr
 
 
 def _st(ins, mod):
@@ -476,12 +484,7 @@ def _st(ins, mod):
 
         def ex_p(m, mask):
             need = off + es * n
-            arr = m.cparams.get(name)
-            if arr is None or arr.shape[1] < need:
-                arr2 = np.zeros((m.T, need), np.uint8)
-                if arr is not None:
-                    arr2[:, :arr.shape[1]] = arr
-                arr = m.cparams[name] = arr2
+            arr = _param_bytes(m, name, need)
             vals = np.stack([np.broadcast_to(np.asarray(r(m), RAW[es]), (m.T,)) for r in rs], 1)
             b = np.ascontiguousarray(vals).view(np.uint8).reshape(m.T, es * n)
             if mask is None:
@@ -560,6 +563,11 @@ _ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas
 
 
 def _atomic_apply(op, dt, old, b, c):
+    """The value an atomic ``op`` leaves in memory that held ``old`` (PTX ISA "atom"):
+    integers wrap; ``inc`` is ``old >= b ? 0 : old + 1`` and ``dec`` is ``old == 0 || old >
+    b ? b : old - 1`` (unsigned); ``min``/``max`` compare as ``dt`` (signed or unsigned;
+    floats as the ``min``/``max`` instructions); ``cas`` stores ``c`` where ``old == b``;
+    ``add_ftz`` is a float32 add on global memory, subnormal inputs and result flushed."""
     if op == "add":
         return old + b
     if op == "add_ftz":     # atom.add.f32 on global memory (b flushed already)
@@ -690,6 +698,9 @@ def _subnormal(x) -> bool:
 
 
 def _atom(ins, mod):
+    """``atom``/``red`` (PTX ISA "atom", "red"): every ``_ATOM_OPS`` operation on scalar
+    types, the lanes applied in lane order (:func:`_atomic_rmw`), ``atom`` writing each
+    lane's old value. Vector and packed (``f16x2``) forms raise SimulatorError."""
     space = _space(ins)
     op = next((x for x in ins.mods if x in _ATOM_OPS), None)
     if op is None or not ins.types:

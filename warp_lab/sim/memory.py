@@ -108,6 +108,9 @@ class GlobalMemory:
 
     # ---- host access
     def _span(self, addr: int, nbytes: int):
+        if nbytes < 0:   # (a slice to off + nbytes would return the wrong bytes)
+            raise SimulatorError(f"host access of {nbytes} bytes at {addr:#x}: the byte "
+                                 "count must be >= 0")
         if nbytes == 0 and addr in self._bufs:   # an empty allocation (a 0-element array)
             return self._bufs[addr], 0
         hit = self.find(addr)

@@ -1,9 +1,10 @@
 """Barriers and warp-synchronous instructions (PTX ISA 9.7.12.1–9.7.12.9, 9.7.8.6–9.7.8.9).
 
 * ``bar.sync``/``barrier.sync``/``bar.red``/``bar.arrive`` with a barrier id
-  (0–15) and an optional thread count (counted per warp, a multiple of 32);
-  without a count every live thread of the block must arrive, exited
-  threads counting as arrived.
+  (0–15) and an optional thread count (counted per warp, a multiple of 32; each
+  time that many have arrived the barrier completes for them, in arrival order,
+  and starts again); without a count every live thread of the block must arrive,
+  exited threads counting as arrived.
 * ``shfl.sync`` (up, down, bfly, idx with the clamp/segment operand ``c``),
   ``vote.sync`` (all, any, uni, ballot), ``match.sync`` (any, all),
   ``redux.sync``, ``bar.warp.sync``: lanes wait (status ``WSYNC``) until every
@@ -99,12 +100,14 @@ def _bar(ins, mod):
         m.pc[lanes] = _BIG
         m.waitbar[lanes] = bid
         m.waitpc[lanes] = p
-        m.waitcnt[lanes] = count
+        m.waitcnt[lanes] = min(count, 2**31 - 1)   # (int32; a count that big never completes)
+        m.waitseq[lanes] = m.barseq
+        m.barseq += 1
         if red:
             if m.barred is None:
                 m.barred = np.zeros(m.T, bool)
             m.barred[lanes] = np.broadcast_to(rc(m), (m.T,))[lanes]
-            m.barred_ops = (redop, wd)
+            m.barred_ops[p] = (redop, wd)
         m.waiters += np.bincount(m.blk[lanes], minlength=m.nb)
         if m.worked is None:
             m.worked = np.zeros(m.T, bool)
@@ -131,17 +134,12 @@ def release_barriers(m, waiting) -> bool:
         for b, bid in set(zip(wblk.tolist(), wbar.tolist())):
             sel = waiting & (m.blk == b) & (m.waitbar == bid)
             c = int(m.waitcnt[sel].max())
-            if c == 0:
-                need = int(np.count_nonzero(live & (m.blk == b)))
-                have = int(np.count_nonzero(sel))
-            else:
-                need = c
-                have = 32 * int(np.count_nonzero(sel.reshape(-1, 32).any(1))) + \
-                    m.arrive.get((b, bid), 0)
-            if have >= need:
+            if c:
+                done = _counted_rounds(m, sel, (b, bid), c)
+                rel |= done
+                counted |= done
+            elif np.count_nonzero(sel) >= np.count_nonzero(live & (m.blk == b)):
                 rel |= sel
-                if c:
-                    counted |= sel
                 m.arrive.pop((b, bid), None)
     if not rel.any():
         return False
@@ -152,17 +150,7 @@ def release_barriers(m, waiting) -> bool:
         if whole.any():
             _check_divergence(m, whole, np.unique(m.blk[whole]))
     if m.barred is not None:
-        redop, wd = m.barred_ops
-        vals = m.barred & rel
-        per_blk = np.bincount(m.blk[vals], minlength=m.nb)
-        n_blk = np.bincount(m.blk[rel], minlength=m.nb)
-        if redop == "popc":
-            res = per_blk.astype(np.uint32)[m.blk]
-        elif redop == "and":
-            res = (per_blk == n_blk)[m.blk]
-        else:
-            res = (per_blk > 0)[m.blk]
-        wd(m, res, rel)
+        _bar_red_results(m, rel)
     if m.collect:
         m.metrics.barriers += int(np.count_nonzero(rel.reshape(-1, 32).any(1)))
     if m.race is not None:
@@ -177,6 +165,56 @@ def release_barriers(m, waiting) -> bool:
         if not m.waiters.any():
             m.worked = None
     return True
+
+
+def _counted_rounds(m, sel, key, count: int):
+    """Complete barrier ``key`` (block, id) with thread count ``count`` as often as its
+    arrivals allow; returns the waiting threads of ``sel`` (bool ``(T,)``) released.
+
+    PTX ISA "bar, barrier": arrivals are counted per warp (32 threads each, ``bar.arrive``
+    ones in :attr:`Machine.arrive`); once ``count`` is reached the barrier completes and
+    is reinitialized, so warps arriving past the first ``count`` threads wait for the next
+    round (a named barrier that pairs of warps take in turn: a later partner completes
+    it). The warps that arrived first go first (``Machine.waitseq``); ``bar.arrive``
+    arrivals are taken before waiting warps (their order is not kept)."""
+    rel = np.zeros(m.T, bool)
+    rows = sel.reshape(-1, 32)
+    warps = np.flatnonzero(rows.any(1))
+    first = np.argmax(rows[warps], axis=1) + 32 * warps
+    warps = warps[np.argsort(m.waitseq[first], kind="stable")]   # in arrival order
+    arrived = m.arrive.pop(key, 0)
+    while 32 * warps.size + arrived >= count:
+        take = max(0, -(-(count - arrived) // 32))
+        arrived = max(0, arrived - count)
+        rel[(32 * warps[:take, None] + np.arange(32)).reshape(-1)] = True
+        warps = warps[take:]
+    if arrived:
+        m.arrive[key] = arrived
+    return rel & sel
+
+
+def _bar_red_results(m, rel):
+    """Write the results of the ``bar.red`` instructions among the threads ``rel`` (bool
+    ``(T,)``) a barrier just released: each thread that waited at a ``bar.red`` gets the
+    reduction of the predicates of the threads released with it from the same barrier of
+    its block (PTX ISA "bar.red": ``.popc`` counts the threads whose predicate is true,
+    ``.and``/``.or`` combine them). Threads released from a plain ``bar.sync`` get
+    nothing: their registers are not the ``bar.red``'s destination."""
+    red = rel & np.isin(m.waitpc, list(m.barred_ops))
+    if not red.any():
+        return
+    key = m.blk * 16 + m.waitbar          # one reduction per block and barrier id
+    true = np.bincount(key[red & m.barred], minlength=m.nb * 16)
+    total = np.bincount(key[red], minlength=m.nb * 16)
+    for q in np.unique(m.waitpc[red]).tolist():
+        redop, wd = m.barred_ops[q]
+        if redop == "popc":
+            res = true.astype(np.uint32)[key]
+        elif redop == "and":
+            res = (true == total)[key]
+        else:
+            res = (true > 0)[key]
+        wd(m, res, red & (m.waitpc == q))
 
 
 def _check_divergence(m, rel, blocks):
@@ -261,10 +299,8 @@ def _mask_hint(name: str, bits: int) -> str:
 
 
 def _warp_view(m, v, dt):
+    """Operand value ``v`` (scalar or ``(T,)``) as ``dt``, one row of 32 lanes per warp."""
     return np.broadcast_to(np.asarray(v, dt), (m.T,)).reshape(-1, 32)
-
-
-_WEIGHTS = np.uint32(1) << np.arange(32, dtype=np.uint32)
 
 
 def _bits(mask2d):
@@ -687,14 +723,12 @@ def _vote(ins, mod):
     rmask = reader(ins.srcs[1], U32, mod, ins.line) if len(ins.srcs) > 1 else (
         lambda m: np.uint32(0xFFFFFFFF))
     wd = writer(ins.dsts[0], mod, ins.line)
-    weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
 
     def ex(m, mask):
         act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
         p = _warp_view(m, rp(m), bool)
         if mode == "ballot":
-            bits = np.where(p & act, weights, np.uint32(0)).sum(1, dtype=np.uint32)
-            wd(m, np.repeat(bits, 32), mask)
+            wd(m, np.repeat(_bits(p & act), 32), mask)
             return
         if mode == "all":
             r = (p | ~act).all(1)
@@ -714,14 +748,13 @@ def _match(ins, mod):
     d = ins.dsts[0]
     wd = writer(d[1] if d[0] == "pair" else d, mod, ins.line)
     wp = writer(d[2], mod, ins.line) if d[0] == "pair" else None
-    weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
 
     def ex(m, mask):
         act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
         v = _warp_view(m, ra(m), dt)
         eq = (v[:, :, None] == v[:, None, :]) & act[:, None, :]
-        bits = np.where(eq, weights, np.uint32(0)).sum(2, dtype=np.uint32)
-        actbits = np.where(act, weights, np.uint32(0)).sum(1, dtype=np.uint32)
+        bits = _bits(eq.reshape(-1, 32)).reshape(eq.shape[:2])   # per lane: its equals
+        actbits = _bits(act)
         if allmode:
             same = bits == actbits[:, None]
             allsame = (same | ~act).all(1)
@@ -736,8 +769,17 @@ def _match(ins, mod):
 
 
 def _redux(ins, mod):
+    """``redux.sync.op.type d, a, membermask`` (PTX ISA "redux.sync"): ``.add``/``.min``/
+    ``.max`` of ``.u32``/``.s32`` (``.add`` wraps to 32 bits), ``.and``/``.or``/``.xor`` of
+    ``.b32``, and ``.min``/``.max`` of ``.f32`` (:func:`_redux_f32`) over the lanes of the
+    group executing it together."""
     op = next(x for x in ("add", "min", "max", "and", "or", "xor") if x in ins.mods)
     t = ins.types[0]
+    if t == "f32":
+        return _redux_f32(ins, mod, op)
+    if t not in ("u32", "s32", "b32"):
+        raise SimulatorError(f"PTX line {ins.line}: redux.sync.{op}.{t} is not a PTX form "
+                             "(.u32/.s32/.b32, or .f32 min/max)", ptx_line=ins.line)
     dt = np.dtype(np.int32 if t == "s32" else np.uint32)
     ra = reader(ins.srcs[0], dt, mod, ins.line)
     rmask = reader(ins.srcs[1], U32, mod, ins.line)
@@ -756,14 +798,47 @@ def _redux(ins, mod):
     return _warp_sync(ins, mod, ex, rmask)
 
 
-def _activemask(ins, mod):
+def _redux_f32(ins, mod, op):
+    """``redux.sync.{min,max}{.abs}{.NaN}.f32`` (PTX ISA "redux.sync", sm_100a): the
+    minimum or maximum of the group's values (of their magnitudes with ``.abs``), +0.0
+    above -0.0; NaN inputs are ignored, the result is the canonical NaN only when every
+    input is NaN, or, with ``.NaN``, when any is."""
+    if op not in ("min", "max"):
+        raise SimulatorError(f"PTX line {ins.line}: redux.sync.{op}.f32 is not a PTX form "
+                             "(.f32 has .min and .max)", ptx_line=ins.line)
+    from warp_lab.sim import fp
+
+    big = op == "max"
+    nan_prop = "NaN" in ins.mods
+    fn = fp.signed_zeros((np.maximum if big else np.minimum) if nan_prop else
+                         (np.fmax if big else np.fmin), big)
+    absolute = "abs" in ins.mods
+    f32 = np.dtype(np.float32)
+    ra = reader(ins.srcs[0], f32, mod, ins.line)
+    rmask = reader(ins.srcs[1], U32, mod, ins.line)
     wd = writer(ins.dsts[0], mod, ins.line)
-    weights = (np.uint32(1) << np.arange(32, dtype=np.uint32))
 
     def ex(m, mask):
         act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
-        bits = np.where(act, weights, np.uint32(0)).sum(1, dtype=np.uint32)
-        wd(m, np.repeat(bits, 32), mask)
+        v = _warp_view(m, ra(m), f32)
+        if absolute:
+            v = np.abs(v)
+        # a lane outside the group: NaN, which fmin/fmax ignore, or (.NaN) the identity
+        skip = np.float32(np.nan) if not nan_prop else np.float32(-np.inf if big else np.inf)
+        v = np.where(act, v, skip)
+        r = v[:, 0]
+        for lane in range(1, 32):
+            r = fn(r, v[:, lane])
+        wd(m, np.repeat(fp.canonical_nan(np.asarray(r, f32)), 32), mask)
+    return _warp_sync(ins, mod, ex, rmask)
+
+
+def _activemask(ins, mod):
+    wd = writer(ins.dsts[0], mod, ins.line)
+
+    def ex(m, mask):
+        act = np.ones((m.T // 32, 32), bool) if mask is None else mask.reshape(-1, 32)
+        wd(m, np.repeat(_bits(act), 32), mask)
     return ex
 
 
