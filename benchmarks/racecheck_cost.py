@@ -8,8 +8,10 @@ racecheck added (and initcheck, ``--init``), one after the other, so a noisy mac
 slows both alike; the table gives the median "off" seconds and the median of the
 per-repetition ratios. Kernels: the corpus's block_sum, transpose_padded,
 matmul_tiled, block_scan and histogram at sizes of about a second, a tree sum whose
-last warp synchronises with ``wl.syncwarp`` (racecheck's warp-sync clocks) and a
-kernel of 1-byte shared accesses (racecheck's per-byte records). docs/architecture.md
+last warp synchronises with ``wl.syncwarp`` (racecheck's warp-sync clocks), a sum whose
+last warp to count in (``wl.atomic_add``) reads the others' partials after fences
+(racecheck's release/acquire rows) and a kernel of 1-byte shared accesses (racecheck's
+per-byte records). docs/architecture.md
 quotes the table.
 """
 
@@ -55,6 +57,32 @@ def sum_syncwarp(x: wl.array(dtype=wl.float32), partial: wl.array(dtype=wl.float
 
 
 @wl.kernel
+def sum_last_warp(x: wl.array(dtype=wl.float32), partial: wl.array(dtype=wl.float32),
+                  n: int):
+    buf = wl.shared_array(256, wl.float32)
+    part = wl.shared_array(8, wl.float32)
+    count = wl.shared_array(1, wl.int32)
+    t = wl.thread_idx.x
+    i = wl.block_idx.x * 256 + t
+    buf[t] = x[i] if i < n else 0.0
+    if t == 0:
+        count[0] = 0
+    wl.syncthreads()
+    if t % 32 == 0:
+        s = 0.0
+        for k in range(32):
+            s += buf[t + k]
+        part[t // 32] = s
+        wl.threadfence_block()                  # release: the partial before the count
+        if wl.atomic_add(count, 0, 1) == 7:
+            wl.threadfence_block()              # acquire: the count before the partials
+            total = 0.0
+            for w in range(8):
+                total += part[w]
+            partial[wl.block_idx.x] = total
+
+
+@wl.kernel
 def byte_flags(x: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32), n: int):
     f = wl.shared_array(256, wl.uint8)
     t = wl.thread_idx.x
@@ -87,6 +115,9 @@ CASES = {
         rng("h").integers(0, 256, 1 << 22).astype(np.uint8), np.zeros(64, i32), 1 << 22]),
     "syncwarp tree sum (2^19)": lambda: (sum_syncwarp, [
         rng("w").standard_normal(1 << 19).astype(f32), np.zeros(1 << 11, f32), 1 << 19],
+        _blocks(1 << 19)),
+    "fenced last-warp sum (2^19)": lambda: (sum_last_warp, [
+        rng("l").standard_normal(1 << 19).astype(f32), np.zeros(1 << 11, f32), 1 << 19],
         _blocks(1 << 19)),
     "uint8 shared flags (2^19)": lambda: (byte_flags, [
         rng("f").integers(-5, 5, 1 << 19).astype(i32), np.zeros(1 << 19, i32), 1 << 19],

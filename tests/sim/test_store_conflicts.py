@@ -260,3 +260,43 @@ def test_inside_index_agrees_with_numpy_strides(view):
     assert inside_index(v.shape[-1] * v.strides[-1] * (v.ndim == 1) + 10**6, item, item,
                         v.shape, strides) is None
     assert inside_index(2, item, item, v.shape, strides) is None
+
+
+@wl.kernel
+def set_bits(x: wl.array(dtype=wl.int32), h: wl.array(dtype=wl.uint32), atomic: int):
+    i = wl.tid()
+    seen = wl.shared_array(128, wl.int32)       # (shared memory: racecheck runs too)
+    seen[wl.thread_idx.x] = x[i]
+    bit = wl.uint32(1) << wl.uint32(seen[wl.thread_idx.x] % 32)
+    if atomic:
+        wl.atomic_or(h, x[i] // 32, bit)
+    else:
+        h[x[i] // 32] |= bit  # marker: racy or
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_a_bitset_set_with_or_equals_loses_bits_and_is_reported_once_as_a_race(opt):
+    """``h[k] |= bit`` in every thread is a load, an ``or`` and a plain store: threads
+    setting bits of one word race (PTX ISA 8.8 "Data-race": conflicting plain accesses,
+    unordered) and all but one thread's bit are lost (CUDA guide: one thread's store to a
+    location wins). The finding says it is a race and suggests ``wl.atomic_or``, which
+    sets every bit (numpy's ``np.bitwise_or.at`` is the reference); racecheck (shared
+    memory only) does not report it again."""
+    x = np.arange(256, dtype=np.int32)
+    want = np.zeros(8, np.uint32)
+    np.bitwise_or.at(want, x // 32, np.uint32(1) << (x % 32).astype(np.uint32))
+    for atomic in (0, 1):
+        h = np.zeros(8, np.uint32)
+        r = wl.launch(set_bits, inputs=[x, h, atomic], grid=2, block=128, device="sim",
+                      opt=opt, checks=("memcheck", "racecheck", "barrier"))
+        if atomic:
+            assert r.findings == [] and (h == want).all()
+            continue
+        assert (h != want).any()                  # bits were lost
+        assert [f.kind for f in r.findings] == ["global_conflict"], [str(f) for f in r.findings]
+        (f,) = r.findings
+        assert f.source_line == source_line(set_bits, "# marker: racy or")
+        assert f.details["update_op"] == "or" and f.details["index"] == (0,)
+        assert "updates are lost: a data race (`h[0] |= ...` is a read, then a separate " \
+            "write" in f.message, f.message
+        assert "fix: wl.atomic_or(h, 0, value)" in f.message

@@ -310,7 +310,7 @@ def _atomics_ref(vals, acc, lock, order, facc):
 
 
 # -- one warp hands its result to another through global memory and a flag read and
-#    written atomically (racecheck orders shared memory by barriers only) ------------------
+#    written atomically (racecheck checks shared memory only) --------------------------------
 HANDOFF_BLOCK = 64
 
 

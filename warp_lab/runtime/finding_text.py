@@ -251,6 +251,10 @@ def _element_finding(f, ck, places, block):
                                details={**f.details, "array": near[0], "index": index})
 
 
+#: the Python operator of an update ``x op= v`` (store_conflicts' ``update_op``)
+_UPDATE_SYMBOL = {"add": "+", "sub": "-", "or": "|", "and": "&", "xor": "^"}
+
+
 def _conflict_finding(f, places):
     """A ``global_conflict`` finding ``f`` (threads of one store writing different values
     to one address, or the same value each computed from what it read there:
@@ -278,14 +282,24 @@ def _conflict_finding(f, places):
     else:
         text = (f"{k} threads update {element} at once, all with the same value: one "
                 f"update is kept where {k} were made")
+    op = d.get("update_op")
     if d.get("read_ptx_line") is not None:
+        update = (f"{element} {_UPDATE_SYMBOL[op]}= ..." if op in _UPDATE_SYMBOL else
+                  f"{element} = {op}({element}, ...)" if op else f"{element} += ...")
         text += (f"; each thread read {element} before any wrote it, so the other threads' "
-                 f"updates are lost (`{element} += ...` is a read, then a separate write)")
+                 f"updates are lost: a data race (`{update}` is a read, then a separate "
+                 "write, not one atomic update)")
     if more:
         text += f"; {more} other element{'s' * (more > 1)} of {name} too"
-    combine = (f"wl.atomic_add({name}, {said}, value) for a sum (wl.atomic_max/min/... "
-               "likewise), or a reduction (each thread adds into a register or its own "
-               "element, then one thread or one atomic per block combines them)")
+    if op:
+        # (update_op is found only for a read-modify-write: the atomic of its operation)
+        combine = (f"wl.atomic_{op}({name}, {said}, value), which does the update in one "
+                   "step, or a reduction (each thread combines into a register or its own "
+                   "element, then one thread or one atomic per block combines them)")
+    else:
+        combine = (f"wl.atomic_add({name}, {said}, value) for a sum (wl.atomic_max/min/... "
+                   "likewise), or a reduction (each thread adds into a register or its own "
+                   "element, then one thread or one atomic per block combines them)")
     if d.get("read_ptx_line") is None and d.get("values", 2) > 1:
         # a plain store, no read-modify-write: most often an index that is not one
         # element per thread (a forgotten block offset, swapped row and column)

@@ -27,11 +27,35 @@ that access, found there). The finding says which access was the atomic one
 and that a ``wl.syncthreads()`` between the plain accesses (an initialisation)
 and the atomics orders them: the bins zeroed by 16 threads and counted into with
 ``atomic_add`` with no barrier between run right here, in order, and not on a
-GPU. A strong ``ld`` is checked against plain writes but not recorded (a plain
-write after it by another thread is not found). Fences are not modelled: a message
-passed through a flag with release/acquire patterns (a plain write, a fence, a strong
-store; a strong load that sees it, a fence, a plain read: PTX ISA "Release and Acquire
-Patterns") is correct but reported as a hazard (tests/sim/test_racecheck_atomics.py).
+GPU. A strong ``ld`` is checked against plain writes and recorded in a third
+readers-only record (the strong loads since the last plain write), which a plain write
+checks (write-after-read: ``wl.atomic_load`` of a cell and a plain store to it by another
+thread with nothing between race; a plain read does not conflict with it).
+Strong accesses and fences also *synchronize* (PTX ISA 8.8 "Memory Consistency Model",
+"Release and Acquire Patterns"): a release pattern (a fence, ``membar``/``fence.sc``/
+``fence.acq_rel``/``fence.release`` (``wl.threadfence*``), followed in program order by a
+strong write, or a ``.release`` write) synchronizes with an acquire pattern (a strong read
+followed by an acquire fence, or an ``.acquire`` read) whose read observes the write,
+directly or through a chain of atomic read-modify-writes (observation order); what the
+releasing thread did before its fence then happens before what the acquiring one does
+after its. In a module with a fence (or a ``.release``/``.acquire`` access) and a strong
+access (:func:`has_fence_sync`) the tracker stamps accesses with its clock as for warp
+syncs, and keeps per thread a row of clocks over its block's threads (made when it first
+fences or reads a released flag): ``hb`` (accesses of thread *j* stamped below ``hb[t,
+j]`` happen before *t*'s), ``rel`` (``hb`` as of the thread's last release fence, its own
+entry the clock there) and ``pend`` (what its strong reads took since, made its own at its
+next acquire fence); a strong write puts its thread's ``rel`` on the location (an atomic
+adds it to what is there, lane by lane in the simulator's order; a store replaces it), a
+strong read takes it. The flag may be in shared or global memory (``sync_access``, called
+for strong accesses of every space); only threads of one block count (racecheck checks
+shared memory). The scope of the fences is not checked (every scope includes the threads
+of a block). A release hands on what warp syncs ordered before it. Not modelled: ordering
+through ``fence.sc`` order alone (two ``fence.sc`` with no flag observed between them: the
+order is the run's choice, so a kernel relying on it races in another run), what a thread
+acquired being handed to the lanes it then syncs with by ``__syncwarp`` (reported: a false
+positive), and a *plain* write of a flag (it races with the strong accesses of it anyway).
+A fence after the flag's store or before the flag's load is no release (acquire) pattern:
+the data accesses race.
 
 ``bar.warp.sync`` (``__syncwarp``) orders memory among the lanes that execute it
 together (CUDA Programming Guide, ``__syncwarp()``: "guarantees memory ordering
@@ -80,6 +104,38 @@ def has_warp_sync(mod) -> bool:
         c.op in ("bar", "barrier") and "warp" in c.mods for c in mod.code))
 
 
+_ORDERS = ("acquire", "release", "acq_rel")
+
+
+def _sync_fence(c) -> bool:
+    """Whether instruction ``c`` is a memory fence that orders (``membar``, ``fence.sc``,
+    ``fence.acq_rel``, ``fence.acquire``/``.release``; not ``fence.proxy`` or
+    ``fence.mbarrier_init``)."""
+    return c.op == "membar" or (c.op == "fence" and not any(
+        s in c.mods for s in ("proxy", "mbarrier_init")) and not any(
+        s.startswith("proxy") for s in c.mods))
+
+
+def has_fence_sync(mod) -> bool:
+    """Whether module ``mod`` may synchronize threads through release and acquire patterns:
+    it has a fence (:func:`_sync_fence`) or an ``.acquire``/``.release``/``.acq_rel``
+    access, and an atomic or strong access of any space (the flag). racecheck then stamps
+    accesses with a clock and keeps, per thread, what it learned of its block's threads
+    (:class:`RaceTracker`; cached on the module)."""
+    def find():
+        fence = any(_sync_fence(c) or (c.op in ("ld", "st", "atom", "red") and any(
+            q in c.mods for q in _ORDERS)) for c in mod.code)
+        return fence and any(c.op in ("atom", "red") or (
+            c.op in ("ld", "st") and strong_access(c)) for c in mod.code)
+    return cached_on(mod, "_race_fence_sync", find)
+
+
+def _stamped(mod) -> bool:
+    """Whether racecheck stamps accesses with a clock in module ``mod`` (warp syncs or
+    release/acquire synchronization may order them)."""
+    return has_warp_sync(mod) or has_fence_sync(mod)
+
+
 def _may_split(mod) -> bool:
     """Whether module ``mod`` has an ``ld``/``st`` of fewer than 4 bytes per lane that may
     touch shared memory (``.shared`` or generic): racecheck then keeps records per byte
@@ -108,6 +164,15 @@ def has_strong(mod) -> bool:
         and not any(s in _NOT_SHARED for s in c.mods) for c in mod.code))
 
 
+def has_strong_load(mod) -> bool:
+    """Whether module ``mod`` has a strong ``ld`` (:func:`strong_access`; ``wl.atomic_load``)
+    that may touch shared memory: racecheck then keeps a record of them per cell, for the
+    plain writes after them (cached on the module)."""
+    return cached_on(mod, "_race_has_strong_load", lambda: any(
+        c.op == "ld" and strong_access(c) and not any(s in _NOT_SHARED for s in c.mods)
+        for c in mod.code))
+
+
 def strong_access(ins) -> bool:
     """Whether ``ld``/``st`` ``ins`` is a *strong* access (``.relaxed``/``.acquire``/
     ``.release``, or ``.volatile``, which PTX treats as ``.relaxed.sys``; ``wl.atomic_load``
@@ -120,11 +185,13 @@ def strong_access(ins) -> bool:
 def bookkeeping_per_byte(mod) -> int:
     """Bytes of racecheck records per byte of shared memory for module ``mod`` (for the
     simulator's batch sizing): 16 bytes per 4-byte word, 32 with ``bar.warp.sync``;
-    8 (20) more with atomics or strong accesses of shared memory (:func:`has_strong`);
+    8 (20) more with atomics or strong accesses of shared memory (:func:`has_strong`), as
+    many again with strong loads (:func:`has_strong_load`);
     as many again per byte when a sub-word access may split words into bytes. The rows
     of per-lane read clocks made on demand are not counted."""
-    ws = has_warp_sync(mod)
-    per_cell = (32 if ws else 16) + ((20 if ws else 8) if has_strong(mod) else 0)
+    ws = _stamped(mod)
+    per_cell = (32 if ws else 16) + ((20 if ws else 8) if has_strong(mod) else 0) \
+        + ((20 if ws else 8) if has_strong_load(mod) else 0)
     return per_cell // 4 + (per_cell if _may_split(mod) else 0)
 
 
@@ -186,7 +253,13 @@ class RaceTracker:
         self.m = m
         self.stride = stride
         self.nb = nb
-        self.ws = has_warp_sync(m.mod)
+        self.ws = _stamped(m.mod)
+        # release/acquire through fences and strong accesses (None: the module has none)
+        self.fs = has_fence_sync(m.mod)
+        self.hb = None          # (T, block threads): what each thread learned (clocks)
+        self.rel = None         # the same, as of each thread's last release
+        self.pend = None        # the same, read by strong reads since the last acquire
+        self.flags = {}         # location -> {block: clocks released into it}
         self.words = _Cells(nb * stride // 4, self.ws)
         self.bytes = None       # per-byte records, made at the first sub-word access
         # the atomic and strong accesses since the last plain write, per word and per byte
@@ -194,12 +267,17 @@ class RaceTracker:
         self.awords = _Cells(len(self.words.reader), self.ws, True) \
             if has_strong(m.mod) else None
         self.abytes = None
+        # the strong loads since the last plain write (None: the module has none)
+        self.lwords = _Cells(len(self.words.reader), self.ws, True) \
+            if has_strong_load(m.mod) else None
+        self.lbytes = None
         self.split = None       # per word: its records are in ``bytes`` (bool)
         self.any_split = False  # whether a word may be split (False: none is)
         # whether any access wrote / read since every record was last forgotten: while
         # not, every writer / reader is -1 and the access needs no check against them
         self.wrote = self.read = False
         self.atomic = False     # whether an atomic or strong access was recorded since then
+        self.sload = False      # whether a strong load was recorded since then
         self.base = self.tids = None    # per batch thread: its block's first byte; itself
         if self.ws:
             self.g = 0                                    # warp syncs so far (a clock)
@@ -262,11 +340,193 @@ class RaceTracker:
         rows = np.maximum(learned[gi], self.seen[li])
         self.seen[li] = np.where(tb[gi], np.int32(self.g), rows)
 
+    # ------------------------------------------------ release/acquire through fences
+
+    def _hb_tables(self):
+        """Make the tables of release/acquire synchronization (first use): rows of
+        ``hb``/``rel``/``pend`` are given to threads as they take part (``row``, -1 none),
+        so a kernel whose lane 0s alone fence keeps 1/32 of the rows."""
+        if self.hb is None:
+            m = self.m
+            self.bs = m.bs_pad
+            self.row = np.full(m.T, -1, np.int32)
+            self.nsync = 0
+            self.hb = self.rel = self.pend = np.zeros((0, self.bs), np.int32)
+            self.released = np.zeros(m.T, bool)
+
+    def _rows_of(self, idx):
+        """The rows of threads ``idx`` in ``hb``/``rel``/``pend`` (int32), given to those that
+        have none (zero: they learned nothing yet); the tables may grow (fetch them after)."""
+        self._hb_tables()
+        r = self.row[idx]
+        new = r < 0
+        if new.any():
+            fresh = np.unique(idx[new])
+            k = fresh.size
+            if self.nsync + k > len(self.hb):
+                cap = min(max(64, 2 * (self.nsync + k)), self.m.T)
+                grown = []
+                for t in (self.hb, self.rel, self.pend):
+                    g = np.zeros((cap, self.bs), np.int32)
+                    g[:self.nsync] = t[:self.nsync]
+                    grown.append(g)
+                self.hb, self.rel, self.pend = grown
+            self.row[fresh] = np.arange(self.nsync, self.nsync + k, dtype=np.int32)
+            self.nsync += k
+            r = self.row[idx]
+        return r
+
+    def fence(self, ins, mask):
+        """Lanes ``mask`` (bool ``(T,)``, None: all) execute fence ``ins`` (``membar``,
+        ``fence.sc``/``.acq_rel``: acquire then release; ``fence.acquire``/``.release``)."""
+        if not self.fs or not _sync_fence(ins):
+            return
+        idx = np.arange(self.m.T) if mask is None else np.flatnonzero(mask)
+        if idx.size == 0:
+            return
+        rel = "acquire" not in ins.mods
+        if "release" not in ins.mods:
+            self._acquire(idx)
+        if rel:
+            self._release(idx)
+
+    def _acquire(self, idx):
+        """Acquire for threads ``idx``: what their strong reads since their last acquire
+        read (released clocks) becomes theirs (PTX ISA "Release and Acquire Patterns":
+        a strong read followed by an acquire fence)."""
+        if self.hb is None:
+            return
+        r = self.row[idx]
+        r = r[r >= 0]
+        self.hb[r] = np.maximum(self.hb[r], self.pend[r])
+
+    def _release(self, idx):
+        """Release for threads ``idx``: a later strong write of each hands on what it
+        learned and its own accesses so far (a release fence followed by a strong write)."""
+        r = self._rows_of(idx)
+        self.g += 1
+        rel = self.hb[r]
+        # what warp syncs ordered before the thread (the lanes of its warp) is handed on too
+        rows = np.arange(idx.size)[:, None]
+        cols = (idx % self.bs)[:, None] // 32 * 32 + np.arange(32)
+        rel[rows, cols] = np.maximum(rel[rows, cols], self.seen[idx])
+        rel[np.arange(idx.size), idx % self.bs] = self.g
+        self.rel[r] = rel
+        self.released[idx] = True
+
+    def sync_access(self, ins, space, addr, idx, reads, writes):
+        """Strong (or atomic) access ``ins`` of lanes ``idx`` at addresses ``addr`` (uint64,
+        ``space`` as decoded) in a module with release/acquire patterns: a read takes the
+        clocks released into the location (acquired at the next acquire fence, at once for
+        ``.acquire``); a write puts its thread's last release there (``.release``: a
+        release just before it), an atomic (read-modify-write) adding to those there, a
+        store replacing them (PTX ISA "Memory Consistency Model": observation order runs
+        from a write through atomic read-modify-writes to the read that sees it).
+        Locations of global memory count per block (only threads of one block share the
+        shared memory racecheck checks)."""
+        if not self.fs or idx.size == 0:
+            return
+        m = self.m
+        blk = m.blk[idx]
+        a = addr.astype(np.int64)
+        if space == "generic":
+            from warp_lab.sim.memory import SHARED_WINDOW, WINDOW_SIZE
+            rel = addr - np.uint64(SHARED_WINDOW)
+            sh = rel < np.uint64(WINDOW_SIZE)
+            a = np.where(sh, rel.astype(np.int64) + blk * self.stride, a)
+            kind = np.where(sh, 1, 0)
+        elif space == "shared":
+            a, kind = a + blk * self.stride, np.ones(idx.size, np.int64)
+        else:
+            kind = np.zeros(idx.size, np.int64)
+        key = a * 2 + kind          # (one key per location of the launch's batch)
+        if any(q in ins.mods for q in ("release", "acq_rel")) and writes:
+            self._release(idx)
+        rmw = ins.op in ("atom", "red")
+        if self.hb is None and not self.flags:
+            return                  # nothing was released: nothing to hand on or take
+        self._hb_tables()
+        # only locations holding released clocks, or written by a thread that released,
+        # change anything (a histogram's atomics in a kernel with a fence skip the loop)
+        held = np.isin(key, np.fromiter(self.flags, np.int64, len(self.flags))) \
+            if self.flags else np.zeros(key.size, bool)
+        if writes and self.hb is not None:
+            held |= self.released[idx]
+        if not held.any():
+            return
+        # lanes in the order they access each location (the simulator's: lane order),
+        # grouped by location and block; only the busy groups
+        order = np.lexsort((blk, key))
+        ks, bks = key[order], blk[order]
+        cut = np.flatnonzero(np.r_[True, (ks[1:] != ks[:-1]) | (bks[1:] != bks[:-1]), True])
+        busy = np.logical_or.reduceat(held[order], cut[:-1])
+        size = np.diff(cut)
+        gid = np.repeat(np.arange(busy.size), size)
+        keep = busy[gid]
+        order, ks, bks = order[keep], ks[keep], bks[keep]
+        first = np.r_[0, np.cumsum(size[busy])[:-1]]     # each group's first sorted lane
+        gid = np.repeat(np.arange(first.size), size[busy])
+        lanes = idx[order]
+        gk, gb = ks[first].tolist(), bks[first].tolist()
+        # what each location holds for the group's block now
+        curs = np.zeros((first.size, self.bs), np.int32)
+        for g, (k, b) in enumerate(zip(gk, gb)):
+            got = self.flags.get(k, {}).get(b)
+            if got is not None:
+                curs[g] = got
+        if not rmw:
+            if reads:
+                r = self._rows_of(lanes)
+                self.pend[r] = np.maximum(self.pend[r], curs[gid])
+            if writes:
+                # a store: the location now holds what its group's last lane released
+                last = lanes[np.r_[first[1:], lanes.size] - 1]
+                for g, (k, b) in enumerate(zip(gk, gb)):
+                    t = int(last[g])
+                    if self.released[t]:
+                        self.flags[k] = {b: self.rel[self.row[t]].copy()}
+                    else:
+                        self.flags.pop(k, None)
+            if reads and any(q in ins.mods for q in ("acquire", "acq_rel")):
+                self._acquire(idx)
+            return
+        # read-modify-writes in lane order: each reads what those before it in its group
+        # released, and what the location held (a running maximum per group, position by
+        # position: as many steps as the largest group has lanes)
+        done = self.released[lanes]
+        run = np.zeros((lanes.size, self.bs), np.int32)
+        if done.any():
+            run[done] = self.rel[self.row[lanes[done]]]
+        run[first] = np.maximum(run[first], curs)
+        pos = np.arange(lanes.size) - first[gid]
+        for p in range(1, int(pos.max()) + 1):
+            at = np.flatnonzero(pos == p)
+            run[at] = np.maximum(run[at], run[at - 1])
+        if reads:
+            seen = np.empty((lanes.size, self.bs), np.int32)
+            seen[1:] = run[:-1]
+            seen[first] = curs
+            r = self._rows_of(lanes)
+            self.pend[r] = np.maximum(self.pend[r], seen)
+        final = run[np.r_[first[1:], lanes.size] - 1]
+        for g, (k, b) in enumerate(zip(gk, gb)):
+            if final[g].any():
+                self.flags.setdefault(k, {})[b] = final[g]
+        if reads and any(q in ins.mods for q in ("acquire", "acq_rel")):
+            self._acquire(idx)
+
     def _ordered(self, tid, other, stamp):
         """Whether thread ``other``'s access at clock ``stamp`` is ordered before ``tid``'s
-        by a warp sync both took part in (arrays of equal length)."""
+        by a warp sync both took part in, or by release/acquire synchronization (arrays of
+        equal length)."""
         o = np.maximum(other, 0)
-        return ((o >> 5) == (tid >> 5)) & (self.seen[tid, o & 31] > stamp)
+        ok = ((o >> 5) == (tid >> 5)) & (self.seen[tid, o & 31] > stamp)
+        if self.hb is not None:
+            bs = self.bs
+            r = self.row[tid]
+            ok |= (r >= 0) & ((o // bs) == (tid // bs)) & (
+                self.hb[np.maximum(r, 0), o % bs] > stamp) if self.nsync else False
+        return ok
 
     def _readers_ordered(self, c, tid, cell):
         """Whether every reader of ``cell`` (records ``c``) since the last write is ordered
@@ -283,11 +543,28 @@ class RaceTracker:
         ok = self.seen[tid] > stamps
         okbits = np.where(ok, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32) | (
             np.uint32(1) << (tid & 31).astype(np.uint32))
-        return (c.rwarp[cell] == (tid >> 5)) & ((c.rlanes[cell] & ~okbits) == 0)
+        rw = c.rwarp[cell]
+        done = (rw == (tid >> 5)) & ((c.rlanes[cell] & ~okbits) == 0)
+        if self.hb is not None:
+            # readers of one warp of tid's block, each ordered by release/acquire
+            bs = self.bs
+            first = np.maximum(rw, 0).astype(np.int64) * 32
+            r = self.row[tid]
+            same = (rw >= 0) & (first // bs == tid // bs) & (r >= 0)
+            if same.any():
+                cols = first[:, None] % bs + np.arange(32)
+                ok2 = self.hb[np.maximum(r, 0)[:, None], cols] > stamps
+                ok2 |= ok & (rw == (tid >> 5))[:, None]
+                bits2 = np.where(ok2, _WEIGHTS, np.uint32(0)).sum(1, dtype=np.uint32) | \
+                    np.where(rw == (tid >> 5), np.uint32(1) << (tid & 31).astype(np.uint32),
+                             np.uint32(0))
+                done |= same & ((c.rlanes[cell] & ~bits2) == 0)
+        return done
 
     def reset(self, blocks):
         """Forget the records of ``blocks`` (all when ``None``): a barrier completed."""
-        cs = [c for c in (self.words, self.bytes, self.awords, self.abytes) if c is not None]
+        cs = [c for c in (self.words, self.bytes, self.awords, self.abytes, self.lwords,
+                          self.lbytes) if c is not None]
         if blocks is None or len(blocks) == self.nb:
             for c in cs:
                 c.forget(slice(None))
@@ -298,17 +575,18 @@ class RaceTracker:
             if self.any_split:
                 self.split.fill(False)
                 self.any_split = False
-            self.wrote = self.read = self.atomic = False
+            self.wrote = self.read = self.atomic = self.sload = False
             return
         for b in blocks:
             lo = int(b) * self.stride
             self.words.forget(slice(lo >> 2, (lo + self.stride) >> 2))
-            if self.awords is not None:
-                self.awords.forget(slice(lo >> 2, (lo + self.stride) >> 2))
+            for c in (self.awords, self.lwords):
+                if c is not None:
+                    c.forget(slice(lo >> 2, (lo + self.stride) >> 2))
             if self.any_split:
-                self.bytes.forget(slice(lo, lo + self.stride))
-                if self.abytes is not None:
-                    self.abytes.forget(slice(lo, lo + self.stride))
+                for c in (self.bytes, self.abytes, self.lbytes):
+                    if c is not None:
+                        c.forget(slice(lo, lo + self.stride))
                 self.split[lo >> 2:(lo + self.stride) >> 2] = False
         # (the others' split words stay split: any_split stays as it is)
 
@@ -344,19 +622,20 @@ class RaceTracker:
             if not self.any_split or not self.split[cell].any():
                 t = tid if q == 1 else np.repeat(tid, q)
                 if strong:
-                    self._strong_access(self.words, self.awords, 4, ins, cell, t, size,
-                                        is_write)
+                    self._strong_access(self.words, self.awords, self.lwords, 4, ins, cell, t,
+                                        size, is_write)
                 else:
-                    self._access(self.words, self.awords, 4, ins, cell, t, size, is_write)
+                    self._access(self.words, self.awords, self.lwords, 4, ins, cell, t, size,
+                                 is_write)
                 return
         byte = (flat[:, None] + np.arange(size)).reshape(-1)
         self._split(byte >> 2)
         if strong:
-            self._strong_access(self.bytes, self.abytes, 1, ins, byte, np.repeat(tid, size),
-                                size, is_write)
+            self._strong_access(self.bytes, self.abytes, self.lbytes, 1, ins, byte,
+                                np.repeat(tid, size), size, is_write)
         else:
-            self._access(self.bytes, self.abytes, 1, ins, byte, np.repeat(tid, size), size,
-                         is_write)
+            self._access(self.bytes, self.abytes, self.lbytes, 1, ins, byte,
+                         np.repeat(tid, size), size, is_write)
 
     def _split(self, words):
         """Copy the records of ``words`` (int64, repeats allowed) not split yet to their
@@ -366,13 +645,15 @@ class RaceTracker:
             self.split = np.zeros(len(self.words.writer), bool)
             if self.awords is not None:
                 self.abytes = _Cells(len(self.words.writer) * 4, self.ws, True)
+            if self.lwords is not None:
+                self.lbytes = _Cells(len(self.words.writer) * 4, self.ws, True)
         w = words[~self.split[words]]
         if w.size == 0:
             return
         # (lanes' words come in order, mostly: repeats side by side; any left are harmless
         # but to the rows, which are made for distinct words)
         w = w[np.concatenate(([True], w[1:] != w[:-1]))]
-        if not (self.wrote or self.read or self.atomic):
+        if not (self.wrote or self.read or self.atomic or self.sload):
             # nothing recorded since every record was forgotten: the bytes' say so too
             self.split[w] = True
             self.any_split = True
@@ -380,6 +661,8 @@ class RaceTracker:
         self._copy_to_bytes(self.words, self.bytes, w)
         if self.atomic:
             self._copy_to_bytes(self.awords, self.abytes, w)
+        if self.sload:
+            self._copy_to_bytes(self.lwords, self.lbytes, w)
         self.split[w] = True
         self.any_split = True
 
@@ -422,12 +705,23 @@ class RaceTracker:
             hz &= ~self._readers_ordered(c, tid, cell)
         return r, hz
 
-    def _access(self, c, a, unit, ins, cell, tid, size, is_write):
+    def _access(self, c, a, ld, unit, ins, cell, tid, size, is_write):
         """Check and record a plain access of ``cell`` (int64 indices into records ``c`` of
         ``unit``-byte cells; ``size // unit`` consecutive ones per lane) by threads
         ``tid`` (int32, one per cell); ``a``: the cells' records of atomic and strong
-        accesses (None: the module has none), which a write forgets."""
+        accesses (None: the module has none), ``ld``: of strong loads (None likewise),
+        which a write checks (write-after-read) and forgets."""
         pc = ins.pc
+        if is_write and self.sload:
+            # a strong load (wl.atomic_load) by another thread since the last plain write:
+            # the load and this plain write conflict and are not both morally strong
+            r, hz = self._reader_hazard(ld, tid, cell)
+            if hz.any():
+                k = int(np.argmax(hz))
+                self._report("race_war", "write-after-read", ins, int(tid[k]),
+                             int(r[k]) if r[k] >= 0 else -1, int(ld.rpc[cell[k]]), cell, k,
+                             size, unit, atomic="other")
+            ld.reader[cell] = -1
         if self.atomic:
             # an atomic or strong access by another thread since the last plain write:
             # read-after-write (a plain read), write-after-write (a plain write)
@@ -499,7 +793,7 @@ class RaceTracker:
             c.reader[cell[multi]] = -2
         c.rpc[cell] = pc
 
-    def _strong_access(self, c, a, unit, ins, cell, tid, size, is_write):
+    def _strong_access(self, c, a, ld, unit, ins, cell, tid, size, is_write):
         """Check and record an atomic or strong access (as :meth:`_access`): a hazard with
         a plain access by another thread since the barrier (an atomic reads and writes:
         read-after-write after a plain write, write-after-read after a plain read; a
@@ -507,8 +801,9 @@ class RaceTracker:
         write-after-write; a strong ``ld`` is checked against plain writes only), none
         with another atomic or strong access (PTX ISA 8.8 "Memory Consistency Model":
         morally strong accesses are no data race). Atomics and strong stores are
-        recorded in ``a`` for the plain accesses after them; a strong ``ld`` is not
-        recorded (a plain write after it by another thread is not found)."""
+        recorded in ``a`` for the plain accesses after them, a strong ``ld`` in ``ld``
+        for the plain writes after it (write-after-read; a plain read after it is no
+        conflict)."""
         if self.wrote:
             w, hz = self._writer_hazard(c, tid, cell)
             if hz.any():
@@ -518,6 +813,8 @@ class RaceTracker:
                 self._report(kind, what, ins, int(tid[k]), int(w[k]), int(c.wpc[cell[k]]),
                              cell, k, size, unit, atomic="this")
         if not is_write:
+            self._add_readers(ld, tid, cell, ins.pc, self.sload)
+            self.sload = True
             return
         if self.read:
             r, hz = self._reader_hazard(c, tid, cell)
@@ -579,7 +876,8 @@ class RaceTracker:
         split into bytes) first."""
         if self.nrows + k > len(self.rtab):
             lives = []
-            for c in (self.words, self.bytes, self.awords, self.abytes):
+            for c in (self.words, self.bytes, self.awords, self.abytes, self.lwords,
+                      self.lbytes):
                 if c is None:
                     continue
                 st = c.rst
@@ -637,7 +935,8 @@ class RaceTracker:
                 text = (f"this {word} access races with a plain (non-atomic) access by {who} "
                         f"at PTX line {oline}")
             else:
-                text = (f"this plain (non-atomic) access races with {word} access by "
+                what_other = f"{word} load" if strong_ins.op == "ld" else f"{word} access"
+                text = (f"this plain (non-atomic) access races with {what_other} by "
                         f"{who} at PTX line {oline}")
             text += (", with no barrier between them (atomics are ordered only among "
                      "themselves, not with plain accesses: put a barrier, wl.syncthreads(), "

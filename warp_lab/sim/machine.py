@@ -176,11 +176,14 @@ class Machine:
         # per shared byte)
         bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
         if self.shared_stride:
-            from warp_lab.sim.checks import bookkeeping_per_byte
+            from warp_lab.sim.checks import bookkeeping_per_byte, has_fence_sync
             per_block = self.shared_stride * (
                 1 + (bookkeeping_per_byte(mod) if "racecheck" in self.checks else 0)
                 + ("initcheck" in self.checks))
             bpb = min(bpb, max(1, (64 << 20) // per_block))
+            if "racecheck" in self.checks and has_fence_sync(mod):
+                # release/acquire: up to 3 int32 rows over the block's threads per thread
+                bpb = min(bpb, max(1, (64 << 20) // (12 * self.bs_pad * self.bs_pad)))
         if self.local_size:
             bpb = min(bpb, max(1, (256 << 20) // (self.local_size * self.bs_pad)))
         self.bpb = bpb

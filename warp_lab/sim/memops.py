@@ -383,6 +383,10 @@ def _ld(ins, mod):
             vals = _gather(groups, 1, es, n)
             for j, w in enumerate(ws):
                 w(m, vals[0, j].view(dt), mask)
+            if strong and m.race is not None and m.race.fs:
+                idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
+                m.race.sync_access(ins, space, np.full(idx.size, a, np.uint64), idx, True,
+                                   False)
             return
         idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
         av = np.broadcast_to(a, (m.T,))[idx] if np.ndim(a) == 0 or mask is not None else a
@@ -392,6 +396,9 @@ def _ld(ins, mod):
             _metrics(m, ins, space, av, idx, es * n)
         if m.race is not None and space != "global":
             m.race.access(ins, space, av, idx, es * n, False, strong)
+        if strong and m.race is not None and m.race.fs:
+            # (release/acquire: the flag may be in any space)
+            m.race.sync_access(ins, space, av, idx, True, False)
         if m.init is not None and space != "global":
             m.init.read(ins, groups, idx, es * n, var)
         if nc and m.nc_reads is not None:
@@ -500,6 +507,8 @@ def _st(ins, mod):
             _metrics(m, ins, space, av, idx, es * n)
         if m.race is not None and space != "global":
             m.race.access(ins, space, av, idx, es * n, True, strong)
+        if strong and m.race is not None and m.race.fs:
+            m.race.sync_access(ins, space, av, idx, False, True)
         if m.init is not None and space != "global":
             m.init.write(groups, idx, es * n)
         if m.nc_writes is not None and space in ("global", "generic"):
@@ -725,6 +734,8 @@ def _atom(ins, mod):
         if m.race is not None and space != "global":
             # (reads and writes; no hazard with another atomic, PTX ISA "Data-race")
             m.race.access(ins, space, av, idx, es, True, True)
+        if m.race is not None and m.race.fs:
+            m.race.sync_access(ins, space, av, idx, not is_red, True)
         if m.init is not None and space != "global":
             # the old value is read (but for exch, whose new value ignores it), then written
             if op != "exch":

@@ -195,6 +195,7 @@ def _report(m, ins, addr, vals, idx, lanes, more):
         base, n, name = hit
         place = f"byte {addr - base} of {name!r}, {n} bytes at {base:#x}"
     read = _read_before(m, ins, threads, addr)
+    update = _update_op(m, ins) if read is not None else None
     k = threads.size
     where = (f"the same {size} bytes of global memory at address {addr:#x}"
              + (f" ({place})" if place else ""))
@@ -206,14 +207,49 @@ def _report(m, ins, addr, vals, idx, lanes, more):
                    f"where {k} were made")
     if read is not None:
         message += (f"; each thread read these bytes (PTX line {read}) before any wrote "
-                    "them, so the other threads' updates are lost")
+                    "them, so the other threads' updates are lost (a data race: the read "
+                    "and the write are two accesses, not one atomic update)")
     if more:
         message += f"; {more} other address{'es' * (more > 1)} of this store too"
-    message += "; fix: an atomic (atom.global.add for a sum) or a reduction"
+    message += (f"; fix: an atomic (atom.global.{update})" if update else
+                "; fix: an atomic (atom.global.add for a sum)") + " or a reduction"
     m.finding("global_conflict", message, ins, int(threads[0]), address=addr, size=size,
               space="global", threads=k, values=nvalues, more_addresses=more,
+              **({"update_op": update} if update else {}),
               **({"place": place} if place else {}),
               **({"read_ptx_line": read} if read is not None else {}))
+
+
+#: PTX operations an update ``x = x <op> v`` may end with that an atomic does in one step
+#: (``atom.<op>``; ``wl.atomic_<op>``)
+_ATOMIC_UPDATES = ("add", "sub", "or", "and", "xor", "max", "min")
+
+
+def _update_op(m, ins):
+    """The operation (one of :data:`_ATOMIC_UPDATES`) that computes the value store ``ins``
+    writes, found backwards in its basic block through ``mov``/``cvt`` copies, or None
+    (another operation, or the value comes from elsewhere): ``h[k] |= bit`` ends with an
+    ``or``, so ``atom.or`` (``wl.atomic_or``) is the update done atomically."""
+    mod = m.mod
+    fn = mod.functions[ins.function]
+    starts = set(fn.labels.values())
+    src = ins.srcs[1] if len(ins.srcs) > 1 else None
+    if src is None or src[0] != "r":
+        return None
+    want = src
+    pc = ins.pc
+    while pc > fn.start and pc not in starts:
+        pc -= 1
+        p = mod.code[pc]
+        if p.op in _ENDS_BLOCK:
+            return None
+        if want not in set(_regs(p.dsts)):
+            continue
+        if p.op in ("mov", "cvt") and p.srcs and p.srcs[0][0] == "r":
+            want = p.srcs[0]
+            continue
+        return p.op if p.op in _ATOMIC_UPDATES else None
+    return None
 
 
 def _read_before(m, ins, threads, addr):

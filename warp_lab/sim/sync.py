@@ -846,7 +846,16 @@ def _nop(ins, mod):
     return lambda m, mask: None
 
 
+def _fence(ins, mod):
+    """``membar``/``fence``: no effect on the simulator's in-order memory; racecheck
+    orders accesses through it (release and acquire patterns, ``RaceTracker.fence``)."""
+    def ex(m, mask):
+        if m.race is not None:
+            m.race.fence(ins, mask)
+    return ex
+
+
 SYNC = {"bar": _bar, "barrier": _bar, "shfl": _shfl, "vote": _vote, "match": _match,
         "redux": _redux}
-WARP = {"activemask": _activemask, "membar": _nop, "fence": _nop, "nanosleep": _nop,
+WARP = {"activemask": _activemask, "membar": _fence, "fence": _fence, "nanosleep": _nop,
         "prefetch": _nop, "prefetchu": _nop, "pmevent": _nop, "discard": _nop}
