@@ -27,7 +27,7 @@ from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declar
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
 from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, literal_type, lossy_hint,
-                                            promote, type_name)
+                                            no_value, promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError, source_label
 from warp_lab.lang import builtins as B
@@ -283,8 +283,8 @@ class FunctionTyper(ExprTyper):
                              "variable", value if hasattr(value, "lineno") else target,
                              "use it directly where it is needed")
         if vty == NONE:
-            raise self.error("this call returns no value", value if hasattr(value, "lineno")
-                             else target)
+            where = value if hasattr(value, "lineno") else target
+            raise self.error(no_value(where), where)
         if name in self.arrays:
             raise self.error(f"array variable {name!r} cannot be reassigned", target,
                              "use a new name")
@@ -385,6 +385,8 @@ class FunctionTyper(ExprTyper):
                              f"of type {type_name(dst)}", where,
                              f"index every axis: {sub[:-1]}, j]" if sub.endswith("]") else
                              "index every axis of the array")
+        if src == NONE and hasattr(value, "lineno"):   # x[i] = None, x[i] = wl.syncthreads()
+            raise self.error(no_value(value), value)
         c = const_of(value)
         weak = c if getattr(value, "wl_weak", False) and c is not NO_CONST else None
         if not implicit_ok(src, dst, weak):
