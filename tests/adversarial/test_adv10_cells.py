@@ -71,3 +71,48 @@ def test_none_where_a_value_is_needed_says_what_it_is(shell, body, col, message)
     assert isinstance(err, wl.KernelCompileError), err
     assert (err.line, err.col) == (3, col)
     assert err.message.startswith(message), err.message
+
+
+KERNEL = "def a10_launch(x: wl.array(dtype=wl.int32)):\n    x[wl.tid()] += 1\n"
+
+
+@pytest.mark.parametrize("launch, message", [
+    # a ")" of the text closed warp_lab's dict( early: "unsupported operand type(s) for +"
+    ('"dim=4, inputs=[a10_x]) + (1"', "SyntaxError: unmatched ')' at column 22"),
+    ('"dim=4, inputs=[a10_x])"', "SyntaxError: unmatched ')' at column 22"),
+    ('"dim=4, inputs=[a10_x]]"', "SyntaxError: unmatched ']' at column 22"),
+    # was "TypeError: dict expected at most 1 argument, got 2"
+    ('"4, [a10_x]"', "4 at column 1 is not key=value; write keyword arguments"),
+    ('"dim=4, inputs=[a10_x], *[1]"', "*[1] at column 24 is not key=value"),
+])
+def test_launch_text_that_is_not_keyword_arguments_is_located(shell, launch, message):
+    shell.run_cell("a10_x = np.zeros(4, np.int32)")
+    res = shell.run_cell(f"%%warp_kernel --show source --device sim --launch {launch}\n"
+                         + KERNEL)
+    assert isinstance(res.error_in_exec, wl.LaunchError), res.error_in_exec
+    assert message in str(res.error_in_exec)
+    assert (shell.user_ns["a10_x"] == 0).all()
+
+
+@pytest.mark.parametrize("launch", ['"dim=4, inputs=[a10_x]  # four threads"',
+                                    '"**a10_kw, inputs=[a10_x]"'])
+def test_launch_text_with_a_comment_or_a_mapping_launches(shell, launch):
+    """A trailing comment hid the closing ")" ("'(' was never closed")."""
+    shell.run_cell("a10_x = np.zeros(4, np.int32)\na10_kw = {'dim': 4}")
+    res = shell.run_cell(f"%%warp_kernel --show source --device sim --launch {launch}\n"
+                         + KERNEL)
+    assert res.error_in_exec is None, res.error_in_exec
+    assert (shell.user_ns["a10_x"] == 1).all()
+
+
+def test_a_notebook_variable_named_dict_does_not_break_launch(shell):
+    """--launch was evaluated as dict(TEXT) in the notebook: dict = 5 made it
+    "TypeError: 'int' object is not callable"."""
+    shell.run_cell("a10_x = np.zeros(4, np.int32)\ndict = 5")
+    try:
+        res = shell.run_cell("%%warp_kernel --show source --device sim "
+                             "--launch \"dim=4, inputs=[a10_x]\"\n" + KERNEL)
+    finally:
+        shell.run_cell("del dict")
+    assert res.error_in_exec is None, res.error_in_exec
+    assert (shell.user_ns["a10_x"] == 1).all()
