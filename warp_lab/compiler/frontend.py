@@ -23,7 +23,7 @@ from warp_lab.compiler.frontend_flow import check_flow, walk
 from warp_lab.compiler.frontend_unroll import iterates_helper, type_unrolled_for
 from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declared_return,
                                               evaluate_annotation, location, param_types,
-                                              parse_function, ptx_name)
+                                              parse_function, ptx_name, reserved_entry)
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
 from warp_lab.compiler.typing_rules import (NONE, Meta, implicit_ok, literal_type, lossy_hint,
@@ -755,6 +755,10 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
         """A diagnostic in the kernel's own source."""
         return compile_error(kernel.source, node, msg, hint)
 
+    whose = reserved_entry(ptx_name(kernel.name))
+    if whose is not None:
+        raise err(f"a kernel cannot be named {kernel.name}: its PTX name would clash with "
+                  f"{whose}", tree, "rename the kernel")
     params = param_types(kernel, tree, err)
     _check_param_space(params, getattr(options, "arch", "sm_90"), tree, err)
     if tree.returns is not None and not (isinstance(tree.returns, ast.Constant)
