@@ -44,7 +44,7 @@ def test_bad_option_is_a_usage_error(shell, line):
 
 @pytest.mark.parametrize("launch, fragment", [
     ('"garbage("', "SyntaxError"), ('"dim=1/0"', "ZeroDivisionError"),
-    ('"8"', "TypeError"), ('"dim=8, inputs=[adv_x]"', "takes 3 argument"),
+    ('"8"', "8 at column 1 is not key=value"), ('"dim=8, inputs=[adv_x]"', "takes 3 argument"),
     ("\"dim=8, inputs=[adv_x, adv_y, 'a']\"", "parameter 'a'"),
 ])
 def test_bad_launch_is_a_launch_error(shell, launch, fragment):

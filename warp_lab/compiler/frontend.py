@@ -23,12 +23,12 @@ from warp_lab.compiler.frontend_flow import check_flow, walk
 from warp_lab.compiler.frontend_unroll import iterates_helper, type_unrolled_for
 from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declared_return,
                                               evaluate_annotation, location, param_types,
-                                              parse_function, ptx_name)
+                                              parse_function, ptx_name, reserved_entry)
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
 from warp_lab.compiler.typing_rules import (NONE, ConstRangeError, Meta, implicit_ok,
                                             int_needed_hint, literal_type, lossy_hint,
-                                            promote, type_name)
+                                            no_value, promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError, source_label
 from warp_lab.lang import builtins as B
@@ -286,8 +286,8 @@ class FunctionTyper(ExprTyper):
                              "variable", value if hasattr(value, "lineno") else target,
                              "use it directly where it is needed")
         if vty == NONE:
-            raise self.error("this call returns no value", value if hasattr(value, "lineno")
-                             else target)
+            where = value if hasattr(value, "lineno") else target
+            raise self.error(no_value(where), where)
         if name in self.arrays:
             raise self.error(f"array variable {name!r} cannot be reassigned", target,
                              "use a new name")
@@ -388,6 +388,8 @@ class FunctionTyper(ExprTyper):
                              f"of type {type_name(dst)}", where,
                              f"index every axis: {sub[:-1]}, j]" if sub.endswith("]") else
                              "index every axis of the array")
+        if src == NONE and hasattr(value, "lineno"):   # x[i] = None, x[i] = wl.syncthreads()
+            raise self.error(no_value(value), value)
         c = const_of(value)
         weak = c if getattr(value, "wl_weak", False) and c is not NO_CONST else None
         if not implicit_ok(src, dst, weak):
@@ -756,6 +758,10 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
         """A diagnostic in the kernel's own source."""
         return compile_error(kernel.source, node, msg, hint)
 
+    whose = reserved_entry(ptx_name(kernel.name))
+    if whose is not None:
+        raise err(f"a kernel cannot be named {kernel.name}: its PTX name would clash with "
+                  f"{whose}", tree, "rename the kernel")
     params = param_types(kernel, tree, err)
     _check_param_space(params, getattr(options, "arch", "sm_90"), tree, err)
     if tree.returns is not None and not (isinstance(tree.returns, ast.Constant)

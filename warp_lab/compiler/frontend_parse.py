@@ -17,7 +17,7 @@ from warp_lab.compiler.typing_rules import NONE
 from warp_lab.lang.types import ArrayType, TupleType, as_type
 
 __all__ = ["UNSUPPORTED", "compile_error", "parse_function", "evaluate_annotation",
-           "param_types", "location", "ptx_name", "declared_return"]
+           "param_types", "location", "ptx_name", "reserved_entry", "declared_return"]
 
 #: constructs outside the language: node class -> (what it is, what to write instead)
 UNSUPPORTED = {
@@ -179,6 +179,27 @@ def ptx_name(name: str) -> str:
     out = "".join(c if (c.isascii() and (c.isalnum() or c == "_")) else f"${ord(c):04x}"
                   for c in name)
     return out if out[:1].isalpha() or out[:1] == "_" else "_" + out
+
+
+#: PTX names a kernel's module may declare or define besides the kernel's own (an exact
+#: name, or a prefix ending in "_"), and whose they are: a kernel so named made LLVM's
+#: module refuse the second symbol (DuplicatedNameError, an internal compiler error)
+_RESERVED = {
+    "__nv_": "libdevice's math functions (__nv_sinf, __nv_powf, ...), which wl.sin, ** "
+             "and the other math builtins call",
+    "vprintf": "CUDA's device printf, which print() calls",
+    "__wl_": "warp_lab's own symbols (__wl_dynamic_shared, wl.dynamic_shared_array's)",
+}
+
+
+def reserved_entry(name: str) -> str | None:
+    """Whose symbol the PTX name ``name`` of a kernel would clash with, or None when it is
+    free (:data:`_RESERVED`; device functions and shared arrays get numbered names that
+    cannot clash)."""
+    for key, whose in _RESERVED.items():
+        if name == key or key.endswith("_") and name.startswith(key):
+            return whose
+    return None
 
 
 _NO_ANN = object()

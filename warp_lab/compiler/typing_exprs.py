@@ -18,8 +18,8 @@ from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE, FoldError, Meta,
                                             cast_value, float_for, fits, fold_binop,
                                             fold_compare, fold_unary, implicit_ok,
-                                            int_needed_hint, literal_type, lossy_hint, promote,
-                                            type_name)
+                                            int_needed_hint, literal_type, lossy_hint, no_value,
+                                            promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B
@@ -115,7 +115,7 @@ class ExprTyper:
         if isinstance(ty, Meta) and not isinstance(ty.value, str):
             raise self.error(f"{ast.unparse(node)} is {type_name(ty)}, not a value", node)
         if ty == NONE:
-            raise self.error("this call returns no value", node)
+            raise self.error(no_value(node), node)
         return ty
 
     def classify(self, node, value, what: str):

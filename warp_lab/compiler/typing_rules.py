@@ -58,6 +58,18 @@ class NoneType(Type):
 
 NONE = NoneType()
 
+
+def no_value(node: ast.AST) -> str:
+    """The message for ``node``, typed :data:`NONE`, used where a value is needed: a call
+    of a function that returns nothing (``wl.syncthreads()``), else the ``None`` literal
+    or a name bound to None, which the language has no value for."""
+    if isinstance(node, ast.Call):
+        return "this call returns no value"
+    if isinstance(node, ast.Constant):
+        return "None is not a value in a kernel (its values are numbers, vectors and matrices)"
+    return f"{ast.unparse(node)} is None, not a value (a kernel's values are numbers, " \
+           "vectors and matrices)"
+
 #: Python operator node -> short name used by the typer and the code generator
 BINOPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv",

@@ -53,13 +53,32 @@ def classify_functions(tree: ast.Module) -> dict[str, str]:
 
 
 def returns_value(fn: ast.FunctionDef) -> bool:
-    """Whether ``fn`` is annotated to return something other than None or returns a value."""
+    """Whether ``fn`` is annotated to return something other than None or returns a value.
+
+    Only ``fn``'s own ``return`` statements count: one in a function or class nested in
+    it returns from that one (the compiler then refuses the nested ``def``, at its line)."""
     ann = fn.returns
     if ann is not None and not (isinstance(ann, ast.Constant) and ann.value is None):
         return True
     return any(isinstance(node, ast.Return) and node.value is not None
                and not (isinstance(node.value, ast.Constant) and node.value.value is None)
-               for node in ast.walk(fn))
+               for node in _own_nodes(fn))
+
+
+#: nodes whose bodies are scopes of their own (a ``return`` in them is not the function's)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _own_nodes(fn: ast.FunctionDef):
+    """The nodes of ``fn``'s body, not descending into the functions, lambdas and classes
+    it defines."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, _SCOPES):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
 
 
 #: the namespace entry through which a cell's code hands back each function its top-level

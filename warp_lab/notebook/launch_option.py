@@ -7,11 +7,17 @@ imports IPython.
 
 from __future__ import annotations
 
+import ast
 import inspect
 
 from warp_lab.errors import LaunchError, SimulatorError
 
 __all__ = ["launch_kwargs", "launch_shape", "launch_syntax", "at_cell_line", "unquote"]
+
+#: ``--launch TEXT`` is read as the call ``_KWARGS(TEXT)``: a name no notebook binds, so a
+#: notebook variable called ``dict`` does not stand in for the builtin that collects them
+_KWARGS = "__warp_lab_launch_kwargs__"
+_HOW = "write keyword arguments, e.g. dim=n, inputs=[x, y]"
 
 
 def unquote(value: str) -> str:
@@ -24,7 +30,8 @@ def unquote(value: str) -> str:
 
 
 def launch_syntax(text: str, exc: SyntaxError) -> str:
-    """A syntax error of ``--launch TEXT`` (compiled as ``dict(TEXT)``) in terms of TEXT.
+    """A syntax error of ``--launch TEXT`` (compiled as a call, ``_KWARGS(TEXT)``) in terms
+    of TEXT.
 
     Python reports an unclosed bracket of TEXT against the ``)`` warp_lab
     added ("closing parenthesis ')' does not match opening parenthesis '['"),
@@ -45,9 +52,63 @@ def launch_syntax(text: str, exc: SyntaxError) -> str:
     if stack:
         tok = stack[-1]
         return f"SyntaxError: '{tok.string}' at column {tok.start[1] + 1} was never closed"
-    col = (exc.offset or 0) - len("dict(")
+    close, bracket = _unmatched_close(text)
+    if close:   # Python names the line of the ")" warp_lab adds, or no place at all
+        return f"SyntaxError: unmatched '{bracket}' at column {close}; {_HOW}"
+    col = (exc.offset or 0) - len(_KWARGS) - 1 if exc.lineno == 1 else 0
     where = f" at column {col}" if 0 < col <= len(text) else ""
-    return f"SyntaxError: {exc.msg}{where}; write keyword arguments, e.g. dim=n, inputs=[x, y]"
+    return f"SyntaxError: {exc.msg}{where}; {_HOW}"
+
+
+def _unmatched_close(text: str) -> tuple[int, str]:
+    """The column (from 1) and text of the first ``)``, ``]`` or ``}`` of ``text`` that
+    closes no bracket of its own (``(0, "")`` when none): ``dim=4) + (1`` would close
+    the call warp_lab wraps TEXT in."""
+    import io
+    import tokenize
+
+    depth = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.OP and tok.string in "([{":
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                if depth == 0:
+                    return tok.start[1] + 1, tok.string
+                depth -= 1
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return 0, ""
+
+
+def _compile(text: str):
+    """``--launch TEXT`` compiled as ``_KWARGS(TEXT)``, after checking that TEXT is the
+    whole argument list of that call: keyword arguments (``**mapping`` too), nothing
+    outside it (a ``)`` of TEXT closing the call early, a trailing ``#`` comment hiding
+    the closing one).
+
+    Raises:
+        LaunchError: a syntax error, a positional argument, a ``)`` closing no bracket of
+            TEXT; located by TEXT's column.
+    """
+    try:
+        # the newline ends a comment TEXT may end with, which would hide the ")"
+        tree = ast.parse(f"{_KWARGS}({text}\n)", "<--launch>", "eval")
+    except SyntaxError as exc:
+        raise LaunchError(f"--launch \"{text}\": {launch_syntax(text, exc)}") from None
+    call = tree.body
+    whole = isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and \
+        call.func.id == _KWARGS and (call.end_lineno, call.end_col_offset) == (2, 1)
+    if not whole:
+        col, bracket = _unmatched_close(text)
+        where = f"'{bracket}' at column {col}" if col else "')'"
+        raise LaunchError(f"--launch \"{text}\": SyntaxError: unmatched {where}; {_HOW}")
+    if call.args:
+        arg = call.args[0]
+        col = arg.col_offset - len(_KWARGS)
+        raise LaunchError(f"--launch \"{text}\": {ast.unparse(arg)} at column {col} is not "
+                          f"key=value; {_HOW}")
+    return compile(tree, "<--launch>", "eval")
 
 
 def launch_kwargs(opts: dict, checks: list[str], namespace: dict) -> dict:
@@ -66,12 +127,9 @@ def launch_kwargs(opts: dict, checks: list[str], namespace: dict) -> dict:
     from warp_lab.runtime.launch import launch
 
     text = unquote(opts["launch"])
+    code = _compile(text)
     try:
-        code = compile(f"dict({text})", "<--launch>", "eval")
-    except SyntaxError as exc:
-        raise LaunchError(f"--launch \"{text}\": {launch_syntax(text, exc)}") from None
-    try:
-        kwargs = eval(code, namespace)  # noqa: S307
+        kwargs = eval(code, namespace, {_KWARGS: dict})  # noqa: S307
     except Exception as exc:  # the user's expression: report it as theirs
         raise LaunchError(f"--launch \"{text}\": {type(exc).__name__}: {exc}") from None
 

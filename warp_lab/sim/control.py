@@ -92,20 +92,25 @@ def _bra(ins, mod):
 
     if target > ins.pc:
         return ex
+    lo, hi = _loop_range(ins, mod)
     if not loop_may_wait(ins, mod):
         regs = closed_loop_registers(ins, mod)
+        batch = regs is None
+        if batch:   # barriers or warp-synchronous instructions in it: the whole batch's
+            regs = closed_loop_registers(ins, mod, batch=True)
         if regs is None:
             return ex
-        lo, hi = _loop_range(ins, mod)
 
         def ex_closed(m, act, p):
             # a loop that can only end by itself: every LOOP_CHECK turns, see whether the
             # lanes came back to its head unchanged (then it never ends)
             if ex(m, act, p) is not None:
-                m.closed_loop_turn(ins, target, lo, hi, regs)
+                m.closed_loop_turn(ins, target, lo, hi, regs, batch)
         return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
     reads = closed_loop_registers(ins, mod, loads=True)   # a loop that only reads memory
+    # else one that reads and writes shared memory, between barriers, say
+    whole = closed_loop_registers(ins, mod, batch=True) if reads is None else None
 
     def ex_back(m, act, p):
         # an iteration of a loop that reads memory (it may be waiting for another
@@ -120,6 +125,8 @@ def _bra(ins, mod):
             # a spin-wait: if every running thread of the batch spins here and every
             # other one waits for them, no thread of the batch can end the wait
             m.spin_turn(ins, target, reads)
+        elif whole is not None:
+            m.closed_loop_turn(ins, target, lo, hi, whole, batch=True)
     return ex_back
 
 
@@ -222,7 +229,25 @@ def _dst_registers(op, out: set) -> bool:
     return True
 
 
-def closed_loop_registers(ins, mod, loads: bool = False) -> tuple | None:
+#: collective instructions a *batch-closed* loop may run (:func:`closed_loop_registers`
+#: with ``batch=True``): what they do is a function of the batch's threads' registers and
+#: statuses (a barrier, other lanes' registers, the active mask)
+_BATCH_OPS = frozenset({"bar", "barrier", "shfl", "vote", "match", "redux", "activemask"})
+
+
+def _batch_private(c) -> bool:
+    """Whether instruction ``c`` reads and writes only state of the batch's own threads
+    that a look at them holds: a collective of :data:`_BATCH_OPS` that waits for its
+    threads (not ``bar.arrive``, which leaves a barrier counted part way, nor a cluster
+    barrier, which waits for other blocks), or a ``.shared`` (CTA) memory access."""
+    if c.op in _BATCH_OPS:
+        return "arrive" not in c.mods and "cluster" not in c.mods
+    if c.op in ("ld", "st", "atom", "red"):
+        return "shared" in c.mods or "shared::cta" in c.mods
+    return False
+
+
+def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False) -> tuple | None:
     """The registers written by the loop closed by backward branch ``ins`` when the loop is
     *closed*: each of its instructions computes from registers and the thread's own
     local memory alone (no other memory but ``.param``/``.const`` reads, no other lane
@@ -234,14 +259,21 @@ def closed_loop_registers(ins, mod, loads: bool = False) -> tuple | None:
     ``loads``: also allow loads from memory other threads write, and atomics (a spin-wait
     on a flag, read with ``ld`` or ``atom``): while no other thread runs and no atomic
     changes memory, nothing changes what it reads, so it is closed too
-    (:meth:`~warp_lab.sim.machine.Machine.spin_turn`)."""
+    (:meth:`~warp_lab.sim.machine.Machine.spin_turn`).
+
+    ``batch``: also allow barriers, warp-synchronous instructions and ``.shared`` memory
+    (:func:`_batch_private`): such a loop is a function of its registers, local memory
+    and shared memory *when every live thread of the batch runs it*, so a batch whose
+    threads all come back to its head with all of those unchanged loops forever (a tree
+    reduction whose ``s //= 2`` was forgotten; ``while True: wl.syncthreads()``)."""
     lo, hi = _loop_range(ins, mod)
     written: set = set()
     for c in mod.code[lo:hi + 1]:
         if c.op in _OPEN_OPS and not (c.op == "ld" and ("param" in c.mods or
                                                         "const" in c.mods)) \
                 and not (c.op in ("ld", "st") and thread_private(mod, c)) \
-                and not (loads and c.op in ("ld", "ldu", "atom")):
+                and not (loads and c.op in ("ld", "ldu", "atom")) \
+                and not (batch and _batch_private(c)):
             return None
         if "cc" in c.mods or any(s[0] == "s" and s[1] in _TIME_SREGS for s in c.srcs):
             return None

@@ -15,10 +15,19 @@ block" is always well defined; a launch's results do not depend on the batch
 size. Execution is deterministic (clocks count steps, atomics apply in lane
 order), so :meth:`Debugger.step_back` re-runs the launch from a snapshot of
 global memory to the previous step.
+
+Ctrl-C (SIGINT, a notebook's "interrupt the kernel") during :meth:`Debugger.step`,
+``cont``, ``step_back``, ``restart`` or ``run_to_end`` stops between two steps, never
+inside one: an instruction is executed whole or not at all (an atomic interrupted
+after its memory update but before its program counter moved would otherwise run
+twice), so the session goes on from a consistent state.
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +37,10 @@ from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC, YIELD, Machin
 from warp_lab.sim.ptx import type_dtype
 
 __all__ = ["Debugger", "Breakpoint", "Stop", "WarpState", "format_lane_value"]
+
+#: steps run between two looks for a held Ctrl-C when a batch runs at full speed
+#: (a few milliseconds of simulation: the interrupt still feels immediate)
+_CHUNK_STEPS = 1024
 
 _STATUS = {RUN: "running", EXITED: "exited", BARWAIT: "at barrier", PAD: "absent",
            WSYNC: "at warp sync", YIELD: "yielded"}
@@ -246,11 +259,57 @@ class Debugger:
         self._not_statements = frozenset(not_statements)
         # ids of the breakpoints that pass by the not_statements lines
         self._passes_by: set[int] = set()
+        self._held_interrupt = None   # (signum, frame) of a SIGINT held until a step ends
+        self._outer_handler = None    # the SIGINT handler _between_steps replaced, meanwhile
         self.restart()
 
     # ---- lifecycle
+    @contextlib.contextmanager
+    def _between_steps(self):
+        """Hold Ctrl-C (SIGINT) while the machine runs, and deliver it through the handler
+        that was installed (normally Python's: ``KeyboardInterrupt``) only between two
+        steps (:meth:`_interrupt_point`) or when the motion ends.
+
+        Python runs a signal handler between any two bytecodes, so a plain
+        ``KeyboardInterrupt`` can land inside an instruction's execution: its registers or
+        memory written, its program counter not yet moved, and the next step runs it again
+        (an ``atom.add`` twice). Outside the main thread (no signal handlers there) or when
+        SIGINT is ignored or left at the operating system's default, nothing is held."""
+        if self._outer_handler is not None or \
+                threading.current_thread() is not threading.main_thread():
+            yield   # nested in another motion (step_back restarts), or no handlers here
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if not callable(previous):   # SIG_IGN, SIG_DFL or not set from Python
+            yield
+            return
+
+        def hold(signum, frame):
+            self._held_interrupt = (signum, frame)
+
+        self._outer_handler = previous
+        signal.signal(signal.SIGINT, hold)
+        try:
+            yield
+            self._interrupt_point()   # one that came during the last step
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            self._outer_handler = self._held_interrupt = None
+
+    def _interrupt_point(self):
+        """Between two steps: deliver a Ctrl-C that :meth:`_between_steps` held, through
+        the handler it replaced (raises ``KeyboardInterrupt`` for Python's)."""
+        held = self._held_interrupt
+        if held is not None and self._outer_handler is not None:
+            self._held_interrupt = None
+            self._outer_handler(*held)
+
     def restart(self):
         """Go back to the start of the launch (global memory restored)."""
+        with self._between_steps():
+            self._restart()
+
+    def _restart(self):
         kernel, grid, block, params, memory, dyn, checks = self._args
         if getattr(self, "machine", None) is not None:
             self.machine.release()
@@ -374,33 +433,37 @@ class Debugger:
             SimulatorError: ``n`` is not an int >= 0.
         """
         _count(n, "step")
-        for _ in range(n):
-            if self.finished:
-                break
-            self.machine.step_once()
-            self.step_count += 1
-            self._ensure()
+        with self._between_steps():
+            for _ in range(n):
+                if self.finished:
+                    break
+                self._interrupt_point()
+                self.machine.step_once()
+                self.step_count += 1
+                self._ensure()
         return self.where()
 
     def cont(self, max_steps: int = 10_000_000) -> Stop | None:
         """Run until a breakpoint is about to execute (past the current position) or the
         launch ends (returns ``None``)."""
         first = True
-        for _ in range(max_steps):
-            if self.finished:
-                return None
-            if not first and not self._may_stop_in_batch():
-                self._finish_batch()
-                continue
-            p, lanes = self.machine.peek()
-            if not first:
-                bp = self._hit(p, lanes)
-                if bp is not None:
-                    return self._stop_info(bp)
-            first = False
-            self.machine.step_once()
-            self.step_count += 1
-            self._ensure()
+        with self._between_steps():
+            for _ in range(max_steps):
+                if self.finished:
+                    return None
+                self._interrupt_point()
+                if not first and not self._may_stop_in_batch():
+                    self._finish_batch()
+                    continue
+                p, lanes = self.machine.peek()
+                if not first:
+                    bp = self._hit(p, lanes)
+                    if bp is not None:
+                        return self._stop_info(bp)
+                first = False
+                self.machine.step_once()
+                self.step_count += 1
+                self._ensure()
         return self.where()
 
     def _may_stop_in_batch(self) -> bool:
@@ -419,13 +482,18 @@ class Debugger:
         return False
 
     def _finish_batch(self):
-        """Run the current batch to its end at full speed (no breakpoint can fire in it)."""
+        """Run the current batch to its end at full speed (no breakpoint can fire in it),
+        :data:`_CHUNK_STEPS` steps at a time, a held Ctrl-C delivered between them."""
         m = self.machine
-        before = m.steps
         with np.errstate(all="ignore"):
-            m.run_batch()
+            while True:
+                before = m.steps
+                done = m.run_batch(limit=_CHUNK_STEPS)
+                self.step_count += m.steps - before
+                if done:
+                    break
+                self._interrupt_point()
         m._batch_done = True
-        self.step_count += m.steps - before
         self._ensure()
 
     def step_back(self, n: int = 1) -> Stop | None:
@@ -436,18 +504,21 @@ class Debugger:
         """
         _count(n, "step_back")
         target = max(0, self.step_count - n)
-        self.restart()
-        while self.step_count < target and not self.finished:
-            self.machine.step_once()
-            self.step_count += 1
-            self._ensure()
+        with self._between_steps():
+            self._restart()
+            while self.step_count < target and not self.finished:
+                self._interrupt_point()
+                self.machine.step_once()
+                self.step_count += 1
+                self._ensure()
         return self.where()
 
     def run_to_end(self):
         """Run the rest of the launch without stopping; returns the SimResult."""
         m = self.machine
-        with np.errstate(all="ignore"):
+        with self._between_steps(), np.errstate(all="ignore"):
             while not self.finished:
+                self._interrupt_point()
                 if not m.step_once():
                     break
                 self.step_count += 1
@@ -474,17 +545,24 @@ class Debugger:
         Raises:
             SimulatorError: ``block`` is not a block index of the grid, the block is not
                 being simulated now (it has finished or not started; run or step until
-                it is) or the warp does not exist.
+                it is; the launch has ended), or ``warp`` is not the number of one of its
+                warps (an int, not a bool).
         """
         m = self.machine
         b = self._block(block, "block")
         lin = b[0] + m.grid[0] * (b[1] + m.grid[1] * b[2])
         k = lin - m.first_block
+        if self.finished:
+            raise SimulatorError(f"block {b} is not running now: the launch has finished "
+                                 "(restart() or step_back() to go back into it)")
         if m.T == 0 or not 0 <= k < m.nb:
             raise SimulatorError(f"block {b} is not running now (current blocks "
                                  f"{m.first_block}..{m.first_block + m.nb - 1} in linear order)")
-        if not isinstance(warp, (int, np.integer)) or not 0 <= warp < m.wpb:
-            raise SimulatorError(f"block has warps 0..{m.wpb - 1}, not {warp!r}")
+        if not isinstance(warp, (int, np.integer)) or isinstance(warp, bool):
+            raise SimulatorError(f"warp must be the number of a warp of the block (an int "
+                                 f"0..{m.wpb - 1}), got {warp!r}")
+        if not 0 <= warp < m.wpb:
+            raise SimulatorError(f"block has warps 0..{m.wpb - 1}, not {warp}")
         sl = slice(k * m.bs_pad + 32 * warp, k * m.bs_pad + 32 * warp + 32)
         nxt = m.peek()
         active = np.zeros(32, bool)

@@ -425,7 +425,8 @@ class Machine:
             done = release_barriers(self, waiting) or done
         return done
 
-    def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple):
+    def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple,
+                         batch: bool = False):
         """Lanes took back-edge ``ins`` (to ``target``) of a closed loop (code ``lo..hi``,
         writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`).
 
@@ -440,26 +441,40 @@ class Machine:
         that comes back only after several looks (registers that cycle with a period
         that does not divide :data:`LOOP_CHECK`) is found too, after a few times its
         period, with one snapshot kept.
+
+        ``batch``: a loop closed but for barriers, warp-synchronous instructions and shared
+        memory (``closed_loop_registers(..., batch=True)``). It is looked at only when
+        every live thread of the batch is at its head (none waiting elsewhere, none
+        yielded), and the look holds the batch's shared memory too: those threads and
+        that memory are all its iterations depend on.
         """
-        turns, saved, since, looks, power = self.loop_turns.get(ins.pc, (0, None, 0, 0, 1))
+        key = ("batch", ins.pc) if batch else ins.pc   # (spin_turn keeps ins.pc's turns)
+        turns, saved, since, looks, power = self.loop_turns.get(key, (0, None, 0, 0, 1))
         turns += 1
         if turns < LOOP_CHECK:
-            self.loop_turns[ins.pc] = (turns, saved, since, looks, power)
+            self.loop_turns[key] = (turns, saved, since, looks, power)
             return
-        run = self.status == RUN
+        st = self.status
+        run = st == RUN
         pc = self._pcs()
         inside = run & (pc >= lo) & (pc <= hi)
         head = inside & (pc == target)
         since += turns
-        if not head.any() or (inside & ~head).any():
-            self.loop_turns[ins.pc] = (0, saved, since, looks, power)
+        if batch:   # every live thread of the batch, not only those in the loop
+            inside = (st != EXITED) & (st != PAD)
+        if not head.any() or (inside & ~head).any() or \
+                (batch and (self.nyield or self.arrive)):   # (bar.arrive counts pending)
+            self.loop_turns[key] = (0, saved, since, looks, power)
             return
-        snap = self._loop_snapshot(head, regs)
+        # (the batch's shared memory, and the counters that time its warps' yields)
+        extra = self.shared.tobytes() + repr((self.spin, self.spin_rounds)).encode() \
+            if batch else b""
+        snap = self._loop_snapshot(head, regs, extra)
         if not _same_snapshot(saved, snap):
             looks += 1
             if saved is None or looks == power:   # Brent: save this look, wait twice as long
                 saved, since, looks, power = snap, 0, 0, power * 2
-            self.loop_turns[ins.pc] = (0, saved, since, looks, power)
+            self.loop_turns[key] = (0, saved, since, looks, power)
             return
         n = int(np.count_nonzero(head))
         # the loads before the loop that decide it (read only to word the finding)
@@ -473,8 +488,9 @@ class Machine:
                      "the loop writes has the same value again), so they go round the same "
                      "iterations forever")
         else:
-            said += (f"with every register the loop writes unchanged after {since} more "
-                     "iterations")
+            said += (f"with every register the loop writes"
+                     f"{' and the shared memory of their blocks' if batch else ''} unchanged "
+                     f"after {since} more iterations")
         if not loads and looks:
             said += (", and nothing another thread writes decides whether the loop ends: "
                      "its variables go round values that never end it")
