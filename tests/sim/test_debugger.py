@@ -150,7 +150,7 @@ def test_misuse_is_a_simulator_error_not_a_wrong_answer(gpu):
             (lambda: dbg.warp((0, 1), 0), r"block \(0, 1, 0\) is outside the grid"),
             (lambda: dbg.warp((0, 0, 0, 0), 0), "block must be an int or a tuple of 1-3 ints"),
             (lambda: dbg.warp("a", 0), "block must be an int or a tuple of 1-3 ints"),
-            (lambda: dbg.warp(0, "1"), "block has warps 0..1, not '1'")]:
+            (lambda: dbg.warp(0, "1"), r"an int 0..1\), got '1'")]:
         with pytest.raises(sim.SimulatorError, match=match):
             call()
     assert dbg.where().step == 3 and dbg.breakpoints == []
