@@ -179,6 +179,13 @@ class FunctionTyper(ExprTyper):
     def visit_AnnAssign(self, node):
         if not isinstance(node.target, ast.Name):
             raise self.error("annotated assignment needs a plain variable name", node.target)
+        if isinstance(node.annotation, ast.Call):  # Python never evaluates it: a local's
+            # annotation is not run, so wl.array(dtype=...) here would be typed as a call
+            raise self.error(f"{ast.unparse(node.annotation)} cannot annotate a local "
+                             "variable", node.annotation,
+                             f"an array variable takes its type from its value: write "
+                             f"{node.target.id} = ... without the annotation, or name the "
+                             "type at module level (F = wl.array(...)) and annotate with F")
         self.visit(node.annotation)
         declared = _annotation_type(node.annotation.wl_ty)
         if declared is None:
@@ -188,6 +195,17 @@ class FunctionTyper(ExprTyper):
         if name in self.scope and self.scope[name] != declared:
             raise self.error(f"variable {name!r} already has type {type_name(self.scope[name])}",
                              node.target)
+        if isinstance(declared, ArrayType):
+            # ``p: wl.array(...) = a`` binds an array variable as ``p = a`` does: it must
+            # go through assign_name, which records the alias (so that stores through
+            # ``p`` mark ``a`` written) and refuses rebinding
+            if node.value is None:
+                raise self.error(f"array variable {name!r} needs a value", node,
+                                 f"bind it to an array: {name}: ... = some_array")
+            self.visit(node.value)
+            self.check_convert(node.value, declared, f"variable {name!r}")
+            self.assign_name(node.target, node.value)
+            return
         self.scope[name] = declared
         node.target.wl_var_ty = declared
         if node.value is not None:

@@ -1,0 +1,76 @@
+"""Statements of the front end checked against Python: each kernel's result on the
+simulator is compared with what plain Python (or NumPy) gives for the same code.
+
+Found by review of ``compiler/frontend*.py``: an annotated array alias lost its stores,
+``range()`` bounds that do not fit the counter's type wrapped, comparisons with a literal
+outside the other operand's type wrapped the literal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import warp_lab as wl
+from warp_lab.errors import KernelCompileError
+
+from test_diagnostics import cell_kernel, diagnose
+
+#: a module-level array type, the way to annotate an array variable
+F32 = wl.array(dtype=wl.float32)
+
+
+def _annotated_alias_kernel():
+    k = cell_kernel("""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.float32), x: wl.array(dtype=wl.float32)):
+            p: F32 = o
+            p[0] = x[0] + 1.0
+    """)
+    k.fn.__globals__["F32"] = F32
+    return k
+
+
+def test_a_store_through_an_annotated_array_alias_marks_the_array_written():
+    k = _annotated_alias_kernel()
+    ck = wl.compile(k, cache=False, sass=False)
+    assert ck.written_params == ("o",)
+    o, x = np.zeros(2, np.float32), np.full(2, 4.0, np.float32)
+    res = wl.launch(k, dim=1, inputs=[o, x], device="sim")
+    assert res.findings == []
+    assert o.tolist() == [5.0, 0.0]   # copied back: the store reached o
+
+
+def test_an_annotated_array_variable_cannot_be_rebound_or_left_without_value():
+    k = cell_kernel("""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.float32), x: wl.array(dtype=wl.float32)):
+            q = x
+            q: F32 = o
+            q[0] = 1.0
+    """)
+    k.fn.__globals__["F32"] = F32
+    err = diagnose(k)
+    assert (err.line, err.col) == (4, 5) and "cannot be rebound" in err.message
+    k = cell_kernel("""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.float32)):
+            q: F32
+            o[0] = 1.0
+    """)
+    k.fn.__globals__["F32"] = F32
+    err = diagnose(k)
+    assert (err.line, err.col) == (3, 5) and "needs a value" in err.message
+
+
+def test_a_call_as_a_local_annotation_is_named_as_such():
+    """Python does not evaluate a local's annotation, so ``wl.array(...)`` there is not a
+    type: the error says so (it was 'warp_lab.array is a Python function')."""
+    err = diagnose(cell_kernel("""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.float32)):
+            p: wl.array(dtype=wl.float32) = o
+            p[0] = 1.0
+    """))
+    assert (err.line, err.col) == (3, 8)
+    assert "cannot annotate a local variable" in err.message and "F = wl.array" in err.hint
+    assert isinstance(err, KernelCompileError)
