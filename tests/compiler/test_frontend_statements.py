@@ -74,3 +74,52 @@ def test_a_call_as_a_local_annotation_is_named_as_such():
     assert (err.line, err.col) == (3, 8)
     assert "cannot annotate a local variable" in err.message and "F = wl.array" in err.hint
     assert isinstance(err, KernelCompileError)
+
+
+def _range_counts(n, m, u):
+    """The kernel below in plain Python: counts and last values of four range loops."""
+    c1 = last = 0
+    for i in range(n, 5_000_000_000, 1_000_000_000):   # a bound past int32
+        c1 += 1
+        last = i
+    c2 = 0
+    for j in range(m, 300):                            # m: int8, 300 past int8
+        c2 += 1
+    c3 = 0
+    for q in range(u, 5_000_000_000, 2_000_000_000):    # u: uint32, a bound past uint32
+        c3 += 1
+    c4 = 0
+    for r in range(u, -1, -1):                         # u: uint32 counting down to 0
+        c4 += 1
+    return [c1, last, c2, c3, c4]
+
+
+def test_range_bounds_past_the_counters_type_count_like_python():
+    k = cell_kernel("""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.int64), n: int, m: wl.int8, u: wl.uint32):
+            c1 = wl.int64(0)
+            last = wl.int64(0)
+            for i in range(n, 5_000_000_000, 1_000_000_000):
+                c1 += 1
+                last = i
+            c2 = 0
+            for j in range(m, 300):
+                c2 += 1
+            c3 = 0
+            for q in range(u, 5_000_000_000, 2_000_000_000):
+                c3 += 1
+            c4 = 0
+            for r in range(u, -1, -1):
+                c4 += 1
+            o[0] = c1
+            o[1] = last
+            o[2] = c2
+            o[3] = c3
+            o[4] = c4
+    """)
+    o = np.zeros(5, np.int64)
+    res = wl.launch(k, dim=1, inputs=[o, np.int32(-3), np.int8(-7), np.uint32(7)],
+                    device="sim")
+    assert res.findings == []
+    assert o.tolist() == _range_counts(-3, -7, 7)   # [6, 4999999997, 307, 3, 8]

@@ -26,7 +26,7 @@ from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declar
                                               parse_function, ptx_name)
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
-from warp_lab.compiler.typing_rules import (NONE, ConstRangeError, Meta, implicit_ok,
+from warp_lab.compiler.typing_rules import (NONE, ConstRangeError, Meta, fits, implicit_ok,
                                             int_needed_hint, literal_type, lossy_hint,
                                             promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
@@ -457,34 +457,12 @@ class FunctionTyper(ExprTyper):
         self.check_call_unpacking(it)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error("range() takes 1 to 3 positional arguments", it)
-        tys, weak = [], []
         for a in it.args:
             self.visit(a)
             if not (isinstance(a.wl_ty, Scalar) and (a.wl_ty.is_int or a.wl_ty.is_bool)):
                 raise self.error(f"range() arguments must be integers, not {type_name(a.wl_ty)}",
                                  a, int_needed_hint(a))
-            tys.append(a.wl_ty)
-            weak.append(getattr(a, "wl_weak", False))
-        strong = [t for t, w in zip(tys, weak) if not w]
-        ty = strong[0] if strong else int32
-        for t in strong[1:]:
-            ty = promote(ty, t)
-        if not strong:
-            for a in it.args:
-                if literal_type(const_of(a)) == int64:
-                    ty = int64
-        if ty.is_bool:
-            ty = int32
-        negative = [a for a, t, w in zip(it.args, tys, weak) if (t.is_signed and not w) or
-                    (w and const_of(a) is not NO_CONST and const_of(a) < 0)]
-        if not ty.is_signed and negative:
-            # C's conversions would make range(n, -1, -1) with n: uint32 count from 7 to
-            # 2**32 - 1, zero times; Python counts 8 times: iterate in a signed type
-            if ty.bits == 64:
-                raise self.error("range() mixes uint64 with a signed value; there is no "
-                                 "integer type for both", negative[0],
-                                 "convert explicitly, e.g. wl.int64(n)")
-            ty = int64
+        ty = self.range_type(it.args)
         step = const_of(it.args[2]) if len(it.args) == 3 else 1
         if step == 0:
             raise self.error("range() step must not be zero", it.args[2])
@@ -507,6 +485,39 @@ class FunctionTyper(ExprTyper):
         self.loop_depth += 1
         self.body(node.body)
         self.loop_depth -= 1
+
+    def range_type(self, args) -> Scalar:
+        """The type of a ``range(*args)`` loop's counter and variable (``args`` typed ints).
+
+        The arguments' common type as arithmetic promotes typed values (literals are
+        weak: ``range(n)`` with ``n: int8`` counts in int8), int32 when all are literals
+        (int64 if one needs it). Python's range counts with unbounded ints, so where a
+        bound does not fit that type the loop counts in int64 instead: a signed value
+        beside an unsigned type (C's conversions would make ``range(n, -1, -1)`` with
+        ``n: uint32`` count from 7 to 2**32 - 1, zero times, where Python counts 8
+        times), or a literal past the type (``range(n, 5_000_000_000)`` with ``n: int``).
+
+        Raises:
+            KernelCompileError: a uint64 argument beside a signed one (no type holds both).
+        """
+        weak = [getattr(a, "wl_weak", False) for a in args]
+        consts = [const_of(a) if w else NO_CONST for a, w in zip(args, weak)]
+        strong = [a.wl_ty for a, w in zip(args, weak) if not w]
+        ty = strong[0] if strong else int32
+        for t in strong[1:]:
+            ty = promote(ty, t)
+        if ty.is_bool:
+            ty = int32
+        signed = [a for a, w, c in zip(args, weak, consts) if (a.wl_ty.is_signed and not w) or
+                  (c is not NO_CONST and c < 0)]
+        if not ty.is_signed and signed and ty.bits == 64:
+            raise self.error("range() mixes uint64 with a signed value; there is no "
+                             "integer type for both", signed[0],
+                             "convert explicitly, e.g. wl.int64(n)")
+        if (not ty.is_signed and signed) or any(c is not NO_CONST and not fits(int(c), ty)
+                                                for c in consts):
+            ty = int64
+        return ty
 
     def visit_Break(self, node):
         if not self.loop_depth:
