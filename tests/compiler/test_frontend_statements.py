@@ -123,3 +123,47 @@ def test_range_bounds_past_the_counters_type_count_like_python():
                     device="sim")
     assert res.findings == []
     assert o.tolist() == _range_counts(-3, -7, 7)   # [6, 4999999997, 307, 3, 8]
+
+
+def _compares(n, u):
+    return [n < 3_000_000_000, n == 2**32 + 1, 0 <= n < 2**40, u > -1, u == -1,
+            n >= -2**33, -1 < u <= 2**32]
+
+
+def test_comparisons_with_a_literal_outside_the_others_type_are_exact():
+    """Python (and NumPy 2) compare the exact values; the literal was converted to the
+    other operand's type first, so ``n < 3_000_000_000`` was False and
+    ``n == 2**32 + 1`` True for ``n = 1``."""
+    k = cell_kernel("""
+        @wl.kernel
+        def k(o: wl.array2d(dtype=wl.bool_), ns: wl.array(dtype=wl.int32),
+              us: wl.array(dtype=wl.uint32)):
+            i = wl.tid()
+            n = ns[i]
+            u = us[i]
+            o[i, 0] = n < 3_000_000_000
+            o[i, 1] = n == 2**32 + 1
+            o[i, 2] = 0 <= n < 2**40
+            o[i, 3] = u > -1
+            o[i, 4] = u == -1
+            o[i, 5] = n >= -2**33
+            o[i, 6] = -1 < u <= 2**32
+    """)
+    ns = np.array([1, -1, 0, 2**31 - 1, -2**31], np.int32)
+    us = np.array([0, 2**32 - 1, 1, 2**31, 7], np.uint32)
+    o = np.zeros((len(ns), 7), np.bool_)
+    res = wl.launch(k, dim=len(ns), inputs=[o, ns, us], device="sim")
+    assert res.findings == []
+    want = [_compares(int(n), int(u)) for n, u in zip(ns, us)]
+    assert o.tolist() == want
+    # NumPy 2 agrees (NEP 50 compares a Python int exactly)
+    assert [bool(ns[0] < 3_000_000_000), bool(us[1] == -1)] == [want[0][0], want[1][4]]
+
+
+def test_a_uint64_compared_with_a_negative_literal_is_an_error():
+    err = diagnose(cell_kernel("""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.bool_), u: wl.uint64):
+            o[0] = u > -1
+    """))
+    assert (err.line, err.col) == (3, 16) and "no integer type holds both" in err.message

@@ -594,6 +594,7 @@ class ExprTyper:
             if not (isinstance(at, Scalar) and isinstance(bt, Scalar)):
                 raise self.error(f"cannot compare {type_name(at)} and {type_name(bt)}", node)
             t = promote(at, bt, getattr(a, "wl_weak", False), getattr(b, "wl_weak", False))
+            t = self._exact_compare_type(t, a, b)
             tys.append(t)
             ca, cb = const_of(a), const_of(b)
             if result is not None and ca is not NO_CONST and cb is not NO_CONST:
@@ -607,6 +608,30 @@ class ExprTyper:
         if result is not None:
             return self.mark(node, bool_, bool(result), weak=True)
         return self.mark(node, bool_)
+
+    def _exact_compare_type(self, t, a, b):
+        """The type comparing ``a`` and ``b`` in ``t`` (their promotion), widened to int64
+        when one is an integer literal ``t`` cannot hold: Python and NumPy 2 compare the
+        exact values (``n < 3_000_000_000`` with ``n: int`` is True), where converting the
+        literal to int32 would wrap it (to -1294967296: False).
+
+        Raises:
+            KernelCompileError: a uint64 value compared with a negative literal (no
+                integer type holds both).
+        """
+        if not t.is_int:
+            return t
+        for lit, other in ((a, b), (b, a)):
+            c = const_of(lit)
+            if not getattr(lit, "wl_weak", False) or getattr(other, "wl_weak", False) \
+                    or c is NO_CONST or isinstance(c, float) or fits(int(c), t):
+                continue
+            if t.bits == 64 and not t.is_signed:
+                raise self.error(f"{c} compared with a uint64 value: no integer type "
+                                 "holds both", lit,
+                                 "compare with a non-negative value, or convert: wl.int64(...)")
+            return int64
+        return t
 
     def visit_IfExp(self, node):
         self.truth(node.test)
