@@ -9,6 +9,7 @@ outside the other operand's type wrapped the literal.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import warp_lab as wl
 from warp_lab.errors import KernelCompileError
@@ -167,3 +168,43 @@ def test_a_uint64_compared_with_a_negative_literal_is_an_error():
             o[0] = u > -1
     """))
     assert (err.line, err.col) == (3, 16) and "no integer type holds both" in err.message
+
+
+@pytest.mark.parametrize("expr, col, numpy_op", [
+    ("n // 3_000_000_000", 17, lambda n: n // 3_000_000_000),
+    ("n % 3_000_000_000", 16, lambda n: n % 3_000_000_000),
+    ("n >> 2**32", 17, lambda n: n >> 2**32),
+    ("max(n, 3_000_000_000)", 19, lambda n: np.maximum(n, 3_000_000_000)),
+    ("n if c else 2**40", 24, None),       # (NumPy has no operator for these three)
+    ("wl.select(c, n, 2**40)", 28, None),
+    ("wl.clamp(n, 0, 2**40)", 27, None),
+])
+def test_a_literal_that_wraps_in_the_other_operands_type_is_an_error(expr, col, numpy_op):
+    """Converted to ``n``'s int32 the literal wrapped (``n // 3_000_000_000`` was -1 for
+    ``n = 5``, ``max(n, 3_000_000_000)`` 5); NumPy 2 raises OverflowError for the same."""
+    err = diagnose(cell_kernel(f"""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.int64), n: int, c: bool):
+            o[0] = {expr}
+    """))
+    assert (err.line, err.col) == (3, col) and "does not fit in int32" in err.message
+    if numpy_op is not None:
+        with pytest.raises(OverflowError):
+            numpy_op(np.int32(5))
+
+
+def test_wrapping_arithmetic_with_a_wide_literal_stays_allowed():
+    """``+ - * & | ^`` with the literal wrapped give Python's result wrapped to int32."""
+    k = cell_kernel("""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.int32), n: int, u: wl.uint32):
+            o[0] = n * 2**31
+            o[1] = n & 0xFFFF_FFF0
+            o[2] = n - 3_000_000_000
+            o[3] = wl.int32(u & -4)
+    """)
+    o = np.zeros(4, np.int32)
+    wl.launch(k, dim=1, inputs=[o, np.int32(-7), np.uint32(7)], device="sim")
+    wrap = [((v + 2**31) % 2**32) - 2**31 for v in (-7 * 2**31, -7 & 0xFFFF_FFF0,
+                                                    -7 - 3_000_000_000, 7 & -4)]
+    assert o.tolist() == wrap

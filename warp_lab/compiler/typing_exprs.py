@@ -118,6 +118,35 @@ class ExprTyper:
             raise self.error("this call returns no value", node)
         return ty
 
+    def check_literals_fit(self, nodes, ty) -> None:
+        """Refuse an integer literal among ``nodes`` that ``ty``, the type a typed operand
+        beside it gives it, cannot hold (``n // 3_000_000_000``, ``max(n, 2**40)`` or
+        ``n if c else 2**40`` with ``n: int``): converted, it would wrap (to -1294967296)
+        and the quotient, the shift, the maximum or the choice would not be Python's.
+        NumPy 2 raises OverflowError for these (NEP 50). ``+ - * & | ^`` do not come here:
+        their result with the wrapped literal is Python's wrapped to ``ty``, the
+        language's overflow rule; comparisons widen instead (:meth:`_exact_compare_type`).
+
+        Args:
+            nodes: the typed operand nodes; nothing is checked when all are literals
+                (they fold exactly).
+            ty: the scalar type the operands are converted to.
+
+        Raises:
+            KernelCompileError: at the first literal that does not fit.
+        """
+        if not (isinstance(ty, Scalar) and ty.is_int) or \
+                all(getattr(n, "wl_weak", False) for n in nodes):
+            return
+        for n in nodes:
+            c = const_of(n)
+            if getattr(n, "wl_weak", False) and c is not NO_CONST and \
+                    not isinstance(c, float) and not fits(int(c), ty):
+                raise self.error(f"the literal {c} does not fit in {type_name(ty)}, the type "
+                                 "of the value beside it (NumPy 2 raises OverflowError here)",
+                                 n, "convert that value to a type that holds the literal, "
+                                 "e.g. wl.int64(...)")
+
     def classify(self, node, value, what: str):
         """Stamp the type of a compile-time Python ``value`` found under ``what``."""
         if isinstance(value, Constant):
@@ -411,6 +440,8 @@ class ExprTyper:
                                  node, "write a float base, e.g. 2.0 ** n")
         rty = t
         node.wl_opty = t
+        if op in ("floordiv", "mod", "pow", "shl", "shr"):
+            self.check_literals_fit((node.left, node.right), t)
         cl, cr = const_of(node.left), const_of(node.right)
         if op in ("shl", "shr") and cr is not NO_CONST and cr < 0:
             raise self.error(f"negative shift count ({sym} {cr}): Python raises ValueError "
@@ -640,6 +671,7 @@ class ExprTyper:
         if isinstance(a, Scalar) and isinstance(b, Scalar):
             aw, bw = getattr(node.body, "wl_weak", False), getattr(node.orelse, "wl_weak", False)
             t = promote(a, b, aw, bw)
+            self.check_literals_fit((node.body, node.orelse), t)
             if aw and bw:
                 t = promote(literal_type(const_of(node.body)), literal_type(const_of(node.orelse)))
         elif a == b and not isinstance(a, (ArrayType, Meta)):
