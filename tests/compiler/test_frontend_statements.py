@@ -208,3 +208,18 @@ def test_wrapping_arithmetic_with_a_wide_literal_stays_allowed():
     wrap = [((v + 2**31) % 2**32) - 2**31 for v in (-7 * 2**31, -7 & 0xFFFF_FFF0,
                                                     -7 - 3_000_000_000, 7 & -4)]
     assert o.tolist() == wrap
+
+
+@pytest.mark.parametrize("use", ["o[0] = x", "x += 1"])
+def test_a_declared_but_never_assigned_variable_names_its_annotation(use):
+    """``x: int`` gives no value (Python raises UnboundLocalError at the use); the error
+    said 'it is first assigned at line 3' (the declaration), or for ``x += 1`` named
+    the augmented assignment itself as the first assignment."""
+    err = diagnose(cell_kernel(f"""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.int32)):
+            x: int
+            {use}
+    """))
+    assert err.line == 4 and "x is used but never assigned" in err.message
+    assert "annotation at line 3" in err.message and "x: int = 0" in err.hint

@@ -106,9 +106,21 @@ class _Flow:
         """The KernelCompileError for a read of ``node`` that may precede its assignment."""
         name = node.id
         read_anc = set(map(id, self.ancestors(node)))
-        stores = [n for n in ast.walk(self.tree) if isinstance(n, ast.Name)
-                  and isinstance(n.ctx, ast.Store) and n.id == name]
         src = self.typer.source
+        decls = [n for n in walk(self.tree) if isinstance(n, ast.AnnAssign) and n.value is None
+                 and isinstance(n.target, ast.Name) and n.target.id == name]  # x: int
+        skip = {id(d.target) for d in decls} | {id(node)}  # (x += 1 stores its own read)
+        stores = [n for n in walk(self.tree) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, ast.Store) and n.id == name and id(n) not in skip]
+        if not stores:  # Python raises UnboundLocalError too
+            if not decls:
+                return compile_error(src, node, f"{name} is used before it is assigned",
+                                     f"assign {name} first (for example {name} = 0)")
+            ann = ast.unparse(decls[0].annotation)
+            return compile_error(
+                src, node, f"{name} is used but never assigned: the annotation at line "
+                f"{src.first_line + decls[0].lineno - 1} declares its type, not a value",
+                f"give it a value there: {name}: {ann} = 0")
         for st in sorted(stores, key=lambda n: (n.lineno, n.col_offset)):
             outer = [a for a in self.ancestors(st)
                      if isinstance(a, _COMPOUND) and id(a) not in read_anc]
