@@ -223,3 +223,16 @@ def test_a_declared_but_never_assigned_variable_names_its_annotation(use):
     """))
     assert err.line == 4 and "x is used but never assigned" in err.message
     assert "annotation at line 3" in err.message and "x: int = 0" in err.hint
+
+
+def test_augmented_assignment_to_a_whole_array_says_so():
+    """The message for ``a += 1`` was 'unsupported operand types for +: global 1-D array
+    of float32 and int32': the array check came after typing ``a + 1``, so never ran."""
+    err = diagnose(cell_kernel("""
+        @wl.kernel
+        def k(a: wl.array(dtype=wl.float32)):
+            a += 1
+    """))
+    assert (err.line, err.col) == (3, 5)
+    assert "arrays cannot be updated with augmented assignment" in err.message
+    assert "a[i] += ..." in err.hint

@@ -26,9 +26,9 @@ from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declar
                                               parse_function, ptx_name)
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
-from warp_lab.compiler.typing_rules import (NONE, ConstRangeError, Meta, fits, implicit_ok,
-                                            int_needed_hint, literal_type, lossy_hint,
-                                            promote, type_name)
+from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, NONE, ConstRangeError, Meta,
+                                            fits, implicit_ok, int_needed_hint, literal_type,
+                                            lossy_hint, promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError, source_label
 from warp_lab.lang import builtins as B
@@ -217,13 +217,15 @@ class FunctionTyper(ExprTyper):
         if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)):
             raise self.error("augmented assignment needs a variable, element or component",
                              target)
+        if isinstance(target, ast.Name) and target.id in self.arrays:
+            raise self.error(f"arrays cannot be updated with augmented assignment: {target.id} "
+                             f"is an array", target,
+                             f"update its elements: {target.id}[i] {_op_sym(node.op)}= ...")
         load = _as_load(target)
         binop = ast.copy_location(ast.BinOp(left=load, op=node.op, right=node.value), node)
         self.visit(binop)
         node.wl_binop = binop
         tty = load.wl_ty
-        if isinstance(target, ast.Name) and target.id in self.arrays:
-            raise self.error("arrays cannot be updated with augmented assignment", target)
         if not implicit_ok(binop.wl_ty, tty):
             hint = (_float_into_int_hint(target.id, binop.wl_ty, tty)
                     if isinstance(target, ast.Name) else lossy_hint(binop.wl_ty, tty))
@@ -411,9 +413,9 @@ class FunctionTyper(ExprTyper):
         if not implicit_ok(src, dst, weak):
             if not hint and _true_division_of_ints(value) and isinstance(dst, Scalar) \
                     and dst.is_int:
+                floor = ast.unparse(value).replace(" / ", " // ", 1)
                 hint = (f"/ is true division, a float even of two integers; for the "
-                        f"integer quotient write // ({ast.unparse(value).replace(' / ', ' // ', 1)})"
-                        f", or convert: wl.{dst.name}(...)")
+                        f"integer quotient write // ({floor}), or convert: wl.{dst.name}(...)")
             raise self.error(f"cannot store {type_name(src)} in {what} of type {type_name(dst)} "
                              "without losing information",
                              value if hasattr(value, "lineno") else None,
@@ -623,7 +625,7 @@ def _load_copy(node):
 
 
 def _op_sym(op) -> str:
-    from warp_lab.compiler.typing_rules import BINOP_SYMBOLS, BINOPS
+    """The Python spelling of the binary operator node ``op`` (``ast.Add()`` -> ``+``)."""
     return BINOP_SYMBOLS.get(BINOPS.get(type(op), ""), "?")
 
 
