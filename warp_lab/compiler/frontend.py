@@ -656,6 +656,8 @@ class _TreeFacts:
 
 
 def _annotation_type(ty):
+    """The warp_lab type a typed local annotation names (``int`` is int32, like a
+    parameter's), or None when it names none."""
     if isinstance(ty, Meta):
         v = ty.value
         if isinstance(v, PyBuiltin) and v.name in ("int", "float", "bool"):
@@ -713,7 +715,24 @@ def _static_callee(node, typer):
 
 
 def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> TypedFunction:
-    """Type ``func`` for ``arg_types`` once (cached per kernel compile)."""
+    """Type the ``@wl.func`` ``func`` for ``arg_types`` once per kernel compile.
+
+    Args:
+        ctx: the compile's shared state (its ``funcs`` cache the result).
+        func: the device function called.
+        arg_types: the types of the call's arguments, one per parameter, in order
+            (defaults already filled in by the call's typing).
+        call_node: the ``ast.Call`` node, where a recursion or arity error points.
+        caller: the :class:`FunctionTyper` of the calling function.
+
+    Returns:
+        the :class:`~warp_lab.compiler.typed_ast.TypedFunction`, its symbol unique.
+
+    Raises:
+        KernelCompileError: recursion, more than 64 nested calls, a wrong argument
+            count (at the call), or any error in ``func``'s body (at that line, its
+            hint naming the signature and the call site).
+    """
     key = (func, tuple(arg_types))
     if key in ctx.funcs:
         return ctx.funcs[key]
@@ -759,7 +778,8 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
     Args:
         kernel: a :class:`~warp_lab.lang.kernel.Kernel` (``@wl.kernel``).
         options: :class:`~warp_lab.compiler.artifact.CompileOptions` (only
-            ``launch_ndim`` and ``debug`` matter here); None for defaults.
+            ``launch_ndim`` and ``arch`` matter here: the kernel parameter space
+            and the ``sm_80`` warp reductions); None for defaults (sm_90).
 
     Returns:
         the :class:`~warp_lab.compiler.typed_ast.TypedKernel`.

@@ -59,7 +59,8 @@ def _deep_recursion():
 
 @functools.lru_cache(maxsize=None)
 def toolchain_versions(arch: str) -> dict[str, str]:
-    """What produced an artifact for ``arch``: warp_lab, llvmlite/LLVM, ptxas, nvdisasm, libdevice."""
+    """What produced an artifact for ``arch``: warp_lab, llvmlite/LLVM, ptxas, nvdisasm and
+    libdevice versions (a missing tool as ``"missing: <why>"``); part of the cache key."""
     from warp_lab import __version__
 
     sm = sm_number(arch)
@@ -120,7 +121,9 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         arch: target ``sm_XX`` (see :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`).
         opt: LLVM optimisation level 0..3.
         fast_math: fast-math flags, flush-to-zero, approximate division.
-        debug: ``assert`` becomes a trap with its message.
+        debug: ``assert``, array and run-time vector/tuple bounds, a zero
+            ``range()`` step and a negative shift count become traps that print
+            their message (docs/language.md).
         lineinfo: line tables in PTX (``.loc``), cubin and SASS.
         maxrregcount: registers-per-thread cap handed to ptxas.
 
@@ -151,6 +154,7 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         the immutable :class:`CompiledKernel`.
 
     Raises:
+        TypeError: ``kernel`` is not a ``@wl.kernel``.
         KernelCompileError: the kernel is outside the language or mistyped
             (points at the user's line and column).
         ValueError: an option out of range (:func:`check_options`).
@@ -226,9 +230,10 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     if cubin is not None and not sass:
         missing["sass"] = _NOT_REQUESTED
 
-    own = cells.get(kernel.source.filename, kernel.source.filename)
-    others = sorted({cells.get(f.source.filename, f.source.filename) for f in typed.funcs} - {own})
-    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text, own, others)
+    own_file = cells.get(kernel.source.filename, kernel.source.filename)
+    others = sorted({cells.get(f.source.filename, f.source.filename)
+                     for f in typed.funcs} - {own_file})
+    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text, own_file, others)
     timings["total"] = time.perf_counter() - t_start
     ck = CompiledKernel(
         name=kernel.name, entry=lowered.entry, source=kernel.source, options=options,
@@ -265,7 +270,7 @@ def _disassemble(cubin: bytes, arch: str, resources, listing: bool, life_ranges:
 
 
 def _add_disassembly(ck: CompiledKernel, listing: bool = True,
-              life_ranges: bool = False) -> CompiledKernel:
+                     life_ranges: bool = False) -> CompiledKernel:
     """``ck`` (from the cache) with what it lacks of the SASS listing (and the
     SASS part of the line map) and the register life ranges."""
     t0 = time.perf_counter()
