@@ -20,6 +20,13 @@ from test_diagnostics import cell_kernel, diagnose
 F32 = wl.array(dtype=wl.float32)
 
 
+def _assembles(kernel):
+    """ptxas accepts the kernel's PTX for sm_80 and sm_90."""
+    for arch in ("sm_80", "sm_90"):
+        ck = wl.compile(kernel, arch=arch, cache=False, sass=False)
+        assert ck.cubin and "cubin" not in ck.missing, ck.missing
+
+
 def _annotated_alias_kernel():
     k = cell_kernel("""
         @wl.kernel
@@ -124,6 +131,7 @@ def test_range_bounds_past_the_counters_type_count_like_python():
                     device="sim")
     assert res.findings == []
     assert o.tolist() == _range_counts(-3, -7, 7)   # [6, 4999999997, 307, 3, 8]
+    _assembles(k)
 
 
 def _compares(n, u):
@@ -157,6 +165,7 @@ def test_comparisons_with_a_literal_outside_the_others_type_are_exact():
     assert res.findings == []
     want = [_compares(int(n), int(u)) for n, u in zip(ns, us)]
     assert o.tolist() == want
+    _assembles(k)
     # NumPy 2 agrees (NEP 50 compares a Python int exactly)
     assert [bool(ns[0] < 3_000_000_000), bool(us[1] == -1)] == [want[0][0], want[1][4]]
 
