@@ -245,3 +245,15 @@ def test_augmented_assignment_to_a_whole_array_says_so():
     assert (err.line, err.col) == (3, 5)
     assert "arrays cannot be updated with augmented assignment" in err.message
     assert "a[i] += ..." in err.hint
+
+
+def test_columns_count_characters_after_non_ascii_text():
+    """``ast`` gives byte offsets: after ``"héllo wörld"`` the column (and the caret
+    under the quoted line) was two to the right of ``undefined_x``."""
+    line = '    print("héllo wörld", undefined_x)'
+    err = diagnose(cell_kernel("@wl.kernel\ndef k(a: wl.array(dtype=wl.float32)):\n" + line))
+    assert err.line == 3 and err.col == line.index("undefined_x") + 1
+    caret = str(err).splitlines()
+    quoted = next(k for k, ln in enumerate(caret) if ln.strip() == line.strip())
+    assert caret[quoted + 1].index("^") - caret[quoted].index("print") == \
+        line.index("undefined_x") - line.index("print")

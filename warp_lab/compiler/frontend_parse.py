@@ -70,9 +70,18 @@ if hasattr(ast, "TryStar"):
 
 
 def location(source, node):
-    """(file line, 1-based column) of ``node`` in ``source``."""
+    """(file line, 1-based column) of ``node`` in ``source``.
+
+    The column counts characters, as the quoted line and its caret do: ``ast`` gives
+    ``col_offset`` in UTF-8 bytes (Python's ``ast`` documentation), which is further
+    right after a non-ASCII character (``print("é", x)``).
+    """
     line = source.first_line + getattr(node, "lineno", 1) - 1
-    col = getattr(node, "col_offset", -1) + 1 + source.col_offset
+    offset = getattr(node, "col_offset", -1)
+    text = source.line(line)[source.col_offset:]  # the line as parsed (dedented)
+    if offset > 0 and not text.isascii():
+        offset = len(text.encode("utf-8")[:offset].decode("utf-8", errors="ignore"))
+    col = offset + 1 + source.col_offset
     return line, max(col, 0)
 
 
