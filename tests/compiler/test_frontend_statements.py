@@ -170,15 +170,6 @@ def test_comparisons_with_a_literal_outside_the_others_type_are_exact():
     assert [bool(ns[0] < 3_000_000_000), bool(us[1] == -1)] == [want[0][0], want[1][4]]
 
 
-def test_a_uint64_compared_with_a_negative_literal_is_an_error():
-    err = diagnose(cell_kernel("""
-        @wl.kernel
-        def k(o: wl.array(dtype=wl.bool_), u: wl.uint64):
-            o[0] = u > -1
-    """))
-    assert (err.line, err.col) == (3, 16) and "no integer type holds both" in err.message
-
-
 @pytest.mark.parametrize("expr, col, numpy_op", [
     ("n // 3_000_000_000", 17, lambda n: n // 3_000_000_000),
     ("n % 3_000_000_000", 16, lambda n: n % 3_000_000_000),
@@ -257,3 +248,20 @@ def test_columns_count_characters_after_non_ascii_text():
     quoted = next(k for k, ln in enumerate(caret) if ln.strip() == line.strip())
     assert caret[quoted + 1].index("^") - caret[quoted].index("print") == \
         line.index("undefined_x") - line.index("print")
+
+
+@pytest.mark.parametrize("line, col, fragment", [
+    ("o[0] = n < 0xFFFF_FFFF_FFFF_FFFF", 16, "compared with int32: no integer type holds both"),
+    ("o[0] = u > -1", 16, "compared with uint64: no integer type holds both"),
+    ("for i in range(n, 0xFFFF_FFFF_FFFF_FFFF):\n                pass", 23,
+     "does not fit in int64, and the other arguments are int32"),
+])
+def test_a_literal_no_integer_type_holds_beside_the_other_value_is_an_error(line, col,
+                                                                             fragment):
+    """In int64 a uint64 literal would wrap to -1 (``n < 2**64 - 1`` False)."""
+    err = diagnose(cell_kernel(f"""
+        @wl.kernel
+        def k(o: wl.array(dtype=wl.bool_), n: int, u: wl.uint64):
+            {line}
+    """))
+    assert (err.line, err.col) == (3, col) and fragment in err.message

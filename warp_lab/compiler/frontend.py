@@ -500,7 +500,8 @@ class FunctionTyper(ExprTyper):
         times), or a literal past the type (``range(n, 5_000_000_000)`` with ``n: int``).
 
         Raises:
-            KernelCompileError: a uint64 argument beside a signed one (no type holds both).
+            KernelCompileError: a uint64 argument beside a signed one, or a literal past
+                int64 beside a signed type (no integer type holds both).
         """
         weak = [getattr(a, "wl_weak", False) for a in args]
         consts = [const_of(a) if w else NO_CONST for a, w in zip(args, weak)]
@@ -516,6 +517,12 @@ class FunctionTyper(ExprTyper):
             raise self.error("range() mixes uint64 with a signed value; there is no "
                              "integer type for both", signed[0],
                              "convert explicitly, e.g. wl.int64(n)")
+        huge = [a for a, c in zip(args, consts) if c is not NO_CONST and not fits(int(c), ty)
+                and not fits(int(c), int64)]
+        if huge:  # a uint64 literal beside a signed type
+            raise self.error(f"range() bound {const_of(huge[0])} does not fit in int64, and "
+                             f"the other arguments are {type_name(ty)}: there is no integer "
+                             "type for both", huge[0], "convert explicitly, e.g. wl.uint64(n)")
         if (not ty.is_signed and signed) or any(c is not NO_CONST and not fits(int(c), ty)
                                                 for c in consts):
             ty = int64

@@ -647,8 +647,8 @@ class ExprTyper:
         literal to int32 would wrap it (to -1294967296: False).
 
         Raises:
-            KernelCompileError: a uint64 value compared with a negative literal (no
-                integer type holds both).
+            KernelCompileError: a uint64 value compared with a negative literal, or a
+                signed one with a literal past int64 (no integer type holds both).
         """
         if not t.is_int:
             return t
@@ -657,10 +657,9 @@ class ExprTyper:
             if not getattr(lit, "wl_weak", False) or getattr(other, "wl_weak", False) \
                     or c is NO_CONST or isinstance(c, float) or fits(int(c), t):
                 continue
-            if t.bits == 64 and not t.is_signed:
-                raise self.error(f"{c} compared with a uint64 value: no integer type "
-                                 "holds both", lit,
-                                 "compare with a non-negative value, or convert: wl.int64(...)")
+            if not fits(int(c), int64) or (t.bits == 64 and not t.is_signed):
+                raise self.error(f"{c} compared with {type_name(t)}: no integer type "
+                                 "holds both", lit, "convert one side, e.g. to float64")
             return int64
         return t
 
