@@ -265,3 +265,15 @@ def test_a_literal_no_integer_type_holds_beside_the_other_value_is_an_error(line
             {line}
     """))
     assert (err.line, err.col) == (3, col) and fragment in err.message
+
+
+def test_unpacking_an_integer_hints_at_unpacking_wl_tid():
+    err = diagnose(cell_kernel("""
+        @wl.kernel
+        def k(a: wl.array2d(dtype=wl.int32)):
+            t = wl.tid()
+            i, j = t
+            a[i, j] = 1
+    """))
+    assert (err.line, err.col) == (4, 5) and err.message == "cannot unpack int32 into 2 names"
+    assert "i, j = wl.tid()" in err.hint

@@ -253,8 +253,12 @@ class FunctionTyper(ExprTyper):
             elif isinstance(vty, Vector):
                 parts = (vty.elem,) * vty.n
             else:
-                raise self.error(f"cannot unpack a {type_name(vty)} into {len(elts)} names",
-                                 target)
+                hint = ("if it holds wl.tid() of a 2-D launch, unpack the call: "
+                        "i, j = wl.tid() (wl.tid() is a tuple in kernels that unpack it "
+                        "somewhere, or compiled with launch_ndim=2)"
+                        if isinstance(vty, Scalar) and vty.is_int else "")
+                raise self.error(f"cannot unpack {type_name(vty)} into {len(elts)} names",
+                                 target, hint)
             if len(parts) != len(elts):
                 raise self.error(f"cannot unpack {len(parts)} values into {len(elts)} names",
                                  target)
