@@ -277,3 +277,15 @@ def test_unpacking_an_integer_hints_at_unpacking_wl_tid():
     """))
     assert (err.line, err.col) == (4, 5) and err.message == "cannot unpack int32 into 2 names"
     assert "i, j = wl.tid()" in err.hint
+
+
+@pytest.mark.parametrize("src, line, col", [
+    ("@wl.kernel\ndef k(o: wl.array(dtype=wl.float32), x: None):\n    o[0] = 1.0\n", 2, 38),
+    ("@wl.func\ndef f(v: None):\n    return v\n@wl.kernel\n"
+     "def k(o: wl.array(dtype=wl.float64)):\n    o[0] = f(1.0)\n", 6, 14),
+])
+def test_none_as_an_annotation_is_not_float64(src, line, col):
+    """``as_type`` handed None to ``np.dtype``, whose None is float64: ``x: None`` made a
+    float64 kernel parameter, ``v: None`` a float64 device-function parameter."""
+    err = diagnose(cell_kernel(src))
+    assert (err.line, err.col) == (line, col) and "not a warp_lab type" in err.message
