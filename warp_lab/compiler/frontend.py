@@ -47,7 +47,7 @@ class _Context:
         self.launch_ndim = 1
         self.funcs: dict = {}          # (Func, types) -> TypedFunction, callees first
         self.in_progress: list = []    # specialisation keys being typed (recursion check)
-        self.shared: list = []
+        self.shared: list = []          # wl.shared_array declarations: TypedKernel.shared
         self.shared_arrays: list = []   # (symbol, Python name, file line): TypedKernel
         self.shared_dtypes: list = []   # (symbol, Python name, type name, offset): TypedKernel
         self.counter = 0

@@ -70,6 +70,7 @@ def _parents(tree) -> dict:
 
 
 def _what(node) -> str:
+    """How a diagnostic names the compound statement ``node``."""
     if isinstance(node, ast.If):
         return "if"
     if isinstance(node, ast.For):
@@ -90,11 +91,13 @@ class _Flow:
 
     # -- diagnostics --------------------------------------------------------
     def parent(self, node):
+        """``node``'s parent in the function tree (the map is built on the first error)."""
         if self._parent is None:
             self._parent = _parents(self.tree)
         return self._parent.get(node)
 
     def ancestors(self, node) -> list:
+        """``node``'s enclosing nodes, innermost first, up to (not including) the def."""
         out = []
         p = self.parent(node)
         while p is not None and p is not self.tree:
@@ -168,11 +171,17 @@ class _Flow:
 
     # -- statements ---------------------------------------------------------
     def block(self, stmts, state):
+        """The state after the statement list ``stmts`` run from ``state``."""
         for s in stmts:
             state = self.stmt(s, state)
         return state
 
     def stmt(self, s, state):
+        """The state after statement ``s`` run from ``state``, its reads checked.
+
+        Raises:
+            KernelCompileError: a read of a name not in ``state`` (:meth:`unassigned`).
+        """
         if state is None:  # unreachable code (after return/break): nothing to check
             return None
         if isinstance(s, ast.Assign):

@@ -149,7 +149,21 @@ _EXPLICIT = {"int": "wl.int32", "float": "wl.float32", "bool": "wl.bool_"}
 
 
 def param_types(fn_obj, tree, ctx_error) -> list:
-    """Kernel parameters from annotations (evaluated by Python, or strings evaluated here)."""
+    """Kernel parameters from annotations (evaluated by Python, or strings evaluated here).
+
+    Args:
+        fn_obj: the :class:`~warp_lab.lang.kernel.Kernel`.
+        tree: its parsed ``ast.FunctionDef`` (where errors point).
+        ctx_error: ``(message, node, hint="") -> KernelCompileError`` in the kernel's source.
+
+    Returns:
+        ``[(name, Type), ...]`` in parameter order.
+
+    Raises:
+        KernelCompileError: a parameter without an annotation, one that does not
+            evaluate or is not a warp_lab type (a shadowed ``int``/``float``/``bool``
+            named as such), a shared or local array, or a tuple.
+    """
     anns = getattr(fn_obj.fn, "__annotations__", {})
     out = []
     for a in tree.args.args:
