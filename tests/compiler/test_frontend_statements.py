@@ -289,3 +289,18 @@ def test_none_as_an_annotation_is_not_float64(src, line, col):
     float64 kernel parameter, ``v: None`` a float64 device-function parameter."""
     err = diagnose(cell_kernel(src))
     assert (err.line, err.col) == (line, col) and "not a warp_lab type" in err.message
+
+
+@pytest.mark.parametrize("bad", [0, True, 4, "2", 2.0])
+def test_a_bad_launch_ndim_is_a_value_error(bad):
+    """0 and True were taken as 'infer it', 2.0 failed inside the typer ('cannot compile
+    this construct (TypeError: can't multiply sequence by non-int of type 'float')')."""
+    k = cell_kernel("""
+        @wl.kernel
+        def k(o: wl.array2d(dtype=wl.int32)):
+            t = wl.tid()
+            o[t[0], t[1]] = 1
+    """)
+    with pytest.raises(ValueError, match=r"launch_ndim must be 1, 2 or 3 .*got"):
+        wl.compile(k, cache=False, sass=False, launch_ndim=bad)
+    assert wl.compile(k, cache=False, sass=False, launch_ndim=2).launch_ndim == 2

@@ -683,9 +683,9 @@ def _annotation_type(ty):
 def _launch_ndim(ctx, typer: FunctionTyper) -> int:
     """The arity of ``i, j = wl.tid()`` in the kernel or a device function it calls
     (1 when ``wl.tid()`` is never unpacked)."""
-    if ctx.options is not None and getattr(ctx.options, "launch_ndim", None):
-        n = ctx.options.launch_ndim
-        if n not in (1, 2, 3):
+    n = getattr(ctx.options, "launch_ndim", None)
+    if n is not None:  # (0 is refused, not taken for "infer it")
+        if isinstance(n, bool) or n not in (1, 2, 3):
             raise KernelCompileError(f"launch_ndim must be 1, 2 or 3, not {n!r}",
                                      typer.source.filename, typer.source.first_line)
         return n

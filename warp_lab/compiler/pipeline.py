@@ -80,7 +80,8 @@ def toolchain_versions(arch: str) -> dict[str, str]:
     return out
 
 
-def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags) -> None:
+def check_options(arch: str | None = None, opt=None, maxrregcount=None, launch_ndim=None,
+                  **flags) -> None:
     """Validate compile options; the one check ``wl.compile``, ``wl.launch`` and the magic share.
 
     Args:
@@ -89,6 +90,7 @@ def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags)
         maxrregcount: None or 1..255 registers per thread (255 is every
             architecture's limit, CUDA Programming Guide "Technical
             Specifications per Compute Capability").
+        launch_ndim: None (inferred) or 1..3, what ``wl.tid()`` returns.
         flags: boolean options by name (``fast_math=``, ``debug=``, ...).
 
     Raises:
@@ -102,6 +104,11 @@ def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags)
                                      or not isinstance(maxrregcount, (int, np.integer))
                                      or not 1 <= maxrregcount <= 255):
         raise ValueError(f"maxrregcount must be 1..255 registers per thread, got {maxrregcount!r}")
+    if launch_ndim is not None and (isinstance(launch_ndim, bool)
+                                    or not isinstance(launch_ndim, (int, np.integer))
+                                    or launch_ndim not in (1, 2, 3)):
+        raise ValueError(f"launch_ndim must be 1, 2 or 3 (what wl.tid() returns), "
+                         f"got {launch_ndim!r}")
     for name, flag in flags.items():
         if not isinstance(flag, (bool, np.bool_)):
             raise ValueError(f"{name} must be True or False, got {flag!r}")
@@ -171,7 +178,8 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     guard = {} if entry_guard is None else {"entry_guard": entry_guard}  # None: by kernel
     try:
         check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
-                      maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride,
+                      maxrregcount=maxrregcount, launch_ndim=launch_ndim,
+                      unit_inner_stride=unit_inner_stride,
                       cache=cache, sass=sass, life_ranges=life_ranges,
                       aligned_vectors=aligned_vectors, read_only_cache=read_only_cache, **guard)
     except ValueError as exc:  # the caller's value: its traceback ends here, not in nvptx
@@ -181,6 +189,7 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     # plain ints: np.int64(2) (or 2.0) passes the check, and the cache key is JSON
     opt = int(opt)
     maxrregcount = None if maxrregcount is None else int(maxrregcount)
+    launch_ndim = None if launch_ndim is None else int(launch_ndim)
     options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
                              lineinfo=lineinfo, maxrregcount=maxrregcount,
                              launch_ndim=launch_ndim,
