@@ -304,3 +304,32 @@ def test_a_bad_launch_ndim_is_a_value_error(bad):
     with pytest.raises(ValueError, match=r"launch_ndim must be 1, 2 or 3 .*got"):
         wl.compile(k, cache=False, sass=False, launch_ndim=bad)
     assert wl.compile(k, cache=False, sass=False, launch_ndim=2).launch_ndim == 2
+
+
+_EXACT = ["-2**63", "-(2**63 - 1) - 1", "1 << 63", "(1 << 63) - 1", "2**63 // 2",
+          "-(-2**63)", "0x8000_0000_0000_0000 - 2**63 - 1"]
+
+
+def test_constant_expressions_fold_exactly_through_2_to_the_63():
+    """Python's value, stored in int64 (negative) or uint64: an intermediate 2**63 was
+    'this constant expression (9223372036854775808) does not fit in 64 bits'."""
+    stores = "\n".join(f"    {'o' if eval(e) < 2**63 else 'u'}[{k}] = {e}"
+                       for k, e in enumerate(_EXACT))
+    k = cell_kernel("@wl.kernel\ndef k(o: wl.array(dtype=wl.int64), "
+                    "u: wl.array(dtype=wl.uint64)):\n" + stores + "\n")
+    o, u = np.zeros(len(_EXACT), np.int64), np.zeros(len(_EXACT), np.uint64)
+    wl.launch(k, dim=1, inputs=[o, u], device="sim")
+    got = [int(o[k]) if eval(e) < 2**63 else int(u[k]) for k, e in enumerate(_EXACT)]
+    assert got == [eval(e) for e in _EXACT]
+
+
+@pytest.mark.parametrize("expr", ["-0xFFFF_FFFF_FFFF_FFFF", "~0xFFFF_FFFF_FFFF_FFFF"])
+def test_a_constant_past_64_bits_after_a_unary_operator_is_an_error(expr):
+    """They wrapped: ``-0xFFFF_FFFF_FFFF_FFFF`` stored 1 into a uint64, ``~`` of it 0."""
+    err = diagnose(cell_kernel(f"""
+        @wl.kernel
+        def k(u: wl.array(dtype=wl.uint64)):
+            u[0] = {expr}
+    """))
+    assert (err.line, err.col) == (3, 12) and f"({eval(expr)}) does not fit in 64 bits" \
+        in err.message

@@ -482,11 +482,23 @@ class ExprTyper:
                  "and": lambda: a & b,
                  "or": lambda: a | b, "xor": lambda: a ^ b}
         value = exact[op]()
-        if not fits(value, int64):
-            raise self.error(f"this constant expression ({value}) does not fit in 64 bits", node)
-        ty = literal_type(value) if t.bits <= 32 else t
+        ty = t if t.bits == 64 and fits(value, t) else self._exact_literal_type(value, node)
         node.wl_opty = ty
         return self.mark(node, ty, value, weak=True)
+
+    def _exact_literal_type(self, value: int, node):
+        """The type of the exact integer ``value`` of a constant expression, as of a literal
+        (int32, int64 if it needs it, uint64 past int64: ``2**63``, so that ``-2**63`` folds
+        to int64's minimum).
+
+        Raises:
+            KernelCompileError: ``value`` fits in neither int64 nor uint64.
+        """
+        if fits(value, int64):
+            return literal_type(value)
+        if fits(value, uint64):
+            return uint64
+        raise self.error(f"this constant expression ({value}) does not fit in 64 bits", node)
 
     def _aggregate_binop(self, node, op, lt, rt):
         sym = BINOP_SYMBOLS.get(op, "?")
@@ -564,8 +576,10 @@ class ExprTyper:
         if c is not NO_CONST:
             weak = getattr(node.operand, "wl_weak", False)
             ft = float64 if (weak and rt.is_float) else rt  # -0.1 stays the double -0.1
-            if weak and rt.is_int and op == "neg" and not fits(-int(c), rt):
-                rt = literal_type(-int(c))  # -(2**31) is int32, -(2**63) int64
+            exact = {"neg": lambda v: -v, "invert": lambda v: ~v}.get(op)
+            if weak and rt.is_int and exact is not None and not fits(exact(int(c)), rt):
+                # exact, as Python: -(2**31) is int32, -(2**63) int64, -(-2**63) uint64
+                rt = self._exact_literal_type(exact(int(c)), node)
                 ft = rt
             return self.mark(node, rt, fold_unary(op, cast_value(c, ft), ft), weak=weak)
         return self.mark(node, rt)
