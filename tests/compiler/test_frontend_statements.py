@@ -333,3 +333,17 @@ def test_a_constant_past_64_bits_after_a_unary_operator_is_an_error(expr):
     """))
     assert (err.line, err.col) == (3, 12) and f"({eval(expr)}) does not fit in 64 bits" \
         in err.message
+
+
+def test_zip_outside_a_loops_iterable_is_named_as_such():
+    """It said 'the Python builtin 'zip' is not available in kernels', though a loop over
+    zip(t, u) is the language."""
+    err = diagnose(cell_kernel("""
+        @wl.kernel
+        def k(a: wl.array(dtype=wl.int32)):
+            for j, (p, q) in enumerate(zip((1, 2), (3, 4))):
+                a[j] = p * q
+    """))
+    assert (err.line, err.col) == (3, len("    for j, (p, q) in enumerate(") + 1)
+    assert err.message == "zip() is only a for loop's iterable in kernels"
+    assert "for a, b in zip(t, u)" in err.hint

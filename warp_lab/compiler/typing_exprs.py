@@ -63,10 +63,15 @@ def _lookup(typer, name: str):
         return value
     if name in B.PYTHON_BUILTINS:
         return PyBuiltin(name)
+    if name in ("enumerate", "zip"):  # (a for loop's iterable is typed before this)
+        raise typer.error(f"{name}() is only a for loop's iterable in kernels",
+                          hint="loop over it directly, " + ("for k, v in enumerate(t)"
+                               if name == "enumerate" else "for a, b in zip(t, u)")
+                               + " (of tuples): it cannot be nested in a call or stored")
     if hasattr(_py, name):
         raise typer.error(f"the Python builtin {name!r} is not available in kernels",
                           hint="kernels may use range, len, print, int, float, bool, abs, min, "
-                               "max, round and pow")
+                               "max, round and pow (and enumerate/zip as a for loop's iterable)")
     raise typer.error(f"name {name!r} is not defined",
                       hint=f"warp_lab's name for it: {_CUDA_NAMES[name]}"
                       if name in _CUDA_NAMES else "")
