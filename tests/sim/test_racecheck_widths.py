@@ -270,8 +270,10 @@ def _access(w, s, step):
     op, _, width, i, _ = step
     elem = f"v{width}[{8 // width * w + i}]"
     if op == READ:
-        # (every bit of the value used: else the load may be narrowed)
-        return f"x[t] += wl.int32({elem} % 65521)"
+        # (every bit of the value used: else the load may be narrowed; a sub-word value
+        # widens first: 65521 does not fit in its type, and wrapped it would be 241)
+        value = elem if width >= 4 else f"wl.int32({elem})"
+        return f"x[t] += wl.int32({value} % 65521)"
     if op == ATOMIC:
         return f"wl.atomic_add(v{width}, {8 // width * w + i}, {WIDTHS[width]}({s + 1}))"
     return f"{elem} = {WIDTHS[width]}({s + 1})"

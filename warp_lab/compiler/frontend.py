@@ -26,9 +26,9 @@ from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declar
                                               parse_function, ptx_name, reserved_entry)
 from warp_lab.compiler.typed_ast import NO_CONST, TypedFunction, TypedKernel, const_of
 from warp_lab.compiler.typing_exprs import ExprTyper, PyBuiltin, static_resolve
-from warp_lab.compiler.typing_rules import (NONE, ConstRangeError, Meta, implicit_ok,
-                                            int_needed_hint, literal_type, lossy_hint,
-                                            no_value, promote, type_name)
+from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, NONE, ConstRangeError, Meta,
+                                            fits, implicit_ok, int_needed_hint, literal_type,
+                                            lossy_hint, no_value, promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError, source_label
 from warp_lab.lang import builtins as B
@@ -47,7 +47,7 @@ class _Context:
         self.launch_ndim = 1
         self.funcs: dict = {}          # (Func, types) -> TypedFunction, callees first
         self.in_progress: list = []    # specialisation keys being typed (recursion check)
-        self.shared: list = []
+        self.shared: list = []          # wl.shared_array declarations: TypedKernel.shared
         self.shared_arrays: list = []   # (symbol, Python name, file line): TypedKernel
         self.shared_dtypes: list = []   # (symbol, Python name, type name, offset): TypedKernel
         self.counter = 0
@@ -179,6 +179,13 @@ class FunctionTyper(ExprTyper):
     def visit_AnnAssign(self, node):
         if not isinstance(node.target, ast.Name):
             raise self.error("annotated assignment needs a plain variable name", node.target)
+        if isinstance(node.annotation, ast.Call):  # Python never evaluates it: a local's
+            # annotation is not run, so wl.array(dtype=...) here would be typed as a call
+            raise self.error(f"{ast.unparse(node.annotation)} cannot annotate a local "
+                             "variable", node.annotation,
+                             f"an array variable takes its type from its value: write "
+                             f"{node.target.id} = ... without the annotation, or name the "
+                             "type at module level (F = wl.array(...)) and annotate with F")
         self.visit(node.annotation)
         declared = _annotation_type(node.annotation.wl_ty)
         if declared is None:
@@ -188,6 +195,17 @@ class FunctionTyper(ExprTyper):
         if name in self.scope and self.scope[name] != declared:
             raise self.error(f"variable {name!r} already has type {type_name(self.scope[name])}",
                              node.target)
+        if isinstance(declared, ArrayType):
+            # ``p: wl.array(...) = a`` binds an array variable as ``p = a`` does: it must
+            # go through assign_name, which records the alias (so that stores through
+            # ``p`` mark ``a`` written) and refuses rebinding
+            if node.value is None:
+                raise self.error(f"array variable {name!r} needs a value", node,
+                                 f"bind it to an array: {name}: ... = some_array")
+            self.visit(node.value)
+            self.check_convert(node.value, declared, f"variable {name!r}")
+            self.assign_name(node.target, node.value)
+            return
         self.scope[name] = declared
         node.target.wl_var_ty = declared
         if node.value is not None:
@@ -199,13 +217,15 @@ class FunctionTyper(ExprTyper):
         if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)):
             raise self.error("augmented assignment needs a variable, element or component",
                              target)
+        if isinstance(target, ast.Name) and target.id in self.arrays:
+            raise self.error(f"arrays cannot be updated with augmented assignment: {target.id} "
+                             f"is an array", target,
+                             f"update its elements: {target.id}[i] {_op_sym(node.op)}= ...")
         load = _as_load(target)
         binop = ast.copy_location(ast.BinOp(left=load, op=node.op, right=node.value), node)
         self.visit(binop)
         node.wl_binop = binop
         tty = load.wl_ty
-        if isinstance(target, ast.Name) and target.id in self.arrays:
-            raise self.error("arrays cannot be updated with augmented assignment", target)
         if not implicit_ok(binop.wl_ty, tty):
             hint = (_float_into_int_hint(target.id, binop.wl_ty, tty)
                     if isinstance(target, ast.Name) else lossy_hint(binop.wl_ty, tty))
@@ -233,8 +253,12 @@ class FunctionTyper(ExprTyper):
             elif isinstance(vty, Vector):
                 parts = (vty.elem,) * vty.n
             else:
-                raise self.error(f"cannot unpack a {type_name(vty)} into {len(elts)} names",
-                                 target)
+                hint = ("if it holds wl.tid() of a 2-D launch, unpack the call: "
+                        "i, j = wl.tid() (wl.tid() is a tuple in kernels that unpack it "
+                        "somewhere, or compiled with launch_ndim=2)"
+                        if isinstance(vty, Scalar) and vty.is_int else "")
+                raise self.error(f"cannot unpack {type_name(vty)} into {len(elts)} names",
+                                 target, hint)
             if len(parts) != len(elts):
                 raise self.error(f"cannot unpack {len(parts)} values into {len(elts)} names",
                                  target)
@@ -395,9 +419,9 @@ class FunctionTyper(ExprTyper):
         if not implicit_ok(src, dst, weak):
             if not hint and _true_division_of_ints(value) and isinstance(dst, Scalar) \
                     and dst.is_int:
+                floor = ast.unparse(value).replace(" / ", " // ", 1)
                 hint = (f"/ is true division, a float even of two integers; for the "
-                        f"integer quotient write // ({ast.unparse(value).replace(' / ', ' // ', 1)})"
-                        f", or convert: wl.{dst.name}(...)")
+                        f"integer quotient write // ({floor}), or convert: wl.{dst.name}(...)")
             raise self.error(f"cannot store {type_name(src)} in {what} of type {type_name(dst)} "
                              "without losing information",
                              value if hasattr(value, "lineno") else None,
@@ -441,34 +465,12 @@ class FunctionTyper(ExprTyper):
         self.check_call_unpacking(it)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error("range() takes 1 to 3 positional arguments", it)
-        tys, weak = [], []
         for a in it.args:
             self.visit(a)
             if not (isinstance(a.wl_ty, Scalar) and (a.wl_ty.is_int or a.wl_ty.is_bool)):
                 raise self.error(f"range() arguments must be integers, not {type_name(a.wl_ty)}",
                                  a, int_needed_hint(a))
-            tys.append(a.wl_ty)
-            weak.append(getattr(a, "wl_weak", False))
-        strong = [t for t, w in zip(tys, weak) if not w]
-        ty = strong[0] if strong else int32
-        for t in strong[1:]:
-            ty = promote(ty, t)
-        if not strong:
-            for a in it.args:
-                if literal_type(const_of(a)) == int64:
-                    ty = int64
-        if ty.is_bool:
-            ty = int32
-        negative = [a for a, t, w in zip(it.args, tys, weak) if (t.is_signed and not w) or
-                    (w and const_of(a) is not NO_CONST and const_of(a) < 0)]
-        if not ty.is_signed and negative:
-            # C's conversions would make range(n, -1, -1) with n: uint32 count from 7 to
-            # 2**32 - 1, zero times; Python counts 8 times: iterate in a signed type
-            if ty.bits == 64:
-                raise self.error("range() mixes uint64 with a signed value; there is no "
-                                 "integer type for both", negative[0],
-                                 "convert explicitly, e.g. wl.int64(n)")
-            ty = int64
+        ty = self.range_type(it.args)
         step = const_of(it.args[2]) if len(it.args) == 3 else 1
         if step == 0:
             raise self.error("range() step must not be zero", it.args[2])
@@ -491,6 +493,46 @@ class FunctionTyper(ExprTyper):
         self.loop_depth += 1
         self.body(node.body)
         self.loop_depth -= 1
+
+    def range_type(self, args) -> Scalar:
+        """The type of a ``range(*args)`` loop's counter and variable (``args`` typed ints).
+
+        The arguments' common type as arithmetic promotes typed values (literals are
+        weak: ``range(n)`` with ``n: int8`` counts in int8), int32 when all are literals
+        (int64 if one needs it). Python's range counts with unbounded ints, so where a
+        bound does not fit that type the loop counts in int64 instead: a signed value
+        beside an unsigned type (C's conversions would make ``range(n, -1, -1)`` with
+        ``n: uint32`` count from 7 to 2**32 - 1, zero times, where Python counts 8
+        times), or a literal past the type (``range(n, 5_000_000_000)`` with ``n: int``).
+
+        Raises:
+            KernelCompileError: a uint64 argument beside a signed one, or a literal past
+                int64 beside a signed type (no integer type holds both).
+        """
+        weak = [getattr(a, "wl_weak", False) for a in args]
+        consts = [const_of(a) if w else NO_CONST for a, w in zip(args, weak)]
+        strong = [a.wl_ty for a, w in zip(args, weak) if not w]
+        ty = strong[0] if strong else int32
+        for t in strong[1:]:
+            ty = promote(ty, t)
+        if ty.is_bool:
+            ty = int32
+        signed = [a for a, w, c in zip(args, weak, consts) if (a.wl_ty.is_signed and not w) or
+                  (c is not NO_CONST and c < 0)]
+        if not ty.is_signed and signed and ty.bits == 64:
+            raise self.error("range() mixes uint64 with a signed value; there is no "
+                             "integer type for both", signed[0],
+                             "convert explicitly, e.g. wl.int64(n)")
+        huge = [a for a, c in zip(args, consts) if c is not NO_CONST and not fits(int(c), ty)
+                and not fits(int(c), int64)]
+        if huge:  # a uint64 literal beside a signed type
+            raise self.error(f"range() bound {const_of(huge[0])} does not fit in int64, and "
+                             f"the other arguments are {type_name(ty)}: there is no integer "
+                             "type for both", huge[0], "convert explicitly, e.g. wl.uint64(n)")
+        if (not ty.is_signed and signed) or any(c is not NO_CONST and not fits(int(c), ty)
+                                                for c in consts):
+            ty = int64
+        return ty
 
     def visit_Break(self, node):
         if not self.loop_depth:
@@ -596,7 +638,7 @@ def _load_copy(node):
 
 
 def _op_sym(op) -> str:
-    from warp_lab.compiler.typing_rules import BINOP_SYMBOLS, BINOPS
+    """The Python spelling of the binary operator node ``op`` (``ast.Add()`` -> ``+``)."""
     return BINOP_SYMBOLS.get(BINOPS.get(type(op), ""), "?")
 
 
@@ -627,6 +669,8 @@ class _TreeFacts:
 
 
 def _annotation_type(ty):
+    """The warp_lab type a typed local annotation names (``int`` is int32, like a
+    parameter's), or None when it names none."""
     if isinstance(ty, Meta):
         v = ty.value
         if isinstance(v, PyBuiltin) and v.name in ("int", "float", "bool"):
@@ -641,9 +685,9 @@ def _annotation_type(ty):
 def _launch_ndim(ctx, typer: FunctionTyper) -> int:
     """The arity of ``i, j = wl.tid()`` in the kernel or a device function it calls
     (1 when ``wl.tid()`` is never unpacked)."""
-    if ctx.options is not None and getattr(ctx.options, "launch_ndim", None):
-        n = ctx.options.launch_ndim
-        if n not in (1, 2, 3):
+    n = getattr(ctx.options, "launch_ndim", None)
+    if n is not None:  # (0 is refused, not taken for "infer it")
+        if isinstance(n, bool) or n not in (1, 2, 3):
             raise KernelCompileError(f"launch_ndim must be 1, 2 or 3, not {n!r}",
                                      typer.source.filename, typer.source.first_line)
         return n
@@ -684,7 +728,24 @@ def _static_callee(node, typer):
 
 
 def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> TypedFunction:
-    """Type ``func`` for ``arg_types`` once (cached per kernel compile)."""
+    """Type the ``@wl.func`` ``func`` for ``arg_types`` once per kernel compile.
+
+    Args:
+        ctx: the compile's shared state (its ``funcs`` cache the result).
+        func: the device function called.
+        arg_types: the types of the call's arguments, one per parameter, in order
+            (defaults already filled in by the call's typing).
+        call_node: the ``ast.Call`` node, where a recursion or arity error points.
+        caller: the :class:`FunctionTyper` of the calling function.
+
+    Returns:
+        the :class:`~warp_lab.compiler.typed_ast.TypedFunction`, its symbol unique.
+
+    Raises:
+        KernelCompileError: recursion, more than 64 nested calls, a wrong argument
+            count (at the call), or any error in ``func``'s body (at that line, its
+            hint naming the signature and the call site).
+    """
     key = (func, tuple(arg_types))
     if key in ctx.funcs:
         return ctx.funcs[key]
@@ -730,7 +791,8 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
     Args:
         kernel: a :class:`~warp_lab.lang.kernel.Kernel` (``@wl.kernel``).
         options: :class:`~warp_lab.compiler.artifact.CompileOptions` (only
-            ``launch_ndim`` and ``debug`` matter here); None for defaults.
+            ``launch_ndim`` and ``arch`` matter here: the kernel parameter space
+            and the ``sm_80`` warp reductions); None for defaults (sm_90).
 
     Returns:
         the :class:`~warp_lab.compiler.typed_ast.TypedKernel`.

@@ -70,6 +70,7 @@ def _parents(tree) -> dict:
 
 
 def _what(node) -> str:
+    """How a diagnostic names the compound statement ``node``."""
     if isinstance(node, ast.If):
         return "if"
     if isinstance(node, ast.For):
@@ -90,11 +91,13 @@ class _Flow:
 
     # -- diagnostics --------------------------------------------------------
     def parent(self, node):
+        """``node``'s parent in the function tree (the map is built on the first error)."""
         if self._parent is None:
             self._parent = _parents(self.tree)
         return self._parent.get(node)
 
     def ancestors(self, node) -> list:
+        """``node``'s enclosing nodes, innermost first, up to (not including) the def."""
         out = []
         p = self.parent(node)
         while p is not None and p is not self.tree:
@@ -106,9 +109,21 @@ class _Flow:
         """The KernelCompileError for a read of ``node`` that may precede its assignment."""
         name = node.id
         read_anc = set(map(id, self.ancestors(node)))
-        stores = [n for n in ast.walk(self.tree) if isinstance(n, ast.Name)
-                  and isinstance(n.ctx, ast.Store) and n.id == name]
         src = self.typer.source
+        decls = [n for n in walk(self.tree) if isinstance(n, ast.AnnAssign) and n.value is None
+                 and isinstance(n.target, ast.Name) and n.target.id == name]  # x: int
+        skip = {id(d.target) for d in decls} | {id(node)}  # (x += 1 stores its own read)
+        stores = [n for n in walk(self.tree) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, ast.Store) and n.id == name and id(n) not in skip]
+        if not stores:  # Python raises UnboundLocalError too
+            if not decls:
+                return compile_error(src, node, f"{name} is used before it is assigned",
+                                     f"assign {name} first (for example {name} = 0)")
+            ann = ast.unparse(decls[0].annotation)
+            return compile_error(
+                src, node, f"{name} is used but never assigned: the annotation at line "
+                f"{src.first_line + decls[0].lineno - 1} declares its type, not a value",
+                f"give it a value there: {name}: {ann} = 0")
         for st in sorted(stores, key=lambda n: (n.lineno, n.col_offset)):
             outer = [a for a in self.ancestors(st)
                      if isinstance(a, _COMPOUND) and id(a) not in read_anc]
@@ -156,11 +171,17 @@ class _Flow:
 
     # -- statements ---------------------------------------------------------
     def block(self, stmts, state):
+        """The state after the statement list ``stmts`` run from ``state``."""
         for s in stmts:
             state = self.stmt(s, state)
         return state
 
     def stmt(self, s, state):
+        """The state after statement ``s`` run from ``state``, its reads checked.
+
+        Raises:
+            KernelCompileError: a read of a name not in ``state`` (:meth:`unassigned`).
+        """
         if state is None:  # unreachable code (after return/break): nothing to check
             return None
         if isinstance(s, ast.Assign):

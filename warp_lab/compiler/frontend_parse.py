@@ -70,9 +70,18 @@ if hasattr(ast, "TryStar"):
 
 
 def location(source, node):
-    """(file line, 1-based column) of ``node`` in ``source``."""
+    """(file line, 1-based column) of ``node`` in ``source``.
+
+    The column counts characters, as the quoted line and its caret do: ``ast`` gives
+    ``col_offset`` in UTF-8 bytes (Python's ``ast`` documentation), which is further
+    right after a non-ASCII character (``print("é", x)``).
+    """
     line = source.first_line + getattr(node, "lineno", 1) - 1
-    col = getattr(node, "col_offset", -1) + 1 + source.col_offset
+    offset = getattr(node, "col_offset", -1)
+    text = source.line(line)[source.col_offset:]  # the line as parsed (dedented)
+    if offset > 0 and not text.isascii():
+        offset = len(text.encode("utf-8")[:offset].decode("utf-8", errors="ignore"))
+    col = offset + 1 + source.col_offset
     return line, max(col, 0)
 
 
@@ -140,7 +149,21 @@ _EXPLICIT = {"int": "wl.int32", "float": "wl.float32", "bool": "wl.bool_"}
 
 
 def param_types(fn_obj, tree, ctx_error) -> list:
-    """Kernel parameters from annotations (evaluated by Python, or strings evaluated here)."""
+    """Kernel parameters from annotations (evaluated by Python, or strings evaluated here).
+
+    Args:
+        fn_obj: the :class:`~warp_lab.lang.kernel.Kernel`.
+        tree: its parsed ``ast.FunctionDef`` (where errors point).
+        ctx_error: ``(message, node, hint="") -> KernelCompileError`` in the kernel's source.
+
+    Returns:
+        ``[(name, Type), ...]`` in parameter order.
+
+    Raises:
+        KernelCompileError: a parameter without an annotation, one that does not
+            evaluate or is not a warp_lab type (a shadowed ``int``/``float``/``bool``
+            named as such), a shared or local array, or a tuple.
+    """
     anns = getattr(fn_obj.fn, "__annotations__", {})
     out = []
     for a in tree.args.args:

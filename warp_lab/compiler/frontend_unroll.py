@@ -85,7 +85,7 @@ def _items(src) -> list:
     return [(t, NO_CONST if c is NO_CONST else c[k], src) for k, t in enumerate(ty.elems)]
 
 
-def _join(typer, items, loop) -> Type:
+def _join(typer, items) -> Type:
     """The one type of the loop variable for elements ``items`` (see the module docstring).
 
     Raises:
@@ -100,7 +100,7 @@ def _join(typer, items, loop) -> Type:
                                   f"{len(t.elems)} values; a loop variable has one type", nd)
         return TupleType(tuple(
             _join(typer, [(t.elems[k], NO_CONST if c is NO_CONST else c[k], nd)
-                          for t, c, nd in items], loop) for k in range(n)))
+                          for t, c, nd in items]) for k in range(n)))
     if all(isinstance(t, Scalar) for t in tys):
         for t, _, nd in items:
             if _kind(t) != _kind(tys[0]):  # Python's x would change type between iterations
@@ -170,7 +170,7 @@ def type_unrolled_for(typer, node) -> bool:
         if _tuple_source(typer, it, "the loop's iterable") is None:
             return False
         sources = [it]
-    parts = tuple(_join(typer, _items(s), node) for s in sources)
+    parts = tuple(_join(typer, _items(s)) for s in sources)
     count = min(len(s.wl_ty.elems) for s in sources)
     if helper == "enumerate":
         elem = TupleType((int32, parts[0]))

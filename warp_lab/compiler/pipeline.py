@@ -59,7 +59,8 @@ def _deep_recursion():
 
 @functools.lru_cache(maxsize=None)
 def toolchain_versions(arch: str) -> dict[str, str]:
-    """What produced an artifact for ``arch``: warp_lab, llvmlite/LLVM, ptxas, nvdisasm, libdevice."""
+    """What produced an artifact for ``arch``: warp_lab, llvmlite/LLVM, ptxas, nvdisasm and
+    libdevice versions (a missing tool as ``"missing: <why>"``); part of the cache key."""
     from warp_lab import __version__
 
     sm = sm_number(arch)
@@ -79,7 +80,8 @@ def toolchain_versions(arch: str) -> dict[str, str]:
     return out
 
 
-def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags) -> None:
+def check_options(arch: str | None = None, opt=None, maxrregcount=None, launch_ndim=None,
+                  **flags) -> None:
     """Validate compile options; the one check ``wl.compile``, ``wl.launch`` and the magic share.
 
     Args:
@@ -88,6 +90,7 @@ def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags)
         maxrregcount: None or 1..255 registers per thread (255 is every
             architecture's limit, CUDA Programming Guide "Technical
             Specifications per Compute Capability").
+        launch_ndim: None (inferred) or 1..3, what ``wl.tid()`` returns.
         flags: boolean options by name (``fast_math=``, ``debug=``, ...).
 
     Raises:
@@ -101,6 +104,11 @@ def check_options(arch: str | None = None, opt=None, maxrregcount=None, **flags)
                                      or not isinstance(maxrregcount, (int, np.integer))
                                      or not 1 <= maxrregcount <= 255):
         raise ValueError(f"maxrregcount must be 1..255 registers per thread, got {maxrregcount!r}")
+    if launch_ndim is not None and (isinstance(launch_ndim, bool)
+                                    or not isinstance(launch_ndim, (int, np.integer))
+                                    or launch_ndim not in (1, 2, 3)):
+        raise ValueError(f"launch_ndim must be 1, 2 or 3 (what wl.tid() returns), "
+                         f"got {launch_ndim!r}")
     for name, flag in flags.items():
         if not isinstance(flag, (bool, np.bool_)):
             raise ValueError(f"{name} must be True or False, got {flag!r}")
@@ -120,7 +128,9 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         arch: target ``sm_XX`` (see :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`).
         opt: LLVM optimisation level 0..3.
         fast_math: fast-math flags, flush-to-zero, approximate division.
-        debug: ``assert`` becomes a trap with its message.
+        debug: ``assert``, array and run-time vector/tuple bounds, a zero
+            ``range()`` step and a negative shift count become traps that print
+            their message (docs/language.md).
         lineinfo: line tables in PTX (``.loc``), cubin and SASS.
         maxrregcount: registers-per-thread cap handed to ptxas.
 
@@ -151,6 +161,7 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         the immutable :class:`CompiledKernel`.
 
     Raises:
+        TypeError: ``kernel`` is not a ``@wl.kernel``.
         KernelCompileError: the kernel is outside the language or mistyped
             (points at the user's line and column).
         ValueError: an option out of range (:func:`check_options`).
@@ -167,7 +178,8 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     guard = {} if entry_guard is None else {"entry_guard": entry_guard}  # None: by kernel
     try:
         check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
-                      maxrregcount=maxrregcount, unit_inner_stride=unit_inner_stride,
+                      maxrregcount=maxrregcount, launch_ndim=launch_ndim,
+                      unit_inner_stride=unit_inner_stride,
                       cache=cache, sass=sass, life_ranges=life_ranges,
                       aligned_vectors=aligned_vectors, read_only_cache=read_only_cache, **guard)
     except ValueError as exc:  # the caller's value: its traceback ends here, not in nvptx
@@ -177,6 +189,7 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     # plain ints: np.int64(2) (or 2.0) passes the check, and the cache key is JSON
     opt = int(opt)
     maxrregcount = None if maxrregcount is None else int(maxrregcount)
+    launch_ndim = None if launch_ndim is None else int(launch_ndim)
     options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
                              lineinfo=lineinfo, maxrregcount=maxrregcount,
                              launch_ndim=launch_ndim,
@@ -226,9 +239,10 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     if cubin is not None and not sass:
         missing["sass"] = _NOT_REQUESTED
 
-    own = cells.get(kernel.source.filename, kernel.source.filename)
-    others = sorted({cells.get(f.source.filename, f.source.filename) for f in typed.funcs} - {own})
-    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text, own, others)
+    own_file = cells.get(kernel.source.filename, kernel.source.filename)
+    others = sorted({cells.get(f.source.filename, f.source.filename)
+                     for f in typed.funcs} - {own_file})
+    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text, own_file, others)
     timings["total"] = time.perf_counter() - t_start
     ck = CompiledKernel(
         name=kernel.name, entry=lowered.entry, source=kernel.source, options=options,
@@ -265,7 +279,7 @@ def _disassemble(cubin: bytes, arch: str, resources, listing: bool, life_ranges:
 
 
 def _add_disassembly(ck: CompiledKernel, listing: bool = True,
-              life_ranges: bool = False) -> CompiledKernel:
+                     life_ranges: bool = False) -> CompiledKernel:
     """``ck`` (from the cache) with what it lacks of the SASS listing (and the
     SASS part of the line map) and the register life ranges."""
     t0 = time.perf_counter()

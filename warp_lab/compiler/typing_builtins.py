@@ -56,6 +56,7 @@ def _pow(t, node, name):
     a, b = _args(t, node, ["x", "y"], 2, name)
     ty = _join(t, [a, b])
     ty = int32 if ty.is_bool else ty
+    t.check_literals_fit((a, b), ty)
     _target(node, "pow", ty, ty=ty)
     return t.mark(node, ty)
 
@@ -78,6 +79,7 @@ def _minmax(t, node, name):
         return t.mark(node, tys[0])
     ty = _join(t, node.args)
     ty = int32 if ty.is_bool else ty
+    t.check_literals_fit(node.args, ty)
     _target(node, name, ty, ty=ty)
     consts = [const_of(a) for a in node.args]
     if all(c is not NO_CONST for c in consts):
@@ -127,6 +129,7 @@ def _clamp(t, node, name):
     args = _args(t, node, ["x", "lo", "hi"], 3, name)
     ty = _join(t, args)
     ty = int32 if ty.is_bool else ty
+    t.check_literals_fit(args, ty)
     _target(node, name, ty, ty=ty)
     return t.mark(node, ty)
 
@@ -157,6 +160,7 @@ def _mulhi(t, node, name):
     if not ty.is_int:
         raise t.error("mulhi() needs integers", node)
     ty = int32 if ty.bits < 32 else ty
+    t.check_literals_fit(args, ty)
     _target(node, name, ty, ty=ty)
     return t.mark(node, ty)
 
@@ -426,6 +430,7 @@ def _select(t, node, name):
     at, bt = t.value_type(a), t.value_type(b)
     if isinstance(at, Scalar) and isinstance(bt, Scalar):
         ty = promote(at, bt, _weak(a), _weak(b))
+        t.check_literals_fit((a, b), ty)
     elif at == bt and isinstance(at, (Vector, Matrix)):
         ty = at
     else:

@@ -63,10 +63,15 @@ def _lookup(typer, name: str):
         return value
     if name in B.PYTHON_BUILTINS:
         return PyBuiltin(name)
+    if name in ("enumerate", "zip"):  # (a for loop's iterable is typed before this)
+        raise typer.error(f"{name}() is only a for loop's iterable in kernels",
+                          hint="loop over it directly, " + ("for k, v in enumerate(t)"
+                               if name == "enumerate" else "for a, b in zip(t, u)")
+                               + " (of tuples): it cannot be nested in a call or stored")
     if hasattr(_py, name):
         raise typer.error(f"the Python builtin {name!r} is not available in kernels",
                           hint="kernels may use range, len, print, int, float, bool, abs, min, "
-                               "max, round and pow")
+                               "max, round and pow (and enumerate/zip as a for loop's iterable)")
     raise typer.error(f"name {name!r} is not defined",
                       hint=f"warp_lab's name for it: {_CUDA_NAMES[name]}"
                       if name in _CUDA_NAMES else "")
@@ -117,6 +122,35 @@ class ExprTyper:
         if ty == NONE:
             raise self.error(no_value(node), node)
         return ty
+
+    def check_literals_fit(self, nodes, ty) -> None:
+        """Refuse an integer literal among ``nodes`` that ``ty``, the type a typed operand
+        beside it gives it, cannot hold (``n // 3_000_000_000``, ``max(n, 2**40)`` or
+        ``n if c else 2**40`` with ``n: int``): converted, it would wrap (to -1294967296)
+        and the quotient, the shift, the maximum or the choice would not be Python's.
+        NumPy 2 raises OverflowError for these (NEP 50). ``+ - * & | ^`` do not come here:
+        their result with the wrapped literal is Python's wrapped to ``ty``, the
+        language's overflow rule; comparisons widen instead (:meth:`_exact_compare_type`).
+
+        Args:
+            nodes: the typed operand nodes; nothing is checked when all are literals
+                (they fold exactly).
+            ty: the scalar type the operands are converted to.
+
+        Raises:
+            KernelCompileError: at the first literal that does not fit.
+        """
+        if not (isinstance(ty, Scalar) and ty.is_int) or \
+                all(getattr(n, "wl_weak", False) for n in nodes):
+            return
+        for n in nodes:
+            c = const_of(n)
+            if getattr(n, "wl_weak", False) and c is not NO_CONST and \
+                    not isinstance(c, float) and not fits(int(c), ty):
+                raise self.error(f"the literal {c} does not fit in {type_name(ty)}, the type "
+                                 "of the value beside it (NumPy 2 raises OverflowError here)",
+                                 n, "convert that value to a type that holds the literal, "
+                                 "e.g. wl.int64(...)")
 
     def classify(self, node, value, what: str):
         """Stamp the type of a compile-time Python ``value`` found under ``what``."""
@@ -411,6 +445,8 @@ class ExprTyper:
                                  node, "write a float base, e.g. 2.0 ** n")
         rty = t
         node.wl_opty = t
+        if op in ("floordiv", "mod", "pow", "shl", "shr"):
+            self.check_literals_fit((node.left, node.right), t)
         cl, cr = const_of(node.left), const_of(node.right)
         if op in ("shl", "shr") and cr is not NO_CONST and cr < 0:
             raise self.error(f"negative shift count ({sym} {cr}): Python raises ValueError "
@@ -451,11 +487,23 @@ class ExprTyper:
                  "and": lambda: a & b,
                  "or": lambda: a | b, "xor": lambda: a ^ b}
         value = exact[op]()
-        if not fits(value, int64):
-            raise self.error(f"this constant expression ({value}) does not fit in 64 bits", node)
-        ty = literal_type(value) if t.bits <= 32 else t
+        ty = t if t.bits == 64 and fits(value, t) else self._exact_literal_type(value, node)
         node.wl_opty = ty
         return self.mark(node, ty, value, weak=True)
+
+    def _exact_literal_type(self, value: int, node):
+        """The type of the exact integer ``value`` of a constant expression, as of a literal
+        (int32, int64 if it needs it, uint64 past int64: ``2**63``, so that ``-2**63`` folds
+        to int64's minimum).
+
+        Raises:
+            KernelCompileError: ``value`` fits in neither int64 nor uint64.
+        """
+        if fits(value, int64):
+            return literal_type(value)
+        if fits(value, uint64):
+            return uint64
+        raise self.error(f"this constant expression ({value}) does not fit in 64 bits", node)
 
     def _aggregate_binop(self, node, op, lt, rt):
         sym = BINOP_SYMBOLS.get(op, "?")
@@ -533,8 +581,10 @@ class ExprTyper:
         if c is not NO_CONST:
             weak = getattr(node.operand, "wl_weak", False)
             ft = float64 if (weak and rt.is_float) else rt  # -0.1 stays the double -0.1
-            if weak and rt.is_int and op == "neg" and not fits(-int(c), rt):
-                rt = literal_type(-int(c))  # -(2**31) is int32, -(2**63) int64
+            exact = {"neg": lambda v: -v, "invert": lambda v: ~v}.get(op)
+            if weak and rt.is_int and exact is not None and not fits(exact(int(c)), rt):
+                # exact, as Python: -(2**31) is int32, -(2**63) int64, -(-2**63) uint64
+                rt = self._exact_literal_type(exact(int(c)), node)
                 ft = rt
             return self.mark(node, rt, fold_unary(op, cast_value(c, ft), ft), weak=weak)
         return self.mark(node, rt)
@@ -594,6 +644,7 @@ class ExprTyper:
             if not (isinstance(at, Scalar) and isinstance(bt, Scalar)):
                 raise self.error(f"cannot compare {type_name(at)} and {type_name(bt)}", node)
             t = promote(at, bt, getattr(a, "wl_weak", False), getattr(b, "wl_weak", False))
+            t = self._exact_compare_type(t, a, b)
             tys.append(t)
             ca, cb = const_of(a), const_of(b)
             if result is not None and ca is not NO_CONST and cb is not NO_CONST:
@@ -608,6 +659,29 @@ class ExprTyper:
             return self.mark(node, bool_, bool(result), weak=True)
         return self.mark(node, bool_)
 
+    def _exact_compare_type(self, t, a, b):
+        """The type comparing ``a`` and ``b`` in ``t`` (their promotion), widened to int64
+        when one is an integer literal ``t`` cannot hold: Python and NumPy 2 compare the
+        exact values (``n < 3_000_000_000`` with ``n: int`` is True), where converting the
+        literal to int32 would wrap it (to -1294967296: False).
+
+        Raises:
+            KernelCompileError: a uint64 value compared with a negative literal, or a
+                signed one with a literal past int64 (no integer type holds both).
+        """
+        if not t.is_int:
+            return t
+        for lit, other in ((a, b), (b, a)):
+            c = const_of(lit)
+            if not getattr(lit, "wl_weak", False) or getattr(other, "wl_weak", False) \
+                    or c is NO_CONST or isinstance(c, float) or fits(int(c), t):
+                continue
+            if not fits(int(c), int64) or (t.bits == 64 and not t.is_signed):
+                raise self.error(f"{c} compared with {type_name(t)}: no integer type "
+                                 "holds both", lit, "convert one side, e.g. to float64")
+            return int64
+        return t
+
     def visit_IfExp(self, node):
         self.truth(node.test)
         a = self.value_type(node.body)
@@ -615,6 +689,7 @@ class ExprTyper:
         if isinstance(a, Scalar) and isinstance(b, Scalar):
             aw, bw = getattr(node.body, "wl_weak", False), getattr(node.orelse, "wl_weak", False)
             t = promote(a, b, aw, bw)
+            self.check_literals_fit((node.body, node.orelse), t)
             if aw and bw:
                 t = promote(literal_type(const_of(node.body)), literal_type(const_of(node.orelse)))
         elif a == b and not isinstance(a, (ArrayType, Meta)):

@@ -352,6 +352,8 @@ def as_type(obj) -> Type:
         return float32
     if obj is bool:
         return bool_
+    if obj is None:  # not a type (np.dtype(None) would make it float64: x: None, -> None)
+        raise TypeError("None is not a warp_lab type")
     try:
         return scalar_from_numpy(obj)
     except TypeError:
