@@ -39,11 +39,44 @@ export function compactSass(text: string): string {
 function heatColumns(bundle: KernelBundle, pane: PaneId): HeatColumn[] {
   const columns: HeatColumn[] = [];
   const { instructions, liveRegisters } = bundle.heat;
+  const perInstruction = bundle.paneHeat.sass.liveRegisters;
   if (pane === 'python' && instructions.size > 0) {
-    columns.push({ label: 'instr', unit: 'instructions executed', kind: 'instructions', values: instructions });
+    columns.push({
+      label: 'instr',
+      unit: 'instructions executed',
+      description: 'thread-instructions executed on this line',
+      kind: 'instructions',
+      values: instructions
+    });
   }
-  if ((pane === 'python' || pane === 'sass') && liveRegisters.size > 0) {
-    columns.push({ label: 'regs', unit: 'live registers', kind: 'registers', values: liveRegisters });
+  if (pane === 'python' && liveRegisters.size > 0) {
+    columns.push({
+      label: 'regs',
+      unit: 'live registers at most',
+      description: "live registers per thread: the most at any of this line's SASS instructions",
+      kind: 'registers',
+      values: liveRegisters
+    });
+  }
+  if (pane === 'sass' && perInstruction.size > 0) {
+    // nvdisasm's register life ranges at each instruction
+    columns.push({
+      label: 'regs',
+      unit: 'live registers',
+      description: 'live registers per thread at this instruction (nvdisasm life ranges)',
+      kind: 'registers',
+      values: perInstruction,
+      byPaneLine: true
+    });
+  } else if (pane === 'sass' && liveRegisters.size > 0) {
+    // an older bundle: only its Python line's most
+    columns.push({
+      label: 'regs',
+      unit: "live registers at most on this instruction's Python line",
+      description: "live registers per thread: the most on this instruction's Python line",
+      kind: 'registers',
+      values: liveRegisters
+    });
   }
   return columns;
 }

@@ -186,6 +186,23 @@ def test_hovering_a_python_line_highlights_its_ptx_lines(magic):
     assert _lines(view.locator(".wl-pane-python .wl-line.wl-linked")) == [row]
 
 
+def test_heat_columns_are_labelled_and_sass_registers_are_per_instruction(magic):
+    pg, bundle = magic
+    view = pg.locator(VIEW)
+    for pane in ("python", "sass"):
+        label = view.locator(f".wl-pane-{pane} .wl-heat-head .wl-heat-label")
+        assert label.all_inner_texts() == ["regs"], pane
+        assert "live registers" in label.get_attribute("title")
+    # the SASS column: nvdisasm's count at each instruction, from the bundle's pane_heat
+    per_line = bundle["pane_heat"]["sass"]["live_registers"]
+    shown = view.locator(".wl-pane-sass .wl-line").evaluate_all(
+        "rs => rs.map(r => [r.dataset.line, r.querySelector('.wl-heat-registers').textContent])")
+    assert {line: int(text) for line, text in shown if text} == \
+        {line: n for line, n in per_line.items()}
+    assert len(set(per_line.values())) > 1
+    assert pg.errors == []
+
+
 def test_ptx_opcode_tooltip(magic, artifacts):
     pg, _ = magic
     view = pg.locator(VIEW)
