@@ -244,6 +244,42 @@ def test_copy_collapse_and_unoptimized_toggle(magic):
     assert view.locator(".wl-pane-llvm .wl-line.wl-mapped").count() > 0
 
 
+def _pane_boxes(view) -> dict:
+    return dict(view.locator(".wl-pane").evaluate_all("""ps => ps.map(p => {
+        const r = p.getBoundingClientRect();
+        return [p.dataset.pane, {left: r.left, right: r.right, top: r.top, width: r.width}];
+    })"""))
+
+
+def test_panes_wrap_in_a_narrow_window_and_a_collapsed_pane_gives_up_its_width(magic, artifacts):
+    pg, _ = magic
+    view = pg.locator(VIEW)
+    wide = _pane_boxes(view)
+    assert len({round(b["top"]) for b in wide.values()}) == 1  # four side by side at 1600 px
+    view.locator(".wl-pane-llvm .wl-collapse").click()
+    collapsed = _pane_boxes(view)
+    assert collapsed["llvm"]["width"] < 40  # its header only, not a 10em column
+    assert collapsed["ptx"]["width"] > wide["ptx"]["width"] + 50
+    view.locator(".wl-pane-llvm .wl-collapse").click()
+    pg.set_viewport_size({"width": 760, "height": 1000})
+    try:
+        pg.wait_for_function("""() => {
+            const v = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .wl-kernel-view');
+            return v.getBoundingClientRect().width < 500;
+        }""")
+        box = view.evaluate("v => { const r = v.getBoundingClientRect();"
+                            " return {left: r.left, right: r.right, sw: v.scrollWidth, cw: v.clientWidth}; }")
+        narrow = _pane_boxes(view)
+        view.screenshot(path=str(artifacts / "kernel_view_narrow.png"))
+        assert box["sw"] <= box["cw"] + 1  # nothing sticks out of the output
+        for pane, b in narrow.items():
+            assert box["left"] - 1 <= b["left"] and b["right"] <= box["right"] + 1, pane
+        assert len({round(b["top"]) for b in narrow.values()}) == 4  # one pane a row
+        assert narrow["python"]["width"] > 0.9 * (box["right"] - box["left"])
+    finally:
+        pg.set_viewport_size({"width": 1600, "height": 1000})
+
+
 def test_reopened_untrusted_notebook_renders_with_the_extension(browser, lab_server, magic, artifacts):
     _, bundle = magic
     nb = nbformat.read(str(lab_server.root / "kernel_view.ipynb"), as_version=4)
