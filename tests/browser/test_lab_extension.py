@@ -41,7 +41,11 @@ from kernel_bundle import make_bundle
 display({"application/vnd.warp-lab.kernel+json": make_bundle(),
          "text/plain": "saxpy (warp_lab kernel bundle)"}, raw=True)
 display({"application/vnd.warp-lab.kernel+json": {"version": 2, "panes": {}},
-         "text/plain": "a bundle from the future"}, raw=True)'''
+         "text/plain": "a bundle from the future"}, raw=True)
+display({"application/vnd.warp-lab.kernel+json": {**make_bundle(), "resources": {
+             "registers": 1, "spill_stores": 0, "spill_loads": 0, "shared": 2048,
+             "local": 12288, "barriers": 1}},
+         "text/plain": "saxpy with more resources"}, raw=True)'''
 
 
 def _write_notebook(path, *sources: str) -> None:
@@ -421,6 +425,13 @@ def test_hand_made_bundle_sass_map_and_heat_columns(browser, lab_server, artifac
         error = pg.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .wl-error")
         assert error.inner_text() == ("warp_lab: cannot show this kernel bundle: unsupported "
                                       "bundle version 2 (this renderer reads version 1)")
+        # byte counts exact, as ptxas -v prints them; one barrier, one register
+        more = pg.locator(VIEW).nth(2)  # nth(1): the bundle from the future
+        more.locator(".wl-chip").first.wait_for()
+        chips = more.locator(".wl-chip").all_inner_texts()
+        for chip in ("1 register/thread", "2,048 B shared/block", "12,288 B local/thread",
+                     "1 barrier"):
+            assert chip in chips, chips
         # a Python line with no given colour gets one from the palette
         assert view.locator('.wl-pane-python .wl-line[data-line="6"]').evaluate(
             "r => r.style.backgroundColor") != ""
