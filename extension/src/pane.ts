@@ -96,6 +96,14 @@ export class Pane {
     this.node.dataset.pane = options.id;
     this.currentText = options.text ?? '';
     this.body = el('div', 'wl-pane-body');
+    // focusable even when too short to scroll: the arrow keys move a linked cursor line
+    this.body.tabIndex = 0;
+    this.body.setAttribute('role', 'region');
+    this.body.setAttribute(
+      'aria-label',
+      `${options.title} code; arrow keys, Home and End move a cursor line that highlights ` +
+        'the lines of the other panes compiled from the same Python line'
+    );
     this.node.appendChild(this.makeHeader());
     this.node.appendChild(this.body);
     if (options.text === null) {

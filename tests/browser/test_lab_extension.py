@@ -190,6 +190,46 @@ def test_hovering_a_python_line_highlights_its_ptx_lines(magic):
     assert _lines(view.locator(".wl-pane-python .wl-line.wl-linked")) == [row]
 
 
+def test_keyboard_cursor_links_lines_like_hovering(magic, artifacts):
+    """Each pane body is a focusable, labelled region; its arrow keys move a cursor line
+    that links the other panes as hovering does, without moving the notebook's cell."""
+    pg, bundle = magic
+    view = pg.locator(VIEW)
+    pg.mouse.move(5, 5)
+    first = bundle["panes"]["python"]["first_line"]
+    py_line = max(bundle["line_map"]["ptx"], key=lambda k: len(bundle["line_map"]["ptx"][k]))
+    row = int(py_line) - first + 1
+    body = view.locator(".wl-pane-python .wl-pane-body")
+    assert body.get_attribute("tabindex") == "0" and body.get_attribute("role") == "region"
+    assert body.get_attribute("aria-label").startswith("Python code; arrow keys")
+    body.focus()
+    cell = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+    active = pg.evaluate(cell)
+    for _ in range(row):
+        pg.keyboard.press("ArrowDown")
+    cursor = view.locator(".wl-line.wl-cursor")
+    assert cursor.count() == 1 and cursor.get_attribute("data-line") == str(row)
+    assert cursor.get_attribute("aria-current") == "true"
+    assert _lines(view.locator(".wl-pane-ptx .wl-line.wl-linked")) == bundle["line_map"]["ptx"][py_line]
+    assert _lines(view.locator(".wl-pane-sass .wl-line.wl-linked")) == \
+        sorted(bundle["line_map"]["sass"].get(py_line, []))
+    assert pg.evaluate(cell) == active  # the arrows stayed in the pane
+    view.screenshot(path=str(artifacts / "kernel_view_keyboard.png"))
+    # from a PTX line back to its Python line; End goes to the last line
+    ptx_line = bundle["line_map"]["ptx"][py_line][0]
+    view.locator(".wl-pane-ptx .wl-pane-body").focus()
+    pg.keyboard.press("Home")
+    for _ in range(ptx_line - 1):
+        pg.keyboard.press("ArrowDown")
+    assert cursor.get_attribute("data-line") == str(ptx_line)
+    assert _lines(view.locator(".wl-pane-python .wl-line.wl-linked")) == [row]
+    pg.keyboard.press("End")
+    assert cursor.get_attribute("data-line") == str(_line_count(bundle["panes"]["ptx"]["text"]))
+    pg.keyboard.press("Escape")
+    assert cursor.count() == 0 and view.locator(".wl-line.wl-linked").count() == 0
+    assert pg.errors == []
+
+
 def test_heat_columns_are_labelled_and_sass_registers_are_per_instruction(magic):
     pg, bundle = magic
     view = pg.locator(VIEW)
