@@ -184,6 +184,10 @@ def test_hovering_a_python_line_highlights_its_ptx_lines(magic):
         const b = body.getBoundingClientRect(), r = row.getBoundingClientRect();
         return r.top >= b.top && r.bottom <= b.bottom;
     }""")
+    # a linked row's gutter is marked (the sticky gutter covers the row's left edge)
+    gutter = "g => getComputedStyle(g).backgroundColor"
+    assert view.locator(".wl-pane-ptx .wl-line.wl-linked .wl-gutter").first.evaluate(gutter) != \
+        view.locator(".wl-pane-ptx .wl-line:not(.wl-linked) .wl-gutter").first.evaluate(gutter)
     # and back: hovering one of those PTX lines lights up the Python line
     ptx_line = bundle["line_map"]["ptx"][py_line][0]
     view.locator(f'.wl-pane-ptx .wl-line[data-line="{ptx_line}"]').hover()
