@@ -65,6 +65,12 @@ export interface KernelBundle {
   resources: Record<string, string | number>;
   occupancy: Record<string, string | number>;
   heat: { instructions: LineValues<number>; liveRegisters: LineValues<number> };
+  /**
+   * Heat columns given per line of a pane (`pane_heat`, keys are that pane's
+   * 1-based lines): the SASS pane's live registers at each instruction.
+   * Empty maps in bundles without them.
+   */
+  paneHeat: { sass: { liveRegisters: Map<number, number> } };
 }
 
 /** Raised for a bundle that does not follow the schema. */
@@ -261,6 +267,7 @@ export function parseBundle(data: unknown): KernelBundle {
   const panes = objectAt(data, 'panes', 'bundle');
   const lineMap = objectAt(data, 'line_map', 'bundle');
   const heat = objectAt(data, 'heat', 'bundle');
+  const sassHeat = objectAt(objectAt(data, 'pane_heat', 'bundle'), 'sass', 'pane_heat');
   const unopt = readPane(panes, 'llvm_unoptimized');
   const opt = data['opt'];
   return {
@@ -290,6 +297,12 @@ export function parseBundle(data: unknown): KernelBundle {
     heat: {
       instructions: readNumbers(objectAt(heat, 'instructions', 'heat'), 'heat.instructions'),
       liveRegisters: readNumbers(objectAt(heat, 'live_registers', 'heat'), 'heat.live_registers')
+    },
+    paneHeat: {
+      sass: {
+        liveRegisters: readNumbers(objectAt(sassHeat, 'live_registers', 'pane_heat.sass'),
+          'pane_heat.sass.live_registers')
+      }
     }
   };
 }

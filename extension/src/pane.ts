@@ -8,15 +8,19 @@ import { button, compactNumber, el, scrollRowIntoView } from './dom';
 import { LineTokenizer, Token, tokenizeText } from './languages';
 import { LineLinks } from './linemap';
 
-/** One heat column: a value per Python line, drawn as a shaded cell. */
+/** One heat column: a value per Python line (or per pane line), drawn as a shaded cell. */
 export interface HeatColumn {
-  /** Short column label, e.g. "instr". */
+  /** Short column label shown above the column, e.g. "instr". */
   label: string;
   /** Unit in the cell's title, e.g. "instructions executed". */
   unit: string;
+  /** What the column shows, the title of its label. */
+  description: string;
   /** CSS class suffix, e.g. "instructions". */
   kind: string;
+  /** Keyed by Python line, or by this pane's 1-based line when `byPaneLine`. */
   values: Map<number, number>;
+  byPaneLine?: boolean;
 }
 
 /** A second text the pane can switch to (e.g. unoptimised LLVM IR). */
@@ -92,6 +96,14 @@ export class Pane {
     this.node.dataset.pane = options.id;
     this.currentText = options.text ?? '';
     this.body = el('div', 'wl-pane-body');
+    // focusable even when too short to scroll: the arrow keys move a linked cursor line
+    this.body.tabIndex = 0;
+    this.body.setAttribute('role', 'region');
+    this.body.setAttribute(
+      'aria-label',
+      `${options.title} code; arrow keys, Home and End move a cursor line that highlights ` +
+        'the lines of the other panes compiled from the same Python line'
+    );
     this.node.appendChild(this.makeHeader());
     this.node.appendChild(this.body);
     if (options.text === null) {
@@ -190,6 +202,17 @@ export class Pane {
     const given = mapped ? this.options.numbers ?? null : null;
     const numbers = lines.map((_, i) => (given ? given[i] ?? null : first + i));
     const width = Math.max(1, ...numbers.map(n => String(n ?? '').length));
+    if (heat.length > 0) {
+      // the columns' labels, in a row of their own above the first line
+      const head = el('div', 'wl-heat-head');
+      head.appendChild(el('span', 'wl-gutter', ' '.repeat(width)));
+      for (const column of heat) {
+        const label = el('span', `wl-heat wl-heat-label wl-heat-${column.kind}`, column.label);
+        label.title = column.description;
+        head.appendChild(label);
+      }
+      this.body.appendChild(head);
+    }
     this.rows = lines.map((line, i) => {
       const n = i + 1;
       const row = el('div', 'wl-line');
@@ -201,7 +224,9 @@ export class Pane {
       const gutter = number === null ? '⋮' : String(number);
       row.appendChild(el('span', 'wl-gutter', gutter.padStart(width)));
       const pyLines = mapped ? links.pythonLinesOf(id, n) : [];
-      heat.forEach((column, k) => row.appendChild(heatCell(column, pyLines, maxima[k])));
+      heat.forEach((column, k) =>
+        row.appendChild(heatCell(column, column.byPaneLine ? (mapped ? [n] : []) : pyLines, maxima[k]))
+      );
       row.appendChild(renderTokens(line.replace(/\r$/, ''), tokens[i]));
       const color = mapped ? links.colorOfPaneLine(id, n) : null;
       if (color !== null) {
@@ -214,9 +239,10 @@ export class Pane {
   }
 }
 
-function heatCell(column: HeatColumn, pyLines: number[], max: number): HTMLElement {
+/** The cell of `column` for a row whose values are at `keys` (Python lines, or the row's own line). */
+function heatCell(column: HeatColumn, keys: number[], max: number): HTMLElement {
   const cell = el('span', `wl-heat wl-heat-${column.kind}`);
-  const values = pyLines.map(py => column.values.get(py)).filter((v): v is number => v !== undefined);
+  const values = keys.map(key => column.values.get(key)).filter((v): v is number => v !== undefined);
   if (values.length === 0) {
     return cell;
   }

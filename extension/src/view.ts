@@ -7,7 +7,7 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
 import { BundleError, KernelBundle, MIME_TYPE, PaneId, parseBundle } from './bundle';
-import { compactNumber, el } from './dom';
+import { el } from './dom';
 import { PANE_TOKENIZERS } from './languages';
 import { LineLinks } from './linemap';
 import { PaneLinker } from './linking';
@@ -39,25 +39,66 @@ export function compactSass(text: string): string {
 function heatColumns(bundle: KernelBundle, pane: PaneId): HeatColumn[] {
   const columns: HeatColumn[] = [];
   const { instructions, liveRegisters } = bundle.heat;
+  const perInstruction = bundle.paneHeat.sass.liveRegisters;
   if (pane === 'python' && instructions.size > 0) {
-    columns.push({ label: 'instr', unit: 'instructions executed', kind: 'instructions', values: instructions });
+    columns.push({
+      label: 'instr',
+      unit: 'instructions executed',
+      description: 'thread-instructions executed on this line',
+      kind: 'instructions',
+      values: instructions
+    });
   }
-  if ((pane === 'python' || pane === 'sass') && liveRegisters.size > 0) {
-    columns.push({ label: 'regs', unit: 'live registers', kind: 'registers', values: liveRegisters });
+  if (pane === 'python' && liveRegisters.size > 0) {
+    columns.push({
+      label: 'regs',
+      unit: 'live registers at most',
+      description: "live registers per thread: the most at any of this line's SASS instructions",
+      kind: 'registers',
+      values: liveRegisters
+    });
+  }
+  if (pane === 'sass' && perInstruction.size > 0) {
+    // nvdisasm's register life ranges at each instruction
+    columns.push({
+      label: 'regs',
+      unit: 'live registers',
+      description: 'live registers per thread at this instruction (nvdisasm life ranges)',
+      kind: 'registers',
+      values: perInstruction,
+      byPaneLine: true
+    });
+  } else if (pane === 'sass' && liveRegisters.size > 0) {
+    // an older bundle: only its Python line's most
+    columns.push({
+      label: 'regs',
+      unit: "live registers at most on this instruction's Python line",
+      description: "live registers per thread: the most on this instruction's Python line",
+      kind: 'registers',
+      values: liveRegisters
+    });
   }
   return columns;
 }
 
-/** Resource fields shown in the summary: [bundle key, label, shown when 0]. */
-const RESOURCE_FACTS: [string, string, boolean][] = [
-  ['registers', 'registers/thread', true],
-  ['spill_stores', 'B spill stores', true],
-  ['spill_loads', 'B spill loads', true],
-  ['stack_frame', 'B stack frame', false],
-  ['shared', 'B shared/block', false],
-  ['local', 'B local/thread', false],
-  ['barriers', 'barriers', false]
+/**
+ * Resource fields shown in the summary: [bundle key, label, label when 1,
+ * shown when 0]. Byte counts are exact, as ptxas -v prints them (2048 B, not 2.0k B).
+ */
+const RESOURCE_FACTS: [string, string, string, boolean][] = [
+  ['registers', 'registers/thread', 'register/thread', true],
+  ['spill_stores', 'B spill stores', 'B spill stores', true],
+  ['spill_loads', 'B spill loads', 'B spill loads', true],
+  ['stack_frame', 'B stack frame', 'B stack frame', false],
+  ['shared', 'B shared/block', 'B shared/block', false],
+  ['local', 'B local/thread', 'B local/thread', false],
+  ['barriers', 'barriers', 'barrier', false]
 ];
+
+/** `value` with thousands separators: 49152 → "49,152". */
+function exact(value: number): string {
+  return value.toLocaleString('en-US');
+}
 
 function summary(bundle: KernelBundle): HTMLElement {
   const bar = el('div', 'wl-summary');
@@ -70,10 +111,10 @@ function summary(bundle: KernelBundle): HTMLElement {
     facts.push(`-O${bundle.opt}`);
   }
   facts.push(...bundle.flags);
-  for (const [key, label, showZero] of RESOURCE_FACTS) {
+  for (const [key, label, one, showZero] of RESOURCE_FACTS) {
     const value = bundle.resources[key];
     if (typeof value === 'number' && (showZero || value !== 0)) {
-      facts.push(`${compactNumber(value)} ${label}`);
+      facts.push(`${exact(value)} ${value === 1 ? one : label}`);
     }
   }
   const occ = bundle.occupancy['occupancy'];

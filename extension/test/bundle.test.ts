@@ -175,3 +175,15 @@ test('compile flags are read as strings; an older bundle without them has none',
   const b = parseBundle({ ...sample(), flags: ['debug', 7, 'maxrregcount=64'] });
   assert.deepEqual(b.flags, ['debug', 'maxrregcount=64']);
 });
+
+test('pane_heat gives the SASS pane live registers per SASS line; absent, the map is empty', () => {
+  const b = parseBundle({ ...sample(), pane_heat: { sass: { live_registers: { '3': 7, '5': 12 } } } });
+  assert.deepEqual([...b.paneHeat.sass.liveRegisters.entries()], [
+    [3, 7],
+    [5, 12]
+  ]);
+  assert.equal(parseBundle(sample()).paneHeat.sass.liveRegisters.size, 0);
+  assert.throws(() => parseBundle({ ...sample(), pane_heat: { sass: { live_registers: { '3': 'x' } } } }),
+    /pane_heat\.sass\.live_registers\["3"\] should be a number/);
+  assert.throws(() => parseBundle({ ...sample(), pane_heat: [] }), /bundle\.pane_heat should be an object/);
+});

@@ -41,7 +41,11 @@ from kernel_bundle import make_bundle
 display({"application/vnd.warp-lab.kernel+json": make_bundle(),
          "text/plain": "saxpy (warp_lab kernel bundle)"}, raw=True)
 display({"application/vnd.warp-lab.kernel+json": {"version": 2, "panes": {}},
-         "text/plain": "a bundle from the future"}, raw=True)'''
+         "text/plain": "a bundle from the future"}, raw=True)
+display({"application/vnd.warp-lab.kernel+json": {**make_bundle(), "resources": {
+             "registers": 1, "spill_stores": 0, "spill_loads": 0, "shared": 2048,
+             "local": 12288, "barriers": 1}},
+         "text/plain": "saxpy with more resources"}, raw=True)'''
 
 
 def _write_notebook(path, *sources: str) -> None:
@@ -180,10 +184,71 @@ def test_hovering_a_python_line_highlights_its_ptx_lines(magic):
         const b = body.getBoundingClientRect(), r = row.getBoundingClientRect();
         return r.top >= b.top && r.bottom <= b.bottom;
     }""")
+    # a linked row's gutter is marked (the sticky gutter covers the row's left edge)
+    gutter = "g => getComputedStyle(g).backgroundColor"
+    assert view.locator(".wl-pane-ptx .wl-line.wl-linked .wl-gutter").first.evaluate(gutter) != \
+        view.locator(".wl-pane-ptx .wl-line:not(.wl-linked) .wl-gutter").first.evaluate(gutter)
     # and back: hovering one of those PTX lines lights up the Python line
     ptx_line = bundle["line_map"]["ptx"][py_line][0]
     view.locator(f'.wl-pane-ptx .wl-line[data-line="{ptx_line}"]').hover()
     assert _lines(view.locator(".wl-pane-python .wl-line.wl-linked")) == [row]
+
+
+def test_keyboard_cursor_links_lines_like_hovering(magic, artifacts):
+    """Each pane body is a focusable, labelled region; its arrow keys move a cursor line
+    that links the other panes as hovering does, without moving the notebook's cell."""
+    pg, bundle = magic
+    view = pg.locator(VIEW)
+    pg.mouse.move(5, 5)
+    first = bundle["panes"]["python"]["first_line"]
+    py_line = max(bundle["line_map"]["ptx"], key=lambda k: len(bundle["line_map"]["ptx"][k]))
+    row = int(py_line) - first + 1
+    body = view.locator(".wl-pane-python .wl-pane-body")
+    assert body.get_attribute("tabindex") == "0" and body.get_attribute("role") == "region"
+    assert body.get_attribute("aria-label").startswith("Python code; arrow keys")
+    body.focus()
+    cell = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+    active = pg.evaluate(cell)
+    for _ in range(row):
+        pg.keyboard.press("ArrowDown")
+    cursor = view.locator(".wl-line.wl-cursor")
+    assert cursor.count() == 1 and cursor.get_attribute("data-line") == str(row)
+    assert cursor.get_attribute("aria-current") == "true"
+    assert _lines(view.locator(".wl-pane-ptx .wl-line.wl-linked")) == bundle["line_map"]["ptx"][py_line]
+    assert _lines(view.locator(".wl-pane-sass .wl-line.wl-linked")) == \
+        sorted(bundle["line_map"]["sass"].get(py_line, []))
+    assert pg.evaluate(cell) == active  # the arrows stayed in the pane
+    view.screenshot(path=str(artifacts / "kernel_view_keyboard.png"))
+    # from a PTX line back to its Python line; End goes to the last line
+    ptx_line = bundle["line_map"]["ptx"][py_line][0]
+    view.locator(".wl-pane-ptx .wl-pane-body").focus()
+    pg.keyboard.press("Home")
+    for _ in range(ptx_line - 1):
+        pg.keyboard.press("ArrowDown")
+    assert cursor.get_attribute("data-line") == str(ptx_line)
+    assert _lines(view.locator(".wl-pane-python .wl-line.wl-linked")) == [row]
+    pg.keyboard.press("End")
+    assert cursor.get_attribute("data-line") == str(_line_count(bundle["panes"]["ptx"]["text"]))
+    pg.keyboard.press("Escape")
+    assert cursor.count() == 0 and view.locator(".wl-line.wl-linked").count() == 0
+    assert pg.errors == []
+
+
+def test_heat_columns_are_labelled_and_sass_registers_are_per_instruction(magic):
+    pg, bundle = magic
+    view = pg.locator(VIEW)
+    for pane in ("python", "sass"):
+        label = view.locator(f".wl-pane-{pane} .wl-heat-head .wl-heat-label")
+        assert label.all_inner_texts() == ["regs"], pane
+        assert "live registers" in label.get_attribute("title")
+    # the SASS column: nvdisasm's count at each instruction, from the bundle's pane_heat
+    per_line = bundle["pane_heat"]["sass"]["live_registers"]
+    shown = view.locator(".wl-pane-sass .wl-line").evaluate_all(
+        "rs => rs.map(r => [r.dataset.line, r.querySelector('.wl-heat-registers').textContent])")
+    assert {line: int(text) for line, text in shown if text} == \
+        {line: n for line, n in per_line.items()}
+    assert len(set(per_line.values())) > 1
+    assert pg.errors == []
 
 
 def test_ptx_opcode_tooltip(magic, artifacts):
@@ -225,6 +290,42 @@ def test_copy_collapse_and_unoptimized_toggle(magic):
     assert view.locator(".wl-pane-llvm .wl-line.wl-mapped").count() == 0
     view.locator(".wl-pane-llvm .wl-variant").click()
     assert view.locator(".wl-pane-llvm .wl-line.wl-mapped").count() > 0
+
+
+def _pane_boxes(view) -> dict:
+    return dict(view.locator(".wl-pane").evaluate_all("""ps => ps.map(p => {
+        const r = p.getBoundingClientRect();
+        return [p.dataset.pane, {left: r.left, right: r.right, top: r.top, width: r.width}];
+    })"""))
+
+
+def test_panes_wrap_in_a_narrow_window_and_a_collapsed_pane_gives_up_its_width(magic, artifacts):
+    pg, _ = magic
+    view = pg.locator(VIEW)
+    wide = _pane_boxes(view)
+    assert len({round(b["top"]) for b in wide.values()}) == 1  # four side by side at 1600 px
+    view.locator(".wl-pane-llvm .wl-collapse").click()
+    collapsed = _pane_boxes(view)
+    assert collapsed["llvm"]["width"] < 40  # its header only, not a 10em column
+    assert collapsed["ptx"]["width"] > wide["ptx"]["width"] + 50
+    view.locator(".wl-pane-llvm .wl-collapse").click()
+    pg.set_viewport_size({"width": 760, "height": 1000})
+    try:
+        pg.wait_for_function("""() => {
+            const v = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .wl-kernel-view');
+            return v.getBoundingClientRect().width < 500;
+        }""")
+        box = view.evaluate("v => { const r = v.getBoundingClientRect();"
+                            " return {left: r.left, right: r.right, sw: v.scrollWidth, cw: v.clientWidth}; }")
+        narrow = _pane_boxes(view)
+        view.screenshot(path=str(artifacts / "kernel_view_narrow.png"))
+        assert box["sw"] <= box["cw"] + 1  # nothing sticks out of the output
+        for pane, b in narrow.items():
+            assert box["left"] - 1 <= b["left"] and b["right"] <= box["right"] + 1, pane
+        assert len({round(b["top"]) for b in narrow.values()}) == 4  # one pane a row
+        assert narrow["python"]["width"] > 0.9 * (box["right"] - box["left"])
+    finally:
+        pg.set_viewport_size({"width": 1600, "height": 1000})
 
 
 def test_reopened_untrusted_notebook_renders_with_the_extension(browser, lab_server, magic, artifacts):
@@ -368,6 +469,13 @@ def test_hand_made_bundle_sass_map_and_heat_columns(browser, lab_server, artifac
         error = pg.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .wl-error")
         assert error.inner_text() == ("warp_lab: cannot show this kernel bundle: unsupported "
                                       "bundle version 2 (this renderer reads version 1)")
+        # byte counts exact, as ptxas -v prints them; one barrier, one register
+        more = pg.locator(VIEW).nth(2)  # nth(1): the bundle from the future
+        more.locator(".wl-chip").first.wait_for()
+        chips = more.locator(".wl-chip").all_inner_texts()
+        for chip in ("1 register/thread", "2,048 B shared/block", "12,288 B local/thread",
+                     "1 barrier"):
+            assert chip in chips, chips
         # a Python line with no given colour gets one from the palette
         assert view.locator('.wl-pane-python .wl-line[data-line="6"]').evaluate(
             "r => r.style.backgroundColor") != ""

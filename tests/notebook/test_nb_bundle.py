@@ -55,3 +55,32 @@ def test_python_rows_hold_the_device_function_a_gap_and_the_kernel(ip):
     # the static view's Python pane shows the same rows (its gap row numbered "⋮")
     html_rows = [(ln["ln"], ln["src"]) for ln in parse_view(data["text/html"]).panes["python"]]
     assert html_rows == [("⋮" if n is None else str(n), t) for n, t in rows]
+
+
+def test_the_sass_live_register_column_is_per_instruction_in_the_bundle(ip):
+    """The bundle carries the SASS pane's live registers at each instruction (nvdisasm's
+    life ranges), as the static view shows them, not only each Python line's most."""
+    import re
+
+    from warp_lab.analysis.registers import register_pressure
+    from warp_lab.notebook.bundle import MIME_TYPE
+
+    ip.user_ns["wl"] = wl
+    view = ip.run_cell_magic("warp_kernel", "--arch sm_80", CELL)
+    bundle = json.loads(json.dumps(view._repr_mimebundle_()[MIME_TYPE]))
+    per_sass_line = bundle["pane_heat"]["sass"]["live_registers"]
+    sass = bundle["panes"]["sass"]["text"].split("\n")
+    by_offset = register_pressure(view.compiled).per_instruction
+    expected = {}
+    for k, line in enumerate(sass, 1):
+        m = re.search(r"/\*([0-9a-f]{4,})\*/", line)
+        if m and int(m.group(1), 16) in by_offset:
+            expected[str(k)] = by_offset[int(m.group(1), 16)]
+    assert per_sass_line == expected and len(expected) > 5
+    # the Python column is each line's most over its SASS lines, so the two differ
+    per_py = bundle["heat"]["live_registers"]
+    sass_of = bundle["line_map"]["sass"]
+    for py, most in per_py.items():
+        shown = [per_sass_line[str(n)] for n in sass_of.get(py, []) if str(n) in per_sass_line]
+        assert not shown or max(shown) <= most, py
+    assert sorted(set(per_sass_line.values())) != sorted(set(per_py.values()))

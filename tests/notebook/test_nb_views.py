@@ -185,3 +185,25 @@ def test_shared_variables_map_to_the_python_arrays():
                 "(1 element), the shared array of line 5; the block has 8 bytes)")
     assert "<code>" not in _finding_text(f, ck)
 
+
+
+def _luminance(hex_color: str) -> float:
+    """WCAG 2.1 relative luminance of ``#rrggbb``."""
+    channels = [int(hex_color[k:k + 2], 16) / 255 for k in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_code_boxes_set_their_own_text_colour_against_their_background():
+    """The code boxes have Pygments' light background; their plain text must not take
+    the page's colour (white in JupyterLab Dark or VS Code's dark theme) and vanish."""
+    import re
+    from warp_lab.notebook.views import style_block
+
+    css = style_block()
+    scope = re.escape(".wl-kernel .wl-code")
+    backgrounds = re.findall(scope + r" \{[^}]*background: (#[0-9a-fA-F]{6})", css)
+    colours = re.findall(scope + r" \{[^}]*[^-]color: (#[0-9a-fA-F]{6})", css)
+    assert backgrounds and colours, css
+    lighter, darker = sorted((_luminance(backgrounds[-1]), _luminance(colours[-1])), reverse=True)
+    assert (lighter + 0.05) / (darker + 0.05) >= 7.0   # WCAG AAA for body text

@@ -52,7 +52,7 @@ def _record(obj) -> dict | None:
     raise TypeError(f"cannot put a {type(obj).__name__} in the kernel bundle")
 
 
-def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
+def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
     """The JSON-able bundle for one compiled kernel.
 
     Args:
@@ -60,6 +60,9 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
         occupancy: an occupancy record (dataclass) or dict, or None.
         heat: ``{"instructions": {python line: count}, "live_registers": {...}}``
             or None.
+        pane_heat: ``{pane: {column: {pane line: value}}}`` (the SASS pane's
+            ``live_registers`` at each instruction's line) or None: a column a
+            pane has here is shown per pane line instead of per Python line.
 
     ``panes.python`` is the kernel's own text from ``first_line`` (all a
     renderer older than ``python_rows`` shows); ``python_rows`` lists the
@@ -106,6 +109,10 @@ def kernel_bundle(ck, *, occupancy=None, heat=None) -> dict:
         "occupancy": _record(occupancy),
         "heat": {name: {str(k): v for k, v in col.items()} for name, col in (heat or {}).items()},
     }
+    if pane_heat:  # added without a version change: older renderers ignore it
+        bundle["pane_heat"] = {pane: {name: {str(k): v for k, v in col.items()}
+                                      for name, col in cols.items()}
+                               for pane, cols in pane_heat.items()}
     shown = python_row_numbers(ck, pane_rows)
     if shown != [n for n, _ in pane_rows]:  # a device function of another cell: its numbers
         bundle["python_row_numbers"] = shown
@@ -137,7 +144,8 @@ def repr_mimebundle(ck, include=None, exclude=None, **view_options) -> dict:
     data = {
         "text/plain": kernel_text(ck, occ),
         "text/html": kernel_html(ck, **view_options),
-        MIME_TYPE: kernel_bundle(ck, occupancy=occ, heat=view_options.get("heat")),
+        MIME_TYPE: kernel_bundle(ck, occupancy=occ, heat=view_options.get("heat"),
+                                 pane_heat=view_options.get("pane_heat")),
     }
     if include:
         data = {k: v for k, v in data.items() if k in include}

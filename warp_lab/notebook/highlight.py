@@ -90,8 +90,31 @@ def line_colors(python_lines) -> dict[int, str]:
     return {py: PALETTE[k % len(PALETTE)] for k, py in enumerate(sorted(set(python_lines)))}
 
 
+def _is_light(hex_color: str) -> bool:
+    """Whether ``#rgb``/``#rrggbb`` is light (relative luminance above 0.5, WCAG 2.x)."""
+    h = hex_color.lstrip("#")
+    if len(h) == 3:
+        h = "".join(c * 2 for c in h)
+    r, g, b = (int(h[k:k + 2], 16) / 255 for k in (0, 2, 4))
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] > 0.5
+
+
 def token_css(scope: str, style: str = "default") -> str:
-    """CSS rules for the token classes, scoped under the CSS selector ``scope``."""
-    rules = HtmlFormatter(style=style).get_style_defs(scope).splitlines()
+    """CSS rules for the token classes, scoped under the CSS selector ``scope``.
+
+    The scope gets the style's background *and* its text colour: untokenised text
+    (names, whitespace-joined runs) would otherwise take the page's colour, white
+    in a dark theme (JupyterLab Dark, VS Code), and vanish on the style's light
+    background. A style without a text colour (Pygments' ``default``) gets black
+    or white, whichever reads on its background.
+    """
+    formatter = HtmlFormatter(style=style)
+    rules = formatter.get_style_defs(scope).splitlines()
     # Pygments adds a few unscoped rules (``pre {...}``); they would leak into the page
-    return "\n".join(r for r in rules if r.startswith(scope))
+    rules = [r for r in rules if r.startswith(scope)]
+    background = formatter.style.background_color or "#ffffff"
+    text = formatter.style.style_for_token(Text)["color"]
+    text = f"#{text}" if text else ("#000000" if _is_light(background) else "#ffffff")
+    rules.append(f"{scope} {{ color: {text}; }}")
+    return "\n".join(rules)
