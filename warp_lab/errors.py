@@ -68,6 +68,9 @@ class KernelCompileError(WarpLabError):
         col: 1-based column (0 when unknown).
         source_line: the text of the offending line (may be ``""``).
         hint: what to write instead (may be ``""``).
+        call_noted: True once the hint names the call of the device function the
+            error is in (``"f(x: float32) was called at In[3]:7"``), which the front
+            end adds once, at the innermost call (``frontend.specialize``).
 
     ``str()`` reads like a compiler diagnostic::
 
@@ -78,8 +81,10 @@ class KernelCompileError(WarpLabError):
     """
 
     def __init__(self, message: str, filename: str = "<unknown>", line: int = 0,
-                 col: int = 0, source_line: str = "", hint: str = ""):
+                 col: int = 0, source_line: str = "", hint: str = "", *,
+                 call_noted: bool = False):
         self.message = message
+        self.call_noted = call_noted
         self.filename = filename
         self.line = line
         self.col = col
@@ -111,7 +116,7 @@ class KernelCompileError(WarpLabError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.filename, self.line, self.col,
-                             self.source_line, self.hint))
+                             self.source_line, self.hint), {"call_noted": self.call_noted})
 
 
 class KernelOptionError(KernelCompileError, TypeError, ValueError):

@@ -785,13 +785,13 @@ def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> Typed
         typer.run()
         ret = typer.return_type(declared_return(func, typer, tree))
     except KernelCompileError as exc:
-        if "was called at" in exc.hint:
+        if exc.call_noted:  # a call deeper in the chain is named already
             raise
         line, _ = location(caller.source, call_node)
         sig = ", ".join(f"{n}: {type_name(t)}" for n, t in params)
         note = f"{func.name}({sig}) was called at {source_label(caller.source.filename)}:{line}"
-        raise KernelCompileError(exc.message, exc.filename, exc.line, exc.col, exc.source_line,
-                                 f"{exc.hint}; {note}" if exc.hint else note) from exc
+        raise type(exc)(exc.message, exc.filename, exc.line, exc.col, exc.source_line,
+                        f"{exc.hint}; {note}" if exc.hint else note, call_noted=True) from exc
     finally:
         ctx.in_progress.pop()
     tf = TypedFunction(ctx.unique(ptx_name(f"{ctx.kernel.name}__{func.name}")), func.name,
