@@ -108,6 +108,7 @@ class FunctionTyper(ExprTyper):
         self.returns: list = []
         self.uses_tid = False
         self.cur = tree
+        self.iterated = None          # the tuple a for loop iterates, while it is typed
         self.namespace = dict(fn_obj.globals)
         self.namespace.update(fn_obj.closure)
 
