@@ -68,6 +68,9 @@ class KernelCompileError(WarpLabError):
         col: 1-based column (0 when unknown).
         source_line: the text of the offending line (may be ``""``).
         hint: what to write instead (may be ``""``).
+        call_noted: True once the hint names the call of the device function the
+            error is in (``"f(x: float32) was called at In[3]:7"``), which the front
+            end adds once, at the innermost call (``frontend.specialize``).
 
     ``str()`` reads like a compiler diagnostic::
 
@@ -78,8 +81,10 @@ class KernelCompileError(WarpLabError):
     """
 
     def __init__(self, message: str, filename: str = "<unknown>", line: int = 0,
-                 col: int = 0, source_line: str = "", hint: str = ""):
+                 col: int = 0, source_line: str = "", hint: str = "", *,
+                 call_noted: bool = False):
         self.message = message
+        self.call_noted = call_noted
         self.filename = filename
         self.line = line
         self.col = col
@@ -111,7 +116,7 @@ class KernelCompileError(WarpLabError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.filename, self.line, self.col,
-                             self.source_line, self.hint))
+                             self.source_line, self.hint), {"call_noted": self.call_noted})
 
 
 class KernelOptionError(KernelCompileError, TypeError, ValueError):
@@ -126,19 +131,58 @@ class KernelOptionError(KernelCompileError, TypeError, ValueError):
 class InternalCompilerError(WarpLabError):
     """warp_lab failed on a kernel it should have compiled; please report it.
 
+    Not the user's error: the text says so, names the kernel and the Python line
+    being compiled when known, and the exception that failed is chained as
+    ``__cause__`` (``raise ... from exc``) for whoever fixes it.
+
     Attributes:
-        stage: the pipeline stage that failed (``"lower"``, ``"nvptx"``, ...).
+        stage: the pipeline stage that failed (``"frontend"``, ``"lower"``, ``"nvptx"``...).
         request: a description of the compile request that reproduces it.
+        kernel: the kernel's name (``""`` when unknown).
+        filename: the file or cell of the line being compiled (``""`` when unknown).
+        line: its 1-based line in that file or cell (0 when unknown).
+        col: 1-based column, in characters (0 when unknown).
+        source_line: the text of that line (may be ``""``).
     """
 
-    def __init__(self, message: str, stage: str = "", request: str = ""):
+    def __init__(self, message: str, stage: str = "", request: str = "", *, kernel: str = "",
+                 filename: str = "", line: int = 0, col: int = 0, source_line: str = ""):
+        self.message = message
         self.stage = stage
         self.request = request
-        text = f"internal compiler error in stage {stage!r}: {message}"
+        self.kernel = kernel
+        self.filename = filename
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        text = f"internal compiler error in stage {stage!r}"
+        if kernel:
+            text += f" compiling kernel {kernel!r}"
+        if filename:
+            where = source_label(filename) + (f":{line}" if line else "") + (
+                f":{col}" if line and col else "")
+            text += f" at {where}"
+        text += f": {message}"
+        if source_line:
+            text += "\n    " + source_line.rstrip("\n")
+            if col:
+                text += "\n    " + "".join(c if c == "\t" else " "
+                                           for c in source_line[: col - 1]) + "^"
         if request:
             text += f"\nrequest: {request}"
-        text += "\nThis is a bug in warp_lab; please report it with the kernel source."
+        text += ("\nThis is a bug in warp_lab, not in your kernel; please report it with the "
+                 "kernel source.")
         super().__init__(text)
+
+    def __reduce__(self):
+        return (_rebuild_internal, (self.message, self.stage, self.request, self.kernel,
+                                    self.filename, self.line, self.col, self.source_line))
+
+
+def _rebuild_internal(message, stage, request, kernel, filename, line, col, source_line):
+    """Unpickle an :class:`InternalCompilerError` (its location is keyword-only)."""
+    return InternalCompilerError(message, stage, request, kernel=kernel, filename=filename,
+                                 line=line, col=col, source_line=source_line)
 
 
 class ToolchainError(WarpLabError):

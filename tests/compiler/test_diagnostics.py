@@ -9,6 +9,7 @@ message and, where there is one, the hint.
 from __future__ import annotations
 
 import math
+import runpy
 import textwrap
 
 import pytest
@@ -492,3 +493,46 @@ def test_true_division_into_an_int_array_suggests_floor_division():
     err = diagnose(k)
     assert err.message == "cannot store float32 in x[i] of type int32 without losing information"
     assert "for the integer quotient write // (i // 2)" in err.hint
+
+
+def test_call_note_is_a_flag_not_a_phrase_in_the_hint(tmp_path):
+    # the callee's own hint may say "was called at" (here a file path in it): the call
+    # site is still noted, once, and an error already noted deeper gets no second note
+    folder = tmp_path / "what was called at"
+    folder.mkdir()
+    path = folder / "kernels.py"
+    path.write_text(textwrap.dedent("""
+        import warp_lab as wl
+
+        @wl.func
+        def g(x: float, lo=[0.0]):
+            return x + 1.0
+
+        @wl.func
+        def f(x: float):
+            return g(x)
+
+        @wl.func
+        def bad(x: float) -> wl.int32:
+            return x / 2.0
+
+        @wl.func
+        def mid(x: float):
+            return bad(x)
+
+        @wl.kernel
+        def k(a: wl.array(dtype=wl.float32)):
+            a[0] = f(a[1])
+
+        @wl.kernel
+        def k2(a: wl.array(dtype=wl.float32)):
+            a[0] = float(mid(a[1]))
+    """))
+    ns = runpy.run_path(str(path))
+    err = diagnose(ns["k"])
+    assert "the default value of g(lo)" in err.message
+    assert "was called at" in err.hint.split(";")[0]  # the hint names the path
+    assert f"f(x: float32) was called at {path}:22" in err.hint and err.call_noted
+    err = diagnose(ns["k2"])
+    assert err.line == 14 and "mid(x" not in err.hint, err.hint
+    assert f"bad(x: float32) was called at {path}:18" in err.hint and err.call_noted

@@ -179,6 +179,12 @@ def test_assigned_in_the_body_is_assigned_after_the_loop():
      "int8 but the tuple yields int32", "new name"),
     ("for v in (wl.vec2(1.0), wl.vec3(1.0)):\n        pass", "wl.vec3", "this element is vec3 "
      "but another is vec2", ""),
+    # a tuple of arrays (docs/language.md: tuple loops take numbers, vectors, matrices)
+    ("for v in (o, o):\n        v[0] = 1.0", "(o, o)", "tuples may hold only numbers",
+     "write the loop body once per array by hand"),
+    ("for i, v in enumerate((o, o)):\n        v[i] = 1.0", "(o, o)",
+     "tuples may hold only numbers", "iterate their elements (for x in (a[i], b[i]):)"),
+    ("t = (o, o)", "(o, o)", "tuples may hold only numbers", "index the arrays where"),
 ])
 def test_bad_tuple_loops_are_located(body, at, message, hint):
     code = f"@wl.kernel\ndef k(o: wl.array(dtype=wl.float32), n: int):\n    {body}\n"

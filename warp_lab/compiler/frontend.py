@@ -9,8 +9,12 @@ builtins in :mod:`~warp_lab.compiler.typing_builtins`), specialises each
 
 Every problem is a :class:`~warp_lab.errors.KernelCompileError` pointing at the
 user's file or cell line and 1-based column: :meth:`FunctionTyper.visit`
-stamps the current node and turns any foreign exception into a diagnostic at
-that node (the shape of Triton's ``CodeGenerator.visit``).
+stamps the current node (the shape of Triton's ``CodeGenerator.visit``). Any
+other exception is a bug of ours and becomes one
+:class:`~warp_lab.errors.InternalCompilerError` (:mod:`~warp_lab.compiler.ice`),
+located at the node :meth:`FunctionTyper.visit` was typing, or, outside it (the
+flow check, return typing, ``launch_ndim`` inference, :func:`specialize`), where
+:func:`make_typed_ast` finds it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, NONE, ConstRa
                                             fits, implicit_ok, int_needed_hint, literal_type,
                                             lossy_hint, no_value, promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
-from warp_lab.errors import KernelCompileError, source_label
+from warp_lab.compiler.ice import internal_error, raised_by_user_code
+from warp_lab.errors import KernelCompileError, WarpLabError, source_label
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func, Kernel
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, int32, int64
@@ -103,6 +108,7 @@ class FunctionTyper(ExprTyper):
         self.returns: list = []
         self.uses_tid = False
         self.cur = tree
+        self.iterated = None          # the tuple a for loop iterates, while it is typed
         self.namespace = dict(fn_obj.globals)
         self.namespace.update(fn_obj.closure)
 
@@ -112,7 +118,14 @@ class FunctionTyper(ExprTyper):
         return compile_error(self.source, node if node is not None else self.cur, message, hint)
 
     def visit(self, node):
-        """Type ``node``; any failure becomes a KernelCompileError located at it."""
+        """Type ``node``.
+
+        Raises:
+            KernelCompileError: the construct is outside the language or mistyped, or
+                the user's own code raised while it was evaluated (located at ``node``).
+            InternalCompilerError: any other exception, a warp_lab bug (located at
+                ``node``, the exception chained).
+        """
         prev, self.cur = self.cur, node
         try:
             if type(node) in UNSUPPORTED:
@@ -122,15 +135,21 @@ class FunctionTyper(ExprTyper):
             if method is None:
                 raise self.error(f"{type(node).__name__} is not supported in kernels", node)
             return method(node)
-        except KernelCompileError:
+        except WarpLabError:  # the user's located error, or an inner node's internal one
             raise
         except RecursionError:
             raise self.error("expression nested too deeply", node) from None
         except ConstRangeError as exc:  # a folded constant that its float type cannot hold
             raise self.error(str(exc), node, exc.hint) from None
-        except Exception as exc:  # a foreign exception: report it at the user's code
-            raise self.error(f"cannot compile this construct ({type(exc).__name__}: {exc})",
-                             node) from exc
+        except MemoryError:  # the machine's limit, not a bug
+            raise
+        except Exception as exc:  # noqa: BLE001 - every other exception is re-raised
+            where = raised_by_user_code(exc)
+            if where:  # the user's own Python (an object's __index__ ...) raised it
+                raise self.error(f"evaluating this raised {type(exc).__name__}: {exc} "
+                                 f"(in your code at {where})", node) from exc
+            raise internal_error(exc, "frontend", self.ctx.kernel.name,
+                                 f"options {self.ctx.options!r}", self.source, node) from exc
         finally:
             self.cur = prev
 
@@ -142,8 +161,7 @@ class FunctionTyper(ExprTyper):
             raise self.error("kernel and device-function parameters must be plain names "
                              "(no *args, **kwargs or keyword-only parameters; no defaults "
                              "in a kernel: wl.launch passes every argument)", self.tree)
-        for stmt in self.tree.body:
-            self.visit(stmt)
+        self.body(self.tree.body)  # (no statement left in a local: see ice._where)
         check_flow(self)
 
     def body(self, stmts):
@@ -768,13 +786,13 @@ def specialize(ctx: _Context, func: Func, arg_types, call_node, caller) -> Typed
         typer.run()
         ret = typer.return_type(declared_return(func, typer, tree))
     except KernelCompileError as exc:
-        if "was called at" in exc.hint:
+        if exc.call_noted:  # a call deeper in the chain is named already
             raise
         line, _ = location(caller.source, call_node)
         sig = ", ".join(f"{n}: {type_name(t)}" for n, t in params)
         note = f"{func.name}({sig}) was called at {source_label(caller.source.filename)}:{line}"
-        raise KernelCompileError(exc.message, exc.filename, exc.line, exc.col, exc.source_line,
-                                 f"{exc.hint}; {note}" if exc.hint else note) from exc
+        raise type(exc)(exc.message, exc.filename, exc.line, exc.col, exc.source_line,
+                        f"{exc.hint}; {note}" if exc.hint else note, call_noted=True) from exc
     finally:
         ctx.in_progress.pop()
     tf = TypedFunction(ctx.unique(ptx_name(f"{ctx.kernel.name}__{func.name}")), func.name,
@@ -801,6 +819,8 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
         KernelCompileError: the kernel is outside the language or mistyped;
             the error carries file/cell, line, 1-based column, the source line
             and a hint.
+        InternalCompilerError: a warp_lab bug (any other exception, chained as
+            ``__cause__``), naming the kernel and the line being typed when known.
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"expected a @wl.kernel, got {type(kernel).__name__}")
@@ -810,6 +830,12 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
         # show the user's code, not the compiler's frames (Triton's filter_traceback);
         # a wrapped foreign exception keeps its own traceback in __cause__
         raise exc.with_traceback(None)  # noqa: B904
+    except WarpLabError:  # an InternalCompilerError already made, with its traceback
+        raise
+    except MemoryError:  # the machine's limit, not a bug
+        raise
+    except Exception as exc:  # noqa: BLE001 - our bug outside FunctionTyper.visit: re-raised
+        raise internal_error(exc, "frontend", kernel.name, f"options {options!r}") from exc
 
 
 def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:

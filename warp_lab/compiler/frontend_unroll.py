@@ -129,8 +129,16 @@ def _join(typer, items) -> Type:
 
 
 def _tuple_source(typer, node, what: str):
-    """Type ``node`` and require a tuple (what the loop or helper iterates)."""
-    typer.visit(node)
+    """Type ``node`` and require a tuple (what the loop or helper iterates).
+
+    While ``node`` is typed, ``typer.iterated`` is ``node``, so that a literal tuple of
+    arrays gets a hint for loops (``ExprTyper.visit_Tuple``).
+    """
+    before, typer.iterated = typer.iterated, node
+    try:
+        typer.visit(node)
+    finally:
+        typer.iterated = before
     ty = node.wl_ty
     if not isinstance(ty, TupleType):
         return None

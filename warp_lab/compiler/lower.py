@@ -39,6 +39,7 @@ from warp_lab.compiler.lower_expr import ArrayVal, ExprLowerer, flatten, llty, u
 from warp_lab.compiler.typed_ast import (DYNAMIC_SHARED, NO_CONST, TypedFunction, TypedKernel,
                                          const_of)
 from warp_lab.compiler.frontend_parse import compile_error
+from warp_lab.compiler.ice import internal_error
 from warp_lab.compiler.typing_rules import NONE, ConstRangeError
 from warp_lab.errors import InternalCompilerError, KernelCompileError
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
@@ -368,16 +369,12 @@ class FunctionLowerer(ExprLowerer):
         except ConstRangeError as exc:  # a constant its float type cannot hold
             raise compile_error(self.source, node, str(exc), exc.hint) from None
         except RecursionError:  # the user's nesting, not our bug
-            line = self.source.first_line + getattr(node, "lineno", 1) - 1
-            raise KernelCompileError("expression nested too deeply", self.source.filename, line,
-                                     getattr(node, "col_offset", 0) + 1 + self.source.col_offset,
-                                     self.source.line(line)) from None
-        except Exception as exc:
-            line = self.source.first_line + getattr(node, "lineno", 1) - 1
-            raise InternalCompilerError(
-                f"{type(exc).__name__}: {exc} (lowering {type(node).__name__} at "
-                f"{self.source.filename}:{line})", "lower",
-                f"kernel {self.m.typed.name!r}, options {self.m.options!r}") from exc
+            raise compile_error(self.source, node, "expression nested too deeply") from None
+        except MemoryError:  # the machine's limit, not a bug
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised as our bug, located at node
+            raise internal_error(exc, "lower", self.m.typed.name,
+                                 f"options {self.m.options!r}", self.source, node) from exc
         finally:
             self.b.debug_metadata = prev
             self.cur_line = prev_line
@@ -819,9 +816,20 @@ def make_llvm_ir(typed: TypedKernel, options=None, cells: dict | None = None) ->
         a :class:`LoweredKernel`.
 
     Raises:
+        KernelCompileError: an expression nested too deeply, a constant its float
+            type cannot hold (located at the user's line).
         InternalCompilerError: lowering failed on a kernel the front end accepted
-            (a warp_lab bug).
+            (a warp_lab bug), naming the kernel and the line being lowered when known.
     """
+    try:
+        return _make_llvm_ir(typed, options, cells)
+    except (KernelCompileError, InternalCompilerError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - our bug outside FunctionLowerer.visit: re-raised
+        raise internal_error(exc, "lower", typed.name, f"options {options!r}") from exc
+
+
+def _make_llvm_ir(typed: TypedKernel, options, cells: dict | None) -> LoweredKernel:
     mctx = ModuleContext(typed, options, cells)
     layout = abi.param_layout(typed.params)
     entry = ir.Function(mctx.module, ir.FunctionType(ir.VoidType(),

@@ -31,7 +31,8 @@ import numpy as np
 
 from warp_lab.compiler import abi, cache as _cache, frontend, linemap, lower, nvptx, toolchain
 from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, sm_number
-from warp_lab.errors import ToolchainError
+from warp_lab.compiler.ice import internal_error
+from warp_lab.errors import ToolchainError, WarpLabError
 from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, Kernel
 
 __all__ = ["compile", "check_options", "toolchain_versions"]
@@ -165,7 +166,9 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         KernelCompileError: the kernel is outside the language or mistyped
             (points at the user's line and column).
         ValueError: an option out of range (:func:`check_options`).
-        InternalCompilerError: a bug in warp_lab.
+        InternalCompilerError: a bug in warp_lab: any exception of a stage that is
+            not one of the above or a :class:`ToolchainError` (chained as
+            ``__cause__``), naming the stage, the kernel and the line when known.
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
@@ -214,18 +217,38 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
                 hit, timings={**hit.timings, "cache": time.perf_counter() - t_start},
                 source=kernel.source, files=files, kernel=kernel)
 
+    stage = ["frontend"]  # the stage running, for an internal error's report
+    try:
+        ck = _build(kernel, options, cells, files, key, sass, life_ranges, t_start, stage)
+    except (WarpLabError, MemoryError):  # the user's located errors pass untouched
+        raise
+    except Exception as exc:  # noqa: BLE001 - our bug: re-raised as InternalCompilerError
+        raise internal_error(exc, stage[0], kernel.name, f"options {options!r}") from exc
+    if cache and all(reason == _NOT_REQUESTED for reason in ck.missing.values()):
+        _cache.default_cache().put(key, ck)
+    return ck
+
+
+def _build(kernel: Kernel, options: CompileOptions, cells: dict, files: dict, key: str,
+           sass: bool, life_ranges: bool, t_start: float, stage: list) -> CompiledKernel:
+    """Run the stages for :func:`compile` (no cache look-up or store), ``stage[0]``
+    naming the one running."""
+    arch = options.arch
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     with _deep_recursion():
         typed = frontend.make_typed_ast(kernel, options)
         t1 = time.perf_counter()
+        stage[0] = "lower"
         lowered = lower.make_llvm_ir(typed, options, cells)
     t2 = time.perf_counter()
+    stage[0] = "nvptx"
     timings["frontend"], timings["lower"] = t1 - t0, t2 - t1
     llvm_ir_opt, ptx = nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, timings)
 
     missing: dict[str, str] = {}
     cubin = sass_text = ranges = resources = None
+    stage[0] = "ptxas"
     t3 = time.perf_counter()
     try:
         cubin, resources, _ = toolchain.make_cubin(ptx, options, lowered.entry)
@@ -233,12 +256,14 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         missing["cubin"] = missing["resources"] = missing["sass"] = str(exc)
     t4 = time.perf_counter()
     timings["ptxas"] = t4 - t3
+    stage[0] = "nvdisasm"
     if cubin is not None and (sass or life_ranges):
         sass_text, ranges = _disassemble(cubin, arch, resources, sass, life_ranges, missing)
         timings["nvdisasm"] = time.perf_counter() - t4
     if cubin is not None and not sass:
         missing["sass"] = _NOT_REQUESTED
 
+    stage[0] = "line map"
     own_file = cells.get(kernel.source.filename, kernel.source.filename)
     others = sorted({cells.get(f.source.filename, f.source.filename)
                      for f in typed.funcs} - {own_file})
@@ -257,8 +282,6 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         shared_shapes=tuple((d.symbol, d.dtype.size, tuple(d.shape)) for d in typed.shared),
         shared_dtypes=typed.shared_dtypes,
         files=files, kernel=kernel)
-    if cache and all(reason == _NOT_REQUESTED for reason in missing.values()):
-        _cache.default_cache().put(key, ck)
     return ck
 
 

@@ -93,6 +93,16 @@ def static_resolve(expr, typer):
 _CONST_PY = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
+#: hint for a tuple of arrays (``t = (a, b)``): what a tuple can hold of them
+_ARRAYS_HINT = ("index the arrays where they are used; a tuple may hold their elements, "
+                "(a[i], b[i])")
+#: hint for a loop over a tuple of arrays (``for x in (a, b):``): a tuple loop is
+#: unrolled over numbers, vectors and matrices only (docs/language.md)
+_LOOP_ARRAYS_HINT = ("a loop over a tuple takes numbers, vectors and matrices, not arrays: "
+                     "to read them, iterate their elements (for x in (a[i], b[i]):); to "
+                     "store, write the loop body once per array by hand")
+
+
 class ExprTyper:
     """Expression typing (mixed into FunctionTyper, which provides error/visit/scope)."""
 
@@ -264,7 +274,11 @@ class ExprTyper:
             elems.append(self.value_type(e))
             consts.append(const_of(e))
         if any(isinstance(t, (ArrayType, Meta)) for t in elems):
-            raise self.error("tuples may hold only numbers, vectors and matrices", node)
+            hint = ""
+            if any(isinstance(t, ArrayType) for t in elems):
+                hint = _LOOP_ARRAYS_HINT if node is self.iterated else \
+                    _ARRAYS_HINT
+            raise self.error("tuples may hold only numbers, vectors and matrices", node, hint)
         weak = all(getattr(e, "wl_weak", False) for e in node.elts)
         if all(c is not NO_CONST for c in consts):
             return self.mark(node, TupleType(tuple(elems)), tuple(consts), weak=weak)
