@@ -160,9 +160,50 @@ CASES = {
 }
 
 
+#: a wait on the 32-bit ``%clock`` (hand-written PTX: wl has only clock64), which wraps
+#: every 2**32 cycles; ``n`` cycles as the second parameter
+CLOCK32_PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry clock32(.param .u64 out, .param .u32 n)
+{
+  .reg .b32 %r<6>; .reg .b64 %rd<4>; .reg .pred %p<2>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r4, [n];
+  mov.u32 %r1, %clock;
+WAIT:
+  mov.u32 %r2, %clock;
+  sub.s32 %r3, %r2, %r1;
+  setp.lt.u32 %p1, %r3, %r4;
+  @%p1 bra WAIT;
+  st.global.u32 [%rd1], %r3;
+  ret;
+}
+"""
+
+
+def clock32(n: int) -> dict:
+    """Run :data:`CLOCK32_PTX` for a wait of ``n`` cycles: the findings and the cycles the
+    thread saw pass."""
+    from warp_lab import sim
+    mem = sim.GlobalMemory()
+    a = mem.alloc(4)
+    start = time.perf_counter()
+    r = sim.run(sim.parse_module(CLOCK32_PTX), "clock32", (1, 1, 1), (32, 1, 1),
+                a.to_bytes(8, "little") + n.to_bytes(4, "little"), mem)
+    return {"findings": [{"kind": f.kind, "message": f.message, "source_line": None}
+                         for f in r.findings],
+            "out": [int(np.frombuffer(mem.read(a, 4), np.uint32)[0])],
+            "partial": bool(r.partial), "seconds": time.perf_counter() - start, "x": []}
+
+
 def main(name: str) -> None:
     """Launch case ``name`` on the simulator and print ``{"findings": [...], "x": [...],
     "out": [...], "partial": bool, "seconds": float}`` as one JSON line."""
+    if name == "clock32_wait":
+        print(json.dumps(clock32(3_000_000_000)))
+        return
     kernel, kw, extra = CASES[name]
     x = np.arange(128, dtype=np.int32) % 7 if name in ("reduce_halving",
                                                         "long_shuffle_loop") \

@@ -89,3 +89,10 @@ def test_short_clock_waits_are_not_advanced():
     r = _run("clock_wait_beside_work")
     assert not r["findings"] and r["x"][0] == 32 * 2000
     assert all(3000 <= c < 3200 for c in r["out"][:32]), r["out"][:4]
+
+
+def test_a_wait_on_the_32_bit_clock_is_advanced_in_steps_that_do_not_wrap_it():
+    # a jump past 2**32 would wrap %clock and step over the end of the wait
+    r = _run("clock32_wait")
+    assert not r["findings"] and not r["partial"]
+    assert 3_000_000_000 <= r["out"][0] < 2 ** 32

@@ -105,10 +105,13 @@ def _bra(ins, mod):
                 timed = closed_loop_registers(ins, mod, batch=True, clock=True)
             if timed is None:
                 return ex
+            # a 32-bit clock wraps every 2**32 cycles: jump less than that at a time
+            cap = 1 << 28 if any(s[0] == "s" and s[1] in ("clock", "globaltimer_lo")
+                                 for c in mod.code[lo:hi + 1] for s in c.srcs) else None
 
             def ex_timed(m, act, p):
                 if ex(m, act, p) is not None:
-                    m.clock_turn(ins, target, lo, hi)
+                    m.clock_turn(ins, target, lo, hi, cap)
             return ex_timed
 
         def ex_closed(m, act, p):

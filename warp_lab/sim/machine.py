@@ -624,7 +624,7 @@ class Machine:
         if _same_snapshot(last, snap):
             self._report_spin(ins, target, head)
 
-    def clock_turn(self, ins, target: int, lo: int, hi: int):
+    def clock_turn(self, ins, target: int, lo: int, hi: int, cap: int | None = None):
         """Lanes took back-edge ``ins`` (to ``target``) of a loop (code ``lo..hi``) closed but
         for reading the clock: a wait for time to pass (``while wl.clock64() - t0 < n``).
 
@@ -638,33 +638,44 @@ class Machine:
         descheduled for any time, and nothing but the clock changes. Past
         :data:`CLOCK_LIMIT` cycles the loop does not wait for time (its end does not depend
         on the clock, or on a time 73 years ahead): an ``infinite_loop`` finding.
+
+        ``cap``: the most cycles one jump may take (the loop reads a 32-bit clock,
+        ``%clock`` or ``%globaltimer_lo``, which wraps every 2**32: a bigger jump could
+        step over the end of the wait).
         """
         key = ("clock", ins.pc)
-        turns, factor, outside, steps = self.loop_turns.get(key, (0, 1, -1, self.steps))
+        turns, factor, outside, steps, waited = self.loop_turns.get(
+            key, (0, 1, -1, self.steps, 0))
         turns += 1
         if turns < SPIN_CHECK:
-            self.loop_turns[key] = (turns, factor, outside, steps)
+            self.loop_turns[key] = (turns, factor, outside, steps, waited)
             return
         run = self.status == RUN
         head = run & (self._pcs() == target)
         now = self.executed - int(self.tcount[lo:hi + 1].sum())
         if self.nyield or not head.any() or (run & ~head).any():
-            self.loop_turns[key] = (0, 1, -1, self.steps)
+            self.loop_turns[key] = (0, 1, -1, self.steps, 0)
             return
         if now != outside:   # something else ran since the last look: start afresh
-            factor = 1
-        self.clock_skew += 4 * (self.steps - steps) * factor
-        self.loop_turns[key] = (0, factor * 2, now, self.steps)
-        if self.clock_skew + 4 * self.steps < CLOCK_LIMIT:
+            factor, waited = 1, 0
+        jump = 4 * (self.steps - steps) * factor
+        jump = jump if cap is None else min(jump, cap)
+        self.clock_skew += jump
+        waited += jump
+        self.loop_turns[key] = (0, factor * 2, now, self.steps, waited)
+        if cap is None and self.clock_skew + 4 * self.steps < CLOCK_LIMIT or \
+                cap is not None and waited < 1 << 34:
             return
         n = int(np.count_nonzero(head))
+        ahead = ("to 2**62 cycles (73 years at 2 GHz)" if cap is None else
+                 "by 2**34 cycles, four times round its 32-bit clock,")
         self.finding("infinite_loop", (
             f"infinite loop: {n} thread{'s' * (n > 1)} keep{'s' * (n == 1)} running the loop "
             f"at PTX line {self.mod.code[target].line}, which does nothing but read the clock "
-            "(wl.clock64()) and registers: the simulator advanced its clock to 2**62 cycles "
-            "(73 years at 2 GHz) while nothing else ran, and the loop still runs, so it does "
-            "not end when time passes (a wait whose condition never becomes true, or a "
-            "variable that never advances?)"), ins, int(np.argmax(head)), stop=True,
+            f"(wl.clock64()) and registers: the simulator advanced its clock {ahead} while "
+            "nothing else ran, and the loop still runs, so it does not end when time passes "
+            "(a wait whose condition never becomes true, or a variable that never "
+            "advances?)"), ins, int(np.argmax(head)), stop=True,
             clock_cycles=int(self.clock_skew + 4 * self.steps))
 
     def _report_spin(self, ins, target, head):
