@@ -99,7 +99,20 @@ def _bra(ins, mod):
         if batch:   # barriers or warp-synchronous instructions in it: the whole batch's
             regs = closed_loop_registers(ins, mod, batch=True)
         if regs is None:
-            return ex
+            # a wait on the clock (while wl.clock64() - t0 < n): closed but for reading it
+            timed = closed_loop_registers(ins, mod, clock=True)
+            if timed is None:
+                timed = closed_loop_registers(ins, mod, batch=True, clock=True)
+            if timed is None:
+                return ex
+            # a 32-bit clock wraps every 2**32 cycles: jump less than that at a time
+            cap = 1 << 28 if any(s[0] == "s" and s[1] in ("clock", "globaltimer_lo")
+                                 for c in mod.code[lo:hi + 1] for s in c.srcs) else None
+
+            def ex_timed(m, act, p):
+                if ex(m, act, p) is not None:
+                    m.clock_turn(ins, target, lo, hi, cap)
+            return ex_timed
 
         def ex_closed(m, act, p):
             # a loop that can only end by itself: every LOOP_CHECK turns, see whether the
@@ -111,6 +124,9 @@ def _bra(ins, mod):
     reads = closed_loop_registers(ins, mod, loads=True)   # a loop that only reads memory
     # else one that reads and writes shared memory, between barriers, say
     whole = closed_loop_registers(ins, mod, batch=True) if reads is None else None
+    # else a spin-wait with collectives in it (while not wl.all_sync(mask, flag == 1))
+    polls = closed_loop_registers(ins, mod, loads=True, batch=True) \
+        if reads is None and whole is None else None
 
     def ex_back(m, act, p):
         # an iteration of a loop that reads memory (it may be waiting for another
@@ -124,9 +140,11 @@ def _bra(ins, mod):
         if reads is not None:
             # a spin-wait: if every running thread of the batch spins here and every
             # other one waits for them, no thread of the batch can end the wait
-            m.spin_turn(ins, target, reads)
+            m.spin_turn(ins, target, reads, lo, hi)
         elif whole is not None:
             m.closed_loop_turn(ins, target, lo, hi, whole, batch=True)
+        elif polls is not None:
+            m.spin_turn(ins, target, polls, lo, hi, batch=True)
     return ex_back
 
 
@@ -247,7 +265,8 @@ def _batch_private(c) -> bool:
     return False
 
 
-def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False) -> tuple | None:
+def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False,
+                          clock: bool = False) -> tuple | None:
     """The registers written by the loop closed by backward branch ``ins`` when the loop is
     *closed*: each of its instructions computes from registers and the thread's own
     local memory alone (no other memory but ``.param``/``.const`` reads, no other lane
@@ -265,7 +284,10 @@ def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False) ->
     (:func:`_batch_private`): such a loop is a function of its registers, local memory
     and shared memory *when every live thread of the batch runs it*, so a batch whose
     threads all come back to its head with all of those unchanged loops forever (a tree
-    reduction whose ``s //= 2`` was forgotten; ``while True: wl.syncthreads()``)."""
+    reduction whose ``s //= 2`` was forgotten; ``while True: wl.syncthreads()``).
+
+    ``clock``: also allow reading the clocks (``%clock``, ``%clock64``, ``%globaltimer``): a
+    loop that waits for time to pass (:meth:`~warp_lab.sim.machine.Machine.clock_turn`)."""
     lo, hi = _loop_range(ins, mod)
     written: set = set()
     for c in mod.code[lo:hi + 1]:
@@ -275,7 +297,8 @@ def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False) ->
                 and not (loads and c.op in ("ld", "ldu", "atom")) \
                 and not (batch and _batch_private(c)):
             return None
-        if "cc" in c.mods or any(s[0] == "s" and s[1] in _TIME_SREGS for s in c.srcs):
+        if "cc" in c.mods or (not clock and any(s[0] == "s" and s[1] in _TIME_SREGS
+                                                for s in c.srcs)):
             return None
         if not all(_dst_registers(d, written) for d in c.dsts):
             return None

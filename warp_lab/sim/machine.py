@@ -69,6 +69,13 @@ LOOP_CHECK = 4096
 #: taken back-edges of a spin-wait (a loop that reads memory and writes none but through
 #: atomics) between two looks at the whole batch (:meth:`Machine.spin_turn`)
 SPIN_CHECK = 256
+#: taken back-edges of a loop closed but for barriers, warp-synchronous instructions and
+#: shared memory between two looks at the whole batch (every turn of one runs a
+#: collective over the batch, so a look costs little next to them)
+BATCH_CHECK = 256
+#: simulated cycles past which the clock is no longer advanced for a wait on it
+#: (:meth:`Machine.clock_turn`): 2**62 cycles, 73 years at 2 GHz
+CLOCK_LIMIT = 1 << 62
 _BIG = np.int32(2**31 - 1)
 SPARSE = 1
 NSM = 132  # %nsmid reported by the simulator (an H100 SXM has 132 SMs)
@@ -158,6 +165,8 @@ class Machine:
         # barrier and warp-sync completions, and atomics that changed memory, so far: a
         # spin-wait whose batch saw none of them between two looks is stuck (spin_turn)
         self.events = 0
+        self.changes = 0   # atomics that changed memory so far (spin_turn of a batch loop)
+        self.clock_skew = 0   # cycles the clock was advanced past the steps (clock_turn)
         # who runs the batches, for findings that depend on how many blocks run at once
         self.batch_runner = "simulator"
         self._seen = set()
@@ -451,7 +460,7 @@ class Machine:
         key = ("batch", ins.pc) if batch else ins.pc   # (spin_turn keeps ins.pc's turns)
         turns, saved, since, looks, power = self.loop_turns.get(key, (0, None, 0, 0, 1))
         turns += 1
-        if turns < LOOP_CHECK:
+        if turns < (BATCH_CHECK if batch else LOOP_CHECK):
             self.loop_turns[key] = (turns, saved, since, looks, power)
             return
         st = self.status
@@ -460,16 +469,17 @@ class Machine:
         inside = run & (pc >= lo) & (pc <= hi)
         head = inside & (pc == target)
         since += turns
-        if batch:   # every live thread of the batch, not only those in the loop
-            inside = (st != EXITED) & (st != PAD)
-        if not head.any() or (inside & ~head).any() or \
-                (batch and (self.nyield or self.arrive)):   # (bar.arrive counts pending)
-            self.loop_turns[key] = (0, saved, since, looks, power)
-            return
-        # (the batch's shared memory, and the counters that time its warps' yields)
-        extra = self.shared.tobytes() + repr((self.spin, self.spin_rounds)).encode() \
-            if batch else b""
-        snap = self._loop_snapshot(head, regs, extra)
+        if batch:   # lanes may be anywhere: the look holds the whole batch
+            if not head.any() or self.nyield or self.arrive:   # (bar.arrive counts pending)
+                self.loop_turns[key] = (0, saved, since, looks, power)
+                return
+            live = (st != EXITED) & (st != PAD)
+            snap = self._loop_snapshot(live, regs, self._batch_state(lo, hi))
+        else:
+            if not head.any() or (inside & ~head).any():
+                self.loop_turns[key] = (0, saved, since, looks, power)
+                return
+            snap = self._loop_snapshot(head, regs)
         if not _same_snapshot(saved, snap):
             looks += 1
             if saved is None or looks == power:   # Brent: save this look, wait twice as long
@@ -506,8 +516,52 @@ class Machine:
                      "memory and the compiler moved the plain load out of the loop (it may "
                      "assume no other thread writes there): read such a flag with "
                      "wl.atomic_load(...) on every iteration")
+        if batch:   # the rest of the batch, which the look held as well
+            live = (self.status != EXITED) & (self.status != PAD)
+            held = live & ((self.status == BARWAIT) | (self.status == WSYNC))
+            pcs = self._pcs()
+            run = live & (self.status == RUN) & ~head
+            parts = []
+            if held.any():
+                parts.append(f"{np.count_nonzero(held)} wait at a barrier or warp-sync "
+                             "(wl.syncthreads(), a shuffle, a vote) in the loop")
+            if (run & (pcs >= lo) & (pcs <= hi)).any():
+                parts.append(f"{np.count_nonzero(run & (pcs >= lo) & (pcs <= hi))} run "
+                             "elsewhere in the loop")
+            if (run & ((pcs < lo) | (pcs > hi))).any():
+                parts.append(f"{np.count_nonzero(run & ((pcs < lo) | (pcs > hi)))} ran "
+                             "nothing since (they are past the loop; a thread past dim= "
+                             "returns at the kernel's entry and must not be named by a "
+                             "warp-synchronous mask)")
+            if parts:
+                said += (". The other live threads of the batch, all as they were: "
+                         + "; ".join(parts))
         self.finding("infinite_loop", said, ins, int(np.argmax(head)), stop=True,
                      hoisted_loads=[c.line for c in loads])
+
+    def _batch_state(self, lo: int, hi: int) -> bytes:
+        """What, besides registers and local memory, decides the future of a batch that
+        runs only the code ``lo..hi`` of a loop closed but for barriers, warp-synchronous
+        instructions and shared memory: each thread's status and pc (where a waiting or
+        yielded one resumes), the barrier and warp-sync waits (barrier id, count, place,
+        arrival order), ``bar.red`` predicates, the shared memory, the counters that time
+        yields (``spin_rounds`` matters only up to the most a yield waits for), and the
+        thread-instructions executed outside ``lo..hi`` so far: equal at two looks, no
+        thread ran anything but the loop in between, so threads elsewhere (runnable past
+        the loop but never scheduled while it runs, waiting at a barrier or warp-sync,
+        yielded) did not change, and the batch repeats the same steps forever."""
+        st = self.status
+        pcs = np.where(st == RUN, self._pcs(), self.resume)
+        wait = st == BARWAIT
+        order = np.where(wait, self.barseq - self.waitseq, 0)
+        outside = self.executed - int(self.tcount[lo:hi + 1].sum())
+        return b"".join((st.tobytes(), pcs.tobytes(), np.where(wait, self.waitbar, 0).tobytes(),
+                         np.where(wait, self.waitcnt, 0).tobytes(),
+                         np.where(wait, self.waitpc, 0).tobytes(), order.tobytes(),
+                         b"" if self.barred is None else self.barred.tobytes(),
+                         self.shared.tobytes(),
+                         repr((self.spin, min(self.spin_rounds, INTRA_ROUNDS), outside,
+                               self.nlive)).encode()))
 
     def _loop_snapshot(self, head, regs: tuple, extra: bytes = b"") -> tuple:
         """What decides the future of lanes ``head`` (a bool mask) in a loop writing
@@ -522,11 +576,12 @@ class Machine:
             snap[1].append(self.local.reshape(self.T, -1)[head].copy())
         return snap
 
-    def spin_turn(self, ins, target: int, regs: tuple):
-        """Lanes took back-edge ``ins`` (to ``target``) of a spin-wait: a loop (writing
-        registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers` with
-        ``loads=True``) that reads memory other threads write and writes none but through
-        atomics.
+    def spin_turn(self, ins, target: int, regs: tuple, lo: int = -1, hi: int = -1,
+                  batch: bool = False):
+        """Lanes took back-edge ``ins`` (to ``target``) of a spin-wait: a loop (code
+        ``lo..hi``, writing registers ``regs``: :func:`~warp_lab.sim.control.
+        closed_loop_registers` with ``loads=True``) that reads memory other threads write
+        and writes none but through atomics.
 
         Every :data:`SPIN_CHECK` turns, when every running thread of the batch is at the
         loop's head and every other live thread waits at a barrier or a warp-sync (none
@@ -540,6 +595,12 @@ class Machine:
         launch stops: an ``infinite_loop`` finding when every block has started (nothing
         can end the wait), a ``co_residency`` one otherwise (the batch waits for a block
         that runs only after it: on a GPU, for a block that need not be resident).
+
+        ``batch``: the loop also runs barriers, warp-synchronous instructions (a
+        ``wl.all_sync`` over the polled value) or shared memory
+        (``closed_loop_registers(..., loads=True, batch=True)``): barrier and warp-sync
+        completions inside it are part of its turns, so the look holds the whole batch's
+        state instead (:meth:`_batch_state`) and counts only atomics that changed memory.
         """
         turns, last = self.loop_turns.get(ins.pc, (0, None))
         turns += 1
@@ -549,13 +610,73 @@ class Machine:
         st = self.status
         run = st == RUN
         head = run & (self._pcs() == target)
-        if self.nyield or not head.any() or (run & ~head).any():
+        if self.nyield or not head.any() or (run & ~head).any() or (batch and self.arrive):
             self.loop_turns[ins.pc] = (0, None)
             return
-        snap = self._loop_snapshot(head, regs, st.tobytes() + self.events.to_bytes(8, "little"))
+        if batch:
+            live = (st != EXITED) & (st != PAD)
+            snap = self._loop_snapshot(live, regs, self._batch_state(lo, hi) +
+                                       self.changes.to_bytes(8, "little"))
+        else:
+            snap = self._loop_snapshot(head, regs,
+                                       st.tobytes() + self.events.to_bytes(8, "little"))
         self.loop_turns[ins.pc] = (0, snap)
         if _same_snapshot(last, snap):
             self._report_spin(ins, target, head)
+
+    def clock_turn(self, ins, target: int, lo: int, hi: int, cap: int | None = None):
+        """Lanes took back-edge ``ins`` (to ``target``) of a loop (code ``lo..hi``) closed but
+        for reading the clock: a wait for time to pass (``while wl.clock64() - t0 < n``).
+
+        The simulated clock counts 4 cycles per issue step (:meth:`sreg`), so a wait of
+        10**12 cycles would take some 10**11 steps. Every :data:`SPIN_CHECK` turns, when
+        every running thread of the batch is at the loop's head (the others wait, at a
+        barrier or warp-sync, or have exited: nothing but the wait runs), the clock jumps
+        ahead by the cycles those turns took times 1, 2, 4, ... (doubling at each look
+        while the loop keeps running alone), so a wait of n cycles ends after about
+        log2(n) looks, at most twice as late as it asked. Legal on a GPU too: a warp may be
+        descheduled for any time, and nothing but the clock changes. Past
+        :data:`CLOCK_LIMIT` cycles the loop does not wait for time (its end does not depend
+        on the clock, or on a time 73 years ahead): an ``infinite_loop`` finding.
+
+        ``cap``: the most cycles one jump may take (the loop reads a 32-bit clock,
+        ``%clock`` or ``%globaltimer_lo``, which wraps every 2**32: a bigger jump could
+        step over the end of the wait).
+        """
+        key = ("clock", ins.pc)
+        turns, factor, outside, steps, waited = self.loop_turns.get(
+            key, (0, 1, -1, self.steps, 0))
+        turns += 1
+        if turns < SPIN_CHECK:
+            self.loop_turns[key] = (turns, factor, outside, steps, waited)
+            return
+        run = self.status == RUN
+        head = run & (self._pcs() == target)
+        now = self.executed - int(self.tcount[lo:hi + 1].sum())
+        if self.nyield or not head.any() or (run & ~head).any():
+            self.loop_turns[key] = (0, 1, -1, self.steps, 0)
+            return
+        if now != outside:   # something else ran since the last look: start afresh
+            factor, waited = 1, 0
+        jump = 4 * (self.steps - steps) * factor
+        jump = jump if cap is None else min(jump, cap)
+        self.clock_skew += jump
+        waited += jump
+        self.loop_turns[key] = (0, factor * 2, now, self.steps, waited)
+        if cap is None and self.clock_skew + 4 * self.steps < CLOCK_LIMIT or \
+                cap is not None and waited < 1 << 34:
+            return
+        n = int(np.count_nonzero(head))
+        ahead = ("to 2**62 cycles (73 years at 2 GHz)" if cap is None else
+                 "by 2**34 cycles, four times round its 32-bit clock,")
+        self.finding("infinite_loop", (
+            f"infinite loop: {n} thread{'s' * (n > 1)} keep{'s' * (n == 1)} running the loop "
+            f"at PTX line {self.mod.code[target].line}, which does nothing but read the clock "
+            f"(wl.clock64()) and registers: the simulator advanced its clock {ahead} while "
+            "nothing else ran, and the loop still runs, so it does not end when time passes "
+            "(a wait whose condition never becomes true, or a variable that never "
+            "advances?)"), ins, int(np.argmax(head)), stop=True,
+            clock_cycles=int(self.clock_skew + 4 * self.steps))
 
     def _report_spin(self, ins, target, head):
         """The finding (which stops the launch) for :meth:`spin_turn`'s stuck batch."""
@@ -685,7 +806,7 @@ class Machine:
         elif name == "nsmid":
             v = np.uint32(NSM)
         elif name in ("clock", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi"):
-            t = self.steps * 4
+            t = (self.steps * 4 + self.clock_skew) & 0xFFFFFFFFFFFFFFFF
             return np.uint64(t) if name in ("clock64", "globaltimer") else np.uint32(t & 0xFFFFFFFF)
         elif name.startswith("lanemask"):
             lane = (self.lin % np.uint32(32)).astype(np.uint64)

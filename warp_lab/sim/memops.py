@@ -754,6 +754,7 @@ def _atom(ins, mod):
                                             None if c is None else c[sel],
                                             "add_ftz" if flush else op, dt)
             m.events += changed
+            m.changes += changed
         if w is not None:
             full = np.zeros(m.T, dt)
             full[idx] = old

@@ -1,0 +1,98 @@
+"""Endless loops found within seconds, finite ones of the same shapes left to end.
+
+Each case runs in a subprocess under a timeout (``hang_cases.py``): a detection that
+regresses fails the test (timeout) instead of hanging the run. The finite cases check their
+results against numpy.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from warp_lab.examples import source_line
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+import hang_cases  # noqa: E402  (the kernels, for their source lines)
+
+TIMEOUT = 120   # seconds; each case takes under ~5 s on one core
+
+
+def _run(name: str) -> dict:
+    env = dict(os.environ)
+    root = str(HERE.parent.parent)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    try:
+        done = subprocess.run([sys.executable, str(HERE / "hang_cases.py"), name],
+                              capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name}: still running after {TIMEOUT} s (the loop was not stopped)")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+ENDLESS = {
+    # case: (kernel, marker on the loop's line, words the finding must hold)
+    "sync_forever": ("sync_forever", "# marker: sync forever", []),
+    "shuffle_no_halving": ("shuffle_no_halving", "# marker: shuffle",
+                           ["8 wait at a barrier or warp-sync", "24 ran nothing since"]),
+    "reduce_no_halving": ("reduce_no_halving", "# marker: reduce",
+                          ["32 run elsewhere in the loop"]),
+    "vote_on_unset_flag": ("vote_on_unset_flag", "# marker: vote", ["no thread is left"]),
+    "any_on_unset_flag": ("any_on_unset_flag", "# marker: any", ["no thread is left"]),
+    "clock_loop_that_never_ends": ("clock_loop_that_never_ends", "# marker: clock forever",
+                                   ["2**62 cycles"]),
+}
+
+
+@pytest.mark.parametrize("case", list(ENDLESS))
+def test_an_endless_loop_stops_with_an_infinite_loop_finding_at_its_line(case):
+    kernel, marker, words = ENDLESS[case]
+    r = _run(case)
+    loops = [f for f in r["findings"] if f["kind"] == "infinite_loop"]
+    assert loops, r["findings"]
+    assert loops[0]["source_line"] == source_line(getattr(hang_cases, kernel), marker)
+    for w in words:
+        assert w in loops[0]["message"], loops[0]["message"]
+    assert r["partial"] and r["seconds"] < 30
+
+
+def test_finite_loops_of_the_same_shapes_end_with_no_finding():
+    x = np.arange(128, dtype=np.int32) % 7
+    r = _run("reduce_halving")       # a tree reduction whose lanes split at t < k
+    assert not r["findings"] and not r["partial"]
+    assert r["x"][:64] == [int(x[:64].sum())] * 64
+    r = _run("long_shuffle_loop")    # 5001 shuffles: many looks, the state always new
+    assert not r["findings"] and not r["partial"]
+    assert r["x"][:64] == (x[:64][np.arange(64) ^ 1] + 5001).tolist()
+    r = _run("vote_on_flag_set_later")   # warp 1 sets the flag after 3000 atomics
+    assert not r["findings"] and not r["partial"]
+    assert r["x"][:3] == [1, 7, 32 * 3000]
+
+
+def test_a_wait_of_10_to_the_12_cycles_ends_with_the_clock_advanced():
+    r = _run("clock_wait")
+    assert not r["findings"] and not r["partial"]
+    assert all(10 ** 12 <= c <= 2 * 10 ** 12 for c in r["out"][:32]), r["out"][:4]
+    assert r["seconds"] < 30
+
+
+def test_short_clock_waits_are_not_advanced():
+    r = _run("clock_wait_short")
+    assert not r["findings"] and all(1000 <= c < 1200 for c in r["out"][:32]), r["out"][:4]
+    # another warp works meanwhile: the clock counts steps only, it is not advanced
+    r = _run("clock_wait_beside_work")
+    assert not r["findings"] and r["x"][0] == 32 * 2000
+    assert all(3000 <= c < 3200 for c in r["out"][:32]), r["out"][:4]
+
+
+def test_a_wait_on_the_32_bit_clock_is_advanced_in_steps_that_do_not_wrap_it():
+    # a jump past 2**32 would wrap %clock and step over the end of the wait
+    r = _run("clock32_wait")
+    assert not r["findings"] and not r["partial"]
+    assert 3_000_000_000 <= r["out"][0] < 2 ** 32
