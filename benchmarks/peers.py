@@ -27,6 +27,7 @@ import glob
 import os
 import re
 import tempfile
+from typing import Sequence
 
 from benchmarks.kernels import cuda_src, warp_lab_kernel
 
@@ -72,7 +73,12 @@ def warp_lab_ptx(name: str, arch: str):
 
 # -- NVRTC ---------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1)
-def _nvrtc():
+def load_nvrtc():
+    """``cuda.bindings.nvrtc`` with its library loaded (the ``bench`` extra's NVRTC wheel).
+
+    Raises:
+        PeerUnavailable: cuda.bindings or libnvrtc is missing, or NVRTC does not answer.
+    """
     try:
         from cuda.bindings import nvrtc
     except ImportError as exc:
@@ -107,17 +113,21 @@ def nvrtc_ptx(name: str, arch: str, restrict: bool = False):
     return nvrtc_compile(cuda_src.source_of(name), name, arch, restrict), name
 
 
-def nvrtc_compile(source: str, name: str, arch: str, restrict: bool = False) -> str:
+def nvrtc_compile(source: str, name: str, arch: str, restrict: bool = False,
+                  options: Sequence[str] = ()) -> str:
     """Compile one CUDA C++ translation unit with NVRTC to PTX text (see :func:`nvrtc_ptx`).
+
+    ``options`` are more NVRTC flags (``"-lineinfo"``, ``"--use_fast_math"``).
 
     Raises:
         PeerUnavailable: NVRTC is missing or fails (with its log).
     """
-    nvrtc = _nvrtc()
+    nvrtc = load_nvrtc()
     src = source.encode()
     opts = [f"--gpu-architecture=compute_{_sm(arch)}".encode()]
     if restrict:
         opts.append(b"-DRESTRICT=__restrict__")
+    opts += [o.encode() for o in options]
     ok = nvrtc.nvrtcResult.NVRTC_SUCCESS
     err, prog = nvrtc.nvrtcCreateProgram(src, f"{name}.cu".encode(), 0, [], [])
     if err != ok:
@@ -214,7 +224,7 @@ def versions() -> dict[str, str]:
     """Version of each peer importable in this process (or why it is not)."""
     out = {}
     try:
-        err, major, minor = _nvrtc().nvrtcVersion()
+        err, major, minor = load_nvrtc().nvrtcVersion()
         out["NVRTC"] = f"{major}.{minor}"
     except PeerUnavailable as exc:
         out["NVRTC"] = f"n/a: {exc}"

@@ -301,22 +301,14 @@ extern "C" __global__ void f64_f32(const double* d, const float* f, float* y, do
 
 
 def _nvrtc_ptx(source: str, options: list[str]) -> str:
-    """PTX of a CUDA C++ source from NVRTC (the bench extra's cuda.bindings), or a skip."""
-    nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
-    ok = nvrtc.nvrtcResult.NVRTC_SUCCESS
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"twin.cu", 0, [], [])
-    if err != ok:
-        pytest.skip(f"NVRTC unavailable: {err}")
+    """PTX of a CUDA C++ source from NVRTC for sm_80, or a skip without the NVRTC wheel."""
+    from benchmarks import peers
+
     try:
-        opts = [o.encode() for o in options]
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        assert err == ok, err
-        _, size = nvrtc.nvrtcGetPTXSize(prog)
-        buf = b" " * size
-        nvrtc.nvrtcGetPTX(prog, buf)
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
-    return buf.rstrip(b"\0").decode()
+        peers.load_nvrtc()
+    except peers.PeerUnavailable as exc:
+        pytest.skip(f"NVRTC is not installed: {exc}")
+    return peers.nvrtc_compile(source, "twin", "sm_80", options=options)
 
 
 def _cvts(ptx: str) -> list[str]:
@@ -328,8 +320,7 @@ def test_f64_f32_conversions_are_nvcc_s_under_fast_math(fast):
     """nvcc's ``--use_fast_math`` (NVRTC here) narrows with ``cvt.rn.ftz.f32.f64`` and widens
     with ``cvt.ftz.f64.f32``; without it, ``cvt.rn.f32.f64`` and ``cvt.f64.f32``. warp_lab's
     PTX has the same forms."""
-    nvcc = _nvrtc_ptx(TWIN_F64_F32, ["--gpu-architecture=compute_80"]
-                      + (["--use_fast_math"] if fast else []))
+    nvcc = _nvrtc_ptx(TWIN_F64_F32, ["--use_fast_math"] if fast else [])
     ours = wl.compile(f64_f32, arch="sm_80", fast_math=fast, sass=False, cache=False).ptx
     want = ["cvt.ftz.f64.f32", "cvt.rn.ftz.f32.f64"] if fast else \
         ["cvt.f64.f32", "cvt.rn.f32.f64"]
