@@ -6,8 +6,12 @@ Each kernel is generated (:func:`big_kernel_source`: ``blocks`` blocks of about 
 statements each: shared memory and barriers, a ``range`` loop with a math builtin, a
 shuffle, a branch) and run through the magic's own path in this process
 (``%%warp_kernel --no-cache`` in an IPython shell, which compiles with the life-range
-table and builds the register heat), then its display bundle is built. Stages, each the
-median wall time (``time.perf_counter``) over ``--repeats``, in ms:
+table and builds the register heat), then its display bundle is built. Stages in ms: the
+compile's are the median wall times of ``CompiledKernel.timings`` over ``--repeats``
+(ptxas and nvdisasm run as subprocesses); the view's, which run in this process, are the
+least CPU time (``time.process_time``) of ``--repeats`` runs, which other load on a
+shared machine inflates far less than wall time (on a 2-core machine shared by several
+jobs the wall times were 2-4x the CPU times):
 
 * compile: ``CompiledKernel.timings`` (total; ptxas; nvdisasm, listing and life ranges
   in parallel);
@@ -82,8 +86,12 @@ def big_kernel_source(blocks: int = 30, name: str = "big_kernel") -> str:
 
 def reference_highlight_lines(text: str, pane: str) -> list[str]:
     """The per-line highlighter as it was before the view-build work (the before of the
-    before/after; the tests compare the current one with it): one ``in`` test per token
-    against Pygments' token tree, ``str.split`` of every token, ``html.escape`` per run."""
+    before/after; the tests compare the current one with it): Pygments' own rule-by-rule
+    ``RegexLexer`` loop, one ``in`` test per token against Pygments' token tree,
+    ``str.split`` of every token, ``html.escape`` per run."""
+    import functools
+
+    from pygments.lexer import RegexLexer
     from pygments.token import Error, Text, Whitespace
 
     from warp_lab.lang.kernel import python_lines
@@ -94,8 +102,11 @@ def reference_highlight_lines(text: str, pane: str) -> list[str]:
         return []
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     n_lines = len(python_lines(text))
+    lexer = get_lexer(pane)
+    # Pygments' get_tokens calls self.get_tokens_unprocessed: this instance gets Pygments' own
+    lexer.get_tokens_unprocessed = functools.partial(RegexLexer.get_tokens_unprocessed, lexer)
     lines: list[list[list[str]]] = [[]]
-    for ttype, value in get_lexer(pane).get_tokens(text):
+    for ttype, value in lexer.get_tokens(text):
         cls = "" if ttype in Whitespace or ttype is Text or ttype in Error else _css_class(ttype)
         for k, part in enumerate(value.split("\n")):
             if k:
@@ -126,14 +137,16 @@ def _shown_texts(ck) -> dict[str, str]:
 
 
 def _timed(fn, repeats: int, before=None) -> tuple[float, object]:
+    """(least CPU seconds of ``repeats`` calls of ``fn``, its last value); ``before`` runs
+    untimed ahead of each call."""
     times, value = [], None
     for _ in range(repeats):
         if before is not None:
             before()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         value = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), value
+        times.append(time.process_time() - t0)
+    return min(times), value
 
 
 def measure(shell, blocks: int, repeats: int) -> dict[str, float]:
