@@ -135,3 +135,12 @@ def test_highlight_cache_returns_fresh_lists():
     assert highlight_lines("", "ptx") == []
     with pytest.raises(KeyError):
         highlight_lines("x", "no such pane")
+
+
+def test_view_build_benchmark_measures_one_small_kernel(ip):
+    from benchmarks.view_build import measure
+
+    row = measure(ip, 1, 1)  # raises if the new highlighter differs from the old
+    assert row["size: static HTML"] > 10_000 and row["size: bundle JSON"] > 1_000
+    assert row["heat lines"] > 5 and row["lines (LLVM+PTX+SASS)"] > 100
+    assert all(row[k] >= 0 for k in row)
