@@ -13,7 +13,7 @@ on light and dark themes.
 
 from __future__ import annotations
 
-import html
+import functools
 
 from pygments.formatters import HtmlFormatter
 from pygments.token import Error, STANDARD_TYPES, Text, Whitespace
@@ -48,33 +48,64 @@ def highlight_lines(text: str, pane: str) -> list[str]:
     Returns:
         ``len(python_lines(text))`` strings of ``<span class="..">`` tokens;
         joined with newlines and stripped of tags they equal the escaped text.
+        The last :data:`_CACHE_SIZE` results are kept (a re-run cell, a
+        re-rendered view), keyed by the text and the pane.
+
+    Raises:
+        KeyError: an unknown pane name.
     """
     if not text:
         return []
+    return list(_highlight(text, pane))
+
+
+#: highlighted texts kept: the panes of the last few views (a big kernel's four panes lex in
+#: about 2 s, the rest of its view in 0.1 s); the text is the key, so the memory is bounded
+#: by the texts themselves (a few MB)
+_CACHE_SIZE = 16
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _highlight(text: str, pane: str) -> tuple[str, ...]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     n_lines = len(python_lines(text))   # (Pygments, too, ends lines at \n only)
     # (class, text) runs per line; whitespace gets no span, equal neighbours merge,
     # which keeps the HTML about a third of a span-per-token rendering
+    classes: dict = {}                  # token type -> its span class ("": no span)
     lines: list[list[list[str]]] = [[]]
+    runs = lines[0]
     for ttype, value in get_lexer(pane).get_tokens(text):
-        # Error: a keyword newer than Pygments' lexer (LLVM's ``nneg``, ``samesign``),
-        # not a mistake in the text: show it plain instead of in a red box
-        cls = "" if ttype in Whitespace or ttype is Text or ttype in Error else _css_class(ttype)
+        cls = classes.get(ttype)
+        if cls is None:
+            # Error: a keyword newer than Pygments' lexer (LLVM's ``nneg``, ``samesign``),
+            # not a mistake in the text: show it plain instead of in a red box
+            cls = classes[ttype] = ("" if ttype in Whitespace or ttype is Text
+                                    or ttype in Error else _css_class(ttype))
+        if "\n" not in value:          # most tokens: one part, on the current line
+            if value:
+                if runs and (runs[-1][0] == cls or (not runs[-1][0] and not value.strip())):
+                    runs[-1][1] += value
+                else:
+                    runs.append([cls, value])
+            continue
         for k, part in enumerate(value.split("\n")):
             if k:
-                lines.append([])
+                runs = []
+                lines.append(runs)
             if not part:
                 continue
-            runs = lines[-1]
-            if runs and (runs[-1][0] == cls or (not part.strip() and not runs[-1][0])):
+            if runs and (runs[-1][0] == cls or (not runs[-1][0] and not part.strip())):
                 runs[-1][1] += part
             else:
                 runs.append([cls, part])
     out = []
     for runs in lines[:n_lines]:
-        out.append("".join(f'<span class="{c}">{html.escape(t, quote=False)}</span>' if c
-                           else html.escape(t, quote=False) for c, t in runs))
-    return out
+        html_runs = []
+        for c, t in runs:  # html.escape(t, quote=False), inline: ~70k runs on a big kernel
+            t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            html_runs.append(f'<span class="{c}">{t}</span>' if c else t)
+        out.append("".join(html_runs))
+    return tuple(out)
 
 
 def line_colors(python_lines) -> dict[int, str]:
