@@ -83,6 +83,9 @@ def test_charts_read_on_light_and_dark_themes():
         assert alpha[0, 0] == 0 and alpha[-1, -1] == 0      # corners: no background
         if fig.axes[0].get_legend() is not None and len(fig.axes[0].lines) > 2:
             assert (alpha > 0.5).mean() < 0.5                # lines, not a filled box
+        legend = fig.axes[0].get_legend()
+        if legend is not None:  # a faint box: grey text on an 80% opaque grey box was unreadable
+            assert legend.get_frame().get_facecolor()[3] < 0.25
         texts = [t for t in fig.findobj(Text) if t.get_text()]
         assert texts and {t.get_color() for t in texts} == {NEUTRAL}
         for background in (1.0, 17 / 255):                   # white, dark theme's #111

@@ -147,8 +147,10 @@ def _neutral(fig: Figure) -> None:
         legend = ax.get_legend()
         if legend is not None:
             # a faint grey box: lines under the legend do not cross its text on either theme
-            legend.get_frame().set_facecolor((0.5, 0.5, 0.5, 0.15))
-            legend.get_frame().set_edgecolor(NEUTRAL)
+            frame = legend.get_frame()
+            frame.set_alpha(None)  # else the legend's framealpha (0.8) overrides the colours'
+            frame.set_facecolor((0.5, 0.5, 0.5, 0.12))
+            frame.set_edgecolor(NEUTRAL)
 
 
 def figure_png(fig: Figure, dpi: int = 90) -> bytes:
