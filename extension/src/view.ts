@@ -174,7 +174,7 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         subtitle: text.filename,
         variant:
           id === 'llvm' && unopt !== null
-            ? { label: 'unoptimized', title: 'Show the LLVM IR before optimisation', text: unopt }
+            ? { label: '-O0', title: 'Show the unoptimized LLVM IR (before optimisation)', text: unopt }
             : null
       });
       panes.set(id, pane);

@@ -292,6 +292,23 @@ def test_copy_collapse_and_unoptimized_toggle(magic):
     assert view.locator(".wl-pane-llvm .wl-line.wl-mapped").count() > 0
 
 
+def test_pane_headers_show_their_whole_line_count(magic, artifacts):
+    """Each header's "N lines" is whole at the default width, the LLVM pane's (title, cell
+    label, count, -O0 and Copy buttons) included: it once read "196 li…"."""
+    pg, bundle = magic
+    view = pg.locator(VIEW)
+    counts = view.locator(".wl-pane-header .wl-pane-count").evaluate_all("""cs => cs.map(c => [
+        c.closest('.wl-pane').dataset.pane, c.textContent, c.scrollWidth, c.clientWidth,
+        c.getBoundingClientRect().right, c.closest('.wl-pane').getBoundingClientRect().right])""")
+    pg.screenshot(path=str(artifacts / "pane_headers.png"))
+    assert [c[0] for c in counts] == ["python", "llvm", "ptx", "sass"]
+    for pane, text, scroll_w, client_w, right, pane_right in counts:
+        assert re.fullmatch(r"\d+ lines", text), (pane, text)
+        assert scroll_w <= client_w and right <= pane_right, (pane, text, scroll_w, client_w)
+    llvm = dict((c[0], c[1]) for c in counts)["llvm"]
+    assert llvm == f"{_line_count(bundle['panes']['llvm']['text'])} lines"
+
+
 def _pane_boxes(view) -> dict:
     return dict(view.locator(".wl-pane").evaluate_all("""ps => ps.map(p => {
         const r = p.getBoundingClientRect();
@@ -530,3 +547,4 @@ def test_assembly_files_open_highlighted(browser, lab_server, artifacts, filenam
             pg.locator(".jp-FileEditor").screenshot(path=str(artifacts / "ptx_editor.png"))
     finally:
         context.close()
+
