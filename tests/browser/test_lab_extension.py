@@ -548,3 +548,68 @@ def test_assembly_files_open_highlighted(browser, lab_server, artifacts, filenam
     finally:
         context.close()
 
+
+OCCUPANCY_CELL = '''%%warp_kernel --show occupancy
+def saxpy(a: wl.float32, x: wl.array(wl.float32), y: wl.array(wl.float32)):
+    i = wl.tid()
+    if i < x.shape[0]:
+        y[i] = a * x[i] + y[i]'''
+
+_KERNEL_IDLE = """() => {
+    const k = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;
+    return !!k && k.connectionStatus === 'connected' && k.status === 'idle';
+}"""
+
+
+def test_reopened_occupancy_widget_after_a_kernel_restart_shows_its_static_card(
+        browser, lab_server, artifacts):
+    """The widget's model dies with its kernel: reopened, the (trusted) output showed
+    ipywidgets' "Error displaying widget: model not found" although it carries the static
+    card under text/html; the extension's widget fallback shows the card instead."""
+    path = lab_server.root / "occupancy_restart.ipynb"
+    _write_notebook(path, "%load_ext warp_lab", OCCUPANCY_CELL)
+    context, pg = _new_page(browser, artifacts)
+    pg.goto(lab_server.url(f"lab/tree/{path.name}"))
+    pg.wait_for_function(_KERNEL_IDLE)
+    pg.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell .cm-content").first.click()
+    pg.keyboard.press("Shift+Enter")
+    pg.keyboard.press("Shift+Enter")
+    pg.locator(".jp-OutputArea .widget-image").first.wait_for()   # the live widget
+    pg.wait_for_function(_KERNEL_IDLE)
+    pg.keyboard.press("Control+s")
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        try:
+            outs = [o for c in nbformat.read(str(path), as_version=4).cells
+                    for o in c.get("outputs", [])]
+        except ValueError:  # caught mid-write
+            outs = []
+        if any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outs):
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError("the notebook was not saved with the widget output")
+    data = next(o["data"] for o in outs
+                if "application/vnd.jupyter.widget-view+json" in o.get("data", {}))
+    assert "data-wl-static='occupancy'" in data["text/html"]
+    pg.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
+                ".kernel.restart()")
+    pg.wait_for_function(_KERNEL_IDLE)
+    context.close()
+    # reopen: same session, a restarted kernel with no widget models
+    context, pg = _new_page(browser, artifacts)
+    pg.goto(lab_server.url(f"lab/tree/{path.name}"))
+    pg.wait_for_function(_KERNEL_IDLE)
+    card = pg.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .wl-widget-fallback")
+    try:
+        card.wait_for()
+    except Exception:
+        pg.screenshot(path=str(artifacts / "widget_fallback_failure.png"))
+        raise
+    pg.screenshot(path=str(artifacts / "widget_fallback.png"))
+    assert "Occupancy of saxpy" in card.inner_text()
+    assert card.locator("img[alt='occupancy vs block size']").count() == 1
+    outputs = " ".join(pg.locator(".jp-OutputArea").all_inner_texts())
+    assert "model not found" not in outputs
+    assert not pg.errors, pg.errors
+    context.close()

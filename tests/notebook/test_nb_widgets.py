@@ -52,6 +52,8 @@ def test_static_fallback_for_nbconvert():
     data = w._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "data:image/png;base64," in data["text/html"] and "50%" in data["text/html"]
+    # the mark the extension's widget fallback looks for (widgetfallback.ts STATIC_MARK)
+    assert data["text/html"].startswith("<div data-wl-static='occupancy'>")
 
 
 def test_chart_draws_each_biting_limit_and_marks_the_choice():
