@@ -252,7 +252,8 @@ def _line_table_html(result) -> str:
     return (f"<details open><summary>Per line: active lanes, divergence, memory "
             f"({html.escape(which)})</summary>"
             + _table(heads, rows)
-            + f'<div style="font-size:11px;color:#666">{html.escape(note)}</div></details>')
+            + '<div style="font-size:11px;color:var(--jp-ui-font-color2,#666)">'
+            + f'{html.escape(note)}</div></details>')
 
 
 def launch_html(result) -> str:
