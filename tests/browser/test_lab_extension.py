@@ -309,6 +309,33 @@ def test_pane_headers_show_their_whole_line_count(magic, artifacts):
     assert llvm == f"{_line_count(bundle['panes']['llvm']['text'])} lines"
 
 
+def test_sass_file_comments_are_hidden_but_keep_their_line_numbers(magic):
+    """nvdisasm's `//## File "In[2]", line N` took every other SASS row; the pane hides
+    them (the colours and links say the same), rows keep the text's line numbers, so the
+    line map still applies, and the keyboard cursor steps over them."""
+    pg, bundle = magic
+    view = pg.locator(VIEW)
+    text = bundle["panes"]["sass"]["text"].removesuffix("\n").split("\n")
+    comments = [k for k, line in enumerate(text, 1) if line.lstrip().startswith("//## File")]
+    assert len(comments) > 3
+    rows = view.locator(".wl-pane-sass .wl-line").evaluate_all(
+        "rs => rs.map(r => [Number(r.dataset.line), r.offsetParent !== null, r.textContent])")
+    assert [n for n, _, _ in rows] == list(range(1, len(text) + 1))
+    assert [n for n, shown, _ in rows if not shown] == comments
+    assert not any("//##" in t for _, shown, t in rows if shown)
+    # every mapped instruction row is still there to link
+    mapped = {n for lines in bundle["line_map"]["sass"].values() for n in lines}
+    assert {n for n, shown, _ in rows if shown} >= mapped - set(comments)
+    view.locator(".wl-pane-sass .wl-pane-body").focus()
+    pg.keyboard.press("Home")
+    seen = []
+    for _ in range(12):
+        pg.keyboard.press("ArrowDown")
+        seen.append(int(view.locator(".wl-line.wl-cursor").get_attribute("data-line")))
+    assert seen == sorted(set(seen)) and not set(seen) & set(comments)
+    pg.keyboard.press("Escape")
+
+
 def _pane_boxes(view) -> dict:
     return dict(view.locator(".wl-pane").evaluate_all("""ps => ps.map(p => {
         const r = p.getBoundingClientRect();
