@@ -185,7 +185,7 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         subtitle: text.filename,
         variant:
           id === 'llvm' && unopt !== null
-            ? { label: '-O0', title: 'Show the unoptimized LLVM IR (before optimisation)', text: unopt }
+            ? { label: '-O0', title: 'Show the unoptimized LLVM IR (-O0)', text: unopt }
             : null
       });
       panes.set(id, pane);

@@ -167,7 +167,8 @@ class OccupancyWidget(W.VBox):
         ``data-wl-static`` mark lets the JupyterLab extension show it where the widget's
         model is gone (a notebook reopened after a kernel restart)."""
         fig = occupancy_chart(self._curve, self.block_size.value, title=self.arch.value)
-        return (f"<div data-wl-static='occupancy'><div>{self._title_html}</div>{occupancy_summary_html(self.occupancy)}"
+        return (f"<div data-wl-static='occupancy'><div>{self._title_html}</div>"
+                f"{occupancy_summary_html(self.occupancy)}"
                 f"{figure_img_html(fig, 'occupancy vs block size')}</div>")
 
     def _repr_mimebundle_(self, **kwargs):
