@@ -97,7 +97,16 @@ export class PaneLinker {
     }
     event.preventDefault();
     event.stopPropagation();  // notebook shortcuts (cell up/down) stay out of it
-    const line = Math.min(last, Math.max(1, moves[event.key]));
+    let line = Math.min(last, Math.max(1, moves[event.key]));
+    // a hidden row (a SASS file comment) is stepped over in the direction of travel
+    const step = event.key === 'Home' ? 1 : event.key === 'End' || line < current ? -1 : 1;
+    while (pane.rowOf(line)?.classList.contains('wl-hidden-line')) {
+      const next = line + step;
+      if (next < 1 || next > last) {
+        return;
+      }
+      line = next;
+    }
     const row = pane.rowOf(line);
     if (!row) {
       return;

@@ -52,6 +52,11 @@ export interface PaneOptions {
   subtitle?: string | null;
   /** How the text is shown (e.g. padding removed); copy keeps the original. */
   display?: (text: string) => string;
+  /**
+   * Lines kept in the text (and in the line map: they keep their numbers) but not shown,
+   * e.g. nvdisasm's `//## File "In[2]", line 5` before each group of SASS instructions.
+   */
+  hideLine?: (line: string) => boolean;
 }
 
 /** Lines of `text` as shown: a final newline does not open an empty last line. */
@@ -218,6 +223,9 @@ export class Pane {
       const row = el('div', 'wl-line');
       row.dataset.line = String(n);
       const number = numbers[i];
+      if (this.options.hideLine?.(line)) {
+        row.classList.add('wl-hidden-line');
+      }
       if (number === null) {
         row.classList.add('wl-gap');  // lines skipped between two parts
       }

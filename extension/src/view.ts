@@ -36,6 +36,16 @@ export function compactSass(text: string): string {
     .join('\n');
 }
 
+/**
+ * nvdisasm's `//## File "In[2]", line 5` before each group of instructions (from
+ * `--print-line-info`): the line map is built from them (`compiler/linemap.sass_lines`)
+ * and the pane's colours and links show the same Python line, so the pane hides them;
+ * shown, they took every other row of a typical kernel's SASS.
+ */
+export function isSassFileComment(line: string): boolean {
+  return /^\s*\/\/## File "/.test(line);
+}
+
 function heatColumns(bundle: KernelBundle, pane: PaneId): HeatColumn[] {
   const columns: HeatColumn[] = [];
   const { instructions, liveRegisters } = bundle.heat;
@@ -169,12 +179,13 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         links,
         heat: heatColumns(bundle, id),
         display: id === 'sass' ? compactSass : undefined,
+        hideLine: id === 'sass' ? isSassFileComment : undefined,
         firstLine: text.firstLine,
         numbers: text.shown ?? text.numbers,  // what the gutter shows; links use the keys
         subtitle: text.filename,
         variant:
           id === 'llvm' && unopt !== null
-            ? { label: 'unoptimized', title: 'Show the LLVM IR before optimisation', text: unopt }
+            ? { label: '-O0', title: 'Show the unoptimized LLVM IR (-O0)', text: unopt }
             : null
       });
       panes.set(id, pane);

@@ -292,6 +292,50 @@ def test_copy_collapse_and_unoptimized_toggle(magic):
     assert view.locator(".wl-pane-llvm .wl-line.wl-mapped").count() > 0
 
 
+def test_pane_headers_show_their_whole_line_count(magic, artifacts):
+    """Each header's "N lines" is whole at the default width, the LLVM pane's (title, cell
+    label, count, -O0 and Copy buttons) included: it once read "196 li…"."""
+    pg, bundle = magic
+    view = pg.locator(VIEW)
+    counts = view.locator(".wl-pane-header .wl-pane-count").evaluate_all("""cs => cs.map(c => [
+        c.closest('.wl-pane').dataset.pane, c.textContent, c.scrollWidth, c.clientWidth,
+        c.getBoundingClientRect().right, c.closest('.wl-pane').getBoundingClientRect().right])""")
+    pg.screenshot(path=str(artifacts / "pane_headers.png"))
+    assert [c[0] for c in counts] == ["python", "llvm", "ptx", "sass"]
+    for pane, text, scroll_w, client_w, right, pane_right in counts:
+        assert re.fullmatch(r"\d+ lines", text), (pane, text)
+        assert scroll_w <= client_w and right <= pane_right, (pane, text, scroll_w, client_w)
+    llvm = dict((c[0], c[1]) for c in counts)["llvm"]
+    assert llvm == f"{_line_count(bundle['panes']['llvm']['text'])} lines"
+
+
+def test_sass_file_comments_are_hidden_but_keep_their_line_numbers(magic):
+    """nvdisasm's `//## File "In[2]", line N` took every other SASS row; the pane hides
+    them (the colours and links say the same), rows keep the text's line numbers, so the
+    line map still applies, and the keyboard cursor steps over them."""
+    pg, bundle = magic
+    view = pg.locator(VIEW)
+    text = bundle["panes"]["sass"]["text"].removesuffix("\n").split("\n")
+    comments = [k for k, line in enumerate(text, 1) if line.lstrip().startswith("//## File")]
+    assert len(comments) > 3
+    rows = view.locator(".wl-pane-sass .wl-line").evaluate_all(
+        "rs => rs.map(r => [Number(r.dataset.line), r.offsetParent !== null, r.textContent])")
+    assert [n for n, _, _ in rows] == list(range(1, len(text) + 1))
+    assert [n for n, shown, _ in rows if not shown] == comments
+    assert not any("//##" in t for _, shown, t in rows if shown)
+    # every mapped instruction row is still there to link
+    mapped = {n for lines in bundle["line_map"]["sass"].values() for n in lines}
+    assert {n for n, shown, _ in rows if shown} >= mapped - set(comments)
+    view.locator(".wl-pane-sass .wl-pane-body").focus()
+    pg.keyboard.press("Home")
+    seen = []
+    for _ in range(12):
+        pg.keyboard.press("ArrowDown")
+        seen.append(int(view.locator(".wl-line.wl-cursor").get_attribute("data-line")))
+    assert seen == sorted(set(seen)) and not set(seen) & set(comments)
+    pg.keyboard.press("Escape")
+
+
 def _pane_boxes(view) -> dict:
     return dict(view.locator(".wl-pane").evaluate_all("""ps => ps.map(p => {
         const r = p.getBoundingClientRect();
@@ -530,3 +574,69 @@ def test_assembly_files_open_highlighted(browser, lab_server, artifacts, filenam
             pg.locator(".jp-FileEditor").screenshot(path=str(artifacts / "ptx_editor.png"))
     finally:
         context.close()
+
+
+OCCUPANCY_CELL = '''%%warp_kernel --show occupancy
+def saxpy(a: wl.float32, x: wl.array(wl.float32), y: wl.array(wl.float32)):
+    i = wl.tid()
+    if i < x.shape[0]:
+        y[i] = a * x[i] + y[i]'''
+
+_KERNEL_IDLE = """() => {
+    const k = window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel;
+    return !!k && k.connectionStatus === 'connected' && k.status === 'idle';
+}"""
+
+
+def test_reopened_occupancy_widget_after_a_kernel_restart_shows_its_static_card(
+        browser, lab_server, artifacts):
+    """The widget's model dies with its kernel: reopened, the (trusted) output showed
+    ipywidgets' "Error displaying widget: model not found" although it carries the static
+    card under text/html; the extension's widget fallback shows the card instead."""
+    path = lab_server.root / "occupancy_restart.ipynb"
+    _write_notebook(path, "%load_ext warp_lab", OCCUPANCY_CELL)
+    context, pg = _new_page(browser, artifacts)
+    pg.goto(lab_server.url(f"lab/tree/{path.name}"))
+    pg.wait_for_function(_KERNEL_IDLE)
+    pg.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell .cm-content").first.click()
+    pg.keyboard.press("Shift+Enter")
+    pg.keyboard.press("Shift+Enter")
+    pg.locator(".jp-OutputArea .widget-image").first.wait_for()   # the live widget
+    pg.wait_for_function(_KERNEL_IDLE)
+    pg.keyboard.press("Control+s")
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        try:
+            outs = [o for c in nbformat.read(str(path), as_version=4).cells
+                    for o in c.get("outputs", [])]
+        except ValueError:  # caught mid-write
+            outs = []
+        if any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outs):
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError("the notebook was not saved with the widget output")
+    data = next(o["data"] for o in outs
+                if "application/vnd.jupyter.widget-view+json" in o.get("data", {}))
+    assert "data-wl-static='occupancy'" in data["text/html"]
+    pg.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
+                ".kernel.restart()")
+    pg.wait_for_function(_KERNEL_IDLE)
+    context.close()
+    # reopen: same session, a restarted kernel with no widget models
+    context, pg = _new_page(browser, artifacts)
+    pg.goto(lab_server.url(f"lab/tree/{path.name}"))
+    pg.wait_for_function(_KERNEL_IDLE)
+    card = pg.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .wl-widget-fallback")
+    try:
+        card.wait_for()
+    except Exception:
+        pg.screenshot(path=str(artifacts / "widget_fallback_failure.png"))
+        raise
+    pg.screenshot(path=str(artifacts / "widget_fallback.png"))
+    assert "Occupancy of saxpy" in card.inner_text()
+    assert card.locator("img[alt='occupancy vs block size']").count() == 1
+    outputs = " ".join(pg.locator(".jp-OutputArea").all_inner_texts())
+    assert "model not found" not in outputs
+    assert not pg.errors, pg.errors
+    context.close()

@@ -444,3 +444,33 @@ def test_registers_not_written_yet_show_as_not_set_not_zero():
     assert text_row.split()[-8:] == ["32", "33", "34", "35", "36", "—", "—", "—"]
     # the panel draws the same table
     assert _html_row(dbg.panel().lanes.value, reg) == cells
+
+
+def test_a_long_register_note_is_cut_to_one_line_with_the_whole_note_in_its_title(session):
+    """A note as long as a whole ``def`` line stays on one row of the lane table (ellipsis),
+    the full text in the span's title; user text is escaped in both places."""
+    import dataclasses
+    import re
+
+    from warp_lab.notebook.debugger import lanes_html
+
+    dbg, _ = session
+    dbg.add_breakpoint(line=5)
+    dbg.cont()
+    state = dbg.lanes()
+    assert state.notes  # the real notes: parameters and lines
+    name = next(iter(state.registers))
+    long = ("line 2: def scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), "
+            "a: float):  # '<b>x</b>' & \"y\"")
+    page = lanes_html(dataclasses.replace(state, notes={**state.notes,
+                                                         name: ("b32", long)}))
+    spans = re.findall(r"<br><span style='([^']*)' title='([^']*)'>([^<]*)</span>", page)
+    assert len(spans) > 2  # every register's note, the long one among them
+    for style, title, text in spans:
+        assert title == text
+        assert "white-space:nowrap" in style and "text-overflow:ellipsis" in style
+        assert "max-width" in style and "overflow:hidden" in style
+    escaped = ("line 2: def scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32),"
+               " a: float):  # &#x27;&lt;b&gt;x&lt;/b&gt;&#x27; &amp; &quot;y&quot;")
+    assert (f"title='{escaped}'>{escaped}</span>") in page
+    assert "<b>x</b>" not in page

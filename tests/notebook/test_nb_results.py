@@ -199,6 +199,14 @@ def test_sim_launch_view_has_a_per_line_table_with_active_lanes():
     table = markup.split(head)[1].split("</details>")[0]
     assert "<b>not markup</b>" not in markup
     assert "v = v + 1.0 if k &lt; i else v   # &lt;b&gt;not markup&lt;/b&gt;" in table
+    # the source column is code: monospaced, white space kept, so the nesting shows
+    sources = re.findall(r'<td><code style="([^"]*)">(.*?)</code></td>', table)
+    assert len(sources) == 7
+    assert all("white-space:pre" in style and "monospace" in style for style, _ in sources)
+    texts = [text for _, text in sources]
+    assert texts[0].startswith("def guarded(") and "    i = wl.tid()" in texts
+    assert "        for k in range(n):" in texts
+    assert "            v = v + 1.0 if k &lt; i else v   # &lt;b&gt;not markup&lt;/b&gt;" in texts
     rows = {int(m[0]): m[1:] for m in (
         re.findall(r"<td>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", table)[1:])}
     per_line = R.line_metrics(r)

@@ -52,6 +52,8 @@ def test_static_fallback_for_nbconvert():
     data = w._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "data:image/png;base64," in data["text/html"] and "50%" in data["text/html"]
+    # the mark the extension's widget fallback looks for (widgetfallback.ts STATIC_MARK)
+    assert data["text/html"].startswith("<div data-wl-static='occupancy'>")
 
 
 def test_chart_draws_each_biting_limit_and_marks_the_choice():
@@ -61,6 +63,37 @@ def test_chart_draws_each_biting_limit_and_marks_the_choice():
     assert labels[0] == "occupancy"
     assert "registers limit" in labels
     assert "block 256: 50%" in labels
+
+
+def test_charts_read_on_light_and_dark_themes():
+    """Transparent background, neutral grey marks: composited on white and on JupyterLab's
+    dark #111, the occupancy curve and the axis text stay visible (a plain matplotlib PNG was
+    an opaque white box in the dark theme; its black curve would vanish on #111)."""
+    import io
+
+    import numpy as np
+    from matplotlib.image import imread
+    from matplotlib.text import Text
+
+    from warp_lab.notebook.charts import NEUTRAL, figure_png, time_distribution
+
+    curve = occupancy_curve(Resources("sm_80", registers=64), "sm_80")
+    for fig in (occupancy_chart(curve, 256, title="sm_80"), time_distribution([1e-5, 2e-5])):
+        rgba = imread(io.BytesIO(figure_png(fig)), format="png")
+        assert rgba.shape[2] == 4
+        alpha = rgba[..., 3]
+        assert alpha[0, 0] == 0 and alpha[-1, -1] == 0      # corners: no background
+        if fig.axes[0].get_legend() is not None and len(fig.axes[0].lines) > 2:
+            assert (alpha > 0.5).mean() < 0.5                # lines, not a filled box
+        legend = fig.axes[0].get_legend()
+        if legend is not None:  # a faint box: grey text on an 80% opaque grey box was unreadable
+            assert legend.get_frame().get_facecolor()[3] < 0.25
+        texts = [t for t in fig.findobj(Text) if t.get_text()]
+        assert texts and {t.get_color() for t in texts} == {NEUTRAL}
+        for background in (1.0, 17 / 255):                   # white, dark theme's #111
+            shown = rgba[..., :3] * alpha[..., None] + background * (1 - alpha[..., None])
+            # some opaque pixels differ clearly from the background on either theme
+            assert (np.abs(shown - background).max(axis=2) > 0.25).sum() > 500
 
 
 def test_register_heat_columns_follow_nvdisasm_life_ranges():

@@ -134,8 +134,12 @@ def test_05_shows_the_divergent_kernels_launch(tmp_path):
     # branches (one per warp), the loop bodies at 16 of 32 lanes
     table = view.split("<summary>Per line: active lanes, divergence, memory")[1]
     table = table.split("</details>")[0]
-    rows = {r[0]: r[1:] for r in (re.findall(r"<td>(.*?)</td>", tr)
-                                  for tr in re.findall(r"<tr>(.*?)</tr>", table)[1:])}
+    # the source cell is code, its indentation kept (results._CODE_STYLE)
+    assert '<code style="white-space:pre;' in table and ">    if i % 2 == 0:</code>" in table
+    code = re.compile(r'<code style="[^"]*">(.*)</code>')
+    rows = {r[0]: [code.sub(lambda m: m[1].strip(), c) for c in r[1:]]
+            for r in (re.findall(r"<td>(.*?)</td>", tr)
+                      for tr in re.findall(r"<tr>(.*?)</tr>", table)[1:])}
     assert rows["5"][0] == "if i % 2 == 0:" and rows["5"][4] == "32"
     assert rows["7"][0] == "v = v * 0.5 + 1.0" and rows["7"][3] == "16.0 (50%)"
     assert rows["10"][0] == "v = v * 2.0 - 1.0" and rows["10"][3] == "16.0 (50%)"

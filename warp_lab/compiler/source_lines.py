@@ -47,11 +47,14 @@ def _other_file(ck, filename: str | None) -> bool:
     return bool(filename) and filename != ck.source.filename
 
 
-def source_line_text(ck, line: int, filename: str | None = None) -> str:
+def source_line_text(ck, line: int, filename: str | None = None, strip: bool = True) -> str:
     """The text of file line ``line`` of ``ck``'s kernel or of a device function in its file
     or, given ``filename`` (a finding's or debugger stop's ``source_file``) of another file
     or cell, of that one's line (stripped; ``""`` when unknown). Without ``filename``,
-    ``line`` is a line map key: one of another file's lines names that line."""
+    ``line`` is a line map key: one of another file's lines names that line. With
+    ``strip=False`` the leading indentation is kept (tabs expanded, trailing space
+    stripped), for a table that shows the code's nesting."""
+    cut = str.strip if strip else (lambda t: t.expandtabs().rstrip())
     if not line:
         return ""
     if filename is None and line >= ck.line_map.FILE_STRIDE:
@@ -61,12 +64,12 @@ def source_line_text(ck, line: int, filename: str | None = None) -> str:
             return ""
     if _other_file(ck, filename):
         lines = file_lines(filename)
-        return lines[int(line) - 1].strip() if 0 < int(line) <= len(lines) else ""
+        return cut(lines[int(line) - 1]) if 0 < int(line) <= len(lines) else ""
     text = ck.source.line(int(line))
     if not text:
         lines = file_lines(ck.source.filename)
         text = lines[int(line) - 1] if 0 < int(line) <= len(lines) else ""
-    return text.strip()
+    return cut(text)
 
 
 def line_label(ck, line: int, filename: str | None = None) -> str:

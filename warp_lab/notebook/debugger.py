@@ -149,7 +149,8 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
         shows ``—`` (:data:`~warp_lab.sim.debugger.NOT_SET`), its title saying so, not the
         0 the simulator holds for PTX's undefined value; as in the text table
         (``print(state)``), registers no instruction writes (not in ``state.notes``, when it
-        has notes) get no row but a line under the table.
+        has notes) get no row but a line under the table. A register's note is cut to
+        one line with an ellipsis, the whole note in its ``title``.
     """
     head = "".join(f"<th>{k}</th>" for k in range(32))
     rows = [f"<tr><th>lane</th>{head}</tr>"]
@@ -196,9 +197,9 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
                          else f" title='{int(v):,}'" if text.startswith(("0x", "-0x"))
                          else _as_float_title(v))
             cells.append(f"<td style='{style}'{title}>{html.escape(text)}</td>")
-        what = notes.get(name, ("", ""))[1]
-        head = html.escape(name) + (f"<br><span style='font-weight:normal'>"
-                                    f"{html.escape(what)}</span>" if what else "")
+        what = html.escape(notes.get(name, ("", ""))[1])  # quotes too: it goes in title=''
+        head = html.escape(name) + (f"<br><span style='{_NOTE_STYLE}' title='{what}'>{what}"
+                                    "</span>" if what else "")
         rows.append(f"<tr><th style='text-align:left'>{head}</th>{''.join(cells)}</tr>")
     more = len(names) - max_registers
     note = f"<div>… {more} more registers</div>" if more > 0 else ""
@@ -208,6 +209,11 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
     return ("<table style='font-family:monospace;font-size:11px;border-collapse:collapse'>"
             + "".join(rows) + "</table>" + note)
 
+
+#: a register's note (a whole ``def`` line, say) stays on one line, cut with an ellipsis; the
+#: full note is the span's title (it once wrapped over six rows of the lane table)
+_NOTE_STYLE = ("font-weight:normal;display:inline-block;max-width:24ch;overflow:hidden;"
+               "text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom")
 
 _NOT_SET_TITLE = ("not set yet: no instruction has written this register in this lane "
                   "(PTX leaves it undefined; the simulator holds 0)")

@@ -219,6 +219,11 @@ def _instruction_total_html(result) -> str:
     return f"<div>{html.escape(text)}</div>"
 
 
+#: inline (static HTML works without the extension): monospace, white space kept
+_CODE_STYLE = ("white-space:pre;font-family:var(--jp-code-font-family,monospace);"
+               "font-size:var(--jp-code-font-size,12px);background:none;padding:0")
+
+
 def _line_table_html(result) -> str:
     """The per-Python-line table (:mod:`warp_lab.runtime.line_table`): the busiest lines
     by warp-instructions issued, in line order, then the rest summed."""
@@ -232,6 +237,11 @@ def _line_table_html(result) -> str:
         which = (f"the {len(table.rows)} lines that issued the most warp-instructions; the "
                  f"other {table.rest_lines} summed")
     heads, rows = compact(COLUMNS, table_rows(table))
+    # the source column as code: monospaced, its indentation kept (a proportional font
+    # with collapsed white space lost the nesting); the rest/unplaced rows' words stay text
+    code = len(table.rows)
+    rows = [r[:1] + (_Markup(f'<code style="{_CODE_STYLE}">{html.escape(r[1])}</code>'),)
+            + r[2:] if k < code else r for k, r in enumerate(rows)]
     words = {"active lanes / 32": "active lanes: mean active lanes per warp-instruction "
              "(SIMT efficiency)",
              "divergent branches": "divergent branches: warp-level branches whose active "
@@ -242,7 +252,8 @@ def _line_table_html(result) -> str:
     return (f"<details open><summary>Per line: active lanes, divergence, memory "
             f"({html.escape(which)})</summary>"
             + _table(heads, rows)
-            + f'<div style="font-size:11px;color:#666">{html.escape(note)}</div></details>')
+            + '<div style="font-size:11px;color:var(--jp-ui-font-color2,#666)">'
+            + f'{html.escape(note)}</div></details>')
 
 
 def launch_html(result) -> str:

@@ -9,7 +9,9 @@ number is computed here: the widget only asks the occupancy model.
 
 For static renderers (nbconvert, a notebook reopened without a kernel) the
 widget's ``_repr_mimebundle_`` adds a ``text/html`` fallback with the
-summary and the chart as a PNG.
+summary and the chart as a PNG. JupyterLab itself prefers the widget view for a
+trusted output and shows "model not found" once the kernel that made it is gone;
+the extension's ``widgetfallback.ts`` shows this card there instead.
 """
 
 from __future__ import annotations
@@ -161,9 +163,12 @@ class OccupancyWidget(W.VBox):
                                                       title=props.name))
 
     def static_html(self) -> str:
-        """The summary and the chart as static HTML (no widget manager needed)."""
+        """The summary and the chart as static HTML (no widget manager needed). Its
+        ``data-wl-static`` mark lets the JupyterLab extension show it where the widget's
+        model is gone (a notebook reopened after a kernel restart)."""
         fig = occupancy_chart(self._curve, self.block_size.value, title=self.arch.value)
-        return (f"<div><div>{self._title_html}</div>{occupancy_summary_html(self.occupancy)}"
+        return (f"<div data-wl-static='occupancy'><div>{self._title_html}</div>"
+                f"{occupancy_summary_html(self.occupancy)}"
                 f"{figure_img_html(fig, 'occupancy vs block size')}</div>")
 
     def _repr_mimebundle_(self, **kwargs):

@@ -42,7 +42,9 @@ _TEXT_WORDS = {"lanes/32": "mean active lanes per warp-instruction (SIMT efficie
 @dataclass(frozen=True)
 class LineRow:
     """One row: ``label`` (``"7"``, or ``"In[3] line 7"`` for a device function's other
-    cell), the line's ``source`` text (stripped), its :class:`LineStats`."""
+    cell), the line's ``source`` text (indentation kept, less the indentation all rows
+    share, so the HTML table shows the nesting; trailing space stripped), its
+    :class:`LineStats`."""
 
     label: str
     source: str
@@ -82,7 +84,9 @@ def line_table(result, top: int = TOP_LINES) -> LineTable | None:
     ck = result.compiled
     per_line = result.line_metrics
     busiest = sorted(per_line, key=lambda ln: (-per_line[ln].warp_instructions, ln))[:top]
-    rows = tuple(LineRow(line_label(ck, ln), source_line_text(ck, ln), per_line[ln])
+    texts = {ln: source_line_text(ck, ln, strip=False) for ln in busiest}
+    common = min((len(t) - len(t.lstrip(" ")) for t in texts.values() if t.strip()), default=0)
+    rows = tuple(LineRow(line_label(ck, ln), texts[ln][common:], per_line[ln])
                  for ln in sorted(busiest))
     rest, rest_lines = None, len(per_line) - len(busiest)
     if rest_lines:
@@ -131,6 +135,10 @@ def compact(heads: tuple[str, ...], rows: list[tuple[str, ...]]):
     return tuple(heads[k] for k in keep), [tuple(r[k] for k in keep) for r in rows]
 
 
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def line_table_text(result, top: int = TOP_LINES, width: int = 28) -> list[str]:
     """The table as aligned text lines (``[]`` on a GPU), source cut to ``width`` chars,
     memory and divergence columns only when a line has numbers in them, and under it
@@ -139,8 +147,7 @@ def line_table_text(result, top: int = TOP_LINES, width: int = 28) -> list[str]:
     if table is None or not (table.rows or table.unplaced):
         return []
     heads, rows = compact(TEXT_COLUMNS, [
-        r[:1] + ((r[1] if len(r[1]) <= width else r[1][:width - 1] + "…"),) + r[2:]
-        for r in table_rows(table)])
+        r[:1] + (_cut(r[1].strip(), width),) + r[2:] for r in table_rows(table)])
     rows = [heads] + rows
     widths = [max(len(r[k]) for r in rows) for k in range(len(heads))]
     out = ["  ".join(c.ljust(w) if k < 2 else c.rjust(w)
