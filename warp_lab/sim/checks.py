@@ -717,21 +717,18 @@ class RaceTracker:
             # the load and this plain write conflict and are not both morally strong
             r, hz = self._reader_hazard(ld, tid, cell)
             if hz.any():
-                k = int(np.argmax(hz))
-                self._report("race_war", "write-after-read", ins, int(tid[k]),
-                             int(r[k]) if r[k] >= 0 else -1, int(ld.rpc[cell[k]]), cell, k,
-                             size, unit, atomic="other")
+                self._report_first(hz, "race_war", "write-after-read", ins, tid, r, ld.rpc,
+                                   cell, size, unit, atomic="other")
             ld.reader[cell] = -1
         if self.atomic:
             # an atomic or strong access by another thread since the last plain write:
             # read-after-write (a plain read), write-after-write (a plain write)
             r, hz = self._reader_hazard(a, tid, cell)
             if hz.any():
-                k = int(np.argmax(hz))
                 kind, what = (("race_waw", "write-after-write") if is_write
                               else ("race_raw", "read-after-write"))
-                self._report(kind, what, ins, int(tid[k]), int(r[k]) if r[k] >= 0 else -1,
-                             int(a.rpc[cell[k]]), cell, k, size, unit, atomic="other")
+                self._report_first(hz, kind, what, ins, tid, r, a.rpc, cell, size, unit,
+                                   atomic="other")
             if is_write:
                 # (an atomic before this write and unordered with a later access is
                 # unordered with this write, or this write with that access: found there)
@@ -748,14 +745,11 @@ class RaceTracker:
             # two lanes of this instruction writing the same cell
             same = c.writer[cell] != tid
             if waw is not None and waw.any():
-                k = int(np.argmax(waw))
-                self._report("race_waw", "write-after-write", ins, int(tid[k]), int(w[k]),
-                             int(c.wpc[cell[k]]), cell, k, size, unit)
+                self._report_first(waw, "race_waw", "write-after-write", ins, tid, w, c.wpc,
+                                   cell, size, unit)
             if war is not None and war.any():
-                k = int(np.argmax(war))
-                other = int(r[k]) if r[k] >= 0 else -1
-                self._report("race_war", "write-after-read", ins, int(tid[k]), other,
-                             int(c.rpc[cell[k]]), cell, k, size, unit)
+                self._report_first(war, "race_war", "write-after-read", ins, tid, r, c.rpc,
+                                   cell, size, unit)
             if same.any():
                 k = int(np.argmax(same))
                 self._report("race_waw", "write-after-write", ins, int(tid[k]),
@@ -768,9 +762,8 @@ class RaceTracker:
             if self.wrote:
                 w, raw = self._writer_hazard(c, tid, cell)
                 if raw.any():
-                    k = int(np.argmax(raw))
-                    self._report("race_raw", "read-after-write", ins, int(tid[k]), int(w[k]),
-                                 int(c.wpc[cell[k]]), cell, k, size, unit)
+                    self._report_first(raw, "race_raw", "read-after-write", ins, tid, w, c.wpc,
+                                       cell, size, unit)
             self._add_readers(c, tid, cell, pc, self.read)
             self.read = True
 
@@ -807,11 +800,10 @@ class RaceTracker:
         if self.wrote:
             w, hz = self._writer_hazard(c, tid, cell)
             if hz.any():
-                k = int(np.argmax(hz))
                 kind, what = (("race_waw", "write-after-write") if ins.op in ("st", "red")
                               else ("race_raw", "read-after-write"))
-                self._report(kind, what, ins, int(tid[k]), int(w[k]), int(c.wpc[cell[k]]),
-                             cell, k, size, unit, atomic="this")
+                self._report_first(hz, kind, what, ins, tid, w, c.wpc, cell, size, unit,
+                                   atomic="this")
         if not is_write:
             self._add_readers(ld, tid, cell, ins.pc, self.sload)
             self.sload = True
@@ -819,10 +811,8 @@ class RaceTracker:
         if self.read:
             r, hz = self._reader_hazard(c, tid, cell)
             if hz.any():
-                k = int(np.argmax(hz))
-                self._report("race_war", "write-after-read", ins, int(tid[k]),
-                             int(r[k]) if r[k] >= 0 else -1, int(c.rpc[cell[k]]), cell, k,
-                             size, unit, atomic="this")
+                self._report_first(hz, "race_war", "write-after-read", ins, tid, r, c.rpc,
+                                   cell, size, unit, atomic="this")
         self._add_readers(a, tid, cell, ins.pc, self.atomic)
         self.atomic = True
 
@@ -901,6 +891,17 @@ class RaceTracker:
         rows = np.arange(self.nrows, self.nrows + k, dtype=np.int32)
         self.nrows += k
         return rows
+
+    def _report_first(self, hazard, kind, what, ins, tid, other, other_pc, cells, size, unit,
+                      atomic=None):
+        """:meth:`_report` the first lane with a ``hazard`` (bool per cell of ``cells``,
+        accessed by threads ``tid``), against the thread in ``other`` (the cells' writer
+        or reader field, -2: several readers) whose access was at ``other_pc`` (the
+        records' pc array, indexed by cell)."""
+        k = int(np.argmax(hazard))
+        o = int(other[k])
+        self._report(kind, what, ins, int(tid[k]), o if o >= 0 else -1,
+                     int(other_pc[cells[k]]), cells, k, size, unit, atomic=atomic)
 
     def _report(self, kind, what, ins, t, other, other_pc, cells, k, size, unit, atomic=None):
         """Record a ``kind`` hazard at cell ``cells[k]`` (of ``unit`` bytes, flat, of this
