@@ -332,24 +332,31 @@ def last_warp_reads(out: wl.array(dtype=wl.int32), fence: int):
             out[0] = part[0] + part[1] + part[2] + part[3]  # sum
 
 
+def _race_only_without_fences(kernel, dim, kind, marker, other_marker, out=None):
+    """Launch ``kernel(out, fence)`` with its fences (no race finding) and without them
+    (exactly one ``kind`` finding at the line marked ``marker``, against ``other_marker``'s);
+    ``out``: the value ``out[0]`` must hold after either launch (None: not checked)."""
+    for fence in (1, 0):
+        result = np.zeros(1, np.int32)
+        res = wl.launch(kernel, inputs=[result, fence], dim=dim, device="sim", checks=CHECKS)
+        if out is not None:
+            assert result[0] == out
+        races = _races(res)
+        if fence:
+            assert races == [], [str(f) for f in races]
+            continue
+        (f,) = races
+        assert f.kind == kind and f.source_line == _line(kernel, marker)
+        assert f.details["other_source_line"] == _line(kernel, other_marker)
+
+
 def test_the_last_of_a_counter_sees_every_partial_released_before_it():
     """The "last block" pattern of CUDA's threadFenceReduction sample, within a block:
     each warp writes its partial, fences, and counts with ``atomic_add``; the warp whose
     add returns 3 fences and sums them. Its add observes the others' through the chain of
     read-modify-writes (PTX ISA "Memory Consistency Model": observation order), so every
     release synchronizes with its acquire: no race. Without the fences, a race."""
-    for fence in (1, 0):
-        out = np.zeros(1, np.int32)
-        res = wl.launch(last_warp_reads, inputs=[out, fence], dim=128, device="sim",
-                        checks=CHECKS)
-        assert out[0] == 10
-        races = _races(res)
-        if fence:
-            assert races == [], [str(f) for f in races]
-            continue
-        (f,) = races
-        assert f.kind == "race_raw" and f.source_line == _line(last_warp_reads, "# sum")
-        assert f.details["other_source_line"] == _line(last_warp_reads, "# partial")
+    _race_only_without_fences(last_warp_reads, 128, "race_raw", "# sum", "# partial", out=10)
 
 
 @wl.kernel
@@ -376,17 +383,7 @@ def reuse_after_done(out: wl.array(dtype=wl.int32), fence: int):
 def test_a_buffer_reused_after_a_release_acquire_done_flag_is_no_race():
     """Write-after-read ordered the same way: the consumer reads, releases a "done" flag;
     the producer acquires it and overwrites. Without the fences a write-after-read race."""
-    for fence in (1, 0):
-        out = np.zeros(1, np.int32)
-        res = wl.launch(reuse_after_done, inputs=[out, fence], dim=64, device="sim",
-                        checks=CHECKS)
-        races = _races(res)
-        if fence:
-            assert races == [], [str(f) for f in races]
-            continue
-        (f,) = races
-        assert f.kind == "race_war" and f.source_line == _line(reuse_after_done, "# overwrite")
-        assert f.details["other_source_line"] == _line(reuse_after_done, "# consume")
+    _race_only_without_fences(reuse_after_done, 64, "race_war", "# overwrite", "# consume")
 
 
 @wl.kernel
