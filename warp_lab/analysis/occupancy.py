@@ -25,7 +25,7 @@ from warp_lab.analysis.archs import AnalysisError, ArchProperties, arch_properti
 
 __all__ = ["Occupancy", "SuggestedBlockSize", "KernelUsage", "occupancy", "occupancy_curve",
            "suggest_block_size", "available_dynamic_shared_mem", "launch_dynamic_shared_optin",
-           "SharedAllocation", "shared_allocation", "FACTOR_NAMES"]
+           "SharedAllocation", "shared_allocation", "FACTOR_NAMES", "factor_list"]
 
 #: occupancy limiting factors (:attr:`Occupancy.limiters`) in the CUDA Occupancy
 #: Calculator's words, as every view and ``repr`` names them
@@ -162,7 +162,7 @@ class Occupancy:
         return (f"<Occupancy {self.arch} block {self.block_size}: "
                 f"{self.active_blocks_per_sm} blocks, {self.active_warps_per_sm}/"
                 f"{self.max_warps_per_sm} warps per SM ({self.occupancy:.0%}), "
-                f"limited by {_factor_list(self.limiters)}>")
+                f"limited by {factor_list(self.limiters) or 'nothing'}>")
 
 
 @dataclass(frozen=True)
@@ -194,9 +194,10 @@ class SuggestedBlockSize:
                 f"per SM{occ}; {grid}>")
 
 
-def _factor_list(factors) -> str:
-    """Limiting factors in :data:`FACTOR_NAMES`' words, comma-separated (``"nothing"``)."""
-    return ", ".join(FACTOR_NAMES.get(f, f) for f in factors) or "nothing"
+def factor_list(factors) -> str:
+    """Limiting factors (:attr:`Occupancy.limiters` names) in :data:`FACTOR_NAMES`' words,
+    comma-separated; ``""`` for none. An unknown name is shown as it is."""
+    return ", ".join(FACTOR_NAMES.get(str(f), str(f)) for f in factors)
 
 
 def _usage(kernel: Any, overrides: dict) -> tuple[KernelUsage, Any]:

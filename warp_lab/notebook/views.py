@@ -27,7 +27,7 @@ import html
 import secrets
 from typing import Mapping
 
-from warp_lab.analysis.occupancy import FACTOR_NAMES
+from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
 from warp_lab.compiler.artifact import SHARED_DECL, shared_array_lines
 from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
                                             python_location, source_line_text)
@@ -396,7 +396,7 @@ def _occ_fields(occ) -> list[tuple[str, str]]:
     lim = getattr(occ, "limiters", None) or getattr(occ, "limiter", None)
     if lim:
         lim = (lim,) if isinstance(lim, str) else lim
-        rows.append(("limited by", ", ".join(FACTOR_NAMES.get(str(f), str(f)) for f in lim)))
+        rows.append(("limited by", factor_list(lim)))
     return rows
 
 
@@ -404,7 +404,7 @@ def resource_warnings(resources, occupancy=None) -> list[str]:
     """The warnings a resource card shows (spills, no block fits, register-limited occupancy)."""
     warns = []
     if getattr(occupancy, "active_blocks_per_sm", None) == 0:
-        why = ", ".join(FACTOR_NAMES.get(f, f) for f in getattr(occupancy, "limiters", ()))
+        why = factor_list(getattr(occupancy, "limiters", ()))
         warns.append("no block of this size fits on an SM: this configuration cannot launch"
                      + (f" (limited by {why})" if why else ""))
     if resources is not None and resources.spills:

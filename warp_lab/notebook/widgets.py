@@ -24,7 +24,7 @@ import ipywidgets as W
 from warp_lab.analysis import ARCHS, arch_properties, launch_dynamic_shared_optin, \
     occupancy, occupancy_curve
 from warp_lab.notebook.charts import figure_img_html, figure_png, occupancy_chart
-from warp_lab.notebook.views import FACTOR_NAMES
+from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
 
 __all__ = ["OccupancyWidget", "occupancy_widget", "occupancy_summary_html",
            "register_heat"]
@@ -46,7 +46,7 @@ def occupancy_summary_html(occ) -> str:
     rows = [("occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm} of "
                           f"{occ.max_warps_per_sm} warps per SM)"),
             ("active blocks / SM", str(occ.active_blocks_per_sm)),
-            ("limited by", ", ".join(FACTOR_NAMES.get(f, f) for f in occ.limiters) or "—"),
+            ("limited by", factor_list(occ.limiters) or "—"),
             ("blocks per SM each limit allows", limits),
             ("registers / block (allocated)", str(occ.allocated_registers_per_block)),
             ("shared memory / block (allocated)", occ.shared_allocation.describe())]
