@@ -9,8 +9,10 @@ spills (``-v``), and keeps line info (``-lineinfo``) for the SASS view.
 CUDA 13's tools assemble and disassemble ``sm_75`` and newer only. For older
 targets ptxas comes from CUDA 12.9's wheel (``nvidia-cuda-nvcc-cu12``,
 installed side by side at ``nvidia/cuda_nvcc/bin``); no CUDA 12 nvdisasm
-wheel exists, so SASS for those targets needs a CUDA ≤ 13.0 toolkit under
-``CUDA_HOME`` and is otherwise reported missing with that reason.
+wheel exists, and :func:`find_tool` takes only an nvdisasm older than 13 for
+them. ``cuda.pathfinder`` returns the CUDA 13 wheel's nvdisasm (a dependency)
+before it looks at ``CUDA_HOME``, so SASS for those targets is reported missing,
+with the reason, even where an older toolkit is under ``CUDA_HOME``.
 """
 
 from __future__ import annotations
