@@ -987,10 +987,11 @@ the last step changed highlighted. **Step back** replays the launch
 deterministically to the previous instruction. Displaying the session gives
 a panel with the same controls as buttons.
 
-PTX registers are untyped bits, so the panel shows them as integers: the
-`a = 2.0` of the kernel below appears as 1073741824 (0x40000000, the bits of
-float32 2.0), and a 64-bit address (an array's pointer) in hex, as the printed
-table shows them. Hover a value to see it as a float (an address: in decimal)."""),
+PTX registers are untyped bits; the panel, like the printed table, shows each one
+as the type its instructions use (the table's `type` column): the `a = 2.0` of
+the kernel below is an `f32` register and appears as 2 (hover it for the bits,
+0x40000000), an integer register as an integer (hover it to see its bits as a
+float), a 64-bit address (an array's pointer) in hex (hover: in decimal)."""),
     ("code", """from warp_lab.notebook.debugger import debug"""),
     ("code", """%%warp_kernel --show source,ptx
 def scale(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):

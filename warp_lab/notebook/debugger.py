@@ -141,11 +141,13 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
         The ``active`` row marks each lane: ``●`` executes the next instruction,
         ``·`` running on another path (diverged), ``⏸`` waiting at a barrier or
         warp sync, ``↻`` yielded to other warps, ``×`` exited, blank absent.
-        PTX registers are untyped bits (``.b32``/``.b64``), shown as integers
-        (one of 2**32 or more, an address, in hex, as the text table shows it:
-        :func:`~warp_lab.sim.debugger.format_lane_value`); hovering a 32- or 64-bit
-        value shows the same bits as a float32 / float64 (``2.0f`` is 1073741824),
-        hovering an address its decimal value. A lane that has not written a register yet
+        PTX registers are untyped bits (``.b32``/``.b64``); a register whose
+        instructions use it as a float (its type in ``state.notes``, ``f32``/``f64``) is
+        shown as that float, its bits in the hover (``2.0f``: ``bits 0x40000000``), any
+        other as an integer (one of 2**32 or more, an address, in hex, as the text table
+        shows it: :func:`~warp_lab.sim.debugger.format_lane_value`), hovering a 32- or
+        64-bit integer showing the same bits as a float32 / float64 (1073741824: 2.0),
+        an address its decimal value. A lane that has not written a register yet
         shows ``—`` (:data:`~warp_lab.sim.debugger.NOT_SET`), its title saying so, not the
         0 the simulator holds for PTX's undefined value; as in the text table
         (``print(state)``), registers no instruction writes (not in ``state.notes``, when it
