@@ -919,9 +919,10 @@ compiler may assume that **no other thread writes** `flag` while this
 thread runs (CUDA C++ makes the same assumption for a plain, non-`volatile`
 load). Nothing in the loop writes `flag`, so LLVM reads it once, before the
 loop, and the loop spins on a register. In the PTX below, the load of
-`flag` comes before the loop, under `.loc` line 0 (no Python line), and the
-loop itself is one `bra.uni` that jumps to its own label, on the `while`
-line. On a GPU the kernel hangs whenever thread 0 reads the flag before
+`flag` comes before the loop (LLVM left it on line 0; warp_lab gives it the
+`while` line, its first user, and says so in a `// line 0 in LLVM's output`
+comment), and the loop itself is one `bra.uni` that jumps to its own label,
+on the `while` line. On a GPU the kernel hangs whenever thread 0 reads the flag before
 warp 1 has set it, which no rule of the GPU prevents. Here it does so on the
 simulator: thread 0 keeps coming back to the loop head with every register
 unchanged, and the simulator stops with an `infinite_loop` finding at the
