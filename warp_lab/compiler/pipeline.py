@@ -166,6 +166,10 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         KernelCompileError: the kernel is outside the language or mistyped
             (points at the user's line and column).
         ValueError: an option out of range (:func:`check_options`).
+        ToolchainError: libdevice, needed for a math function, is not installed. A ptxas
+            or nvdisasm failure is not raised: the compile keeps its LLVM IR and PTX and
+            says why the rest is missing in ``missing`` (``"cubin"``, ``"resources"``,
+            ``"sass"``, ``"life_ranges"``).
         InternalCompilerError: a bug in warp_lab: any exception of a stage that is
             not one of the above or a :class:`ToolchainError` (chained as
             ``__cause__``), naming the stage, the kernel and the line when known.
