@@ -49,11 +49,13 @@ adds it to what is there, lane by lane in the simulator's order; a store replace
 strong read takes it. The flag may be in shared or global memory (``sync_access``, called
 for strong accesses of every space); only threads of one block count (racecheck checks
 shared memory). The scope of the fences is not checked (every scope includes the threads
-of a block). A release hands on what warp syncs ordered before it. Not modelled: ordering
+of a block). A release hands on what warp syncs ordered before it, and a warp sync what
+its lanes acquired to the lanes it syncs them with (lane 0 spins on a flag and fences,
+``__syncwarp()``, every lane reads the data: each lane's ``hb`` row becomes the maximum of
+its group's). Not modelled: ordering
 through ``fence.sc`` order alone (two ``fence.sc`` with no flag observed between them: the
-order is the run's choice, so a kernel relying on it races in another run), what a thread
-acquired being handed to the lanes it then syncs with by ``__syncwarp`` (reported: a false
-positive), and a *plain* write of a flag (it races with the strong accesses of it anyway).
+order is the run's choice, so a kernel relying on it races in another run), and a *plain*
+write of a flag (it races with the strong accesses of it anyway).
 A fence after the flag's store or before the flag's load is no release (acquire) pattern:
 the data accesses race.
 
@@ -319,12 +321,15 @@ class RaceTracker:
         rows = np.maximum(rows, self.seen[idx])
         rows[sel] = self.g
         self.seen[idx] = rows
+        self._warp_sync_hb(idx, together)
 
     def _warp_sync_one_mask(self, idx, bits, mm):
         """:meth:`warp_sync` of lanes ``idx`` when they all give mask ``mm``: one group per
         warp (``bits``: its lanes here), the lanes ``bits & mm`` together."""
         tog = bits & mm
         wi = idx >> 5
+        if self.hb is not None:
+            self._warp_sync_hb(idx, tog[wi])
         full = tog[wi] == np.uint32(0xFFFFFFFF)
         # a whole warp together: each lane is ordered after every access of all 32
         if full.all():
@@ -339,6 +344,33 @@ class RaceTracker:
         gi = np.searchsorted(wp, li >> 5)
         rows = np.maximum(learned[gi], self.seen[li])
         self.seen[li] = np.where(tb[gi], np.int32(self.g), rows)
+
+    def _warp_sync_hb(self, idx, together):
+        """Hand what lanes ``idx`` learned through release/acquire synchronization (their
+        ``hb`` rows) to the lanes they execute a warp sync with (``together``: uint32 per lane
+        of ``idx``, the lanes of its warp with it): happens-before is transitive, so what lane
+        0 acquired before a ``__syncwarp`` is ordered before what the other lanes do after it
+        (CUDA Programming Guide ``__syncwarp()``: memory ordering among the participating
+        threads). Each group (a warp's lanes with one mask) gets the maximum of its lanes'
+        rows; lanes of groups in which no lane has a row are left alone."""
+        if self.hb is None or not self.nsync:
+            return
+        has = self.row[idx] >= 0
+        if not has.any():
+            return
+        key = (idx.astype(np.int64) >> 5 << 32) | together.astype(np.int64)
+        _, inv = np.unique(key, return_inverse=True)
+        inv = inv.reshape(-1)
+        busy = np.zeros(inv.max() + 1, bool)
+        busy[inv[has]] = True
+        sel = busy[inv]
+        lanes, g = idx[sel], inv[sel]
+        order = np.argsort(g, kind="stable")
+        lanes, g = lanes[order], g[order]
+        r = self._rows_of(lanes)                       # (the tables may grow: fetch after)
+        cut = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        merged = np.maximum.reduceat(self.hb[r], cut, axis=0)
+        self.hb[r] = merged[np.repeat(np.arange(cut.size), np.diff(np.r_[cut, g.size]))]
 
     # ------------------------------------------------ release/acquire through fences
 
