@@ -48,7 +48,10 @@ next acquire fence); a strong write puts its thread's ``rel`` on the location (a
 adds it to what is there, lane by lane in the simulator's order; a store replaces it), a
 strong read takes it. The flag may be in shared or global memory (``sync_access``, called
 for strong accesses of every space); only threads of one block count (racecheck checks
-shared memory). The scope of the fences is not checked (every scope includes the threads
+shared memory). The readers of a cell are then kept per warp once several warps read it
+(a row of ``sub``: one record per warp of the block, each as one warp's readers are kept,
+below), so a buffer read by three warps and overwritten after each one's release is no
+race, and a write is checked against each warp's readers (the race names one of them). The scope of the fences is not checked (every scope includes the threads
 of a block). A release hands on what warp syncs ordered before it, and a warp sync what
 its lanes acquired to the lanes it syncs them with (lane 0 spins on a flag and fences,
 ``__syncwarp()``, every lane reads the data: each lane's ``hb`` row becomes the maximum of
@@ -205,7 +208,9 @@ class _Cells:
     With ``bar.warp.sync`` (``ws``): ``wst`` the clock at the last write; ``rst`` the
     readers' clock (``>= 0``: all read at it; ``-(row + 1)``: per lane, row ``row`` of
     the tracker's ``rtab``); ``rwarp`` the readers' warp (``-2`` several); ``rlanes``
-    their lanes (bit per lane). ``readers_only``: no writer fields (the record of the
+    their lanes (bit per lane); with release/acquire synchronization a cell read by several
+    warps has ``rwarp`` -3 and ``rst`` ``-(row + 1)``, row ``row`` of the tracker's
+    ``sub`` (these records, one per warp of the block). ``readers_only``: no writer fields (the record of the
     atomic and strong accesses since the last plain write, kept as "readers" because
     they are no hazard to each other).
     """
@@ -274,6 +279,7 @@ class RaceTracker:
             if has_strong_load(m.mod) else None
         self.lbytes = None
         self.split = None       # per word: its records are in ``bytes`` (bool)
+        self.splitting = None   # the words being split now (int64), while their records copy
         self.any_split = False  # whether a word may be split (False: none is)
         # whether any access wrote / read since every record was last forgotten: while
         # not, every writer / reader is -1 and the access needs no check against them
@@ -286,6 +292,12 @@ class RaceTracker:
             self.seen = np.zeros((m.T, 32), np.int32)     # last sync of thread t with lane j
             self.rtab = np.zeros((0, 32), np.int32)       # per-lane read clocks, by row
             self.nrows = 0                                # rows of rtab in use
+        if self.fs:
+            # readers of several warps of a cell: a row of ``sub`` per cell, one record per
+            # warp of the block (a cell's ``rst`` is ``-(row + 1)``, its ``rwarp`` -3)
+            self.nw = m.bs_pad // 32
+            self.sub = _Cells(0, True, True)
+            self.nsub = 0                                 # rows of sub in use
 
     def warp_sync(self, lanes, membermask):
         """Lanes ``lanes`` (bool ``(T,)``, ``None`` all) execute ``bar.warp.sync`` together
@@ -563,7 +575,23 @@ class RaceTracker:
     def _readers_ordered(self, c, tid, cell):
         """Whether every reader of ``cell`` (records ``c``) since the last write is ordered
         before ``tid``: each reader lane's last read clock against ``tid``'s last sync with
-        that lane."""
+        that lane, and, for a cell read by several warps, each warp's readers so."""
+        if self.fs and self.nsub:
+            blk = c.rwarp[cell] == -3
+            if blk.any():
+                done = np.zeros(cell.size, bool)
+                rest = ~blk
+                if rest.any():
+                    done[rest] = self._readers_ordered(c, tid[rest], cell[rest])
+                nw = self.nw
+                rows = np.clip(-c.rst[cell[blk]] - 1, 0, self.nsub - 1)
+                sc = (rows[:, None] * nw + np.arange(nw)).reshape(-1)
+                tb = np.repeat(tid[blk], nw)
+                ok = self.sub.reader[sc] == -1
+                if not ok.all():
+                    ok[~ok] = self._readers_ordered(self.sub, tb[~ok], sc[~ok])
+                done[blk] = ok.reshape(-1, nw).all(1)
+                return done
         st = c.rst[cell]
         many = st < 0
         if many.any():
@@ -604,6 +632,8 @@ class RaceTracker:
                     c.rst.fill(0)
             if self.ws:
                 self.nrows = 0
+            if self.fs:
+                self.nsub = 0
             if self.any_split:
                 self.split.fill(False)
                 self.any_split = False
@@ -690,17 +720,39 @@ class RaceTracker:
             self.split[w] = True
             self.any_split = True
             return
+        # (while copying, both the words' and their bytes' records are current: rows made
+        # for the bytes of one record must not drop those of another's)
+        self.splitting = w
         self._copy_to_bytes(self.words, self.bytes, w)
         if self.atomic:
             self._copy_to_bytes(self.awords, self.abytes, w)
         if self.sload:
             self._copy_to_bytes(self.lwords, self.lbytes, w)
+        self.splitting = None
         self.split[w] = True
         self.any_split = True
 
+    def _current(self, c, cells):
+        """Whether the records of ``cells`` of ``c`` are the ones in use (bool per cell): a
+        split word's records are its bytes', a whole word's bytes are stale (for the row
+        tables' clean-ups, :meth:`_rows` and :meth:`_sub_rows`)."""
+        if self.split is None:
+            return np.ones(cells.size, bool)
+        words = c.reader.size == self.split.size
+        ok = ~self.split[cells] if words else self.split[cells >> 2]
+        if self.splitting is not None:
+            ok |= np.isin(cells if words else cells >> 2, self.splitting)
+        return ok
+
     def _copy_to_bytes(self, wc, bc, w):
         """Copy records ``wc`` of distinct words ``w`` to their bytes' records ``bc``."""
-        rows = None
+        rows = blk = None
+        if self.fs and self.nsub:
+            several = (wc.rwarp[w] == -3) & (wc.reader[w] != -1)
+            if several.any():
+                # read by several warps: each byte gets its own copy of its word's row
+                blk = w[several]
+                brows = self._sub_rows(4 * blk.size)    # (may renumber the words' rows)
         if self.ws:
             row = (wc.rst[w] < 0) & (wc.reader[w] != -1) & (wc.rwarp[w] >= 0)
             if row.any():
@@ -718,6 +770,24 @@ class RaceTracker:
                 bw = b.reshape(-1, 4)[row].reshape(-1)
                 self.rtab[rows] = np.repeat(self.rtab[-wc.rst[w[row]] - 1], 4, axis=0)
                 bc.rst[bw] = -rows - 1
+        if blk is not None:
+            self._copy_sub_rows(np.repeat(-wc.rst[blk] - 1, 4), brows)
+            bc.rst[(blk[:, None] * 4 + np.arange(4)).reshape(-1)] = -brows - 1
+
+    def _copy_sub_rows(self, src, dst):
+        """Copy rows ``src`` of ``sub`` to rows ``dst`` (int32 arrays of equal length), with
+        a copy of each per-lane row of ``rtab`` they hold."""
+        nw, sub = self.nw, self.sub
+        s = (src[:, None] * nw + np.arange(nw)).reshape(-1)
+        d = (dst[:, None] * nw + np.arange(nw)).reshape(-1)
+        for f in sub.fields:
+            getattr(sub, f)[d] = getattr(sub, f)[s]
+        own = d[(sub.rst[d] < 0) & (sub.reader[d] != -1) & (sub.rwarp[d] >= 0)]
+        if own.size:
+            rows = self._rows(own.size)                 # (may renumber the rows they hold)
+            sub = self.sub
+            self.rtab[rows] = self.rtab[-sub.rst[own] - 1]
+            sub.rst[own] = -rows - 1
 
     def _writer_hazard(self, c, tid, cell):
         """(writer, hazard): the last writer of each ``cell`` in records ``c`` and whether it
@@ -735,7 +805,22 @@ class RaceTracker:
         hz = (r == -2) | ((r >= 0) & (r != tid))
         if self.ws and hz.any():
             hz &= ~self._readers_ordered(c, tid, cell)
+            k = int(np.argmax(hz))
+            if hz[k] and self.fs and c.rwarp[cell[k]] == -3:
+                # (the lane _report_first reports: name a reader it races with)
+                r = r.copy()
+                r[k] = self._unordered_reader(c, tid[k], cell[k])
         return r, hz
+
+    def _unordered_reader(self, c, t, cell):
+        """A reader of ``cell`` (records ``c``, read by several warps) that no warp sync or
+        release/acquire orders before thread ``t``: the one reader of the first warp with
+        one, else -2 (several lanes of it)."""
+        nw = self.nw
+        sc = (-int(c.rst[cell]) - 1) * nw + np.arange(nw)
+        sc = sc[self.sub.reader[sc] != -1]
+        bad = sc[~self._readers_ordered(self.sub, np.full(sc.size, t, np.int32), sc)]
+        return int(self.sub.reader[bad[0]]) if bad.size else -2
 
     def _access(self, c, a, ld, unit, ins, cell, tid, size, is_write):
         """Check and record a plain access of ``cell`` (int64 indices into records ``c`` of
@@ -850,7 +935,93 @@ class RaceTracker:
 
     def _note_readers(self, c, tid, cell, r):
         """Add readers ``tid`` of ``cell`` (previous reader field ``r``) to the readers' warp
-        and lanes, stamped with the current clock."""
+        and lanes, stamped with the current clock; with release/acquire synchronization, a
+        cell read by several warps keeps a record per warp (:meth:`_note_block_readers`)."""
+        if self.fs:
+            wt = tid >> 5
+            pw = c.rwarp[cell]
+            several = (r != -1) & (pw != wt)          # read by another warp (or several)
+            c.rwarp[cell] = wt
+            several |= c.rwarp[cell] != wt           # lanes of several warps here
+            if several.any():
+                c.rwarp[cell[several]] = -5          # (every lane of those cells)
+                several = c.rwarp[cell] == -5
+                c.rwarp[cell[several]] = pw[several]
+                self._note_block_readers(c, tid[several], cell[several], r[several],
+                                         pw[several])
+                rest = ~several
+                if not rest.any():
+                    return
+                tid, cell, r = tid[rest], cell[rest], r[rest]
+        self._note_warp_readers(c, tid, cell, r)
+
+    def _note_block_readers(self, c, tid, cell, r, pw):
+        """Add readers ``tid`` of ``cell`` read by several warps (previous reader field
+        ``r``, readers' warp ``pw``) to the record of their warp in the cell's row of
+        ``sub``, made from the cell's one-warp record when it has none: a write is then
+        checked against each warp's readers as against one warp's (exact: per lane)."""
+        nw = self.nw
+        new = ~((r != -1) & (pw == -3))
+        if new.any():
+            u, first = np.unique(cell[new], return_index=True)
+            rows = self._sub_rows(u.size)           # (may renumber and grow sub)
+            sub = self.sub
+            ru, pu = r[new][first], pw[new][first]
+            had = (ru != -1) & (pu >= 0)
+            if had.any():
+                # the readers so far (one warp) become their warp's record
+                sc = rows[had] * nw + pu[had] % nw
+                uh = u[had]
+                for f in sub.fields:
+                    getattr(sub, f)[sc] = getattr(c, f)[uh]
+            c.rwarp[u] = -3
+            c.rst[u] = -rows - 1
+        sub = self.sub
+        sc = (-c.rst[cell] - 1) * nw + (tid >> 5) % nw
+        rs = sub.reader[sc]
+        self._note_warp_readers(sub, tid, sc, rs)
+        sub.reader[sc] = tid
+        multi = (sub.reader[sc] != tid) | (rs == -2) | ((rs >= 0) & (rs != tid))
+        sub.reader[sc[multi]] = -2
+
+    def _sub_rows(self, k):
+        """``k`` free rows of ``sub`` (int32 indices), their records empty; drops the rows
+        of cells whose readers were forgotten first (as :meth:`_rows`)."""
+        sub, nw = self.sub, self.nw
+        if (self.nsub + k) * nw > len(sub.reader):
+            lives = []
+            for c in self._all_cells():
+                live = np.flatnonzero((c.rwarp == -3) & (c.rst < 0))
+                keep = c.reader[live] != -1
+                keep &= self._current(c, live)
+                dead = live[~keep]
+                c.rst[dead], c.rwarp[dead] = 0, -1
+                lives.append((c, live[keep]))
+            n = sum(len(live) for _, live in lives)
+            cap = max(16, 2 * (n + k)) * nw
+            grown = _Cells(cap, True, True)
+            at = 0
+            for c, live in lives:
+                src = ((-c.rst[live] - 1)[:, None] * nw + np.arange(nw)).reshape(-1)
+                dst = np.arange(at * nw, (at + len(live)) * nw)
+                for f in sub.fields:
+                    getattr(grown, f)[dst] = getattr(sub, f)[src]
+                c.rst[live] = -np.arange(at + 1, at + len(live) + 1, dtype=np.int32)
+                at += len(live)
+            self.sub, self.nsub = grown, n
+            sub = grown
+        rows = np.arange(self.nsub, self.nsub + k, dtype=np.int32)
+        sub.reader[self.nsub * nw:(self.nsub + k) * nw] = -1
+        self.nsub += k
+        return rows
+
+    def _all_cells(self):
+        """The records in use (words, bytes, and those of atomic and strong accesses)."""
+        return [c for c in (self.words, self.bytes, self.awords, self.abytes, self.lwords,
+                            self.lbytes) if c is not None]
+
+    def _note_warp_readers(self, c, tid, cell, r):
+        """:meth:`_note_readers` of one warp's record (several warps: ``rwarp`` -2)."""
         wt = tid >> 5
         bit = np.uint32(1) << (tid & 31).astype(np.uint32)
         fresh = r == -1
@@ -898,17 +1069,18 @@ class RaceTracker:
         split into bytes) first."""
         if self.nrows + k > len(self.rtab):
             lives = []
-            for c in (self.words, self.bytes, self.awords, self.abytes, self.lwords,
-                      self.lbytes):
-                if c is None:
-                    continue
-                st = c.rst
+            if self.fs and self.nsub:
+                # the warps' records of cells read by several warps (rows in use)
+                st = self.sub.rst[:self.nsub * self.nw]
                 live = np.flatnonzero(st < 0)
+                keep = (self.sub.reader[live] != -1) & (self.sub.rwarp[live] >= 0)
+                st[live[~keep]] = 0
+                lives.append((st, live[keep]))
+            for c in self._all_cells():
+                st = c.rst
+                live = np.flatnonzero((st < 0) & (c.rwarp != -3))
                 keep = (c.reader[live] != -1) & (c.rwarp[live] >= 0)
-                if self.split is not None:
-                    # a split word's records are its bytes'; a whole word's bytes are stale
-                    keep &= ~self.split[live] if c.reader.size == self.split.size \
-                        else self.split[live >> 2]
+                keep &= self._current(c, live)
                 st[live[~keep]] = 0
                 lives.append((st, live[keep]))
             n = sum(len(live) for _, live in lives)
