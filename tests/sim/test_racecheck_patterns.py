@@ -104,8 +104,9 @@ def test_a_table_read_by_every_warp_is_reused_after_their_releases():
     """Warps 1-3 read every cell of a table (two reads per lane, a warp sync between: per
     lane clocks), sync, and lane 0 of each releases and counts; thread 0 acquires all three
     through the count and overwrites the table, bytes of half of it (the words' records
-    split into bytes) and words of the other half: no race (several blocks, so many cells with readers of several
-    warps). Without warp 3's fence, its lanes' reads race with the overwrite."""
+    split into bytes) and words of the other half: no race (several blocks, so many cells
+    with readers of several warps). Without warp 3's fence, its lanes' reads race with the
+    overwrite."""
     t = np.arange(128)
     want = np.where(t >= 32, t % 64 + (t + 7) % 64, 0)
     for unfenced in (0, 3):
@@ -124,3 +125,62 @@ def test_a_table_read_by_every_warp_is_reused_after_their_releases():
             _line(table_reused, "# thread 0 reuses bytes"), _line(table_reused, "# and words")}
         others = {f.details["other_thread"] for f in races}
         assert {o[0] // 32 for o in others - {None}} == {3}, others
+
+
+@wl.kernel
+def set_bits(x: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32), how: int):
+    s = wl.shared_array(8, wl.int32)
+    t = wl.thread_idx.x
+    if t < 8:
+        s[t] = 0
+    wl.syncthreads()
+    k = x[wl.block_idx.x * 64 + t]
+    bit = 1 << (t % 31)
+    if how == 0:
+        s[k] |= bit                                         # update once
+    elif how == 1:
+        wl.atomic_or(s, k, bit)
+    else:
+        for j in range(t % 3):                              # lanes diverge
+            s[(k + j) % 8] |= bit                           # update in a loop
+    wl.syncthreads()
+    if t < 8:
+        out[wl.block_idx.x * 8 + t] = s[t]
+
+
+def test_an_update_of_shared_memory_by_many_threads_is_one_lost_update_finding():
+    """``s[k] |= bit`` in every thread is a read, then a separate write: the threads that
+    share a ``k`` lose all but one update (the simulator's answer differs from numpy's
+    ``bitwise_or.at``). racecheck reports it once, as a lost update with the fix
+    ``wl.atomic_or`` (as memcheck's ``global_conflict`` says it for global memory), not as
+    a write-after-read and a write-after-write hazard; with ``wl.atomic_or`` the answer is
+    numpy's and there is no finding. Lanes that update in separate executions (a loop
+    whose trip count differs by lane) give the same one finding: the update's load after
+    another thread's store is left to the store."""
+    x = (np.arange(128) * 5 % 8).astype(np.int32)
+    bits = 1 << (np.arange(64) % 31)
+    for how, marker in ((1, None), (0, "# update once"), (2, "# update in a loop")):
+        out = np.zeros(16, np.int32)
+        res = wl.launch(set_bits, inputs=[x, out, how], grid=(2, 1, 1), block=(64, 1, 1),
+                        device="sim", checks=CHECKS)
+        want = np.zeros((2, 8), np.int32)
+        for b in range(2):
+            if how == 2:
+                t = np.arange(64)
+                for j in range(2):
+                    sel = t % 3 > j
+                    np.bitwise_or.at(want[b], (x[b * 64 + t[sel]] + j) % 8, bits[sel])
+            else:
+                np.bitwise_or.at(want[b], x[b * 64:(b + 1) * 64], bits)
+        if how == 1:
+            np.testing.assert_array_equal(out.reshape(2, 8), want)
+            assert res.findings == [], [str(f) for f in res.findings]
+            continue
+        assert not np.array_equal(out.reshape(2, 8), want)  # updates were lost
+        (f,) = res.findings
+        assert f.kind == "race_waw" and f.source_line == _line(set_bits, marker), str(f)
+        assert f.details["update_op"] == "or"
+        assert "lost update" in f.message and "PTX line" not in f.message
+        assert "`s[" in f.message and "|= ...` is a read, then a separate write" in f.message
+        index = f.details["index"][0]
+        assert f"fix: wl.atomic_or(s, {index}, value)" in f.message, f.message

@@ -8,7 +8,11 @@ byte (read-after-write, write-after-write) or another thread read it
 resets the block's records. This is the hazard definition of
 compute-sanitizer's racecheck tool (CUDA Compute Sanitizer documentation,
 "Racecheck Tool"). Each (kind, line pair) is reported once, with both threads
-and both PTX lines.
+and both PTX lines. A read-modify-write update of a cell by several threads (``s[k] |=
+bit``: :func:`~warp_lab.sim.store_conflicts.shared_updates`) is reported once per store,
+as a lost update (``race_waw``) with the atomic that does it in one step, instead of as
+its write-after-read, write-after-write and read-after-write hazards (as memcheck's
+``global_conflict`` says it for global memory).
 
 Atomics (``atom``/``red`` on shared memory, generic ones that land there) and
 strong ``ld``/``st`` (``.relaxed``/``.acquire``/``.release``/``.volatile``:
@@ -51,14 +55,15 @@ for strong accesses of every space); only threads of one block count (racecheck 
 shared memory). The readers of a cell are then kept per warp once several warps read it
 (a row of ``sub``: one record per warp of the block, each as one warp's readers are kept,
 below), so a buffer read by three warps and overwritten after each one's release is no
-race, and a write is checked against each warp's readers (the race names one of them). The scope of the fences is not checked (every scope includes the threads
-of a block). A release hands on what warp syncs ordered before it, and a warp sync what
-its lanes acquired to the lanes it syncs them with (lane 0 spins on a flag and fences,
+race, and a write is checked against each warp's readers (the race names one of them).
+The scope of the fences is not checked (every scope includes the threads of a block). A
+release hands on what warp syncs ordered before it, and a warp sync what its lanes
+acquired to the lanes it syncs them with (lane 0 spins on a flag and fences,
 ``__syncwarp()``, every lane reads the data: each lane's ``hb`` row becomes the maximum of
-its group's). Not modelled: ordering
-through ``fence.sc`` order alone (two ``fence.sc`` with no flag observed between them: the
-order is the run's choice, so a kernel relying on it races in another run), and a *plain*
-write of a flag (it races with the strong accesses of it anyway).
+its group's). Not modelled: ordering through ``fence.sc`` order alone (two ``fence.sc``
+with no flag observed between them: the order is the run's choice, so a kernel relying on
+it races in another run), and a *plain* write of a flag (it races with the strong accesses
+of it anyway).
 A fence after the flag's store or before the flag's load is no release (acquire) pattern:
 the data accesses race.
 
@@ -96,6 +101,7 @@ import numpy as np
 from warp_lab.sim.initcheck import variable_at
 from warp_lab.sim.provenance import address_variable
 from warp_lab.sim.ptx import cached_on, type_dtype
+from warp_lab.sim.store_conflicts import shared_updates
 
 __all__ = ["RaceTracker", "has_warp_sync", "bookkeeping_per_byte"]
 
@@ -210,9 +216,9 @@ class _Cells:
     the tracker's ``rtab``); ``rwarp`` the readers' warp (``-2`` several); ``rlanes``
     their lanes (bit per lane); with release/acquire synchronization a cell read by several
     warps has ``rwarp`` -3 and ``rst`` ``-(row + 1)``, row ``row`` of the tracker's
-    ``sub`` (these records, one per warp of the block). ``readers_only``: no writer fields (the record of the
-    atomic and strong accesses since the last plain write, kept as "readers" because
-    they are no hazard to each other).
+    ``sub`` (these records, one per warp of the block). ``readers_only``: no writer
+    fields (the record of the atomic and strong accesses since the last plain write, kept
+    as "readers" because they are no hazard to each other).
     """
 
     def __init__(self, n: int, ws: bool, readers_only: bool = False):
@@ -287,6 +293,9 @@ class RaceTracker:
         self.atomic = False     # whether an atomic or strong access was recorded since then
         self.sload = False      # whether a strong load was recorded since then
         self.base = self.tids = None    # per batch thread: its block's first byte; itself
+        # read-modify-write updates (s[k] |= bit): store pc -> (load, op); load pc -> store pc
+        self.updates = shared_updates(m.mod)
+        self.update_loads = {ld.pc: pc for pc, (ld, _) in self.updates.items()}
         if self.ws:
             self.g = 0                                    # warp syncs so far (a clock)
             self.seen = np.zeros((m.T, 32), np.int32)     # last sync of thread t with lane j
@@ -861,6 +870,11 @@ class RaceTracker:
             c.writer[cell] = tid
             # two lanes of this instruction writing the same cell
             same = c.writer[cell] != tid
+            upd = self.updates.get(pc) if self.updates else None
+            if upd is not None:
+                waw, war, same = self._lost_update(upd, c, ins, tid, cell, size, unit, waw, w
+                                                   if waw is not None else None, war,
+                                                   r if war is not None else None, same)
             if waw is not None and waw.any():
                 self._report_first(waw, "race_waw", "write-after-write", ins, tid, w, c.wpc,
                                    cell, size, unit)
@@ -878,11 +892,43 @@ class RaceTracker:
         else:
             if self.wrote:
                 w, raw = self._writer_hazard(c, tid, cell)
+                if raw.any() and pc in self.update_loads:
+                    # the load of an update after the same update by another thread: its
+                    # store finds the race (write-after-write) and reports the lost update
+                    raw &= c.wpc[cell] != self.update_loads[pc]
                 if raw.any():
                     self._report_first(raw, "race_raw", "read-after-write", ins, tid, w, c.wpc,
                                        cell, size, unit)
             self._add_readers(c, tid, cell, pc, self.read)
             self.read = True
+
+    def _lost_update(self, upd, c, ins, tid, cell, size, unit, waw, w, war, r, same):
+        """Report the hazards of update store ``ins`` (``upd``: its load and operation,
+        :func:`~warp_lab.sim.store_conflicts.shared_updates`) that are another thread's
+        update of the same cell (a write by this store, a read by its load, another lane
+        of this execution) as one lost update; returns ``waw``, ``war`` and ``same`` (bool
+        per cell, or None) without them, for :meth:`_access` to report the others."""
+        load, op = upd
+        lost = same.copy()
+        other = np.where(same, c.writer[cell], -1)
+        opc = np.full(cell.size, ins.pc)
+        if war is not None:
+            mine = war & (c.rpc[cell] == load.pc)
+            other = np.where(mine & ~lost, r, other)
+            opc[mine & ~lost] = load.pc
+            lost |= mine
+            war = war & ~mine
+        if waw is not None:
+            mine = waw & (c.wpc[cell] == ins.pc)
+            other = np.where(mine & ~lost, w, other)
+            lost |= mine
+            waw = waw & ~mine
+        if lost.any():
+            k = int(np.argmax(lost))
+            o = int(other[k])
+            self._report("race_waw", "write-after-write", ins, int(tid[k]), o if o >= 0 else -1,
+                         int(opc[k]), cell, k, size, unit, update=upd)
+        return waw, war, np.zeros_like(same)
 
     def _add_readers(self, c, tid, cell, pc, any_readers):
         """Record threads ``tid`` as readers of ``cell`` (records ``c``; ``any_readers``:
@@ -1107,7 +1153,8 @@ class RaceTracker:
         self._report(kind, what, ins, int(tid[k]), o if o >= 0 else -1,
                      int(other_pc[cells[k]]), cells, k, size, unit, atomic=atomic)
 
-    def _report(self, kind, what, ins, t, other, other_pc, cells, k, size, unit, atomic=None):
+    def _report(self, kind, what, ins, t, other, other_pc, cells, k, size, unit, atomic=None,
+                update=None):
         """Record a ``kind`` hazard at cell ``cells[k]`` (of ``unit`` bytes, flat, of this
         batch) of the access of ``size`` bytes per lane whose cells are ``cells``, by
         thread ``t``, against thread ``other`` (-1: several) at instruction ``other_pc``.
@@ -1115,7 +1162,10 @@ class RaceTracker:
         the access's first byte. ``atomic``: ``"this"`` (this access is the atomic or
         strong one, the other plain), ``"other"`` (the other one is), or None (both
         plain); the message then says which and how to order them
-        (``details["atomic"]``)."""
+        (``details["atomic"]``). ``update``: ``(load, op)`` when the hazard is a lost update
+        (:meth:`_lost_update`): one finding per store (``details["read_ptx_line"]``,
+        ``"update_op"``, and the phrases ``"update"`` and ``"fix"`` of the message that
+        :mod:`~warp_lab.runtime.finding_text` says with the array's element)."""
         m = self.m
         code = m.mod.code
         oline = code[other_pc].line if 0 <= other_pc < len(code) else 0
@@ -1127,6 +1177,23 @@ class RaceTracker:
         name, lo, _ = variable_at(m, offset, address_variable(m.mod, ins))
         place = f"shared offset {offset}" if name is None else \
             f"shared offset {offset} (byte {offset - lo} of shared variable {name})"
+        if update is not None:
+            load, op = update
+            race = "a data race: the read and the write are two accesses, not one atomic update"
+            fix = (f"an atomic (atom.shared.{op})" if op else
+                   "an atomic (atom.shared.add for a sum)") + " or a reduction"
+            read = f"this thread's read of these bytes (PTX line {load.line})"
+            m.finding(kind, f"shared-memory lost update ({what} hazard) at {place}: this store "
+                      f"writes back a value computed from {read}, and {who} does the same "
+                      f"update at PTX line {oline}, with no barrier between them, so all but "
+                      f"one of the updates are lost ({race}); fix: {fix}", ins, t,
+                      dedupe=("update",),
+                      other_thread=ot, other_ptx_line=oline, read_ptx_line=load.line,
+                      read=read, update=race, fix=fix,
+                      **({"update_op": op} if op else {}),
+                      shared_offset=offset, variable=name, address=start, size=size,
+                      space="shared", place=place, offset=None if name is None else offset - lo)
+            return
         if atomic is None:
             text = f"this access races with {who} at PTX line {oline}, with no barrier " \
                    "between them"
