@@ -871,7 +871,8 @@ class RaceTracker:
             # two lanes of this instruction writing the same cell
             same = c.writer[cell] != tid
             upd = self.updates.get(pc) if self.updates else None
-            if upd is not None:
+            if upd is not None and (same.any() or (waw is not None and waw.any())
+                                    or (war is not None and war.any())):
                 waw, war, same = self._lost_update(upd, c, ins, tid, cell, size, unit, waw, w
                                                    if waw is not None else None, war,
                                                    r if war is not None else None, same)
@@ -989,6 +990,10 @@ class RaceTracker:
             several = (r != -1) & (pw != wt)          # read by another warp (or several)
             c.rwarp[cell] = wt
             several |= c.rwarp[cell] != wt           # lanes of several warps here
+            if several.all():
+                c.rwarp[cell] = pw
+                self._note_block_readers(c, tid, cell, r, pw)
+                return
             if several.any():
                 c.rwarp[cell[several]] = -5          # (every lane of those cells)
                 several = c.rwarp[cell] == -5
@@ -999,6 +1004,9 @@ class RaceTracker:
                 if not rest.any():
                     return
                 tid, cell, r = tid[rest], cell[rest], r[rest]
+            # (the others' cells hold their warp already)
+            self._note_warp_readers(c, tid, cell, r, one_warp=True)
+            return
         self._note_warp_readers(c, tid, cell, r)
 
     def _note_block_readers(self, c, tid, cell, r, pw):
@@ -1023,9 +1031,11 @@ class RaceTracker:
             c.rwarp[u] = -3
             c.rst[u] = -rows - 1
         sub = self.sub
-        sc = (-c.rst[cell] - 1) * nw + (tid >> 5) % nw
+        wt = tid >> 5
+        sc = (-c.rst[cell] - 1) * nw + wt % nw
         rs = sub.reader[sc]
-        self._note_warp_readers(sub, tid, sc, rs)
+        sub.rwarp[sc] = wt
+        self._note_warp_readers(sub, tid, sc, rs, one_warp=True)
         sub.reader[sc] = tid
         multi = (sub.reader[sc] != tid) | (rs == -2) | ((rs >= 0) & (rs != tid))
         sub.reader[sc[multi]] = -2
@@ -1066,21 +1076,27 @@ class RaceTracker:
         return [c for c in (self.words, self.bytes, self.awords, self.abytes, self.lwords,
                             self.lbytes) if c is not None]
 
-    def _note_warp_readers(self, c, tid, cell, r):
-        """:meth:`_note_readers` of one warp's record (several warps: ``rwarp`` -2)."""
-        wt = tid >> 5
+    def _note_warp_readers(self, c, tid, cell, r, one_warp=False):
+        """:meth:`_note_readers` of one warp's record (several warps: ``rwarp`` -2).
+        ``one_warp``: each cell's ``rwarp`` is already its readers' one warp, that of these
+        lanes (:meth:`_note_readers` made it so)."""
         bit = np.uint32(1) << (tid & 31).astype(np.uint32)
         fresh = r == -1
-        pw = c.rwarp[cell]
         # other lanes of this warp read the cell at an earlier clock (or at several):
         # one clock no longer describes the readers, so the cell gets one per lane
         lanes = c.rlanes[cell]
-        mix = ~fresh & (pw == wt) & (c.rst[cell] != self.g) & ((lanes & ~bit) != 0)
-        neww = np.where(fresh | (pw == wt), wt, np.int32(-2))
-        c.rlanes[cell[fresh | (pw != wt)]] = 0
-        c.rwarp[cell] = neww
-        # lanes of several warps reading one cell in this instruction
-        c.rwarp[cell[c.rwarp[cell] != neww]] = -2
+        if one_warp:
+            mix = ~fresh & (c.rst[cell] != self.g) & ((lanes & ~bit) != 0)
+            c.rlanes[cell[fresh]] = 0
+        else:
+            wt = tid >> 5
+            pw = c.rwarp[cell]
+            mix = ~fresh & (pw == wt) & (c.rst[cell] != self.g) & ((lanes & ~bit) != 0)
+            neww = np.where(fresh | (pw == wt), wt, np.int32(-2))
+            c.rlanes[cell[fresh | (pw != wt)]] = 0
+            c.rwarp[cell] = neww
+            # lanes of several warps reading one cell in this instruction
+            c.rwarp[cell[c.rwarp[cell] != neww]] = -2
         np.bitwise_or.at(c.rlanes, cell, bit)
         if mix.any():
             self._stamp_lanes(c, tid, cell, mix, lanes)
