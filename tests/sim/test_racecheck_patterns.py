@@ -184,3 +184,76 @@ def test_an_update_of_shared_memory_by_many_threads_is_one_lost_update_finding()
         assert "`s[" in f.message and "|= ...` is a read, then a separate write" in f.message
         index = f.details["index"][0]
         assert f"fix: wl.atomic_or(s, {index}, value)" in f.message, f.message
+
+
+@wl.kernel
+def normalize(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), final: int):
+    buf = wl.shared_array(128, wl.float32)
+    t = wl.thread_idx.x
+    buf[t] = x[t]
+    wl.syncthreads()
+    s = 64
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]                            # tree step
+        if s > 1 or final:
+            wl.syncthreads()
+        s //= 2
+    wl.threadfence_block()                                  # (a fence orders nothing alone)
+    y[t] = x[t] / buf[0]                                    # every thread reads the sum
+
+
+@wl.kernel
+def double_buffered(a: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32),
+                    sync: int):
+    tile = wl.shared_array((2, 64), wl.float32)
+    t = wl.thread_idx.x
+    tile[0, t] = a[t]
+    wl.syncthreads()
+    acc = 0.0
+    for k in range(4):
+        if k + 1 < 4:
+            tile[(k + 1) % 2, t] = a[(k + 1) * 64 + t]      # load the next tile
+        acc += tile[k % 2, (t + 1) % 64]                    # use this one
+        if sync:
+            wl.syncthreads()
+    out[t] = acc
+
+
+def test_a_tree_reduction_read_by_every_thread_needs_its_final_barrier():
+    """The sum's last step is thread 0's: with the final ``wl.syncthreads()`` every thread
+    reads ``buf[0]`` after it (no race, a fence in the module changes nothing); without
+    it, thread 1 reads what thread 0 wrote with nothing between (a fence alone is no
+    release pattern)."""
+    x = np.arange(1, 129, dtype=np.float32)
+    for final in (1, 0):
+        y = np.zeros(128, np.float32)
+        res = wl.launch(normalize, inputs=[x, y, final], dim=128, device="sim", checks=CHECKS)
+        np.testing.assert_allclose(y, x / x.sum(), rtol=1e-6)
+        races = _races(res)
+        if final:
+            assert races == [], [str(f) for f in races]
+            continue
+        (f,) = races
+        assert f.kind == "race_raw" and f.source_line == _line(normalize, "# every thread")
+        assert f.thread == (1, 0, 0) and f.details["other_thread"] == (0, 0, 0)
+
+
+def test_double_buffered_tiles_need_one_barrier_per_tile():
+    """Loading the next tile into the other buffer while the block reads this one needs one
+    barrier per tile (the buffer loaded next was last read before the previous one): no
+    race. With none, the loads overwrite what other threads still read, and the reads see
+    other threads' fresh loads."""
+    a = np.arange(256, dtype=np.float32)
+    want = a.reshape(4, 64)[:, (np.arange(64) + 1) % 64].sum(0)
+    for sync in (1, 0):
+        out = np.zeros(64, np.float32)
+        res = wl.launch(double_buffered, inputs=[a, out, sync], dim=64, device="sim",
+                        checks=CHECKS)
+        np.testing.assert_array_equal(out, want)
+        kinds = {(f.kind, f.source_line) for f in _races(res)}
+        if sync:
+            assert kinds == set(), kinds
+            continue
+        assert kinds == {("race_war", _line(double_buffered, "# load the next")),
+                         ("race_raw", _line(double_buffered, "# use this one"))}, kinds
