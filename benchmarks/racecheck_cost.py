@@ -2,6 +2,7 @@
 
     python benchmarks/racecheck_cost.py            # 5 interleaved runs per kernel
     python benchmarks/racecheck_cost.py --reps 3 --init
+    python benchmarks/racecheck_cost.py --case fenced   # the kernels whose name has it
 
 Each repetition runs the launch with ``checks=("memcheck", "barrier")`` and then with
 racecheck added (and initcheck, ``--init``), one after the other, so a noisy machine
@@ -10,8 +11,9 @@ per-repetition ratios. Kernels: the corpus's block_sum, transpose_padded,
 matmul_tiled, block_scan and histogram at sizes of about a second, a tree sum whose
 last warp synchronises with ``wl.syncwarp`` (racecheck's warp-sync clocks), a sum whose
 last warp to count in (``wl.atomic_add``) reads the others' partials after fences
-(racecheck's release/acquire rows) and a kernel of 1-byte shared accesses (racecheck's
-per-byte records). docs/architecture.md
+(racecheck's release/acquire rows), the same with a table every warp reads (racecheck's
+per-warp records of a cell read by several warps) and a kernel of 1-byte shared accesses
+(racecheck's per-byte records). docs/architecture.md
 quotes the table.
 """
 
@@ -83,6 +85,35 @@ def sum_last_warp(x: wl.array(dtype=wl.float32), partial: wl.array(dtype=wl.floa
 
 
 @wl.kernel
+def table_last_warp(x: wl.array(dtype=wl.float32), partial: wl.array(dtype=wl.float32),
+                    n: int):
+    tab = wl.shared_array(256, wl.float32)
+    part = wl.shared_array(8, wl.float32)
+    count = wl.shared_array(1, wl.int32)
+    t = wl.thread_idx.x
+    i = wl.block_idx.x * 256 + t
+    tab[t] = x[i] if i < n else 0.0
+    if t < 8:
+        part[t] = 0.0
+    if t == 0:
+        count[0] = 0
+    wl.syncthreads()
+    s = 0.0
+    for k in range(8):
+        s += tab[(t + 33 * k) % 256]                # each cell read by several warps
+    wl.atomic_add(part, t // 32, s)
+    wl.syncwarp()
+    if t % 32 == 0:
+        wl.threadfence_block()                      # release: the warp's adds
+        if wl.atomic_add(count, 0, 1) == 7:
+            wl.threadfence_block()                  # acquire: every warp's
+            total = 0.0
+            for w in range(8):
+                total += part[w]
+            partial[wl.block_idx.x] = total
+
+
+@wl.kernel
 def byte_flags(x: wl.array(dtype=wl.int32), out: wl.array(dtype=wl.int32), n: int):
     f = wl.shared_array(256, wl.uint8)
     t = wl.thread_idx.x
@@ -119,6 +150,9 @@ CASES = {
     "fenced last-warp sum (2^19)": lambda: (sum_last_warp, [
         rng("l").standard_normal(1 << 19).astype(f32), np.zeros(1 << 11, f32), 1 << 19],
         _blocks(1 << 19)),
+    "fenced table reads (2^19)": lambda: (table_last_warp, [
+        rng("r").standard_normal(1 << 19).astype(f32), np.zeros(1 << 11, f32), 1 << 19],
+        _blocks(1 << 19)),
     "uint8 shared flags (2^19)": lambda: (byte_flags, [
         rng("f").integers(-5, 5, 1 << 19).astype(i32), np.zeros(1 << 19, i32), 1 << 19],
         _blocks(1 << 19)),
@@ -140,11 +174,14 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--init", action="store_true", help="add initcheck to the 'on' runs")
+    ap.add_argument("--case", default="", help="only the kernels whose name has this text")
     a = ap.parse_args(argv)
     off = ("memcheck", "barrier")
     on = ("memcheck", "racecheck", "barrier") + (("initcheck",) if a.init else ())
     print(f"{'kernel':28s} {'off s':>7s} {'on ÷ off':>9s}")
     for name, case in CASES.items():
+        if a.case not in name:
+            continue
         _seconds(case, off), _seconds(case, on)          # compile, warm up
         offs, ratios = [], []
         for _ in range(a.reps):

@@ -481,7 +481,7 @@ def test_release_store_and_acquire_load_synchronize_without_fences(store, load):
 
 
 @wl.kernel
-def reuse_after_all_done(out: wl.array(dtype=wl.int32)):
+def reuse_after_all_done(out: wl.array(dtype=wl.int32), unfenced: int):
     t = wl.thread_idx.x
     s = wl.shared_array(2, wl.int32)
     if t == 0:
@@ -490,7 +490,8 @@ def reuse_after_all_done(out: wl.array(dtype=wl.int32)):
     wl.syncthreads()
     if t >= 32 and t % 32 == 0:
         out[t // 32] = s[0]                                 # three warps consume
-        wl.threadfence_block()
+        if t // 32 != unfenced:
+            wl.threadfence_block()
         wl.atomic_add(s, 1, 1)                              # and count themselves done
     if t == 0:
         while wl.atomic_load(s, 1) < 3:
@@ -499,16 +500,25 @@ def reuse_after_all_done(out: wl.array(dtype=wl.int32)):
         s[0] = 6                                            # then thread 0 overwrites
 
 
-@pytest.mark.xfail(strict=True, reason="racecheck keeps one reader warp per cell: readers "
-                   "of several warps are not ordered by release/acquire")
 def test_a_buffer_read_by_several_warps_and_reused_after_their_releases_is_no_race():
     """Each consumer warp's release (fence, then its add) is observed by thread 0's
     acquire through the chain of adds, so all three reads happen before the overwrite
-    (PTX ISA "Release and Acquire Patterns", observation order). racecheck keeps the
-    readers of a cell as one warp with per-lane clocks, or "several threads"; the reads
-    of three warps are the latter and are not ordered by the releases: a known false
-    positive (write-after-read at the overwrite), the test flips when fixed."""
-    out = np.zeros(4, np.int32)
-    res = wl.launch(reuse_after_all_done, inputs=[out], dim=128, device="sim", checks=CHECKS)
-    assert (out[1:] == 5).all()
-    assert _races(res) == []
+    (PTX ISA "Release and Acquire Patterns", observation order): no race. The reads of
+    one cell by several warps are kept per warp, so each warp's are checked against what
+    thread 0 acquired. When warp 2 adds without its fence, its read is not ordered before
+    the overwrite: a write-after-read race against thread 64 (the reader it names)."""
+    for unfenced in (0, 2):
+        out = np.zeros(4, np.int32)
+        res = wl.launch(reuse_after_all_done, inputs=[out, unfenced], dim=128,
+                        device="sim", checks=CHECKS)
+        assert (out[1:] == 5).all()
+        races = _races(res)
+        if not unfenced:
+            assert races == [], [str(f) for f in races]
+            continue
+        (f,) = races
+        assert f.kind == "race_war" and f.thread == (0, 0, 0)
+        assert f.source_line == _line(reuse_after_all_done, "# then thread 0 overwrites")
+        assert f.details["other_thread"] == (64, 0, 0), str(f)
+        assert f.details["other_source_line"] == _line(reuse_after_all_done,
+                                                       "# three warps consume")

@@ -7,7 +7,8 @@ wrote the kernel: a shared variable as its Python array and line, an access
 outside an array argument as that array's element index (``x[100] is past the
 end of x (100 elements)``), a race or uninitialized read of whole elements of a
 shared array as the element (``buf[63]``) and a race's other access by its Python
-line and text, a trap with the line its thread printed, and a
+line and text, a lost update of a shared element with its atomic (``wl.atomic_or(s, 3,
+value)``), a trap with the line its thread printed, and a
 warp-sync or initcheck finding caused by the entry guard of a ``dim=`` launch
 with a partial last block with that cause and the fix. ``details`` keep the
 simulator's own terms (PTX symbol, byte offset). The simulator records in
@@ -131,6 +132,8 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
             f = _shared_byte_finding(f, ck, shared_arrays())
         if f.kind.startswith("race_") and f.details.get("other_ptx_line"):
             f = _other_access_line(f, ck)
+        if f.kind == "race_waw" and f.details.get("fix") and f.details.get("array"):
+            f = _shared_update_finding(f, ck)
         if "shared variable" in f.message or DYNAMIC_SHARED in f.message:
             f = dataclasses.replace(f, message=name_shared_arrays(f.message, shared_arrays()))
         said = f.details.get("printed") if f.kind == "trap" else None
@@ -284,22 +287,12 @@ def _conflict_finding(f, places):
                 f"update is kept where {k} were made")
     op = d.get("update_op")
     if d.get("read_ptx_line") is not None:
-        update = (f"{element} {_UPDATE_SYMBOL[op]}= ..." if op in _UPDATE_SYMBOL else
-                  f"{element} = {op}({element}, ...)" if op else f"{element} += ...")
         text += (f"; each thread read {element} before any wrote it, so the other threads' "
-                 f"updates are lost: a data race (`{update}` is a read, then a separate "
-                 "write, not one atomic update)")
+                 f"updates are lost: a data race (`{_update_said(element, op)}` is a read, "
+                 "then a separate write, not one atomic update)")
     if more:
         text += f"; {more} other element{'s' * (more > 1)} of {name} too"
-    if op:
-        # (update_op is found only for a read-modify-write: the atomic of its operation)
-        combine = (f"wl.atomic_{op}({name}, {said}, value), which does the update in one "
-                   "step, or a reduction (each thread combines into a register or its own "
-                   "element, then one thread or one atomic per block combines them)")
-    else:
-        combine = (f"wl.atomic_add({name}, {said}, value) for a sum (wl.atomic_max/min/... "
-                   "likewise), or a reduction (each thread adds into a register or its own "
-                   "element, then one thread or one atomic per block combines them)")
+    combine = _atomic_fix(name, said, op)
     if d.get("read_ptx_line") is None and d.get("values", 2) > 1:
         # a plain store, no read-modify-write: most often an index that is not one
         # element per thread (a forgotten block offset, swapped row and column)
@@ -311,6 +304,53 @@ def _conflict_finding(f, places):
         text += f"; fix: {combine}"
     return dataclasses.replace(f, message=text,
                                details={**d, "array": name, "index": index})
+
+
+def _update_said(element: str, op) -> str:
+    """The update ``x op= ...`` of ``element`` as the user wrote it (``h[0] |= ...``), from
+    its PTX operation ``op`` (store_conflicts' ``update_op``; None: a sum is assumed)."""
+    return (f"{element} {_UPDATE_SYMBOL[op]}= ..." if op in _UPDATE_SYMBOL else
+            f"{element} = {op}({element}, ...)" if op else f"{element} += ...")
+
+
+def _atomic_fix(name: str, said: str, op) -> str:
+    """The fix of lost updates of element ``said`` (its index as written) of array ``name``:
+    the atomic of their operation ``op`` (None: ``wl.atomic_add`` for a sum), or a
+    reduction."""
+    if op:
+        # (update_op is found only for a read-modify-write: the atomic of its operation)
+        return (f"wl.atomic_{op}({name}, {said}, value), which does the update in one "
+                "step, or a reduction (each thread combines into a register or its own "
+                "element, then one thread or one atomic per block combines them)")
+    return (f"wl.atomic_add({name}, {said}, value) for a sum (wl.atomic_max/min/... "
+            "likewise), or a reduction (each thread adds into a register or its own "
+            "element, then one thread or one atomic per block combines them)")
+
+
+def _shared_update_finding(f, ck):
+    """A racecheck lost-update finding ``f`` (``s[k] |= bit`` by several threads of a block:
+    :meth:`~warp_lab.sim.checks.RaceTracker._lost_update`) about a whole element of a shared
+    array said as the user wrote it: the element read, the update (`` `s[0] |= ...` is a
+    read, then a separate write``) and the atomic that fixes it (``wl.atomic_or(s, 0,
+    value)``), as :func:`_conflict_finding` says a global one. Replaces the phrases the
+    simulator recorded (``details["read"]``, ``"update"``, ``"fix"``)."""
+    d = f.details
+    index = d["index"]
+    said = str(index[0]) if len(index) == 1 else f"({', '.join(map(str, index))})"
+    element = f"{d['array']}[{', '.join(map(str, index))}]"
+    read = f"this thread's read of {element}"
+    key = ck.line_map.python_line_of_ptx(int(d["read_ptx_line"]))
+    if key and key != f.source_line:
+        read += f" at line {line_label(ck, key)}"
+    message = f.message
+    for phrase, text in ((d.get("read"), read),
+                         (d["update"], f"a data race: `{_update_said(element, d.get('update_op'))}`"
+                                       " is a read, then a separate write, not one atomic "
+                                       "update"),
+                         (d["fix"], _atomic_fix(d["array"], said, d.get("update_op")))):
+        if phrase:
+            message = message.replace(phrase, text, 1)
+    return dataclasses.replace(f, message=message)
 
 
 def inside_index(offset: int, size: int, itemsize: int, shape: tuple, strides: tuple):

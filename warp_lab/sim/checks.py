@@ -8,7 +8,11 @@ byte (read-after-write, write-after-write) or another thread read it
 resets the block's records. This is the hazard definition of
 compute-sanitizer's racecheck tool (CUDA Compute Sanitizer documentation,
 "Racecheck Tool"). Each (kind, line pair) is reported once, with both threads
-and both PTX lines.
+and both PTX lines. A read-modify-write update of a cell by several threads (``s[k] |=
+bit``: :func:`~warp_lab.sim.store_conflicts.shared_updates`) is reported once per store,
+as a lost update (``race_waw``) with the atomic that does it in one step, instead of as
+its write-after-read, write-after-write and read-after-write hazards (as memcheck's
+``global_conflict`` says it for global memory).
 
 Atomics (``atom``/``red`` on shared memory, generic ones that land there) and
 strong ``ld``/``st`` (``.relaxed``/``.acquire``/``.release``/``.volatile``:
@@ -48,12 +52,18 @@ next acquire fence); a strong write puts its thread's ``rel`` on the location (a
 adds it to what is there, lane by lane in the simulator's order; a store replaces it), a
 strong read takes it. The flag may be in shared or global memory (``sync_access``, called
 for strong accesses of every space); only threads of one block count (racecheck checks
-shared memory). The scope of the fences is not checked (every scope includes the threads
-of a block). A release hands on what warp syncs ordered before it. Not modelled: ordering
-through ``fence.sc`` order alone (two ``fence.sc`` with no flag observed between them: the
-order is the run's choice, so a kernel relying on it races in another run), what a thread
-acquired being handed to the lanes it then syncs with by ``__syncwarp`` (reported: a false
-positive), and a *plain* write of a flag (it races with the strong accesses of it anyway).
+shared memory). The readers of a cell are then kept per warp once several warps read it
+(a row of ``sub``: one record per warp of the block, each as one warp's readers are kept,
+below), so a buffer read by three warps and overwritten after each one's release is no
+race, and a write is checked against each warp's readers (the race names one of them).
+The scope of the fences is not checked (every scope includes the threads of a block). A
+release hands on what warp syncs ordered before it, and a warp sync what its lanes
+acquired to the lanes it syncs them with (lane 0 spins on a flag and fences,
+``__syncwarp()``, every lane reads the data: each lane's ``hb`` row becomes the maximum of
+its group's). Not modelled: ordering through ``fence.sc`` order alone (two ``fence.sc``
+with no flag observed between them: the order is the run's choice, so a kernel relying on
+it races in another run), and a *plain* write of a flag (it races with the strong accesses
+of it anyway).
 A fence after the flag's store or before the flag's load is no release (acquire) pattern:
 the data accesses race.
 
@@ -91,6 +101,7 @@ import numpy as np
 from warp_lab.sim.initcheck import variable_at
 from warp_lab.sim.provenance import address_variable
 from warp_lab.sim.ptx import cached_on, type_dtype
+from warp_lab.sim.store_conflicts import shared_updates
 
 __all__ = ["RaceTracker", "has_warp_sync", "bookkeeping_per_byte"]
 
@@ -203,9 +214,11 @@ class _Cells:
     With ``bar.warp.sync`` (``ws``): ``wst`` the clock at the last write; ``rst`` the
     readers' clock (``>= 0``: all read at it; ``-(row + 1)``: per lane, row ``row`` of
     the tracker's ``rtab``); ``rwarp`` the readers' warp (``-2`` several); ``rlanes``
-    their lanes (bit per lane). ``readers_only``: no writer fields (the record of the
-    atomic and strong accesses since the last plain write, kept as "readers" because
-    they are no hazard to each other).
+    their lanes (bit per lane); with release/acquire synchronization a cell read by several
+    warps has ``rwarp`` -3 and ``rst`` ``-(row + 1)``, row ``row`` of the tracker's
+    ``sub`` (these records, one per warp of the block). ``readers_only``: no writer
+    fields (the record of the atomic and strong accesses since the last plain write, kept
+    as "readers" because they are no hazard to each other).
     """
 
     def __init__(self, n: int, ws: bool, readers_only: bool = False):
@@ -272,6 +285,7 @@ class RaceTracker:
             if has_strong_load(m.mod) else None
         self.lbytes = None
         self.split = None       # per word: its records are in ``bytes`` (bool)
+        self.splitting = None   # the words being split now (int64), while their records copy
         self.any_split = False  # whether a word may be split (False: none is)
         # whether any access wrote / read since every record was last forgotten: while
         # not, every writer / reader is -1 and the access needs no check against them
@@ -279,11 +293,20 @@ class RaceTracker:
         self.atomic = False     # whether an atomic or strong access was recorded since then
         self.sload = False      # whether a strong load was recorded since then
         self.base = self.tids = None    # per batch thread: its block's first byte; itself
+        # read-modify-write updates (s[k] |= bit): store pc -> (load, op); load pc -> store pc
+        self.updates = shared_updates(m.mod)
+        self.update_loads = {ld.pc: pc for pc, (ld, _) in self.updates.items()}
         if self.ws:
             self.g = 0                                    # warp syncs so far (a clock)
             self.seen = np.zeros((m.T, 32), np.int32)     # last sync of thread t with lane j
             self.rtab = np.zeros((0, 32), np.int32)       # per-lane read clocks, by row
             self.nrows = 0                                # rows of rtab in use
+        if self.fs:
+            # readers of several warps of a cell: a row of ``sub`` per cell, one record per
+            # warp of the block (a cell's ``rst`` is ``-(row + 1)``, its ``rwarp`` -3)
+            self.nw = m.bs_pad // 32
+            self.sub = _Cells(0, True, True)
+            self.nsub = 0                                 # rows of sub in use
 
     def warp_sync(self, lanes, membermask):
         """Lanes ``lanes`` (bool ``(T,)``, ``None`` all) execute ``bar.warp.sync`` together
@@ -319,12 +342,15 @@ class RaceTracker:
         rows = np.maximum(rows, self.seen[idx])
         rows[sel] = self.g
         self.seen[idx] = rows
+        self._warp_sync_hb(idx, together)
 
     def _warp_sync_one_mask(self, idx, bits, mm):
         """:meth:`warp_sync` of lanes ``idx`` when they all give mask ``mm``: one group per
         warp (``bits``: its lanes here), the lanes ``bits & mm`` together."""
         tog = bits & mm
         wi = idx >> 5
+        if self.hb is not None:
+            self._warp_sync_hb(idx, tog[wi])
         full = tog[wi] == np.uint32(0xFFFFFFFF)
         # a whole warp together: each lane is ordered after every access of all 32
         if full.all():
@@ -339,6 +365,33 @@ class RaceTracker:
         gi = np.searchsorted(wp, li >> 5)
         rows = np.maximum(learned[gi], self.seen[li])
         self.seen[li] = np.where(tb[gi], np.int32(self.g), rows)
+
+    def _warp_sync_hb(self, idx, together):
+        """Hand what lanes ``idx`` learned through release/acquire synchronization (their
+        ``hb`` rows) to the lanes they execute a warp sync with (``together``: uint32 per lane
+        of ``idx``, the lanes of its warp with it): happens-before is transitive, so what lane
+        0 acquired before a ``__syncwarp`` is ordered before what the other lanes do after it
+        (CUDA Programming Guide ``__syncwarp()``: memory ordering among the participating
+        threads). Each group (a warp's lanes with one mask) gets the maximum of its lanes'
+        rows; lanes of groups in which no lane has a row are left alone."""
+        if self.hb is None or not self.nsync:
+            return
+        has = self.row[idx] >= 0
+        if not has.any():
+            return
+        key = (idx.astype(np.int64) >> 5 << 32) | together.astype(np.int64)
+        _, inv = np.unique(key, return_inverse=True)
+        inv = inv.reshape(-1)
+        busy = np.zeros(inv.max() + 1, bool)
+        busy[inv[has]] = True
+        sel = busy[inv]
+        lanes, g = idx[sel], inv[sel]
+        order = np.argsort(g, kind="stable")
+        lanes, g = lanes[order], g[order]
+        r = self._rows_of(lanes)                       # (the tables may grow: fetch after)
+        cut = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        merged = np.maximum.reduceat(self.hb[r], cut, axis=0)
+        self.hb[r] = merged[np.repeat(np.arange(cut.size), np.diff(np.r_[cut, g.size]))]
 
     # ------------------------------------------------ release/acquire through fences
 
@@ -531,7 +584,23 @@ class RaceTracker:
     def _readers_ordered(self, c, tid, cell):
         """Whether every reader of ``cell`` (records ``c``) since the last write is ordered
         before ``tid``: each reader lane's last read clock against ``tid``'s last sync with
-        that lane."""
+        that lane, and, for a cell read by several warps, each warp's readers so."""
+        if self.fs and self.nsub:
+            blk = c.rwarp[cell] == -3
+            if blk.any():
+                done = np.zeros(cell.size, bool)
+                rest = ~blk
+                if rest.any():
+                    done[rest] = self._readers_ordered(c, tid[rest], cell[rest])
+                nw = self.nw
+                rows = np.clip(-c.rst[cell[blk]] - 1, 0, self.nsub - 1)
+                sc = (rows[:, None] * nw + np.arange(nw)).reshape(-1)
+                tb = np.repeat(tid[blk], nw)
+                ok = self.sub.reader[sc] == -1
+                if not ok.all():
+                    ok[~ok] = self._readers_ordered(self.sub, tb[~ok], sc[~ok])
+                done[blk] = ok.reshape(-1, nw).all(1)
+                return done
         st = c.rst[cell]
         many = st < 0
         if many.any():
@@ -572,6 +641,8 @@ class RaceTracker:
                     c.rst.fill(0)
             if self.ws:
                 self.nrows = 0
+            if self.fs:
+                self.nsub = 0
             if self.any_split:
                 self.split.fill(False)
                 self.any_split = False
@@ -658,17 +729,39 @@ class RaceTracker:
             self.split[w] = True
             self.any_split = True
             return
+        # (while copying, both the words' and their bytes' records are current: rows made
+        # for the bytes of one record must not drop those of another's)
+        self.splitting = w
         self._copy_to_bytes(self.words, self.bytes, w)
         if self.atomic:
             self._copy_to_bytes(self.awords, self.abytes, w)
         if self.sload:
             self._copy_to_bytes(self.lwords, self.lbytes, w)
+        self.splitting = None
         self.split[w] = True
         self.any_split = True
 
+    def _current(self, c, cells):
+        """Whether the records of ``cells`` of ``c`` are the ones in use (bool per cell): a
+        split word's records are its bytes', a whole word's bytes are stale (for the row
+        tables' clean-ups, :meth:`_rows` and :meth:`_sub_rows`)."""
+        if self.split is None:
+            return np.ones(cells.size, bool)
+        words = c.reader.size == self.split.size
+        ok = ~self.split[cells] if words else self.split[cells >> 2]
+        if self.splitting is not None:
+            ok |= np.isin(cells if words else cells >> 2, self.splitting)
+        return ok
+
     def _copy_to_bytes(self, wc, bc, w):
         """Copy records ``wc`` of distinct words ``w`` to their bytes' records ``bc``."""
-        rows = None
+        rows = blk = None
+        if self.fs and self.nsub:
+            several = (wc.rwarp[w] == -3) & (wc.reader[w] != -1)
+            if several.any():
+                # read by several warps: each byte gets its own copy of its word's row
+                blk = w[several]
+                brows = self._sub_rows(4 * blk.size)    # (may renumber the words' rows)
         if self.ws:
             row = (wc.rst[w] < 0) & (wc.reader[w] != -1) & (wc.rwarp[w] >= 0)
             if row.any():
@@ -686,6 +779,24 @@ class RaceTracker:
                 bw = b.reshape(-1, 4)[row].reshape(-1)
                 self.rtab[rows] = np.repeat(self.rtab[-wc.rst[w[row]] - 1], 4, axis=0)
                 bc.rst[bw] = -rows - 1
+        if blk is not None:
+            self._copy_sub_rows(np.repeat(-wc.rst[blk] - 1, 4), brows)
+            bc.rst[(blk[:, None] * 4 + np.arange(4)).reshape(-1)] = -brows - 1
+
+    def _copy_sub_rows(self, src, dst):
+        """Copy rows ``src`` of ``sub`` to rows ``dst`` (int32 arrays of equal length), with
+        a copy of each per-lane row of ``rtab`` they hold."""
+        nw, sub = self.nw, self.sub
+        s = (src[:, None] * nw + np.arange(nw)).reshape(-1)
+        d = (dst[:, None] * nw + np.arange(nw)).reshape(-1)
+        for f in sub.fields:
+            getattr(sub, f)[d] = getattr(sub, f)[s]
+        own = d[(sub.rst[d] < 0) & (sub.reader[d] != -1) & (sub.rwarp[d] >= 0)]
+        if own.size:
+            rows = self._rows(own.size)                 # (may renumber the rows they hold)
+            sub = self.sub
+            self.rtab[rows] = self.rtab[-sub.rst[own] - 1]
+            sub.rst[own] = -rows - 1
 
     def _writer_hazard(self, c, tid, cell):
         """(writer, hazard): the last writer of each ``cell`` in records ``c`` and whether it
@@ -703,7 +814,22 @@ class RaceTracker:
         hz = (r == -2) | ((r >= 0) & (r != tid))
         if self.ws and hz.any():
             hz &= ~self._readers_ordered(c, tid, cell)
+            k = int(np.argmax(hz))
+            if hz[k] and self.fs and c.rwarp[cell[k]] == -3:
+                # (the lane _report_first reports: name a reader it races with)
+                r = r.copy()
+                r[k] = self._unordered_reader(c, tid[k], cell[k])
         return r, hz
+
+    def _unordered_reader(self, c, t, cell):
+        """A reader of ``cell`` (records ``c``, read by several warps) that no warp sync or
+        release/acquire orders before thread ``t``: the one reader of the first warp with
+        one, else -2 (several lanes of it)."""
+        nw = self.nw
+        sc = (-int(c.rst[cell]) - 1) * nw + np.arange(nw)
+        sc = sc[self.sub.reader[sc] != -1]
+        bad = sc[~self._readers_ordered(self.sub, np.full(sc.size, t, np.int32), sc)]
+        return int(self.sub.reader[bad[0]]) if bad.size else -2
 
     def _access(self, c, a, ld, unit, ins, cell, tid, size, is_write):
         """Check and record a plain access of ``cell`` (int64 indices into records ``c`` of
@@ -744,6 +870,12 @@ class RaceTracker:
             c.writer[cell] = tid
             # two lanes of this instruction writing the same cell
             same = c.writer[cell] != tid
+            upd = self.updates.get(pc) if self.updates else None
+            if upd is not None and (same.any() or (waw is not None and waw.any())
+                                    or (war is not None and war.any())):
+                waw, war, same = self._lost_update(upd, c, ins, tid, cell, size, unit, waw, w
+                                                   if waw is not None else None, war,
+                                                   r if war is not None else None, same)
             if waw is not None and waw.any():
                 self._report_first(waw, "race_waw", "write-after-write", ins, tid, w, c.wpc,
                                    cell, size, unit)
@@ -761,11 +893,43 @@ class RaceTracker:
         else:
             if self.wrote:
                 w, raw = self._writer_hazard(c, tid, cell)
+                if raw.any() and pc in self.update_loads:
+                    # the load of an update after the same update by another thread: its
+                    # store finds the race (write-after-write) and reports the lost update
+                    raw &= c.wpc[cell] != self.update_loads[pc]
                 if raw.any():
                     self._report_first(raw, "race_raw", "read-after-write", ins, tid, w, c.wpc,
                                        cell, size, unit)
             self._add_readers(c, tid, cell, pc, self.read)
             self.read = True
+
+    def _lost_update(self, upd, c, ins, tid, cell, size, unit, waw, w, war, r, same):
+        """Report the hazards of update store ``ins`` (``upd``: its load and operation,
+        :func:`~warp_lab.sim.store_conflicts.shared_updates`) that are another thread's
+        update of the same cell (a write by this store, a read by its load, another lane
+        of this execution) as one lost update; returns ``waw``, ``war`` and ``same`` (bool
+        per cell, or None) without them, for :meth:`_access` to report the others."""
+        load, op = upd
+        lost = same.copy()
+        other = np.where(same, c.writer[cell], -1)
+        opc = np.full(cell.size, ins.pc)
+        if war is not None:
+            mine = war & (c.rpc[cell] == load.pc)
+            other = np.where(mine & ~lost, r, other)
+            opc[mine & ~lost] = load.pc
+            lost |= mine
+            war = war & ~mine
+        if waw is not None:
+            mine = waw & (c.wpc[cell] == ins.pc)
+            other = np.where(mine & ~lost, w, other)
+            lost |= mine
+            waw = waw & ~mine
+        if lost.any():
+            k = int(np.argmax(lost))
+            o = int(other[k])
+            self._report("race_waw", "write-after-write", ins, int(tid[k]), o if o >= 0 else -1,
+                         int(opc[k]), cell, k, size, unit, update=upd)
+        return waw, war, np.zeros_like(same)
 
     def _add_readers(self, c, tid, cell, pc, any_readers):
         """Record threads ``tid`` as readers of ``cell`` (records ``c``; ``any_readers``:
@@ -818,20 +982,121 @@ class RaceTracker:
 
     def _note_readers(self, c, tid, cell, r):
         """Add readers ``tid`` of ``cell`` (previous reader field ``r``) to the readers' warp
-        and lanes, stamped with the current clock."""
+        and lanes, stamped with the current clock; with release/acquire synchronization, a
+        cell read by several warps keeps a record per warp (:meth:`_note_block_readers`)."""
+        if self.fs:
+            wt = tid >> 5
+            pw = c.rwarp[cell]
+            several = (r != -1) & (pw != wt)          # read by another warp (or several)
+            c.rwarp[cell] = wt
+            several |= c.rwarp[cell] != wt           # lanes of several warps here
+            if several.all():
+                c.rwarp[cell] = pw
+                self._note_block_readers(c, tid, cell, r, pw)
+                return
+            if several.any():
+                c.rwarp[cell[several]] = -5          # (every lane of those cells)
+                several = c.rwarp[cell] == -5
+                c.rwarp[cell[several]] = pw[several]
+                self._note_block_readers(c, tid[several], cell[several], r[several],
+                                         pw[several])
+                rest = ~several
+                if not rest.any():
+                    return
+                tid, cell, r = tid[rest], cell[rest], r[rest]
+            # (the others' cells hold their warp already)
+            self._note_warp_readers(c, tid, cell, r, one_warp=True)
+            return
+        self._note_warp_readers(c, tid, cell, r)
+
+    def _note_block_readers(self, c, tid, cell, r, pw):
+        """Add readers ``tid`` of ``cell`` read by several warps (previous reader field
+        ``r``, readers' warp ``pw``) to the record of their warp in the cell's row of
+        ``sub``, made from the cell's one-warp record when it has none: a write is then
+        checked against each warp's readers as against one warp's (exact: per lane)."""
+        nw = self.nw
+        new = ~((r != -1) & (pw == -3))
+        if new.any():
+            u, first = np.unique(cell[new], return_index=True)
+            rows = self._sub_rows(u.size)           # (may renumber and grow sub)
+            sub = self.sub
+            ru, pu = r[new][first], pw[new][first]
+            had = (ru != -1) & (pu >= 0)
+            if had.any():
+                # the readers so far (one warp) become their warp's record
+                sc = rows[had] * nw + pu[had] % nw
+                uh = u[had]
+                for f in sub.fields:
+                    getattr(sub, f)[sc] = getattr(c, f)[uh]
+            c.rwarp[u] = -3
+            c.rst[u] = -rows - 1
+        sub = self.sub
         wt = tid >> 5
+        sc = (-c.rst[cell] - 1) * nw + wt % nw
+        rs = sub.reader[sc]
+        sub.rwarp[sc] = wt
+        self._note_warp_readers(sub, tid, sc, rs, one_warp=True)
+        sub.reader[sc] = tid
+        multi = (sub.reader[sc] != tid) | (rs == -2) | ((rs >= 0) & (rs != tid))
+        sub.reader[sc[multi]] = -2
+
+    def _sub_rows(self, k):
+        """``k`` free rows of ``sub`` (int32 indices), their records empty; drops the rows
+        of cells whose readers were forgotten first (as :meth:`_rows`)."""
+        sub, nw = self.sub, self.nw
+        if (self.nsub + k) * nw > len(sub.reader):
+            lives = []
+            for c in self._all_cells():
+                live = np.flatnonzero((c.rwarp == -3) & (c.rst < 0))
+                keep = c.reader[live] != -1
+                keep &= self._current(c, live)
+                dead = live[~keep]
+                c.rst[dead], c.rwarp[dead] = 0, -1
+                lives.append((c, live[keep]))
+            n = sum(len(live) for _, live in lives)
+            cap = max(16, 2 * (n + k)) * nw
+            grown = _Cells(cap, True, True)
+            at = 0
+            for c, live in lives:
+                src = ((-c.rst[live] - 1)[:, None] * nw + np.arange(nw)).reshape(-1)
+                dst = np.arange(at * nw, (at + len(live)) * nw)
+                for f in sub.fields:
+                    getattr(grown, f)[dst] = getattr(sub, f)[src]
+                c.rst[live] = -np.arange(at + 1, at + len(live) + 1, dtype=np.int32)
+                at += len(live)
+            self.sub, self.nsub = grown, n
+            sub = grown
+        rows = np.arange(self.nsub, self.nsub + k, dtype=np.int32)
+        sub.reader[self.nsub * nw:(self.nsub + k) * nw] = -1
+        self.nsub += k
+        return rows
+
+    def _all_cells(self):
+        """The records in use (words, bytes, and those of atomic and strong accesses)."""
+        return [c for c in (self.words, self.bytes, self.awords, self.abytes, self.lwords,
+                            self.lbytes) if c is not None]
+
+    def _note_warp_readers(self, c, tid, cell, r, one_warp=False):
+        """:meth:`_note_readers` of one warp's record (several warps: ``rwarp`` -2).
+        ``one_warp``: each cell's ``rwarp`` is already its readers' one warp, that of these
+        lanes (:meth:`_note_readers` made it so)."""
         bit = np.uint32(1) << (tid & 31).astype(np.uint32)
         fresh = r == -1
-        pw = c.rwarp[cell]
         # other lanes of this warp read the cell at an earlier clock (or at several):
         # one clock no longer describes the readers, so the cell gets one per lane
         lanes = c.rlanes[cell]
-        mix = ~fresh & (pw == wt) & (c.rst[cell] != self.g) & ((lanes & ~bit) != 0)
-        neww = np.where(fresh | (pw == wt), wt, np.int32(-2))
-        c.rlanes[cell[fresh | (pw != wt)]] = 0
-        c.rwarp[cell] = neww
-        # lanes of several warps reading one cell in this instruction
-        c.rwarp[cell[c.rwarp[cell] != neww]] = -2
+        if one_warp:
+            mix = ~fresh & (c.rst[cell] != self.g) & ((lanes & ~bit) != 0)
+            c.rlanes[cell[fresh]] = 0
+        else:
+            wt = tid >> 5
+            pw = c.rwarp[cell]
+            mix = ~fresh & (pw == wt) & (c.rst[cell] != self.g) & ((lanes & ~bit) != 0)
+            neww = np.where(fresh | (pw == wt), wt, np.int32(-2))
+            c.rlanes[cell[fresh | (pw != wt)]] = 0
+            c.rwarp[cell] = neww
+            # lanes of several warps reading one cell in this instruction
+            c.rwarp[cell[c.rwarp[cell] != neww]] = -2
         np.bitwise_or.at(c.rlanes, cell, bit)
         if mix.any():
             self._stamp_lanes(c, tid, cell, mix, lanes)
@@ -866,17 +1131,18 @@ class RaceTracker:
         split into bytes) first."""
         if self.nrows + k > len(self.rtab):
             lives = []
-            for c in (self.words, self.bytes, self.awords, self.abytes, self.lwords,
-                      self.lbytes):
-                if c is None:
-                    continue
-                st = c.rst
+            if self.fs and self.nsub:
+                # the warps' records of cells read by several warps (rows in use)
+                st = self.sub.rst[:self.nsub * self.nw]
                 live = np.flatnonzero(st < 0)
+                keep = (self.sub.reader[live] != -1) & (self.sub.rwarp[live] >= 0)
+                st[live[~keep]] = 0
+                lives.append((st, live[keep]))
+            for c in self._all_cells():
+                st = c.rst
+                live = np.flatnonzero((st < 0) & (c.rwarp != -3))
                 keep = (c.reader[live] != -1) & (c.rwarp[live] >= 0)
-                if self.split is not None:
-                    # a split word's records are its bytes'; a whole word's bytes are stale
-                    keep &= ~self.split[live] if c.reader.size == self.split.size \
-                        else self.split[live >> 2]
+                keep &= self._current(c, live)
                 st[live[~keep]] = 0
                 lives.append((st, live[keep]))
             n = sum(len(live) for _, live in lives)
@@ -903,7 +1169,8 @@ class RaceTracker:
         self._report(kind, what, ins, int(tid[k]), o if o >= 0 else -1,
                      int(other_pc[cells[k]]), cells, k, size, unit, atomic=atomic)
 
-    def _report(self, kind, what, ins, t, other, other_pc, cells, k, size, unit, atomic=None):
+    def _report(self, kind, what, ins, t, other, other_pc, cells, k, size, unit, atomic=None,
+                update=None):
         """Record a ``kind`` hazard at cell ``cells[k]`` (of ``unit`` bytes, flat, of this
         batch) of the access of ``size`` bytes per lane whose cells are ``cells``, by
         thread ``t``, against thread ``other`` (-1: several) at instruction ``other_pc``.
@@ -911,7 +1178,10 @@ class RaceTracker:
         the access's first byte. ``atomic``: ``"this"`` (this access is the atomic or
         strong one, the other plain), ``"other"`` (the other one is), or None (both
         plain); the message then says which and how to order them
-        (``details["atomic"]``)."""
+        (``details["atomic"]``). ``update``: ``(load, op)`` when the hazard is a lost update
+        (:meth:`_lost_update`): one finding per store (``details["read_ptx_line"]``,
+        ``"update_op"``, and the phrases ``"update"`` and ``"fix"`` of the message that
+        :mod:`~warp_lab.runtime.finding_text` says with the array's element)."""
         m = self.m
         code = m.mod.code
         oline = code[other_pc].line if 0 <= other_pc < len(code) else 0
@@ -923,6 +1193,23 @@ class RaceTracker:
         name, lo, _ = variable_at(m, offset, address_variable(m.mod, ins))
         place = f"shared offset {offset}" if name is None else \
             f"shared offset {offset} (byte {offset - lo} of shared variable {name})"
+        if update is not None:
+            load, op = update
+            race = "a data race: the read and the write are two accesses, not one atomic update"
+            fix = (f"an atomic (atom.shared.{op})" if op else
+                   "an atomic (atom.shared.add for a sum)") + " or a reduction"
+            read = f"this thread's read of these bytes (PTX line {load.line})"
+            m.finding(kind, f"shared-memory lost update ({what} hazard) at {place}: this store "
+                      f"writes back a value computed from {read}, and {who} does the same "
+                      f"update at PTX line {oline}, with no barrier between them, so all but "
+                      f"one of the updates are lost ({race}); fix: {fix}", ins, t,
+                      dedupe=("update",),
+                      other_thread=ot, other_ptx_line=oline, read_ptx_line=load.line,
+                      read=read, update=race, fix=fix,
+                      **({"update_op": op} if op else {}),
+                      shared_offset=offset, variable=name, address=start, size=size,
+                      space="shared", place=place, offset=None if name is None else offset - lo)
+            return
         if atomic is None:
             text = f"this access races with {who} at PTX line {oline}, with no barrier " \
                    "between them"

@@ -58,7 +58,9 @@ class Finding:
             (:func:`~warp_lab.errors.source_label`).
         details: extra data (addresses, sizes, the other thread of a race, ...; a race
             between an atomic or strong access and a plain one has ``"atomic"``:
-            ``"this"`` when this access is the atomic one, ``"other"`` when the other is).
+            ``"this"`` when this access is the atomic one, ``"other"`` when the other is; a
+            lost update of shared memory, ``s[k] |= bit`` by several threads, is one
+            ``race_waw`` with ``"read_ptx_line"`` and ``"update_op"``).
     """
 
     kind: str

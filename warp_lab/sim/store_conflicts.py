@@ -51,8 +51,9 @@ from __future__ import annotations
 import numpy as np
 
 from warp_lab.sim.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from warp_lab.sim.ptx import cached_on
 
-__all__ = ["check_store"]
+__all__ = ["check_store", "update_op", "shared_updates"]
 
 _ENDS_BLOCK = ("bra", "brx", "call", "ret", "exit", "bar", "barrier", "trap")
 
@@ -195,7 +196,7 @@ def _report(m, ins, addr, vals, idx, lanes, more):
         base, n, name = hit
         place = f"byte {addr - base} of {name!r}, {n} bytes at {base:#x}"
     read = _read_before(m, ins, threads, addr)
-    update = _update_op(m, ins) if read is not None else None
+    update = update_op(m.mod, ins) if read is not None else None
     k = threads.size
     where = (f"the same {size} bytes of global memory at address {addr:#x}"
              + (f" ({place})" if place else ""))
@@ -225,12 +226,11 @@ def _report(m, ins, addr, vals, idx, lanes, more):
 _ATOMIC_UPDATES = ("add", "sub", "or", "and", "xor", "max", "min")
 
 
-def _update_op(m, ins):
+def update_op(mod, ins):
     """The operation (one of :data:`_ATOMIC_UPDATES`) that computes the value store ``ins``
-    writes, found backwards in its basic block through ``mov``/``cvt`` copies, or None
-    (another operation, or the value comes from elsewhere): ``h[k] |= bit`` ends with an
-    ``or``, so ``atom.or`` (``wl.atomic_or``) is the update done atomically."""
-    mod = m.mod
+    (of module ``mod``) writes, found backwards in its basic block through ``mov``/``cvt``
+    copies, or None (another operation, or the value comes from elsewhere): ``h[k] |= bit``
+    ends with an ``or``, so ``atom.or`` (``wl.atomic_or``) is the update done atomically."""
     fn = mod.functions[ins.function]
     starts = set(fn.labels.values())
     src = ins.srcs[1] if len(ins.srcs) > 1 else None
@@ -250,6 +250,61 @@ def _update_op(m, ins):
             continue
         return p.op if p.op in _ATOMIC_UPDATES else None
     return None
+
+
+#: what ends the search for a shared update's load (:func:`shared_updates`) besides the end
+#: of the basic block: an instruction that may order another thread's access between the
+#: load and the store (a fence, an atomic)
+_ORDERING = ("membar", "fence", "atom", "red")
+_NOT_SHARED = ("global", "param", "const", "local")
+
+
+def shared_updates(mod) -> dict:
+    """The read-modify-write updates of shared memory in module ``mod``: ``{store pc: (load,
+    op)}`` for each plain, unguarded ``st`` that may touch shared memory (``.shared`` or
+    generic) and writes back a value computed from a plain, unguarded ``ld`` of the same
+    address operand earlier in its basic block (``s[k] |= bit``: ``ld [%r8]``, ``or``, ``st
+    [%r8]``), with the address register not written, and no fence, atomic, strong access or
+    other store to that address, between them; ``op`` the update's operation
+    (:func:`update_op`, None when no atomic does it). racecheck reports the races of such a
+    pair by several threads as one lost update, with the atomic that fixes it (as this
+    module's ``global_conflict`` finding does for global memory). Cached on the module.
+    """
+    from warp_lab.sim.checks import strong_access        # (checks imports this module)
+
+    def plain(c):
+        return (c.guard is None and c.srcs and c.srcs[0][0] == "a" and not strong_access(c)
+                and not any(q in c.mods for q in _NOT_SHARED))
+
+    def find():
+        out = {}
+        for ins in mod.code:
+            if ins.op != "st" or not plain(ins):
+                continue
+            fn = mod.functions[ins.function]
+            starts = set(fn.labels.values())
+            addr, base = ins.srcs[0], ins.srcs[0][1]
+            live = set(_regs(ins.srcs[1:]))
+            written: set = set()
+            pc = ins.pc
+            while pc > fn.start and pc not in starts:
+                pc -= 1
+                p = mod.code[pc]
+                if p.op in _ENDS_BLOCK or p.op in _ORDERING or (
+                        p.op in ("ld", "st") and strong_access(p)) or (
+                        p.op == "st" and p.srcs and p.srcs[0] == addr):
+                    break
+                dsts = set(_regs(p.dsts))
+                if (p.op == "ld" and plain(p) and p.srcs[0] == addr and dsts & live
+                        and not (isinstance(base, tuple) and base in written | dsts)):
+                    out[ins.pc] = (p, update_op(mod, ins))
+                    break
+                if dsts & live:
+                    live -= dsts
+                    live.update(_regs(p.srcs))
+                written |= dsts
+        return out
+    return cached_on(mod, "_shared_updates", find)
 
 
 def _read_before(m, ins, threads, addr):
