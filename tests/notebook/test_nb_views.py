@@ -1,6 +1,7 @@
 """The static HTML views on real PTX/SASS: pane text, escaping, colours per the line map."""
 
 import json
+import re
 
 import warp_lab as wl
 from warp_lab.errors import KernelCompileError
@@ -207,3 +208,28 @@ def test_code_boxes_set_their_own_text_colour_against_their_background():
     assert backgrounds and colours, css
     lighter, darker = sorted((_luminance(backgrounds[-1]), _luminance(colours[-1])), reverse=True)
     assert (lighter + 0.05) / (darker + 0.05) >= 7.0   # WCAG AAA for body text
+
+
+def test_sass_pane_hides_nvdisasm_file_comments_and_counts_instructions():
+    """nvdisasm's ``//## File "...", line N`` rows (every other row of a small kernel) are
+    hidden in the static view, as the extension hides them; the header counts instructions
+    (16 bytes each from sm_70 on: the last offset says how many), the visible rows keep
+    the text's own line numbers and every instruction row its Python line."""
+    from warp_lab.examples import get
+
+    for ck in (saxpy_record(), wl.compile(get("device_funcs").kernel, arch="sm_90")):
+        view = parse_view(kernel_html(ck))
+        rows = view.panes["sass"]
+        text = ck.sass.splitlines()
+        assert [r["src"] for r in rows] == text and [int(r["ln"]) for r in rows] == list(
+            range(1, len(text) + 1))  # the gutter: the text's line numbers, hidden rows too
+        hidden = [r for r in rows if r["hidden"]]
+        assert hidden and all(r["src"].lstrip().startswith('//## File "') for r in hidden)
+        assert all(r["py"] is None for r in hidden)
+        assert not any("//##" in r["src"] for r in rows if not r["hidden"])
+        offsets = [int(m, 16) for m in re.findall(r"^\s*/\*([0-9a-f]{4})\*/", ck.sass, re.M)]
+        assert offsets == list(range(0, 16 * len(offsets), 16))
+        assert view.counts["sass"] == f"{len(offsets)} instructions"
+        mapped = {n: py for py, ns in ck.line_map.sass_lines.items() for n in ns}
+        assert mapped and {int(r["ln"]): int(r["py"]) for r in rows if r["py"]} == mapped
+        assert view.counts["ptx"] == f"{len(ck.ptx.splitlines())} lines"

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import html
 import secrets
-from typing import Mapping
+from typing import Callable, Mapping
 
 from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
 from warp_lab.compiler.artifact import SHARED_DECL, shared_array_lines
+from warp_lab.compiler.linemap import is_sass_file_comment, is_sass_instruction
 from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
                                             python_location, source_line_text)
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
@@ -37,7 +38,7 @@ from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
-           "shared_array_lines", "cell_label", "pane_text", "resource_card_html",
+           "shared_array_lines", "cell_label", "pane_text", "pane_count", "resource_card_html",
            "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
@@ -77,6 +78,8 @@ STYLE = """
 .wl-kernel .wl-code { max-height: 420px; overflow: auto; font-family:
   var(--jp-code-font-family, monospace); font-size: 11.5px; line-height: 1.35; }
 .wl-kernel .wl-line { white-space: pre; display: flex; }
+.wl-kernel .wl-line[hidden] { display: none; }
+.wl-kernel .wl-count { font-weight: normal; color: #888; margin-left: 6px; }
 .wl-kernel .wl-ln { color: #888; min-width: 3.2em; text-align: right; padding-right: 8px;
   user-select: none; flex: none; }
 .wl-kernel .wl-heat { min-width: 3.5em; text-align: right; padding-right: 6px; flex: none;
@@ -238,11 +241,25 @@ def pane_text(ck, attr: str) -> str | None:
     return text
 
 
+def pane_count(pane: str, text: str | None) -> str:
+    """What a pane's header counts: ``"20 instructions"`` for SASS (nvdisasm's labels and
+    ``//## File`` comments are no instructions), ``"42 lines"`` for the others; ``""``
+    without text."""
+    if not text:
+        return ""
+    lines = python_lines(text)
+    if pane == "sass":
+        n = sum(map(is_sass_instruction, lines))
+        return f"{n:,} instruction{'' if n == 1 else 's'}"
+    return f"{len(lines):,} line{'' if len(lines) == 1 else 's'}"
+
+
 def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
               py_of_line: Mapping[int, int] = {},
               colors: Mapping[int, str] = {}, heat: Mapping[str, Mapping[int, object]] = {},
               title: str | None = None, open_: bool = True, missing: str = "",
-              max_lines: int = PANE_MAX_LINES) -> str:
+              max_lines: int = PANE_MAX_LINES, count: str = "",
+              hide: Callable[[str], bool] | None = None) -> str:
     """One collapsible, highlighted, line-numbered pane.
 
     Args:
@@ -263,10 +280,16 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
         missing: why ``text`` is None (shown instead of code).
         max_lines: lines rendered at most (the first ones), with a note of how
             many more there are; default :data:`PANE_MAX_LINES`.
+        count: shown after the title, e.g. ``"20 instructions"`` (:func:`pane_count`).
+        hide: text line -> whether its row is hidden (``hidden``, which needs no
+            style sheet): in the page and keeping its number, so the gutter shows
+            the text's own line numbers (the SASS pane's ``//## File`` comments,
+            :func:`~warp_lab.compiler.linemap.is_sass_file_comment`).
     """
     title = title if title is not None else PANES[pane][0]
+    counted = f' <span class="wl-count">{html.escape(count)}</span>' if count else ""
     head = (f'<details class="wl-pane" data-pane="{pane}"{" open" if open_ else ""}>'
-            f"<summary>{html.escape(title)}</summary>")
+            f"<summary>{html.escape(title)}{counted}</summary>")
     if text is None:
         why = html.escape(missing or "not available")
         return f'{head}<div class="wl-missing">{why}</div></details>'
@@ -284,11 +307,13 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
         out.append(f'<div class="wl-line wl-head"><span class="wl-ln"></span>{cols}</div>')
     maxima = {name: max((float(v) for v in col.values()), default=0.0) or 1.0
               for name, col in heat_cols}
-    for number, label, code in zip(numbers, shown, lines):
+    raw = all_lines[:max_lines]
+    for k, (number, label, code) in enumerate(zip(numbers, shown, lines)):
         py = py_of_line.get(number) if number is not None else None
-        attrs = ""
+        attrs = ' class="wl-line wl-hidden" hidden' if hide and hide(raw[k]) else ' class="wl-line"'
+
         if py is not None:
-            attrs = f' data-py="{int(py)}"'
+            attrs += f' data-py="{int(py)}"'
             if py in colors:
                 attrs += f' style="background-color:{html.escape(colors[py])}"'
         cells = []
@@ -301,7 +326,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
                 cells.append(f'<span class="wl-heat" style="background-color:rgba(230,80,20,'
                              f'{a:.2f})">{html.escape(_fmt(v))}</span>')
         label = "⋮" if number is None or label is None else int(label)
-        out.append(f'<div class="wl-line"{attrs}><span class="wl-ln">{label}</span>'
+        out.append(f'<div{attrs}><span class="wl-ln">{label}</span>'
                    f'{"".join(cells)}<span class="wl-src">{code}</span></div>')
     out.append("</div>")
     if hidden:
@@ -351,7 +376,9 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
         if pane == "python":
             rows = python_pane_lines(ck)
             numbers = [n for n, _ in rows]
+            code_rows = sum(n is not None for n in numbers)  # gap and cell-label rows: no
             parts.append(pane_html("python", "\n".join(t for _, t in rows), numbers=numbers,
+                                   count=f"{code_rows:,} line{'' if code_rows == 1 else 's'}",
                                    shown=python_row_numbers(ck, rows),
                                    py_of_line={n: n for n in numbers if n is not None},
                                    colors=colors, heat=heat or {},
@@ -364,7 +391,8 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
             py_of_line = {**_shared_declarations(ck, text), **py_of_line}
         parts.append(pane_html(pane, text, py_of_line=py_of_line, colors=colors,
                                heat=(pane_heat or {}).get(pane, {}),
-                               open_=pane != "llvm_unoptimized",
+                               open_=pane != "llvm_unoptimized", count=pane_count(pane, text),
+                               hide=is_sass_file_comment if pane == "sass" else None,
                                missing=ck.missing.get(attr, "") if text is None else ""))
     title = (f'<div class="wl-title">{html.escape(ck.name)} — '
              f"{html.escape(ck.options.label())}</div>")
