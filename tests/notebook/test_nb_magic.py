@@ -438,3 +438,27 @@ def test_kernel_decorator_options_are_checked():
         wl.kernel(opt=7)
     with pytest.raises(ValueError, match="unsupported|sm_"):
         wl.kernel(arch="sm_10")
+
+
+def test_line_expansion_skips_only_the_launch_text(ip):
+    """IPython's $name/{expression} expansion, done by the magic itself: every option but
+    --launch's value (also as --launch=TEXT or argparse's --lau abbreviation) is expanded;
+    $$ and {{ }} stand for the characters; a dict in --launch no longer stops the others'
+    expansion (IPython expanded all or nothing)."""
+    magics = _magics(ip)
+    saved = dict(magics.defaults)
+    ip.user_ns.update(arch_v="sm_86", bd_v=48)
+    try:
+        expand = magics._expand_line
+        assert expand("--arch $arch_v --block-dim {bd_v * 2}") == [
+            "--arch", "sm_86", "--block-dim", "96"]
+        assert expand("--arch {arch_v} --launch \"inputs={bd_v}, d={'k': 1}\"") == [
+            "--arch", "sm_86", "--launch", "\"inputs={bd_v}, d={'k': 1}\""]
+        assert expand("--launch='dim=$bd_v' --show {arch_v}") == [
+            "--launch='dim=$bd_v'", "--show", "sm_86"]
+        assert expand("--lau {bd_v} --check $$x{{y}}") == ["--lau", "{bd_v}", "--check", "$x{y}"]
+        ip.run_line_magic("warp_kernel", "--arch $arch_v --block-dim {bd_v}")
+        assert (magics.defaults["arch"], magics.defaults["block_dim"]) == ("sm_86", 48)
+    finally:
+        magics.defaults.clear()
+        magics.defaults.update(saved)
