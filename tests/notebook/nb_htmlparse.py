@@ -42,7 +42,7 @@ class ViewParser(HTMLParser):
             self._line = {"py": a.get("data-py"), "style": a.get("style"), "ln": "", "src": "",
                           "heat": [], "hidden": "hidden" in a}
             self.panes[self._pane].append(self._line)
-        if tag == "span" and self._line is not None:
+        if tag in ("span", "pre") and self._line is not None:
             if cls in ("wl-ln", "wl-src", "wl-heat"):
                 role = cls
                 if cls == "wl-heat":

@@ -24,6 +24,7 @@ SASS (``line_map.sass_lines``).
 from __future__ import annotations
 
 import html
+import re
 import secrets
 from typing import Callable, Mapping
 
@@ -38,7 +39,7 @@ from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
-           "shared_array_lines", "cell_label", "pane_text", "pane_count", "resource_card_html",
+           "shared_array_lines", "cell_label", "pane_text", "pane_count", "compact_sass", "resource_card_html",
            "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
@@ -84,7 +85,8 @@ STYLE = """
   user-select: none; flex: none; }
 .wl-kernel .wl-heat { min-width: 3.5em; text-align: right; padding-right: 6px; flex: none;
   color: #333; font-size: 10.5px; }
-.wl-kernel .wl-src { flex: 1 0 auto; }
+.wl-kernel .wl-code .wl-src { flex: 1 0 auto; margin: 0; padding: 0; border: 0;
+  background: transparent; color: inherit; font: inherit; white-space: pre; overflow: visible; }
 .wl-kernel .wl-line.wl-hot { outline: 1px solid #d33; background-color: #ff08 !important; }
 .wl-kernel .wl-missing { color: #a60; padding: 4px 8px; font-style: italic; }
 .wl-kernel table.wl-card { border-collapse: collapse; margin: 4px 0; }
@@ -241,6 +243,25 @@ def pane_text(ck, attr: str) -> str | None:
     return text
 
 
+_SASS_ROW = re.compile(r"^\s*(/\*[0-9a-f]{4,}\*/)\s*(@!?U?P\w+\s+)?(.*)$")
+
+
+def compact_sass(text: str) -> str:
+    """nvdisasm's text as the SASS pane shows it, line for line: an instruction's fixed
+    columns (about 30 blanks between its ``/*offset*/`` and the opcode, which push the
+    code out of a pane) become the offset, a 4-character guard-predicate column
+    (``@P0``, ``@!UP1``) and the instruction; other lines keep at most two leading
+    blanks. The extension's ``compactSass`` (``extension/src/view.ts``) does the same."""
+    out = []
+    for line in text.split("\n"):
+        m = _SASS_ROW.match(line)
+        if m is None:
+            out.append(re.sub(r"^\s{2,}", "  ", line))
+        else:
+            out.append(f"{m.group(1)} {(m.group(2) or '').strip():<4} {m.group(3)}")
+    return "\n".join(out)
+
+
 def pane_count(pane: str, text: str | None) -> str:
     """What a pane's header counts: ``"20 instructions"`` for SASS (nvdisasm's labels and
     ``//## File`` comments are no instructions), ``"42 lines"`` for the others; ``""``
@@ -259,7 +280,8 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
               colors: Mapping[int, str] = {}, heat: Mapping[str, Mapping[int, object]] = {},
               title: str | None = None, open_: bool = True, missing: str = "",
               max_lines: int = PANE_MAX_LINES, count: str = "",
-              hide: Callable[[str], bool] | None = None) -> str:
+              hide: Callable[[str], bool] | None = None,
+              display: Callable[[str], str] | None = None) -> str:
     """One collapsible, highlighted, line-numbered pane.
 
     Args:
@@ -285,6 +307,8 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
             style sheet): in the page and keeping its number, so the gutter shows
             the text's own line numbers (the SASS pane's ``//## File`` comments,
             :func:`~warp_lab.compiler.linemap.is_sass_file_comment`).
+        display: text -> the text shown, line for line (the SASS pane's
+            :func:`compact_sass`); ``hide`` reads the text itself.
     """
     title = title if title is not None else PANES[pane][0]
     counted = f' <span class="wl-count">{html.escape(count)}</span>' if count else ""
@@ -297,7 +321,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
     hidden = max(0, len(all_lines) - max_lines)
     if hidden:  # highlight only what is shown: the lexer's time grows with the text too
         text = "\n".join(all_lines[:max_lines])
-    lines = highlight_lines(text, pane)
+    lines = highlight_lines(display(text) if display else text, pane)
     numbers = list(numbers) if numbers is not None else list(range(1, len(lines) + 1))
     shown = list(shown) if shown is not None else numbers
     heat_cols = [(HEAT_TITLES.get(name, name), col) for name, col in heat.items()]
@@ -327,7 +351,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
                              f'{a:.2f})">{html.escape(_fmt(v))}</span>')
         label = "⋮" if number is None or label is None else int(label)
         out.append(f'<div{attrs}><span class="wl-ln">{label}</span>'
-                   f'{"".join(cells)}<span class="wl-src">{code}</span></div>')
+                   f'{"".join(cells)}<pre class="wl-src">{code}</pre></div>')
     out.append("</div>")
     if hidden:
         out.append(f'<div class="wl-missing">... truncated: {hidden:,} more line(s) not shown '
@@ -393,6 +417,7 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
                                heat=(pane_heat or {}).get(pane, {}),
                                open_=pane != "llvm_unoptimized", count=pane_count(pane, text),
                                hide=is_sass_file_comment if pane == "sass" else None,
+                               display=compact_sass if pane == "sass" else None,
                                missing=ck.missing.get(attr, "") if text is None else ""))
     title = (f'<div class="wl-title">{html.escape(ck.name)} — '
              f"{html.escape(ck.options.label())}</div>")
