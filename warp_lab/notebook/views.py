@@ -39,8 +39,8 @@ from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
-           "shared_array_lines", "cell_label", "pane_text", "pane_count", "compact_sass", "resource_card_html",
-           "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
+           "shared_array_lines", "cell_label", "pane_text", "pane_count", "compact_sass",
+           "resource_card_html", "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
 PANES = {
@@ -78,9 +78,10 @@ STYLE = """
   background: #8881; }
 .wl-kernel .wl-code { max-height: 420px; overflow: auto; font-family:
   var(--jp-code-font-family, monospace); font-size: 11.5px; line-height: 1.35; }
-.wl-kernel .wl-line { white-space: pre; display: flex; }
+.wl-kernel .wl-line { white-space: pre; display: flex; tab-size: 4; }
 .wl-kernel .wl-line[hidden] { display: none; }
-.wl-kernel .wl-count { font-weight: normal; color: #888; margin-left: 6px; }
+.wl-kernel .wl-count { font-weight: normal; color: #888; margin-left: 6px;
+  white-space: nowrap; }
 .wl-kernel .wl-ln { color: #888; min-width: 3.2em; text-align: right; padding-right: 8px;
   user-select: none; flex: none; }
 .wl-kernel .wl-heat { min-width: 3.5em; text-align: right; padding-right: 6px; flex: none;

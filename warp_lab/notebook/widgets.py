@@ -62,7 +62,7 @@ def occupancy_summary_html(occ) -> str:
             ("registers / block (allocated)", str(occ.allocated_registers_per_block)),
             ("shared memory / block (allocated)", occ.shared_allocation.describe())]
     body = "".join(f"<tr><th style='text-align:left;padding-right:8px'>{html.escape(k)}</th>"
-                   f"<td>{html.escape(v)}</td></tr>" for k, v in rows)
+                   f"<td style='text-align:left'>{html.escape(v)}</td></tr>" for k, v in rows)
     warn = ""
     if occ.active_blocks_per_sm == 0:
         warn = "<div style='color:#b00'>⚠ this configuration cannot launch</div>"
