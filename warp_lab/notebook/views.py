@@ -40,7 +40,8 @@ from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
            "shared_array_lines", "cell_label", "pane_text", "pane_count", "compact_sass",
-           "resource_card_html", "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
+           "resource_card_html", "error_html", "pane_line_maps", "style_block", "new_root_id",
+           "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
 PANES = {
