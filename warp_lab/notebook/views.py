@@ -80,7 +80,7 @@ STYLE = """
 .wl-kernel .wl-code { max-height: 420px; overflow: auto; font-family:
   var(--jp-code-font-family, monospace); font-size: 11.5px; line-height: 1.35; }
 .wl-kernel .wl-line { white-space: pre; display: flex; tab-size: 4; }
-.wl-kernel .wl-line[hidden] { display: none; }
+.wl-kernel .wl-line[hidden], .wl-kernel .wl-line.wl-hidden { display: none; }
 .wl-kernel .wl-count { font-weight: normal; color: #888; margin-left: 6px;
   white-space: nowrap; }
 .wl-kernel .wl-ln { color: #888; min-width: 3.2em; text-align: right; padding-right: 8px;
