@@ -462,3 +462,19 @@ def test_line_expansion_skips_only_the_launch_text(ip):
     finally:
         magics.defaults.clear()
         magics.defaults.update(saved)
+
+
+def test_show_occupancy_at_a_block_dim_between_warp_steps(ip):
+    """--block-dim 48 (a launch's own block): the widget and its static card say 48 threads
+    and the occupancy of 48 (the warp-step slider showed 64)."""
+    from warp_lab.analysis import occupancy
+
+    ip.user_ns["wl"] = wl
+    with capture_output() as cap:
+        view = ip.run_cell_magic("warp_kernel", "--arch sm_86 --show occupancy --block-dim 48",
+                                 SAXPY_CELL)
+    card = next(o.data["text/html"] for o in cap.outputs
+                if "application/vnd.jupyter.widget-view+json" in o.data)
+    expected = occupancy(view.compiled, "sm_86", 48)
+    assert view.view_options["occupancy"] == expected and expected.block_size == 48
+    assert "48 threads = 2 warps" in card and f"{expected.occupancy:.0%} (" in card
