@@ -583,7 +583,7 @@ def test_assembly_files_open_highlighted(browser, lab_server, artifacts, filenam
         context.close()
 
 
-OCCUPANCY_CELL = '''%%warp_kernel --show occupancy
+OCCUPANCY_CELL = '''%%warp_kernel --show occupancy --block-dim 48
 def saxpy(a: wl.float32, x: wl.array(wl.float32), y: wl.array(wl.float32)):
     i = wl.tid()
     if i < x.shape[0]:
@@ -610,6 +610,13 @@ def test_reopened_occupancy_widget_after_a_kernel_restart_shows_its_static_card(
     pg.keyboard.press("Shift+Enter")
     pg.locator(".jp-OutputArea .widget-image").first.wait_for()   # the live widget
     pg.wait_for_function(_KERNEL_IDLE)
+    # the live widget shows the cell's 48 threads per block (its slider, in warp steps,
+    # showed 64), the occupancy of 48, and a slider beside the box
+    live = pg.locator(".jp-OutputArea .widget-vbox").first
+    assert live.locator("input[type=number]").first.input_value() == "48"
+    assert live.locator(".widget-slider").count() == 1
+    assert "48 threads = 2 warps" in live.inner_text()
+    live.screenshot(path=str(artifacts / "occupancy_widget_live.png"))
     pg.keyboard.press("Control+s")
     end = time.monotonic() + 30
     while time.monotonic() < end:
