@@ -57,6 +57,11 @@ export interface PaneOptions {
    * e.g. nvdisasm's `//## File "In[2]", line 5` before each group of SASS instructions.
    */
   hideLine?: (line: string) => boolean;
+  /**
+   * What the header counts, instead of lines: the lines it accepts, in `unit`
+   * (the SASS pane: its instructions, not nvdisasm's labels and hidden `//## File` rows).
+   */
+  counted?: { unit: string; line: (line: string) => boolean };
 }
 
 /** Lines of `text` as shown: a final newline does not open an empty last line. */
@@ -147,7 +152,7 @@ export class Pane {
     if (this.options.subtitle) {
       header.appendChild(el('span', 'wl-pane-file', this.options.subtitle));
     }
-    const count = el('span', 'wl-pane-count', text === null ? '' : `${this.shownLineCount(text)} lines`);
+    const count = el('span', 'wl-pane-count', text === null ? '' : this.countText(text));
     header.appendChild(count);
     if (variant !== null) {
       const toggle = button('wl-variant', variant.label, variant.title);
@@ -157,8 +162,9 @@ export class Pane {
         this.fill(showVariant ? variant.text : this.options.text ?? '', !showVariant);
         toggle.setAttribute('aria-pressed', String(showVariant));
         toggle.classList.toggle('wl-active', showVariant);
-        const shown = this.mapped ? this.shownLineCount(this.currentText) : lineCount(this.currentText);
-        count.textContent = `${shown} lines`;
+        count.textContent = this.mapped
+          ? this.countText(this.currentText)
+          : `${lineCount(this.currentText)} lines`;
       });
       header.appendChild(toggle);
     }
@@ -168,6 +174,15 @@ export class Pane {
       header.appendChild(copy);
     }
     return header;
+  }
+
+  /** The header's count of `text` (the pane's own): "42 lines", or `counted`'s, "20 instructions". */
+  private countText(text: string): string {
+    const counted = this.options.counted;
+    if (counted) {
+      return `${splitLines(text).split('\n').filter(counted.line).length} ${counted.unit}`;
+    }
+    return `${this.shownLineCount(text)} lines`;
   }
 
   /** Lines of `text` (the pane's own), gap rows not counted. */

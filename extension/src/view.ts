@@ -46,6 +46,11 @@ export function isSassFileComment(line: string): boolean {
   return /^\s*\/\/## File "/.test(line);
 }
 
+/** Whether `line` of nvdisasm's text is an instruction (it starts with its offset), what the SASS header counts. */
+export function isSassInstruction(line: string): boolean {
+  return SASS_INSTRUCTION.test(line);
+}
+
 function heatColumns(bundle: KernelBundle, pane: PaneId): HeatColumn[] {
   const columns: HeatColumn[] = [];
   const { instructions, liveRegisters } = bundle.heat;
@@ -180,6 +185,7 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         heat: heatColumns(bundle, id),
         display: id === 'sass' ? compactSass : undefined,
         hideLine: id === 'sass' ? isSassFileComment : undefined,
+        counted: id === 'sass' ? { unit: 'instructions', line: isSassInstruction } : undefined,
         firstLine: text.firstLine,
         numbers: text.shown ?? text.numbers,  // what the gutter shows; links use the keys
         subtitle: text.filename,

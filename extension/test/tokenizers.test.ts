@@ -131,6 +131,12 @@ test('SASS: address comment, guard, opcode, registers, constant bank', () => {
     [',', 'punctuation'],
     ['c[0x0]', 'builtin']
   ]);
+  // sm_90 code addressing shared memory reads SR_CgaCtaId: one register, lower case too
+  const s2r = kinds(sass, '        /*00d0*/                   S2R R5, SR_CgaCtaId ;');
+  assert.deepEqual(
+    s2r.filter(([, k]) => k === 'variable').map(([t]) => t),
+    ['R5', 'SR_CgaCtaId']
+  );
   assert.deepEqual(kinds(sass, '.L_x_0:'), [['.L_x_0:', 'def']]);
   assert.deepEqual(kinds(sass, '\t//## File "/tmp/saxpy.py", line 5'), [
     ['//## File "/tmp/saxpy.py", line 5', 'comment']

@@ -200,3 +200,25 @@ def test_available_dynamic_shared_mem_equals_header(occ_harness):
             assert occ.active_blocks_per_sm >= blocks, (a.name, usage, blocks, block, got)
     print(f"compared {compared}, header wrapped below zero {wrapped}")
     assert compared > 20 * len(ARCHS) and wrapped < compared // 20
+
+
+def test_occupancy_widget_at_a_launchs_block_size_equals_header(occ_harness):
+    """A launch of 1, 33 or 48 threads per block: the occupancy widget shows that block
+    size (its slider steps in warps, 32..1024, and moved 1 to 32 and 48 to 64) and the
+    header's answer for it, which counts whole warps per block."""
+    from warp_lab.analysis import arch_properties
+    from warp_lab.compiler.artifact import Resources
+    from warp_lab.notebook.widgets import OccupancyWidget
+
+    a = arch_properties("sm_80")
+    usage = KernelUsage(registers=40, shared=0, barriers=1)
+    blocks = (1, 33, 48, 1000)
+    answers = occ_harness.run([f"O {_query_fields(a, usage, None, 'none')} {b} 0"
+                               for b in blocks])
+    for block, ref in zip(blocks, answers):
+        w = OccupancyWidget(Resources("sm_80", registers=40, barriers=1), arch="sm_80",
+                            block_size=block)
+        assert w.block_size.value == block == w.occupancy.block_size
+        assert w.block_slider.value == 32 * -(-block // 32)
+        assert (0, w.occupancy.active_blocks_per_sm) == (ref[0], ref[1]), block
+        assert w.occupancy.active_warps_per_sm == ref[1] * -(-block // 32)

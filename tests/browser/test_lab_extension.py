@@ -294,7 +294,9 @@ def test_copy_collapse_and_unoptimized_toggle(magic):
 
 def test_pane_headers_show_their_whole_line_count(magic, artifacts):
     """Each header's "N lines" is whole at the default width, the LLVM pane's (title, cell
-    label, count, -O0 and Copy buttons) included: it once read "196 li…"."""
+    label, count, -O0 and Copy buttons) included: it once read "196 li…". The SASS pane
+    counts its instructions, as the static view does (it counted the hidden `//## File`
+    rows and the labels as lines)."""
     pg, bundle = magic
     view = pg.locator(VIEW)
     counts = view.locator(".wl-pane-header .wl-pane-count").evaluate_all("""cs => cs.map(c => [
@@ -303,10 +305,15 @@ def test_pane_headers_show_their_whole_line_count(magic, artifacts):
     pg.screenshot(path=str(artifacts / "pane_headers.png"))
     assert [c[0] for c in counts] == ["python", "llvm", "ptx", "sass"]
     for pane, text, scroll_w, client_w, right, pane_right in counts:
-        assert re.fullmatch(r"\d+ lines", text), (pane, text)
+        assert re.fullmatch(r"\d+ instructions" if pane == "sass" else r"\d+ lines", text), \
+            (pane, text)
         assert scroll_w <= client_w and right <= pane_right, (pane, text, scroll_w, client_w)
     llvm = dict((c[0], c[1]) for c in counts)["llvm"]
     assert llvm == f"{_line_count(bundle['panes']['llvm']['text'])} lines"
+    sass = bundle["panes"]["sass"]["text"]
+    offsets = re.findall(r"^\s*/\*([0-9a-f]{4})\*/", sass, re.M)  # 16 bytes each (sm_70+)
+    assert [int(o, 16) for o in offsets] == list(range(0, 16 * len(offsets), 16))
+    assert dict((c[0], c[1]) for c in counts)["sass"] == f"{len(offsets)} instructions"
 
 
 def test_sass_file_comments_are_hidden_but_keep_their_line_numbers(magic):
@@ -576,7 +583,7 @@ def test_assembly_files_open_highlighted(browser, lab_server, artifacts, filenam
         context.close()
 
 
-OCCUPANCY_CELL = '''%%warp_kernel --show occupancy
+OCCUPANCY_CELL = '''%%warp_kernel --show occupancy --block-dim 48
 def saxpy(a: wl.float32, x: wl.array(wl.float32), y: wl.array(wl.float32)):
     i = wl.tid()
     if i < x.shape[0]:
@@ -603,6 +610,13 @@ def test_reopened_occupancy_widget_after_a_kernel_restart_shows_its_static_card(
     pg.keyboard.press("Shift+Enter")
     pg.locator(".jp-OutputArea .widget-image").first.wait_for()   # the live widget
     pg.wait_for_function(_KERNEL_IDLE)
+    # the live widget shows the cell's 48 threads per block (its slider, in warp steps,
+    # showed 64), the occupancy of 48, and a slider beside the box
+    live = pg.locator(".jp-OutputArea .widget-vbox").first
+    assert live.locator("input[type=number]").first.input_value() == "48"
+    assert live.locator(".widget-slider").count() == 1
+    assert "48 threads = 2 warps" in live.inner_text()
+    live.screenshot(path=str(artifacts / "occupancy_widget_live.png"))
     pg.keyboard.press("Control+s")
     end = time.monotonic() + 30
     while time.monotonic() < end:

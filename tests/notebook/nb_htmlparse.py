@@ -6,7 +6,8 @@ from html.parser import HTMLParser
 
 
 class ViewParser(HTMLParser):
-    """Collects every ``.wl-line`` per pane: number, data-py, style, code text; and script tags."""
+    """Collects every ``.wl-line`` per pane: number, data-py, style, code text, ``hidden``;
+    script tags; each ``<summary>``'s title and the count beside it (``counts`` by pane)."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
@@ -18,6 +19,8 @@ class ViewParser(HTMLParser):
         self._line = None
         self._in_script = False
         self._in_summary = False
+        self.counts: dict[str, str] = {}
+        self._in_count = False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -29,14 +32,17 @@ class ViewParser(HTMLParser):
         if tag == "summary":
             self._in_summary = True
             self.summaries.append("")
+        if tag == "span" and cls == "wl-count" and self._in_summary:
+            self._in_count = True
+            self.counts[self._pane] = ""
         if "wl-pane" in cls.split():
             self._pane = a["data-pane"]
             self.panes.setdefault(self._pane, [])
         if tag == "div" and "wl-line" in cls.split() and "wl-head" not in cls.split():
             self._line = {"py": a.get("data-py"), "style": a.get("style"), "ln": "", "src": "",
-                          "heat": []}
+                          "heat": [], "hidden": "hidden" in a}
             self.panes[self._pane].append(self._line)
-        if tag == "span" and self._line is not None:
+        if tag in ("span", "pre") and self._line is not None:
             if cls in ("wl-ln", "wl-src", "wl-heat"):
                 role = cls
                 if cls == "wl-heat":
@@ -50,6 +56,9 @@ class ViewParser(HTMLParser):
             self._in_script = False
         if tag == "summary":
             self._in_summary = False
+            self.summaries[-1] = self.summaries[-1].rstrip()
+        if tag == "span":
+            self._in_count = False
         while self._stack:
             t, _ = self._stack.pop()
             if t == tag:
@@ -62,7 +71,9 @@ class ViewParser(HTMLParser):
         if self._in_script:
             self.scripts[-1] += data
             return
-        if self._in_summary:
+        if self._in_count:
+            self.counts[self._pane] += data
+        elif self._in_summary:
             self.summaries[-1] += data
         if self._line is None or not self._stack:
             return

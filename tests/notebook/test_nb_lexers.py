@@ -65,3 +65,15 @@ def test_get_lexer_per_pane():
     assert get_lexer("sass").name == "SASS"
     assert get_lexer("llvm").name == "LLVM"
     assert get_lexer("python").name == "Python"
+
+
+def test_sass_special_registers_with_lower_case_letters_are_one_token():
+    """sm_90 code addressing shared memory reads SR_CgaCtaId (the block's index in its
+    cluster): one special-register token, not SR_C followed by plain gaCtaId."""
+    import warp_lab as wl
+    from warp_lab.examples import get
+
+    sass = wl.compile(get("block_sum").kernel, arch="sm_90").sass
+    assert "SR_CgaCtaId" in sass
+    kinds = {v: t for t, v in _tokens(SassLexer(), sass)}
+    assert kinds["SR_CgaCtaId"] is Name.Builtin and "gaCtaId" not in kinds

@@ -438,3 +438,43 @@ def test_kernel_decorator_options_are_checked():
         wl.kernel(opt=7)
     with pytest.raises(ValueError, match="unsupported|sm_"):
         wl.kernel(arch="sm_10")
+
+
+def test_line_expansion_skips_only_the_launch_text(ip):
+    """IPython's $name/{expression} expansion, done by the magic itself: every option but
+    --launch's value (also as --launch=TEXT or argparse's --lau abbreviation) is expanded;
+    $$ and {{ }} stand for the characters; a dict in --launch no longer stops the others'
+    expansion (IPython expanded all or nothing)."""
+    magics = _magics(ip)
+    saved = dict(magics.defaults)
+    ip.user_ns.update(arch_v="sm_86", bd_v=48)
+    try:
+        expand = magics._expand_line
+        assert expand("--arch $arch_v --block-dim {bd_v * 2}") == [
+            "--arch", "sm_86", "--block-dim", "96"]
+        assert expand("--arch {arch_v} --launch \"inputs={bd_v}, d={'k': 1}\"") == [
+            "--arch", "sm_86", "--launch", "\"inputs={bd_v}, d={'k': 1}\""]
+        assert expand("--launch='dim=$bd_v' --show {arch_v}") == [
+            "--launch='dim=$bd_v'", "--show", "sm_86"]
+        assert expand("--lau {bd_v} --check $$x{{y}}") == ["--lau", "{bd_v}", "--check", "$x{y}"]
+        ip.run_line_magic("warp_kernel", "--arch $arch_v --block-dim {bd_v}")
+        assert (magics.defaults["arch"], magics.defaults["block_dim"]) == ("sm_86", 48)
+    finally:
+        magics.defaults.clear()
+        magics.defaults.update(saved)
+
+
+def test_show_occupancy_at_a_block_dim_between_warp_steps(ip):
+    """--block-dim 48 (a launch's own block): the widget and its static card say 48 threads
+    and the occupancy of 48 (the warp-step slider showed 64)."""
+    from warp_lab.analysis import occupancy
+
+    ip.user_ns["wl"] = wl
+    with capture_output() as cap:
+        view = ip.run_cell_magic("warp_kernel", "--arch sm_86 --show occupancy --block-dim 48",
+                                 SAXPY_CELL)
+    card = next(o.data["text/html"] for o in cap.outputs
+                if "application/vnd.jupyter.widget-view+json" in o.data)
+    expected = occupancy(view.compiled, "sm_86", 48)
+    assert view.view_options["occupancy"] == expected and expected.block_size == 48
+    assert "48 threads = 2 warps" in card and f"{expected.occupancy:.0%} (" in card

@@ -13,6 +13,9 @@ import pytest
 from nb_exec import cell_output_text, execute_cells
 from nb_htmlparse import parse_view
 
+EXPANDED_KERNEL = ("def k_exp(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):\n"
+                   "    y[wl.tid()] = x[wl.tid()] + 1.0\n")
+
 CELLS = [
     "%load_ext warp_lab\nimport numpy as np",
     "%%warp_kernel\ndef bad_magic(x: wl.array(dtype=wl.float32)):\n    x[0] = nope\n",
@@ -56,6 +59,15 @@ CELLS = [
     "wl.compile(ok_plain)\n",
     "%%warp_kernel\n@wl.func\ndef only_helper(v: float) -> float:\n    return v\n",
     "%%warp_kernel\nn_items = 3\n",
+    # 12..15: IPython's $name/{expression} in the magic line: expanded in the options,
+    # not in --launch's Python (there {lx} was the arrays' printout, a syntax error)
+    "arch = 'sm_80'; lx = [x, y]; bd = 32",
+    '%%warp_kernel --arch $arch --block-dim {2 * bd} --show resources --device sim '
+    '--launch "dim=64, inputs=lx"\n' + EXPANDED_KERNEL,
+    '%%warp_kernel --show resources --device sim --launch "dim=64, inputs={lx}"\n'
+    + EXPANDED_KERNEL,
+    '%%warp_kernel --show resources --device sim --launch "dim=64, inputs=lx, block_dim=$bd"\n'
+    + EXPANDED_KERNEL,
 ]
 
 
@@ -168,3 +180,27 @@ def test_cell_without_a_kernel_says_so(executed):
     # a student who wrote only a helper, or no function, gets a word instead of nothing
     assert "only_helper" in _text(executed.cells[10]) and "no kernel" in _text(executed.cells[10])
     assert "no kernel" in _text(executed.cells[11])
+
+
+def test_variables_expand_in_the_options_but_not_in_launch_python(executed):
+    """``--arch $arch --block-dim {2 * bd}`` are the notebook's sm_80 and 64, as IPython
+    expands any magic's line; ``--launch``'s text is Python as typed (``inputs=lx``)."""
+    cell = executed.cells[13]
+    text = _text(cell)
+    assert "TRACEBACK" not in text, text
+    assert "<CompiledKernel k_exp for sm_80" in text and "block=(64, 1, 1)" in text, text
+    card = next(h for h in _html(cell) if "wl-card" in h)
+    assert "<th>block size</th><td>64</td>" in card
+
+
+def test_launch_text_with_ipython_expansion_says_to_write_the_name(executed):
+    """``inputs={lx}`` was expanded into the arrays' printout (an 'unterminated string
+    literal' at the magic line, or ``name 'array' is not defined``); now one line
+    saying it is a set and what to write, the cell's line as typed."""
+    text = _text(executed.cells[14])
+    assert ("LaunchError: --launch \"dim=64, inputs={lx}\": {lx} at column 16 is a "
+            "set: --launch's text is Python evaluated in the notebook namespace, without "
+            "IPython's $name/{name} expansion; write lx") in text, text
+    assert "array(" not in text and "unterminated" not in text
+    text = _text(executed.cells[15])
+    assert "$bd at column 30" in text and "write bd" in text, text

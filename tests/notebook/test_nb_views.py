@@ -1,12 +1,13 @@
 """The static HTML views on real PTX/SASS: pane text, escaping, colours per the line map."""
 
 import json
+import re
 
 import warp_lab as wl
 from warp_lab.errors import KernelCompileError
 from warp_lab.notebook.bundle import MIME_TYPE, KernelView, kernel_bundle
 from warp_lab.notebook.highlight import PALETTE
-from warp_lab.notebook.views import error_html, kernel_html
+from warp_lab.notebook.views import compact_sass, error_html, kernel_html
 
 from nb_htmlparse import parse_view
 from nb_records import PY_SOURCE, saxpy_record
@@ -16,7 +17,7 @@ def test_every_pane_carries_its_text_line_by_line():
     ck = saxpy_record()
     view = parse_view(kernel_html(ck))
     expected = {"python": ck.source.text, "llvm": ck.llvm_ir_optimized,
-                "llvm_unoptimized": ck.llvm_ir, "ptx": ck.ptx, "sass": ck.sass}
+                "llvm_unoptimized": ck.llvm_ir, "ptx": ck.ptx, "sass": compact_sass(ck.sass)}
     for pane, text in expected.items():
         got = [line["src"] for line in view.panes[pane]]
         assert got == text.splitlines(), pane
@@ -207,3 +208,66 @@ def test_code_boxes_set_their_own_text_colour_against_their_background():
     assert backgrounds and colours, css
     lighter, darker = sorted((_luminance(backgrounds[-1]), _luminance(colours[-1])), reverse=True)
     assert (lighter + 0.05) / (darker + 0.05) >= 7.0   # WCAG AAA for body text
+
+
+def test_sass_pane_hides_nvdisasm_file_comments_and_counts_instructions():
+    """nvdisasm's ``//## File "...", line N`` rows (every other row of a small kernel) are
+    hidden in the static view, as the extension hides them; the header counts instructions
+    (16 bytes each from sm_70 on: the last offset says how many), the visible rows keep
+    the text's own line numbers and every instruction row its Python line."""
+    from warp_lab.examples import get
+
+    for ck in (saxpy_record(), wl.compile(get("device_funcs").kernel, arch="sm_90")):
+        view = parse_view(kernel_html(ck))
+        rows = view.panes["sass"]
+        text = compact_sass(ck.sass).splitlines()
+        assert [r["src"] for r in rows] == text and [int(r["ln"]) for r in rows] == list(
+            range(1, len(text) + 1))  # the gutter: the text's line numbers, hidden rows too
+        hidden = [r for r in rows if r["hidden"]]
+        assert hidden and all(r["src"].lstrip().startswith('//## File "') for r in hidden)
+        assert all(r["py"] is None for r in hidden)
+        assert not any("//##" in r["src"] for r in rows if not r["hidden"])
+        offsets = [int(m, 16) for m in re.findall(r"^\s*/\*([0-9a-f]{4})\*/", ck.sass, re.M)]
+        assert offsets == list(range(0, 16 * len(offsets), 16))
+        assert view.counts["sass"] == f"{len(offsets)} instructions"
+        mapped = {n: py for py, ns in ck.line_map.sass_lines.items() for n in ns}
+        assert mapped and {int(r["ln"]): int(r["py"]) for r in rows if r["py"]} == mapped
+        assert view.counts["ptx"] == f"{len(ck.ptx.splitlines())} lines"
+
+
+def test_nbconvert_html_export_keeps_indentation_and_sass_columns():
+    """nbconvert's HTML exporter passes the page through BeautifulSoup, whose html.parser
+    turns a whitespace-only text between two tags into one space outside <pre>: every
+    Python line's indentation and nvdisasm's columns were lost in an exported notebook.
+    Each row's code is a <pre>, whose whitespace survives."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    ck = saxpy_record()
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("saxpy")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/html": kernel_html(ck), "text/plain": repr(ck)})]
+    nb.cells = [cell]
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    view = parse_view(body)
+    python = [r["src"] for r in view.panes["python"]]
+    assert python == ck.source.text.splitlines()
+    assert any(line.startswith("    ") for line in python)
+    assert [r["src"] for r in view.panes["sass"]] == compact_sass(ck.sass).splitlines()
+
+
+def test_sass_pane_shows_instructions_without_nvdisasms_column_padding():
+    """As the extension's compactSass: offset, a 4-character guard column, the instruction
+    (nvdisasm's ~30 blanks pushed the code out of the pane); the same words, line for
+    line, and the guard predicates of a real kernel (@P0 EXIT) in their column."""
+    ck = saxpy_record()
+    shown = compact_sass(ck.sass).splitlines()
+    raw = ck.sass.splitlines()
+    assert len(shown) == len(raw) and [a.split() for a in shown] == [b.split() for b in raw]
+    rows = [ln for ln in shown if re.match(r"/\*[0-9a-f]{4}\*/ ", ln)]
+    assert rows and all(len(ln) > 14 and ln[13] == " " and ln[14] != " " for ln in rows)
+    guarded = [ln for ln in rows if ln[9] == "@"]
+    assert guarded and all(re.match(r"/\*[0-9a-f]{4}\*/ @!?U?P\w+ +[A-Z]", ln) for ln in guarded)
+    for a, b in zip(shown, raw):  # each instruction row at least 20 columns shorter
+        assert (len(a) <= len(b) - 20) if a in rows else len(a) <= len(b)

@@ -189,3 +189,31 @@ def test_title_names_the_kernel_in_widget_and_rendered_html():
     assert "<b>Occupancy</b> (64 registers/thread" in anon and "of kernel" not in anon
     named = OccupancyWidget(r, arch="sm_80", name="k<i>")._repr_mimebundle_()["text/html"]
     assert "<b>Occupancy of k&lt;i&gt;</b>" in named
+
+
+def test_a_launchs_block_size_between_warp_steps_is_shown_as_it_is():
+    """A launch of 48 threads per block (or 1): the widget shows 48 and the occupancy of
+    48, the slider beside it stands on the whole warps (64) and still slides by warps."""
+    r = Resources("sm_90", registers=40)
+    w = OccupancyWidget(r, arch="sm_90", block_size=48)
+    assert (w.block_size.value, w.block_slider.value) == (48, 64)
+    assert w.occupancy == occupancy(r, "sm_90", 48) and w.occupancy.block_size == 48
+    assert ("48 threads = 2 warps (the last one 16 of 32 lanes: warp slots and registers "
+            "are taken per whole warp, as for 64)") in w.summary.value
+    assert "48 threads = 2 warps" in w._repr_mimebundle_()["text/html"]
+    w.block_slider.value = 96          # the user slides: a warp step becomes the block size
+    assert w.block_size.value == 96 and w.occupancy == occupancy(r, "sm_90", 96)
+    w.block_size.value = 1             # typed: shown as it is, the slider on one warp
+    assert (w.block_slider.value, w.occupancy.block_size) == (32, 1)
+    assert "1 thread = 1 warp (the last one 1 of 32 lanes" in w.summary.value
+    w.block_slider.value = 64          # slid on: whole warps again
+    assert w.block_size.value == 64 and w.occupancy == occupancy(r, "sm_90", 64)
+
+
+def test_chart_marks_a_block_size_between_the_curves_points():
+    r = Resources("sm_80", registers=64)
+    curve = occupancy_curve(r, "sm_80")
+    at48 = occupancy(r, "sm_80", 48)
+    fig = occupancy_chart(curve, 48, current=at48)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert f"block 48: {at48.occupancy:.0%}" in labels

@@ -28,7 +28,8 @@ import re
 from warp_lab.compiler.artifact import LineMap
 from warp_lab.compiler.line_zero import LOC_RE, is_instruction
 
-__all__ = ["build_line_map", "llvm_lines", "ptx_lines", "sass_lines"]
+__all__ = ["build_line_map", "llvm_lines", "ptx_lines", "sass_lines", "is_sass_file_comment",
+           "is_sass_instruction"]
 
 _DBG_RE = re.compile(r"!dbg !(\d+)")
 _META_RE = re.compile(r"^!(\d+) = (?:distinct )?!(\w+)\((.*)\)\s*$")
@@ -156,6 +157,20 @@ def ptx_lines(ptx: str, filename) -> dict[int, list[int]]:
 
 _SASS_FILE_RE = re.compile(r'//## File "((?:[^"\\]|\\.)*)", line (\d+)')
 _SASS_INSN_RE = re.compile(r"/\*([0-9a-f]{4,})\*/")
+
+
+def is_sass_file_comment(line: str) -> bool:
+    """Whether ``line`` of nvdisasm's output is one of its ``//## File "name", line L``
+    comments (``--print-line-info``; ``... inlined at ...`` too): the line map's source,
+    no instruction. Views hide them (the colours say the same) and count only
+    instructions."""
+    return line.lstrip().startswith("//## File ") and _SASS_FILE_RE.search(line) is not None
+
+
+def is_sass_instruction(line: str) -> bool:
+    """Whether ``line`` of nvdisasm's output prints an instruction (its ``/*offset*/``;
+    labels, ``//`` comments and section headers are not instructions)."""
+    return not line.lstrip().startswith("//") and _SASS_INSN_RE.search(line) is not None
 
 
 def sass_lines(sass: str, filename) -> tuple[dict[int, list[int]], dict[int, list[int]]]:

@@ -49,7 +49,7 @@ def _limit_occupancy(occ, factor: str) -> float | None:
 
 
 def occupancy_chart(curve: Sequence, current_block_size: int | None = None,
-                    title: str = "") -> Figure:
+                    title: str = "", current=None) -> Figure:
     """Occupancy against block size, each resource's limit drawn, the current choice marked.
 
     Args:
@@ -57,6 +57,9 @@ def occupancy_chart(curve: Sequence, current_block_size: int | None = None,
             order (from :func:`~warp_lab.analysis.occupancy_curve`).
         current_block_size: block size to mark (threads), or None.
         title: figure title.
+        current: the :class:`~warp_lab.analysis.Occupancy` at ``current_block_size``,
+            for a size the curve does not hold (a launch's 48 threads); by default
+            the curve's own record at that size, when it has one.
 
     Returns:
         a Figure (6.4 x 3.2 inches) with occupancy in percent on the y axis.
@@ -73,7 +76,8 @@ def occupancy_chart(curve: Sequence, current_block_size: int | None = None,
         ax.plot(sizes, [100 * y if y is not None else float("nan") for y in ys], ls="--",
                 color=color, lw=1, label=f"{label} limit", drawstyle="steps-mid")
     if current_block_size is not None:
-        current = [o for o in curve if o.block_size == current_block_size]
+        current = [current] if current is not None else \
+            [o for o in curve if o.block_size == current_block_size]
         ax.axvline(current_block_size, color="#888", lw=1)
         if current:
             ax.plot([current_block_size], [100 * current[0].occupancy], "o", color="#d33",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 
 from warp_lab.errors import LaunchError, SimulatorError
 
@@ -57,7 +58,34 @@ def launch_syntax(text: str, exc: SyntaxError) -> str:
         return f"SyntaxError: unmatched '{bracket}' at column {close}; {_HOW}"
     col = (exc.offset or 0) - len(_KWARGS) - 1 if exc.lineno == 1 else 0
     where = f" at column {col}" if 0 < col <= len(text) else ""
+    dollar = re.search(r"\$\{?([A-Za-z_]\w*)", text)
+    if dollar:  # IPython's $name, which --launch does not expand (it is no Python)
+        return (f"SyntaxError: {exc.msg}{where}; {dollar.group(0)} at column "
+                f"{dollar.start() + 1}: {_NO_EXPANSION}; write {dollar.group(1)}")
     return f"SyntaxError: {exc.msg}{where}; {_HOW}"
+
+
+#: why ``$name`` and ``{name}`` in ``--launch TEXT`` are not what they are in other options
+_NO_EXPANSION = ("--launch's text is Python evaluated in the notebook namespace, without "
+                 "IPython's $name/{name} expansion")
+
+
+def _expansion_sets(tree: ast.AST, text: str) -> None:
+    """Refuse a one-name set display, ``{lx}`` or ``{cfg.n}``, in ``--launch TEXT``:
+    IPython's ``{expression}`` expansion, which ``--launch`` does not do (no
+    ``wl.launch`` argument is a set; evaluated it was an ``unhashable type`` error or a
+    set where a list or a number belongs).
+
+    Raises:
+        LaunchError: naming the set's column and what to write instead.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Set) and len(node.elts) == 1 and \
+                isinstance(node.elts[0], (ast.Name, ast.Attribute)) and node.lineno == 1:
+            col = node.col_offset - len(_KWARGS)  # TEXT starts after "_KWARGS("
+            inner = ast.unparse(node.elts[0])
+            raise LaunchError(f"--launch \"{text}\": {{{inner}}} at column {col} is a set: "
+                              f"{_NO_EXPANSION}; write {inner}")
 
 
 def _unmatched_close(text: str) -> tuple[int, str]:
@@ -89,7 +117,8 @@ def _compile(text: str):
 
     Raises:
         LaunchError: a syntax error, a positional argument, a ``)`` closing no bracket of
-            TEXT; located by TEXT's column.
+            TEXT, IPython's ``$name`` or ``{name}`` (not expanded here); located by TEXT's
+            column.
     """
     try:
         # the newline ends a comment TEXT may end with, which would hide the ")"
@@ -108,6 +137,7 @@ def _compile(text: str):
         col = arg.col_offset - len(_KWARGS)
         raise LaunchError(f"--launch \"{text}\": {ast.unparse(arg)} at column {col} is not "
                           f"key=value; {_HOW}")
+    _expansion_sets(tree, text)
     return compile(tree, "<--launch>", "eval")
 
 

@@ -26,7 +26,7 @@ import linecache
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
 
 from warp_lab.errors import KernelCompileError, LaunchError, SimulatorError, WarpLabError
@@ -265,6 +265,7 @@ class WarpKernelMagics(Magics):
                               help="recompile even when the kernel is in the compile cache")
     @magic_arguments.argument("--diff", choices=("previous",),
                               help="show what changed since this kernel's previous compile")
+    @no_var_expand  # done per option by _expand_line: --launch's text is Python as written
     @line_cell_magic
     def warp_kernel(self, line: str, cell: str | None = None):
         """Compile the functions of a cell into GPU kernels and show what they become.
@@ -281,6 +282,13 @@ class WarpKernelMagics(Magics):
 
             %warp_kernel --arch sm_75 --opt 2     # defaults for later cells
             %warp_kernel                          # print the defaults in force
+
+            %%warp_kernel --arch $arch --block-dim {2 * warp}   # notebook variables
+
+        IPython's expansion of ``$name`` and ``{expression}`` (as in any magic's line)
+        applies to every option but ``--launch``, whose text is Python evaluated in the
+        notebook namespace as written: ``--launch "dim=n, inputs=lx"`` (``{lx}`` there
+        would be a set, and is refused with a message saying to write ``lx``).
 
         Undecorated top-level functions are kernels unless another function in
         the cell calls them or they return a value (then they are device
@@ -300,7 +308,7 @@ class WarpKernelMagics(Magics):
         """
         __tracebackhide__ = True  # an exception of the cell's own code shows the cell's frames
         try:
-            args = magic_arguments.parse_argstring(self.warp_kernel, line)
+            args = self.warp_kernel.parser.parse_args(self._expand_line(line))
         except ValueError as exc:  # shlex: "No closing quotation" for --launch "dim=4
             raise UsageError(f"%%warp_kernel {line.strip()}: {exc}") from None
         given = {k: v for k, v in vars(args).items() if v is not None}
@@ -323,6 +331,46 @@ class WarpKernelMagics(Magics):
         return self._run_cell(line, cell, opts, carried)
 
     warp_kernel.__doc__ = _with_line_form(warp_kernel.__doc__)
+
+    def _expand_line(self, line: str) -> list[str]:
+        """The magic line's arguments, split as ``magic_arguments`` splits them, after
+        IPython's variable expansion of all but ``--launch``'s value: ``$name`` and
+        ``{expression}`` from the notebook namespace, ``$$`` and ``{{ }}`` for the
+        characters themselves (``InteractiveShell.var_expand``'s ``DollarFormatter``, on
+        the line as IPython does; a line it cannot expand stays as typed, as there).
+
+        ``--launch TEXT`` is Python evaluated in the notebook namespace
+        (:func:`~warp_lab.notebook.launch_option.launch_kwargs`): IPython opts such magics
+        out of expansion (``@no_var_expand``, "when the magic executes Python code"); in
+        TEXT, ``inputs={lx}`` became the arrays' printout and ``{'k': 1}`` stopped the
+        whole line's expansion. TEXT is passed on as typed.
+
+        Raises:
+            ValueError: unbalanced quotes (``arg_split``'s ``No closing quotation``).
+        """
+        from IPython.utils.process import arg_split
+        from IPython.utils.text import DollarFormatter
+
+        kept: dict[str, str] = {}  # placeholder -> a --launch value (or --launch=TEXT) as typed
+        parts, pos, value_next = [], 0, False
+        for token in arg_split(line, strict=True):
+            at = line.index(token, pos)  # non-POSIX splitting keeps each token as typed
+            name = token.split("=", 1)[0]
+            is_flag = len(name) > 2 and "--launch".startswith(name)  # argparse abbreviates
+            if value_next or (is_flag and "=" in token):
+                key = f"__warp_lab_launch_{len(kept)}__"
+                kept[key] = token
+                parts.append(line[pos:at] + key)
+            else:
+                parts.append(line[pos:at + len(token)])
+            value_next = is_flag and "=" not in token
+            pos = at + len(token)
+        masked = "".join(parts) + line[pos:]
+        try:
+            expanded = DollarFormatter().vformat(masked, args=[], kwargs=self.shell.user_ns)
+        except Exception:  # noqa: BLE001 - as IPython: a line it cannot expand stays
+            expanded = masked
+        return [kept.get(token, token) for token in arg_split(expanded, strict=True)]
 
     # -- the cell ---------------------------------------------------------------------------
 

@@ -24,11 +24,13 @@ SASS (``line_map.sass_lines``).
 from __future__ import annotations
 
 import html
+import re
 import secrets
-from typing import Mapping
+from typing import Callable, Mapping
 
 from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
 from warp_lab.compiler.artifact import SHARED_DECL, shared_array_lines
+from warp_lab.compiler.linemap import is_sass_file_comment, is_sass_instruction
 from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
                                             python_location, source_line_text)
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
@@ -37,8 +39,9 @@ from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
-           "shared_array_lines", "cell_label", "pane_text", "resource_card_html",
-           "error_html", "pane_line_maps", "style_block", "new_root_id", "STYLE"]
+           "shared_array_lines", "cell_label", "pane_text", "pane_count", "compact_sass",
+           "resource_card_html", "error_html", "pane_line_maps", "style_block", "new_root_id",
+           "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
 PANES = {
@@ -76,12 +79,16 @@ STYLE = """
   background: #8881; }
 .wl-kernel .wl-code { max-height: 420px; overflow: auto; font-family:
   var(--jp-code-font-family, monospace); font-size: 11.5px; line-height: 1.35; }
-.wl-kernel .wl-line { white-space: pre; display: flex; }
+.wl-kernel .wl-line { white-space: pre; display: flex; tab-size: 4; }
+.wl-kernel .wl-line[hidden], .wl-kernel .wl-line.wl-hidden { display: none; }
+.wl-kernel .wl-count { font-weight: normal; color: #888; margin-left: 6px;
+  white-space: nowrap; }
 .wl-kernel .wl-ln { color: #888; min-width: 3.2em; text-align: right; padding-right: 8px;
   user-select: none; flex: none; }
 .wl-kernel .wl-heat { min-width: 3.5em; text-align: right; padding-right: 6px; flex: none;
   color: #333; font-size: 10.5px; }
-.wl-kernel .wl-src { flex: 1 0 auto; }
+.wl-kernel .wl-code .wl-src { flex: 1 0 auto; margin: 0; padding: 0; border: 0;
+  background: transparent; color: inherit; font: inherit; white-space: pre; overflow: visible; }
 .wl-kernel .wl-line.wl-hot { outline: 1px solid #d33; background-color: #ff08 !important; }
 .wl-kernel .wl-missing { color: #a60; padding: 4px 8px; font-style: italic; }
 .wl-kernel table.wl-card { border-collapse: collapse; margin: 4px 0; }
@@ -238,11 +245,45 @@ def pane_text(ck, attr: str) -> str | None:
     return text
 
 
+_SASS_ROW = re.compile(r"^\s*(/\*[0-9a-f]{4,}\*/)\s*(@!?U?P\w+\s+)?(.*)$")
+
+
+def compact_sass(text: str) -> str:
+    """nvdisasm's text as the SASS pane shows it, line for line: an instruction's fixed
+    columns (about 30 blanks between its ``/*offset*/`` and the opcode, which push the
+    code out of a pane) become the offset, a 4-character guard-predicate column
+    (``@P0``, ``@!UP1``) and the instruction; other lines keep at most two leading
+    blanks. The extension's ``compactSass`` (``extension/src/view.ts``) does the same."""
+    out = []
+    for line in text.split("\n"):
+        m = _SASS_ROW.match(line)
+        if m is None:
+            out.append(re.sub(r"^\s{2,}", "  ", line))
+        else:
+            out.append(f"{m.group(1)} {(m.group(2) or '').strip():<4} {m.group(3)}")
+    return "\n".join(out)
+
+
+def pane_count(pane: str, text: str | None) -> str:
+    """What a pane's header counts: ``"20 instructions"`` for SASS (nvdisasm's labels and
+    ``//## File`` comments are no instructions), ``"42 lines"`` for the others; ``""``
+    without text."""
+    if not text:
+        return ""
+    lines = python_lines(text)
+    if pane == "sass":
+        n = sum(map(is_sass_instruction, lines))
+        return f"{n:,} instruction{'' if n == 1 else 's'}"
+    return f"{len(lines):,} line{'' if len(lines) == 1 else 's'}"
+
+
 def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
               py_of_line: Mapping[int, int] = {},
               colors: Mapping[int, str] = {}, heat: Mapping[str, Mapping[int, object]] = {},
               title: str | None = None, open_: bool = True, missing: str = "",
-              max_lines: int = PANE_MAX_LINES) -> str:
+              max_lines: int = PANE_MAX_LINES, count: str = "",
+              hide: Callable[[str], bool] | None = None,
+              display: Callable[[str], str] | None = None) -> str:
     """One collapsible, highlighted, line-numbered pane.
 
     Args:
@@ -263,10 +304,18 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
         missing: why ``text`` is None (shown instead of code).
         max_lines: lines rendered at most (the first ones), with a note of how
             many more there are; default :data:`PANE_MAX_LINES`.
+        count: shown after the title, e.g. ``"20 instructions"`` (:func:`pane_count`).
+        hide: text line -> whether its row is hidden (``hidden``, which needs no
+            style sheet): in the page and keeping its number, so the gutter shows
+            the text's own line numbers (the SASS pane's ``//## File`` comments,
+            :func:`~warp_lab.compiler.linemap.is_sass_file_comment`).
+        display: text -> the text shown, line for line (the SASS pane's
+            :func:`compact_sass`); ``hide`` reads the text itself.
     """
     title = title if title is not None else PANES[pane][0]
+    counted = f' <span class="wl-count">{html.escape(count)}</span>' if count else ""
     head = (f'<details class="wl-pane" data-pane="{pane}"{" open" if open_ else ""}>'
-            f"<summary>{html.escape(title)}</summary>")
+            f"<summary>{html.escape(title)}{counted}</summary>")
     if text is None:
         why = html.escape(missing or "not available")
         return f'{head}<div class="wl-missing">{why}</div></details>'
@@ -274,7 +323,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
     hidden = max(0, len(all_lines) - max_lines)
     if hidden:  # highlight only what is shown: the lexer's time grows with the text too
         text = "\n".join(all_lines[:max_lines])
-    lines = highlight_lines(text, pane)
+    lines = highlight_lines(display(text) if display else text, pane)
     numbers = list(numbers) if numbers is not None else list(range(1, len(lines) + 1))
     shown = list(shown) if shown is not None else numbers
     heat_cols = [(HEAT_TITLES.get(name, name), col) for name, col in heat.items()]
@@ -284,11 +333,13 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
         out.append(f'<div class="wl-line wl-head"><span class="wl-ln"></span>{cols}</div>')
     maxima = {name: max((float(v) for v in col.values()), default=0.0) or 1.0
               for name, col in heat_cols}
-    for number, label, code in zip(numbers, shown, lines):
+    raw = all_lines[:max_lines]
+    for k, (number, label, code) in enumerate(zip(numbers, shown, lines)):
         py = py_of_line.get(number) if number is not None else None
-        attrs = ""
+        attrs = ' class="wl-line wl-hidden" hidden' if hide and hide(raw[k]) else ' class="wl-line"'
+
         if py is not None:
-            attrs = f' data-py="{int(py)}"'
+            attrs += f' data-py="{int(py)}"'
             if py in colors:
                 attrs += f' style="background-color:{html.escape(colors[py])}"'
         cells = []
@@ -301,8 +352,8 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
                 cells.append(f'<span class="wl-heat" style="background-color:rgba(230,80,20,'
                              f'{a:.2f})">{html.escape(_fmt(v))}</span>')
         label = "⋮" if number is None or label is None else int(label)
-        out.append(f'<div class="wl-line"{attrs}><span class="wl-ln">{label}</span>'
-                   f'{"".join(cells)}<span class="wl-src">{code}</span></div>')
+        out.append(f'<div{attrs}><span class="wl-ln">{label}</span>'
+                   f'{"".join(cells)}<pre class="wl-src">{code}</pre></div>')
     out.append("</div>")
     if hidden:
         out.append(f'<div class="wl-missing">... truncated: {hidden:,} more line(s) not shown '
@@ -351,7 +402,9 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
         if pane == "python":
             rows = python_pane_lines(ck)
             numbers = [n for n, _ in rows]
+            code_rows = sum(n is not None for n in numbers)  # gap and cell-label rows: no
             parts.append(pane_html("python", "\n".join(t for _, t in rows), numbers=numbers,
+                                   count=f"{code_rows:,} line{'' if code_rows == 1 else 's'}",
                                    shown=python_row_numbers(ck, rows),
                                    py_of_line={n: n for n in numbers if n is not None},
                                    colors=colors, heat=heat or {},
@@ -364,7 +417,9 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
             py_of_line = {**_shared_declarations(ck, text), **py_of_line}
         parts.append(pane_html(pane, text, py_of_line=py_of_line, colors=colors,
                                heat=(pane_heat or {}).get(pane, {}),
-                               open_=pane != "llvm_unoptimized",
+                               open_=pane != "llvm_unoptimized", count=pane_count(pane, text),
+                               hide=is_sass_file_comment if pane == "sass" else None,
+                               display=compact_sass if pane == "sass" else None,
                                missing=ck.missing.get(attr, "") if text is None else ""))
     title = (f'<div class="wl-title">{html.escape(ck.name)} — '
              f"{html.escape(ck.options.label())}</div>")

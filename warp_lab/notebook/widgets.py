@@ -17,6 +17,7 @@ the extension's ``widgetfallback.ts`` shows this card there instead.
 from __future__ import annotations
 
 import html
+import numbers
 import re
 
 import ipywidgets as W
@@ -34,6 +35,10 @@ _SASS_OFFSET = re.compile(r"/\*([0-9a-fA-F]{4,})\*/")
 def occupancy_summary_html(occ) -> str:
     """A short escaped HTML table of one :class:`~warp_lab.analysis.Occupancy`.
 
+    The block size row is the threads per block and the whole warps they take:
+    ``cuda_occupancy.h`` counts ``ceil(block / warpSize)`` warps per block for the
+    warp-slot and register limits, so 48 threads take what 64 do.
+
     The shared memory row is what a block takes from the SM, with where it comes
     from (:meth:`~warp_lab.analysis.SharedAllocation.describe`: static + dynamic + the
     1 KB CUDA reserves per block from sm_80 on, ``cudaDevAttrReservedSharedMemoryPerBlock``,
@@ -41,9 +46,15 @@ def occupancy_summary_html(occ) -> str:
     with 0 bytes of static shared memory reads "1024 bytes = 0 static + 0 dynamic +
     1024 reserved by CUDA per block (sm_80+)", as the resource card does.
     """
+    block, warps = occ.block_size, -(-occ.block_size // 32)
+    threads = f"{block} thread{'' if block == 1 else 's'} = {warps} warp{'' if warps == 1 else 's'}"
+    if block % 32:  # cuda_occupancy.h: warps per block = ceil(block / warpSize)
+        threads += (f" (the last one {block % 32} of 32 lanes: warp slots and registers are "
+                    f"taken per whole warp, as for {32 * warps})")
     limits = ", ".join(f"{FACTOR_NAMES.get(f, f)}: {v if v is not None else '∞'}"
                        for f, v in occ.limits.items())
-    rows = [("occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm} of "
+    rows = [("block size", threads),
+            ("occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm} of "
                           f"{occ.max_warps_per_sm} warps per SM)"),
             ("active blocks / SM", str(occ.active_blocks_per_sm)),
             ("limited by", factor_list(occ.limiters) or "—"),
@@ -51,7 +62,7 @@ def occupancy_summary_html(occ) -> str:
             ("registers / block (allocated)", str(occ.allocated_registers_per_block)),
             ("shared memory / block (allocated)", occ.shared_allocation.describe())]
     body = "".join(f"<tr><th style='text-align:left;padding-right:8px'>{html.escape(k)}</th>"
-                   f"<td>{html.escape(v)}</td></tr>" for k, v in rows)
+                   f"<td style='text-align:left'>{html.escape(v)}</td></tr>" for k, v in rows)
     warn = ""
     if occ.active_blocks_per_sm == 0:
         warn = "<div style='color:#b00'>⚠ this configuration cannot launch</div>"
@@ -59,6 +70,11 @@ def occupancy_summary_html(occ) -> str:
         warn = ("<div style='color:#b35900'>⚠ limited by registers: fewer registers per "
                 "thread (or --maxrregcount) would fit more blocks</div>")
     return f"<table>{body}</table>{warn}"
+
+
+def _whole_warps(threads: int) -> int:
+    """``threads`` rounded up to whole warps of 32 (at least one): the slider's step."""
+    return max(32, -(-threads // 32) * 32)
 
 
 def _attached_gpu():
@@ -81,20 +97,25 @@ class OccupancyWidget(W.VBox):
             (it once said "kernel", as if that were the name).
         arch: initial architecture (default: the attached GPU's, else the one
             compiled for); the dropdown marks the attached GPU's arch.
-        block_size: initial threads per block (multiple of 32, 32..1024).
+        block_size: initial threads per block, 1..1024 (a launch's own: any count, not
+            only whole warps).
         dynamic_shared_mem: initial dynamic shared memory, bytes per block.
 
     Raises:
         ValueError: ``kernel`` has no resources (ptxas failed: the reason is
             in the message) or is neither a CompiledKernel nor Resources; or
             ``dynamic_shared_mem`` is negative or above the arch's opt-in limit
-            per block (``sharedMemPerBlockOptin``).
+            per block (``sharedMemPerBlockOptin``); or ``block_size`` is not 1..1024.
 
     Attributes:
         heading: HTML widget: "Occupancy of <name>" (escaped), the registers and static
             shared memory; :meth:`static_html` starts with the same text.
         arch, block_size, dynamic_shared_mem: the controls (Dropdown,
-            IntSlider, BoundedIntText); their ``value`` traits drive the rest.
+            BoundedIntText 1..1024 threads, BoundedIntText bytes); their ``value`` traits
+            drive the rest.
+        block_slider: IntSlider in warp steps (32..1024 by 32): sliding it sets
+            ``block_size``; a ``block_size`` between two steps (a launch's 48 threads)
+            puts it on the whole warps that size takes (64) and is shown as it is.
         occupancy: the current :class:`~warp_lab.analysis.Occupancy`.
         summary: HTML widget with the numbers and the limiting factor.
         chart: Image widget with occupancy vs block size (PNG).
@@ -122,8 +143,18 @@ class OccupancyWidget(W.VBox):
             raise ValueError(f"dynamic_shared_mem={dynamic_shared_mem} bytes: "
                              f"{self._compiled_arch} allows 0..{most} bytes per block")
         self.arch = W.Dropdown(options=options, value=self._compiled_arch, description="arch")
-        self.block_size = W.IntSlider(value=block_size, min=32, max=1024, step=32,
-                                      description="block size", continuous_update=False)
+        if not (isinstance(block_size, numbers.Integral) and not isinstance(block_size, bool)
+                and 1 <= block_size <= 1024):  # CUDA Programming Guide, compute capabilities
+            raise ValueError(f"block_size={block_size!r}: a block has 1..1024 threads")
+        block_size = int(block_size)
+        # the launch's own block size, shown and computed as it is; the slider beside it
+        # steps in whole warps (it moved a launch's 48 threads to 64, and 1 to 32)
+        self.block_size = W.BoundedIntText(value=block_size, min=1, max=1024, step=1,
+                                           description="block size",
+                                           layout=W.Layout(width="170px"))
+        self.block_slider = W.IntSlider(value=_whole_warps(block_size), min=32, max=1024,
+                                        step=32, readout=False, continuous_update=False,
+                                        description="", layout=W.Layout(width="220px"))
         self.dynamic_shared_mem = W.BoundedIntText(
             value=dynamic_shared_mem, min=0, max=arch_properties(default_arch).shared_mem_per_block_optin,
             step=1024, description="dyn. shared")
@@ -138,11 +169,19 @@ class OccupancyWidget(W.VBox):
               f"static shared)")
         self.heading = W.HTML(self._title_html)
         super().__init__([self.heading,
-                          W.HBox([self.arch, self.block_size, self.dynamic_shared_mem]),
+                          W.HBox([self.arch, self.block_size, self.block_slider,
+                                  self.dynamic_shared_mem]),
                           W.HBox([self.summary, self.chart])])
         for control in (self.arch, self.block_size, self.dynamic_shared_mem):
             control.observe(self._update, names="value")
+        self.block_slider.observe(self._slid, names="value")
         self._update()
+
+    def _slid(self, change):
+        """The slider moved: its whole-warp size becomes the block size, unless it only
+        followed a block size that takes the same warps (48 puts it on 64)."""
+        if _whole_warps(self.block_size.value) != change["new"]:
+            self.block_size.value = change["new"]
 
     def _usage(self):
         r = getattr(self._kernel, "resources", self._kernel)
@@ -154,19 +193,21 @@ class OccupancyWidget(W.VBox):
         dyn = self.dynamic_shared_mem.value
         usage = dict(self._usage(),
                      max_dynamic_shared_mem=launch_dynamic_shared_optin(props, dyn))
+        self.block_slider.value = _whole_warps(self.block_size.value)
         self.occupancy = occupancy(None, props, self.block_size.value, dyn, **usage)
         if change is None or change["owner"] is not self.block_size:
             # the curve depends on arch and shared memory, not on the marked block size
             self._curve = occupancy_curve(None, props, dynamic_shared_mem=dyn, **usage)
         self.summary.value = occupancy_summary_html(self.occupancy)
         self.chart.value = figure_png(occupancy_chart(self._curve, self.block_size.value,
-                                                      title=props.name))
+                                                      title=props.name, current=self.occupancy))
 
     def static_html(self) -> str:
         """The summary and the chart as static HTML (no widget manager needed). Its
         ``data-wl-static`` mark lets the JupyterLab extension show it where the widget's
         model is gone (a notebook reopened after a kernel restart)."""
-        fig = occupancy_chart(self._curve, self.block_size.value, title=self.arch.value)
+        fig = occupancy_chart(self._curve, self.block_size.value, title=self.arch.value,
+                              current=self.occupancy)
         return (f"<div data-wl-static='occupancy'><div>{self._title_html}</div>"
                 f"{occupancy_summary_html(self.occupancy)}"
                 f"{figure_img_html(fig, 'occupancy vs block size')}</div>")
