@@ -7,8 +7,11 @@ magic and Triton's ``CUDAOptions.hash()`` do the same):
   the debug info), its annotations; a notebook cell's name, which changes
   each time the cell runs, stands as a name derived from its content
   (:func:`artifact_files`), so running the same cell again is a hit,
-* recursively, the source of every ``@wl.func`` it names and the value of
-  every module-level number or ``wl.constant`` it names,
+* recursively, the source of every ``@wl.func`` it names (also as
+  ``module.f``) and every other global value it names that the front end
+  compiles in (numbers, strings, tuples, ``wl.constant``, type aliases, and
+  by name a ``wl`` builtin, ``math`` function or NumPy scalar type):
+  :func:`fingerprint`,
 * the compile options,
 * the versions of warp_lab, llvmlite and LLVM, ptxas and nvdisasm, the
   libdevice file's size and modification time, and a hash of warp_lab's own
