@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from warp_lab.analysis import (ARCHS, AnalysisError, arch_properties,
-                               available_dynamic_shared_mem, occupancy,
-                               occupancy_curve, shared_allocation, suggest_block_size)
+                               available_dynamic_shared_mem, launch_dynamic_shared_optin,
+                               occupancy, occupancy_curve, shared_allocation,
+                               suggest_block_size)
 from warp_lab.compiler.artifact import Resources
 from warp_lab.errors import WarpLabError
 
@@ -156,10 +158,52 @@ def test_resources_and_compiled_kernel_inputs():
     (dict(registers=32, arch="sm_80", dynamic_shared_mem=-4), "dynamic_shared_mem"),
     (dict(registers=32, arch="sm_80", carveout=101), "carveout"),
     (dict(registers=32, arch="sm_80", cache_config="big"), "cache_config"),
+    # not numbers at all, or booleans: located errors, not a TypeError from a comparison
+    (dict(registers=32, arch="sm_80", max_dynamic_shared_mem="48K"), "max_dynamic_shared_mem"),
+    (dict(registers=32, arch="sm_80", max_dynamic_shared_mem=-1), "max_dynamic_shared_mem"),
+    (dict(registers="32", arch="sm_80"), "registers"),
+    (dict(registers=32, arch="sm_80", carveout=True), "carveout"),
+    (dict(registers=32, arch="sm_80", carveout=50.0), "carveout"),
+    (dict(registers=32, arch="sm_80", dynamic_shared_mem=True), "dynamic_shared_mem"),
+    (dict(registers=32, arch="sm_80", dynamic_shared_mem=2**31), "dynamic_shared_mem"),
+    (dict(registers=32, arch="sm_80", cache_config=["l1"]), "cache_config"),
 ])
 def test_bad_input_is_a_warp_lab_error(kwargs, match):
     with pytest.raises(WarpLabError, match=match):
         occupancy(**kwargs)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: suggest_block_size(registers=32, arch="sm_80", max_threads_per_block="256"),
+     "max_threads_per_block"),
+    (lambda: suggest_block_size(registers=32, arch="sm_80", max_threads_per_block=0),
+     "max_threads_per_block"),
+    (lambda: available_dynamic_shared_mem(registers=32, arch="sm_80", num_blocks=True),
+     "num_blocks"),
+    (lambda: occupancy_curve(registers=32, arch="sm_80", block_sizes=256), "block_sizes"),
+    (lambda: shared_allocation("sm_80", -5), "static shared memory"),
+    (lambda: launch_dynamic_shared_optin("sm_80", "64K"), "dynamic_shared_mem"),
+])
+def test_bad_input_to_the_other_calculators_is_a_warp_lab_error(call, match):
+    with pytest.raises(AnalysisError, match=match):
+        call()
+
+
+def test_numpy_integers_are_numbers_everywhere():
+    # sizes often come from NumPy (an array's shape, np.arange of block sizes): each
+    # argument takes np.int64 as the int it holds, with the same answer
+    n = np.int64
+    plain = occupancy(registers=32, shared=1296, arch="sm_80", block_size=256,
+                      dynamic_shared_mem=512, carveout=50, max_dynamic_shared_mem=65536)
+    numpy = occupancy(registers=n(32), shared=n(1296), arch="sm_80", block_size=n(256),
+                      dynamic_shared_mem=n(512), carveout=n(50),
+                      max_dynamic_shared_mem=n(65536))
+    assert numpy == plain and type(numpy.registers) is int
+    assert available_dynamic_shared_mem(registers=32, arch="sm_80", num_blocks=n(2)) == \
+        available_dynamic_shared_mem(registers=32, arch="sm_80", num_blocks=2)
+    assert suggest_block_size(registers=64, arch="sm_80", max_threads_per_block=n(512)) == \
+        suggest_block_size(registers=64, arch="sm_80", max_threads_per_block=512)
+    assert shared_allocation("sm_80", n(1296)) == shared_allocation("sm_80", 1296)
 
 
 def test_arch_spellings():
