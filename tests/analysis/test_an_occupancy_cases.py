@@ -129,7 +129,8 @@ def test_barriers_limit_from_hopper_on():
     occ = occupancy(registers=8, barriers=16, arch="sm_90", block_size=32)
     assert occ.active_blocks_per_sm == 4 and occ.limiters == ("barriers",)
     # before 9.0 the calculator does not count barriers
-    assert occupancy(registers=8, barriers=16, arch="sm_80", block_size=32).limits["barriers"] is None
+    before = occupancy(registers=8, barriers=16, arch="sm_80", block_size=32)
+    assert before.limits["barriers"] is None
 
 
 def test_resources_and_compiled_kernel_inputs():
@@ -215,7 +216,7 @@ def test_arch_spellings():
 
 def test_arch_table_covers_the_guides_capabilities():
     names = [a.name for a in ARCHS.values()]
-    for cc in ("50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86", "87", "89",
+    for cc in ("50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86", "87", "88", "89",
                "90", "100", "103", "110", "120", "121"):
         assert f"sm_{cc}" in names
     for a in ARCHS.values():
@@ -229,8 +230,9 @@ def test_arch_table_covers_the_guides_capabilities():
 def test_device_object_overrides_the_table():
     # what cuda.core's Device looks like: compute_capability + properties
     dev = SimpleNamespace(compute_capability=SimpleNamespace(major=8, minor=6),
-                          properties=SimpleNamespace(multiprocessor_count=84,
-                                                     max_shared_memory_per_multiprocessor=100 * 1024))
+                          properties=SimpleNamespace(
+                              multiprocessor_count=84,
+                              max_shared_memory_per_multiprocessor=100 * 1024))
     props = arch_properties(dev)
     assert props.name == "sm_86" and props.multiprocessor_count == 84
     best = suggest_block_size(registers=32, arch=dev)
@@ -278,3 +280,33 @@ def test_reprs_use_the_occupancy_calculators_words():
     assert repr(best).startswith(f"<SuggestedBlockSize: block {best.block_size}, ")
     none = suggest_block_size(registers=255, shared=200_000, arch="sm_80")
     assert "cannot run" in repr(none)
+
+
+# Per compute capability: resident threads and blocks per SM, shared memory per SM and
+# per block with opt-in (KB), registers per block (K). Transcribed from the CUDA C++
+# Programming Guide, "Technical Specifications per Compute Capability" (CUDA 12.9 /
+# 13.0), and for 6.0 .. 12.1 equal to NVIDIA's CCCL cuda/__device/arch_traits.h; 8.8 from
+# arch_traits.h alone (as 8.6), 10.1 (CUDA 12.8's name for Thor) as 11.0.
+GUIDE = {
+    (5, 0): (2048, 32, 64, 48, 64), (5, 2): (2048, 32, 96, 48, 64),
+    (5, 3): (2048, 32, 64, 48, 32), (6, 0): (2048, 32, 64, 48, 64),
+    (6, 1): (2048, 32, 96, 48, 64), (6, 2): (2048, 32, 64, 48, 32),
+    (7, 0): (2048, 32, 96, 96, 64), (7, 2): (2048, 32, 96, 96, 64),
+    (7, 5): (1024, 16, 64, 64, 64), (8, 0): (2048, 32, 164, 163, 64),
+    (8, 6): (1536, 16, 100, 99, 64), (8, 7): (1536, 16, 164, 163, 64),
+    (8, 8): (1536, 16, 100, 99, 64), (8, 9): (1536, 24, 100, 99, 64),
+    (9, 0): (2048, 32, 228, 227, 64), (10, 0): (2048, 32, 228, 227, 64),
+    (10, 1): (1536, 24, 228, 227, 64), (10, 3): (2048, 32, 228, 227, 64),
+    (11, 0): (1536, 24, 228, 227, 64), (12, 0): (1536, 24, 100, 99, 64),
+    (12, 1): (1536, 24, 100, 99, 64),
+}
+
+
+def test_arch_table_matches_the_guides_numbers():
+    assert set(ARCHS) == set(GUIDE)
+    for cc, (threads, blocks, smem_kb, optin_kb, regs_k) in GUIDE.items():
+        a = ARCHS[cc]
+        got = (a.max_threads_per_sm, a.max_blocks_per_sm, a.shared_mem_per_sm // 1024,
+               a.shared_mem_per_block_optin // 1024, a.registers_per_block // 1024)
+        assert got == (threads, blocks, smem_kb, optin_kb, regs_k), a.name
+        assert a.shared_mem_per_sm % 1024 == a.shared_mem_per_block_optin % 1024 == 0

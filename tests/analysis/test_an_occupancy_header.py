@@ -164,7 +164,8 @@ def test_suggest_block_size_equals_header(occ_harness):
             assert status != 0, (a.name, usage)
             continue
         assert status == 0
-        assert (got.block_size, got.min_grid_size or 0) == (block, min_grid), (a.name, usage, dynamic)
+        assert (got.block_size, got.min_grid_size or 0) == (block, min_grid), \
+            (a.name, usage, dynamic)
     assert any(ans[2] not in (0, 1024) for ans in answers)
 
 
