@@ -220,30 +220,41 @@ def factor_list(factors) -> str:
     return ", ".join(FACTOR_NAMES.get(str(f), str(f)) for f in factors)
 
 
-def _usage(kernel: Any, overrides: dict) -> tuple[KernelUsage, Any]:
-    """Kernel usage (with ``overrides`` that are not None) and the arch it was
-    compiled for (or None)."""
+def _usage(caller: str, kernel: Any, arch: Any,
+           overrides: dict) -> tuple[KernelUsage, ArchProperties]:
+    """The kernel's usage (with the ``overrides`` that are not None) and the properties of
+    ``arch``, or else of the arch the kernel was compiled for.
+
+    Raises:
+        AnalysisError: no resource usage, no arch (both named for ``caller``, the public
+            function), an unknown arch.
+    """
     overrides = {k: v for k, v in overrides.items() if v is not None}
-    arch = None
+    compiled_arch = None
     if isinstance(kernel, KernelUsage):
         base = kernel
     elif kernel is None:
         if "registers" not in overrides:
-            raise AnalysisError("occupancy needs a kernel's resources: pass Resources, a "
+            raise AnalysisError(f"{caller} needs a kernel's resources: pass Resources, a "
                                 "CompiledKernel or registers=")
         base = KernelUsage(registers=overrides["registers"])
     else:
         res = kernel
         if hasattr(kernel, "resources") and hasattr(kernel, "options"):  # CompiledKernel
-            res, arch = kernel.resources, kernel.options.arch
+            res, compiled_arch = kernel.resources, kernel.options.arch
             if res is None:
                 why = getattr(kernel, "missing", {}).get("resources", "ptxas did not run")
                 raise AnalysisError(f"kernel {kernel.name!r} has no resource usage: {why}")
         if not hasattr(res, "registers"):
             raise AnalysisError(f"cannot read resource usage from {type(kernel).__name__}")
-        arch = arch or getattr(res, "arch", None)
+        compiled_arch = compiled_arch or getattr(res, "arch", None)
         base = KernelUsage(registers=res.registers, shared=res.shared, barriers=res.barriers)
-    return (replace(base, **overrides) if overrides else base), arch
+    usage = replace(base, **overrides) if overrides else base
+    if arch is None:
+        if compiled_arch is None:
+            raise AnalysisError(f"{caller} needs an arch (e.g. arch='sm_80')")
+        arch = compiled_arch
+    return usage, arch_properties(arch)
 
 
 @dataclass(frozen=True)
@@ -469,14 +480,9 @@ def occupancy(kernel: Any = None, arch: Any = None, block_size: int = 256,
     Raises:
         AnalysisError: unknown arch, no resource usage, bad sizes.
     """
-    usage, compiled_arch = _usage(kernel, dict(
+    usage, props = _usage("occupancy", kernel, arch, dict(
         registers=registers, shared=shared, barriers=barriers,
         max_dynamic_shared_mem=max_dynamic_shared_mem))
-    if arch is None:
-        if compiled_arch is None:
-            raise AnalysisError("occupancy needs an arch (e.g. arch='sm_80')")
-        arch = compiled_arch
-    props = arch_properties(arch)
     block_size, dynamic_shared_mem = _check_inputs(block_size, dynamic_shared_mem, carveout,
                                                    cache_config)
     return _occupancy(props, usage, block_size, dynamic_shared_mem, carveout, cache_config)
@@ -572,12 +578,9 @@ def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
     Raises:
         AnalysisError: as :func:`occupancy`.
     """
-    usage, compiled_arch = _usage(kernel, dict(
+    usage, props = _usage("suggest_block_size", kernel, arch, dict(
         registers=registers, shared=shared, barriers=barriers,
         max_dynamic_shared_mem=max_dynamic_shared_mem))
-    if arch is None and compiled_arch is None:
-        raise AnalysisError("suggest_block_size needs an arch (e.g. arch='sm_80')")
-    props = arch_properties(arch if arch is not None else compiled_arch)
     limit = props.max_threads_per_block
     if max_threads_per_block is None:
         max_threads_per_block = usage.max_threads_per_block
@@ -653,12 +656,9 @@ def available_dynamic_shared_mem(kernel: Any = None, arch: Any = None, num_block
         AnalysisError: as :func:`occupancy`, and when fewer than
             ``num_blocks`` blocks fit even without dynamic shared memory.
     """
-    usage, compiled_arch = _usage(kernel, dict(
+    usage, props = _usage("available_dynamic_shared_mem", kernel, arch, dict(
         registers=registers, shared=shared, barriers=barriers,
         max_dynamic_shared_mem=max_dynamic_shared_mem))
-    if arch is None and compiled_arch is None:
-        raise AnalysisError("available_dynamic_shared_mem needs an arch (e.g. arch='sm_80')")
-    props = arch_properties(arch if arch is not None else compiled_arch)
     num_blocks = _whole("num_blocks", num_blocks, "a positive integer", 1)
     block_size, _ = _check_inputs(block_size, 0, carveout, cache_config)
     if usage.max_dynamic_shared_mem is None:  # cudaFuncAttributes' default limit
