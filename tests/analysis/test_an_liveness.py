@@ -162,6 +162,17 @@ def test_register_cap_whatif(wide):
         register_cap_whatif(ptx="", arch=ARCH)
 
 
+def test_arch_spelled_as_elsewhere_in_analysis(wide):
+    # 90, "9.0" and (9, 0) name sm_90 for occupancy; the tool-running calls take them too
+    # (they were an AttributeError/IndexError from sm_number deep in the toolchain)
+    want = register_pressure(cubin=wide.cubin, arch=ARCH, entry="dot").per_instruction
+    for arch in (90, "9.0", (9, 0)):
+        got = register_pressure(cubin=wide.cubin, arch=arch, entry="dot")
+        assert got.arch == ARCH and got.per_instruction == want
+    capped = register_cap_whatif(ptx=wide.ptx, arch=90, entry="dot", caps=(64,))
+    assert capped[0].registers <= 64 and capped[0].occupancy.arch == ARCH
+
+
 def test_kernel_without_cubin():
     ck = CompiledKernel(name="k", entry="k", source=Source("", "x.py"), options=CompileOptions(),
                         params=(), param_layout=(), launch_ndim=1, llvm_ir="", llvm_ir_optimized="",

@@ -103,7 +103,8 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
             listing made here for the Python lines), or None with the
             keywords below.
         cubin: ELF bytes from ptxas.
-        arch: ``"sm_90"``; chooses the nvdisasm.
+        arch: ``"sm_90"`` (or anything
+            :func:`~warp_lab.analysis.arch_properties` reads); chooses the nvdisasm.
         entry: the entry to report when the cubin has several.
         line_offsets: Python line -> SASS offsets (``LineMap.sass``); empty
             ``per_line`` without it.
@@ -141,7 +142,9 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
     if sass is None:
         if cubin is None or arch is None:
             raise AnalysisError("register_pressure needs a CompiledKernel, or cubin= and arch=")
-        arch_properties(arch)  # a clear error for an unknown arch before running tools
+        # a clear error for an unknown arch before running tools; nvdisasm is chosen by
+        # the sm_XX name (arch may be 90, "9.0", (9, 0), as everywhere in analysis)
+        arch = arch_properties(arch).name
         sass = _sass_with_life_ranges(cubin, arch)
     rows = parse_life_ranges(sass)
     sections = list(dict.fromkeys(r.section for r in rows))
@@ -242,6 +245,8 @@ def register_cap_whatif(kernel: Any = None, *, ptx: str | None = None, arch: str
                                 "and entry=")
         options = CompileOptions(arch=arch, lineinfo=False)
     props = arch_properties(options.arch)
+    # ptxas takes the sm_XX name (arch may be 90, "9.0", (9, 0), as everywhere in analysis)
+    options = dataclasses.replace(options, arch=props.name)
     out = []
     for cap in caps:
         if cap is not None and not (isinstance(cap, int) and 1 <= cap <= 255):
