@@ -201,6 +201,8 @@ class RegisterCap:
     occupancy: Occupancy
 
     def to_dict(self) -> dict:
+        """JSON-ready form: the counts, and the occupancy as its fraction, blocks per SM
+        and limiting factors."""
         return {"maxrregcount": self.maxrregcount, "registers": self.registers,
                 "spill_stores": self.spill_stores, "spill_loads": self.spill_loads,
                 "stack_frame": self.stack_frame, "occupancy": self.occupancy.occupancy,

@@ -137,7 +137,8 @@ def _run(tool: Tool, args: list[str], cwd: str) -> subprocess.CompletedProcess:
 
 _FUNC_RE = re.compile(r"Function properties for (\S+)")
 _COMPILING_RE = re.compile(r"Compiling entry function '([^']+)'")
-_FRAME_RE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_FRAME_RE = re.compile(
+    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED_RE = re.compile(r"Used (\d+) registers")
 _BARRIERS_RE = re.compile(r"used (\d+) barriers")
 _SMEM_RE = re.compile(r"(\d+) bytes smem")
@@ -170,7 +171,7 @@ def parse_ptxas_log(log: str, entry: str, arch: str) -> Resources:
     stack = lmem = None
     for line in log.splitlines():
         m = _GMEM_RE.search(line)
-        if m and "gmem" in line and current is None:
+        if m and current is None:
             res["global_bytes"] = int(m.group(1))
         m = _COMPILING_RE.search(line) or _FUNC_RE.search(line)
         if m:
