@@ -158,6 +158,8 @@ def test_register_cap_whatif(wide):
     assert cap32.to_dict()["registers"] == cap32.registers
     with pytest.raises(AnalysisError, match="1..255"):
         register_cap_whatif(wide, caps=(300,))
+    with pytest.raises(AnalysisError, match="1..255, not True"):  # was --maxrregcount 1
+        register_cap_whatif(wide, caps=(None, True))
     with pytest.raises(AnalysisError, match="ptx="):
         register_cap_whatif(ptx="", arch=ARCH)
 

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from warp_lab.analysis.archs import AnalysisError, arch_properties
 from warp_lab.analysis.liveness import (LiveInstruction, max_live_per_line, parse_life_ranges,
                                         spill_offsets)
-from warp_lab.analysis.occupancy import Occupancy, occupancy
+from warp_lab.analysis.occupancy import Occupancy, _whole, occupancy
 
 __all__ = ["RegisterPressure", "RegisterCap", "register_pressure", "live_registers_per_line",
            "register_cap_whatif"]
@@ -249,10 +249,11 @@ def register_cap_whatif(kernel: Any = None, *, ptx: str | None = None, arch: str
     props = arch_properties(options.arch)
     # ptxas takes the sm_XX name (arch may be 90, "9.0", (9, 0), as everywhere in analysis)
     options = dataclasses.replace(options, arch=props.name)
+    # every cap checked before ptxas runs for any (a bool is not a cap; np.int64(64) is)
+    caps = [None if cap is None else _whole("a register cap", cap, "1..255", 1, 255)
+            for cap in caps]
     out = []
     for cap in caps:
-        if cap is not None and not (isinstance(cap, int) and 1 <= cap <= 255):
-            raise AnalysisError(f"a register cap must be 1..255, not {cap!r}")
         _, res, _ = toolchain.make_cubin(ptx, dataclasses.replace(options, maxrregcount=cap),
                                          entry)
         occ = occupancy(res, props, block_size, dynamic_shared_mem)
