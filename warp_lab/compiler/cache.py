@@ -101,8 +101,18 @@ def _named_values(fn_obj) -> list[tuple[str, object]]:
         value = namespace.get(name)
         out.append((name, value))
         if isinstance(value, types.ModuleType) and not value.__name__.startswith("warp_lab"):
-            out += [(f"{name}.{attr}", getattr(value, attr, None)) for attr in names]
+            out += [(f"{name}.{attr}", _module_attribute(value, attr)) for attr in names]
     return out
+
+
+def _module_attribute(module, attr: str):
+    """``module.attr``, or None when it has none or its own ``__getattr__`` raises: the
+    front end evaluates it again and reports that at the kernel's line (a raw traceback out
+    of the cache key, before compiling, would hide where)."""
+    try:
+        return getattr(module, attr, None)
+    except Exception:  # noqa: BLE001 - the user's code; the front end reports it
+        return None
 
 
 def _functions(kernel, _seen=None) -> list:
