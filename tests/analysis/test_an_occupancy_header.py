@@ -257,3 +257,32 @@ def test_occupancy_grid_equals_header(occ_harness):
     assert not mismatches, f"{len(mismatches)} of {len(cases)} differ; first: {mismatches[:3]}"
     # the grid reaches the limits it is built for
     assert {"warps", "registers", "shared_memory", "blocks"} <= limited
+
+
+def test_opt_in_counts_the_static_shared_memory(occ_harness):
+    """48 KB of static and dynamic shared memory together is what a kernel gets without
+    opting in: the header, fed a kernel as ``cudaFuncGetAttributes`` reports it (opt-in
+    mode, dynamic limit 48 KB less the static bytes), gives 16 KB static + 40 KB dynamic 0
+    blocks. ``launch_dynamic_shared_optin`` therefore opts such a launch in (it counted
+    the dynamic bytes alone, and the views then showed 0 blocks for a launch warp_lab
+    makes), and the occupancy with it equals the header's for the opted-in kernel."""
+    from warp_lab.analysis import launch_dynamic_shared_optin, occupancy
+
+    static, dynamic = 16 * 1024, 40 * 1024
+    for a in ARCHS.values():
+        if a.shared_mem_per_block_optin < static + dynamic:
+            continue  # no opt-in reaches 56 KB (5.x, 6.x)
+        default = KernelUsage(registers=32, shared=static,
+                              max_dynamic_shared_mem=a.shared_mem_per_block - static)
+        opted = replace(default, max_dynamic_shared_mem=dynamic)
+        (without,), (with_optin,) = [
+            occ_harness.run([f"O {_query_fields(a, u, None, 'none')} 128 {dynamic}"])[0][1:2]
+            for u in (default, opted)]
+        assert without == 0 and with_optin > 0, a.name
+        optin = launch_dynamic_shared_optin(a, dynamic, static)
+        assert optin == dynamic, a.name
+        occ = occupancy(registers=32, shared=static, arch=a, block_size=128,
+                        dynamic_shared_mem=dynamic, max_dynamic_shared_mem=optin)
+        assert occ.active_blocks_per_sm == with_optin, a.name
+        # 48 KB in all needs no opt-in
+        assert launch_dynamic_shared_optin(a, a.shared_mem_per_block - static, static) is None

@@ -606,19 +606,27 @@ def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
                               occupancy=best_occ)
 
 
-def launch_dynamic_shared_optin(arch: Any, dynamic_shared_mem: int) -> int | None:
+def launch_dynamic_shared_optin(arch: Any, dynamic_shared_mem: int,
+                                static_shared_mem: int = 0) -> int | None:
     """The ``max_dynamic_shared_mem`` of a kernel ``wl.launch`` runs with this much dynamic
-    shared memory: the bytes themselves above the 48 KB default, else None (no opt-in).
+    shared memory: the dynamic bytes themselves where the block's static and dynamic shared
+    memory together exceed the 48 KB default, else None (no opt-in).
 
-    A kernel must opt in to more than 48 KB of dynamic shared memory per block
-    (CUDA Programming Guide, "Shared Memory":
-    ``cudaFuncAttributeMaxDynamicSharedMemorySize``); warp_lab's CUDA back end
-    does so for every launch that asks for more, so the occupancy of such a
-    launch is :func:`occupancy` with ``max_dynamic_shared_mem`` set to this.
+    Without opting in, a kernel may use at most 48 KB of shared memory per block, static
+    and dynamic together: the driver's default dynamic limit
+    (``cudaFuncAttributes.maxDynamicSharedSizeBytes``) is 48 KB less the static bytes, and
+    more fails the launch (CUDA Programming Guide, "Shared Memory";
+    ``cuda_occupancy.h`` reads a ``cudaFuncAttributes`` so: a kernel with 16 KB static and
+    40 KB dynamic gets 0 blocks). Above it a kernel opts in with
+    ``cudaFuncAttributeMaxDynamicSharedMemorySize``; warp_lab's CUDA back end does so for
+    every launch that needs it, so the occupancy of such a launch is :func:`occupancy`
+    with ``max_dynamic_shared_mem`` set to this.
 
     Args:
         arch: anything :func:`~warp_lab.analysis.arch_properties` reads.
         dynamic_shared_mem: dynamic shared memory per block, bytes.
+        static_shared_mem: the kernel's static shared memory per block
+            (``Resources.shared``), bytes; default 0.
 
     Raises:
         AnalysisError: an unknown arch; a size that is not a whole number of bytes.
@@ -626,7 +634,10 @@ def launch_dynamic_shared_optin(arch: Any, dynamic_shared_mem: int) -> int | Non
     props = arch_properties(arch)
     dynamic_shared_mem = _whole("dynamic_shared_mem", dynamic_shared_mem, "0..2**31-1 bytes",
                                 0, INT_MAX)
-    return dynamic_shared_mem if dynamic_shared_mem > props.shared_mem_per_block else None
+    static_shared_mem = _whole("static_shared_mem", static_shared_mem, "0..2**31-1 bytes",
+                               0, INT_MAX)
+    needs = static_shared_mem + dynamic_shared_mem > props.shared_mem_per_block
+    return dynamic_shared_mem if needs else None
 
 
 def available_dynamic_shared_mem(kernel: Any = None, arch: Any = None, num_blocks: int = 1,
