@@ -158,8 +158,21 @@ def test_register_cap_whatif(wide):
     assert cap32.to_dict()["registers"] == cap32.registers
     with pytest.raises(AnalysisError, match="1..255"):
         register_cap_whatif(wide, caps=(300,))
+    with pytest.raises(AnalysisError, match="1..255, not True"):  # was --maxrregcount 1
+        register_cap_whatif(wide, caps=(None, True))
     with pytest.raises(AnalysisError, match="ptx="):
         register_cap_whatif(ptx="", arch=ARCH)
+
+
+def test_arch_spelled_as_elsewhere_in_analysis(wide):
+    # 90, "9.0" and (9, 0) name sm_90 for occupancy; the tool-running calls take them too
+    # (they were an AttributeError/IndexError from sm_number deep in the toolchain)
+    want = register_pressure(cubin=wide.cubin, arch=ARCH, entry="dot").per_instruction
+    for arch in (90, "9.0", (9, 0)):
+        got = register_pressure(cubin=wide.cubin, arch=arch, entry="dot")
+        assert got.arch == ARCH and got.per_instruction == want
+    capped = register_cap_whatif(ptx=wide.ptx, arch=90, entry="dot", caps=(64,))
+    assert capped[0].registers <= 64 and capped[0].occupancy.arch == ARCH
 
 
 def test_kernel_without_cubin():

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from warp_lab.analysis import (ARCHS, AnalysisError, arch_properties,
-                               available_dynamic_shared_mem, occupancy,
-                               occupancy_curve, shared_allocation, suggest_block_size)
+                               available_dynamic_shared_mem, launch_dynamic_shared_optin,
+                               occupancy, occupancy_curve, shared_allocation,
+                               suggest_block_size)
 from warp_lab.compiler.artifact import Resources
 from warp_lab.errors import WarpLabError
 
@@ -127,7 +129,8 @@ def test_barriers_limit_from_hopper_on():
     occ = occupancy(registers=8, barriers=16, arch="sm_90", block_size=32)
     assert occ.active_blocks_per_sm == 4 and occ.limiters == ("barriers",)
     # before 9.0 the calculator does not count barriers
-    assert occupancy(registers=8, barriers=16, arch="sm_80", block_size=32).limits["barriers"] is None
+    before = occupancy(registers=8, barriers=16, arch="sm_80", block_size=32)
+    assert before.limits["barriers"] is None
 
 
 def test_resources_and_compiled_kernel_inputs():
@@ -156,10 +159,52 @@ def test_resources_and_compiled_kernel_inputs():
     (dict(registers=32, arch="sm_80", dynamic_shared_mem=-4), "dynamic_shared_mem"),
     (dict(registers=32, arch="sm_80", carveout=101), "carveout"),
     (dict(registers=32, arch="sm_80", cache_config="big"), "cache_config"),
+    # not numbers at all, or booleans: located errors, not a TypeError from a comparison
+    (dict(registers=32, arch="sm_80", max_dynamic_shared_mem="48K"), "max_dynamic_shared_mem"),
+    (dict(registers=32, arch="sm_80", max_dynamic_shared_mem=-1), "max_dynamic_shared_mem"),
+    (dict(registers="32", arch="sm_80"), "registers"),
+    (dict(registers=32, arch="sm_80", carveout=True), "carveout"),
+    (dict(registers=32, arch="sm_80", carveout=50.0), "carveout"),
+    (dict(registers=32, arch="sm_80", dynamic_shared_mem=True), "dynamic_shared_mem"),
+    (dict(registers=32, arch="sm_80", dynamic_shared_mem=2**31), "dynamic_shared_mem"),
+    (dict(registers=32, arch="sm_80", cache_config=["l1"]), "cache_config"),
 ])
 def test_bad_input_is_a_warp_lab_error(kwargs, match):
     with pytest.raises(WarpLabError, match=match):
         occupancy(**kwargs)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: suggest_block_size(registers=32, arch="sm_80", max_threads_per_block="256"),
+     "max_threads_per_block"),
+    (lambda: suggest_block_size(registers=32, arch="sm_80", max_threads_per_block=0),
+     "max_threads_per_block"),
+    (lambda: available_dynamic_shared_mem(registers=32, arch="sm_80", num_blocks=True),
+     "num_blocks"),
+    (lambda: occupancy_curve(registers=32, arch="sm_80", block_sizes=256), "block_sizes"),
+    (lambda: shared_allocation("sm_80", -5), "static shared memory"),
+    (lambda: launch_dynamic_shared_optin("sm_80", "64K"), "dynamic_shared_mem"),
+])
+def test_bad_input_to_the_other_calculators_is_a_warp_lab_error(call, match):
+    with pytest.raises(AnalysisError, match=match):
+        call()
+
+
+def test_numpy_integers_are_numbers_everywhere():
+    # sizes often come from NumPy (an array's shape, np.arange of block sizes): each
+    # argument takes np.int64 as the int it holds, with the same answer
+    n = np.int64
+    plain = occupancy(registers=32, shared=1296, arch="sm_80", block_size=256,
+                      dynamic_shared_mem=512, carveout=50, max_dynamic_shared_mem=65536)
+    numpy = occupancy(registers=n(32), shared=n(1296), arch="sm_80", block_size=n(256),
+                      dynamic_shared_mem=n(512), carveout=n(50),
+                      max_dynamic_shared_mem=n(65536))
+    assert numpy == plain and type(numpy.registers) is int
+    assert available_dynamic_shared_mem(registers=32, arch="sm_80", num_blocks=n(2)) == \
+        available_dynamic_shared_mem(registers=32, arch="sm_80", num_blocks=2)
+    assert suggest_block_size(registers=64, arch="sm_80", max_threads_per_block=n(512)) == \
+        suggest_block_size(registers=64, arch="sm_80", max_threads_per_block=512)
+    assert shared_allocation("sm_80", n(1296)) == shared_allocation("sm_80", 1296)
 
 
 def test_arch_spellings():
@@ -171,7 +216,7 @@ def test_arch_spellings():
 
 def test_arch_table_covers_the_guides_capabilities():
     names = [a.name for a in ARCHS.values()]
-    for cc in ("50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86", "87", "89",
+    for cc in ("50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86", "87", "88", "89",
                "90", "100", "103", "110", "120", "121"):
         assert f"sm_{cc}" in names
     for a in ARCHS.values():
@@ -185,8 +230,9 @@ def test_arch_table_covers_the_guides_capabilities():
 def test_device_object_overrides_the_table():
     # what cuda.core's Device looks like: compute_capability + properties
     dev = SimpleNamespace(compute_capability=SimpleNamespace(major=8, minor=6),
-                          properties=SimpleNamespace(multiprocessor_count=84,
-                                                     max_shared_memory_per_multiprocessor=100 * 1024))
+                          properties=SimpleNamespace(
+                              multiprocessor_count=84,
+                              max_shared_memory_per_multiprocessor=100 * 1024))
     props = arch_properties(dev)
     assert props.name == "sm_86" and props.multiprocessor_count == 84
     best = suggest_block_size(registers=32, arch=dev)
@@ -234,3 +280,33 @@ def test_reprs_use_the_occupancy_calculators_words():
     assert repr(best).startswith(f"<SuggestedBlockSize: block {best.block_size}, ")
     none = suggest_block_size(registers=255, shared=200_000, arch="sm_80")
     assert "cannot run" in repr(none)
+
+
+# Per compute capability: resident threads and blocks per SM, shared memory per SM and
+# per block with opt-in (KB), registers per block (K). Transcribed from the CUDA C++
+# Programming Guide, "Technical Specifications per Compute Capability" (CUDA 12.9 /
+# 13.0), and for 6.0 .. 12.1 equal to NVIDIA's CCCL cuda/__device/arch_traits.h; 8.8 from
+# arch_traits.h alone (as 8.6), 10.1 (CUDA 12.8's name for Thor) as 11.0.
+GUIDE = {
+    (5, 0): (2048, 32, 64, 48, 64), (5, 2): (2048, 32, 96, 48, 64),
+    (5, 3): (2048, 32, 64, 48, 32), (6, 0): (2048, 32, 64, 48, 64),
+    (6, 1): (2048, 32, 96, 48, 64), (6, 2): (2048, 32, 64, 48, 32),
+    (7, 0): (2048, 32, 96, 96, 64), (7, 2): (2048, 32, 96, 96, 64),
+    (7, 5): (1024, 16, 64, 64, 64), (8, 0): (2048, 32, 164, 163, 64),
+    (8, 6): (1536, 16, 100, 99, 64), (8, 7): (1536, 16, 164, 163, 64),
+    (8, 8): (1536, 16, 100, 99, 64), (8, 9): (1536, 24, 100, 99, 64),
+    (9, 0): (2048, 32, 228, 227, 64), (10, 0): (2048, 32, 228, 227, 64),
+    (10, 1): (1536, 24, 228, 227, 64), (10, 3): (2048, 32, 228, 227, 64),
+    (11, 0): (1536, 24, 228, 227, 64), (12, 0): (1536, 24, 100, 99, 64),
+    (12, 1): (1536, 24, 100, 99, 64),
+}
+
+
+def test_arch_table_matches_the_guides_numbers():
+    assert set(ARCHS) == set(GUIDE)
+    for cc, (threads, blocks, smem_kb, optin_kb, regs_k) in GUIDE.items():
+        a = ARCHS[cc]
+        got = (a.max_threads_per_sm, a.max_blocks_per_sm, a.shared_mem_per_sm // 1024,
+               a.shared_mem_per_block_optin // 1024, a.registers_per_block // 1024)
+        assert got == (threads, blocks, smem_kb, optin_kb, regs_k), a.name
+        assert a.shared_mem_per_sm % 1024 == a.shared_mem_per_block_optin % 1024 == 0

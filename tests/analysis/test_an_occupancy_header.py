@@ -1,8 +1,9 @@
 """warp_lab.analysis.occupancy against the CUDA toolkit's own calculator.
 
 ``cuda_occupancy.h`` is compiled with g++ (conftest ``occ_harness``) and fed
-the same per-arch properties and the same sampled kernels; every field of
-every answer must agree, for every architecture in the table.
+the same per-arch properties and the same kernels, sampled at random and on a
+fixed grid of register counts, block sizes and shared-memory edges; every field
+of every answer must agree, for every architecture in the table.
 """
 
 from __future__ import annotations
@@ -164,7 +165,8 @@ def test_suggest_block_size_equals_header(occ_harness):
             assert status != 0, (a.name, usage)
             continue
         assert status == 0
-        assert (got.block_size, got.min_grid_size or 0) == (block, min_grid), (a.name, usage, dynamic)
+        assert (got.block_size, got.min_grid_size or 0) == (block, min_grid), \
+            (a.name, usage, dynamic)
     assert any(ans[2] not in (0, 1024) for ans in answers)
 
 
@@ -222,3 +224,87 @@ def test_occupancy_widget_at_a_launchs_block_size_equals_header(occ_harness):
         assert w.block_slider.value == 32 * -(-block // 32)
         assert (0, w.occupancy.active_blocks_per_sm) == (ref[0], ref[1]), block
         assert w.occupancy.active_warps_per_sm == ref[1] * -(-block // 32)
+
+
+# A deterministic grid besides the random samples: every register count 0..256 (the
+# 256-register-per-warp allocation granularity and the 255/256 per-thread limit) at block
+# sizes on and off warp multiples (1 thread: the blocks-per-SM limit; 1025: over the
+# block limit), and shared memory around every carveout size divided among 1..5 blocks
+# (the reserved kilobyte and the 128/256-byte unit decide which side of the edge a block
+# falls), split between static and dynamic, with and without the opt-in.
+_GRID_BLOCKS = (1, 31, 32, 33, 63, 96, 100, 129, 255, 256, 257, 384, 500, 640, 768, 1000,
+                1023, 1024, 1025)
+
+
+def _grid(a):
+    out = []
+    for regs in range(257):
+        for block in _GRID_BLOCKS:
+            out.append((KernelUsage(registers=regs), block, 0, None, "none"))
+    unit = a.shared_mem_allocation_granularity
+    sizes = a.shared_mem_configs or (a.shared_mem_per_sm,)
+    for size in sizes:
+        for blocks in (1, 2, 3, 5):
+            edge = size // blocks - a.reserved_shared_mem_per_block
+            for total in {edge - unit, edge - 1, edge, edge + 1, edge + unit} - {-1}:
+                total = max(0, total)
+                for static in {0, total // 2, total}:
+                    for optin in (None, a.shared_mem_per_block_optin):
+                        usage = KernelUsage(registers=16, shared=static,
+                                            max_dynamic_shared_mem=optin)
+                        percent = 100 * size // a.shared_mem_per_sm
+                        for carveout in (None, percent, 0):
+                            out.append((usage, 64, total - static, carveout, "none"))
+    return out
+
+
+def test_occupancy_grid_equals_header(occ_harness):
+    cases = [(a, *case) for a in ARCHS.values() for case in _grid(a)]
+    answers = occ_harness.run([
+        f"O {_query_fields(a, usage, carveout, cache)} {block} {dynamic}"
+        for a, usage, block, dynamic, carveout, cache in cases])
+    mismatches, limited = [], set()
+    for (a, usage, block, dynamic, carveout, cache), ref in zip(cases, answers):
+        status, active, bits, *limits = ref[:9]
+        assert status == 0, (a.name, usage, block, dynamic)
+        occ = _occupancy(a, usage, block, dynamic, carveout, cache)
+        ours = [occ.active_blocks_per_sm, occ.allocated_registers_per_block,
+                occ.allocated_shared_mem_per_block,
+                *[INT_MAX if occ.limits[f] is None else occ.limits[f] for f in _LIMIT_ORDER]]
+        theirs = [active, ref[9], ref[10], *limits]
+        if ours != theirs:
+            mismatches.append((a.name, usage, block, dynamic, carveout, ours, theirs))
+        if active:
+            limited |= {f for f in occ.limiters}
+    assert not mismatches, f"{len(mismatches)} of {len(cases)} differ; first: {mismatches[:3]}"
+    # the grid reaches the limits it is built for
+    assert {"warps", "registers", "shared_memory", "blocks"} <= limited
+
+
+def test_opt_in_counts_the_static_shared_memory(occ_harness):
+    """48 KB of static and dynamic shared memory together is what a kernel gets without
+    opting in: the header, fed a kernel as ``cudaFuncGetAttributes`` reports it (opt-in
+    mode, dynamic limit 48 KB less the static bytes), gives 16 KB static + 40 KB dynamic 0
+    blocks. ``launch_dynamic_shared_optin`` therefore opts such a launch in (it counted
+    the dynamic bytes alone, and the views then showed 0 blocks for a launch warp_lab
+    makes), and the occupancy with it equals the header's for the opted-in kernel."""
+    from warp_lab.analysis import launch_dynamic_shared_optin, occupancy
+
+    static, dynamic = 16 * 1024, 40 * 1024
+    for a in ARCHS.values():
+        if a.shared_mem_per_block_optin < static + dynamic:
+            continue  # no opt-in reaches 56 KB (5.x, 6.x)
+        default = KernelUsage(registers=32, shared=static,
+                              max_dynamic_shared_mem=a.shared_mem_per_block - static)
+        opted = replace(default, max_dynamic_shared_mem=dynamic)
+        (without,), (with_optin,) = [
+            occ_harness.run([f"O {_query_fields(a, u, None, 'none')} 128 {dynamic}"])[0][1:2]
+            for u in (default, opted)]
+        assert without == 0 and with_optin > 0, a.name
+        optin = launch_dynamic_shared_optin(a, dynamic, static)
+        assert optin == dynamic, a.name
+        occ = occupancy(registers=32, shared=static, arch=a, block_size=128,
+                        dynamic_shared_mem=dynamic, max_dynamic_shared_mem=optin)
+        assert occ.active_blocks_per_sm == with_optin, a.name
+        # 48 KB in all needs no opt-in
+        assert launch_dynamic_shared_optin(a, a.shared_mem_per_block - static, static) is None

@@ -9,7 +9,10 @@ Three descriptions of the same parameter buffer must agree:
 2. the rules of docs/architecture.md applied to the kernel's annotations
    (hidden ``launch_dim`` of 12 bytes, arrays ``{ptr, shape[n], strides[n]}``);
 3. ``ck.param_layout`` and the bytes :func:`warp_lab.compiler.abi.pack_params`
-   builds, decoded with the PTX types.
+   builds, decoded with the PTX types;
+4. where ptxas placed each parameter in the cubin (``.nv.info`` records the CUDA
+   driver lays the arguments out by), for the corpus and for a kernel with every
+   scalar, vector and matrix type as a parameter.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 import pytest
 from corpus_artifacts import assembled, compiled
 
+import warp_lab as wl
 from warp_lab.compiler.abi import ArrayArg, buffer_size, pack_params
 from warp_lab.examples import CORPUS
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, Vector, as_type
@@ -131,3 +135,84 @@ def test_layout_does_not_depend_on_arch(arch):
         a = assembled(ex, arch)
         assert [(d["offset"], d["size"], d["align"]) for d in ptx_entry_params(a.ptx, a.entry)] \
             == [(s.offset, s.size, s.align) for s in compiled(ex, "sm_90").param_layout]
+
+
+# -- the layout ptxas wrote into the cubin ------------------------------------------------
+
+_EIATTR_KPARAM_INFO, _EIATTR_CBANK_PARAM_SIZE = 0x17, 0x19
+_EIFMT_SVAL = 0x04  # a record with a u16 size and that many bytes; the others carry 2 bytes
+
+
+def _elf_sections(elf: bytes) -> dict[str, bytes]:
+    """Section name -> contents of a little-endian ELF64 file (a cubin)."""
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + k * shentsize)
+               for k in range(shnum)]
+    names = headers[shstrndx]
+
+    def name(offset):
+        start = names[4] + offset
+        return elf[start:elf.index(b"\0", start)].decode()
+
+    return {name(h[0]): elf[h[4]:h[4] + h[5]] for h in headers}
+
+
+def cubin_params(cubin: bytes, entry: str) -> tuple[list[tuple[int, int]], int]:
+    """``(offset, size)`` of each parameter in ordinal order and the parameter bytes, as
+    ptxas recorded them for the CUDA driver in the entry's ``.nv.info.<entry>`` section
+    (the ``EIATTR_KPARAM_INFO`` records, Ordinal/Offset/Size, and
+    ``EIATTR_CBANK_PARAM_SIZE`` that ``cuobjdump -elf`` prints)."""
+    info = _elf_sections(cubin)[f".nv.info.{entry}"]
+    params, total, k = {}, None, 0
+    while k < len(info):
+        fmt, attr = info[k], info[k + 1]
+        if fmt == _EIFMT_SVAL:
+            size, = struct.unpack_from("<H", info, k + 2)
+            payload, k = info[k + 4:k + 4 + size], k + 4 + size
+        else:
+            payload, k = info[k + 2:k + 4], k + 4
+        if attr == _EIATTR_KPARAM_INFO:
+            _, ordinal, offset, word = struct.unpack("<IHHI", payload)
+            params[ordinal] = (offset, word >> 18)
+        elif attr == _EIATTR_CBANK_PARAM_SIZE:
+            total, = struct.unpack("<H", payload)
+    assert sorted(params) == list(range(len(params))), params
+    return [params[n] for n in sorted(params)], total
+
+
+@wl.kernel
+def every_param_type(a: wl.bool_, e: wl.uint8, c: wl.int16, j: wl.int8, g: wl.float16,
+                     b: wl.float64, r: wl.uint16, d: wl.vec3d, f: wl.mat22, h: wl.vec4i,
+                     i: wl.int64, out: wl.array(dtype=wl.float64), k: wl.vec2,
+                     grid3: wl.array(dtype=wl.int32, ndim=3), m: wl.uint32, n: wl.mat44,
+                     o: wl.uint64, p: wl.vec3i, q: wl.vec2d, s: wl.vec4, t: wl.int32,
+                     u: wl.mat33, v: wl.vec2i, w: wl.vec3, x: wl.float32, y: wl.vec4d,
+                     points: wl.array(dtype=wl.vec3, ndim=2)):
+    """Every scalar, vector and matrix type as a parameter, 1- and 2-byte ones packed
+    together and most others after padding (a float16 then a float64, ...), and arrays of
+    1..3 dimensions: the corpus has few of these as parameters."""
+    out[0] = b + d[2] + f[1, 1] + float(g) + float(i) + float(o) + q[1] + y[3]
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_90", "sm_120"])
+def test_every_parameter_type_is_where_ptxas_put_it(arch):
+    ck = wl.compile(every_param_type, arch=arch, cache=False, sass=False)
+    assert ck.cubin is not None, ck.missing
+    placed, total = cubin_params(ck.cubin, ck.entry)
+    decls = ptx_entry_params(ck.ptx, ck.entry)
+    assert placed == [(s.offset, s.size) for s in ck.param_layout] \
+        == [(d["offset"], d["size"]) for d in decls]
+    assert total == buffer_size(ck.param_layout) == 408
+    assert [(d["size"], d["align"]) for d in decls] == _annotation_layout(every_param_type)
+    # bool, uint8, int16, int8, float16 each at the next multiple of its size from byte
+    # 12, then 4 bytes of padding before the float64
+    assert [s.offset for s in ck.param_layout[1:7]] == [12, 13, 14, 16, 18, 24]
+
+
+@pytest.mark.parametrize("ex", CORPUS, ids=[e.name for e in CORPUS])
+def test_corpus_parameters_are_where_ptxas_put_them(ex):
+    ck = compiled(ex, "sm_90")
+    placed, total = cubin_params(ck.cubin, ck.entry)
+    assert placed == [(s.offset, s.size) for s in ck.param_layout]
+    assert total == buffer_size(ck.param_layout)

@@ -16,6 +16,7 @@ import types
 import pytest
 
 import warp_lab as wl
+from warp_lab.compiler import cache as C
 from warp_lab.compiler import frontend, linemap
 from warp_lab.compiler.lower_expr import ExprLowerer
 from warp_lab.compiler.typing_exprs import ExprTyper
@@ -127,7 +128,11 @@ class _Settings(types.ModuleType):
         raise RuntimeError(f"setting {name} is not configured")
 
 
-def test_users_own_code_raising_is_the_users_error():
+@pytest.mark.parametrize("cache", [False, True])
+def test_users_own_code_raising_is_the_users_error(cache, tmp_path, monkeypatch):
+    # with the cache on, the key is computed first: it must not raise the user's error
+    # itself, unlocated (it did, a RuntimeError out of cache.fingerprint)
+    monkeypatch.setattr(C, "_default", C.KernelCache(str(tmp_path)))
     settings = _Settings("settings")
     k = cell_kernel('''
         @wl.kernel
@@ -136,7 +141,7 @@ def test_users_own_code_raising_is_the_users_error():
     ''')
     k.fn.__globals__["settings"] = settings
     with pytest.raises(KernelCompileError) as info:
-        wl.compile(k, cache=False, sass=False)
+        wl.compile(k, cache=cache, sass=False)
     err = info.value
     assert (err.line, err.col) == (3, 12)
     assert "evaluating this raised RuntimeError: setting scale is not configured" in err.message

@@ -136,6 +136,19 @@ def test_ptxas_failure_carries_command_and_log():
     assert "frob" in err.log or "syntax" in err.log.lower()
 
 
+def test_a_tool_that_cannot_say_its_version_is_unknown_not_a_crash(tmp_path):
+    # a tool that cannot run (no such file, not executable) or prints no "release X.Y":
+    # "unknown", major 0, and running it for real is the ToolchainError that says why
+    plain = tmp_path / "ptxas"
+    plain.write_text("not a program\n")
+    for path in (str(tmp_path / "missing"), str(plain)):
+        assert toolchain._version_of(path) == "unknown"
+    tool = toolchain.Tool("ptxas", str(plain), "unknown")
+    assert tool.major == 0 and toolchain.Tool("ptxas", "/x", "13.5").major == 13
+    with pytest.raises(ToolchainError, match="could not be run"):
+        toolchain._run(tool, ["--version"], str(tmp_path))
+
+
 def test_parse_ptxas_log_multi_function():
     log = """ptxas info    : 16 bytes gmem
 ptxas info    : Function properties for helper

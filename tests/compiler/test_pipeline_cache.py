@@ -1,6 +1,7 @@
 """wl.compile's cache: hits, misses, the on-disk format, and SASS added on demand."""
 
 import json
+import math
 import os
 
 import numpy as np
@@ -106,6 +107,52 @@ def test_module_attributes_and_numpy_scalars_are_in_the_key(fresh_cache, tmp_pat
     k.globals["OFFSET"] = np.float32(2.0)
     third = wl.compile(k).cache_key
     assert len({first, second, third}) == 3
+
+
+@pytest.mark.parametrize("body, before, after", [
+    # a print() format, a NumPy scalar type, a math function and a wl builtin, each
+    # compiled in by the front end under a global name
+    ("    print(MSG, i)", "a=%d", "b=%d"),
+    ("    x[i] = wl.float32(DT(x[i]) / DT(3.0))", np.float32, np.float64),
+    ("    x[i] = F(x[i])", math.sin, math.cos),
+    ("    OP(x, 0, x[i])", wl.atomic_add, wl.atomic_max),
+])
+def test_every_kind_of_value_the_front_end_compiles_in_is_in_the_key(fresh_cache, tmp_path,
+                                                                    body, before, after):
+    name = next(n for n in ("MSG", "DT", "F", "OP") if n in body)
+    src = SRC.replace("    x[i] = x[i] * SCALE", body)
+    k = _kernel(src, "scale", tmp_path)
+    k.globals[name] = before
+    first = wl.compile(k, sass=False)
+    k.globals[name] = after
+    second = wl.compile(k, sass=False)
+    assert "cache" not in second.timings and second.cache_key != first.cache_key
+    # the reference: the same kernel compiled from scratch, which the change does change
+    fresh = wl.compile(k, sass=False, cache=False)
+    assert fresh.ptx == second.ptx != first.ptx
+
+
+def test_a_device_function_reached_through_a_module_is_in_the_key(fresh_cache, tmp_path,
+                                                                    monkeypatch):
+    import importlib
+    helper = tmp_path / "rev11_helpers.py"
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def write(op):
+        helper.write_text("import warp_lab as wl\n\n@wl.func\ndef f(v: wl.float32) -> "
+                          f"wl.float32:\n    return v {op} 3.0\n")
+
+    write("*")
+    import rev11_helpers
+    k = _kernel(SRC.replace("x[i] * SCALE", "helpers.f(x[i])"), "scale", tmp_path)
+    k.globals["helpers"] = rev11_helpers
+    first = wl.compile(k, sass=False)
+    write("+")  # the module edited and reloaded, as in a notebook
+    importlib.invalidate_caches()
+    k.globals["helpers"] = importlib.reload(rev11_helpers)
+    second = wl.compile(k, sass=False)
+    assert "cache" not in second.timings and second.cache_key != first.cache_key
+    assert wl.compile(k, sass=False, cache=False).ptx == second.ptx != first.ptx
 
 
 def test_corrupt_disk_entry_is_a_miss(fresh_cache, tmp_path):

@@ -97,6 +97,32 @@ def test_dynamic_shared_memory_on_gpu_matches_numpy(shared_mem):
 
 
 @wl.kernel
+def _static_and_dynamic_shared(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    fixed = wl.shared_array(4096, wl.float32)  # 16 KB static
+    buf = wl.dynamic_shared_array(wl.float32)
+    t = wl.thread_idx.x
+    i = wl.block_idx.x * wl.block_dim.x + t
+    fixed[t] = x[i]
+    buf[len(buf) - 1 - t] = x[i] * 2.0
+    wl.syncthreads()
+    y[i] = fixed[wl.block_dim.x - 1 - t] + buf[len(buf) - wl.block_dim.x + t]
+
+
+@pytest.mark.gpu
+def test_static_plus_dynamic_shared_memory_over_48_kb_is_opted_in():
+    # 16 KB static + 40 KB dynamic: within every sm_70+ opt-in, over the 48 KB a kernel
+    # gets without it (the default dynamic limit is 48 KB less the static bytes)
+    if sm_number(get_device("cuda").arch) < 70:
+        pytest.skip("no opt-in above 48 KB before sm_70")
+    x = np.random.default_rng(5).standard_normal(1024).astype(np.float32)
+    y = np.zeros_like(x)
+    wl.launch(_static_and_dynamic_shared, inputs=[x, y], grid=4, block=256,
+              shared_mem=40 * 1024, device="cuda")
+    want = 3.0 * x.reshape(4, 256)[:, ::-1].ravel()  # 1x from the static, 2x the dynamic
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+
+
+@wl.kernel
 def _scale4(a: wl.array(dtype=wl.vec4), out: wl.array(dtype=wl.vec4), s: float):
     i = wl.tid()
     out[i] = a[i] * s

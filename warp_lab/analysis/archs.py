@@ -2,7 +2,9 @@
 
 Every compute capability from 5.0 to 12.1 that the CUDA 13 toolkit's
 ``cuda_occupancy.h`` knows has one :class:`ArchProperties` record in
-:data:`ARCHS`. Two kinds of numbers live in a record:
+:data:`ARCHS`, but 10.7 (the header's 16 blocks and 328 KB carveout, with no
+published threads or shared memory per SM yet). Two kinds of numbers live in a
+record:
 
 * what the driver reports as device properties (``cudaDeviceProp``: threads,
   registers and shared memory per SM and per block). Source: the CUDA C++
@@ -153,7 +155,7 @@ class ArchProperties:
 # Carveout sizes, cuda_occupancy.h cudaOccAlignUpShmemSizeVoltaPlus.
 _VOLTA_CONFIGS = (0, 8 * KB, 16 * KB, 32 * KB, 64 * KB, 96 * KB)
 _TURING_CONFIGS = (32 * KB, 64 * KB)  # no 0 KB: a request of 0 gets 32 KB
-_GA10X_CONFIGS = (0, 8 * KB, 16 * KB, 32 * KB, 64 * KB, 100 * KB)  # 8.6, 8.9, 12.x
+_GA10X_CONFIGS = (0, 8 * KB, 16 * KB, 32 * KB, 64 * KB, 100 * KB)  # 8.6, 8.8, 8.9, 12.x
 _GA100_CONFIGS = _GA10X_CONFIGS + (132 * KB, 164 * KB)  # 8.0, 8.7
 _HOPPER_CONFIGS = _GA100_CONFIGS + (196 * KB, 228 * KB)  # 9.0, 10.0, 10.1, 10.3, 11.0
 
@@ -215,6 +217,9 @@ _TABLE = [
     _volta_plus(86, 1536, 16, 100 * KB, 99 * KB, _GA10X_CONFIGS, 1),
     # Orin 8.7: 1536 threads, 16 blocks, 164 KB per SM, 163 KB per block opt-in.
     _volta_plus(87, 1536, 16, 164 * KB, 163 * KB, _GA100_CONFIGS, 1),
+    # 8.8 (ptxas sm_88 from CUDA 13): as 8.6 (CCCL cuda/__device/arch_traits.h; the
+    # header gives it 8.6's 16 blocks, carveouts and barrier pool).
+    _volta_plus(88, 1536, 16, 100 * KB, 99 * KB, _GA10X_CONFIGS, 1),
     # Ada 8.9: 1536 threads, 24 blocks, 100 KB per SM, 99 KB opt-in.
     _volta_plus(89, 1536, 24, 100 * KB, 99 * KB, _GA10X_CONFIGS, 1),
     # Hopper 9.0: 2048 threads, 32 blocks, 228 KB per SM, 227 KB opt-in.

@@ -43,6 +43,21 @@ _CACHE_TO_CARVEOUT = {"l1": 0, "shared": 100, "equal": 50, "none": -1}
 FACTORS = ("warps", "registers", "shared_memory", "blocks", "barriers", "virtual_resources")
 
 
+def _whole(name: str, value, what: str, low: int = 0, high: int | None = None) -> int:
+    """``value`` as a Python int in ``low..high`` (a NumPy integer is one).
+
+    Raises:
+        AnalysisError: ``"{name} must be {what}, not {value!r}"`` for a bool, a float, a
+            string or a number out of range.
+    """
+    if isinstance(value, np.integer):
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < low \
+            or (high is not None and value > high):
+        raise AnalysisError(f"{name} must be {what}, not {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class KernelUsage:
     """What one kernel asks of an SM (``cudaOccFuncAttributes``).
@@ -71,16 +86,21 @@ class KernelUsage:
     virtual_resources: int = 0
 
     def __post_init__(self):
+        # a NumPy integer is stored as a Python int; anything but a whole number is refused
         for name in ("registers", "shared", "barriers", "virtual_resources"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise AnalysisError(f"{name} must be a non-negative integer, not {value!r}")
-        if self.max_threads_per_block is not None and self.max_threads_per_block <= 0:
-            raise AnalysisError("max_threads_per_block must be positive")
-        if self.max_dynamic_shared_mem is not None and self.max_dynamic_shared_mem < 0:
-            raise AnalysisError("max_dynamic_shared_mem must be non-negative")
-        if self.partitioned_gc not in _GC_CONFIGS:
-            raise AnalysisError(f"partitioned_gc must be one of {_GC_CONFIGS}")
+            object.__setattr__(self, name, _whole(name, getattr(self, name),
+                                                  "a non-negative integer"))
+        if self.max_threads_per_block is not None:
+            object.__setattr__(self, "max_threads_per_block", _whole(
+                "max_threads_per_block", self.max_threads_per_block,
+                "a positive number of threads", 1))
+        if self.max_dynamic_shared_mem is not None:
+            object.__setattr__(self, "max_dynamic_shared_mem", _whole(
+                "max_dynamic_shared_mem", self.max_dynamic_shared_mem,
+                "0..2**31-1 bytes", 0, INT_MAX))
+        if not isinstance(self.partitioned_gc, str) or self.partitioned_gc not in _GC_CONFIGS:
+            raise AnalysisError(f"partitioned_gc must be one of {_GC_CONFIGS}, "
+                                f"not {self.partitioned_gc!r}")
 
 
 @dataclass(frozen=True)
@@ -200,30 +220,41 @@ def factor_list(factors) -> str:
     return ", ".join(FACTOR_NAMES.get(str(f), str(f)) for f in factors)
 
 
-def _usage(kernel: Any, overrides: dict) -> tuple[KernelUsage, Any]:
-    """Kernel usage (with ``overrides`` that are not None) and the arch it was
-    compiled for (or None)."""
+def _usage(caller: str, kernel: Any, arch: Any,
+           overrides: dict) -> tuple[KernelUsage, ArchProperties]:
+    """The kernel's usage (with the ``overrides`` that are not None) and the properties of
+    ``arch``, or else of the arch the kernel was compiled for.
+
+    Raises:
+        AnalysisError: no resource usage, no arch (both named for ``caller``, the public
+            function), an unknown arch.
+    """
     overrides = {k: v for k, v in overrides.items() if v is not None}
-    arch = None
+    compiled_arch = None
     if isinstance(kernel, KernelUsage):
         base = kernel
     elif kernel is None:
         if "registers" not in overrides:
-            raise AnalysisError("occupancy needs a kernel's resources: pass Resources, a "
+            raise AnalysisError(f"{caller} needs a kernel's resources: pass Resources, a "
                                 "CompiledKernel or registers=")
         base = KernelUsage(registers=overrides["registers"])
     else:
         res = kernel
         if hasattr(kernel, "resources") and hasattr(kernel, "options"):  # CompiledKernel
-            res, arch = kernel.resources, kernel.options.arch
+            res, compiled_arch = kernel.resources, kernel.options.arch
             if res is None:
                 why = getattr(kernel, "missing", {}).get("resources", "ptxas did not run")
                 raise AnalysisError(f"kernel {kernel.name!r} has no resource usage: {why}")
         if not hasattr(res, "registers"):
             raise AnalysisError(f"cannot read resource usage from {type(kernel).__name__}")
-        arch = arch or getattr(res, "arch", None)
+        compiled_arch = compiled_arch or getattr(res, "arch", None)
         base = KernelUsage(registers=res.registers, shared=res.shared, barriers=res.barriers)
-    return (replace(base, **overrides) if overrides else base), arch
+    usage = replace(base, **overrides) if overrides else base
+    if arch is None:
+        if compiled_arch is None:
+            raise AnalysisError(f"{caller} needs an arch (e.g. arch='sm_80')")
+        arch = compiled_arch
+    return usage, arch_properties(arch)
 
 
 @dataclass(frozen=True)
@@ -281,9 +312,11 @@ def shared_allocation(arch: Any, static: int, dynamic: int = 0) -> SharedAllocat
         dynamic: dynamic shared memory per block (``wl.launch(shared_mem=...)``), bytes.
 
     Raises:
-        AnalysisError: unknown arch.
+        AnalysisError: unknown arch; a size that is not a whole number of bytes 0..2**31-1.
     """
     props = arch if isinstance(arch, ArchProperties) else arch_properties(arch)
+    static = _whole("static shared memory", static, "0..2**31-1 bytes", 0, INT_MAX)
+    dynamic = _whole("dynamic shared memory", dynamic, "0..2**31-1 bytes", 0, INT_MAX)
     unit = props.shared_mem_allocation_granularity
     reserved = props.reserved_shared_mem_per_block
     allocated = -(-(static + dynamic + reserved) // unit) * unit
@@ -393,18 +426,18 @@ def _virtual_limit(props, usage) -> int:
 
 def _check_inputs(block_size, dynamic_shared_mem, carveout, cache_config) -> tuple[int, int]:
     """The checked ``(block_size, dynamic_shared_mem)`` as Python ints (a NumPy integer,
-    ``np.int64(128)``, is one: it was refused as 'not a positive number of threads')."""
-    if isinstance(block_size, np.integer):
-        block_size = int(block_size)
-    if isinstance(dynamic_shared_mem, np.integer):
-        dynamic_shared_mem = int(dynamic_shared_mem)
-    if not isinstance(block_size, int) or isinstance(block_size, bool) or block_size <= 0:
-        raise AnalysisError(f"block_size must be a positive number of threads, not {block_size!r}")
-    if not isinstance(dynamic_shared_mem, int) or not 0 <= dynamic_shared_mem < 2**31:
-        raise AnalysisError(f"dynamic_shared_mem must be 0..2**31-1 bytes, not {dynamic_shared_mem!r}")
-    if carveout is not None and not (isinstance(carveout, int) and -1 <= carveout <= 100):
-        raise AnalysisError(f"carveout must be a percentage 0..100 or None, not {carveout!r}")
-    if cache_config not in _CACHE_CONFIGS:
+    ``np.int64(128)``, is one: it was refused as 'not a positive number of threads').
+
+    Raises:
+        AnalysisError: a size that is not a whole number in range, a carveout that is not
+            -1 (the default) .. 100 percent or None, an unknown ``cache_config``.
+    """
+    block_size = _whole("block_size", block_size, "a positive number of threads", 1)
+    dynamic_shared_mem = _whole("dynamic_shared_mem", dynamic_shared_mem, "0..2**31-1 bytes",
+                                0, INT_MAX)
+    if carveout is not None:
+        _whole("carveout", carveout, "a percentage 0..100 or None", -1, 100)
+    if not isinstance(cache_config, str) or cache_config not in _CACHE_CONFIGS:
         raise AnalysisError(f"cache_config must be one of {_CACHE_CONFIGS}, not {cache_config!r}")
     return block_size, dynamic_shared_mem
 
@@ -447,14 +480,9 @@ def occupancy(kernel: Any = None, arch: Any = None, block_size: int = 256,
     Raises:
         AnalysisError: unknown arch, no resource usage, bad sizes.
     """
-    usage, compiled_arch = _usage(kernel, dict(
+    usage, props = _usage("occupancy", kernel, arch, dict(
         registers=registers, shared=shared, barriers=barriers,
         max_dynamic_shared_mem=max_dynamic_shared_mem))
-    if arch is None:
-        if compiled_arch is None:
-            raise AnalysisError("occupancy needs an arch (e.g. arch='sm_80')")
-        arch = compiled_arch
-    props = arch_properties(arch)
     block_size, dynamic_shared_mem = _check_inputs(block_size, dynamic_shared_mem, carveout,
                                                    cache_config)
     return _occupancy(props, usage, block_size, dynamic_shared_mem, carveout, cache_config)
@@ -511,8 +539,15 @@ def occupancy_curve(kernel: Any = None, arch: Any = None,
     ``dynamic_shared_mem`` may be a function of the block size (bytes), as
     for a kernel whose shared buffer grows with the block. Other arguments
     as for :func:`occupancy`.
+
+    Raises:
+        AnalysisError: as :func:`occupancy`; ``block_sizes`` is not a sequence of sizes.
     """
-    sizes = list(block_sizes)
+    try:
+        sizes = list(block_sizes)
+    except TypeError:
+        raise AnalysisError(f"block_sizes must be a sequence of block sizes (threads), "
+                            f"not {block_sizes!r}") from None
     return [occupancy(kernel, arch, b,
                       dynamic_shared_mem(b) if callable(dynamic_shared_mem) else dynamic_shared_mem,
                       carveout, **usage) for b in sizes]
@@ -543,19 +578,15 @@ def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
     Raises:
         AnalysisError: as :func:`occupancy`.
     """
-    usage, compiled_arch = _usage(kernel, dict(
+    usage, props = _usage("suggest_block_size", kernel, arch, dict(
         registers=registers, shared=shared, barriers=barriers,
         max_dynamic_shared_mem=max_dynamic_shared_mem))
-    if arch is None and compiled_arch is None:
-        raise AnalysisError("suggest_block_size needs an arch (e.g. arch='sm_80')")
-    props = arch_properties(arch if arch is not None else compiled_arch)
     limit = props.max_threads_per_block
     if max_threads_per_block is None:
         max_threads_per_block = usage.max_threads_per_block
     if max_threads_per_block is not None:
-        if max_threads_per_block <= 0:
-            raise AnalysisError("max_threads_per_block must be positive")
-        limit = min(limit, max_threads_per_block)
+        limit = min(limit, _whole("max_threads_per_block", max_threads_per_block,
+                                  "a positive number of threads", 1))
     gran = props.warp_size
     best = (0, 0, 0)  # threads, block size, blocks
     best_occ = None
@@ -575,25 +606,38 @@ def suggest_block_size(kernel: Any = None, arch: Any = None, dynamic_shared_mem:
                               occupancy=best_occ)
 
 
-def launch_dynamic_shared_optin(arch: Any, dynamic_shared_mem: int) -> int | None:
+def launch_dynamic_shared_optin(arch: Any, dynamic_shared_mem: int,
+                                static_shared_mem: int = 0) -> int | None:
     """The ``max_dynamic_shared_mem`` of a kernel ``wl.launch`` runs with this much dynamic
-    shared memory: the bytes themselves above the 48 KB default, else None (no opt-in).
+    shared memory: the dynamic bytes themselves where the block's static and dynamic shared
+    memory together exceed the 48 KB default, else None (no opt-in).
 
-    A kernel must opt in to more than 48 KB of dynamic shared memory per block
-    (CUDA Programming Guide, "Shared Memory":
-    ``cudaFuncAttributeMaxDynamicSharedMemorySize``); warp_lab's CUDA back end
-    does so for every launch that asks for more, so the occupancy of such a
-    launch is :func:`occupancy` with ``max_dynamic_shared_mem`` set to this.
+    Without opting in, a kernel may use at most 48 KB of shared memory per block, static
+    and dynamic together: the driver's default dynamic limit
+    (``cudaFuncAttributes.maxDynamicSharedSizeBytes``) is 48 KB less the static bytes, and
+    more fails the launch (CUDA Programming Guide, "Shared Memory";
+    ``cuda_occupancy.h`` reads a ``cudaFuncAttributes`` so: a kernel with 16 KB static and
+    40 KB dynamic gets 0 blocks). Above it a kernel opts in with
+    ``cudaFuncAttributeMaxDynamicSharedMemorySize``; warp_lab's CUDA back end does so for
+    every launch that needs it, so the occupancy of such a launch is :func:`occupancy`
+    with ``max_dynamic_shared_mem`` set to this.
 
     Args:
         arch: anything :func:`~warp_lab.analysis.arch_properties` reads.
         dynamic_shared_mem: dynamic shared memory per block, bytes.
+        static_shared_mem: the kernel's static shared memory per block
+            (``Resources.shared``), bytes; default 0.
 
     Raises:
-        AnalysisError: an unknown arch.
+        AnalysisError: an unknown arch; a size that is not a whole number of bytes.
     """
     props = arch_properties(arch)
-    return dynamic_shared_mem if dynamic_shared_mem > props.shared_mem_per_block else None
+    dynamic_shared_mem = _whole("dynamic_shared_mem", dynamic_shared_mem, "0..2**31-1 bytes",
+                                0, INT_MAX)
+    static_shared_mem = _whole("static_shared_mem", static_shared_mem, "0..2**31-1 bytes",
+                               0, INT_MAX)
+    needs = static_shared_mem + dynamic_shared_mem > props.shared_mem_per_block
+    return dynamic_shared_mem if needs else None
 
 
 def available_dynamic_shared_mem(kernel: Any = None, arch: Any = None, num_blocks: int = 1,
@@ -623,14 +667,10 @@ def available_dynamic_shared_mem(kernel: Any = None, arch: Any = None, num_block
         AnalysisError: as :func:`occupancy`, and when fewer than
             ``num_blocks`` blocks fit even without dynamic shared memory.
     """
-    usage, compiled_arch = _usage(kernel, dict(
+    usage, props = _usage("available_dynamic_shared_mem", kernel, arch, dict(
         registers=registers, shared=shared, barriers=barriers,
         max_dynamic_shared_mem=max_dynamic_shared_mem))
-    if arch is None and compiled_arch is None:
-        raise AnalysisError("available_dynamic_shared_mem needs an arch (e.g. arch='sm_80')")
-    props = arch_properties(arch if arch is not None else compiled_arch)
-    if not isinstance(num_blocks, int) or num_blocks <= 0:
-        raise AnalysisError(f"num_blocks must be a positive integer, not {num_blocks!r}")
+    num_blocks = _whole("num_blocks", num_blocks, "a positive integer", 1)
     block_size, _ = _check_inputs(block_size, 0, carveout, cache_config)
     if usage.max_dynamic_shared_mem is None:  # cudaFuncAttributes' default limit
         usage = replace(usage, max_dynamic_shared_mem=max(
@@ -638,7 +678,7 @@ def available_dynamic_shared_mem(kernel: Any = None, arch: Any = None, num_block
     occ = _occupancy(props, usage, block_size, 0, carveout, cache_config)
     if occ.active_blocks_per_sm < num_blocks:
         raise AnalysisError(f"only {occ.active_blocks_per_sm} blocks of {block_size} threads "
-                            f"fit on a {props.name} SM ({', '.join(occ.limiters)}), "
+                            f"fit on a {props.name} SM (limited by {factor_list(occ.limiters)}), "
                             f"not {num_blocks}")
     limit = _shared_limit_per_block(props, usage, props.shared_mem_per_sm)
     if num_blocks == 1:  # one block may take the largest carveout

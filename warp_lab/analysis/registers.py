@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from warp_lab.analysis.archs import AnalysisError, arch_properties
 from warp_lab.analysis.liveness import (LiveInstruction, max_live_per_line, parse_life_ranges,
                                         spill_offsets)
-from warp_lab.analysis.occupancy import Occupancy, occupancy
+from warp_lab.analysis.occupancy import Occupancy, _whole, occupancy
 
 __all__ = ["RegisterPressure", "RegisterCap", "register_pressure", "live_registers_per_line",
            "register_cap_whatif"]
@@ -103,7 +103,8 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
             listing made here for the Python lines), or None with the
             keywords below.
         cubin: ELF bytes from ptxas.
-        arch: ``"sm_90"``; chooses the nvdisasm.
+        arch: ``"sm_90"`` (or anything
+            :func:`~warp_lab.analysis.arch_properties` reads); chooses the nvdisasm.
         entry: the entry to report when the cubin has several.
         line_offsets: Python line -> SASS offsets (``LineMap.sass``); empty
             ``per_line`` without it.
@@ -141,7 +142,9 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
     if sass is None:
         if cubin is None or arch is None:
             raise AnalysisError("register_pressure needs a CompiledKernel, or cubin= and arch=")
-        arch_properties(arch)  # a clear error for an unknown arch before running tools
+        # a clear error for an unknown arch before running tools; nvdisasm is chosen by
+        # the sm_XX name (arch may be 90, "9.0", (9, 0), as everywhere in analysis)
+        arch = arch_properties(arch).name
         sass = _sass_with_life_ranges(cubin, arch)
     rows = parse_life_ranges(sass)
     sections = list(dict.fromkeys(r.section for r in rows))
@@ -198,6 +201,8 @@ class RegisterCap:
     occupancy: Occupancy
 
     def to_dict(self) -> dict:
+        """JSON-ready form: the counts, and the occupancy as its fraction, blocks per SM
+        and limiting factors."""
         return {"maxrregcount": self.maxrregcount, "registers": self.registers,
                 "spill_stores": self.spill_stores, "spill_loads": self.spill_loads,
                 "stack_frame": self.stack_frame, "occupancy": self.occupancy.occupancy,
@@ -242,10 +247,13 @@ def register_cap_whatif(kernel: Any = None, *, ptx: str | None = None, arch: str
                                 "and entry=")
         options = CompileOptions(arch=arch, lineinfo=False)
     props = arch_properties(options.arch)
+    # ptxas takes the sm_XX name (arch may be 90, "9.0", (9, 0), as everywhere in analysis)
+    options = dataclasses.replace(options, arch=props.name)
+    # every cap checked before ptxas runs for any (a bool is not a cap; np.int64(64) is)
+    caps = [None if cap is None else _whole("a register cap", cap, "1..255", 1, 255)
+            for cap in caps]
     out = []
     for cap in caps:
-        if cap is not None and not (isinstance(cap, int) and 1 <= cap <= 255):
-            raise AnalysisError(f"a register cap must be 1..255, not {cap!r}")
         _, res, _ = toolchain.make_cubin(ptx, dataclasses.replace(options, maxrregcount=cap),
                                          entry)
         occ = occupancy(res, props, block_size, dynamic_shared_mem)

@@ -3,8 +3,9 @@
 The code generator (:mod:`warp_lab.compiler.lower`) declares the entry
 function's parameters from :func:`llvm_param_types`, and the runtime packs
 argument bytes with :func:`pack_params`; both read the same
-:class:`ParamSlot` records, and a test checks them against the ``.param``
-declarations in the emitted PTX.
+:class:`ParamSlot` records, and tests check them against the ``.param``
+declarations in the emitted PTX and the offsets ptxas records in the cubin
+(``tests/compiler/test_abi.py``).
 
 Layout rules (PTX ISA, "Kernel Function Parameters"; the CUDA driver's
 parameter buffer places each parameter at the next multiple of its
@@ -72,6 +73,7 @@ class ParamSlot:
 
     @property
     def hidden(self) -> bool:
+        """Whether this is the hidden ``launch_dim`` slot (not a user parameter)."""
         return self.type is LAUNCH_DIM
 
 

@@ -134,6 +134,7 @@ class Resources:
 
     @property
     def spills(self) -> bool:
+        """Whether ptxas reported spill stores or loads (bytes per thread)."""
         return bool(self.spill_stores or self.spill_loads)
 
 
@@ -212,6 +213,7 @@ class LineMap:
         return self.ptx_to_python.get(ptx_line)
 
     def python_line_of_llvm(self, llvm_line: int) -> int | None:
+        """The Python line an LLVM IR line (of ``llvm_ir_optimized``) came from, or None."""
         return self._llvm_to_python.get(llvm_line)
 
     def python_line_of_sass(self, offset: int) -> int | None:
@@ -316,6 +318,7 @@ class CompiledKernel:
 
     @property
     def arch(self) -> str:
+        """The ``sm_XX`` compiled for (``options.arch``)."""
         return self.options.arch
 
     @property

@@ -7,8 +7,11 @@ magic and Triton's ``CUDAOptions.hash()`` do the same):
   the debug info), its annotations; a notebook cell's name, which changes
   each time the cell runs, stands as a name derived from its content
   (:func:`artifact_files`), so running the same cell again is a hit,
-* recursively, the source of every ``@wl.func`` it names and the value of
-  every module-level number or ``wl.constant`` it names,
+* recursively, the source of every ``@wl.func`` it names (also as
+  ``module.f``) and every other global value it names that the front end
+  compiles in (numbers, strings, tuples, ``wl.constant``, type aliases, and
+  by name a ``wl`` builtin, ``math`` function or NumPy scalar type):
+  :func:`fingerprint`,
 * the compile options,
 * the versions of warp_lab, llvmlite and LLVM, ptxas and nvdisasm, the
   libdevice file's size and modification time, and a hash of warp_lab's own
@@ -39,6 +42,7 @@ import numpy as np
 
 from warp_lab.compiler import abi
 from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, LineMap, Resources
+from warp_lab.lang import builtins as B
 from warp_lab.lang import types as T
 from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
 
@@ -56,16 +60,59 @@ def _names(code) -> set[str]:
     return names
 
 
-# values whose repr determines the code they produce (T.Type: type aliases, ``T = wl.int32``)
-_VALUE_TYPES = (bool, int, float, complex, tuple, np.generic, T.Type)
+# values whose repr determines the code they produce (T.Type: type aliases, ``T = wl.int32``;
+# str: a print() format or an assert message)
+_VALUE_TYPES = (bool, int, float, complex, str, tuple, np.generic, T.Type)
+
+
+def _value_text(value) -> str | None:
+    """How a named value the front end compiles in stands in the fingerprint: its ``repr``
+    for a number, string, tuple, warp_lab type or ``wl.constant``; a name for what the front
+    end resolves by identity (a ``wl`` builtin or ``wl.thread_idx``, a ``math`` function,
+    a NumPy scalar type: ``F = math.sin``, ``DT = np.float32``); None for anything else
+    (a ``@wl.func`` or a module, which :func:`fingerprint` follows, or a value the front
+    end refuses)."""
+    if isinstance(value, _VALUE_TYPES):
+        return repr(value)
+    if isinstance(value, Constant):
+        return f"constant({value.value!r})"
+    if isinstance(value, (B.Builtin, B.Dim3)):
+        return repr(value)
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return f"numpy.{value.__name__}"
+    try:
+        math_name = B.MATH_MODULE.get(value)
+    except TypeError:  # unhashable: not a math function
+        return None
+    return None if math_name is None else f"math.{math_name}"
 
 
 def _named_values(fn_obj) -> list[tuple[str, object]]:
     """``(name, value)`` of every global or closure name ``fn_obj``'s code refers to, sorted
-    by name (values looked up in its globals and closure; absent names give None)."""
+    by name (values looked up in its globals and closure; absent names give None); after a
+    module (not warp_lab's), ``("module.attr", value)`` of each of its attributes named
+    like a name the code refers to (``cfg.N``, ``helpers.f``), as the front end reads
+    ``module.attr``."""
     namespace = {**fn_obj.globals, **fn_obj.closure}
     code = fn_obj.fn.__code__
-    return [(name, namespace.get(name)) for name in sorted(_names(code) | set(code.co_freevars))]
+    names = sorted(_names(code) | set(code.co_freevars))
+    out = []
+    for name in names:
+        value = namespace.get(name)
+        out.append((name, value))
+        if isinstance(value, types.ModuleType) and not value.__name__.startswith("warp_lab"):
+            out += [(f"{name}.{attr}", _module_attribute(value, attr)) for attr in names]
+    return out
+
+
+def _module_attribute(module, attr: str):
+    """``module.attr``, or None when it has none or its own ``__getattr__`` raises: the
+    front end evaluates it again and reports that at the kernel's line (a raw traceback out
+    of the cache key, before compiling, would hide where)."""
+    try:
+        return getattr(module, attr, None)
+    except Exception:  # noqa: BLE001 - the user's code; the front end reports it
+        return None
 
 
 def _functions(kernel, _seen=None) -> list:
@@ -161,20 +208,11 @@ def fingerprint(kernel, files: dict[str, str] | None = None, _seen=None) -> list
              src.text, repr(sorted((k, repr(v)) for k, v in kernel.fn.__annotations__.items()))]
     if getattr(kernel.fn, "__defaults__", None):  # a @wl.func's defaults, as the def saw them
         parts.append(f"defaults={kernel.fn.__defaults__!r}")
-    named = _named_values(kernel)
-    names = [name for name, _ in named]
-    for name, value in named:
+    for name, value in _named_values(kernel):
         if isinstance(value, Func):
             parts += fingerprint(value, files, seen)
-        elif isinstance(value, Constant):
-            parts.append(f"{name}=constant({value.value!r})")
-        elif isinstance(value, _VALUE_TYPES):
-            parts.append(f"{name}={value!r}")
-        elif isinstance(value, types.ModuleType) and not value.__name__.startswith("warp_lab"):
-            for attr in names:
-                sub = getattr(value, attr, None)
-                if isinstance(sub, _VALUE_TYPES + (Constant,)):
-                    parts.append(f"{name}.{attr}={sub!r}")
+        elif (text := _value_text(value)) is not None:
+            parts.append(f"{name}={text}")
     return parts
 
 

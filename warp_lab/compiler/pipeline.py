@@ -207,19 +207,11 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     cells = _cache.artifact_files(kernel)  # cell name -> the name its artifacts carry
     files = {artifact: cell for cell, artifact in cells.items()}
     key = _cache.cache_key(kernel, options, toolchain_versions(arch), cells) if cache else ""
-    if cache:
-        hit = _cache.default_cache().get(key)
-        if hit is not None:
-            add_sass = sass and hit.missing.get("sass") == _NOT_REQUESTED
-            add_ranges = life_ranges and hit.life_ranges is None and hit.cubin is not None
-            if add_sass or add_ranges:
-                hit = _add_disassembly(hit, add_sass, add_ranges)
-                if all(reason == _NOT_REQUESTED for reason in hit.missing.values()):
-                    _cache.default_cache().put(key, hit)
-        if hit is not None:  # the same text and lines, maybe from another cell or process
-            return dataclasses.replace(
-                hit, timings={**hit.timings, "cache": time.perf_counter() - t_start},
-                source=kernel.source, files=files, kernel=kernel)
+    hit = _from_cache(key, sass, life_ranges) if cache else None
+    if hit is not None:  # the same text and lines, maybe from another cell or process
+        return dataclasses.replace(
+            hit, timings={**hit.timings, "cache": time.perf_counter() - t_start},
+            source=kernel.source, files=files, kernel=kernel)
 
     stage = ["frontend"]  # the stage running, for an internal error's report
     try:
@@ -231,6 +223,21 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     if cache and all(reason == _NOT_REQUESTED for reason in ck.missing.values()):
         _cache.default_cache().put(key, ck)
     return ck
+
+
+def _from_cache(key: str, sass: bool, life_ranges: bool) -> CompiledKernel | None:
+    """The cached compile under ``key``, or None; with the SASS listing or life ranges
+    asked for and not yet in it added from its cubin (and stored again when complete)."""
+    hit = _cache.default_cache().get(key)
+    if hit is None:
+        return None
+    add_sass = sass and hit.missing.get("sass") == _NOT_REQUESTED
+    add_ranges = life_ranges and hit.life_ranges is None and hit.cubin is not None
+    if add_sass or add_ranges:
+        hit = _add_disassembly(hit, add_sass, add_ranges)
+        if all(reason == _NOT_REQUESTED for reason in hit.missing.values()):
+            _cache.default_cache().put(key, hit)
+    return hit
 
 
 def _build(kernel: Kernel, options: CompileOptions, cells: dict, files: dict, key: str,

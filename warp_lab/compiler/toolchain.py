@@ -54,11 +54,18 @@ class Tool:
 
     @property
     def major(self) -> int:
-        return int(self.version.split(".")[0])
+        """The release's major number (13 for ``"13.5"``); 0 for ``"unknown"``."""
+        m = re.match(r"\d+", self.version)
+        return int(m.group()) if m else 0
 
 
 def _version_of(path: str) -> str:
-    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    """The ``release X.Y`` a tool's ``--version`` prints; ``"unknown"`` when it prints none
+    or cannot be run (running it for real then fails with a :class:`ToolchainError`)."""
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
     m = re.search(r"release (\d+\.\d+)", out.stdout)
     return m.group(1) if m else "unknown"
 
@@ -132,7 +139,8 @@ def _run(tool: Tool, args: list[str], cwd: str) -> subprocess.CompletedProcess:
 
 _FUNC_RE = re.compile(r"Function properties for (\S+)")
 _COMPILING_RE = re.compile(r"Compiling entry function '([^']+)'")
-_FRAME_RE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_FRAME_RE = re.compile(
+    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED_RE = re.compile(r"Used (\d+) registers")
 _BARRIERS_RE = re.compile(r"used (\d+) barriers")
 _SMEM_RE = re.compile(r"(\d+) bytes smem")
@@ -165,7 +173,7 @@ def parse_ptxas_log(log: str, entry: str, arch: str) -> Resources:
     stack = lmem = None
     for line in log.splitlines():
         m = _GMEM_RE.search(line)
-        if m and "gmem" in line and current is None:
+        if m and current is None:
             res["global_bytes"] = int(m.group(1))
         m = _COMPILING_RE.search(line) or _FUNC_RE.search(line)
         if m:
@@ -273,12 +281,26 @@ def make_sass(cubin: bytes, arch: str, extra_args: tuple[str, ...] = (),
     Raises:
         ToolchainError: nvdisasm is missing or fails.
     """
+    text, = _nvdisasm(cubin, arch, [["-c", "-g", *extra_args, "kernel.cubin"]])
+    return compact_sass(text) if compact else text
+
+
+def _nvdisasm(cubin: bytes, arch: str, runs: list[list[str]]) -> list[str]:
+    """The output of one nvdisasm run per argument list (naming ``kernel.cubin``) over one
+    temporary copy of ``cubin``; several runs go concurrently (two processes).
+
+    Raises:
+        ToolchainError: nvdisasm is missing or fails.
+    """
     tool = find_tool("nvdisasm", sm_number(arch))
     with tempfile.TemporaryDirectory(prefix="warp_lab-") as tmp:
         with open(os.path.join(tmp, "kernel.cubin"), "wb") as f:
             f.write(cubin)
-        proc = _run(tool, ["-c", "-g", *extra_args, "kernel.cubin"], tmp)
-    return compact_sass(proc.stdout) if compact else proc.stdout
+        if len(runs) == 1:
+            return [_run(tool, runs[0], tmp).stdout]
+        with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
+            futures = [pool.submit(_run, tool, args, tmp) for args in runs]
+            return [f.result().stdout for f in futures]
 
 
 #: nvdisasm's register life-range table with counts only (``-lrm count``: the
@@ -325,15 +347,6 @@ def disassemble(cubin: bytes, arch: str, listing: bool = True, life_ranges: bool
         runs.append(["-c", *LIFE_RANGE_ARGS, "kernel.cubin"])
     if not runs:
         return None, None
-    tool = find_tool("nvdisasm", sm_number(arch))
-    with tempfile.TemporaryDirectory(prefix="warp_lab-") as tmp:
-        with open(os.path.join(tmp, "kernel.cubin"), "wb") as f:
-            f.write(cubin)
-        if len(runs) == 1:
-            outs = [_run(tool, runs[0], tmp).stdout]
-        else:
-            with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
-                futures = [pool.submit(_run, tool, args, tmp) for args in runs]
-                outs = [f.result().stdout for f in futures]
+    outs = _nvdisasm(cubin, arch, runs)
     text = compact_sass(outs.pop(0)) if listing else None
     return text, (outs.pop(0) if life_ranges else None)

@@ -516,7 +516,7 @@ class WarpKernelMagics(Magics):
             occ = occupancy(ck, block_size=opts["block_dim"],
                             dynamic_shared_mem=opts["shared_mem"],
                             max_dynamic_shared_mem=launch_dynamic_shared_optin(
-                                ck.options.arch, opts["shared_mem"]))
+                                ck.options.arch, opts["shared_mem"], ck.resources.shared))
         if opts["diff"] == "previous":
             from warp_lab.notebook.diff import diff, diff_html
             prev = self.previous.get(kernel.name)

@@ -191,8 +191,9 @@ class OccupancyWidget(W.VBox):
         props = arch_properties(self.arch.value)
         self.dynamic_shared_mem.max = props.shared_mem_per_block_optin
         dyn = self.dynamic_shared_mem.value
-        usage = dict(self._usage(),
-                     max_dynamic_shared_mem=launch_dynamic_shared_optin(props, dyn))
+        usage = self._usage()
+        usage["max_dynamic_shared_mem"] = launch_dynamic_shared_optin(props, dyn,
+                                                                      usage["shared"])
         self.block_slider.value = _whole_warps(self.block_size.value)
         self.occupancy = occupancy(None, props, self.block_size.value, dyn, **usage)
         if change is None or change["owner"] is not self.block_size:

@@ -178,10 +178,13 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     _context(device.index)
     _, func = _function(device.index, ck.cache_key or ck.ptx, ck.options.arch, ck.entry, ck.cubin,
                         ck.ptx)
-    if shared_mem > _DEFAULT_DYNAMIC_SHARED:
-        # above 48 KB a kernel must opt in to dynamic shared memory (CUDA Programming
-        # Guide, "Shared Memory": cudaFuncAttributeMaxDynamicSharedMemorySize);
-        # launch.check_shared_mem has kept it within the arch's opt-in limit
+    static = getattr(ck.resources, "shared", 0) or 0
+    if shared_mem + static > _DEFAULT_DYNAMIC_SHARED:
+        # above 48 KB of static and dynamic shared memory together a kernel must opt in
+        # (CUDA Programming Guide, "Shared Memory": the default dynamic limit is 48 KB less
+        # the static bytes; cudaFuncAttributeMaxDynamicSharedMemorySize raises it, and
+        # analysis.launch_dynamic_shared_optin says so for the occupancy views);
+        # launch.check_shared_mem has kept the sum within the arch's opt-in limit
         check(driver.cuFuncSetAttribute(
             func, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             int(shared_mem)))
