@@ -18,10 +18,11 @@ magic and Triton's ``CUDAOptions.hash()`` do the same):
 On disk an entry is ``<key>.json`` (all text fields and metadata) plus
 ``<key>.cubin`` (raw bytes) in a per-user folder: ``$WARP_LAB_CACHE_DIR``, or
 ``$XDG_CACHE_HOME/warp_lab`` (``~/.cache/warp_lab``), :func:`cache_dir`; a folder that is
-not the user's own (another's, or writable by others) is not used, :func:`foreign_folder`. Nothing is pickled; a
-corrupt, foreign or edited entry (its digest differs, :func:`_digest`) is ignored and
-rebuilt, as is anything but a regular file in an entry's place (a symbolic link, a FIFO:
-:func:`_read_regular`). The ``.json`` file is plain JSON whose first field is that digest.
+not the user's own (another's, or writable by others) is not used, :func:`foreign_folder`.
+Nothing is pickled; a corrupt, foreign or edited entry (its digest differs,
+:func:`_digest`) is ignored and rebuilt, as is anything but a regular file in an entry's
+place (a symbolic link, a FIFO: :func:`_read_regular`). The ``.json`` file is plain JSON
+whose first field is that digest.
 """
 
 from __future__ import annotations
