@@ -50,6 +50,22 @@ def test_wl_array_stays_on_device_between_launches():
 
 
 @pytest.mark.gpu
+def test_wl_array_sharing_memory_with_a_numpy_argument_is_brought_up_to_date():
+    # y's newer data was on the device only: the launch that copies its memory from the host
+    # (a numpy view of it is the other argument) copied the stale host bytes (y = 0 + 0),
+    # and y.numpy() then brought back the first launch's device copy (1), losing this one
+    ex = get("saxpy")   # y[i] = a * x[i] + y[i]
+    n = 256
+    y = wl.zeros(n)
+    host = y.numpy()   # a view of y's host memory, taken before the launches
+    wl.launch(ex.kernel, dim=n, inputs=[wl.array(np.ones(n, np.float32)), y, 1.0],
+              device="cuda")
+    wl.launch(ex.kernel, dim=n, inputs=[host, y, 1.0], device="cuda")   # y = y + y
+    np.testing.assert_array_equal(y.numpy(), 2.0)
+    np.testing.assert_array_equal(host, 2.0)
+
+
+@pytest.mark.gpu
 def test_repeat_times_with_events():
     ex = get("saxpy")
     args = ex.make_inputs()

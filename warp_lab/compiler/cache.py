@@ -20,9 +20,12 @@ magic and Triton's ``CUDAOptions.hash()`` do the same):
 
 On disk an entry is ``<key>.json`` (all text fields and metadata) plus
 ``<key>.cubin`` (raw bytes) in a per-user folder: ``$WARP_LAB_CACHE_DIR``, or
-``$XDG_CACHE_HOME/warp_lab`` (``~/.cache/warp_lab``). Nothing is pickled; a
-corrupt, foreign or edited entry (its digest differs, :func:`_digest`) is ignored and
-rebuilt. The ``.json`` file is plain JSON whose first field is that digest.
+``$XDG_CACHE_HOME/warp_lab`` (``~/.cache/warp_lab``), :func:`cache_dir`; a folder that is
+not the user's own (another's, or writable by others) is not used, :func:`foreign_folder`.
+Nothing is pickled; a corrupt, foreign or edited entry (its digest differs,
+:func:`_digest`) is ignored and rebuilt, as is anything but a regular file in an entry's
+place (a symbolic link, a FIFO: :func:`_read_regular`). The ``.json`` file is plain JSON
+whose first field is that digest.
 """
 
 from __future__ import annotations
@@ -33,9 +36,11 @@ import functools
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import threading
 import types
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -46,8 +51,8 @@ from warp_lab.lang import builtins as B
 from warp_lab.lang import types as T
 from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
 
-__all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "KernelCache",
-           "default_cache"]
+__all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "foreign_folder",
+           "KernelCache", "default_cache"]
 
 _FORMAT = 9  # 8: the entry's digest (_digest); 9: the digest is of the file's own bytes
 
@@ -244,11 +249,48 @@ def cache_key(kernel, options: CompileOptions, toolchain: dict,
 
 
 def cache_dir() -> str:
-    """The per-user cache folder (created on first write)."""
-    if os.environ.get("WARP_LAB_CACHE_DIR"):
-        return os.environ["WARP_LAB_CACHE_DIR"]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    """The per-user cache folder (created on first write), an absolute path.
+
+    ``$WARP_LAB_CACHE_DIR`` when set (``~`` expanded: a value set from Python, as in a
+    notebook's ``os.environ[...] = "~/wl"``, is not expanded by a shell, and made a folder
+    named ``~`` in the working folder; a relative path is taken from the working folder
+    of the first compile), else ``$XDG_CACHE_HOME/warp_lab`` when that is absolute, else
+    ``~/.cache/warp_lab``: the XDG Base Directory Specification has a relative
+    ``$XDG_CACHE_HOME`` ignored ("all paths set in these environment variables must be
+    absolute"), which otherwise put the cache into whatever folder a notebook runs in.
+    """
+    own = os.environ.get("WARP_LAB_CACHE_DIR")
+    if own:
+        return os.path.abspath(os.path.expanduser(own))
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "warp_lab")
+
+
+def foreign_folder(directory: str) -> str | None:
+    """Why the cache folder ``directory`` is not the user's own (None when it is, or when
+    it does not exist yet: :meth:`KernelCache.put` creates it with mode 0700).
+
+    An entry's digest (:func:`_digest`) tells a damaged entry from a whole one, but anyone
+    who can write into the folder can write a whole entry, digest and all, with other PTX
+    under a kernel's key (the key is computable from the kernel's source): the views
+    would show it and a launch would run it. So a folder another user owns, or one that
+    its group or other users may write into (mode bits 022, as a shared ``/tmp`` folder),
+    is not used (POSIX ``stat``: ``st_uid``, ``st_mode``). Without ``os.getuid`` (Windows)
+    only the mode is looked at.
+    """
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None
+    uid = os.getuid() if hasattr(os, "getuid") else st.st_uid
+    if st.st_uid != uid:
+        return f"it belongs to another user (uid {st.st_uid}, you are {uid})"
+    if st.st_mode & 0o022:
+        return (f"other users may write into it (mode {stat.S_IMODE(st.st_mode):o}; "
+                f"chmod go-w {directory} if it is yours alone)")
+    return None
 
 
 # -- (de)serialising types without pickle ---------------------------------------------
@@ -329,6 +371,31 @@ def _digest(entry: bytes, cubin: bytes | None) -> str:
     return h.hexdigest()
 
 
+def _read_regular(path: str) -> bytes:
+    """The bytes of the regular file ``path``, which must not be a symbolic link.
+
+    The cache writes its entries as regular files (:meth:`KernelCache._atomic_write`), so
+    anything else in their place is no entry of its own: a FIFO (``open`` would wait for
+    a writer forever), a link to ``/dev/zero`` or ``/dev/stdin`` (a read that never ends),
+    a folder. Opened without following a last-component link (``O_NOFOLLOW``) and without
+    blocking (``O_NONBLOCK``, which a regular file's reads ignore), then checked with
+    ``fstat`` (POSIX ``open``, ``fstat``).
+
+    Raises:
+        OSError: ``path`` is missing, a link, or not a regular file (a miss for ``get``).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
+        | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
 class KernelCache:
     """Memory + disk cache of :class:`CompiledKernel` by :func:`cache_key`.
 
@@ -342,19 +409,33 @@ class KernelCache:
         self._memory: OrderedDict[str, CompiledKernel] = OrderedDict()
         self._max = max_memory_entries
         self._lock = threading.Lock()
+        self._refused: str | None = None   # why the folder is not used (foreign_folder)
+
+    def _disk(self) -> bool:
+        """Whether the disk folder may be used: set, and the user's own (:func:`foreign_folder`;
+        looked at on every disk access, a ``stat``; a warning the first time it is not)."""
+        if not self.directory:
+            return False
+        why = foreign_folder(self.directory)
+        if why is not None and why != self._refused:
+            warnings.warn(f"warp_lab: not using the compile cache folder {self.directory}: "
+                          f"{why}; compiles are cached in memory only (set "
+                          "WARP_LAB_CACHE_DIR to a folder of your own)", stacklevel=4)
+        self._refused = why
+        return why is None
 
     def get(self, key: str) -> CompiledKernel | None:
-        """The cached artifact, or None (a corrupt disk entry counts as a miss)."""
+        """The cached artifact, or None (a corrupt disk entry counts as a miss, as does any
+        entry of a folder that is not the user's own, :func:`foreign_folder`)."""
         with self._lock:
             if key in self._memory:
                 self._memory.move_to_end(key)
                 return self._memory[key]
-        if not self.directory:
+        if not self._disk():
             return None
         path = os.path.join(self.directory, key)
         try:
-            with open(path + ".json", "rb") as f:
-                entry = f.read()
+            entry = _read_regular(path + ".json")
             if not entry.startswith(_DIGEST_HEAD):
                 return None
             d = json.loads(entry)
@@ -363,8 +444,7 @@ class KernelCache:
                 return None
             cubin = None
             if d["has_cubin"]:
-                with open(path + ".cubin", "rb") as f:
-                    cubin = f.read()
+                cubin = _read_regular(path + ".cubin")
             if entry[_DIGEST_SPAN].decode("ascii") != _digest(entry, cubin):  # truncated, edited
                 return None
             ck = _from_json(d, cubin)
@@ -376,7 +456,7 @@ class KernelCache:
     def put(self, key: str, ck: CompiledKernel) -> None:
         """Store ``ck``; disk write failures (read-only home, full disk) are ignored."""
         self._remember(key, ck)
-        if not self.directory:
+        if not self._disk():
             return
         try:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)

@@ -118,7 +118,7 @@ def _compile(text: str):
     Raises:
         LaunchError: a syntax error, a positional argument, a ``)`` closing no bracket of
             TEXT, IPython's ``$name`` or ``{name}`` (not expanded here); located by TEXT's
-            column.
+            column; or a keyword given twice (``compile`` refuses it, not the parser).
     """
     try:
         # the newline ends a comment TEXT may end with, which would hide the ")"
@@ -138,7 +138,10 @@ def _compile(text: str):
         raise LaunchError(f"--launch \"{text}\": {ast.unparse(arg)} at column {col} is not "
                           f"key=value; {_HOW}")
     _expansion_sets(tree, text)
-    return compile(tree, "<--launch>", "eval")
+    try:
+        return compile(tree, "<--launch>", "eval")
+    except SyntaxError as exc:  # what the parser lets through: dim=4, dim=8 (repeated)
+        raise LaunchError(f"--launch \"{text}\": SyntaxError: {exc.msg}; {_HOW}") from None
 
 
 def launch_kwargs(opts: dict, checks: list[str], namespace: dict) -> dict:

@@ -226,7 +226,8 @@ class WarpKernelMagics(Magics):
     # named "%warp_kernel" so that the usage line IPython writes ("%" + name) reads
     # "%%warp_kernel [--arch ARCH] ...", the cell magic; _with_line_form adds the line magic
     @magic_arguments.magic_arguments(name="%warp_kernel")
-    @magic_arguments.argument("--arch", help="target SM, e.g. sm_75, sm_80, sm_90 (default: the "
+    @magic_arguments.argument("--arch", type=unquote,
+                              help="target SM, e.g. sm_75, sm_80, sm_90 (default: the "
                               "GPU --device selects, sm_90 on the simulator)")
     @magic_arguments.argument("--opt", type=int, choices=range(4),
                               help="LLVM optimisation level 0..3 (default 3)")
@@ -244,7 +245,7 @@ class WarpKernelMagics(Magics):
                               help="dynamic shared memory per block in bytes "
                                    "(wl.dynamic_shared_array) for the occupancy view and "
                                    "--launch (default 0)")
-    @magic_arguments.argument("--device", choices=("sim", "cuda", "auto"),
+    @magic_arguments.argument("--device", type=unquote, choices=("sim", "cuda", "auto"),
                               help="where --launch runs: the CPU simulator, the GPU, or the GPU "
                                    "when present (auto, the default)")
     @magic_arguments.argument("--show", help="comma list of views: " + ",".join(SHOW_CHOICES)
@@ -263,7 +264,7 @@ class WarpKernelMagics(Magics):
                               "uses shared memory)")
     @magic_arguments.argument("--no-cache", action="store_const", const=True, dest="no_cache",
                               help="recompile even when the kernel is in the compile cache")
-    @magic_arguments.argument("--diff", choices=("previous",),
+    @magic_arguments.argument("--diff", type=unquote, choices=("previous",),
                               help="show what changed since this kernel's previous compile")
     @no_var_expand  # done per option by _expand_line: --launch's text is Python as written
     @line_cell_magic
@@ -305,6 +306,13 @@ class WarpKernelMagics(Magics):
         cell line and a caret; a cell without a kernel says so. A kernel whose name
         the cell rebinds or deletes after its ``def`` is still the one shown, with a
         note naming the line; of two ``def`` statements of one name, the last.
+
+        Option values may be quoted (``--arch "sm_80"``). The magic expands IPython's
+        ``{expression}`` and ``$name`` in every option but ``--launch`` (``--arch $arch
+        --block-dim {2 * warp}``; ``$$`` and ``{{ }}`` keep the characters); a line that
+        cannot be expanded stays as typed. ``--launch`` TEXT is Python evaluated in the
+        notebook as typed, so write names there as they are (``inputs=[x, a]``): a
+        ``{a}`` or ``$a`` there is refused with a message saying to write ``a``.
         """
         __tracebackhide__ = True  # an exception of the cell's own code shows the cell's frames
         try:

@@ -189,7 +189,8 @@ def _check_scalar(name: str, ptype: T.Scalar, value):
             raise LaunchError(f"parameter {name!r}: {value} is out of range for {ptype.name} "
                               f"[{info.min}, {info.max}]")
         return value
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
+    # np.longdouble stays itself through .item() (no Python type holds it)
+    if not isinstance(value, (int, float, np.floating)) or isinstance(value, bool):
         raise LaunchError(f"parameter {name!r} expects a number ({ptype.name}), got "
                           f"{_describe(value)}")
     return _float_in_range(name, ptype, value)
@@ -206,11 +207,13 @@ def _float_in_range(name: str, ptype: T.Scalar, value) -> float:
     """
     limit = float(np.finfo(ptype.numpy).max)
     try:
-        f = float(value)
+        with np.errstate(over="ignore"):
+            f = float(value)
     except OverflowError:  # an int beyond float64 (10**400)
         f = math.inf
     else:
-        if not math.isfinite(f):
+        if not math.isfinite(f) and not (isinstance(value, np.floating)
+                                         and np.isfinite(value)):  # np.longdouble('1e4000')
             return f
         with np.errstate(over="ignore"):
             if math.isfinite(float(ptype.numpy.type(f))):

@@ -158,6 +158,83 @@ def masked_reason(value: np.ma.MaskedArray, what: str = "it") -> str:
             f"and the mask (np.ma.getmaskarray({what})) as two arrays")
 
 
+def _first_lost(src: np.ndarray, dst: np.dtype) -> tuple[int, str] | None:
+    """The first element of ``src`` whose value a cast to ``dst`` would change beyond a
+    float's rounding, with why: ``(flat index, reason)``, or None when every one survives.
+
+    numpy's casts (``np.array(data, dtype=...)``, ``ndarray.fill``) wrap integers out of
+    range (``int64`` 2**40 -> ``int32`` 0) and truncate floats to integers (2.7 -> 2)
+    without a word, make a finite float that overflows infinite and NaN an arbitrary
+    integer with only a RuntimeWarning, and drop imaginary parts with a ComplexWarning.
+    ``wl.launch`` refuses those values for scalar parameters (``args._check_scalar``), and
+    an array made with an explicit ``dtype`` refuses them likewise. Rounding a float to a
+    narrower float (0.1 to float32) is what such a cast is for and passes.
+    """
+    kind = src.dtype.kind
+    if kind not in "biufc" or src.size == 0 or src.dtype == dst:
+        return None
+    flat = src.reshape(-1)
+    if kind == "c":
+        bad = np.flatnonzero(flat.imag != 0)
+        if bad.size:
+            return int(bad[0]), "has an imaginary part"
+        flat = flat.real
+        kind = flat.dtype.kind
+    if dst.kind in "iu":
+        if kind == "f":
+            with np.errstate(invalid="ignore"):
+                bad = np.flatnonzero(~np.isfinite(flat) | (flat % 1 != 0))
+            if bad.size:
+                return int(bad[0]), "is not an integer"
+        if kind in "iuf":
+            info = np.iinfo(dst)
+            with np.errstate(invalid="ignore"):
+                bad = np.flatnonzero((flat < info.min) | (flat > info.max))
+            if bad.size:
+                return int(bad[0]), f"is out of range [{info.min}, {info.max}]"
+    elif dst.kind == "f" and kind in "iuf":
+        with np.errstate(over="ignore", invalid="ignore"):
+            bad = np.flatnonzero(np.isfinite(flat) & ~np.isfinite(flat.astype(dst)))
+        if bad.size:
+            return int(bad[0]), f"overflows to inf (largest finite {np.finfo(dst).max:.8g})"
+    elif dst.kind == "b" and kind in "iuf":
+        bad = np.flatnonzero((flat != 0) & (flat != 1))
+        if bad.size:
+            return int(bad[0]), "is not 0 or 1 (True or False)"
+    return None
+
+
+def _convert(data, dtype, what: str) -> np.ndarray:
+    """``data`` as a new numpy array of the element type ``dtype`` (None: data's own).
+
+    Raises:
+        ValueError: an element the cast would change beyond rounding (:func:`_first_lost`),
+            named by its index.
+    """
+    target = _as_numpy_dtype(dtype)
+    if target is not None:
+        src = data if isinstance(data, np.ndarray) else None
+        if src is None:
+            try:
+                src = np.asarray(data)
+            except (ValueError, TypeError):
+                src = None
+        if src is not None and src.dtype.kind in "biufc":
+            lost = _first_lost(src, np.dtype(target))
+            if lost is not None:
+                k, why = lost
+                value = src.reshape(-1)[k].item()
+                where = f"element {list(map(int, np.unravel_index(k, src.shape)))} = " \
+                    if src.ndim else ""
+                raise ValueError(f"{what}: {where}{value!r} {why} for dtype "
+                                 f"{np.dtype(target)}; convert it first if that is meant "
+                                 "(np.clip, np.round, .astype)")
+            if src.dtype.kind == "c":   # every imaginary part is 0: no ComplexWarning
+                data = src.real
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.array(data, dtype=target, copy=True)
+
+
 def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: str = "auto"):
     """Make an array, or (with neither ``data`` nor ``shape``) a parameter annotation.
 
@@ -185,7 +262,11 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
             name (every array function checks it); ``data`` does not have
             ``shape``'s element count (or ``shape`` with data has an extent
             that is not an int >= 0), ``ndim`` dimensions, or the trailing
-            extents of a vector/matrix ``dtype``.
+            extents of a vector/matrix ``dtype``; or an element of ``data`` that
+            ``dtype`` cannot hold (an integer out of its range, a float that is not a
+            whole number or not finite for an integer ``dtype``, a finite float that would
+            overflow to infinity, a complex with an imaginary part), which numpy's cast
+            would change without a word (:func:`_first_lost`).
     """
     if dtype is None and shape is None and (isinstance(data, T.Type) or data is int
                                             or data is float or data is bool):
@@ -200,7 +281,7 @@ def array(data=None, dtype=None, ndim: int | None = None, shape=None, device: st
         data = data.numpy()
     if isinstance(data, np.ma.MaskedArray):
         raise TypeError(f"wl.array got a numpy masked array; {masked_reason(data, 'data')}")
-    host = np.array(data, dtype=_as_numpy_dtype(dtype), copy=True)
+    host = _convert(data, dtype, "wl.array")
     trailing = _element_shape(dtype)
     if ndim is not None and (isinstance(ndim, bool) or not (
             isinstance(ndim, (int, np.integer)) and 1 <= ndim <= 4)):
@@ -230,7 +311,7 @@ def _new(shape, dtype, device, fill):
     full_shape = shape + _element_shape(dtype)
     host = np.empty(full_shape, dtype=_as_numpy_dtype(dtype))
     if fill is not None:
-        host.fill(fill)
+        host.fill(_convert(fill, dtype, "wl.full"))
     return Array(host, device)
 
 
@@ -245,7 +326,11 @@ def empty(shape, dtype=None, device: str = "auto") -> Array:
 
 
 def full(shape, value, dtype=None, device: str = "auto") -> Array:
-    """An :class:`Array` filled with ``value``."""
+    """An :class:`Array` filled with ``value``.
+
+    Raises:
+        ValueError: ``value`` is one ``dtype`` cannot hold (as :func:`array`'s data).
+    """
     return _new(shape, dtype, device, value)
 
 

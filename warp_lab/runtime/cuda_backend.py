@@ -12,7 +12,10 @@ process's C-level stdout when the launch is synchronised) is captured into
 
 ``wl.array`` arguments keep a device copy between launches and are copied
 back only when the host reads them (``Array.numpy()``); plain numpy
-arguments are copied in and out around each launch.
+arguments are copied in and out around each launch, as is a ``wl.array`` whose memory
+another argument shares (the array brought up to date from its device copy first). A
+Ctrl-C during the copies back is held until they are done
+(:func:`~warp_lab.runtime.interrupt.deferred_sigint`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from warp_lab.compiler import abi
 from warp_lab.errors import CudaError
 from warp_lab.runtime.args import group_regions, written_regions
 from warp_lab.runtime.finding_text import cell_text
+from warp_lab.runtime.interrupt import deferred_sigint
 from warp_lab.runtime.result import LaunchResult
 
 __all__ = ["run", "check", "device_printf", "EXPLANATIONS"]
@@ -192,6 +196,10 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     allocations, temporary = {}, []
     for region in regions:
         owner = _persistent_owner(region)
+        if owner is None:   # copied from the host: a wl.array's device copy may be newer
+            for v in region.views:
+                if v.owner is not None:
+                    v.owner._sync_to_host()
         copy = owner._device_copy if owner is not None else None
         if copy is not None and (copy.index != device.index or copy.nbytes != region.nbytes):
             copy = None
@@ -253,13 +261,17 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
         driver.cuEventDestroy(stop)
         driver.cuStreamDestroy(stream)
 
-    for region in written:
-        copy = allocations[id(region)]
-        owner = _persistent_owner(region)
-        if owner is not None:
-            owner._mark_device_newer()  # copied back when the host reads it
-        elif region.writeable:
-            check(driver.cuMemcpyDtoH(region.lo, copy.ptr, region.nbytes))
+    with deferred_sigint():   # every output array copied back, or (before) none
+        for region in written:
+            copy = allocations[id(region)]
+            owner = _persistent_owner(region)
+            if owner is not None:
+                owner._mark_device_newer()  # copied back when the host reads it
+            elif region.writeable:
+                check(driver.cuMemcpyDtoH(region.lo, copy.ptr, region.nbytes))
+                for v in region.views:   # the host now has what a device copy lacks
+                    if v.owner is not None:
+                        v.owner._mark_host_newer()
     temporary.clear()  # frees the per-launch allocations
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),

@@ -3,7 +3,9 @@
 Host memory regions are copied into a :class:`warp_lab.sim.GlobalMemory`
 (one allocation per region, so aliasing views alias there too), the
 parameter buffer is packed with :func:`warp_lab.compiler.abi.pack_params`,
-and after a complete run the regions are copied back. A run that faults, or
+and after a complete run the regions are copied back, all of them or (a Ctrl-C
+before the copies) none: a Ctrl-C during the copies is held until they are done
+(:func:`~warp_lab.runtime.interrupt.deferred_sigint`). A run that faults, or
 stops early (instruction budget, KeyboardInterrupt), leaves the user's
 arrays unchanged.
 """
@@ -20,6 +22,7 @@ import numpy as np
 from warp_lab.compiler import abi
 from warp_lab.runtime.args import group_regions, written_regions
 from warp_lab.runtime.finding_text import cell_text, user_findings
+from warp_lab.runtime.interrupt import deferred_sigint
 from warp_lab.runtime.result import PARTIAL_NOTE, LaunchResult
 
 __all__ = ["run", "prepare", "parsed_module", "kernel_module"]
@@ -143,13 +146,14 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     if result.partial:
         notes.append(PARTIAL_NOTE)
     else:
-        for r in written:
-            if r.writeable:
-                data = memory.read(bases[id(r)], r.nbytes)
-                r.host_bytes()[:] = np.frombuffer(data, dtype=np.uint8)[: r.nbytes]
-        for v in views:
-            if v.owner is not None and v.name in ck.written_params:
-                v.owner._mark_host_newer()
+        with deferred_sigint():   # every output array written back, or (before) none
+            for r in written:
+                if r.writeable:
+                    data = memory.read(bases[id(r)], r.nbytes)
+                    r.host_bytes()[:] = np.frombuffer(data, dtype=np.uint8)[: r.nbytes]
+            for v in views:
+                if v.owner is not None and v.name in ck.written_params:
+                    v.owner._mark_host_newer()
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),
                         argument_bytes=sum(v.array.nbytes for v in views),

@@ -199,6 +199,9 @@ class Machine:
         self.next_block = 0
         self.T = 0
         self._batch_done = False
+        # the uniform-mode counters start_batch sets: a Ctrl-C before the first batch is set
+        # up still leaves a result() (an `interrupted` finding) to fold them into
+        self.upc, self.usteps, self.ulanes = -1, 0, None
 
     # ------------------------------------------------------------------ launch layout
     def _layout_symbols(self):
