@@ -53,12 +53,3 @@ def test_a_keyword_given_twice_is_a_launch_error(shell, text):
     assert isinstance(err, wl.LaunchError), err
     assert f'--launch "{text}": SyntaxError: keyword argument repeated' in str(err)
     assert (shell.user_ns["a11_x"] == 0).all()
-
-
-def test_expanded_value_in_launch_text_is_its_str(shell):
-    """Documented: {name} in --launch puts str(value) into the text (IPython's expansion)."""
-    shell.run_cell("a11_a = np.float32(0.1)")
-    res = shell.run_cell('%%warp_kernel --show source --device sim '
-                         '--launch "dim=4, inputs=[a11_x, {a11_a}]"\n' + KERNEL)
-    assert res.error_in_exec is None, res.error_in_exec
-    np.testing.assert_array_equal(shell.user_ns["a11_x"], np.float32(0.1))
