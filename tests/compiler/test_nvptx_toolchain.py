@@ -108,6 +108,34 @@ def test_sass_for_old_arch_is_missing_with_reason():
         assert "/*0000*/" in sass
 
 
+@pytest.mark.parametrize("name, version, old_enough", [
+    ("nvdisasm", "13.0", True), ("nvdisasm", "12.4", True), ("nvdisasm", "13.1", False),
+    ("nvdisasm", "13.5", False), ("ptxas", "12.9", True), ("ptxas", "13.0", False),
+    ("nvdisasm", "unknown", False)])
+def test_which_releases_handle_sm_50_to_72(name, version, old_enough):
+    # nvdisasm 13.5 itself: 'CUDA architecture "SM70" is deprecated. Please use CUDA
+    # toolkit 13.0 or earlier'; ptxas 13.x rejects --gpu-name sm_70 (TOOLCHAIN.md)
+    assert toolchain.Tool(name, "/x", version).handles_pre_turing is old_enough
+
+
+def test_old_arch_nvdisasm_is_looked_for_under_cuda_home(tmp_path, monkeypatch):
+    """CUDA_HOME's nvdisasm is tried for sm_70 (it used to be passed over whenever the
+    wheel's was installed); a 13.5 one there is named as too new in the error."""
+    real = toolchain.find_tool("nvdisasm", 90)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nvdisasm").symlink_to(real.path)
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    toolchain.find_tool.cache_clear()
+    try:
+        with pytest.raises(ToolchainError) as info:
+            toolchain.find_tool("nvdisasm", 70)
+    finally:
+        toolchain.find_tool.cache_clear()
+    message = str(info.value)
+    assert f"{tmp_path / 'bin' / 'nvdisasm'} ({real.version})" in message
+    assert "13.0 or older" in message and "CUDA_HOME" in message
+
+
 def test_o0_resolves_reflect_and_fast_math_sets_ftz():
     _, ptx0 = nvptx.make_ptx(IR, CompileOptions(opt=0), "k")
     assert "__nvvm_reflect" not in ptx0

@@ -8,11 +8,11 @@ spills (``-v``), and keeps line info (``-lineinfo``) for the SASS view.
 
 CUDA 13's tools assemble and disassemble ``sm_75`` and newer only. For older
 targets ptxas comes from CUDA 12.9's wheel (``nvidia-cuda-nvcc-cu12``,
-installed side by side at ``nvidia/cuda_nvcc/bin``); no CUDA 12 nvdisasm
-wheel exists, and :func:`find_tool` takes only an nvdisasm older than 13 for
-them. ``cuda.pathfinder`` returns the CUDA 13 wheel's nvdisasm (a dependency)
-before it looks at ``CUDA_HOME``, so SASS for those targets is reported missing,
-with the reason, even where an older toolkit is under ``CUDA_HOME``.
+installed side by side at ``nvidia/cuda_nvcc/bin``). No nvdisasm wheel older
+than 13.2 exists, so SASS for those targets needs a CUDA toolkit up to 13.0
+installed by the user: :func:`find_tool` looks under ``CUDA_HOME``,
+``CUDA_PATH``, ``PATH`` and ``/usr/local/cuda`` for one, and otherwise reports
+SASS missing, with the reason and what it found.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import concurrent.futures
 import functools
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -55,8 +56,23 @@ class Tool:
     @property
     def major(self) -> int:
         """The release's major number (13 for ``"13.5"``); 0 for ``"unknown"``."""
-        m = re.match(r"\d+", self.version)
-        return int(m.group()) if m else 0
+        return self.release[0]
+
+    @property
+    def release(self) -> tuple[int, int]:
+        """The release as ``(major, minor)`` (``(13, 5)`` for ``"13.5"``); ``(0, 0)`` for
+        ``"unknown"``."""
+        m = re.match(r"(\d+)(?:\.(\d+))?", self.version)
+        return (int(m.group(1)), int(m.group(2) or 0)) if m else (0, 0)
+
+    @property
+    def handles_pre_turing(self) -> bool:
+        """Whether this tool takes ``sm_50`` .. ``sm_72``: ptxas before 13.0 (CUDA 13.0
+        release notes: Maxwell, Pascal and Volta removed from the compilers), nvdisasm up
+        to 13.0 (nvdisasm 13.5 on an sm_70 cubin: 'CUDA architecture "SM70" is
+        deprecated. Please use CUDA toolkit 13.0 or earlier')."""
+        last = (13, 0) if self.name == "nvdisasm" else (12, 99)
+        return (1, 0) <= self.release <= last
 
 
 def _version_of(path: str) -> str:
@@ -82,9 +98,28 @@ def _cuda12_ptxas() -> str | None:
     return None
 
 
+def _toolkit_candidates(name: str) -> list[str]:
+    """Paths of ``name`` in user-installed CUDA toolkits: ``$CUDA_HOME/bin``,
+    ``$CUDA_PATH/bin``, the first on ``PATH``, ``/usr/local/cuda/bin``; executable files
+    only, each once, in that order."""
+    paths = [os.path.join(os.environ[var], "bin", name)
+             for var in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(var)]
+    paths += [shutil.which(name) or "", os.path.join("/usr/local/cuda/bin", name)]
+    seen: list[str] = []
+    for path in paths:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK) and path not in seen:
+            seen.append(path)
+    return seen
+
+
 @functools.lru_cache(maxsize=None)
 def find_tool(name: str, sm: int = 90) -> Tool:
     """Locate ``ptxas`` or ``nvdisasm`` able to handle ``sm_<sm>``.
+
+    For ``sm_75`` and newer: the tool ``cuda.pathfinder`` finds (NVIDIA's wheels, which
+    warp_lab depends on, or a toolkit under ``CUDA_HOME``/``CUDA_PATH``). For ``sm_50`` ..
+    ``sm_72`` (see :attr:`Tool.handles_pre_turing`): the first old enough of that one,
+    CUDA 12.9's ptxas wheel (ptxas only), then the toolkits of :func:`_toolkit_candidates`.
 
     Args:
         name: ``"ptxas"`` or ``"nvdisasm"``.
@@ -92,7 +127,7 @@ def find_tool(name: str, sm: int = 90) -> Tool:
 
     Raises:
         ToolchainError: no suitable tool is installed; the message says which
-            wheel to install.
+            wheel or toolkit to install and which tools were found too new.
     """
     from cuda import pathfinder
 
@@ -102,23 +137,30 @@ def find_tool(name: str, sm: int = 90) -> Tool:
         path = pathfinder.find_nvidia_binary_utility(name)
     except Exception:  # pathfinder's not-found errors differ between versions
         path = None
-    if path:
-        tool = Tool(name, path, _version_of(path))
-        if sm >= _CUDA13_MIN_SM or tool.major < 13:
+    if sm >= _CUDA13_MIN_SM:
+        if path:
+            return Tool(name, path, _version_of(path))
+        raise ToolchainError(f"{name} was not found; install it with `pip install {wheel}` "
+                             "or set CUDA_HOME to a CUDA toolkit", tool=name)
+    candidates = [path] if path else []
+    if name == "ptxas":
+        candidates.append(_cuda12_ptxas())
+    candidates += _toolkit_candidates(name)
+    too_new: list[str] = []
+    for cand in dict.fromkeys(c for c in candidates if c):
+        tool = Tool(name, cand, _version_of(cand))
+        if tool.handles_pre_turing:
             return tool
-    if name == "ptxas" and sm < _CUDA13_MIN_SM:
-        old = _cuda12_ptxas()
-        if old:
-            return Tool(name, old, _version_of(old))
+        too_new.append(f"{cand} ({tool.version})")
+    found = f" (found, too new: {', '.join(too_new)})" if too_new else ""
+    if name == "ptxas":
         raise ToolchainError(
-            f"sm_{sm} needs CUDA 12's ptxas (CUDA 13 assembles sm_75 and newer); "
+            f"sm_{sm} needs CUDA 12's ptxas (CUDA 13 assembles sm_75 and newer){found}; "
             "install it with `pip install nvidia-cuda-nvcc-cu12`", tool=name)
-    if sm < _CUDA13_MIN_SM:
-        raise ToolchainError(
-            f"nvdisasm for sm_{sm} needs a CUDA toolkit 13.0 or older (set CUDA_HOME to it); "
-            "CUDA 13.1+ nvdisasm no longer reads cubins for sm_50..sm_72", tool=name)
-    raise ToolchainError(f"{name} was not found; install it with `pip install {wheel}` "
-                         "or set CUDA_HOME to a CUDA toolkit", tool=name)
+    raise ToolchainError(
+        f"nvdisasm for sm_{sm} needs a CUDA toolkit 13.0 or older: nvdisasm 13.1+ no longer "
+        f"reads cubins for sm_50..sm_72 and no older nvdisasm wheel exists{found}; install "
+        "such a toolkit and set CUDA_HOME to it", tool=name)
 
 
 def _run(tool: Tool, args: list[str], cwd: str) -> subprocess.CompletedProcess:
