@@ -17,7 +17,8 @@ from warp_lab.sim.machine import EXITED, PAD, RUN
 from warp_lab.sim.provenance import thread_private
 from warp_lab.sim.ptx import cached_on
 
-__all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait", "polled_loads"]
+__all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait", "polled_loads",
+           "poll_turns_repeat"]
 
 ALL = object()  # "every lane of act"
 
@@ -121,6 +122,9 @@ def _bra(ins, mod):
                 m.closed_loop_turn(ins, target, lo, hi, regs, batch)
         return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
+    # a poll (ld/atom, compare, branch back) whose turn repeats itself while no memory
+    # changes: it hands the turn on as soon as a turn changed nothing (Machine.poll_turn)
+    poll = poll_turns_repeat(ins, mod)
     reads = closed_loop_registers(ins, mod, loads=True)   # a loop that only reads memory
     # else one that reads and writes shared memory, between barriers, say
     whole = closed_loop_registers(ins, mod, batch=True) if reads is None else None
@@ -133,10 +137,12 @@ def _bra(ins, mod):
         # thread): while other threads wait (diverged, at a barrier or a warp-sync) or
         # yielded, count it towards handing the turn on (forward progress,
         # Machine.back_edge)
-        if ex(m, act, p) is None:
+        eff = ex(m, act, p)
+        if eff is None:
             return
+        idle = poll and m.poll_turn(ins, act if eff is ALL else eff, target)
         if m.upc < 0 or m.nyield or m.nwsync or m.waiters.any():
-            m.back_edge(target, intra)
+            m.back_edge(target, intra, idle)
         if reads is not None:
             # a spin-wait: if every running thread of the batch spins here and every
             # other one waits for them, no thread of the batch can end the wait
@@ -372,6 +378,74 @@ def deciding_loads(ins, mod) -> tuple:
             if c.guard is not None:
                 todo.add(c.guard[0])
     return tuple(sorted(loads, key=lambda c: c.pc))
+
+
+#: instructions a turn of :func:`poll_turns_repeat` may not run: memory writes but
+#: through atomics (``st``, ``red``), calls, anything that waits for or reads other lanes,
+#: and the carry flag (not a register)
+_NOT_POLL_OPS = frozenset({"st", "red", "call", "bar", "barrier", "shfl", "vote", "match",
+                           "redux", "activemask", "addc", "subc", "madc"})
+
+
+def poll_turns_repeat(ins, mod) -> bool:
+    """Whether a turn of the code ``target..pc`` that backward branch ``ins`` closes is a
+    function of memory and of registers that code does not write, so that with memory
+    unchanged every turn repeats the one before: a poll such as ``ld``/``atom.cas``,
+    ``setp``, ``@p bra`` (``while wl.atomic_load(flag, 0) != 0``). Then a turn in which
+    no thread changed memory shows the lanes waiting for another thread
+    (:meth:`~warp_lab.sim.machine.Machine.poll_turn`).
+
+    Holds when no branch from outside the code enters it past its first instruction
+    (every turn starts at the head; branches inside it, forward or back to the head,
+    and out of it are fine), the code runs none of :data:`_NOT_POLL_OPS` and no
+    instruction with a carry (``.cc``), and on every path through it each register it
+    writes is written, unguarded, before it is read (no value carried from one turn to
+    the next; a loop counter is one). Reading the clock is allowed (a spin with a
+    timeout: handing the turn on lets time pass, as its turns would)."""
+    lo, hi = ins.target, ins.pc
+    fn = mod.functions[ins.function]
+    into: dict = {}     # pc in the code -> the pcs inside it that branch there
+    for c in mod.code[fn.start:fn.end]:
+        if c.op in ("bra", "brx"):
+            ts = c.target if isinstance(c.target, list) else [c.target]
+            for t in ts:
+                if not isinstance(t, int):
+                    return False
+                if lo < t <= hi:
+                    if not lo <= c.pc < t:      # from outside, or backward to the middle
+                        return False
+                    into.setdefault(t, []).append(c.pc)
+    written: set = set()
+    for c in mod.code[lo:hi + 1]:
+        if c.op in _NOT_POLL_OPS or "cc" in c.mods:
+            return False
+        if not all(_dst_registers(d, written) for d in c.dsts):
+            return False
+    # registers written on every path from the head to each instruction (forward edges
+    # only, so one pass in code order); None: not reached by falling through
+    out: dict = {}
+    for c in mod.code[lo:hi + 1]:
+        preds = [out[q] for q in into.get(c.pc, ()) if q in out]
+        prev = mod.code[c.pc - 1] if c.pc > lo else None
+        if c.pc == lo:
+            preds.append(set())
+        elif prev.pc in out and not (prev.guard is None and
+                                     prev.op in ("bra", "brx", "ret", "exit", "trap")):
+            preds.append(out[prev.pc])
+        if not preds:
+            continue    # unreachable from the head
+        defined = set.intersection(*preds)
+        reads = _registers(c.srcs, set())
+        if c.guard is not None:
+            reads.add(c.guard[0])
+        if (reads & written) - defined:
+            return False
+        if c.guard is None:
+            defined = set(defined)
+            for d in c.dsts:
+                _dst_registers(d, defined)
+        out[c.pc] = defined
+    return True
 
 
 def loop_has_atomic(ins, mod) -> bool:

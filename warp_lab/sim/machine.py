@@ -25,11 +25,15 @@ lanes of a warp still reconverge) while other warps can run; when no other
 warp can, the yielded ones come back (round-robin). Only when a warp's own
 lanes starve each other for ``INTRA_ROUNDS`` quanta (one quantum for a loop with
 an atomic: a spin lock held by a lane of the same warp) do the looping lanes
-yield alone. Yielded threads also come back whenever nothing else is runnable.
+yield alone. A poll whose turn changed nothing (no thread wrote memory since its
+branch was last taken: ``control.poll_turns_repeat``) ends its quantum at once, so
+warps that wait for each other hand the turn on after about two turns, not 64.
+Yielded threads also come back whenever nothing else is runnable.
 A spin-wait that no thread of the batch can end any more (:meth:`Machine.spin_turn`)
 stops the launch with a finding. Per-thread instruction counts do not depend on this;
 warp-level counts only change for a loop that reads memory and keeps lanes of one warp
-apart for over ``SPIN_QUANTUM * INTRA_ROUNDS`` iterations.
+apart for over ``SPIN_QUANTUM * INTRA_ROUNDS`` iterations (``INTRA_ROUNDS`` turns that
+changed nothing, for a poll).
 
 Barriers: a thread reaching ``bar.sync`` waits; a block's barrier completes
 when its waiting threads (plus ``bar.arrive`` arrivals) reach the expected
@@ -64,6 +68,9 @@ RUN, EXITED, BARWAIT, PAD, WSYNC, YIELD = 0, 1, 2, 3, 4, 5
 SPIN_QUANTUM = 64
 #: quanta a warp's looping lanes may starve its other lanes before they yield alone
 INTRA_ROUNDS = 16
+#: a poll whose turn changed nothing hands the turn on at once (Machine.back_edge); False
+#: gives the scheduling of quanta alone (benchmarks/spin_handoff.py's "before")
+IDLE_HANDOFF = True
 #: taken back-edges of a closed loop between two looks at its lanes' registers
 LOOP_CHECK = 4096
 #: taken back-edges of a spin-wait (a loop that reads memory and writes none but through
@@ -166,6 +173,8 @@ class Machine:
         # spin-wait whose batch saw none of them between two looks is stuck (spin_turn)
         self.events = 0
         self.changes = 0   # atomics that changed memory so far (spin_turn of a batch loop)
+        # stores (but to .param space) and atomics that changed memory so far (poll_turn)
+        self.writes = 0
         self.clock_skew = 0   # cycles the clock was advanced past the steps (clock_turn)
         # who runs the batches, for findings that depend on how many blocks run at once
         self.batch_runner = "simulator"
@@ -317,6 +326,12 @@ class Machine:
         self.spin = 0
         self.spin_rounds = 0
         self.loop_turns = {}    # loop back-edge pc -> closed_loop_turn's / spin_turn's state
+        # per thread, for polls (poll_turn): writes + events when it last took a poll's
+        # branch; None until the first poll turn
+        self.took = None
+        # the last store or memory-changing atomic: its threads (indices), writes + events
+        # after it, its pc (poll_turn)
+        self.last_write = None
         self.calls = 0          # calls executed (closed_loop_turn)
         self.race = None
         if "racecheck" in self.checks and self.shared_size:
@@ -391,7 +406,7 @@ class Machine:
             self.upc = -1
 
     # ------------------------------------------------------------------ forward progress
-    def back_edge(self, target: int, intra_rounds: int | None = None):
+    def back_edge(self, target: int, intra_rounds: int | None = None, idle: bool = False):
         """Lanes just took a backward branch to ``target`` while the batch is divergent, has
         yielded threads or threads waiting at a barrier or warp-sync (the caller checks
         that). Every :data:`SPIN_QUANTUM` such
@@ -399,8 +414,17 @@ class Machine:
         warps can run; else yielded warps come back; else, after ``intra_rounds``
         quanta (default :data:`INTRA_ROUNDS`; 1 for a loop with an atomic, a spin lock
         whose holder may be a lane of the same warp), the looping lanes yield to the
-        other lanes of their warps."""
+        other lanes of their warps.
+
+        ``idle``: the turn just taken changed nothing (:meth:`poll_turn`): the lanes can
+        only wait for another thread, and the turn goes on now, as at the end of a
+        quantum (with :data:`IDLE_HANDOFF`). Handing on sooner is another legal schedule
+        (CUDA Programming Guide, "Independent Thread Scheduling": any thread may be
+        scheduled at any time); it saves a ping-pong of two warps some 64 to 128 turns
+        a hand-over."""
         self.spin += 1
+        if idle and IDLE_HANDOFF:
+            self.spin = SPIN_QUANTUM
         if self.spin < SPIN_QUANTUM:
             return
         self.spin = 0
@@ -418,6 +442,31 @@ class Machine:
             self.spin_rounds += 1
             if self.spin_rounds >= (intra_rounds or INTRA_ROUNDS) and (run & ~looping).any():
                 self._park(looping)
+
+    def poll_turn(self, ins, lanes, target: int) -> bool:
+        """Lanes ``lanes`` (bool over the batch, None: all) took back-edge ``ins`` (to
+        ``target``) of a poll: a loop whose turn is a function of memory and of registers
+        it does not write (:func:`~warp_lab.sim.control.poll_turns_repeat`). Returns
+        whether some of them went round a whole turn with no store, memory-changing
+        atomic, barrier or warp-sync completion anywhere in the batch (:attr:`writes`,
+        :attr:`events`) since their previous poll branch, or since their own write that
+        was the batch's last (:attr:`last_write`; made outside the loop, so before the
+        turn began): such a turn changed nothing and the next repeats it, so the lanes
+        wait for another thread (:meth:`back_edge` hands the turn on)."""
+        P = self.writes + self.events
+        if self.took is None:
+            self.took = np.full(self.T, -1, np.int64)
+        if lanes is None:
+            lanes = np.ones(self.T, bool)
+        again = lanes & (self.took == P)
+        self.took[lanes] = P
+        if again.any():
+            return True
+        # a first turn after the lanes' own write before the loop (a ping-pong's flag),
+        # with no write since: it ran over memory as it is now, and changed nothing
+        last = self.last_write
+        return (last is not None and last[1] == P and not target <= last[2] <= ins.pc
+                and bool(lanes[last[0]].any()))
 
     def _release_arrived(self) -> bool:
         """While looping lanes keep the batch busy, complete the barriers (and warp-sync
