@@ -510,8 +510,8 @@ class Machine:
         finding once the clock went past :data:`CLOCK_LIMIT` (or 2**34 cycles of jumps on
         a 32-bit clock, ``cap`` set) with the polls still running."""
         last, factor, steps, waited = self.poll_jump or (-1, 1, self.steps, 0)
-        if last != P:    # something changed since the last jump: start afresh
-            factor, waited = 1, 0
+        if last != P:    # something changed since the last jump: start afresh, one step
+            factor, waited, steps = 1, 0, self.steps - 1
         jump = 4 * max(self.steps - steps, 1) * factor
         jump = jump if cap is None else min(jump, cap)
         self.clock_skew += jump
