@@ -141,6 +141,83 @@ def clock_loop_that_never_ends(x: I32, out: I64, cycles: wl.int64):
     out[wl.tid()] = 1
 
 
+@wl.kernel
+def two_waits_forever(x: I32):
+    # each warp waits for the other to go first: two different spin-waits, no setter
+    t = wl.thread_idx.x
+    if t < 32:
+        while wl.atomic_load(x, 0) != 1:     # marker: first wait
+            pass
+        wl.atomic_store(x, 0, 2)
+    else:
+        while wl.atomic_load(x, 0) != 2:     # marker: second wait
+            pass
+        wl.atomic_store(x, 0, 1)
+
+
+@wl.kernel
+def two_waits_in_turn(x: I32, n: wl.int32):
+    # the same two waits, warp 0 going first: a ping-pong of n rounds
+    t = wl.thread_idx.x
+    k = 0
+    while k < n:
+        if t == 0:
+            while wl.atomic_load(x, 0) != 0:
+                pass
+            x[1 + k] = k
+            wl.atomic_store(x, 0, 1)
+        elif t == 32:
+            while wl.atomic_load(x, 0) != 1:
+                pass
+            x[1 + k] += 10
+            wl.atomic_store(x, 0, 0)
+        k += 1
+
+
+@wl.kernel
+def nested_cycle(x: I32, n: wl.int32, c: wl.int32):
+    # an inner loop of registers only, in an outer loop that reads and writes memory:
+    # an even v goes round 0, 2, 4, 6, 8 and never meets 3 (c = 0); an odd one does
+    i = wl.thread_idx.x
+    j = 0
+    while j < n:
+        v = wl.atomic_load(x, i) * 2 + c
+        while v != 3:           # marker: nested cycle
+            v = (v + 2) % 10
+        wl.atomic_add(x, i, v + j)
+        j += 1
+
+
+@wl.kernel
+def spin_with_timeout(x: I32, out: I64, cycles: wl.int64):
+    # a spin-wait with a timeout of `cycles`: thread 0 waits for a flag no thread sets
+    # (x[0]), or one warp 1 sets after 200 atomics (x[1])
+    t = wl.thread_idx.x
+    t0 = wl.clock64()
+    if t == 0:
+        while wl.atomic_load(x, 0) == 0 and wl.clock64() - t0 < cycles:  # marker: timeout
+            pass
+        out[0] = wl.clock64() - t0
+        while wl.atomic_load(x, 1) == 0 and wl.clock64() - t0 < 2 * cycles:
+            pass
+        out[1] = wl.atomic_load(x, 1)
+    elif t == 32:
+        k = 0
+        while k < 200:
+            wl.atomic_add(x, 2, 1)
+            k += 1
+        wl.atomic_store(x, 1, 5)
+
+
+@wl.kernel
+def poll_or_timeout(x: I32, out: I64, cycles: wl.int64):
+    # `or` where `and` was meant: while the flag is unset the loop goes on, whatever time
+    t0 = wl.clock64()
+    while wl.atomic_load(x, 0) == 0 or wl.clock64() - t0 < cycles:  # marker: or timeout
+        pass
+    out[wl.thread_idx.x] = 1
+
+
 CASES = {
     # name: (kernel, launch keywords, extra inputs)
     "sync_forever": (sync_forever, dict(dim=40, block_dim=64), []),
@@ -157,6 +234,14 @@ CASES = {
                                ["out", 3000]),
     "clock_loop_that_never_ends": (clock_loop_that_never_ends, dict(grid=1, block=32),
                                    ["out", 1000]),
+    "two_waits_forever": (two_waits_forever, dict(grid=1, block=64), []),
+    "two_waits_in_turn": (two_waits_in_turn, dict(grid=1, block=64), [40]),
+    "nested_cycle_forever": (nested_cycle, dict(grid=1, block=64), [3, 0]),
+    "nested_cycle": (nested_cycle, dict(grid=1, block=64), [3, 1]),
+    "spin_with_timeout": (spin_with_timeout, dict(grid=1, block=64), ["out", 10 ** 12]),
+    "spin_with_timeout_forever": (spin_with_timeout, dict(grid=1, block=64),
+                                  ["out", 2 ** 63 - 1]),
+    "poll_or_timeout": (poll_or_timeout, dict(grid=1, block=64), ["out", 10 ** 6]),
 }
 
 

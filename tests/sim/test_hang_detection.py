@@ -47,6 +47,17 @@ ENDLESS = {
     "any_on_unset_flag": ("any_on_unset_flag", "# marker: any", ["no thread is left"]),
     "clock_loop_that_never_ends": ("clock_loop_that_never_ends", "# marker: clock forever",
                                    ["2**62 cycles"]),
+    # two warps in two different spin-waits, each waiting for the other to go first
+    "two_waits_forever": ("two_waits_forever", "# marker: second wait",
+                          ["the loops at PTX line", "no thread is left"]),
+    # a cycle of registers in an inner loop whose outer loop reads and writes memory
+    "nested_cycle_forever": ("nested_cycle", "# marker: nested cycle",
+                             ["in the state they had"]),
+    # a spin-wait with a clock in its loop (`or` for `and`): the flag alone keeps it going
+    "poll_or_timeout": ("poll_or_timeout", "# marker: or timeout", ["no thread is left"]),
+    # a timeout of 2**63 - 1 cycles: the clock goes to 2**62, and the wait goes on
+    "spin_with_timeout_forever": ("spin_with_timeout", "# marker: timeout",
+                                  ["2**62 cycles", "its timeout never ends it"]),
 }
 
 
@@ -73,6 +84,29 @@ def test_finite_loops_of_the_same_shapes_end_with_no_finding():
     r = _run("vote_on_flag_set_later")   # warp 1 sets the flag after 3000 atomics
     assert not r["findings"] and not r["partial"]
     assert r["x"][:3] == [1, 7, 32 * 3000]
+
+
+def test_a_ping_pong_and_a_nested_loop_that_end_give_their_results():
+    r = _run("two_waits_in_turn")    # the waits of two_waits_forever, warp 0 first
+    assert not r["findings"] and not r["partial"]
+    assert r["x"][:41] == [0] + [k + 10 for k in range(40)]
+    r = _run("nested_cycle")         # odd values meet 3
+    x = 0
+    for j in range(3):
+        v = x * 2 + 1
+        while v != 3:
+            v = (v + 2) % 10
+        x += v + j
+    assert not r["findings"] and not r["partial"] and r["x"][:64] == [x] * 64
+
+
+def test_a_spin_wait_with_a_timeout_of_10_to_the_12_cycles_ends_with_the_clock_advanced():
+    # thread 0 polls a flag no thread sets until 10**12 cycles have passed (nothing
+    # else runs: the clock jumps), then one warp 1 set long before
+    r = _run("spin_with_timeout")
+    assert not r["findings"] and not r["partial"]
+    assert 10 ** 12 <= r["out"][0] <= 2 * 10 ** 12 and r["out"][1] == 5, r["out"][:2]
+    assert r["x"][:3] == [0, 5, 200] and r["seconds"] < 30
 
 
 def test_a_wait_of_10_to_the_12_cycles_ends_with_the_clock_advanced():

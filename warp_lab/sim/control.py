@@ -17,7 +17,8 @@ from warp_lab.sim.machine import EXITED, PAD, RUN
 from warp_lab.sim.provenance import thread_private
 from warp_lab.sim.ptx import cached_on
 
-__all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait", "polled_loads"]
+__all__ = ["CONTROL", "ALL", "guard_mask", "transfer", "loop_may_wait", "polled_loads",
+           "poll_turns_repeat"]
 
 ALL = object()  # "every lane of act"
 
@@ -93,11 +94,20 @@ def _bra(ins, mod):
     if target > ins.pc:
         return ex
     lo, hi = _loop_range(ins, mod)
+    # an inner loop closed by itself in an outer loop that is not (the outer one touches
+    # memory): looked at while no thread runs the rest of the outer loop
+    inner = closed_loop_registers(ins, mod, own=True) if (lo, hi) != (target, ins.pc) \
+        else None
     if not loop_may_wait(ins, mod):
         regs = closed_loop_registers(ins, mod)
         batch = regs is None
         if batch:   # barriers or warp-synchronous instructions in it: the whole batch's
             regs = closed_loop_registers(ins, mod, batch=True)
+        if regs is None and inner is not None:
+            def ex_inner(m, act, p):
+                if ex(m, act, p) is not None:
+                    m.closed_loop_turn(ins, target, target, ins.pc, inner, outer=(lo, hi))
+            return ex_inner
         if regs is None:
             # a wait on the clock (while wl.clock64() - t0 < n): closed but for reading it
             timed = closed_loop_registers(ins, mod, clock=True)
@@ -121,22 +131,31 @@ def _bra(ins, mod):
                 m.closed_loop_turn(ins, target, lo, hi, regs, batch)
         return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
+    # a poll (ld/atom, compare, branch back) whose turn repeats itself while no memory
+    # changes: it hands the turn on as soon as a turn changed nothing (Machine.poll_turn)
+    poll = poll_turns_repeat(ins, mod)
     reads = closed_loop_registers(ins, mod, loads=True)   # a loop that only reads memory
     # else one that reads and writes shared memory, between barriers, say
     whole = closed_loop_registers(ins, mod, batch=True) if reads is None else None
     # else a spin-wait with collectives in it (while not wl.all_sync(mask, flag == 1))
     polls = closed_loop_registers(ins, mod, loads=True, batch=True) \
         if reads is None and whole is None else None
+    # (a lone spin with nothing yielded that spin_turn looks at is left to it)
+    poll = (target, reads is not None) if poll else None
 
     def ex_back(m, act, p):
         # an iteration of a loop that reads memory (it may be waiting for another
         # thread): while other threads wait (diverged, at a barrier or a warp-sync) or
         # yielded, count it towards handing the turn on (forward progress,
         # Machine.back_edge)
-        if ex(m, act, p) is None:
+        eff = ex(m, act, p)
+        if eff is None:
             return
+        idle = poll and m.poll_turn(ins, act if eff is ALL else eff, *poll)
         if m.upc < 0 or m.nyield or m.nwsync or m.waiters.any():
-            m.back_edge(target, intra)
+            m.back_edge(target, intra, idle)
+        if inner is not None:
+            m.closed_loop_turn(ins, target, target, ins.pc, inner, outer=(lo, hi))
         if reads is not None:
             # a spin-wait: if every running thread of the batch spins here and every
             # other one waits for them, no thread of the batch can end the wait
@@ -266,7 +285,7 @@ def _batch_private(c) -> bool:
 
 
 def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False,
-                          clock: bool = False) -> tuple | None:
+                          clock: bool = False, own: bool = False) -> tuple | None:
     """The registers written by the loop closed by backward branch ``ins`` when the loop is
     *closed*: each of its instructions computes from registers and the thread's own
     local memory alone (no other memory but ``.param``/``.const`` reads, no other lane
@@ -287,8 +306,11 @@ def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False,
     reduction whose ``s //= 2`` was forgotten; ``while True: wl.syncthreads()``).
 
     ``clock``: also allow reading the clocks (``%clock``, ``%clock64``, ``%globaltimer``): a
-    loop that waits for time to pass (:meth:`~warp_lab.sim.machine.Machine.clock_turn`)."""
-    lo, hi = _loop_range(ins, mod)
+    loop that waits for time to pass (:meth:`~warp_lab.sim.machine.Machine.clock_turn`).
+
+    ``own``: of the code ``target..pc`` that ``ins`` itself closes, not of the loops it
+    overlaps: an inner loop, closed inside an outer one that is not."""
+    lo, hi = (ins.target, ins.pc) if own else _loop_range(ins, mod)
     written: set = set()
     for c in mod.code[lo:hi + 1]:
         if c.op in _OPEN_OPS and not (c.op == "ld" and ("param" in c.mods or
@@ -305,11 +327,12 @@ def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False,
     return tuple(sorted(written))
 
 
-def polled_loads(ins, mod) -> tuple:
+def polled_loads(ins, mod, own: bool = False) -> tuple:
     """The instructions of the loop closed by backward branch ``ins`` that read memory
     other threads write (:func:`_reads_shared_state`: loads, atomics, calls), in code
-    order: what a spin-wait polls."""
-    lo, hi = _loop_range(ins, mod)
+    order: what a spin-wait polls. ``own``: of the code ``ins`` itself closes only
+    (``target..pc``, a poll of :func:`poll_turns_repeat`), not of the loops around it."""
+    lo, hi = (ins.target, ins.pc) if own else _loop_range(ins, mod)
     return tuple(c for c in mod.code[lo:hi + 1] if _reads_shared_state(c, mod))
 
 
@@ -329,7 +352,7 @@ def _registers(ops, out: set) -> set:
     return out
 
 
-def deciding_loads(ins, mod) -> tuple:
+def deciding_loads(ins, mod, own: bool = False) -> tuple:
     """The loads of memory other threads can write (:func:`_reads_shared_state`) that the
     closed loop closed by backward branch ``ins`` depends on to end or to be entered: the
     predicates of its own conditional branches and of the branches into it, followed back
@@ -338,8 +361,9 @@ def deciding_loads(ins, mod) -> tuple:
     lies before it: a spin-wait whose load LLVM moved out of the loop (it may assume no
     other thread writes there) spins on a register. Empty when what decides the loop comes
     from registers, parameters and the thread's own memory alone (a loop variable that
-    never advances)."""
-    lo, hi = _loop_range(ins, mod)
+    never advances). ``own``: of the code ``target..pc`` that ``ins`` closes (an inner
+    closed loop), not of the loops around it."""
+    lo, hi = (ins.target, ins.pc) if own else _loop_range(ins, mod)
     fn = mod.functions[ins.function]
     code = mod.code[fn.start:fn.end]
     todo: set = set()
@@ -372,6 +396,84 @@ def deciding_loads(ins, mod) -> tuple:
             if c.guard is not None:
                 todo.add(c.guard[0])
     return tuple(sorted(loads, key=lambda c: c.pc))
+
+
+#: instructions a turn of :func:`poll_turns_repeat` may not run: memory writes but
+#: through atomics (``st``, ``red``), calls, anything that waits for or reads other lanes,
+#: and the carry flag (not a register)
+_NOT_POLL_OPS = frozenset({"st", "red", "call", "bar", "barrier", "shfl", "vote", "match",
+                           "redux", "activemask", "addc", "subc", "madc"})
+
+
+def poll_turns_repeat(ins, mod) -> bool:
+    """Whether a turn of the code ``target..pc`` that backward branch ``ins`` closes is a
+    function of memory and of registers that code does not write, so that with memory
+    unchanged every turn repeats the one before: a poll such as ``ld``/``atom.cas``,
+    ``setp``, ``@p bra`` (``while wl.atomic_load(flag, 0) != 0``). Then a turn in which
+    no thread changed memory shows the lanes waiting for another thread
+    (:meth:`~warp_lab.sim.machine.Machine.poll_turn`).
+
+    Holds when no branch from outside the code enters it past its first instruction
+    (every turn starts at the head; branches inside it, forward or back to the head,
+    and out of it are fine), the code runs none of :data:`_NOT_POLL_OPS` and no
+    instruction with a carry (``.cc``), and on every path through it each register it
+    writes is written, unguarded, before it is read (no value carried from one turn to
+    the next; a loop counter is one). Reading the clock is allowed (a spin with a
+    timeout: :meth:`~warp_lab.sim.machine.Machine.poll_turn` moves the clock on)."""
+    lo, hi = ins.target, ins.pc
+    fn = mod.functions[ins.function]
+    into: dict = {}     # pc in the code -> the pcs inside it that branch there
+    for c in mod.code[fn.start:fn.end]:
+        if c.op in ("bra", "brx"):
+            ts = c.target if isinstance(c.target, list) else [c.target]
+            for t in ts:
+                if not isinstance(t, int):
+                    return False
+                if lo < t <= hi:
+                    if not lo <= c.pc < t:      # from outside, or backward to the middle
+                        return False
+                    into.setdefault(t, []).append(c.pc)
+    written: set = set()
+    for c in mod.code[lo:hi + 1]:
+        if c.op in _NOT_POLL_OPS or "cc" in c.mods:
+            return False
+        if not all(_dst_registers(d, written) for d in c.dsts):
+            return False
+    # registers written on every path from the head to each instruction (forward edges
+    # only, so one pass in code order); None: not reached by falling through
+    out: dict = {}
+    for c in mod.code[lo:hi + 1]:
+        preds = [out[q] for q in into.get(c.pc, ()) if q in out]
+        prev = mod.code[c.pc - 1] if c.pc > lo else None
+        if c.pc == lo:
+            preds.append(set())
+        elif prev.pc in out and not (prev.guard is None and
+                                     prev.op in ("bra", "brx", "ret", "exit", "trap")):
+            preds.append(out[prev.pc])
+        if not preds:
+            continue    # unreachable from the head
+        defined = set.intersection(*preds)
+        reads = _registers(c.srcs, set())
+        if c.guard is not None:
+            reads.add(c.guard[0])
+        if (reads & written) - defined:
+            return False
+        if c.guard is None:
+            defined = set(defined)
+            for d in c.dsts:
+                _dst_registers(d, defined)
+        out[c.pc] = defined
+    return True
+
+
+def poll_clock(ins, mod) -> int:
+    """The clock a poll closed by backward branch ``ins`` (code ``target..pc``) reads: 0
+    for none, 64 for ``%clock64``/``%globaltimer`` only, 32 when it reads a clock that
+    wraps every 2**32 cycles (``%clock``, ``%globaltimer_lo``): a spin with a timeout,
+    whose clock :meth:`~warp_lab.sim.machine.Machine.poll_turn` moves on."""
+    names = {s[1] for c in mod.code[ins.target:ins.pc + 1] for s in c.srcs
+             if s[0] == "s" and s[1] in _TIME_SREGS}
+    return 32 if names & {"clock", "globaltimer_lo"} else 64 if names else 0
 
 
 def loop_has_atomic(ins, mod) -> bool:

@@ -25,11 +25,16 @@ lanes of a warp still reconverge) while other warps can run; when no other
 warp can, the yielded ones come back (round-robin). Only when a warp's own
 lanes starve each other for ``INTRA_ROUNDS`` quanta (one quantum for a loop with
 an atomic: a spin lock held by a lane of the same warp) do the looping lanes
-yield alone. Yielded threads also come back whenever nothing else is runnable.
-A spin-wait that no thread of the batch can end any more (:meth:`Machine.spin_turn`)
-stops the launch with a finding. Per-thread instruction counts do not depend on this;
+yield alone. A poll whose turn changed nothing (no thread wrote memory since its
+branch was last taken: ``control.poll_turns_repeat``) ends its quantum at once, so
+warps that wait for each other hand the turn on after about two turns, not 64.
+Yielded threads also come back whenever nothing else is runnable.
+A spin-wait that no thread of the batch can end any more (:meth:`Machine.spin_turn`;
+polls in any number of loops, :meth:`Machine.poll_turn`) stops the launch with a
+finding. Per-thread instruction counts do not depend on this;
 warp-level counts only change for a loop that reads memory and keeps lanes of one warp
-apart for over ``SPIN_QUANTUM * INTRA_ROUNDS`` iterations.
+apart for over ``SPIN_QUANTUM * INTRA_ROUNDS`` iterations (``INTRA_ROUNDS`` turns that
+changed nothing, for a poll).
 
 Barriers: a thread reaching ``bar.sync`` waits; a block's barrier completes
 when its waiting threads (plus ``bar.arrive`` arrivals) reach the expected
@@ -64,6 +69,9 @@ RUN, EXITED, BARWAIT, PAD, WSYNC, YIELD = 0, 1, 2, 3, 4, 5
 SPIN_QUANTUM = 64
 #: quanta a warp's looping lanes may starve its other lanes before they yield alone
 INTRA_ROUNDS = 16
+#: a poll whose turn changed nothing hands the turn on at once (Machine.back_edge); False
+#: gives the scheduling of quanta alone (benchmarks/spin_handoff.py's "before")
+IDLE_HANDOFF = True
 #: taken back-edges of a closed loop between two looks at its lanes' registers
 LOOP_CHECK = 4096
 #: taken back-edges of a spin-wait (a loop that reads memory and writes none but through
@@ -166,6 +174,8 @@ class Machine:
         # spin-wait whose batch saw none of them between two looks is stuck (spin_turn)
         self.events = 0
         self.changes = 0   # atomics that changed memory so far (spin_turn of a batch loop)
+        # stores (but to .param space) and atomics that changed memory so far (poll_turn)
+        self.writes = 0
         self.clock_skew = 0   # cycles the clock was advanced past the steps (clock_turn)
         # who runs the batches, for findings that depend on how many blocks run at once
         self.batch_runner = "simulator"
@@ -320,6 +330,14 @@ class Machine:
         self.spin = 0
         self.spin_rounds = 0
         self.loop_turns = {}    # loop back-edge pc -> closed_loop_turn's / spin_turn's state
+        # per thread, for polls (poll_turn): writes + events when it last took a poll's
+        # branch, when it last took one with none in between (a turn that changed
+        # nothing), and that poll's pc; None until the first poll turn
+        self.took = self.idled = self.poll_pc = None
+        self.poll_jump = None   # poll_turn's clock jumps: (writes + events, factor, steps)
+        # the last store or memory-changing atomic: its threads (indices), writes + events
+        # after it, its pc (poll_turn)
+        self.last_write = None
         self.calls = 0          # calls executed (closed_loop_turn)
         self.race = None
         if "racecheck" in self.checks and self.shared_size:
@@ -394,7 +412,7 @@ class Machine:
             self.upc = -1
 
     # ------------------------------------------------------------------ forward progress
-    def back_edge(self, target: int, intra_rounds: int | None = None):
+    def back_edge(self, target: int, intra_rounds: int | None = None, idle: bool = False):
         """Lanes just took a backward branch to ``target`` while the batch is divergent, has
         yielded threads or threads waiting at a barrier or warp-sync (the caller checks
         that). Every :data:`SPIN_QUANTUM` such
@@ -402,8 +420,17 @@ class Machine:
         warps can run; else yielded warps come back; else, after ``intra_rounds``
         quanta (default :data:`INTRA_ROUNDS`; 1 for a loop with an atomic, a spin lock
         whose holder may be a lane of the same warp), the looping lanes yield to the
-        other lanes of their warps."""
+        other lanes of their warps.
+
+        ``idle``: the turn just taken changed nothing (:meth:`poll_turn`): the lanes can
+        only wait for another thread, and the turn goes on now, as at the end of a
+        quantum (with :data:`IDLE_HANDOFF`). Handing on sooner is another legal schedule
+        (CUDA Programming Guide, "Independent Thread Scheduling": any thread may be
+        scheduled at any time); it saves a ping-pong of two warps some 64 to 128 turns
+        a hand-over."""
         self.spin += 1
+        if idle and IDLE_HANDOFF:
+            self.spin = SPIN_QUANTUM
         if self.spin < SPIN_QUANTUM:
             return
         self.spin = 0
@@ -422,6 +449,97 @@ class Machine:
             if self.spin_rounds >= (intra_rounds or INTRA_ROUNDS) and (run & ~looping).any():
                 self._park(looping)
 
+    def poll_turn(self, ins, lanes, target: int, spin_checked: bool) -> bool:
+        """Lanes ``lanes`` (bool over the batch, None: all) took back-edge ``ins`` (to
+        ``target``) of a poll: a loop whose turn is a function of memory and of registers
+        it does not write (:func:`~warp_lab.sim.control.poll_turns_repeat`). Returns
+        whether some of them went round a whole turn with no store, memory-changing
+        atomic, barrier or warp-sync completion anywhere in the batch (:attr:`writes`,
+        :attr:`events`) since their previous poll branch, or since their own write that
+        was the batch's last (:attr:`last_write`; made outside the loop, so before the
+        turn began): such a turn changed nothing and the next repeats it, so the lanes
+        wait for another thread (:meth:`back_edge` hands the turn on).
+
+        When every live thread of the batch is in such a turn (or waits at a barrier or
+        warp-sync that cannot complete) nothing can change memory any more, whichever
+        loops they are in. A poll that reads the clock
+        (:func:`~warp_lab.sim.control.poll_clock`) waits for time too: the clock jumps
+        ahead by the cycles the batch took since the last look, times 1, 2, 4, ... (as
+        :meth:`clock_turn`), so a timeout of n cycles ends after about log2(n) looks;
+        past :data:`CLOCK_LIMIT` cycles (2**34 of jumps for a 32-bit clock), or with no
+        clock read, the launch stops: an ``infinite_loop`` finding when every block has
+        started, ``co_residency`` otherwise (:meth:`_report_spin`). Spinners in one loop
+        that :meth:`spin_turn` looks at (``spin_checked``) with nothing yielded are left
+        to it."""
+        P = self.writes + self.events
+        if self.took is None:
+            self.took = np.full(self.T, -1, np.int64)
+            self.idled = np.full(self.T, -1, np.int64)
+            self.poll_pc = np.zeros(self.T, np.int32)
+        if lanes is None:
+            lanes = np.ones(self.T, bool)
+        again = lanes & (self.took == P)
+        self.took[lanes] = P
+        if not again.any():
+            # a first turn after the lanes' own write before the loop (a ping-pong's flag),
+            # with no write since: it ran over memory as it is now, and changed nothing
+            last = self.last_write
+            return (last is not None and last[1] == P and not target <= last[2] <= ins.pc
+                    and bool(lanes[last[0]].any()))
+        self.idled[again] = P
+        self.poll_pc[again] = ins.pc
+        st = self.status
+        moving = (st == RUN) | (st == YIELD)
+        if (moving & (self.idled != P)).any() or self._release_arrived():
+            return True
+        # every live thread repeats a poll turn over unchanged memory, or waits
+        from warp_lab.sim.control import poll_clock
+
+        code = self.mod.code
+        loops = [code[q] for q in np.unique(self.poll_pc[moving]).tolist()]
+        clocks = {poll_clock(c, self.mod) for c in loops}
+        if clocks != {0}:
+            self._jump_clock(ins, moving, P, 1 << 28 if 32 in clocks else None)
+            return True
+        if len(loops) == 1 and spin_checked and not self.nyield:
+            return True   # (spin_turn's look says it with the loop's registers)
+        self._report_spin(ins, target, moving, loops)
+        return True
+
+    def _jump_clock(self, ins, stuck, P: int, cap: int | None):
+        """:meth:`poll_turn`'s clock jump for the polls ``stuck`` (bool over the batch),
+        every one of which waits for memory no thread changes any more and some for the
+        clock; ``P``: writes + events now. Stops the launch with an ``infinite_loop``
+        finding once the clock went past :data:`CLOCK_LIMIT` (or 2**34 cycles of jumps on
+        a 32-bit clock, ``cap`` set) with the polls still running."""
+        last, factor, steps, waited = self.poll_jump or (-1, 1, self.steps, 0)
+        if last != P:    # something changed since the last jump: start afresh, one step
+            factor, waited, steps = 1, 0, self.steps - 1
+        jump = 4 * max(self.steps - steps, 1) * factor
+        jump = jump if cap is None else min(jump, cap)
+        self.clock_skew += jump
+        waited += jump
+        self.poll_jump = (P, factor * 2, self.steps, waited)
+        if cap is None and self.clock_skew + 4 * self.steps < CLOCK_LIMIT or \
+                cap is not None and waited < 1 << 34:
+            return
+        n = int(np.count_nonzero(stuck))
+        ahead = ("to 2**62 cycles (73 years at 2 GHz)" if cap is None else
+                 "by 2**34 cycles, four times round its 32-bit clock,")
+        self.finding("infinite_loop", (
+            f"infinite loop: {n} thread{'s' * (n > 1)} keep{'s' * (n == 1)} polling memory "
+            f"that no thread changes any more in the loop at PTX line "
+            f"{self.mod.code[ins.target].line}{' and others' * (self._npolls(stuck) > 1)}, "
+            f"which also read{'s' * (self._npolls(stuck) == 1)} the clock: the simulator "
+            f"advanced its clock {ahead} while nothing else ran, and the loop still runs, "
+            "so its timeout never ends it (a wait whose condition never becomes true?)"),
+            ins, int(np.argmax(stuck)), stop=True,
+            clock_cycles=int(self.clock_skew + 4 * self.steps))
+
+    def _npolls(self, stuck) -> int:
+        """How many different polls the threads ``stuck`` (bool over the batch) last idled in."""
+        return int(np.unique(self.poll_pc[stuck]).size)
+
     def _release_arrived(self) -> bool:
         """While looping lanes keep the batch busy, complete the barriers (and warp-sync
         groups) every thread of which has arrived: the looping lanes may be waiting for
@@ -438,7 +556,7 @@ class Machine:
         return done
 
     def closed_loop_turn(self, ins, target: int, lo: int, hi: int, regs: tuple,
-                         batch: bool = False):
+                         batch: bool = False, outer: tuple | None = None):
         """Lanes took back-edge ``ins`` (to ``target``) of a closed loop (code ``lo..hi``,
         writing registers ``regs``: :func:`~warp_lab.sim.control.closed_loop_registers`).
 
@@ -459,8 +577,16 @@ class Machine:
         every live thread of the batch is at its head (none waiting elsewhere, none
         yielded), and the look holds the batch's shared memory too: those threads and
         that memory are all its iterations depend on.
+
+        ``outer``: ``(lo, hi)`` of the loop around ``lo..hi`` (the union of the backward
+        branches it overlaps, :func:`~warp_lab.sim.control._loop_range`), which is not
+        closed: the look also holds the thread-instructions executed in that loop's
+        other code so far. Equal at two looks, no lane left the inner loop and came back
+        through the outer one in between (every way back runs some of it), so the lanes
+        went round the inner loop alone, as a closed loop's do.
         """
-        key = ("batch", ins.pc) if batch else ins.pc   # (spin_turn keeps ins.pc's turns)
+        # (spin_turn keeps ins.pc's turns)
+        key = ("batch", ins.pc) if batch else ("inner", ins.pc) if outer else ins.pc
         turns, saved, since, looks, power = self.loop_turns.get(key, (0, None, 0, 0, 1))
         turns += 1
         if turns < (BATCH_CHECK if batch else LOOP_CHECK):
@@ -482,7 +608,12 @@ class Machine:
             if not head.any() or (inside & ~head).any():
                 self.loop_turns[key] = (0, saved, since, looks, power)
                 return
-            snap = self._loop_snapshot(head, regs)
+            around = b""
+            if outer is not None:
+                tc = self.tcount
+                around = int(tc[outer[0]:lo].sum() + tc[hi + 1:outer[1] + 1].sum()).to_bytes(
+                    8, "little")
+            snap = self._loop_snapshot(head, regs, around)
         if not _same_snapshot(saved, snap):
             looks += 1
             if saved is None or looks == power:   # Brent: save this look, wait twice as long
@@ -493,7 +624,7 @@ class Machine:
         # the loads before the loop that decide it (read only to word the finding)
         from warp_lab.sim.control import deciding_loads
 
-        loads = deciding_loads(ins, self.mod)
+        loads = deciding_loads(ins, self.mod, own=outer is not None)
         said = (f"infinite loop: {n} thread{'s' if n > 1 else ''} came back to the loop "
                 f"head at PTX line {self.mod.code[target].line} ")
         if looks:   # a cycle longer than one look
@@ -681,8 +812,11 @@ class Machine:
             "advances?)"), ins, int(np.argmax(head)), stop=True,
             clock_cycles=int(self.clock_skew + 4 * self.steps))
 
-    def _report_spin(self, ins, target, head):
-        """The finding (which stops the launch) for :meth:`spin_turn`'s stuck batch."""
+    def _report_spin(self, ins, target, head, loops=None):
+        """The finding (which stops the launch) for :meth:`spin_turn`'s stuck batch, or
+        :meth:`poll_turn`'s: ``loops``, the back-edges of the polls the threads ``head``
+        (bool over the batch; the running and yielded ones) went round with nothing
+        changed."""
         from warp_lab.sim.control import polled_loads
 
         code = self.mod.code
@@ -690,11 +824,24 @@ class Machine:
         st = self.status
         nwait = int(np.count_nonzero((st == BARWAIT) | (st == WSYNC)))
         t = int(np.argmax(head))
-        polls = polled_loads(ins, self.mod)
+        if loops is None:
+            polls = polled_loads(ins, self.mod)
+            lines = f"PTX line {code[target].line}"
+            same = f"every register it writes unchanged after {SPIN_CHECK} more iterations"
+        else:   # (the code each poll's branch closes: a loop around it may write memory)
+            polls = tuple(c for b in loops for c in polled_loads(b, self.mod, own=True))
+            places = [code_place(code[b.target].line, *self.mod.source_of(code[b.target]))
+                      for b in loops]
+            lines = places[0] if len(places) == 1 else \
+                "; ".join(places[:-1]) + " and " + places[-1]
+            same = ("each thread having gone round its loop again with no thread writing "
+                    "memory in between")
         atomic = any(c.op == "atom" for c in polls)
-        loop = (f"the loop at PTX line {code[target].line}, which reads memory but writes none"
-                + (" (its atomics leave memory as it is)" if atomic else ""))
-        same = f"every register it writes unchanged after {SPIN_CHECK} more iterations"
+        their = "their" if len(loops or ()) > 1 else "its"
+        loop = (f"the loop{'s' * (len(loops or ()) > 1)} at {lines}, which "
+                f"read{'s' * (len(loops or ()) < 2)} memory but write"
+                f"{'s' * (len(loops or ()) < 2)} none"
+                + (f" ({their} atomics leave memory as it is)" if atomic else ""))
         waiting = (f"; the other {nwait} live thread{'s' * (nwait > 1)} wait at a barrier or "
                    f"warp-sync that the spinning threads never reach") if nwait else ""
         details = {"polled_loads": [c.line for c in polls], "spinning": n, "waiting": nwait}

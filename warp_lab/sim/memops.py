@@ -500,6 +500,8 @@ def _st(ins, mod):
     def ex(m, mask):
         a = ra(m)
         idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
+        m.writes += 1     # (a poll that saw no write since its last turn: Machine.poll_turn)
+        m.last_write = (idx, m.writes + m.events, ins.pc)
         av = np.asarray(np.broadcast_to(a, (m.T,))[idx] if (np.ndim(a) == 0 or mask is not None)
                         else a, np.uint64)
         groups = access(m, ins, space, av, idx, es * n, var)
@@ -755,6 +757,9 @@ def _atom(ins, mod):
                                             "add_ftz" if flush else op, dt)
             m.events += changed
             m.changes += changed
+            m.writes += changed
+            if changed:
+                m.last_write = (idx, m.writes + m.events, ins.pc)
         if w is not None:
             full = np.zeros(m.T, dt)
             full[idx] = old
