@@ -176,6 +176,31 @@ def test_rejected_construct_points_at_the_user_code(body, line, col, msg, hint):
     assert err.filename == k.source.filename
 
 
+@pytest.mark.parametrize("body, at, hint", [
+    ("    x[0] = x[1] * HALF + PI\n", "x[0] =", "HALF is a numpy.float64, a typed constant, so "
+     "the expression is float64 (a Python float would take the type beside it): bind HALF "
+     "to a Python float (HALF = float(...)), or write wl.float32(...)"),
+    ("    x[0] += x[1] * HALF\n", "x[0]", "HALF is a numpy.float64"),
+    ("    m = 0\n    m += n * N\n", "m +=", "N is a numpy.int64, a typed constant, so the "
+     "expression is int64 (a Python int would take the type beside it): bind N to a Python "
+     "int (N = int(...)), or write wl.int32(...)"),
+])
+def test_a_lossy_store_names_the_captured_numpy_scalar_that_widened_it(body, at, hint):
+    """A student's ``HALF = np.float64(0.5)`` (or a value read from a numpy array) keeps its
+    dtype, unlike ``0.5``: the store's hint names it instead of only the cast."""
+    prelude = "import numpy, math\nHALF = numpy.float64(0.5)\nPI = math.pi\nN = numpy.int64(3)\n"
+    k = cell_kernel(prelude + HEAD + body)
+    err = diagnose(k)
+    assert "without losing information" in err.message
+    assert err.source_line.lstrip().startswith(at)
+    assert hint in err.hint, err.hint
+
+
+def test_a_lossy_store_of_an_explicit_cast_keeps_the_plain_hint():
+    k = cell_kernel(HEAD + "    x[0] = x[1] * wl.float64(0.5)\n")
+    assert diagnose(k).hint == "write wl.float32(...) to convert explicitly"
+
+
 def test_str_reads_like_a_compiler_diagnostic_with_a_caret():
     k = cell_kernel(HEAD + "    y = [i for i in range(3)]\n", first_line=12)
     text = str(diagnose(k))

@@ -172,6 +172,8 @@ class ExprTyper:
             self.ctx.captured[f"{self.fn_obj.name}: {what}"] = value.source.text
         if isinstance(value, (bool, np.bool_)):
             return self.mark(node, bool_, bool(value), weak=True)
+        if isinstance(value, (np.integer, np.floating)):  # typed, not weak: a lossy store says
+            node.wl_numpy = (ast.unparse(node), type(value).__name__)  # numpy_scalar_hint
         if isinstance(value, (int, np.integer)):
             if isinstance(value, np.integer):
                 t = as_type(value.dtype)
