@@ -141,3 +141,19 @@ def test_a_device_arch_the_compiler_does_not_know_is_a_launch_error():
 
     with pytest.raises(LaunchError, match="the device is sm_110, which warp_lab cannot compile"):
         prepare_launch(_scale, "sm_110", _inputs(), dim=8)
+
+
+@wl.kernel
+def _lane_cols(out: wl.array(dtype=wl.int32, ndim=2)):
+    i, j = wl.tid()
+    out[i, j] = wl.thread_idx.x
+
+
+def test_a_block_dim_tuple_is_x_y_the_reverse_of_dims_rows_cols():
+    """What the ``launch`` docstring and docs/language.md say: ``block_dim=(32, 8)`` with
+    ``dim=(rows, cols)`` is 32 threads along ``cols`` (``thread_idx.x``), 8 along rows."""
+    out = np.full((20, 70), -1, np.int32)
+    r = wl.launch(_lane_cols, dim=out.shape, inputs=[out], block_dim=(32, 8), device="sim")
+    assert r.block == (32, 8, 1) and r.grid == (3, 3, 1)          # ceil(70/32), ceil(20/8)
+    np.testing.assert_array_equal(out, np.broadcast_to(np.arange(70) % 32, out.shape))
+    assert launch_geometry(2, dim=(20, 70), block_dim=256)[1] == (32, 8, 1)

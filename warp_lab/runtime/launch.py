@@ -376,7 +376,11 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             parameter's type (``1e300`` for a float32) is refused rather than
             becoming ``inf``.
         block_dim: threads per block for the ``dim=`` form (default 256), an
-            int or a tuple of up to 3 ints.
+            int or a tuple of up to 3 ints. A tuple is CUDA's ``(x, y, z)``, the
+            reverse of ``dim``'s order: with ``dim=(rows, cols)``,
+            ``block_dim=(32, 8)`` is 32 threads along ``cols`` (x, the lanes of a
+            warp) by 8 along ``rows``. An int puts 32 along x for a 2-D or 3-D
+            ``dim`` and the rest along y.
         device: ``"auto"`` (GPU if usable, else simulator), ``"sim"``,
             ``"cuda"`` or ``"cuda:N"``.
         repeat: timed launches; every launch starts from the same inputs, so
