@@ -213,6 +213,15 @@ def test_a_lossy_store_of_an_explicit_cast_keeps_the_plain_hint():
     assert diagnose(k).hint == "write wl.float32(...) to convert explicitly"
 
 
+def test_a_module_used_before_its_import_says_to_import_it():
+    """``-math.inf`` in a cell run before the notebook's ``import math``."""
+    k = cell_kernel(HEAD + "    x[0] = -math.inf\n")
+    del k.fn.__globals__["math"]
+    err = diagnose(k)
+    assert (err.line, err.col) == (3, 13) and err.message == "name 'math' is not defined"
+    assert err.hint.startswith("import math first: kernels read modules from the notebook")
+
+
 def test_str_reads_like_a_compiler_diagnostic_with_a_caret():
     k = cell_kernel(HEAD + "    y = [i for i in range(3)]\n", first_line=12)
     text = str(diagnose(k))

@@ -90,6 +90,11 @@ def _array_attr_hint(a: str, attr: str, ndim: int) -> str:
     return ""
 
 
+#: modules a kernel uses by name (``math.inf``, ``wl.exp``) and the import that binds them
+_MODULE_IMPORTS = {"math": "import math", "wl": "import warp_lab as wl",
+                   "np": "import numpy as np", "numpy": "import numpy"}
+
+
 def _undefined_hint(name: str) -> str:
     """The hint for an undefined global ``name``: warp_lab's name for a CUDA C++ spelling
     (``__syncthreads`` -> ``wl.syncthreads()``), or, for a warp_lab builtin written without
@@ -98,6 +103,9 @@ def _undefined_hint(name: str) -> str:
 
     if name in _CUDA_NAMES:
         return f"warp_lab's name for it: {_CUDA_NAMES[name]}"
+    if name in _MODULE_IMPORTS:  # -math.inf before any import math
+        return (f"{_MODULE_IMPORTS[name]} first: kernels read modules from the notebook or "
+                "file that defines them (an earlier cell, or this cell above the def)")
     if not name.startswith("_") and hasattr(warp_lab, name) and \
             not isinstance(getattr(warp_lab, name), _pytypes.ModuleType):
         return (f"warp_lab's builtins are attributes of its module: write wl.{name} "
