@@ -121,7 +121,8 @@ class SassLexer(RegexLexer):
             (r"\.L_x_\d+", Name.Label),
             (r"(@!?)(U?P[0-7T])\b", bygroups(Operator, Name.Variable)),
             (r"\.[A-Za-z_][\w]*", Keyword),
-            (r"SR_[A-Z_]+(\.[XYZ])?", Name.Builtin),
+            # special registers, also mixed-case ones: SR_TID.X, SR_CgaCtaId (sm_90)
+            (r"SR_[A-Za-z0-9_]+(\.[XYZ])?", Name.Builtin),
             (r"\b(c|desc)(?=\[)", Name.Builtin),
             (r"\b(U?R[0-9]+|U?RZ|U?P[0-7]|U?PT|B[0-9]+)(\.(64|reuse|H0|H1|B[0-3]|X4))*\b",
              Name.Variable),
