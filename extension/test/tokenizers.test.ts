@@ -143,6 +143,14 @@ test('SASS: address comment, guard, opcode, registers, constant bank', () => {
   ]);
 });
 
+test('SASS: a mixed-case special register (sm_90 SR_CgaCtaId) is one register', () => {
+  const s2ur = kinds(sass, '        /*00b0*/                   S2UR UR5, SR_CgaCtaId ;');
+  assert.deepEqual(
+    s2ur.filter(([, k]) => k === 'variable').map(([t]) => t),
+    ['UR5', 'SR_CgaCtaId']
+  );
+});
+
 test('Python: def names, comments with markup, triple-quoted strings over lines', () => {
   assert.deepEqual(kinds(python, 'def saxpy(a):  # <b>x</b>').filter(([, k]) => k !== 'punctuation'), [
     ['def', 'keyword'],

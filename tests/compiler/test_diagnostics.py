@@ -70,6 +70,29 @@ CASES = [
      "warp_lab's builtin for it: wl.rint"),
     ("numpy_other", "    x[0] = numpy.cumsum(x)", 3, 12, "is a Python function",
      "use warp_lab's math builtins (wl.sqrt, wl.exp, ..."),
+    # a builtin called with an argument missing, extra or misspelt: the hint lists them all
+    ("shfl_without_mask", "    x[0] = wl.shfl_down_sync(x[0], 16)", 3, 12,
+     "shfl_down_sync() needs the argument 'delta'",
+     "the call is shfl_down_sync(mask, value, delta[, width])"),
+    ("shfl_misspelt_keyword", "    x[0] = wl.shfl_sync(wl.FULL_MASK, x[0], 1, widht=16)", 3,
+     54, "shfl_sync() has no parameter 'widht'",
+     "the call is shfl_sync(mask, value, src_lane[, width])"),
+    ("ballot_no_args", "    n = wl.ballot_sync()", 3, 9, "needs the argument 'mask'",
+     "the call is ballot_sync(mask, predicate)"),
+    ("activemask_extra", "    n = wl.activemask(1)", 3, 9,
+     "activemask() takes no arguments, got 1", "the call is activemask()"),
+    # warp_lab's names without wl., NumPy's array attributes, range over a shape
+    ("bare_builtin", "    syncthreads()", 3, 5, "name 'syncthreads' is not defined",
+     "write wl.syncthreads (with import warp_lab as wl), or import the name"),
+    ("bare_thread_idx", "    x[thread_idx.x] = 0.0", 3, 7, "name 'thread_idx' is not defined",
+     "write wl.thread_idx"),
+    ("array_size", "    x[0] = x.size", 3, 12, "arrays have .shape, .ndim and .dtype, not .size",
+     "write len(x), its element count"),
+    ("array_method", "    x[0] = x.sum()", 3, 12, "not .sum",
+     "array methods do not run in kernels"),
+    ("range_of_shape", "    for k in range(x.shape):\n        pass", 3, 20,
+     "range() arguments must be integers, not tuple of int32",
+     "a tuple is not a number: take one element, x.shape[0]"),
     ("cuda_name", "    x[threadIdx.x] = 0.0", 3, 7, "name 'threadIdx' is not defined",
      "warp_lab's name for it: wl.thread_idx"),
     ("mask_minus_one", "    x[0] = wl.shfl_down_sync(-1, x[0], 1)", 3, 30,
@@ -163,6 +186,40 @@ def test_rejected_construct_points_at_the_user_code(body, line, col, msg, hint):
     assert hint in err.hint
     assert err.source_line == (prelude + HEAD + body).splitlines()[err.line - 1]
     assert err.filename == k.source.filename
+
+
+@pytest.mark.parametrize("body, at, hint", [
+    ("    x[0] = x[1] * HALF + PI\n", "x[0] =", "HALF is a numpy.float64, a typed constant, so "
+     "the expression is float64 (a Python float would take the type beside it): bind HALF "
+     "to a Python float (HALF = float(...)), or write wl.float32(...)"),
+    ("    x[0] += x[1] * HALF\n", "x[0]", "HALF is a numpy.float64"),
+    ("    m = 0\n    m += n * N\n", "m +=", "N is a numpy.int64, a typed constant, so the "
+     "expression is int64 (a Python int would take the type beside it): bind N to a Python "
+     "int (N = int(...)), or write wl.int32(...)"),
+])
+def test_a_lossy_store_names_the_captured_numpy_scalar_that_widened_it(body, at, hint):
+    """A student's ``HALF = np.float64(0.5)`` (or a value read from a numpy array) keeps its
+    dtype, unlike ``0.5``: the store's hint names it instead of only the cast."""
+    prelude = "import numpy, math\nHALF = numpy.float64(0.5)\nPI = math.pi\nN = numpy.int64(3)\n"
+    k = cell_kernel(prelude + HEAD + body)
+    err = diagnose(k)
+    assert "without losing information" in err.message
+    assert err.source_line.lstrip().startswith(at)
+    assert hint in err.hint, err.hint
+
+
+def test_a_lossy_store_of_an_explicit_cast_keeps_the_plain_hint():
+    k = cell_kernel(HEAD + "    x[0] = x[1] * wl.float64(0.5)\n")
+    assert diagnose(k).hint == "write wl.float32(...) to convert explicitly"
+
+
+def test_a_module_used_before_its_import_says_to_import_it():
+    """``-math.inf`` in a cell run before the notebook's ``import math``."""
+    k = cell_kernel(HEAD + "    x[0] = -math.inf\n")
+    del k.fn.__globals__["math"]
+    err = diagnose(k)
+    assert (err.line, err.col) == (3, 13) and err.message == "name 'math' is not defined"
+    assert err.hint.startswith("import math first: kernels read modules from the notebook")
 
 
 def test_str_reads_like_a_compiler_diagnostic_with_a_caret():

@@ -60,6 +60,17 @@ def test_sass_lexer_classifies_real_sass():
     assert any(t in Comment and "line 3" in v for t, v in toks)
 
 
+def test_sass_lexer_keeps_a_mixed_case_special_register_whole():
+    """sm_90's shared-memory window base, ``SR_CgaCtaId``, was cut at its first lower-case
+    letter (``SR_C`` a register, ``gaCtaId`` a plain name) in every kernel with shared
+    memory compiled for sm_90."""
+    toks = _tokens(SassLexer(), "        /*00b0*/                   S2UR UR5, SR_CgaCtaId ;\n"
+                                "        /*00c0*/                   S2R R2, SR_LANEID ;\n")
+    kinds = {v: t for t, v in toks}
+    assert kinds["SR_CgaCtaId"] is Name.Builtin and "gaCtaId" not in kinds, toks
+    assert kinds["SR_LANEID"] is Name.Builtin
+
+
 def test_get_lexer_per_pane():
     assert get_lexer("ptx").name == "PTX"
     assert get_lexer("sass").name == "SASS"

@@ -141,3 +141,63 @@ def test_a_device_arch_the_compiler_does_not_know_is_a_launch_error():
 
     with pytest.raises(LaunchError, match="the device is sm_110, which warp_lab cannot compile"):
         prepare_launch(_scale, "sm_110", _inputs(), dim=8)
+
+
+@wl.kernel
+def _lane_cols(out: wl.array(dtype=wl.int32, ndim=2)):
+    i, j = wl.tid()
+    out[i, j] = wl.thread_idx.x
+
+
+def test_a_block_dim_tuple_is_x_y_the_reverse_of_dims_rows_cols():
+    """What the ``launch`` docstring and docs/language.md say: ``block_dim=(32, 8)`` with
+    ``dim=(rows, cols)`` is 32 threads along ``cols`` (``thread_idx.x``), 8 along rows."""
+    out = np.full((20, 70), -1, np.int32)
+    r = wl.launch(_lane_cols, dim=out.shape, inputs=[out], block_dim=(32, 8), device="sim")
+    assert r.block == (32, 8, 1) and r.grid == (3, 3, 1)          # ceil(70/32), ceil(20/8)
+    np.testing.assert_array_equal(out, np.broadcast_to(np.arange(70) % 32, out.shape))
+    assert launch_geometry(2, dim=(20, 70), block_dim=256)[1] == (32, 8, 1)
+
+
+@wl.kernel
+def _register_hungry(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    acc = wl.local_array(96, wl.float32)   # unrolled into registers: ~120 per thread
+    for k in range(96):
+        acc[k] = x[(i + k * 7) % 1024] * 1.5 + k
+    for r in range(4):
+        for k in range(96):
+            acc[k] = acc[k] * acc[(k + r) % 96] + 1.0
+    s = 0.0
+    for k in range(96):
+        s += acc[k]
+    y[i] = s
+
+
+def test_a_block_whose_registers_do_not_fit_an_sm_is_refused_as_a_gpu_refuses_it():
+    """registers × threads over the 64 K registers a block may use: CUDA's launch fails
+    with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, so the simulator and the debugger refuse it
+    too (they ran it before), naming the largest block that fits (cuda_occupancy.h's
+    register limit, analysis.occupancy)."""
+    from warp_lab.analysis import occupancy
+    from warp_lab.notebook.debugger import debug
+
+    ck = wl.compile(_register_hungry, arch="sm_90", sass=False)
+    regs = ck.resources.registers
+    assert regs > 64, regs                        # the premise: 1024 × regs > 65536
+    fits = max(b for b in range(32, 1025, 32)
+               if occupancy(ck, block_size=b).active_blocks_per_sm)
+    x = np.ones(1024, np.float32)
+    y = np.zeros(1024, np.float32)
+    for run in (wl.launch, debug):
+        with pytest.raises(LaunchError) as info:
+            run(_register_hungry, grid=1, block=1024, inputs=[x, y], device="sim") \
+                if run is wl.launch else run(_register_hungry, grid=1, block=1024, inputs=[x, y])
+        msg = str(info.value)
+        assert f"({regs} per thread × 1024 threads, allocated per warp)" in msg, msg
+        assert "more than the 65,536 a block may use on sm_90" in msg
+        assert "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" in msg
+        assert f"launch blocks of at most {fits} threads" in msg
+    assert (y == 0).all()
+    r = wl.launch(_register_hungry, grid=1024 // fits, block=fits, inputs=[x, y], device="sim")
+    assert r.findings == [] and (y != 0).all()

@@ -99,3 +99,24 @@ def test_a_trap_finding_quotes_what_the_trapping_thread_printed(kernel, inputs, 
     if kernel is shifted_copy:  # thread 7 reads x[8]
         assert f.thread == (N - 1, 0, 0)
         assert "index 8 out of bounds for axis 0 with size 8" in f.message, f.message
+
+
+@wl.kernel
+def next_row_read(x: wl.array(dtype=wl.int32, ndim=2), y: wl.array(dtype=wl.int32, ndim=2)):
+    i, j = wl.tid()
+    y[i, j] = x[i, j + 8]  # marker: axis 1 overrun
+
+
+def test_an_axis_overrun_inside_the_array_is_found_only_by_debug():
+    """What docs/language.md says: memcheck sees addresses, so ``x[i, j + 8]`` past axis 1
+    of a (4, 8) array reads row ``i + 1`` and gives no finding (compute-sanitizer gives
+    none either); ``debug=True`` checks every axis and traps with NumPy's message."""
+    x = np.arange(32, dtype=np.int32).reshape(4, 8)
+    y = np.zeros((2, 8), np.int32)
+    plain = wl.launch(next_row_read, dim=y.shape, inputs=[x, y], device="sim")
+    assert plain.findings == [] and (y == x[1:3]).all()
+    checked = wl.launch(next_row_read, dim=y.shape, inputs=[x, y], device="sim", debug=True)
+    line = source_line(next_row_read, "# marker: axis 1 overrun")
+    assert checked.findings and checked.findings[0].kind == "trap"
+    assert checked.findings[0].source_line == line
+    assert "index 8 out of bounds for axis 1 with size 8" in checked.findings[0].message

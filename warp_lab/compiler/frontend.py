@@ -247,6 +247,7 @@ class FunctionTyper(ExprTyper):
         if not implicit_ok(binop.wl_ty, tty):
             hint = (_float_into_int_hint(target.id, binop.wl_ty, tty)
                     if isinstance(target, ast.Name) else lossy_hint(binop.wl_ty, tty))
+            hint = numpy_scalar_hint(node.value, binop.wl_ty, hint)
             raise self.error(
                 f"{ast.unparse(target)} {_op_sym(node.op)}= ... gives {type_name(binop.wl_ty)}, "
                 f"which cannot be stored in {type_name(tty)} without losing information",
@@ -443,7 +444,7 @@ class FunctionTyper(ExprTyper):
             raise self.error(f"cannot store {type_name(src)} in {what} of type {type_name(dst)} "
                              "without losing information",
                              value if hasattr(value, "lineno") else None,
-                             hint or lossy_hint(src, dst))
+                             hint or numpy_scalar_hint(value, src, lossy_hint(src, dst)))
 
     def visit_If(self, node):
         self.truth(node.test)
@@ -868,6 +869,33 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
                        ctx.launch_ndim, uses_tid, tuple(ctx.shared),
                        tuple(sorted(ctx.captured.items())), tk_fn.written_params,
                        tuple(ctx.shared_arrays), tuple(ctx.shared_dtypes))
+
+
+def numpy_scalar_hint(value, src, hint: str) -> str:
+    """The hint for a lossy store whose value has type ``src`` because of a captured NumPy
+    scalar: ``HALF = np.float64(0.5)`` is a typed float64, unlike the Python number ``0.5``,
+    which takes the type of the value beside it (NumPy 2's rule, NEP 50; docs/language.md,
+    "Literals and conversions"), so ``x[i] * HALF`` is float64 with ``x`` float32.
+
+    Args:
+        value: the typed expression stored (``ast`` node; its leaves carry ``wl_numpy``
+            when :meth:`ExprTyper.classify` typed them from a NumPy scalar).
+        src: its type, the one that does not fit the target.
+        hint: the hint otherwise given (the cast to write).
+
+    Returns:
+        ``hint`` prefixed by the name of the first such scalar of type ``src``, or
+        ``hint`` unchanged when there is none.
+    """
+    for n in ast.walk(value):
+        origin = getattr(n, "wl_numpy", None)
+        if origin is not None and getattr(n, "wl_ty", None) == src:
+            name, kind = origin
+            py = "float" if kind.startswith("float") else "int"
+            return (f"{name} is a numpy.{kind}, a typed constant, so the expression is "
+                    f"{type_name(src)} (a Python {py} would take the type beside it): bind "
+                    f"{name} to a Python {py} ({name} = {py}(...)), or {hint}")
+    return hint
 
 
 def _float_into_int_hint(name: str, src, dst) -> str:

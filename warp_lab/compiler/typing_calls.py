@@ -16,21 +16,33 @@ def _args(t, node, names, required, name):
     """Positional + keyword arguments of a call, in the order of ``names``
     (``*``/``**`` unpacking was refused before: ``ExprTyper.check_call_unpacking``)."""
     out = list(node.args)
+    form = _call_form(name, names, required)
     if len(out) > len(names):
-        raise t.error(f"{name}() takes at most {len(names)} arguments, got {len(out)}", node)
+        most = f"at most {len(names)} arguments" if names else "no arguments"
+        raise t.error(f"{name}() takes {most}, got {len(out)}", node, form)
     out += [None] * (len(names) - len(out))
     for kw in node.keywords:
         if kw.arg not in names:
-            raise t.error(f"{name}() has no parameter {kw.arg!r}", kw.value)
+            raise t.error(f"{name}() has no parameter {kw.arg!r}", kw.value, form)
         k = names.index(kw.arg)
         if out[k] is not None:
-            raise t.error(f"{name}() got {kw.arg!r} twice", kw.value)
+            raise t.error(f"{name}() got {kw.arg!r} twice", kw.value, form)
         out[k] = kw.value
     for k in range(required):
         if out[k] is None:
-            raise t.error(f"{name}() needs the argument {names[k]!r}", node)
+            raise t.error(f"{name}() needs the argument {names[k]!r}", node, form)
     node.wl_args = out
     return out
+
+
+def _call_form(name, names, required) -> str:
+    """The hint of a call with missing, extra or unknown arguments: the builtin's
+    parameters in order, optional ones in brackets, ``"the call is
+    shfl_down_sync(mask, value, delta[, width])"``, so that a CUDA habit (no mask) or a
+    swapped order shows against the whole list."""
+    opt = "".join(f"[, {n}]" if k or required else f"[{n}]"
+                  for k, n in enumerate(names[required:]))
+    return f"the call is {name}({', '.join(names[:required])}{opt})"
 
 
 def _scalar(t, a, what="argument"):

@@ -72,9 +72,46 @@ def _lookup(typer, name: str):
         raise typer.error(f"the Python builtin {name!r} is not available in kernels",
                           hint="kernels may use range, len, print, int, float, bool, abs, min, "
                                "max, round and pow (and enumerate/zip as a for loop's iterable)")
-    raise typer.error(f"name {name!r} is not defined",
-                      hint=f"warp_lab's name for it: {_CUDA_NAMES[name]}"
-                      if name in _CUDA_NAMES else "")
+    raise typer.error(f"name {name!r} is not defined", hint=_undefined_hint(name))
+
+
+def _array_attr_hint(a: str, attr: str, ndim: int) -> str:
+    """The hint for a NumPy array attribute or method a kernel's array ``a`` lacks: what to
+    write for the common ones (``a.size``, ``a.T``, ``a.sum()``), else nothing."""
+    if attr == "size":
+        whole = " * ".join(f"{a}.shape[{k}]" for k in range(ndim))
+        return f"write len({a}), its element count" if ndim == 1 else \
+            f"its element count is {whole}"
+    if attr == "T":
+        return f"index the other way round: {a}[j, i] is element (i, j) of the transpose"
+    if attr in ("sum", "max", "min", "mean", "argmax", "argmin", "cumsum", "dot", "prod"):
+        return ("array methods do not run in kernels: write the loop, or a reduction over "
+                "threads (docs/language.md, warp and atomic builtins)")
+    return ""
+
+
+#: modules a kernel uses by name (``math.inf``, ``wl.exp``) and the import that binds them
+_MODULE_IMPORTS = {"math": "import math", "wl": "import warp_lab as wl",
+                   "np": "import numpy as np", "numpy": "import numpy"}
+
+
+def _undefined_hint(name: str) -> str:
+    """The hint for an undefined global ``name``: warp_lab's name for a CUDA C++ spelling
+    (``__syncthreads`` -> ``wl.syncthreads()``), or, for a warp_lab builtin written without
+    its module (``syncthreads()``, ``thread_idx.x``), the ``wl.`` spelling."""
+    import warp_lab
+
+    if name in _CUDA_NAMES:
+        return f"warp_lab's name for it: {_CUDA_NAMES[name]}"
+    if name in _MODULE_IMPORTS:  # -math.inf before any import math
+        return (f"{_MODULE_IMPORTS[name]} first: kernels read modules from the notebook or "
+                "file that defines them (an earlier cell, or this cell above the def)")
+    if not name.startswith("_") and hasattr(warp_lab, name) and \
+            not isinstance(getattr(warp_lab, name), _pytypes.ModuleType):
+        return (f"warp_lab's builtins are attributes of its module: write wl.{name} "
+                f"(with import warp_lab as wl), or import the name: "
+                f"from warp_lab import {name}")
+    return ""
 
 
 def static_resolve(expr, typer):
@@ -172,6 +209,8 @@ class ExprTyper:
             self.ctx.captured[f"{self.fn_obj.name}: {what}"] = value.source.text
         if isinstance(value, (bool, np.bool_)):
             return self.mark(node, bool_, bool(value), weak=True)
+        if isinstance(value, (np.integer, np.floating)):  # typed, not weak: a lossy store says
+            node.wl_numpy = (ast.unparse(node), type(value).__name__)  # numpy_scalar_hint
         if isinstance(value, (int, np.integer)):
             if isinstance(value, np.integer):
                 t = as_type(value.dtype)
@@ -321,7 +360,8 @@ class ExprTyper:
                 return self.mark(node, int32, bty.ndim, weak=True)
             if attr == "dtype":
                 return self.mark(node, Meta(bty.dtype))
-            raise self.error(f"arrays have .shape, .ndim and .dtype, not .{attr}", node)
+            raise self.error(f"arrays have .shape, .ndim and .dtype, not .{attr}", node,
+                             _array_attr_hint(ast.unparse(node.value), attr, bty.ndim))
         raise self.error(f"{type_name(bty)} has no attribute {attr!r}", node)
 
     def index_type(self, node):

@@ -226,8 +226,11 @@ def int_needed_hint(node: ast.AST) -> str:
     Returns:
         For ``a / b`` of two integers, a pointer to ``//``: ``/`` is Python's true
         division, a float even for integers (docs/language.md, "Operators"), and
-        ``int(a / b)`` would truncate a rounded float quotient; else the cast to write.
+        ``int(a / b)`` would truncate a rounded float quotient; for a tuple
+        (``range(x.shape)``), its first element; else the cast to write.
     """
+    if isinstance(getattr(node, "wl_ty", None), TupleType):  # range(a.shape): int() won't do
+        return f"a tuple is not a number: take one element, {ast.unparse(node)}[0]"
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         sides = (getattr(node.left, "wl_ty", None), getattr(node.right, "wl_ty", None))
         if all(isinstance(t, Scalar) and (t.is_int or t.is_bool) for t in sides):

@@ -56,8 +56,8 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
     from warp_lab import sim
     from warp_lab.compiler.line_zero import attributed_lines
     from warp_lab.runtime.device import SIM_ARCH
-    from warp_lab.runtime.launch import (auto_checks, check_checks, check_shared_mem,
-                                         prepare_launch)
+    from warp_lab.runtime.launch import (auto_checks, check_block_registers, check_checks,
+                                         check_shared_mem, prepare_launch)
     from warp_lab.runtime.finding_text import user_findings
     from warp_lab.runtime.sim_backend import kernel_module, prepare
 
@@ -68,6 +68,7 @@ def debug(kernel, dim=None, inputs=(), block_dim=256, grid=None, block=None, sha
     if auto:
         checks = auto_checks(ck)
     shared_mem = check_shared_mem(shared_mem, ck, ck.options.arch)  # the arch it targets
+    check_block_registers(ck, blk, ck.options.arch)                   # as wl.launch does
     memory, regions, bases, params = prepare(ck, launch_dim, values, views)
     dbg = sim.Debugger(kernel_module(ck), ck.entry, grd, blk, params, memory, shared_mem, checks,
                        not_statements=attributed_lines(ck.ptx))

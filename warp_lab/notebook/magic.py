@@ -579,12 +579,32 @@ def load_ipython_extension(ip) -> None:
     from warp_lab.runtime.result import LaunchResult
 
     ip.register_magics(WarpKernelMagics)
+    # "%%warp_kernel" below a cell's first line reaches IPython as the line magic
+    # "%warp_kernel" (its escape transformer strips one "%"): say what is wrong there
+    ip.register_magic_function(_misplaced_cell_magic, "line", "%warp_kernel")
     ip.user_ns.setdefault("wl", warp_lab)
     formatter = ip.display_formatter.mimebundle_formatter
     formatter.for_type(CompiledKernel, compiled_kernel_mimebundle)  # with the live regs
     formatter.for_type(LaunchResult, lambda r: LaunchView(r)._repr_mimebundle_())
     if not ip.custom_exceptions:
         ip.set_custom_exc((WarpLabError,), _show_error)
+
+
+def _misplaced_cell_magic(line: str) -> None:
+    """``%%warp_kernel`` written below a cell's first line: a comment or code above it.
+
+    IPython runs a cell magic only from the cell's first line; lower down, its escape
+    transformer turns ``%%warp_kernel ...`` into the line magic ``%warp_kernel`` (with
+    one ``%`` kept), whose lookup failed with "Line magic function `%%warp_kernel` not
+    found". Registered under that name, this says what to move instead.
+
+    Raises:
+        UsageError: always, so the cell stops before the functions below the line run
+            as plain Python.
+    """
+    raise UsageError(f"%%warp_kernel {line}".rstrip() + " is not the cell's first line: a "
+                     "cell magic must start its cell (IPython's rule). Move what is above "
+                     "it (a comment, code) below it or into a cell of its own.")
 
 
 def _show_error(shell, etype, value, tb, tb_offset=None):

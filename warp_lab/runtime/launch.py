@@ -205,6 +205,50 @@ def check_shared_mem(shared_mem, ck: CompiledKernel, arch: str) -> int:
     return value
 
 
+def check_block_registers(ck: CompiledKernel, block, arch: str) -> None:
+    """Refuse a block whose threads need more registers than one SM of ``arch`` has.
+
+    A GPU refuses such a launch with ``CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`` ("too many
+    resources requested for launch"): all of a block's threads are resident on one SM, and
+    ``registers per thread × threads``, allocated per warp, must fit in the registers a
+    block may use (``cudaOccMaxBlocksPerSMRegsLimit`` of ``cuda_occupancy.h``, here
+    :func:`warp_lab.analysis.occupancy`, giving 0 blocks). The simulator, which has no
+    register file, refuses it too, so that what runs there also launches on a GPU.
+
+    Args:
+        ck: the compiled kernel (its ``resources.registers``; nothing is checked without).
+        block: the block, an ``(x, y, z)`` triple of threads.
+        arch: the ``sm_XX`` whose limits apply.
+
+    Raises:
+        LaunchError: the registers do not fit; it names the largest block (a multiple of
+            32 threads) that does and ``maxrregcount``.
+    """
+    regs = getattr(ck.resources, "registers", None)
+    if not regs:
+        return
+    from warp_lab.analysis import occupancy
+    from warp_lab.analysis.archs import arch_properties
+
+    threads = block[0] * block[1] * block[2]
+    try:
+        occ = occupancy(ck, arch, block_size=threads)
+        props = arch_properties(arch)
+    except Exception:  # an arch the tables do not know: leave it to the device
+        return
+    if occ.limits.get("registers") != 0:
+        return
+    fits = next((b for b in range(threads // 32 * 32, 0, -32)
+                 if occupancy(ck, arch, block_size=b).limits.get("registers")), 0)
+    raise LaunchError(
+        f"block {tuple(block)} needs {occ.allocated_registers_per_block:,} registers "
+        f"({regs} per thread × {threads} threads, allocated per warp), more than the "
+        f"{props.registers_per_block:,} a block may use on {arch}: a GPU refuses this launch "
+        "(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 'too many resources requested for launch'), so "
+        f"the simulator does too; launch blocks of at most {fits} threads, or cap the "
+        "registers per thread with maxrregcount (ptxas then spills to local memory)")
+
+
 def check_launch_arch(arch, dev) -> str:
     """Validate ``wl.launch(..., arch=)`` for the device ``dev`` (a :class:`DeviceInfo`).
 
@@ -376,7 +420,11 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             parameter's type (``1e300`` for a float32) is refused rather than
             becoming ``inf``.
         block_dim: threads per block for the ``dim=`` form (default 256), an
-            int or a tuple of up to 3 ints.
+            int or a tuple of up to 3 ints. A tuple is CUDA's ``(x, y, z)``, the
+            reverse of ``dim``'s order: with ``dim=(rows, cols)``,
+            ``block_dim=(32, 8)`` is 32 threads along ``cols`` (x, the lanes of a
+            warp) by 8 along ``rows``. An int puts 32 along x for a 2-D or 3-D
+            ``dim`` and the rest along y.
         device: ``"auto"`` (GPU if usable, else simulator), ``"sim"``,
             ``"cuda"`` or ``"cuda:N"``.
         repeat: timed launches; every launch starts from the same inputs, so
@@ -452,6 +500,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         checks = auto_checks(ck)
     # a GPU's own limit; on the simulator, that of the arch the kernel was compiled for
     shared_mem = check_shared_mem(shared_mem, ck, dev.arch)
+    if dev.kind == "sim":  # a GPU's driver refuses it itself (cuda_backend.EXPLANATIONS)
+        check_block_registers(ck, blk, dev.arch)
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
                           f"got {type(progress).__name__}")
