@@ -1,5 +1,7 @@
 """What a ``LaunchResult`` prints: a teacher's reduction with the barrier of its loop left
-out gave 7 findings and the repr showed 5 with no word about the other 2."""
+out gave 7 findings and the repr showed 5 with no word about the other 2. (Those 7, one per
+unrolled copy of the loop's line, are one finding now: ``tests/runtime/test_finding_merge.py``;
+the reduction here is unrolled by hand, one line per step, so its 7 races are 7 findings.)"""
 
 import numpy as np
 
@@ -13,11 +15,22 @@ def sum_no_barrier(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32
     t = wl.thread_idx.x
     buf[t] = x[wl.block_idx.x * 256 + t]
     wl.syncthreads()
-    s = 128
-    while s > 0:
-        if t < s:
-            buf[t] += buf[t + s]    # no wl.syncthreads() in the loop: a race per step
-        s //= 2
+    if t < 128:
+        buf[t] += buf[t + 128]
+    if t < 64:
+        buf[t] += buf[t + 64]   # no wl.syncthreads() between the steps: a race per step
+    if t < 32:
+        buf[t] += buf[t + 32]
+    if t < 16:
+        buf[t] += buf[t + 16]
+    if t < 8:
+        buf[t] += buf[t + 8]
+    if t < 4:
+        buf[t] += buf[t + 4]
+    if t < 2:
+        buf[t] += buf[t + 2]
+    if t < 1:
+        buf[t] += buf[t + 1]
     if t == 0:
         wl.atomic_add(out, 0, buf[0])
 

@@ -30,7 +30,7 @@ from warp_lab.compiler.source_lines import line_label, source_line_text
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.errors import source_label
 
-__all__ = ["user_findings", "merge_by_line", "element_place", "inside_index",
+__all__ = ["user_findings", "merge_by_line", "ptx_columns", "element_place", "inside_index",
            "name_shared_arrays", "cell_text"]
 
 
@@ -44,7 +44,8 @@ def cell_text(text: str, ck) -> str:
 
 def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list:
     """The simulator's ``findings`` of a launch of ``ck`` in the user's terms (:func:`_named`),
-    one per Python line and message (:func:`merge_by_line`): what :func:`run` returns, and
+    one per problem at a Python line (:func:`merge_by_line`, with the ``.loc`` columns of
+    ``ck.ptx``): what :func:`run` returns, and
     the notebook debugger's ``run_to_end``.
 
     Args:
@@ -53,31 +54,85 @@ def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list
         regions, bases: from :func:`prepare`.
         grid, block, launch_dim: the launch's ``(x, y, z)`` triples.
     """
-    return merge_by_line(_named(findings, ck, _view_places(ck, regions, bases), block, grid,
-                                launch_dim))
+    named = _named(findings, ck, _view_places(ck, regions, bases), block, grid, launch_dim)
+    return merge_by_line(named, ptx_columns(ck.ptx) if len(named) > 1 else None)
 
 
 _PTX_LINE = re.compile(r"PTX line \d+")
+#: what differs between the findings of LLVM's copies of one access (an unrolled loop's):
+#: element indices, thread triples, addresses, counts
+_EXAMPLE_SAID = re.compile(r"\[[^\]]*\]|0x[0-9a-fA-F]+|\d+")
+#: a ``.loc file line column`` directive (PTX ISA, "Debugging Directives")
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
+#: at most this many elements / threads are listed in a merged finding's message
+_LISTED = 8
 
 
-def merge_by_line(findings) -> list:
-    """``findings`` with those of one kind at one Python line (same file) whose messages
-    differ only in PTX line numbers merged into the first of them, which then says how many
-    PTX instructions it covers: ``"... (5 PTX instructions of this line: 42, 46, 50, 54,
-    58)"``; ``details["ptx_lines"]`` lists them (a race's ``"other_ptx_lines"`` those of its
-    other accesses). The simulator reports once per PTX instruction, and a Python line
-    may be several (an unrolled loop's copies of one ``shfl``); merged, the first's block,
-    thread and PTX line stand for all. Findings at other lines, of other kinds, or whose
-    messages differ otherwise (another thread, another array) stay apart; a finding on no
-    Python line is kept as is. Order is that of each group's first finding.
+def ptx_columns(ptx: str) -> dict:
+    """PTX line (1-based) → the column of the ``.loc`` in force there (1-based, as LLVM's
+    ``DILocation`` has it; 0: none given) for every line after the first ``.loc`` of
+    ``ptx``: an unrolled loop's copies of one access have the column of that access, two
+    accesses of one line (``tile[t] + tile[t + 2]``) their own."""
+    out, col = {}, None
+    for n, text in enumerate(ptx.splitlines(), 1):
+        m = _LOC.match(text)
+        if m:
+            col = int(m.group(3))
+        elif col is not None:
+            out[n] = col
+    return out
+
+
+def _merge_key(f, columns):
+    """What findings of one group share (:func:`merge_by_line`): kind, file, line, and
+    either the message with its PTX line numbers left out, or, given ``columns``, for a
+    finding about an array or shared variable (``details["array"]`` / ``"variable"``: a
+    race, an uninitialized read, a conflicting global store), that name, the access's
+    column, the race's other line and kind of access, and the message with its indices,
+    numbers and addresses left out."""
+    d = f.details
+    name = d.get("array", d.get("variable"))
+    if name is None or columns is None:
+        return (f.kind, f.source_file, f.source_line, _PTX_LINE.sub("PTX line #", f.message))
+    return (f.kind, f.source_file, f.source_line, name, columns.get(f.ptx_line),
+            d.get("other_source_line"), d.get("atomic"), d.get("read_ptx_line") is not None,
+            d.get("space"),
+            _EXAMPLE_SAID.sub("#", f.message))
+
+
+def _listed(items) -> str:
+    """``items`` (strings) joined with ", ", the first :data:`_LISTED` of them."""
+    return ", ".join(items[:_LISTED]) + (", ..." if len(items) > _LISTED else "")
+
+
+def merge_by_line(findings, columns=None) -> list:
+    """``findings`` with those of one kind at one Python line (same file) that say one
+    problem merged into the first of them, which then says how many PTX instructions,
+    elements and threads it covers: ``"... (7 PTX instructions of this line: 63, 75, 87, 99,
+    111, 123, 136; 7 elements of buf: buf[64], buf[32], ...)"``. The simulator reports once
+    per PTX instruction, and a Python line may be several: an unrolled loop's copies of
+    one ``shfl``, or of one shared-memory access, whose race is seen at another element
+    and pair of threads in each copy. One problem: the same message but for its PTX line
+    numbers; or, given ``columns`` (PTX line → ``.loc`` column, :func:`ptx_columns`), for a
+    finding about an array or shared variable, the same array, the same access (its
+    column), the same other line of a race, and the same message but for its
+    element indices, thread indices, addresses and counts. Findings at other lines, of
+    other kinds, about other arrays or other accesses of one line (``tile[t]`` and
+    ``tile[t + 2]``), or racing with another line, stay apart; a finding on no Python
+    line is kept as is. Order is that of each group's first finding, whose message,
+    block, thread, PTX line and details stand for the group; a merged one's details add
+    ``"ptx_lines"`` (sorted), a race's ``"other_ptx_lines"``, ``"merged"`` (how many
+    findings) and ``"examples"``: per finding, in order, a dict of its ``ptx_line``,
+    ``block``, ``thread`` and, where known, ``index`` and ``other_thread``.
 
     Args:
         findings: :class:`~warp_lab.sim.result.Finding` records in the user's terms.
+        columns: PTX line → ``.loc`` column (:func:`ptx_columns` of the kernel's PTX), or
+            None: only findings whose messages differ in PTX line numbers alone merge.
     """
     groups: dict = {}
     for f in findings:
-        key = ((f.kind, f.source_file, f.source_line, _PTX_LINE.sub("PTX line #", f.message))
-               if f.source_line else id(f))
+        key = _merge_key(f, columns) if f.source_line else id(f)
         groups.setdefault(key, []).append(f)
     out = []
     for same in groups.values():
@@ -86,14 +141,32 @@ def merge_by_line(findings) -> list:
             out.append(first)
             continue
         lines = sorted({f.ptx_line for f in same if f.ptx_line})
-        details = {**first.details, "ptx_lines": lines}
+        examples = [{"ptx_line": f.ptx_line, "block": f.block, "thread": f.thread,
+                     **{k: f.details[k] for k in ("index", "other_thread")
+                        if f.details.get(k) is not None}} for f in same]
+        details = {**first.details, "ptx_lines": lines, "merged": len(same),
+                   "examples": examples}
         other = [f.details["other_ptx_line"] for f in same if "other_ptx_line" in f.details]
         if other:
             details["other_ptx_lines"] = sorted(set(other))
-        message = first.message
+        said = []
         if len(lines) > 1:
-            message += (f" ({len(lines)} PTX instructions of this line: "
-                        f"{', '.join(map(str, lines))})")
+            said.append(f"{len(lines)} PTX instructions of this line: "
+                        f"{', '.join(map(str, lines))}")
+        # messages alike but for PTX lines name no element or thread that differs
+        alike = len({_PTX_LINE.sub("PTX line #", f.message) for f in same}) == 1
+        name = first.details.get("array")
+        indices = list(dict.fromkeys(e["index"] for e in examples if "index" in e))
+        if name is not None and len(indices) > 1 and not alike:
+            said.append(f"{len(indices)} elements of {name}: " + _listed(
+                [f"{name}[{', '.join(map(str, i))}]" for i in indices]))
+        threads = list(dict.fromkeys((f.block, f.thread) for f in same
+                                     if f.thread is not None))
+        if len(threads) > 1 and not alike:
+            blocks = {b for b, _ in threads}
+            said.append(f"{len(threads)} threads: " + _listed(
+                [f"{t}" if len(blocks) == 1 else f"{t} of block {b}" for b, t in threads]))
+        message = first.message + (f" ({'; '.join(said)})" if said else "")
         out.append(dataclasses.replace(first, message=message, details=details))
     return out
 

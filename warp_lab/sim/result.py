@@ -60,7 +60,11 @@ class Finding:
             between an atomic or strong access and a plain one has ``"atomic"``:
             ``"this"`` when this access is the atomic one, ``"other"`` when the other is; a
             lost update of shared memory, ``s[k] |= bit`` by several threads, is one
-            ``race_waw`` with ``"read_ptx_line"`` and ``"update_op"``).
+            ``race_waw`` with ``"read_ptx_line"`` and ``"update_op"``). The simulator
+            reports once per PTX instruction; ``wl.launch`` merges one problem's findings
+            at one Python line (an unrolled loop's copies) into the first, whose details
+            add ``"ptx_lines"``, ``"merged"`` and ``"examples"``
+            (:func:`~warp_lab.runtime.finding_text.merge_by_line`).
     """
 
     kind: str
