@@ -128,3 +128,30 @@ def test_wl_array_annotation_with_the_element_type_first():
     assert wl.array(wl.vec3, ndim=2) == T.ArrayType(T.vec3, 2)
     assert wl.array(int) == T.ArrayType(T.int32, 1)
     assert wl.array(np.arange(3)).numpy().tolist() == [0, 1, 2]  # data, not a type
+
+
+@wl.kernel
+def _tid_1d(x: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    x[i] += 1.0
+
+
+@wl.kernel
+def _thread_idx_2d(x: wl.array(dtype=wl.float32)):
+    x[wl.thread_idx.y * 16 + wl.thread_idx.x] += 1.0
+
+
+def test_a_1d_tid_with_a_2d_block_is_refused():
+    """block=(16, 16) for ``i = wl.tid()``: the 16 threads of each x share one index (each
+    element was incremented 16 times, a silent race on a GPU); dim= already refused it."""
+    x = np.zeros(64, np.float32)
+    for geometry in ({"grid": (2, 2), "block": (16, 16)}, {"grid": (4, 1, 2), "block": 16}):
+        with pytest.raises(LaunchError, match=r"wl.tid\(\) is 1-D .* the same wl.tid\(\)"):
+            wl.launch(_tid_1d, inputs=[x], device="sim", **geometry)
+    assert not x.any()  # refused before anything ran
+    wl.launch(_tid_1d, grid=4, block=16, inputs=[x], device="sim")
+    np.testing.assert_array_equal(x, np.ones(64, np.float32))
+    # a kernel indexing with thread_idx itself takes any block shape
+    y = np.zeros(256, np.float32)
+    wl.launch(_thread_idx_2d, grid=1, block=(16, 16), inputs=[y], device="sim")
+    np.testing.assert_array_equal(y, np.ones(256, np.float32))

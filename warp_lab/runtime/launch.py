@@ -85,11 +85,15 @@ def _block_for(ndim: int, block_dim) -> tuple[int, int, int]:
     return (32, block_dim // 32, 1)
 
 
-def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim=256):
+def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim=256, *,
+                    uses_tid: bool = False):
     """Work out ``(grid, block, launch_dim)`` for a launch.
 
     Args:
         launch_ndim: what the kernel's ``wl.tid()`` returns (1..3).
+        uses_tid: whether the kernel calls ``wl.tid()``; then an explicit grid or block
+            with more axes than ``launch_ndim`` (``block=(16, 16)`` for ``i = wl.tid()``)
+            is refused: the threads along the extra axis would all get the same index.
         dim: ``n``, ``(n0, n1)`` or ``(n0, n1, n2)`` threads (``dim=`` form);
             the fastest index (last) maps to x.
         grid, block: explicit CUDA-style configuration (both or neither).
@@ -100,7 +104,8 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
 
     Raises:
         LaunchError: neither or both forms given, dims that do not match the
-            kernel's ``tid()``, or limits exceeded (1024 threads per block,
+            kernel's ``tid()`` (``dim=`` of another rank, or with ``uses_tid`` a grid or
+            block over more axes), or limits exceeded (1024 threads per block,
             grid y/z ≤ 65535).
     """
     if (dim is None) == (grid is None and block is None):
@@ -118,6 +123,15 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
             raise LaunchError("the explicit form needs both grid=... and block=...")
         grd, blk = _triple(grid, "grid"), _triple(block, "block")
         launch_dim = tuple(g * b for g, b in zip(grd, blk))
+        extra = [f"{what} {val[k]} along {'xyz'[k]}" for k in range(launch_ndim, 3)
+                 for what, val in (("block", blk), ("grid", grd)) if val[k] > 1]
+        if uses_tid and extra:
+            names = ", ".join("ijk"[:launch_ndim])
+            raise LaunchError(
+                f"the kernel's wl.tid() is {launch_ndim}-D ({names} = wl.tid()) but the launch "
+                f"has {' and '.join(extra)} (grid={grd}, block={blk}): threads that differ "
+                f"only there would get the same wl.tid() and do the same work; launch "
+                f"{'xyz'[:launch_ndim]}-only, use dim=..., or unpack wl.tid() into more names")
     threads = blk[0] * blk[1] * blk[2]
     if threads > MAX_THREADS_PER_BLOCK or any(b > m for b, m in zip(blk, _MAX_BLOCK)):
         raise LaunchError(f"block {blk} has {threads} threads; CUDA allows at most "
@@ -359,7 +373,10 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     if exact_arch and ck.options.arch != arch:
         ck = variant(f"was compiled for {ck.options.arch}, not the launch's arch={arch!r}",
                      arch=arch)
-    grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim)
+    # entry_guard left to its default is exactly "the kernel uses wl.tid()"
+    uses_tid = ck.entry_guard and ck.options.entry_guard is None
+    grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim,
+                                           uses_tid=uses_tid)
     values, views = _args.check_arguments(ck.params, list(inputs))
     strided = [v.name for v in views if v.shape and v.shape[-1] > 1 and v.strides[-1] != 1]
     if strided and ck.options.unit_inner_stride:
