@@ -515,17 +515,11 @@ class Machine:
         last, factor, steps, waited = self.poll_jump or (-1, 1, self.steps, 0)
         if last != P:    # something changed since the last jump: start afresh, one step
             factor, waited, steps = 1, 0, self.steps - 1
-        jump = 4 * max(self.steps - steps, 1) * factor
-        jump = jump if cap is None else min(jump, cap)
-        self.clock_skew += jump
-        waited += jump
+        waited, ahead = self._skip_clock(steps, factor, waited, cap)
         self.poll_jump = (P, factor * 2, self.steps, waited)
-        if cap is None and self.clock_skew + 4 * self.steps < CLOCK_LIMIT or \
-                cap is not None and waited < 1 << 34:
+        if ahead is None:
             return
         n = int(np.count_nonzero(stuck))
-        ahead = ("to 2**62 cycles (73 years at 2 GHz)" if cap is None else
-                 "by 2**34 cycles, four times round its 32-bit clock,")
         self.finding("infinite_loop", (
             f"infinite loop: {n} thread{'s' * (n > 1)} keep{'s' * (n == 1)} polling memory "
             f"that no thread changes any more in the loop at PTX line "
@@ -535,6 +529,27 @@ class Machine:
             "so its timeout never ends it (a wait whose condition never becomes true?)"),
             ins, int(np.argmax(stuck)), stop=True,
             clock_cycles=int(self.clock_skew + 4 * self.steps))
+
+    def _skip_clock(self, steps: int, factor: int, waited: int,
+                    cap: int | None) -> tuple[int, str | None]:
+        """Move the simulated clock ahead for a wait that only the clock can end: by 4
+        cycles per step since step ``steps`` (at least one) times ``factor`` (doubled by
+        the caller at each look), at most ``cap`` cycles for a 32-bit clock.
+
+        Returns:
+            ``(waited, ahead)``: the cycles skipped in this wait so far, and None while
+            the wait may still end, else how far the clock went for the finding's text
+            (past :data:`CLOCK_LIMIT`, or 2**34 capped cycles, four wraps of the clock).
+        """
+        jump = 4 * max(self.steps - steps, 1) * factor
+        jump = jump if cap is None else min(jump, cap)
+        self.clock_skew += jump
+        waited += jump
+        if cap is None and self.clock_skew + 4 * self.steps < CLOCK_LIMIT or \
+                cap is not None and waited < 1 << 34:
+            return waited, None
+        return waited, ("to 2**62 cycles (73 years at 2 GHz)" if cap is None else
+                        "by 2**34 cycles, four times round its 32-bit clock,")
 
     def _npolls(self, stuck) -> int:
         """How many different polls the threads ``stuck`` (bool over the batch) last idled in."""
@@ -792,17 +807,11 @@ class Machine:
             return
         if now != outside:   # something else ran since the last look: start afresh
             factor, waited = 1, 0
-        jump = 4 * (self.steps - steps) * factor
-        jump = jump if cap is None else min(jump, cap)
-        self.clock_skew += jump
-        waited += jump
+        waited, ahead = self._skip_clock(steps, factor, waited, cap)
         self.loop_turns[key] = (0, factor * 2, now, self.steps, waited)
-        if cap is None and self.clock_skew + 4 * self.steps < CLOCK_LIMIT or \
-                cap is not None and waited < 1 << 34:
+        if ahead is None:
             return
         n = int(np.count_nonzero(head))
-        ahead = ("to 2**62 cycles (73 years at 2 GHz)" if cap is None else
-                 "by 2**34 cycles, four times round its 32-bit clock,")
         self.finding("infinite_loop", (
             f"infinite loop: {n} thread{'s' * (n > 1)} keep{'s' * (n == 1)} running the loop "
             f"at PTX line {self.mod.code[target].line}, which does nothing but read the clock "
