@@ -196,6 +196,16 @@ def test_rejected_construct_points_at_the_user_code(body, line, col, msg, hint):
     ("    m = 0\n    m += n * N\n", "m +=", "N is a numpy.int64, a typed constant, so the "
      "expression is int64 (a Python int would take the type beside it): bind N to a Python "
      "int (N = int(...)), or write wl.int32(...)"),
+    # through a local variable, whose first assignment fixed its type: the line it came
+    # from (the cell's line 7: four lines of prelude, the decorator, the def, then v = ...)
+    ("    v = x[1] * HALF\n    x[0] = v\n", "x[0] = v", "v is float64: HALF is a "
+     "numpy.float64, a typed constant, which made line 7 float64 (a Python float would take "
+     "the type beside it): bind HALF to a Python float (HALF = float(...)), or write "
+     "wl.float32(...)"),
+    ("    v = x[1] * HALF\n    w = v + 1.0\n    x[0] = w * 2.0\n", "x[0] = w",
+     "w is float64: HALF is a numpy.float64, a typed constant, which made line 7 float64"),
+    ("    m = n * N\n    k = 0\n    k = m\n", "k = m", "m is int64: N is a numpy.int64"),
+    ("    k = 0\n    k = n * N\n", "k = n", "N is a numpy.int64, a typed constant"),
 ])
 def test_a_lossy_store_names_the_captured_numpy_scalar_that_widened_it(body, at, hint):
     """A student's ``HALF = np.float64(0.5)`` (or a value read from a numpy array) keeps its

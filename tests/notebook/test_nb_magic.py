@@ -478,3 +478,29 @@ def test_show_occupancy_at_a_block_dim_between_warp_steps(ip):
     expected = occupancy(view.compiled, "sm_86", 48)
     assert view.view_options["occupancy"] == expected and expected.block_size == 48
     assert "48 threads = 2 warps" in card and f"{expected.occupancy:.0%} (" in card
+
+
+def test_a_kernel_that_does_not_compile_is_bound_and_launching_it_says_why(ip):
+    # the README's magic section: the failed cell binds the kernel as it now reads (as
+    # @wl.kernel in a plain cell would), so a later launch repeats the located error and
+    # never runs the kernel an earlier cell compiled under that name
+    import numpy as np
+
+    good = "def twice_k(x: wl.array(dtype=wl.float32)):\n    i = wl.tid()\n    x[i] *= 2.0\n"
+    ip.user_ns["wl"] = wl
+    with capture_output():
+        assert ip.run_cell("%%warp_kernel\n" + good).success
+    old = ip.user_ns["twice_k"]
+    with capture_output():
+        result = ip.run_cell("%%warp_kernel\n" + good.replace("2.0", "undefined_thing"))
+    err = result.error_in_exec
+    assert isinstance(err, wl.KernelCompileError) and (err.line, err.col) == (4, 13), err
+    now = ip.user_ns["twice_k"]
+    assert isinstance(now, wl.Kernel) and now is not old
+    x = np.ones(4, np.float32)
+    with pytest.raises(wl.KernelCompileError) as again:
+        wl.launch(now, dim=4, inputs=[x], device="sim")
+    assert (again.value.filename, again.value.line, again.value.col) == \
+        (err.filename, err.line, err.col)
+    assert "undefined_thing" in again.value.message
+    assert x.tolist() == [1.0] * 4          # the old kernel did not run in its place

@@ -217,3 +217,34 @@ def test_chart_marks_a_block_size_between_the_curves_points():
     fig = occupancy_chart(curve, 48, current=at48)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert f"block 48: {at48.occupancy:.0%}" in labels
+
+
+def _limits_row(summary: str) -> str:
+    import re
+
+    row = re.search(r"<th[^>]*>blocks per SM each limit allows</th><td[^>]*>([^<]*)</td>",
+                    summary)
+    return row.group(1)
+
+
+def test_the_limits_row_names_only_the_factors_that_set_a_limit():
+    # a new user read "barriers: ∞, virtual resources: ∞" as something to act on: the row
+    # names the factors that limit this kernel, each with the model's blocks per SM (the
+    # model is checked against cuda_occupancy.h); the others are in the collapsed list
+    w = OccupancyWidget(Resources("sm_80", registers=64), arch="sm_80", block_size=256)
+    lim = w.occupancy.limits
+    assert lim["barriers"] is None and lim["virtual_resources"] is None
+    row = _limits_row(w.summary.value)
+    assert row == (f"warp slots: {lim['warps']}, registers: {lim['registers']}, "
+                   f"shared memory: {lim['shared_memory']}, blocks per SM: {lim['blocks']}")
+    assert "∞" not in w.summary.value
+    every = w.summary.value.split("<details class='wl-occ-limits'>")[1]
+    assert "<li>barriers: no limit here</li><li>virtual resources: no limit here</li>" in every
+    assert f"<li>registers: {lim['registers']}</li>" in every
+    # from sm_90 a kernel's barriers do limit: the row says so, and with every factor
+    # finite except virtual resources the list is still there
+    r = Resources("sm_90", registers=32, shared=4096, barriers=1)
+    w = OccupancyWidget(r, arch="sm_90", block_size=128)
+    assert w.occupancy.limits["barriers"] is not None
+    assert _limits_row(w.summary.value).endswith(
+        f", barriers: {w.occupancy.limits['barriers']}")

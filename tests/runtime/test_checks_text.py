@@ -3,6 +3,8 @@ racecheck and initcheck (a new user's racy scan came out exactly right with no f
 the old default, memcheck and barrier, and they concluded it was correct), and one run
 without them says what could have gone unreported."""
 
+import inspect
+
 import numpy as np
 
 import warp_lab as wl
@@ -89,6 +91,21 @@ def divergent_barrier(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32)):
     if t < 16:
         wl.syncthreads()        # only warp 0's first half reaches it
     y[t] = buf[BS - 1 - t]
+
+
+def test_a_divergent_barrier_names_the_python_line_of_the_branch_around_it():
+    # the threads that skipped the barrier are said where they left it in the user's code
+    # (the `if`), not only at the PTX ret they exited at (which names no Python line: its
+    # .loc is the def line); the PTX line of the branch stays in details
+    [f] = [f for f in _run(divergent_barrier).findings if f.kind == "divergent_barrier"]
+    lines, first = inspect.getsourcelines(divergent_barrier.fn)
+    if_line = first + next(i for i, t in enumerate(lines) if t.strip() == "if t < 16:")
+    assert f.source_line == if_line + 1                       # the barrier's line
+    assert (f"while 48 others never reached it: they took another path at line {if_line} "
+            "(if t < 16:) and exited (at PTX line ") in f.message, f.message
+    assert f.details["branch_source_line"] == if_line
+    assert f.details["branch_source_text"] == "if t < 16:"
+    assert f.details["branch_ptx_line"] > 0
 
 
 def test_a_check_string_without_barrier_says_the_barrier_check_did_not_run():

@@ -188,10 +188,14 @@ def test_syncthreads_in_divergent_branch(gpu):
     assert kinds == ["divergent_barrier"]
     f = res.findings[0]
     assert f.ptx_line == _line_of(ptx, "bar.sync") and f.source_line == 4
-    # the 48 did not run past the barrier: they skipped it and exited at the kernel's ret
-    ret = _line_of(ptx, "ret;")
+    # the 48 did not run past the barrier: they skipped it at the branch around it (line 3,
+    # whose PTX line the runtime turns into the Python line) and exited at the kernel's ret
+    ret, bra = _line_of(ptx, "ret;"), _line_of(ptx, "bra")
     assert ("barrier reached by 16 threads of the block while 48 others never reached it: "
-            f"they took another path and exited (at PTX line {ret})") in f.message, f.message
+            f"they took another path at PTX line {bra} and exited (at PTX line {ret})") \
+        in f.message, f.message
+    assert f.details == {"branch_ptx_line": bra}
+    assert "@%p" in ptx.split("\n")[bra - 1]       # the guarded bra of the `if`
     assert gpu.get(ay).tolist() == list(range(64))   # still completes (sm_70+ semantics)
 
 

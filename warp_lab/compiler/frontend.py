@@ -102,6 +102,10 @@ class FunctionTyper(ExprTyper):
         self.array_binding = {n: None for n in self.arrays}  # name -> the one binding statement
         self.array_alias: dict = {}   # array variable -> the array name it was bound to, or None
         self.written: set = set()     # array names stored into (see mark_written)
+        # variable -> (name, numpy type, line) of the captured NumPy scalar that gave its
+        # first assignment (which fixes its type) that type, directly or through another
+        # such variable (line: where the scalar is): numpy_scalar_hint says it
+        self.numpy_vars: dict = {}
         self.facts = _TreeFacts(tree)
         self.assigned = self.facts.stores
         self.loop_depth = 0
@@ -336,14 +340,23 @@ class FunctionTyper(ExprTyper):
                              "use a new name")
         if name in self.scope:
             dst = self.scope[name]
-            self.check_convert(value, dst, f"variable {name!r}",
-                               _float_into_int_hint(name, vty, dst))
+            self.check_convert(value, dst, f"variable {name!r}", numpy_scalar_hint(
+                value, vty, _float_into_int_hint(name, vty, dst)))
         else:
             ty = vty
             if getattr(value, "wl_weak", False) and isinstance(vty, Scalar):
                 c = const_of(value)
                 ty = literal_type(c) if c is not NO_CONST else vty
             self.scope[name] = ty
+            origin = numpy_scalar_of(value, ty)
+            if origin is not None:
+                self.numpy_vars[name] = (*origin, self.source.first_line + target.lineno - 1)
+            elif isinstance(value, ast.AST):  # w = v + 1.0, v's type from one: so is w's
+                via = next((getattr(n, "wl_numpy_var", None) for n in ast.walk(value)
+                            if getattr(n, "wl_numpy_var", None) is not None
+                            and getattr(n, "wl_ty", None) == ty), None)
+                if via is not None:
+                    self.numpy_vars[name] = via
         target.wl_var_ty = self.scope[name]
 
     def mark_written(self, arr):
@@ -887,15 +900,39 @@ def numpy_scalar_hint(value, src, hint: str) -> str:
         ``hint`` prefixed by the name of the first such scalar of type ``src``, or
         ``hint`` unchanged when there is none.
     """
+    if not isinstance(value, ast.AST):     # a value typed without a node (tuple unpacking)
+        return hint
+    for n in ast.walk(value):
+        via = getattr(n, "wl_numpy_var", None)      # a variable that took the type from one
+        if via is not None and getattr(n, "wl_ty", None) == src:
+            name, kind, line = via
+            py = "float" if kind.startswith("float") else "int"
+            return (f"{n.id} is {type_name(src)}: {name} is a numpy.{kind}, a typed "
+                    f"constant, which made line {line} {type_name(src)} (a Python {py} would "
+                    f"take the type beside it): bind {name} to a Python {py} ({name} = "
+                    f"{py}(...)), or {hint}")
+    origin = numpy_scalar_of(value, src)
+    if origin is not None:
+        name, kind = origin
+        py = "float" if kind.startswith("float") else "int"
+        return (f"{name} is a numpy.{kind}, a typed constant, so the expression is "
+                f"{type_name(src)} (a Python {py} would take the type beside it): bind "
+                f"{name} to a Python {py} ({name} = {py}(...)), or {hint}")
+    return hint
+
+
+def numpy_scalar_of(value, ty):
+    """``(name, numpy type name)`` of the first captured NumPy scalar of type ``ty`` in the
+    typed expression ``value`` (its leaves carry ``wl_numpy``, set by
+    :meth:`ExprTyper.classify`), or None: ``("HALF", "float64")`` in ``x[i] * HALF``;
+    None for a value that is no ``ast`` node (an element of a tuple unpacked)."""
+    if not isinstance(value, ast.AST):
+        return None
     for n in ast.walk(value):
         origin = getattr(n, "wl_numpy", None)
-        if origin is not None and getattr(n, "wl_ty", None) == src:
-            name, kind = origin
-            py = "float" if kind.startswith("float") else "int"
-            return (f"{name} is a numpy.{kind}, a typed constant, so the expression is "
-                    f"{type_name(src)} (a Python {py} would take the type beside it): bind "
-                    f"{name} to a Python {py} ({name} = {py}(...)), or {hint}")
-    return hint
+        if origin is not None and getattr(n, "wl_ty", None) == ty:
+            return origin
+    return None
 
 
 def _float_into_int_hint(name: str, src, dst) -> str:

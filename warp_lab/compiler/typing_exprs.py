@@ -292,6 +292,9 @@ class ExprTyper:
         name = node.id
         if name in self.scope:
             node.wl_local = True
+            via = getattr(self, "numpy_vars", {}).get(name)
+            if via is not None:     # its type came from a NumPy scalar: numpy_scalar_hint
+                node.wl_numpy_var = via
             return self.mark(node, self.scope[name])
         if name in self.assigned:
             raise self.error(f"variable {name!r} is used before it is assigned", node)

@@ -45,14 +45,23 @@ def occupancy_summary_html(occ) -> str:
     rounded up to the allocation unit, as ``cuda_occupancy.h`` counts it), so a kernel
     with 0 bytes of static shared memory reads "1024 bytes = 0 static + 0 dynamic +
     1024 reserved by CUDA per block (sm_80+)", as the resource card does.
+
+    The "blocks per SM each limit allows" row names only the factors that set a limit
+    (:attr:`~warp_lab.analysis.Occupancy.limits` not None, the header's ``blockLimit*``
+    not INT_MAX), in :data:`~warp_lab.analysis.occupancy.FACTOR_NAMES`' words; when some
+    set none, a collapsed ``<details class='wl-occ-limits'>`` below the table lists all
+    six, those as "no limit here".
     """
     block, warps = occ.block_size, -(-occ.block_size // 32)
     threads = f"{block} thread{'' if block == 1 else 's'} = {warps} warp{'' if warps == 1 else 's'}"
     if block % 32:  # cuda_occupancy.h: warps per block = ceil(block / warpSize)
         threads += (f" (the last one {block % 32} of 32 lanes: warp slots and registers are "
                     f"taken per whole warp, as for {32 * warps})")
-    limits = ", ".join(f"{FACTOR_NAMES.get(f, f)}: {v if v is not None else '∞'}"
-                       for f, v in occ.limits.items())
+    # only the factors that limit this kernel at all: one that sets no limit (INT_MAX in
+    # cuda_occupancy.h: barriers before sm_90 or unused, virtual resources unused, ...) is
+    # noise in the row; the collapsed list of every factor below the table says them
+    limits = ", ".join(f"{FACTOR_NAMES.get(f, f)}: {v}" for f, v in occ.limits.items()
+                       if v is not None) or "none"
     rows = [("block size", threads),
             ("occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm} of "
                           f"{occ.max_warps_per_sm} warps per SM)"),
@@ -69,7 +78,14 @@ def occupancy_summary_html(occ) -> str:
     elif "registers" in occ.limiters and occ.occupancy < 1:
         warn = ("<div style='color:#b35900'>⚠ limited by registers: fewer registers per "
                 "thread (or --maxrregcount) would fit more blocks</div>")
-    return f"<table>{body}</table>{warn}"
+    every = ""
+    if any(v is None for v in occ.limits.values()):
+        items = "".join(f"<li>{html.escape(FACTOR_NAMES.get(f, f))}: "
+                        f"{v if v is not None else 'no limit here'}</li>"
+                        for f, v in occ.limits.items())
+        every = (f"<details class='wl-occ-limits'><summary>blocks per SM each of the "
+                 f"{len(occ.limits)} factors allows</summary><ul>{items}</ul></details>")
+    return f"<table>{body}</table>{every}{warn}"
 
 
 def _whole_warps(threads: int) -> int:

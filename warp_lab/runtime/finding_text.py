@@ -205,6 +205,8 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
             f = _shared_byte_finding(f, ck, shared_arrays())
         if f.kind.startswith("race_") and f.details.get("other_ptx_line"):
             f = _other_access_line(f, ck)
+        if f.kind == "divergent_barrier" and f.details.get("branch_ptx_line"):
+            f = _branch_line(f, ck)
         if f.kind == "race_waw" and f.details.get("fix") and f.details.get("array"):
             f = _shared_update_finding(f, ck)
         if "shared variable" in f.message or DYNAMIC_SHARED in f.message:
@@ -539,6 +541,27 @@ def _other_access_line(f, ck):
     return dataclasses.replace(f, message=f.message.replace(said, where, 1),
                                details={**f.details, "other_source_line": key,
                                         "other_source_text": code})
+
+
+def _branch_line(f, ck):
+    """A ``divergent_barrier`` finding ``f`` naming the branch its exited threads took
+    around the barrier by its Python line and that line's text (``took another path at
+    line 8 (if t < 16:)``, another cell's as ``In[3] line 8``) instead of its PTX line,
+    which ``details["branch_ptx_line"]`` keeps (``"branch_source_line"``: the line's key
+    in ``ck.line_map``, ``"branch_source_text"``: its text); ``f`` when the PTX line is
+    on no Python line."""
+    ptx = int(f.details["branch_ptx_line"])
+    key = ck.line_map.python_line_of_ptx(ptx)
+    said = f"another path at PTX line {ptx}"
+    if not key or said not in f.message:
+        return f
+    label, code = line_label(ck, key), source_line_text(ck, key)
+    where = f"another path at line {label}" if label.isdigit() else f"another path at {label}"
+    if code:
+        where += f" ({code})"
+    return dataclasses.replace(f, message=f.message.replace(said, where, 1),
+                               details={**f.details, "branch_source_line": key,
+                                        "branch_source_text": code})
 
 
 def element_place(name: str, offset: int, size: int, itemsize: int, shape: tuple,

@@ -235,11 +235,32 @@ def _check_divergence(m, rel, blocks):
                 nb = int(np.count_nonzero(bad))
                 nw = int(np.count_nonzero(inb))
                 ins = code[int(m.waitpc[int(np.argmax(inb))])]
+                br = _branch_around(m, ins.pc)
+                at = f" at PTX line {br.line}" if br is not None else ""
                 m.finding("divergent_barrier", f"barrier reached by {nw} threads of the block "
-                          f"while {nb} others never reached it: they took another path and "
-                          f"exited ({_exits(m, bad)}): the barrier is inside divergent code "
-                          "(undefined behaviour on the GPU); put it where every thread of "
-                          "the block reaches it", ins, t)
+                          f"while {nb} others never reached it: they took another path{at} "
+                          f"and exited ({_exits(m, bad)}): the barrier is inside divergent "
+                          "code (undefined behaviour on the GPU); put it where every thread "
+                          "of the block reaches it", ins, t,
+                          **({"branch_ptx_line": br.line} if br is not None else {}))
+
+
+def _branch_around(m, b: int):
+    """The conditional branch that lets threads skip the barrier at pc ``b``: the nearest
+    guarded ``bra`` before it in its function whose target is past it (an ``if`` around
+    the barrier, or an early ``return`` guard before it), as an ``Instr``; None when there
+    is none (the barrier's code placed after its skip target, or it is in a loop's body).
+    Its ``.loc`` is the Python line of that ``if``: the runtime's message names that line
+    (``finding_text._branch_line``)."""
+    code = m.mod.code
+    fn = m.mod.functions.get(code[b].function)
+    lo = fn.start if fn is not None else 0
+    for q in range(b - 1, lo - 1, -1):
+        ins = code[q]
+        if ins.op == "bra" and ins.guard is not None and isinstance(ins.target, int) \
+                and ins.target > b:
+            return ins
+    return None
 
 
 # ------------------------------------------------------------------ warp-synchronous ops
