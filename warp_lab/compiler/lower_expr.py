@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from warp_lab.compiler.artifact import INDEX_CHECK_MARK
 from warp_lab.compiler.abi import vector_access_bytes
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.frontend_parse import compile_error
@@ -335,10 +336,10 @@ class ExprLowerer:
         that address ``p``, as nvcc's code for ``u[i * w + j + 1]`` does. The element is
         then ``e ± c`` without int32 wrap-around, which differs from wrapping only
         if ``e ± c`` overflows: never for an index in bounds of an axis shorter than
-        ``2**31 - 2**16`` elements (docs/language.md). Not under ``debug``, whose
-        bounds checks test the index as written.
+        ``2**31 - 2**16`` elements (docs/language.md). Not under ``debug`` or
+        ``index_checks``, whose bounds checks test the index as written.
         """
-        if not self.m.debug and isinstance(node, ast.BinOp) and const_of(node) is NO_CONST \
+        if not self.m.index_checks and isinstance(node, ast.BinOp) and const_of(node) is NO_CONST \
                 and getattr(node, "wl_op", None) in ("add", "sub") and node.wl_ty == int32 \
                 and getattr(node, "wl_opty", None) == int32 and node.left.wl_ty == int32:
             c = const_of(node.right)
@@ -353,7 +354,7 @@ class ExprLowerer:
             return v
         return self.b.mul(v, self.b.sext(stride, I64) if wide else stride, flags=["nsw"])
 
-    def elem_ptr(self, arr: ArrayVal, idx: list, consts=()):
+    def elem_ptr(self, arr: ArrayVal, idx: list, consts=(), what: str = ""):
         """Address of ``arr[idx]``: ``sum(i_k * stride_k)`` then a GEP.
 
         The sum is int32 (sign-extended at the GEP, the architecture's index
@@ -369,21 +370,27 @@ class ExprLowerer:
         above a branch whose sides both use it, as nvcc does for
         ``u[i*w + j ± 1]`` (benchmarks/findings.md F13). The base GEP is not
         ``inbounds``: ``p`` itself may lie outside the array (``u[k + 1]``
-        with ``k == -1``).
+        with ``k == -1``). Under ``debug`` or ``index_checks`` each index is checked
+        (unsigned, so a negative one fails) against its axis's extent; ``what``, the
+        access as written (``x[j, i]``), ends an ``index_checks`` message.
         """
         wide = any(v.type == I64 for v in idx)
         off = None
         for k, v in enumerate(idx):
             if wide and v.type != I64:
                 v = self.b.sext(v, I64)
-            if self.m.debug:
+            if self.m.index_checks:
                 n = self.b.zext(arr.shape[k], I64) if wide else arr.shape[k]
                 from warp_lab.compiler.lower_builtins import emit_trap
                 ok = self.b.icmp_unsigned("<", v, n)
-                where = f"{self.filename}:{self.cur_line}".replace("%", "%%")
+                where = f"{self.filename}:{self.cur_line}"
+                if not self.m.debug:  # index_checks: marked, with the column, for the runtime
+                    where = f"{INDEX_CHECK_MARK}{where}:{self.cur_col}"
+                where = where.replace("%", "%%")
                 ity_w, d = (int64, "%lld") if wide else (int32, "%d")
+                tail = f" in {what}".replace("%", "%%") if what and not self.m.debug else ""
                 emit_trap(self, ok, f"{where}: index {d} out of bounds for axis {k} "
-                          f"with size {d}", [v, n], [ity_w, ity_w])
+                          f"with size {d}{tail}", [v, n], [ity_w, ity_w])
             term = self._times_stride(v, arr.strides[k], wide)
             off = term if off is None else self.b.add(off, term, flags=["nsw"])
         if not wide:
@@ -411,7 +418,8 @@ class ExprLowerer:
         arr = self.expr(node.value)
         k = len(node.wl_indices)
         lead = ArrayVal(arr.ptr, arr.shape[:k], arr.strides[:k], arr.ty, arr.invariant)
-        ptr = self.elem_ptr(lead, [self.array_index(i) for i in node.wl_indices])
+        ptr = self.elem_ptr(lead, [self.array_index(i) for i in node.wl_indices],
+                            what=_access_text(node))
         return ArrayVal(ptr, arr.shape[k:], arr.strides[k:], node.wl_ty, arr.invariant)
 
     def _vector_align(self, aty: ArrayType) -> int | None:
@@ -436,7 +444,8 @@ class ExprLowerer:
         if isinstance(bty, ArrayType):
             arr = self.expr(node.value)
             parts = [self.index_parts(i) for i in node.wl_indices]
-            return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts]),
+            return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts],
+                                            _access_text(node)),
                        bty.dtype, align=self._vector_align(bty), invariant=arr.invariant)
         slot = self.var_slot(node.value.id)
         if isinstance(bty, Vector):
@@ -851,3 +860,9 @@ def _int_like(node) -> bool:
     t = getattr(node, "wl_ty", None)
     return isinstance(t, Scalar) and not t.is_float
 
+
+def _access_text(node) -> str:
+    """An array access as written (``x[j, i]``), for ``index_checks`` messages; "" when
+    its text is long (the message also names the line and column)."""
+    text = ast.unparse(node) if getattr(node, "wl_indices", None) is not None else ""
+    return text if len(text) <= 60 else ""

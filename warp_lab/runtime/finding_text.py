@@ -25,13 +25,18 @@ import re
 
 import numpy as np
 
-from warp_lab.compiler.artifact import shared_array_lines
+from warp_lab.compiler.artifact import INDEX_CHECK_MARK, shared_array_lines
 from warp_lab.compiler.source_lines import line_label, source_line_text
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.errors import source_label
 
 __all__ = ["user_findings", "merge_by_line", "ptx_columns", "element_place", "inside_index",
-           "name_shared_arrays", "cell_text"]
+           "name_shared_arrays", "cell_text", "index_finding", "without_index_marks"]
+
+#: what an ``index_checks`` kernel prints before its trap (``lower_expr.elem_ptr``)
+_INDEX_SAID = re.compile(re.escape(INDEX_CHECK_MARK) + r"(?P<file>.*):(?P<line>\d+):(?P<col>\d+): "
+                         r"index (?P<index>-?\d+) out of bounds for axis (?P<axis>\d+) "
+                         r"with size (?P<size>\d+)(?: in (?P<what>.*))?$")
 
 
 def cell_text(text: str, ck) -> str:
@@ -210,11 +215,48 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
         if "shared variable" in f.message or DYNAMIC_SHARED in f.message:
             f = dataclasses.replace(f, message=name_shared_arrays(f.message, shared_arrays()))
         said = f.details.get("printed") if f.kind == "trap" else None
+        if said and said.startswith(INDEX_CHECK_MARK):
+            f, said = index_finding(f), None
         if said:
             f = dataclasses.replace(f, message=cell_text(f.message, ck),
                                     details={**f.details, "printed": cell_text(said, ck)})
         out.append(f)
     return out
+
+
+def index_finding(f):
+    """The ``trap`` finding ``f`` of an ``index_checks`` kernel's failed bounds check
+    (:attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks`; its thread printed
+    :data:`~warp_lab.compiler.artifact.INDEX_CHECK_MARK` and the index) as memcheck's
+    ``out_of_bounds`` finding: the access as written, the axis, the index and the extent,
+    with the column in the message and in ``details`` (``axis``, ``index``, ``extent``,
+    ``column``, ``access``; ``check`` is ``"index"``). ``f`` itself when what it printed is
+    not such a message."""
+    m = _INDEX_SAID.match(f.details.get("printed", ""))
+    if m is None:
+        return f
+    index, axis, size = int(m["index"]), int(m["axis"]), int(m["size"])
+    what = m["what"] or "an array access"
+    sign = " (negative: indices do not count from the end)" if index < 0 else ""
+    past = ("; the address may still lie inside the array, where the address check sees "
+            "nothing") if index >= 0 else ""
+    details = {k: v for k, v in f.details.items() if k != "printed"}
+    details.update(check="index", axis=axis, index=index, extent=size,
+                   column=int(m["col"]), access=m["what"] or "")
+    return dataclasses.replace(
+        f, kind="out_of_bounds",
+        message=f"out-of-bounds index in {what} at column {m['col']}: index {index} out of "
+                f"bounds for axis {axis} with size {size}{sign}{past}; the launch was aborted",
+        details=details)
+
+
+def without_index_marks(text: str) -> str:
+    """``text`` a launch printed without the lines of an ``index_checks`` kernel's
+    failed bounds checks (:func:`index_finding` reports them as findings)."""
+    if INDEX_CHECK_MARK not in text:
+        return text
+    return "".join(ln for ln in text.splitlines(keepends=True)
+                   if not ln.startswith(INDEX_CHECK_MARK))
 
 
 def _lines_of(lines) -> str:

@@ -149,6 +149,28 @@ def auto_checks(ck: CompiledKernel) -> tuple[str, ...]:
     return CHECKS if ck.uses_shared_memory else ("memcheck", "barrier")
 
 
+def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
+    """``ck`` recompiled (cached, without SASS) with
+    :attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks` set to ``on``, its other
+    options its own; ``ck`` itself when it already has that setting, was compiled with
+    ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``.
+
+    memcheck's address check sees an access outside every array only; ``a[i, j]`` with
+    ``j >= a.shape[1]`` lands inside ``a`` (another row's element) and gives no finding
+    (as with compute-sanitizer). The ``index_checks`` variant the simulator runs for memcheck
+    checks each index against its axis's extent and reports a failure as an
+    ``out_of_bounds`` finding (:func:`~warp_lab.runtime.finding_text.index_finding`).
+    The cell's PTX, SASS and resources stay those of ``ck``; per-line metrics of a
+    simulator launch count the checks' instructions too.
+    """
+    o = ck.options
+    if o.debug or o.index_checks == on or ck.kernel is None:
+        return ck
+    from warp_lab.compiler.pipeline import compile as _compile
+
+    return _compile(ck.kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
+
+
 def check_checks(checks) -> tuple[str, ...]:
     """``checks`` as a tuple of check names (in :data:`CHECKS`'s order, the simulator's,
     without repeats): None/() for none, one name, or a sequence.
@@ -354,7 +376,7 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                         entry_guard=changes.get("entry_guard", o.entry_guard),
                         aligned_vectors=changes.get("aligned_vectors", o.aligned_vectors),
                         read_only_cache=changes.get("read_only_cache", o.read_only_cache),
-                        sass=False)
+                        index_checks=o.index_checks, sass=False)
 
     if exact_arch and ck.options.arch != arch:
         ck = variant(f"was compiled for {ck.options.arch}, not the launch's arch={arch!r}",
@@ -502,6 +524,9 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     shared_mem = check_shared_mem(shared_mem, ck, dev.arch)
     if dev.kind == "sim":  # a GPU's driver refuses it itself (cuda_backend.EXPLANATIONS)
         check_block_registers(ck, blk, dev.arch)
+    # memcheck on the simulator runs the kernel with its array indices checked per axis;
+    # a GPU never runs that variant (a LaunchResult.compiled launched again there)
+    ck = index_checked(ck, dev.kind == "sim" and "memcheck" in checks)
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
                           f"got {type(progress).__name__}")
