@@ -336,10 +336,11 @@ class ExprLowerer:
         that address ``p``, as nvcc's code for ``u[i * w + j + 1]`` does. The element is
         then ``e ± c`` without int32 wrap-around, which differs from wrapping only
         if ``e ± c`` overflows: never for an index in bounds of an axis shorter than
-        ``2**31 - 2**16`` elements (docs/language.md). Not under ``debug`` or
-        ``index_checks``, whose bounds checks test the index as written.
+        ``2**31 - 2**16`` elements (docs/language.md). Not under ``debug`` (nor
+        ``index_checks`` for 2-D and wider accesses, :meth:`element_ref`), whose bounds
+        checks test the index as written.
         """
-        if not self.m.index_checks and isinstance(node, ast.BinOp) and const_of(node) is NO_CONST \
+        if not self.m.debug and isinstance(node, ast.BinOp) and const_of(node) is NO_CONST \
                 and getattr(node, "wl_op", None) in ("add", "sub") and node.wl_ty == int32 \
                 and getattr(node, "wl_opty", None) == int32 and node.left.wl_ty == int32:
             c = const_of(node.right)
@@ -370,16 +371,20 @@ class ExprLowerer:
         above a branch whose sides both use it, as nvcc does for
         ``u[i*w + j ± 1]`` (benchmarks/findings.md F13). The base GEP is not
         ``inbounds``: ``p`` itself may lie outside the array (``u[k + 1]``
-        with ``k == -1``). Under ``debug`` or ``index_checks`` each index is checked
-        (unsigned, so a negative one fails) against its axis's extent; ``what``, the
-        access as written (``x[j, i]``), ends an ``index_checks`` message.
+        with ``k == -1``). Under ``debug``, and under ``index_checks`` for two indices or
+        more, each index is checked (unsigned, so a negative one fails) against its axis's
+        extent; ``what``, the access as written (``x[j, i]``), ends an ``index_checks``
+        message.
         """
         wide = any(v.type == I64 for v in idx)
         off = None
+        # index_checks checks the indices of 2-D and wider accesses only: past a 1-D
+        # array's end is memcheck's address check's (its finding names the element)
+        checked = self.m.debug or (self.m.index_checks and len(idx) > 1)
         for k, v in enumerate(idx):
             if wide and v.type != I64:
                 v = self.b.sext(v, I64)
-            if self.m.index_checks:
+            if checked:
                 n = self.b.zext(arr.shape[k], I64) if wide else arr.shape[k]
                 from warp_lab.compiler.lower_builtins import emit_trap
                 ok = self.b.icmp_unsigned("<", v, n)
@@ -443,7 +448,10 @@ class ExprLowerer:
             return Ref("slot", slot[node.wl_component], bty.elem)
         if isinstance(bty, ArrayType):
             arr = self.expr(node.value)
-            parts = [self.index_parts(i) for i in node.wl_indices]
+            idx = node.wl_indices
+            parts = ([(self.array_index(i), 0) for i in idx]   # checked as written
+                     if self.m.index_checks and len(idx) > 1 else
+                     [self.index_parts(i) for i in idx])
             return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts],
                                             _access_text(node)),
                        bty.dtype, align=self._vector_align(bty), invariant=arr.invariant)
