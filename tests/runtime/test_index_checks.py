@@ -57,8 +57,10 @@ def test_swapped_indices_inside_the_array_are_a_finding_at_the_line_and_column()
     assert f.source_line == line
     col = text.index("x[j, i]") + 1
     assert f"column {col}" in f.message
-    assert f.details == {"check": "index", "axis": 1, "index": 30, "extent": 30,
+    assert f.details == {"check": "index", "array": "x", "index": (f.details["index"][0], 30),
+                         "shape": (40, 30), "axis": 1, "axis_index": 30, "extent": 30,
                          "column": col, "access": "x[j, i]"}
+    assert f.message.endswith(f"x[{f.details['index'][0]}, 30] is outside x (shape (40, 30))")
     # the thread: i = block.y * block_y + thread.y reaches 30, its j (x) is < 30
     by, ty = f.block[1], f.thread[1]
     assert by * r.block[1] + ty == 30 and f.block[0] * r.block[0] + f.thread[0] < 30
@@ -72,7 +74,9 @@ def test_a_grid_too_wide_for_the_second_axis_is_a_finding():
     (f,) = r.findings
     assert f.kind == "out_of_bounds"
     assert "index 32 out of bounds for axis 1 with size 32" in f.message
-    assert f.details["axis"] == 1 and f.details["index"] == 32 and f.details["extent"] == 32
+    assert f.details["axis"] == 1 and f.details["index"] == (0, 32)
+    assert f.details["axis_index"] == 32 and f.details["extent"] == 32
+    assert f.message.endswith(": x[0, 32] is outside x (shape (32, 32))"), f.message
     assert f.block == (0, 0, 0) and f.thread == (32, 0, 0)
     assert f.source_line == _line(fill, "fill")[0]
 
@@ -83,7 +87,7 @@ def test_a_negative_index_is_a_finding():
     r = wl.launch(row_above, dim=(8, 8), inputs=[x, y], device="sim")
     (f,) = r.findings
     assert "index -1 out of bounds for axis 0 with size 8" in f.message
-    assert f.details["index"] == -1 and f.details["axis"] == 0
+    assert f.details["index"][0] == -1 and f.details["axis"] == 0
     assert f.thread[1] == 0 and f.block[1] == 0  # i == 0
 
 

@@ -377,25 +377,16 @@ class ExprLowerer:
         message.
         """
         wide = any(v.type == I64 for v in idx)
+        if wide:
+            idx = [v if v.type == I64 else self.b.sext(v, I64) for v in idx]
+        if self.m.debug:
+            self._debug_index_checks(arr, idx, wide)
+        elif self.m.index_checks and len(idx) > 1:
+            # 2-D and wider accesses only: past a 1-D array's end is memcheck's address
+            # check's (its finding names the element and the array)
+            self._index_check(arr, idx, wide, what)
         off = None
-        # index_checks checks the indices of 2-D and wider accesses only: past a 1-D
-        # array's end is memcheck's address check's (its finding names the element)
-        checked = self.m.debug or (self.m.index_checks and len(idx) > 1)
         for k, v in enumerate(idx):
-            if wide and v.type != I64:
-                v = self.b.sext(v, I64)
-            if checked:
-                n = self.b.zext(arr.shape[k], I64) if wide else arr.shape[k]
-                from warp_lab.compiler.lower_builtins import emit_trap
-                ok = self.b.icmp_unsigned("<", v, n)
-                where = f"{self.filename}:{self.cur_line}"
-                if not self.m.debug:  # index_checks: marked, with the column, for the runtime
-                    where = f"{INDEX_CHECK_MARK}{where}:{self.cur_col}"
-                where = where.replace("%", "%%")
-                ity_w, d = (int64, "%lld") if wide else (int32, "%d")
-                tail = f" in {what}".replace("%", "%%") if what and not self.m.debug else ""
-                emit_trap(self, ok, f"{where}: index {d} out of bounds for axis {k} "
-                          f"with size {d}{tail}", [v, n], [ity_w, ity_w])
             term = self._times_stride(v, arr.strides[k], wide)
             off = term if off is None else self.b.add(off, term, flags=["nsw"])
         if not wide:
@@ -415,6 +406,35 @@ class ExprLowerer:
         if not wide:
             rest = self.b.sext(rest, I64)
         return self.b.gep(base, [rest], source_etype=etype)
+
+    def _debug_index_checks(self, arr: ArrayVal, idx: list, wide: bool):
+        """``debug``'s bounds checks: per axis, a trap that prints file, line, index, extent."""
+        from warp_lab.compiler.lower_builtins import emit_trap
+        for k, v in enumerate(idx):
+            n = self.b.zext(arr.shape[k], I64) if wide else arr.shape[k]
+            ok = self.b.icmp_unsigned("<", v, n)
+            where = f"{self.filename}:{self.cur_line}".replace("%", "%%")
+            ity_w, d = (int64, "%lld") if wide else (int32, "%d")
+            emit_trap(self, ok, f"{where}: index {d} out of bounds for axis {k} "
+                      f"with size {d}", [v, n], [ity_w, ity_w])
+
+    def _index_check(self, arr: ArrayVal, idx: list, wide: bool, what: str):
+        """``index_checks``' one check of an access (every index unsigned below its extent,
+        so a negative one fails): when it fails, print :data:`INDEX_CHECK_MARK`, the file,
+        line and column, the indices, the shape and ``what`` (the access as written), then
+        trap (``finding_text.index_finding`` reads it back as a finding)."""
+        from warp_lab.compiler.lower_builtins import emit_trap
+        ns = [self.b.zext(n, I64) if wide else n for n in arr.shape[:len(idx)]]
+        ok = None
+        for v, n in zip(idx, ns):
+            c = self.b.icmp_unsigned("<", v, n)
+            ok = c if ok is None else self.b.and_(ok, c)
+        ity_w, d = (int64, "%lld") if wide else (int32, "%d")
+        ds = ", ".join([d] * len(idx))
+        where = f"{INDEX_CHECK_MARK}{self.filename}:{self.cur_line}:{self.cur_col}"
+        emit_trap(self, ok, f"{where.replace('%', '%%')}: index ({ds}) out of bounds for "
+                  f"shape ({ds}) in {what.replace('%', '%%')}", [*idx, *ns],
+                  [ity_w] * (2 * len(idx)))
 
     def array_view(self, node) -> ArrayVal:
         """``a[i]`` (or ``a[i, j]`` of a 3-D array): the sub-array at those leading indices,
