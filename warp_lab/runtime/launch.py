@@ -433,7 +433,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     Args:
         kernel: a ``@wl.kernel`` (compiled on first use for the device's
             architecture, cached) or a :class:`CompiledKernel` (used as is on
-            the simulator; on a GPU its PTX is JIT-compiled when its arch differs).
+            the simulator, but for memcheck's index checks, :func:`index_checked`;
+            on a GPU its PTX is JIT-compiled when its arch differs).
         dim: threads to run, ``n`` or ``(n0, n1[, n2])``; ``wl.tid()`` never
             reaches ``dim``.
         inputs: a list or tuple, one argument per kernel parameter: numpy
@@ -459,7 +460,10 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             ``"barrier"``; one name, a comma list ``"memcheck,racecheck"`` as
             ``--check`` takes, or a tuple; None or ``""`` for none); ignored on a GPU.
             ``"auto"`` (the default): all four for a kernel that uses shared memory,
-            else memcheck and barrier (:func:`auto_checks`).
+            else memcheck and barrier (:func:`auto_checks`). With memcheck the
+            simulator runs the kernel with each index of a 2-D or wider array access
+            checked against its axis's extent (:func:`index_checked`; the result's
+            ``compiled`` is that variant).
         max_instructions: simulator budget of thread-instructions, a positive
             int (None: no limit).
         opt, fast_math, debug: compile options when ``kernel`` is a Kernel
