@@ -150,3 +150,21 @@ def test_debug_keeps_its_trap_message():
     (f,) = r.findings
     assert f.kind == "trap" and "index 30 out of bounds for axis 1 with size 30" in f.message
     assert INDEX_CHECK_MARK not in f.message
+
+
+@wl.kernel
+def count_right(x: wl.array2d(dtype=wl.int32)):
+    i, j = wl.tid()
+    wl.atomic_add(x, (i, j + 1), 1)
+
+
+def test_an_atomics_index_is_checked_too():
+    x = np.zeros((4, 8), np.int32)
+    r = wl.launch(count_right, dim=(4, 8), inputs=[x], device="sim")
+    (f,) = r.findings
+    assert f.message.startswith("out-of-bounds index in x[i, j + 1] at column 5 (index 8 out "
+                                "of bounds for axis 1 with size 8): x[0, 8] is outside x"), \
+        f.message
+    x = np.zeros((4, 9), np.int32)
+    r = wl.launch(count_right, dim=(4, 8), inputs=[x], device="sim")
+    assert not r.findings and (x[:, 1:] == 1).all() and not x[:, 0].any()

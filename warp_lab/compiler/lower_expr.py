@@ -436,6 +436,14 @@ class ExprLowerer:
                   f"shape ({ds}) in {what.replace('%', '%%')}", [*idx, *ns],
                   [ity_w] * (2 * len(idx)))
 
+    def _access_text(self, node) -> str:
+        """The access ``node`` as written (``x[j, i]``) for an ``index_checks`` message
+        ("" without them, or when longer than 60 characters)."""
+        if not self.m.index_checks or self.m.debug:
+            return ""
+        text = ast.unparse(node)
+        return text if len(text) <= 60 else ""
+
     def array_view(self, node) -> ArrayVal:
         """``a[i]`` (or ``a[i, j]`` of a 3-D array): the sub-array at those leading indices,
         sharing ``a``'s memory: its address (:meth:`elem_ptr` over the leading axes) with
@@ -444,7 +452,7 @@ class ExprLowerer:
         k = len(node.wl_indices)
         lead = ArrayVal(arr.ptr, arr.shape[:k], arr.strides[:k], arr.ty, arr.invariant)
         ptr = self.elem_ptr(lead, [self.array_index(i) for i in node.wl_indices],
-                            what=_access_text(node))
+                            what=self._access_text(node))
         return ArrayVal(ptr, arr.shape[k:], arr.strides[k:], node.wl_ty, arr.invariant)
 
     def _vector_align(self, aty: ArrayType) -> int | None:
@@ -473,7 +481,7 @@ class ExprLowerer:
                      if self.m.index_checks and len(idx) > 1 else
                      [self.index_parts(i) for i in idx])
             return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts],
-                                            _access_text(node)),
+                                            self._access_text(node)),
                        bty.dtype, align=self._vector_align(bty), invariant=arr.invariant)
         slot = self.var_slot(node.value.id)
         if isinstance(bty, Vector):
@@ -887,10 +895,3 @@ def speculatable(node) -> bool:
 def _int_like(node) -> bool:
     t = getattr(node, "wl_ty", None)
     return isinstance(t, Scalar) and not t.is_float
-
-
-def _access_text(node) -> str:
-    """An array access as written (``x[j, i]``), for ``index_checks`` messages; "" when
-    its text is long (the message also names the line and column)."""
-    text = ast.unparse(node) if getattr(node, "wl_indices", None) is not None else ""
-    return text if len(text) <= 60 else ""
