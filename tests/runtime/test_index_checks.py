@@ -59,7 +59,10 @@ def test_swapped_indices_inside_the_array_are_a_finding_at_the_line_and_column()
     assert f"column {col}" in f.message
     assert f.details == {"check": "index", "array": "x", "index": (f.details["index"][0], 30),
                          "shape": (40, 30), "axis": 1, "axis_index": 30, "extent": 30,
-                         "column": col, "access": "x[j, i]"}
+                         "column": col, "access": "x[j, i]",
+                         "checked_ptx_line": f.details["checked_ptx_line"]}
+    assert f.ptx_line == 0 and "PTX line" not in str(f)  # the variant's PTX is in no pane
+    assert f.details["checked_ptx_line"] > 0
     assert f.message.endswith(f"x[{f.details['index'][0]}, 30] is outside x (shape (40, 30))")
     # the thread: i = block.y * block_y + thread.y reaches 30, its j (x) is < 30
     by, ty = f.block[1], f.thread[1]

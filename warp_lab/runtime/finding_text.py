@@ -234,8 +234,9 @@ def index_finding(f, shared_arrays=None):
     with the declaring line of a shared array (``shared_arrays``: from
     :func:`~warp_lab.compiler.artifact.shared_array_lines`). ``details`` has them too:
     ``array``, ``index`` (the element, a tuple), ``shape``, ``axis``, ``axis_index``,
-    ``extent``, ``column``, ``access``; ``check`` is ``"index"``. ``f`` itself when what it
-    printed is not such a message.
+    ``extent``, ``column``, ``access``; ``check`` is ``"index"``. Its ``ptx_line`` is 0:
+    the trap is in the variant's PTX, which no pane shows (``details["checked_ptx_line"]``
+    keeps it). ``f`` itself when what it printed is not such a message.
     """
     m = _INDEX_SAID.match(f.details.get("printed", ""))
     if m is None:
@@ -251,8 +252,9 @@ def index_finding(f, shared_arrays=None):
     details.update(check="index", array=name, index=element, shape=shape, axis=axis,
                    axis_index=element[axis], extent=shape[axis], column=int(m["col"]),
                    access=what)
+    details["checked_ptx_line"] = f.ptx_line   # of the variant, not the cell's PTX
     return dataclasses.replace(
-        f, kind="out_of_bounds",
+        f, kind="out_of_bounds", ptx_line=0,
         message=f"out-of-bounds index in {what or 'an array access'} at column {m['col']} "
                 f"(index {element[axis]} out of bounds for axis {axis} with size "
                 f"{shape[axis]}): {name}[{', '.join(map(str, element))}] is outside {name} "
