@@ -6,6 +6,7 @@ row's element, which memcheck's address check (compute-sanitizer's too) cannot s
 kernels, compiled by LLVM and run on the simulator; the expected element values are
 numpy's."""
 
+import dataclasses
 import inspect
 
 import numpy as np
@@ -171,3 +172,24 @@ def test_an_atomics_index_is_checked_too():
     x = np.zeros((4, 9), np.int32)
     r = wl.launch(count_right, dim=(4, 8), inputs=[x], device="sim")
     assert not r.findings and (x[:, 1:] == 1).all() and not x[:, 0].any()
+
+
+@wl.kernel
+def shift_1d(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    y[i] = x[i] * 2.0
+
+
+def test_a_kernel_without_2d_accesses_runs_as_compiled():
+    # its index-checked variant's PTX is its own: the launch runs (and reports) ck itself
+    ck = wl.compile(shift_1d, sass=False)
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros_like(x)
+    r = wl.launch(ck, dim=64, inputs=[x, y], device="sim")
+    assert r.compiled is ck and not r.findings
+    np.testing.assert_array_equal(y, 2 * x)
+    # a CompiledKernel with 2-D accesses (what a %%warp_kernel cell launches) is checked
+    ck2 = wl.compile(fill, sass=False)
+    r = wl.launch(ck2, grid=4, block=256, inputs=[np.zeros((32, 32), np.int32)], device="sim")
+    assert r.compiled.options == dataclasses.replace(ck2.options, index_checks=True)
+    assert [f.details["index"] for f in r.findings] == [(0, 32)]

@@ -5,8 +5,6 @@ parameters by the ABI → run the PTX on the simulator → copy back → compare
 with the example's independent numpy reference.
 """
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -87,10 +85,7 @@ def test_launch_accepts_a_compiled_kernel_and_reports():
     np.testing.assert_array_equal(c, 2 * a)
     text = repr(res)
     assert "vector_add" in text and "sim" in text and "thread-instructions" in text
-    assert res.argument_bytes == 3 * 40
-    # memcheck runs ck's index-checked variant; without memcheck, ck itself
-    assert res.compiled.options == dataclasses.replace(ck.options, index_checks=True)
-    assert wl.launch(ck, dim=10, inputs=[a, a, c], device="sim", checks=()).compiled is ck
+    assert res.compiled is ck and res.argument_bytes == 3 * 40
 
 
 def test_strided_arguments_get_the_general_variant():

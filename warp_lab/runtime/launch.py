@@ -153,7 +153,8 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     """``ck`` recompiled (cached, without SASS) with
     :attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks` set to ``on``, its other
     options its own; ``ck`` itself when it already has that setting, was compiled with
-    ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``.
+    ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``;
+    ``ck`` too when the variant's PTX is its own (no 2-D or wider array access).
 
     memcheck's address check sees an access outside every array only; ``a[i, j]`` with
     ``j >= a.shape[1]`` lands inside ``a`` (another row's element) and gives no finding
@@ -168,7 +169,8 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
         return ck
     from warp_lab.compiler.pipeline import compile as _compile
 
-    return _compile(ck.kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
+    checked = _compile(ck.kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
+    return ck if on and checked.ptx == ck.ptx else checked   # no 2-D access: ck itself
 
 
 def check_checks(checks) -> tuple[str, ...]:
