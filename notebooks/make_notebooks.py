@@ -875,15 +875,17 @@ assert all("], the shared array of line 3, was not written" in str(f) for f in b
 assert good.findings == []
 xp = np.concatenate([[0], x, [0]]).astype(np.float32)
 np.testing.assert_allclose(y_good, (xp[:-2] + xp[1:-1] + xp[2:]) / np.float32(3), rtol=1e-6)"""),
-    ("md", """## Past the end of a row: memcheck sees whole arrays
+    ("md", """## Past the end of a row: memcheck checks each axis
 
-memcheck checks an access against the **whole array**: an index that runs
-past the end of one row of a 2-D tile lands in the next row, which is in
-bounds for memcheck (and on a GPU reads that row's data without a word).
-Below, each thread of a 4×8 tile subtracts its right neighbour, and the
-last column (`c == 7`) reads `tile[r, 8]`: for rows 0–2 that is the first
-element of the next row. memcheck reports only row 3's read, which leaves
-the tile altogether."""),
+An index that runs past the end of one row of a 2-D tile lands in the next
+row: the address is inside the tile, so a check of addresses alone (as
+compute-sanitizer's memcheck on a GPU) sees nothing, and on a GPU the kernel
+reads that row's data without a word. Below, each thread of a 4×8 tile
+subtracts its right neighbour, and the last column (`c == 7`) reads
+`tile[r, 8]`: for rows 0–2 that is the first element of the next row. On
+the simulator memcheck also checks each index of a 2-D access against its
+own axis, so the first thread past its row, thread (7, 0, 0), is caught at
+the line and column, with the index, the axis and its size."""),
     ("code", """%%warp_kernel --show source
 def row_diff(x: wl.array(dtype=wl.float32, ndim=2), y: wl.array(dtype=wl.float32, ndim=2)):
     tile = wl.shared_array((4, 8), wl.float32)
@@ -896,19 +898,22 @@ def row_diff(x: wl.array(dtype=wl.float32, ndim=2), y: wl.array(dtype=wl.float32
 y = np.zeros_like(x)
 plain = wl.launch(row_diff, grid=(1, 1, 1), block=(8, 4, 1), inputs=[x, y], device="sim")
 print(*plain.findings, sep="\\n")"""),
-    ("md", """`debug=True` (`%%warp_kernel --debug` for a cell, or `debug=True` in
-`wl.launch`) checks each index against its own axis and traps at the line,
-with the index, the axis and its size: the first thread past its row,
-thread (7, 0, 0), is caught."""),
+    ("md", """The simulator runs a copy of the kernel compiled with these checks; the
+cell's PTX and SASS panes, and the code a GPU runs, have none. `debug=True`
+(`%%warp_kernel --debug` for a cell, or `debug=True` in `wl.launch`) compiles
+the checks into the kernel itself, on a GPU too: it traps at the same thread
+and prints the index, the axis and its size."""),
     ("code", """checked = wl.launch(row_diff, grid=(1, 1, 1), block=(8, 4, 1), inputs=[x, y],
                     device="sim", debug=True)
 print(*checked.findings, sep="\\n")"""),
-    ("md", """Check the result: memcheck names only thread (7, 3, 0) (`tile[3, 8]`, past
-the whole tile); `debug=True` traps at thread (7, 0, 0) on the same line
-(cell line 8), saying `index 8 out of bounds for axis 1 with size 8`."""),
+    ("md", """Check the result: memcheck reports thread (7, 0, 0) (`tile[0, 8]`, inside
+the tile, past row 0) on cell line 8, `index 8 out of bounds for axis 1 with
+size 8`; `debug=True` traps at the same thread and line with the same words."""),
     ("code", """# check
 assert [(f.kind, f.thread, f.source_line) for f in plain.findings] == \\
-    [("out_of_bounds", (7, 3, 0), 8)]
+    [("out_of_bounds", (7, 0, 0), 8)]
+assert "index 8 out of bounds for axis 1 with size 8" in plain.findings[0].message
+assert "tile[0, 8] is outside tile (shape (4, 8))" in plain.findings[0].message
 assert [(f.kind, f.thread, f.source_line) for f in checked.findings] == [("trap", (7, 0, 0), 8)]
 assert "index 8 out of bounds for axis 1 with size 8" in checked.findings[0].details["printed"]"""),
     ("md", """## Waiting for another warp: a loop that never ends

@@ -107,16 +107,22 @@ def next_row_read(x: wl.array(dtype=wl.int32, ndim=2), y: wl.array(dtype=wl.int3
     y[i, j] = x[i, j + 8]  # marker: axis 1 overrun
 
 
-def test_an_axis_overrun_inside_the_array_is_found_only_by_debug():
-    """What docs/language.md says: memcheck sees addresses, so ``x[i, j + 8]`` past axis 1
-    of a (4, 8) array reads row ``i + 1`` and gives no finding (compute-sanitizer gives
-    none either); ``debug=True`` checks every axis and traps with NumPy's message."""
+def test_an_axis_overrun_inside_the_array_is_found_by_memchecks_index_check_and_debug():
+    """What docs/language.md says: ``x[i, j + 8]`` past axis 1 of a (4, 8) array reads row
+    ``i + 1``, an address inside the array (compute-sanitizer gives no finding): memcheck's
+    index check on the simulator reports it at the line, without it the row is read;
+    ``debug=True`` checks every axis and traps with NumPy's message."""
     x = np.arange(32, dtype=np.int32).reshape(4, 8)
     y = np.zeros((2, 8), np.int32)
-    plain = wl.launch(next_row_read, dim=y.shape, inputs=[x, y], device="sim")
+    line = source_line(next_row_read, "# marker: axis 1 overrun")
+    found = wl.launch(next_row_read, dim=y.shape, inputs=[x, y], device="sim")
+    (f,) = found.findings
+    assert f.kind == "out_of_bounds" and f.source_line == line and not y.any()
+    assert "(index 8 out of bounds for axis 1 with size 8): x[0, 8] is outside x" in f.message
+    plain = wl.launch(next_row_read, dim=y.shape, inputs=[x, y], device="sim",
+                      checks=("barrier",))
     assert plain.findings == [] and (y == x[1:3]).all()
     checked = wl.launch(next_row_read, dim=y.shape, inputs=[x, y], device="sim", debug=True)
-    line = source_line(next_row_read, "# marker: axis 1 overrun")
     assert checked.findings and checked.findings[0].kind == "trap"
     assert checked.findings[0].source_line == line
     assert "index 8 out of bounds for axis 1 with size 8" in checked.findings[0].message

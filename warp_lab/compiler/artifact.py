@@ -23,6 +23,12 @@ def sm_number(arch: str) -> int:
     return int(arch.split("_")[1].rstrip("a"))
 
 
+#: What an ``index_checks`` kernel prints before its bounds-check trap, followed by
+#: ``FILE:LINE:COL: index I out of bounds for axis K with size N``
+#: (:func:`warp_lab.runtime.finding_text.index_finding` reads it back).
+INDEX_CHECK_MARK = "warp_lab index check: "
+
+
 @dataclass(frozen=True)
 class CompileOptions:
     """What to compile for and how.
@@ -69,6 +75,13 @@ class CompileOptions:
             ``wl.launch`` compiles the variant without it (False) by itself
             for a launch where one does (the same array passed as input and
             output, overlapping views).
+        index_checks: check every array index against its axis's extent, as
+            ``debug`` does, but print the failure with :data:`INDEX_CHECK_MARK` before
+            the trap, so the simulator's launch reports it as an ``out_of_bounds``
+            finding (default False). ``wl.launch`` compiles this variant by itself for
+            a simulator launch with memcheck: an index past one axis that stays inside
+            the array (``a[i, j]``, ``j >= a.shape[1]``) then gets a finding, where
+            memcheck's address check sees none. Never compiled for a GPU.
     """
 
     arch: str = "sm_90"
@@ -82,6 +95,7 @@ class CompileOptions:
     entry_guard: bool | None = None
     aligned_vectors: bool = True
     read_only_cache: bool = True
+    index_checks: bool = False
 
     @property
     def sm(self) -> int:
@@ -94,6 +108,7 @@ class CompileOptions:
         ``fast-math``, ``debug`` (asserts, bounds checks and the ``range()`` step check
         compiled in), ``maxrregcount=N``; what views and reprs print after the arch."""
         out = (("fast-math",) if self.fast_math else ()) + (("debug",) if self.debug else ())
+        out += ("index-checks",) if self.index_checks and not self.debug else ()
         return out + ((f"maxrregcount={self.maxrregcount}",) if self.maxrregcount else ())
 
     def label(self) -> str:

@@ -112,6 +112,8 @@ class ModuleContext:
         self.cells = dict(cells or {})  # notebook cell name -> the name the artifacts carry
         self.fast_math = bool(getattr(options, "fast_math", False))
         self.debug = bool(getattr(options, "debug", False))
+        # array bounds checks: debug's, or index_checks' (reported as simulator findings)
+        self.index_checks = self.debug or bool(getattr(options, "index_checks", False))
         self.unit_inner_stride = bool(getattr(options, "unit_inner_stride", False))
         self.read_only_cache = bool(getattr(options, "read_only_cache", False))
         self.aligned_vectors = bool(getattr(options, "aligned_vectors", False))
@@ -337,6 +339,7 @@ class FunctionLowerer(ExprLowerer):
         self.tid_value = None
         self.float_consts: dict = {}         # this statement's float constants: see expr
         self.cur_line = self.source.first_line + tf.tree.lineno - 1  # for runtime messages
+        self.cur_col = 1 + self.source.col_offset   # 1-based, for index_checks' messages
         loc = self.loc(tf.tree)
         self.ab.debug_metadata = loc
         self.b.debug_metadata = loc
@@ -355,10 +358,11 @@ class FunctionLowerer(ExprLowerer):
 
     def visit(self, node):
         """Lower ``node`` with its debug location; foreign errors become internal errors."""
-        prev, prev_line = self.b.debug_metadata, self.cur_line
+        prev, prev_line, prev_col = self.b.debug_metadata, self.cur_line, self.cur_col
         if hasattr(node, "lineno"):
             self.b.debug_metadata = self.loc(node)
             self.cur_line = self.source.first_line + node.lineno - 1
+            self.cur_col = getattr(node, "col_offset", 0) + 1 + self.source.col_offset
         try:
             result = getattr(self, "visit_" + type(node).__name__)(node)
             if self.float_consts and isinstance(node, ast.stmt):
@@ -377,7 +381,7 @@ class FunctionLowerer(ExprLowerer):
                                  f"options {self.m.options!r}", self.source, node) from exc
         finally:
             self.b.debug_metadata = prev
-            self.cur_line = prev_line
+            self.cur_line, self.cur_col = prev_line, prev_col
 
     # -- storage -------------------------------------------------------------
     def alloca(self, ty, name=""):

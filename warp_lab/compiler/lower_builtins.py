@@ -9,6 +9,7 @@ holds each value at its natural alignment, floats promoted to double).
 
 from __future__ import annotations
 
+import ast
 import re
 
 from llvmlite import ir
@@ -327,7 +328,12 @@ def _atomic(lw, node, call):
         idx = [lw.array_index_value(v, et) for v, et in zip(tv, args[1].wl_ty.elems)]
     else:
         idx = [lw.array_index(a) for a in args[1:1 + info["nidx"]]]
-    ptr = lw.elem_ptr(arr, idx)
+    what = ""
+    if lw.m.index_checks:  # the element as written, x[i, j], for the check's message
+        where = (args[1] if info["tuple_index"] else
+                 ast.Tuple(list(args[1:1 + info["nidx"]]), ast.Load()))
+        what = f"{ast.unparse(args[0])}[{ast.unparse(where).strip('()')}]"
+    ptr = lw.elem_ptr(arr, idx, what=what if len(what) <= 60 else "")
     vals = [lw.convert(lw.expr(a), a.wl_ty, t) for a in args[1 + info["nidx"]:]]
     op = info["op"]
     b = lw.b

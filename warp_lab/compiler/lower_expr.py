@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from warp_lab.compiler.artifact import INDEX_CHECK_MARK
 from warp_lab.compiler.abi import vector_access_bytes
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.frontend_parse import compile_error
@@ -335,8 +336,9 @@ class ExprLowerer:
         that address ``p``, as nvcc's code for ``u[i * w + j + 1]`` does. The element is
         then ``e ± c`` without int32 wrap-around, which differs from wrapping only
         if ``e ± c`` overflows: never for an index in bounds of an axis shorter than
-        ``2**31 - 2**16`` elements (docs/language.md). Not under ``debug``, whose
-        bounds checks test the index as written.
+        ``2**31 - 2**16`` elements (docs/language.md). Not under ``debug`` (nor
+        ``index_checks`` for 2-D and wider accesses, :meth:`element_ref`), whose bounds
+        checks test the index as written.
         """
         if not self.m.debug and isinstance(node, ast.BinOp) and const_of(node) is NO_CONST \
                 and getattr(node, "wl_op", None) in ("add", "sub") and node.wl_ty == int32 \
@@ -353,7 +355,7 @@ class ExprLowerer:
             return v
         return self.b.mul(v, self.b.sext(stride, I64) if wide else stride, flags=["nsw"])
 
-    def elem_ptr(self, arr: ArrayVal, idx: list, consts=()):
+    def elem_ptr(self, arr: ArrayVal, idx: list, consts=(), what: str = ""):
         """Address of ``arr[idx]``: ``sum(i_k * stride_k)`` then a GEP.
 
         The sum is int32 (sign-extended at the GEP, the architecture's index
@@ -369,21 +371,22 @@ class ExprLowerer:
         above a branch whose sides both use it, as nvcc does for
         ``u[i*w + j ± 1]`` (benchmarks/findings.md F13). The base GEP is not
         ``inbounds``: ``p`` itself may lie outside the array (``u[k + 1]``
-        with ``k == -1``).
+        with ``k == -1``). Under ``debug``, and under ``index_checks`` for two indices or
+        more, each index is checked (unsigned, so a negative one fails) against its axis's
+        extent; ``what``, the access as written (``x[j, i]``), ends an ``index_checks``
+        message.
         """
         wide = any(v.type == I64 for v in idx)
+        if wide:
+            idx = [v if v.type == I64 else self.b.sext(v, I64) for v in idx]
+        if self.m.debug:
+            self._debug_index_checks(arr, idx, wide)
+        elif self.m.index_checks and len(idx) > 1:
+            # 2-D and wider accesses only: past a 1-D array's end is memcheck's address
+            # check's (its finding names the element and the array)
+            self._index_check(arr, idx, wide, what)
         off = None
         for k, v in enumerate(idx):
-            if wide and v.type != I64:
-                v = self.b.sext(v, I64)
-            if self.m.debug:
-                n = self.b.zext(arr.shape[k], I64) if wide else arr.shape[k]
-                from warp_lab.compiler.lower_builtins import emit_trap
-                ok = self.b.icmp_unsigned("<", v, n)
-                where = f"{self.filename}:{self.cur_line}".replace("%", "%%")
-                ity_w, d = (int64, "%lld") if wide else (int32, "%d")
-                emit_trap(self, ok, f"{where}: index {d} out of bounds for axis {k} "
-                          f"with size {d}", [v, n], [ity_w, ity_w])
             term = self._times_stride(v, arr.strides[k], wide)
             off = term if off is None else self.b.add(off, term, flags=["nsw"])
         if not wide:
@@ -404,6 +407,43 @@ class ExprLowerer:
             rest = self.b.sext(rest, I64)
         return self.b.gep(base, [rest], source_etype=etype)
 
+    def _debug_index_checks(self, arr: ArrayVal, idx: list, wide: bool):
+        """``debug``'s bounds checks: per axis, a trap that prints file, line, index, extent."""
+        from warp_lab.compiler.lower_builtins import emit_trap
+        for k, v in enumerate(idx):
+            n = self.b.zext(arr.shape[k], I64) if wide else arr.shape[k]
+            ok = self.b.icmp_unsigned("<", v, n)
+            where = f"{self.filename}:{self.cur_line}".replace("%", "%%")
+            ity_w, d = (int64, "%lld") if wide else (int32, "%d")
+            emit_trap(self, ok, f"{where}: index {d} out of bounds for axis {k} "
+                      f"with size {d}", [v, n], [ity_w, ity_w])
+
+    def _index_check(self, arr: ArrayVal, idx: list, wide: bool, what: str):
+        """``index_checks``' one check of an access (every index unsigned below its extent,
+        so a negative one fails): when it fails, print :data:`INDEX_CHECK_MARK`, the file,
+        line and column, the indices, the shape and ``what`` (the access as written), then
+        trap (``finding_text.index_finding`` reads it back as a finding)."""
+        from warp_lab.compiler.lower_builtins import emit_trap
+        ns = [self.b.zext(n, I64) if wide else n for n in arr.shape[:len(idx)]]
+        ok = None
+        for v, n in zip(idx, ns):
+            c = self.b.icmp_unsigned("<", v, n)
+            ok = c if ok is None else self.b.and_(ok, c)
+        ity_w, d = (int64, "%lld") if wide else (int32, "%d")
+        ds = ", ".join([d] * len(idx))
+        where = f"{INDEX_CHECK_MARK}{self.filename}:{self.cur_line}:{self.cur_col}"
+        emit_trap(self, ok, f"{where.replace('%', '%%')}: index ({ds}) out of bounds for "
+                  f"shape ({ds}) in {what.replace('%', '%%')}", [*idx, *ns],
+                  [ity_w] * (2 * len(idx)))
+
+    def _access_text(self, node) -> str:
+        """The access ``node`` as written (``x[j, i]``) for an ``index_checks`` message
+        ("" without them, or when longer than 60 characters)."""
+        if not self.m.index_checks or self.m.debug:
+            return ""
+        text = ast.unparse(node)
+        return text if len(text) <= 60 else ""
+
     def array_view(self, node) -> ArrayVal:
         """``a[i]`` (or ``a[i, j]`` of a 3-D array): the sub-array at those leading indices,
         sharing ``a``'s memory: its address (:meth:`elem_ptr` over the leading axes) with
@@ -411,7 +451,8 @@ class ExprLowerer:
         arr = self.expr(node.value)
         k = len(node.wl_indices)
         lead = ArrayVal(arr.ptr, arr.shape[:k], arr.strides[:k], arr.ty, arr.invariant)
-        ptr = self.elem_ptr(lead, [self.array_index(i) for i in node.wl_indices])
+        ptr = self.elem_ptr(lead, [self.array_index(i) for i in node.wl_indices],
+                            what=self._access_text(node))
         return ArrayVal(ptr, arr.shape[k:], arr.strides[k:], node.wl_ty, arr.invariant)
 
     def _vector_align(self, aty: ArrayType) -> int | None:
@@ -435,8 +476,12 @@ class ExprLowerer:
             return Ref("slot", slot[node.wl_component], bty.elem)
         if isinstance(bty, ArrayType):
             arr = self.expr(node.value)
-            parts = [self.index_parts(i) for i in node.wl_indices]
-            return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts]),
+            idx = node.wl_indices
+            parts = ([(self.array_index(i), 0) for i in idx]   # checked as written
+                     if self.m.index_checks and len(idx) > 1 else
+                     [self.index_parts(i) for i in idx])
+            return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts],
+                                            self._access_text(node)),
                        bty.dtype, align=self._vector_align(bty), invariant=arr.invariant)
         slot = self.var_slot(node.value.id)
         if isinstance(bty, Vector):
@@ -850,4 +895,3 @@ def speculatable(node) -> bool:
 def _int_like(node) -> bool:
     t = getattr(node, "wl_ty", None)
     return isinstance(t, Scalar) and not t.is_float
-

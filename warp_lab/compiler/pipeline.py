@@ -122,7 +122,7 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
             launch_ndim: int | None = None, unit_inner_stride: bool = True,
             entry_guard: bool | None = None, aligned_vectors: bool = True,
             read_only_cache: bool = True, cache: bool = True, sass: bool = True,
-            life_ranges: bool = False) -> CompiledKernel:
+            life_ranges: bool = False, index_checks: bool = False) -> CompiledKernel:
     """Compile a kernel for one architecture.
 
     Args:
@@ -158,6 +158,8 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
             (``life_ranges``, what the register heat columns and
             :func:`~warp_lab.analysis.registers.register_pressure` read); its
             nvdisasm run goes concurrently with the listing's.
+        index_checks: array bounds checks reported as simulator findings (see
+            :class:`CompileOptions`; what ``wl.launch`` compiles for memcheck).
 
     Returns:
         the immutable :class:`CompiledKernel`.
@@ -189,7 +191,8 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
                       maxrregcount=maxrregcount, launch_ndim=launch_ndim,
                       unit_inner_stride=unit_inner_stride,
                       cache=cache, sass=sass, life_ranges=life_ranges,
-                      aligned_vectors=aligned_vectors, read_only_cache=read_only_cache, **guard)
+                      aligned_vectors=aligned_vectors, read_only_cache=read_only_cache,
+                      index_checks=index_checks, **guard)
     except ValueError as exc:  # the caller's value: its traceback ends here, not in nvptx
         raise ValueError(str(exc)) from None
     entry_guard = None if entry_guard is None else bool(entry_guard)
@@ -203,7 +206,8 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
                              launch_ndim=launch_ndim,
                              unit_inner_stride=bool(unit_inner_stride), entry_guard=entry_guard,
                              aligned_vectors=bool(aligned_vectors),
-                             read_only_cache=bool(read_only_cache))
+                             read_only_cache=bool(read_only_cache),
+                             index_checks=bool(index_checks))
     t_start = time.perf_counter()
     cells = _cache.artifact_files(kernel)  # cell name -> the name its artifacts carry
     files = {artifact: cell for cell, artifact in cells.items()}

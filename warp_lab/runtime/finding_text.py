@@ -25,13 +25,18 @@ import re
 
 import numpy as np
 
-from warp_lab.compiler.artifact import shared_array_lines
+from warp_lab.compiler.artifact import INDEX_CHECK_MARK, shared_array_lines
 from warp_lab.compiler.source_lines import line_label, source_line_text
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.errors import source_label
 
 __all__ = ["user_findings", "merge_by_line", "ptx_columns", "element_place", "inside_index",
-           "name_shared_arrays", "cell_text"]
+           "name_shared_arrays", "cell_text", "index_finding", "without_index_marks"]
+
+#: what an ``index_checks`` kernel prints before its trap (``lower_expr._index_check``)
+_INDEX_SAID = re.compile(re.escape(INDEX_CHECK_MARK) + r"(?P<file>.*):(?P<line>\d+):(?P<col>\d+): "
+                         r"index \((?P<index>[-\d, ]+)\) out of bounds for shape "
+                         r"\((?P<shape>[\d, ]+)\) in (?P<what>.*)$")
 
 
 def cell_text(text: str, ck) -> str:
@@ -212,11 +217,60 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
         if "shared variable" in f.message or DYNAMIC_SHARED in f.message:
             f = dataclasses.replace(f, message=name_shared_arrays(f.message, shared_arrays()))
         said = f.details.get("printed") if f.kind == "trap" else None
+        if said and said.startswith(INDEX_CHECK_MARK):
+            f, said = index_finding(f, shared_arrays()), None
         if said:
             f = dataclasses.replace(f, message=cell_text(f.message, ck),
                                     details={**f.details, "printed": cell_text(said, ck)})
         out.append(f)
     return out
+
+
+def index_finding(f, shared_arrays=None):
+    """The ``trap`` finding ``f`` of an ``index_checks`` kernel's failed bounds check
+    (:attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks`; its thread printed
+    :data:`~warp_lab.compiler.artifact.INDEX_CHECK_MARK`, the indices and the shape) as
+    memcheck's ``out_of_bounds`` finding: the access as written and its column, the
+    first axis whose index is out of bounds (the words of ``debug=True``'s message), the
+    element and the array's shape (as an address finding says them, :func:`element_place`),
+    with the declaring line of a shared array (``shared_arrays``: from
+    :func:`~warp_lab.compiler.artifact.shared_array_lines`). ``details`` has them too:
+    ``array``, ``index`` (the element, a tuple), ``shape``, ``axis``, ``axis_index``,
+    ``extent``, ``column``, ``access``; ``check`` is ``"index"``. Its ``ptx_line`` is 0:
+    the trap is in the variant's PTX, which no pane shows (``details["checked_ptx_line"]``
+    keeps it). ``f`` itself when what it printed is not such a message.
+    """
+    m = _INDEX_SAID.match(f.details.get("printed", ""))
+    if m is None:
+        return f
+    element = tuple(int(v) for v in m["index"].split(","))
+    shape = tuple(int(v) for v in m["shape"].split(","))
+    axis = next((k for k, (i, n) in enumerate(zip(element, shape)) if not 0 <= i < n), 0)
+    what = m["what"]
+    name = what.split("[", 1)[0] if "[" in what else "the array"
+    shared = [lines for sname, lines in (shared_arrays or {}).values() if sname == name]
+    of = f", the shared array of {_lines_of(shared[0])}" if len(shared) == 1 else ""
+    details = {k: v for k, v in f.details.items() if k != "printed"}
+    details.update(check="index", array=name, index=element, shape=shape, axis=axis,
+                   axis_index=element[axis], extent=shape[axis], column=int(m["col"]),
+                   access=what)
+    details["checked_ptx_line"] = f.ptx_line   # of the variant, not the cell's PTX
+    return dataclasses.replace(
+        f, kind="out_of_bounds", ptx_line=0,
+        message=f"out-of-bounds index in {what or 'an array access'} at column {m['col']} "
+                f"(index {element[axis]} out of bounds for axis {axis} with size "
+                f"{shape[axis]}): {name}[{', '.join(map(str, element))}] is outside {name} "
+                f"(shape {shape}){of}",
+        details=details)
+
+
+def without_index_marks(text: str) -> str:
+    """``text`` a launch printed without the lines of an ``index_checks`` kernel's
+    failed bounds checks (:func:`index_finding` reports them as findings)."""
+    if INDEX_CHECK_MARK not in text:
+        return text
+    return "".join(ln for ln in text.splitlines(keepends=True)
+                   if not ln.startswith(INDEX_CHECK_MARK))
 
 
 def _lines_of(lines) -> str:

@@ -163,6 +163,30 @@ def auto_checks(ck: CompiledKernel) -> tuple[str, ...]:
     return CHECKS if ck.uses_shared_memory else ("memcheck", "barrier")
 
 
+def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
+    """``ck`` recompiled (cached, without SASS) with
+    :attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks` set to ``on``, its other
+    options its own; ``ck`` itself when it already has that setting, was compiled with
+    ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``;
+    ``ck`` too when the variant's PTX is its own (no 2-D or wider array access).
+
+    memcheck's address check sees an access outside every array only; ``a[i, j]`` with
+    ``j >= a.shape[1]`` lands inside ``a`` (another row's element) and gives no finding
+    (as with compute-sanitizer). The ``index_checks`` variant the simulator runs for memcheck
+    checks each index against its axis's extent and reports a failure as an
+    ``out_of_bounds`` finding (:func:`~warp_lab.runtime.finding_text.index_finding`).
+    The cell's PTX, SASS and resources stay those of ``ck``; per-line metrics of a
+    simulator launch count the checks' instructions too.
+    """
+    o = ck.options
+    if o.debug or o.index_checks == on or ck.kernel is None:
+        return ck
+    from warp_lab.compiler.pipeline import compile as _compile
+
+    checked = _compile(ck.kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
+    return ck if on and checked.ptx == ck.ptx else checked   # no 2-D access: ck itself
+
+
 def check_checks(checks) -> tuple[str, ...]:
     """``checks`` as a tuple of check names (in :data:`CHECKS`'s order, the simulator's,
     without repeats): None/() for none, one name, or a sequence.
@@ -368,7 +392,7 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                         entry_guard=changes.get("entry_guard", o.entry_guard),
                         aligned_vectors=changes.get("aligned_vectors", o.aligned_vectors),
                         read_only_cache=changes.get("read_only_cache", o.read_only_cache),
-                        sass=False)
+                        index_checks=o.index_checks, sass=False)
 
     if exact_arch and ck.options.arch != arch:
         ck = variant(f"was compiled for {ck.options.arch}, not the launch's arch={arch!r}",
@@ -428,7 +452,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     Args:
         kernel: a ``@wl.kernel`` (compiled on first use for the device's
             architecture, cached) or a :class:`CompiledKernel` (used as is on
-            the simulator; on a GPU its PTX is JIT-compiled when its arch differs).
+            the simulator, but for memcheck's index checks, :func:`index_checked`;
+            on a GPU its PTX is JIT-compiled when its arch differs).
         dim: threads to run, ``n`` or ``(n0, n1[, n2])``; ``wl.tid()`` never
             reaches ``dim``.
         inputs: a list or tuple, one argument per kernel parameter: numpy
@@ -454,7 +479,10 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             ``"barrier"``; one name, a comma list ``"memcheck,racecheck"`` as
             ``--check`` takes, or a tuple; None or ``""`` for none); ignored on a GPU.
             ``"auto"`` (the default): all four for a kernel that uses shared memory,
-            else memcheck and barrier (:func:`auto_checks`).
+            else memcheck and barrier (:func:`auto_checks`). With memcheck the
+            simulator runs the kernel with each index of a 2-D or wider array access
+            checked against its axis's extent (:func:`index_checked`; the result's
+            ``compiled`` is that variant).
         max_instructions: simulator budget of thread-instructions, a positive
             int (None: no limit).
         opt, fast_math, debug: compile options when ``kernel`` is a Kernel
@@ -519,6 +547,9 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     shared_mem = check_shared_mem(shared_mem, ck, dev.arch)
     if dev.kind == "sim":  # a GPU's driver refuses it itself (cuda_backend.EXPLANATIONS)
         check_block_registers(ck, blk, dev.arch)
+    # memcheck on the simulator runs the kernel with its array indices checked per axis;
+    # a GPU never runs that variant (a LaunchResult.compiled launched again there)
+    ck = index_checked(ck, dev.kind == "sim" and "memcheck" in checks)
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
                           f"got {type(progress).__name__}")

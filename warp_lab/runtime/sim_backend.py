@@ -21,7 +21,7 @@ import numpy as np
 
 from warp_lab.compiler import abi
 from warp_lab.runtime.args import group_regions, written_regions
-from warp_lab.runtime.finding_text import cell_text, user_findings
+from warp_lab.runtime.finding_text import cell_text, user_findings, without_index_marks
 from warp_lab.runtime.interrupt import deferred_sigint
 from warp_lab.runtime.result import PARTIAL_NOTE, LaunchResult
 
@@ -157,7 +157,7 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),
                         argument_bytes=sum(v.array.nbytes for v in views),
-                        printed=cell_text(result.printed, ck),
+                        printed=cell_text(without_index_marks(result.printed), ck),
                         sim=dataclasses.replace(result, findings=user_findings(
                             result.findings, ck, regions, bases, grid, block, launch_dim)),
                         notes=tuple(notes), checks=tuple(checks))
