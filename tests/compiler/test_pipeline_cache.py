@@ -132,6 +132,23 @@ def test_every_kind_of_value_the_front_end_compiles_in_is_in_the_key(fresh_cache
     assert fresh.ptx == second.ptx != first.ptx
 
 
+def test_a_value_of_a_nested_module_is_in_the_key(fresh_cache, tmp_path):
+    # pkg.sub.FACTOR: the front end follows modules attribute by attribute; a key that
+    # looked one module deep served the PTX of the old FACTOR
+    import types as pytypes
+    k = _kernel(SRC.replace("x[i] * SCALE", "x[i] * pkg.sub.FACTOR"), "scale", tmp_path)
+    pkg = pytypes.ModuleType("pkg")
+    pkg.sub = pytypes.ModuleType("pkg.sub")
+    pkg.sub.pkg = pkg  # a cycle: pkg.sub.pkg.sub... is followed once
+    pkg.sub.FACTOR = 2.0
+    k.globals["pkg"] = pkg
+    first = wl.compile(k, sass=False)
+    pkg.sub.FACTOR = 5.0
+    second = wl.compile(k, sass=False)
+    assert "cache" not in second.timings and second.cache_key != first.cache_key
+    assert wl.compile(k, sass=False, cache=False).ptx == second.ptx != first.ptx
+
+
 def test_a_device_function_reached_through_a_module_is_in_the_key(fresh_cache, tmp_path,
                                                                     monkeypatch):
     import importlib

@@ -103,11 +103,21 @@ def _named_values(fn_obj) -> list[tuple[str, object]]:
     names = sorted(_names(code) | set(code.co_freevars))
     out = []
     for name in names:
-        value = namespace.get(name)
-        out.append((name, value))
-        if isinstance(value, types.ModuleType) and not value.__name__.startswith("warp_lab"):
-            out += [(f"{name}.{attr}", _module_attribute(value, attr)) for attr in names]
+        _add_named(out, name, namespace.get(name), names, ())
     return out
+
+
+def _add_named(out: list, path: str, value, names: list[str], modules: tuple) -> None:
+    """Append ``(path, value)`` to ``out`` and, for a module (not warp_lab's, nor one of
+    ``modules``, those ``path`` passed through: ``a.b.a``), its attributes named like
+    ``names`` in turn, at any depth, as the front end reads ``pkg.sub.N``
+    (``static_resolve`` follows modules attribute by attribute)."""
+    out.append((path, value))
+    if isinstance(value, types.ModuleType) and not value.__name__.startswith("warp_lab") \
+            and not any(value is m for m in modules):
+        for attr in names:
+            _add_named(out, f"{path}.{attr}", _module_attribute(value, attr), names,
+                       modules + (value,))
 
 
 def _module_attribute(module, attr: str):
