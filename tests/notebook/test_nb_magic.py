@@ -504,3 +504,22 @@ def test_a_kernel_that_does_not_compile_is_bound_and_launching_it_says_why(ip):
         (err.filename, err.line, err.col)
     assert "undefined_thing" in again.value.message
     assert x.tolist() == [1.0] * 4          # the old kernel did not run in its place
+
+
+def test_quoted_whole_number_options_are_taken_as_quoted_words_are(ip):
+    # magic_arguments splits the line non-POSIX, so "128" kept its quotes: --arch "sm_80"
+    # was taken and --block-dim "128" was "invalid int value: '\"128\"'"
+    magics = _magics(ip)
+    saved = dict(magics.defaults)
+    try:
+        ip.run_line_magic("warp_kernel", "--arch \"sm_75\" --opt '1' --block-dim \"128\" "
+                                         "--maxrregcount \"32\" --repeat '2' --shared-mem \"0\"")
+        assert magics.defaults == {**saved, "arch": "sm_75", "opt": 1, "block_dim": 128,
+                                   "maxrregcount": 32, "repeat": 2, "shared_mem": 0}
+        with pytest.raises(UsageError, match="invalid int value"):
+            ip.run_line_magic("warp_kernel", "--block-dim \"12x\"")
+        with pytest.raises(UsageError, match="invalid choice"):
+            ip.run_line_magic("warp_kernel", "--opt \"7\"")
+    finally:
+        magics.defaults.clear()
+        magics.defaults.update(saved)

@@ -30,6 +30,19 @@ def unquote(value: str) -> str:
     return value
 
 
+def unquote_int(value: str) -> int:
+    """``int(unquote(value))``: a whole-number option's value, quoted or not
+    (``--block-dim "128"``, as ``--arch "sm_80"``; ``{2 * warp}`` expanded inside quotes).
+
+    Raises:
+        ValueError: not an integer (argparse reports ``invalid int value``).
+    """
+    return int(unquote(value))
+
+
+unquote_int.__name__ = "int"  # argparse names the type in its message: "invalid int value"
+
+
 def launch_syntax(text: str, exc: SyntaxError) -> str:
     """A syntax error of ``--launch TEXT`` (compiled as a call, ``_KWARGS(TEXT)``) in terms
     of TEXT.

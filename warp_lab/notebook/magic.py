@@ -36,7 +36,7 @@ from warp_lab.notebook import launch_option
 from warp_lab.notebook.cell_defs import (DEFINED, classify_functions, describe,
                                          is_kernel_decorator, rebinding_line, recording_defs,
                                          returns_value, why_no_kernel)
-from warp_lab.notebook.launch_option import unquote
+from warp_lab.notebook.launch_option import unquote, unquote_int
 
 __all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DEFAULTS"]
 
@@ -229,19 +229,19 @@ class WarpKernelMagics(Magics):
     @magic_arguments.argument("--arch", type=unquote,
                               help="target SM, e.g. sm_75, sm_80, sm_90 (default: the "
                               "GPU --device selects, sm_90 on the simulator)")
-    @magic_arguments.argument("--opt", type=int, choices=range(4),
+    @magic_arguments.argument("--opt", type=unquote_int, choices=range(4),
                               help="LLVM optimisation level 0..3 (default 3)")
     @magic_arguments.argument("--fast-math", action="store_const", const=True, dest="fast_math",
                               help="fast-math flags, flush-to-zero, approximate division")
     @magic_arguments.argument("--debug", action="store_const", const=True,
                               help="compile asserts, bounds checks and the range() step "
                                    "check into the kernel")
-    @magic_arguments.argument("--maxrregcount", type=int,
+    @magic_arguments.argument("--maxrregcount", type=unquote_int,
                               help="cap on registers per thread passed to ptxas")
-    @magic_arguments.argument("--block-dim", type=int, dest="block_dim",
+    @magic_arguments.argument("--block-dim", type=unquote_int, dest="block_dim",
                               help="threads per block for the occupancy view and --launch "
                                    "(default 256)")
-    @magic_arguments.argument("--shared-mem", type=int, dest="shared_mem",
+    @magic_arguments.argument("--shared-mem", type=unquote_int, dest="shared_mem",
                               help="dynamic shared memory per block in bytes "
                                    "(wl.dynamic_shared_array) for the occupancy view and "
                                    "--launch (default 0)")
@@ -254,7 +254,7 @@ class WarpKernelMagics(Magics):
     @magic_arguments.argument("--launch", help='launch the last kernel of the cell, e.g. '
                               '"dim=n, inputs=[x, y, 2.0]", evaluated in the notebook namespace '
                               '(--launch "" launches nothing, over a line-magic default)')
-    @magic_arguments.argument("--repeat", type=int,
+    @magic_arguments.argument("--repeat", type=unquote_int,
                               help="timed launches of --launch (default 1); the arrays are "
                                    "restored between them, so each starts from the same "
                                    "inputs: x[i] += 1 with --repeat 3 ends with x + 1")
