@@ -8,7 +8,8 @@ magic and Triton's ``CUDAOptions.hash()`` do the same):
   each time the cell runs, stands as a name derived from its content
   (:func:`artifact_files`), so running the same cell again is a hit,
 * recursively, the source of every ``@wl.func`` it names (also as
-  ``module.f``) and every other global value it names that the front end
+  ``module.f``, ``pkg.sub.f``) and every other global value it names (also as
+  ``pkg.sub.N``) that the front end
   compiles in (numbers, strings, tuples, ``wl.constant``, type aliases, and
   by name a ``wl`` builtin, ``math`` function or NumPy scalar type):
   :func:`fingerprint`,
