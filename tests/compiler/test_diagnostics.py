@@ -232,6 +232,21 @@ def test_a_module_used_before_its_import_says_to_import_it():
     assert err.hint.startswith("import math first: kernels read modules from the notebook")
 
 
+@pytest.mark.parametrize("name", ["debug", "launch", "zeros"])
+def test_an_undefined_name_that_is_warp_labs_host_api_gets_no_wl_hint(name):
+    # wl.debug, wl.launch...: no kernel can use them, so "write wl.debug" only led to
+    # "'debug' is a Python function" (a kernel's own flag named debug, say)
+    k = cell_kernel(HEAD + f"    if {name}:\n        x[0] = 1.0\n")
+    err = diagnose(k)
+    assert err.message == f"name {name!r} is not defined"
+    assert "wl." + name not in err.hint, err.hint
+    # the device side still gets it: a builtin, a type, FULL_MASK
+    for dev in ("sqrt", "float32", "FULL_MASK"):
+        err = diagnose(cell_kernel(HEAD + f"    x[0] = x[0] + {dev}(1)\n"
+                                   if dev != "FULL_MASK" else HEAD + "    m = FULL_MASK\n"))
+        assert f"write wl.{dev} (with import warp_lab as wl)" in err.hint, err.hint
+
+
 def test_str_reads_like_a_compiler_diagnostic_with_a_caret():
     k = cell_kernel(HEAD + "    y = [i for i in range(3)]\n", first_line=12)
     text = str(diagnose(k))

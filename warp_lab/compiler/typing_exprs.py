@@ -106,8 +106,12 @@ def _undefined_hint(name: str) -> str:
     if name in _MODULE_IMPORTS:  # -math.inf before any import math
         return (f"{_MODULE_IMPORTS[name]} first: kernels read modules from the notebook or "
                 "file that defines them (an earlier cell, or this cell above the def)")
-    if not name.startswith("_") and hasattr(warp_lab, name) and \
-            not isinstance(getattr(warp_lab, name), _pytypes.ModuleType):
+    # what a kernel can use of warp_lab's namespace: builtins, thread_idx & co, types,
+    # FULL_MASK; not its host API (wl.debug, wl.compile, wl.launch), which the hint
+    # sent a kernel's undefined debug/compile to, only to fail there as a Python function
+    if not name.startswith("_") and isinstance(getattr(warp_lab, name, None),
+                                               (B.Builtin, B.Dim3, Type, int, float,
+                                                np.generic)):
         return (f"warp_lab's builtins are attributes of its module: write wl.{name} "
                 f"(with import warp_lab as wl), or import the name: "
                 f"from warp_lab import {name}")
