@@ -471,6 +471,8 @@ class KernelCache:
             return
         try:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            if not self._disk():  # another user made the folder since the look above
+                return
             if ck.cubin is not None:
                 self._atomic_write(key + ".cubin", ck.cubin)
             entry = json.dumps({"digest": _NO_DIGEST.decode(), **_to_json(ck)}).encode()
