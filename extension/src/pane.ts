@@ -73,6 +73,11 @@ function lineCount(text: string): number {
   return splitLines(text).split('\n').length;
 }
 
+/** `n` of a plural `unit` as the static view's `pane_count` says it: "1 line", "1,234 lines". */
+export function countWords(n: number, unit: string): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? unit.replace(/s$/, '') : unit}`;
+}
+
 function renderTokens(line: string, tokens: Token[]): HTMLElement {
   const code = el('span', 'wl-code');
   let pos = 0;
@@ -164,7 +169,7 @@ export class Pane {
         toggle.classList.toggle('wl-active', showVariant);
         count.textContent = this.mapped
           ? this.countText(this.currentText)
-          : `${lineCount(this.currentText)} lines`;
+          : countWords(lineCount(this.currentText), 'lines');
       });
       header.appendChild(toggle);
     }
@@ -180,9 +185,9 @@ export class Pane {
   private countText(text: string): string {
     const counted = this.options.counted;
     if (counted) {
-      return `${splitLines(text).split('\n').filter(counted.line).length} ${counted.unit}`;
+      return countWords(splitLines(text).split('\n').filter(counted.line).length, counted.unit);
     }
-    return `${this.shownLineCount(text)} lines`;
+    return countWords(this.shownLineCount(text), 'lines');
   }
 
   /** Lines of `text` (the pane's own), gap rows not counted. */

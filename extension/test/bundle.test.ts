@@ -7,6 +7,7 @@ import { test } from 'node:test';
 
 import { BundleError, parseBundle, rowNumbers } from '../src/bundle';
 import { LineLinks } from '../src/linemap';
+import { countWords } from '../src/pane';
 import { describeInstruction } from '../src/ptxdocs';
 
 function sample(): Record<string, unknown> {
@@ -186,4 +187,11 @@ test('pane_heat gives the SASS pane live registers per SASS line; absent, the ma
   assert.throws(() => parseBundle({ ...sample(), pane_heat: { sass: { live_registers: { '3': 'x' } } } }),
     /pane_heat\.sass\.live_registers\["3"\] should be a number/);
   assert.throws(() => parseBundle({ ...sample(), pane_heat: [] }), /bundle\.pane_heat should be an object/);
+});
+
+test('pane header counts say the unit as the static view does (1 instruction, 1,234 lines)', () => {
+  assert.equal(countWords(1, 'instructions'), '1 instruction');
+  assert.equal(countWords(22, 'instructions'), '22 instructions');
+  assert.equal(countWords(1234, 'lines'), '1,234 lines');
+  assert.equal(countWords(0, 'lines'), '0 lines');
 });

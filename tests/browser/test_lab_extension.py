@@ -305,15 +305,15 @@ def test_pane_headers_show_their_whole_line_count(magic, artifacts):
     pg.screenshot(path=str(artifacts / "pane_headers.png"))
     assert [c[0] for c in counts] == ["python", "llvm", "ptx", "sass"]
     for pane, text, scroll_w, client_w, right, pane_right in counts:
-        assert re.fullmatch(r"\d+ instructions" if pane == "sass" else r"\d+ lines", text), \
+        assert re.fullmatch(r"[\d,]+ instructions" if pane == "sass" else r"[\d,]+ lines", text), \
             (pane, text)
         assert scroll_w <= client_w and right <= pane_right, (pane, text, scroll_w, client_w)
     llvm = dict((c[0], c[1]) for c in counts)["llvm"]
-    assert llvm == f"{_line_count(bundle['panes']['llvm']['text'])} lines"
+    assert llvm == f"{_line_count(bundle['panes']['llvm']['text']):,} lines"
     sass = bundle["panes"]["sass"]["text"]
     offsets = re.findall(r"^\s*/\*([0-9a-f]{4})\*/", sass, re.M)  # 16 bytes each (sm_70+)
     assert [int(o, 16) for o in offsets] == list(range(0, 16 * len(offsets), 16))
-    assert dict((c[0], c[1]) for c in counts)["sass"] == f"{len(offsets)} instructions"
+    assert dict((c[0], c[1]) for c in counts)["sass"] == f"{len(offsets):,} instructions"
 
 
 def test_sass_file_comments_are_hidden_but_keep_their_line_numbers(magic):
