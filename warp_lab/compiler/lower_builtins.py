@@ -333,7 +333,7 @@ def _atomic(lw, node, call):
         where = (args[1] if info["tuple_index"] else
                  ast.Tuple(list(args[1:1 + info["nidx"]]), ast.Load()))
         what = f"{ast.unparse(args[0])}[{ast.unparse(where).strip('()')}]"
-    ptr = lw.elem_ptr(arr, idx, what=what if len(what) <= 60 else "")
+    ptr = lw.elem_ptr(arr, idx, what=what)
     vals = [lw.convert(lw.expr(a), a.wl_ty, t) for a in args[1 + info["nidx"]:]]
     op = info["op"]
     b = lw.b

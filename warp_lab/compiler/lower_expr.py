@@ -35,6 +35,9 @@ __all__ = ["ArrayVal", "ExprLowerer", "llty", "memty", "flatten", "unflatten"]
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 
+#: The longest access text (``x[j, i]``) an ``index_checks`` message quotes, characters.
+_ACCESS_TEXT_MAX = 60
+
 
 def llty(t: Scalar):
     """LLVM register type of a scalar (bool: i1)."""
@@ -431,6 +434,7 @@ class ExprLowerer:
             ok = c if ok is None else self.b.and_(ok, c)
         ity_w, d = (int64, "%lld") if wide else (int32, "%d")
         ds = ", ".join([d] * len(idx))
+        what = what if len(what) <= _ACCESS_TEXT_MAX else ""  # a long one: the column says it
         where = f"{INDEX_CHECK_MARK}{self.filename}:{self.cur_line}:{self.cur_col}"
         emit_trap(self, ok, f"{where.replace('%', '%%')}: index ({ds}) out of bounds for "
                   f"shape ({ds}) in {what.replace('%', '%%')}", [*idx, *ns],
@@ -438,11 +442,10 @@ class ExprLowerer:
 
     def _access_text(self, node) -> str:
         """The access ``node`` as written (``x[j, i]``) for an ``index_checks`` message
-        ("" without them, or when longer than 60 characters)."""
+        ("" without them)."""
         if not self.m.index_checks or self.m.debug:
             return ""
-        text = ast.unparse(node)
-        return text if len(text) <= 60 else ""
+        return ast.unparse(node)
 
     def array_view(self, node) -> ArrayVal:
         """``a[i]`` (or ``a[i, j]`` of a 3-D array): the sub-array at those leading indices,
