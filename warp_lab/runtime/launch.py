@@ -168,7 +168,9 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     :attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks` set to ``on``, its other
     options its own; ``ck`` itself when it already has that setting, was compiled with
     ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``;
-    ``ck`` too when the variant's PTX is its own (no 2-D or wider array access).
+    ``ck`` too when the variant's PTX is its own (no 2-D or wider array access), or when
+    the kernel's source or namespace changed since ``ck`` was compiled (a global it reads
+    rebound: the variant would compute something else than ``ck``).
 
     memcheck's address check sees an access outside every array only; ``a[i, j]`` with
     ``j >= a.shape[1]`` lands inside ``a`` (another row's element) and gives no finding
@@ -181,9 +183,20 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     o = ck.options
     if o.debug or o.index_checks == on or ck.kernel is None:
         return ck
-    from warp_lab.compiler.pipeline import compile as _compile
+    from warp_lab.compiler import cache as _cache
+    from warp_lab.compiler.pipeline import compile as _compile, toolchain_versions
 
-    checked = _compile(ck.kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
+    kernel = ck.kernel
+    # the variant compiles the kernel as its source and namespace are now: a global it reads
+    # (SCALE = 3.0 after wl.compile) changed since ck was compiled, it is not ck's variant
+    if ck.cache_key:
+        now = _cache.cache_key(kernel, o, toolchain_versions(o.arch),
+                               _cache.artifact_files(kernel))
+    else:   # (compiled with cache=False: compared by its PTX)
+        now = _compile(kernel, **dataclasses.asdict(o), sass=False).ptx
+    if now != (ck.cache_key or ck.ptx):
+        return ck
+    checked = _compile(kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
     return ck if on and checked.ptx == ck.ptx else checked   # no 2-D access: ck itself
 
 
