@@ -170,7 +170,8 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``;
     ``ck`` too when the variant's PTX is its own (no 2-D or wider array access), or when
     the kernel's source or namespace changed since ``ck`` was compiled (a global it reads
-    rebound: the variant would compute something else than ``ck``).
+    rebound: the variant would compute something else than ``ck``; with ``on`` False, ``ck``
+    then runs with its checks, which on a GPU trap as ``debug``'s do).
 
     memcheck's address check sees an access outside every array only; ``a[i, j]`` with
     ``j >= a.shape[1]`` lands inside ``a`` (another row's element) and gives no finding
@@ -561,7 +562,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     if dev.kind == "sim":  # a GPU's driver refuses it itself (cuda_backend.EXPLANATIONS)
         check_block_registers(ck, blk, dev.arch)
     # memcheck on the simulator runs the kernel with its array indices checked per axis;
-    # a GPU never runs that variant (a LaunchResult.compiled launched again there)
+    # a GPU runs the plain kernel (a LaunchResult.compiled launched again there), but for
+    # an index-checked CompiledKernel whose kernel's namespace changed since: it runs as is
     ck = index_checked(ck, dev.kind == "sim" and "memcheck" in checks)
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
