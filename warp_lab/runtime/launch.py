@@ -91,9 +91,10 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
 
     Args:
         launch_ndim: what the kernel's ``wl.tid()`` returns (1..3).
-        uses_tid: whether the kernel calls ``wl.tid()``; then an explicit grid or block
-            with more axes than ``launch_ndim`` (``block=(16, 16)`` for ``i = wl.tid()``)
-            is refused: the threads along the extra axis would all get the same index.
+        uses_tid: whether the kernel calls ``wl.tid()``; then an explicit grid or block,
+            or a ``block_dim`` tuple, with more axes than ``launch_ndim`` (``block=(16,
+            16)`` or ``dim=n, block_dim=(32, 4)`` for ``i = wl.tid()``) is refused: the
+            threads along the extra axis would all get the same index.
         dim: ``n``, ``(n0, n1)`` or ``(n0, n1, n2)`` threads (``dim=`` form);
             the fastest index (last) maps to x.
         grid, block: explicit CUDA-style configuration (both or neither).
@@ -104,9 +105,9 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
 
     Raises:
         LaunchError: neither or both forms given, dims that do not match the
-            kernel's ``tid()`` (``dim=`` of another rank, or with ``uses_tid`` a grid or
-            block over more axes), or limits exceeded (1024 threads per block,
-            grid y/z ≤ 65535).
+            kernel's ``tid()`` (``dim=`` of another rank, or with ``uses_tid`` a grid,
+            block or ``block_dim`` tuple over more axes), or limits exceeded (1024 threads
+            per block, grid y/z ≤ 65535).
     """
     if (dim is None) == (grid is None and block is None):
         raise LaunchError("give either dim=... or grid=... and block=..., not both or neither")
@@ -123,15 +124,19 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
             raise LaunchError("the explicit form needs both grid=... and block=...")
         grd, blk = _triple(grid, "grid"), _triple(block, "block")
         launch_dim = tuple(g * b for g, b in zip(grd, blk))
-        extra = [f"{what} {val[k]} along {'xyz'[k]}" for k in range(launch_ndim, 3)
-                 for what, val in (("block", blk), ("grid", grd)) if val[k] > 1]
-        if uses_tid and extra:
-            names = ", ".join("ijk"[:launch_ndim])
-            raise LaunchError(
-                f"the kernel's wl.tid() is {launch_ndim}-D ({names} = wl.tid()) but the launch "
-                f"has {' and '.join(extra)} (grid={grd}, block={blk}): threads that differ "
-                f"only there would get the same wl.tid() and do the same work; launch "
-                f"{'xyz'[:launch_ndim]}-only, use dim=..., or unpack wl.tid() into more names")
+    # (the dim= form's grid is 1 past its axes; its block_dim tuple may have more)
+    extra = [f"{what} {val[k]} along {'xyz'[k]}" for k in range(launch_ndim, 3)
+             for what, val in (("block", blk), ("grid", grd)) if val[k] > 1]
+    if uses_tid and extra:
+        names = ", ".join("ijk"[:launch_ndim])
+        fix = ("give block_dim as an int" + (f" or a tuple of {launch_ndim}" if launch_ndim > 1
+                                             else "")
+               if dim is not None else f"launch {'xyz'[:launch_ndim]}-only, use dim=...")
+        raise LaunchError(
+            f"the kernel's wl.tid() is {launch_ndim}-D ({names} = wl.tid()) but the launch "
+            f"has {' and '.join(extra)} (grid={grd}, block={blk}): threads that differ "
+            f"only there would get the same wl.tid() and do the same work; {fix}, or "
+            "unpack wl.tid() into more names")
     threads = blk[0] * blk[1] * blk[2]
     if threads > MAX_THREADS_PER_BLOCK or any(b > m for b, m in zip(blk, _MAX_BLOCK)):
         raise LaunchError(f"block {blk} has {threads} threads; CUDA allows at most "
