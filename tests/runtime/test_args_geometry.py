@@ -155,3 +155,15 @@ def test_a_1d_tid_with_a_2d_block_is_refused():
     y = np.zeros(256, np.float32)
     wl.launch(_thread_idx_2d, grid=1, block=(16, 16), inputs=[y], device="sim")
     np.testing.assert_array_equal(y, np.ones(256, np.float32))
+
+
+def test_a_1d_tid_with_a_2d_block_dim_tuple_is_refused():
+    """dim=64, block_dim=(16, 4) for ``i = wl.tid()``: the 4 threads along y of each x
+    shared one index (each element was incremented 4 times), as block=(16, 4) did."""
+    x = np.zeros(64, np.float32)
+    with pytest.raises(LaunchError, match=r"wl.tid\(\) is 1-D .* block 4 along y .* "
+                                          r"give block_dim as an int"):
+        wl.launch(_tid_1d, dim=64, block_dim=(16, 4), inputs=[x], device="sim")
+    assert not x.any()  # refused before anything ran
+    wl.launch(_tid_1d, dim=64, block_dim=(16,), inputs=[x], device="sim")
+    np.testing.assert_array_equal(x, np.ones(64, np.float32))

@@ -193,3 +193,36 @@ def test_a_kernel_without_2d_accesses_runs_as_compiled():
     r = wl.launch(ck2, grid=4, block=256, inputs=[np.zeros((32, 32), np.int32)], device="sim")
     assert r.compiled.options == dataclasses.replace(ck2.options, index_checks=True)
     assert [f.details["index"] for f in r.findings] == [(0, 32)]
+
+
+SCALE = 2.0
+
+
+@wl.kernel
+def scaled(x: wl.array2d(dtype=wl.float32), y: wl.array2d(dtype=wl.float32)):
+    i, j = wl.tid()
+    y[i, j] = x[i, j] * SCALE
+
+
+def test_a_compiled_kernel_runs_as_compiled_after_its_global_changed():
+    # wl.launch(ck) on the simulator runs ck's code: the index-checked variant, compiled from
+    # the kernel's namespace as it is now, would read SCALE = 3 (a GPU runs ck: SCALE = 2)
+    global SCALE
+    x = np.arange(8 * 32, dtype=np.float32).reshape(8, 32)
+    ck = wl.compile(scaled)
+    SCALE = 3.0
+    try:
+        y = np.zeros_like(x)
+        r = wl.launch(ck, dim=x.shape, inputs=[x, y], device="sim")
+        np.testing.assert_array_equal(y, x * 2)
+        assert r.compiled is ck and not r.sim.findings
+        plain = np.zeros_like(x)
+        wl.launch(ck, dim=x.shape, inputs=[x, plain], device="sim", checks=None)
+        np.testing.assert_array_equal(plain, y)
+        # the kernel itself compiles with SCALE as it is now, and is index-checked
+        fresh = np.zeros_like(x)
+        r = wl.launch(scaled, dim=x.shape, inputs=[x, fresh], device="sim")
+        np.testing.assert_array_equal(fresh, x * 3)
+        assert r.compiled.options.index_checks
+    finally:
+        SCALE = 2.0

@@ -91,9 +91,10 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
 
     Args:
         launch_ndim: what the kernel's ``wl.tid()`` returns (1..3).
-        uses_tid: whether the kernel calls ``wl.tid()``; then an explicit grid or block
-            with more axes than ``launch_ndim`` (``block=(16, 16)`` for ``i = wl.tid()``)
-            is refused: the threads along the extra axis would all get the same index.
+        uses_tid: whether the kernel calls ``wl.tid()``; then an explicit grid or block,
+            or a ``block_dim`` tuple, with more axes than ``launch_ndim`` (``block=(16,
+            16)`` or ``dim=n, block_dim=(32, 4)`` for ``i = wl.tid()``) is refused: the
+            threads along the extra axis would all get the same index.
         dim: ``n``, ``(n0, n1)`` or ``(n0, n1, n2)`` threads (``dim=`` form);
             the fastest index (last) maps to x.
         grid, block: explicit CUDA-style configuration (both or neither).
@@ -104,9 +105,9 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
 
     Raises:
         LaunchError: neither or both forms given, dims that do not match the
-            kernel's ``tid()`` (``dim=`` of another rank, or with ``uses_tid`` a grid or
-            block over more axes), or limits exceeded (1024 threads per block,
-            grid y/z ≤ 65535).
+            kernel's ``tid()`` (``dim=`` of another rank, or with ``uses_tid`` a grid,
+            block or ``block_dim`` tuple over more axes), or limits exceeded (1024 threads
+            per block, grid y/z ≤ 65535).
     """
     if (dim is None) == (grid is None and block is None):
         raise LaunchError("give either dim=... or grid=... and block=..., not both or neither")
@@ -123,15 +124,19 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
             raise LaunchError("the explicit form needs both grid=... and block=...")
         grd, blk = _triple(grid, "grid"), _triple(block, "block")
         launch_dim = tuple(g * b for g, b in zip(grd, blk))
-        extra = [f"{what} {val[k]} along {'xyz'[k]}" for k in range(launch_ndim, 3)
-                 for what, val in (("block", blk), ("grid", grd)) if val[k] > 1]
-        if uses_tid and extra:
-            names = ", ".join("ijk"[:launch_ndim])
-            raise LaunchError(
-                f"the kernel's wl.tid() is {launch_ndim}-D ({names} = wl.tid()) but the launch "
-                f"has {' and '.join(extra)} (grid={grd}, block={blk}): threads that differ "
-                f"only there would get the same wl.tid() and do the same work; launch "
-                f"{'xyz'[:launch_ndim]}-only, use dim=..., or unpack wl.tid() into more names")
+    # (the dim= form's grid is 1 past its axes; its block_dim tuple may have more)
+    extra = [f"{what} {val[k]} along {'xyz'[k]}" for k in range(launch_ndim, 3)
+             for what, val in (("block", blk), ("grid", grd)) if val[k] > 1]
+    if uses_tid and extra:
+        names = ", ".join("ijk"[:launch_ndim])
+        fix = ("give block_dim as an int" + (f" or a tuple of {launch_ndim}" if launch_ndim > 1
+                                             else "")
+               if dim is not None else f"launch {'xyz'[:launch_ndim]}-only, use dim=...")
+        raise LaunchError(
+            f"the kernel's wl.tid() is {launch_ndim}-D ({names} = wl.tid()) but the launch "
+            f"has {' and '.join(extra)} (grid={grd}, block={blk}): threads that differ "
+            f"only there would get the same wl.tid() and do the same work; {fix}, or "
+            "unpack wl.tid() into more names")
     threads = blk[0] * blk[1] * blk[2]
     if threads > MAX_THREADS_PER_BLOCK or any(b > m for b, m in zip(blk, _MAX_BLOCK)):
         raise LaunchError(f"block {blk} has {threads} threads; CUDA allows at most "
@@ -168,7 +173,10 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     :attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks` set to ``on``, its other
     options its own; ``ck`` itself when it already has that setting, was compiled with
     ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``;
-    ``ck`` too when the variant's PTX is its own (no 2-D or wider array access).
+    ``ck`` too when the variant's PTX is its own (no 2-D or wider array access), or when
+    the kernel's source or namespace changed since ``ck`` was compiled (a global it reads
+    rebound: the variant would compute something else than ``ck``; with ``on`` False, ``ck``
+    then runs with its checks, which on a GPU trap as ``debug``'s do).
 
     memcheck's address check sees an access outside every array only; ``a[i, j]`` with
     ``j >= a.shape[1]`` lands inside ``a`` (another row's element) and gives no finding
@@ -181,9 +189,20 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     o = ck.options
     if o.debug or o.index_checks == on or ck.kernel is None:
         return ck
-    from warp_lab.compiler.pipeline import compile as _compile
+    from warp_lab.compiler import cache as _cache
+    from warp_lab.compiler.pipeline import compile as _compile, toolchain_versions
 
-    checked = _compile(ck.kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
+    kernel = ck.kernel
+    # the variant compiles the kernel as its source and namespace are now: a global it reads
+    # (SCALE = 3.0 after wl.compile) changed since ck was compiled, it is not ck's variant
+    if ck.cache_key:
+        now = _cache.cache_key(kernel, o, toolchain_versions(o.arch),
+                               _cache.artifact_files(kernel))
+    else:   # (compiled with cache=False: compared by its PTX)
+        now = _compile(kernel, **dataclasses.asdict(o), sass=False).ptx
+    if now != (ck.cache_key or ck.ptx):
+        return ck
+    checked = _compile(kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
     return ck if on and checked.ptx == ck.ptx else checked   # no 2-D access: ck itself
 
 
@@ -548,7 +567,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     if dev.kind == "sim":  # a GPU's driver refuses it itself (cuda_backend.EXPLANATIONS)
         check_block_registers(ck, blk, dev.arch)
     # memcheck on the simulator runs the kernel with its array indices checked per axis;
-    # a GPU never runs that variant (a LaunchResult.compiled launched again there)
+    # a GPU runs the plain kernel (a LaunchResult.compiled launched again there), but for
+    # an index-checked CompiledKernel whose kernel's namespace changed since: it runs as is
     ck = index_checked(ck, dev.kind == "sim" and "memcheck" in checks)
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
