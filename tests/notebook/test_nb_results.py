@@ -104,6 +104,29 @@ def test_memcheck_finding_points_at_the_source_line():
     assert "<td>3: x[i] = 1.0</td>" in markup
 
 
+def test_findings_of_the_index_checked_build_say_whose_ptx_lines_they_give():
+    """memcheck on a kernel with a 2-D access runs an index-checked build, so a finding's
+    PTX line is one of that build's PTX, not of the PTX pane (it pointed past the pane's
+    end): the table says so; a 1-D kernel runs as compiled and needs no note."""
+    import numpy as np
+
+    import warp_lab as wl
+
+    k = _kernel("def race2(x: wl.array(dtype=wl.float32, ndim=2)):\n"
+                "    i, j = wl.tid()\n"
+                "    x[0, 0] = float(i + j)\n", "race2")
+    x = np.zeros((4, 8), dtype=np.float32)
+    r = wl.launch(k, dim=(4, 8), inputs=[x], device="sim")
+    assert r.compiled.options.index_checks and R.findings(r)
+    assert r.compiled.ptx != wl.compile(k, sass=False).ptx
+    assert "PTX lines are those of the index-checked build" in launch_html(r)
+    k1 = _kernel("def race1(x: wl.array(dtype=wl.float32)):\n"
+                 "    i = wl.tid()\n"
+                 "    x[0] = float(i)\n", "race1")
+    r1 = wl.launch(k1, dim=32, inputs=[np.zeros(4, np.float32)], device="sim")
+    assert R.findings(r1) and "index-checked build" not in launch_html(r1)
+
+
 def test_dynamic_shared_finding_names_the_python_array():
     """A launch that forgets shared_mem: the finding says which wl.dynamic_shared_array."""
     import linecache

@@ -164,8 +164,14 @@ def _findings_html(result) -> str:
         rows.append((f.kind, _finding_text(f, ck), where,
                      f"{line_label(ck, line, file)}: {source_line_text(ck, line, file)}"
                      if line else "", f.ptx_line or ""))
+    note = ""
+    if ck.options.index_checks:  # memcheck ran launch.index_checked's build, not the panes'
+        note = ('<p class="wl-note">PTX lines are those of the index-checked build memcheck '
+                'ran (the launch result\'s <code>compiled.ptx</code>: a bounds check on every 2-D '
+                'access), not of the PTX pane.</p>')
     return ('<details open><summary>Findings</summary>'
-            + _table(("check", "what", "where", "Python line", "PTX line"), rows) + "</details>")
+            + _table(("check", "what", "where", "Python line", "PTX line"), rows) + note
+            + "</details>")
 
 
 #: What the HTML view shows of a launch's printed text at most: 10,000 lines and
