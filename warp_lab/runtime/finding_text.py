@@ -583,18 +583,7 @@ def _other_access_line(f, ck):
     its PTX line, which ``details["other_ptx_line"]`` keeps (``"other_source_line"``: the
     line's key in ``ck.line_map``, ``"other_source_text"``: its text); ``f`` when the PTX
     line is on no Python line."""
-    ptx = int(f.details["other_ptx_line"])
-    key = ck.line_map.python_line_of_ptx(ptx)
-    said = f"at PTX line {ptx}"
-    if not key or said not in f.message:
-        return f
-    label, code = line_label(ck, key), source_line_text(ck, key)
-    where = f"at line {label}" if label.isdigit() else f"at {label}"
-    if code:
-        where += f" ({code})"
-    return dataclasses.replace(f, message=f.message.replace(said, where, 1),
-                               details={**f.details, "other_source_line": key,
-                                        "other_source_text": code})
+    return _said_at_python_line(f, ck, "other", "at")
 
 
 def _branch_line(f, ck):
@@ -604,18 +593,26 @@ def _branch_line(f, ck):
     which ``details["branch_ptx_line"]`` keeps (``"branch_source_line"``: the line's key
     in ``ck.line_map``, ``"branch_source_text"``: its text); ``f`` when the PTX line is
     on no Python line."""
-    ptx = int(f.details["branch_ptx_line"])
+    return _said_at_python_line(f, ck, "branch", "another path at")
+
+
+def _said_at_python_line(f, ck, what: str, lead: str):
+    """``f`` with ``"{lead} PTX line N"`` of its message (N: ``details[what + "_ptx_line"]``)
+    said as ``"{lead} line L (source)"``, and ``what + "_source_line"``/``"_source_text"``
+    added to its details; ``f`` when line N is on no Python line or the message does not
+    say it."""
+    ptx = int(f.details[f"{what}_ptx_line"])
     key = ck.line_map.python_line_of_ptx(ptx)
-    said = f"another path at PTX line {ptx}"
+    said = f"{lead} PTX line {ptx}"
     if not key or said not in f.message:
         return f
     label, code = line_label(ck, key), source_line_text(ck, key)
-    where = f"another path at line {label}" if label.isdigit() else f"another path at {label}"
+    where = f"{lead} line {label}" if label.isdigit() else f"{lead} {label}"
     if code:
         where += f" ({code})"
     return dataclasses.replace(f, message=f.message.replace(said, where, 1),
-                               details={**f.details, "branch_source_line": key,
-                                        "branch_source_text": code})
+                               details={**f.details, f"{what}_source_line": key,
+                                        f"{what}_source_text": code})
 
 
 def element_place(name: str, offset: int, size: int, itemsize: int, shape: tuple,
