@@ -249,11 +249,11 @@ def check_shared_mem(shared_mem, ck: CompiledKernel, arch: str) -> int:
     value = _as_int(shared_mem)
     if value is None or value < 0:
         raise LaunchError(f"shared_mem must be a non-negative number of bytes, got {shared_mem!r}")
-    try:
-        from warp_lab.analysis.archs import arch_properties
+    from warp_lab.analysis.archs import AnalysisError, arch_properties
 
+    try:
         optin = arch_properties(arch).shared_mem_per_block_optin
-    except Exception:  # an arch the table does not know: leave it to the device
+    except AnalysisError:  # an arch the table does not know: leave it to the device
         return value
     static = getattr(ck.resources, "shared", 0) or 0
     if value + static > optin:
@@ -285,13 +285,13 @@ def check_block_registers(ck: CompiledKernel, block, arch: str) -> None:
     if not regs:
         return
     from warp_lab.analysis import occupancy
-    from warp_lab.analysis.archs import arch_properties
+    from warp_lab.analysis.archs import AnalysisError, arch_properties
 
     threads = block[0] * block[1] * block[2]
     try:
         occ = occupancy(ck, arch, block_size=threads)
         props = arch_properties(arch)
-    except Exception:  # an arch the tables do not know: leave it to the device
+    except AnalysisError:  # an arch the tables do not know: leave it to the device
         return
     if occ.limits.get("registers") != 0:
         return
