@@ -87,6 +87,14 @@ def _element(ct: cuda_source.CType):
     if ct.kind == "class":
         if ct.name in ("__half",):
             return T.float16
+        if ct.name == "__half2":
+            return T.Vector(T.float16, 2, "__half2")
+        # bfloat16 has no NumPy dtype: its arrays pass as their 16-bit patterns
+        # (np.float32 values' upper halves: (f.view(np.uint32) >> 16).astype(np.uint16))
+        if ct.name == "__nv_bfloat16":
+            return T.uint16
+        if ct.name == "__nv_bfloat162":
+            return T.Vector(T.uint16, 2, "__nv_bfloat162")
         if ct.name in VECTOR_TYPES:
             scalar, n = VECTOR_TYPES[ct.name]
             return scalar if n == 1 else T.Vector(scalar, n, ct.name)
