@@ -184,3 +184,62 @@ def test_kernel_names_and_instantiations_are_checked():
     x = np.arange(8, dtype=np.int32)
     wl.launch(ck, grid=1, block=8, inputs=[x, 3, 8], device="sim")
     assert list(x) == [3 * i for i in range(8)]
+
+
+PLANTED = r"""
+#define N 64
+extern "C" __global__ void race(const float* x, float* out)
+{
+    __shared__ float buf[N];
+    int t = threadIdx.x;
+    buf[t] = x[t];
+    out[t] = buf[(t + 1) % N];
+}
+extern "C" __global__ void uninit(float* out)
+{
+    __shared__ float tile[N];
+    int t = threadIdx.x;
+    if (t < N / 2) tile[t] = 1.0f;
+    __syncthreads();
+    out[t] = tile[N - 1 - t];
+}
+extern "C" __global__ void divergent(float* out)
+{
+    __shared__ float s[N];
+    int t = threadIdx.x;
+    s[t] = t;
+    if (t < 40) {
+        __syncthreads();
+    }
+    out[t] = s[t];
+}
+extern "C" __global__ void oob_write(float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i + 1] = 2.0f * i;
+}
+"""
+
+
+def _line(text):
+    return next(k for k, line in enumerate(PLANTED.splitlines(), 1) if text in line)
+
+
+@pytest.mark.parametrize("name, kind, at, said", [
+    ("race", "race_raw", "out[t] = buf[(t + 1) % N];", "buf[1], the shared array of line 5"),
+    ("uninit", "uninitialized", "out[t] = tile[N - 1 - t];",
+     "tile[63], the shared array of line 12"),
+    ("divergent", "divergent_barrier", "        __syncthreads();", "(if (t < 40) {)"),
+    ("oob_write", "out_of_bounds", "out[i + 1] = 2.0f * i;",
+     "out[64] is past the end of out (64 elements)"),
+])
+def test_planted_bugs_are_found_at_the_cpp_line(name, kind, at, said):
+    k = wl.cuda_kernel(PLANTED, name)
+    out = np.zeros(64, np.float32)
+    inputs = {"race": [np.arange(64, dtype=np.float32), out], "oob_write": [out, 64]}.get(
+        name, [out])
+    r = wl.launch(k, grid=1, block=64, inputs=inputs, device="sim")
+    found = [f for f in r.sim.findings if f.kind == kind]
+    assert found, r.sim.findings
+    f = found[0]
+    assert f.source_line == _line(at) and said in f.message
