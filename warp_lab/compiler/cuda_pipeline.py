@@ -269,7 +269,8 @@ def _located(exc: nvrtc.NvrtcError, program, artifact: str, length: int) -> Cuda
     more = [f"line {d.line}: {d.message}" for d in own[1:6]]
     hint = ("also " + "; ".join(more) + (" ..." if len(own) > 6 else "")) if more else ""
     where = "" if first in own else f" (in {first.filename}, line {first.line})"
-    return CudaCompileError(f"{first.severity}: {first.message}{where}", src.filename, line,
+    lead = "" if first.severity == "error" else f"{first.severity}: "   # (the box says error)
+    return CudaCompileError(f"{lead}{first.message}{where}", src.filename, line,
                             first.col if first in own else 0,
                             src.line(line) if line else "", hint, log=exc.log,
                             diagnostics=errors)

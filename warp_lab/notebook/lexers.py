@@ -21,6 +21,7 @@ place the views pick a lexer for a pane.
 from __future__ import annotations
 
 from pygments.lexer import RegexLexer, bygroups, words
+from pygments.lexers.c_cpp import CppLexer
 from pygments.lexers.python import PythonLexer
 from pygments.lexers.asm import LlvmLexer
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String,
@@ -148,14 +149,15 @@ class SassLexer(RegexLexer):
 
 
 _LEXERS = {"python": PythonLexer, "llvm": LlvmLexer, "llvm_unoptimized": LlvmLexer,
-           "ptx": PtxLexer, "sass": SassLexer}
+           "ptx": PtxLexer, "sass": SassLexer, "cuda": CppLexer}
 
 
 def get_lexer(pane: str):
     """The Pygments lexer instance for a view pane.
 
     Args:
-        pane: ``"python"``, ``"llvm"``, ``"llvm_unoptimized"``, ``"ptx"`` or ``"sass"``.
+        pane: ``"python"``, ``"llvm"``, ``"llvm_unoptimized"``, ``"ptx"``, ``"sass"``, or
+            ``"cuda"`` (a CUDA C++ kernel's source pane: Pygments' C++ lexer).
 
     Raises:
         KeyError: an unknown pane name.
