@@ -74,6 +74,25 @@ def _shifts(s: wl.array(dtype=wl.int64), a: wl.int64, c: wl.int64, x: wl.int32,
     s[5] = a << (c - wl.int64(2**32))   # a count below the width still shifts
 
 
+@wl.kernel
+def _nans(q: wl.array(dtype=wl.int64), f: wl.array(dtype=wl.float32)):
+    d = wl.float64(f[0]) * 0.0 + math.nan
+    q[0] = wl.int64(wl.int32(d))
+    q[1] = wl.int64(f[0] * 0.0 + math.nan)
+    q[2] = wl.int64(wl.int32(f[0] * 0.0 + math.nan))
+    q[3] = wl.int64(wl.uint32(d))
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_nan_to_int_is_the_isas_value_run_or_folded(opt):
+    """PTX ISA 9.7.9.21: NaN gives 0 from a non-f64 source into a 32-bit integer, else
+    ``1 << (bits - 1)``. At ``opt=3`` LLVM folds the NVVM intrinsic with that rule; at
+    ``opt=0`` the simulator's ``cvt`` computes it: both must agree."""
+    q = np.zeros(4, np.int64)
+    wl.launch(_nans, dim=1, inputs=[q, np.ones(1, np.float32)], device="sim", opt=opt)
+    assert q.tolist() == [-2**31, -2**63, 0, 2**31]
+
+
 @pytest.mark.parametrize("opt", [0, 3])
 def test_64_bit_shift_by_a_count_past_2_to_the_32_is_a_shift_past_the_width(opt):
     """``docs/language.md``: shifts by the type width or more give 0 (or -1 for ``>>`` of a

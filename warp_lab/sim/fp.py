@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 __all__ = ["fma", "directed", "ftz", "sat", "signed_zeros", "canonical_nan", "round_f64_to_f32",
-           "to_int", "round_integral", "div_directed", "sqrt_directed", "round_to_float"]
+           "nan_to_int", "to_int", "round_integral", "div_directed", "sqrt_directed", "round_to_float"]
 
 _F32_TINY = np.float32(np.finfo(np.float32).tiny)
 _F64_TINY = np.float64(np.finfo(np.float64).tiny)
@@ -308,16 +308,29 @@ def round_integral(x, mode: str):
     return {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[mode](x)
 
 
-def to_int(x, mode: str, dtype):
+def nan_to_int(src_f64: bool, dtype) -> int:
+    """What a NaN converts to in a float → integer ``cvt`` into ``dtype``, from an f64
+    source when ``src_f64`` (PTX ISA 9.7.9.21 "cvt", Integer Notes: "Zero if source is not
+    .f64 and destination is not .s64, .u64. Otherwise 1 << (BitWidth(dst) - 1)
+    corresponding to the value of (MAXINT >> 1) + 1 for unsigned type or MININT for signed
+    type"): ``cvt.rzi.s32.f64`` of NaN is -2147483648, ``cvt.rzi.u32.f64`` 2147483648,
+    ``cvt.rzi.s64.f32`` -2**63, ``cvt.rzi.s32.f32`` 0."""
+    dt = np.dtype(dtype)
+    if not src_f64 and dt.itemsize < 8:
+        return 0
+    return int(np.iinfo(dt).min) if dt.kind == "i" else 1 << (8 * dt.itemsize - 1)
+
+
+def to_int(x, mode: str, dtype, nan: int = 0):
     """Float → integer ``dtype`` with rounding ``mode`` (``rni``/``rzi``/``rmi``/``rpi``).
 
     PTX ISA "cvt": float-to-integer conversions saturate to the destination
-    range and NaN converts to 0.
+    range; NaN converts to ``nan`` (:func:`nan_to_int` gives the ISA's value).
     """
     info = np.iinfo(dtype)
     with np.errstate(all="ignore"):
         r = round_integral(np.asarray(x, np.float64), mode)
-        r = np.where(np.isnan(r), 0.0, r)
+        r = np.where(np.isnan(r), float(nan), r)
         r = np.clip(r, float(info.min), float(info.max))
         if np.dtype(dtype).itemsize == 8:
             # 2**63 / 2**64 are not representable; clip in integer space
