@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 __all__ = ["fma", "directed", "ftz", "sat", "signed_zeros", "canonical_nan", "round_f64_to_f32",
-           "nan_to_int", "to_int", "round_integral", "div_directed", "sqrt_directed", "round_to_float"]
+           "nan_to_int", "to_int", "div_approx_f32", "gross_f64", "round_integral", "div_directed", "sqrt_directed", "round_to_float"]
 
 _F32_TINY = np.float32(np.finfo(np.float32).tiny)
 _F64_TINY = np.float64(np.finfo(np.float64).tiny)
@@ -46,6 +46,42 @@ def signed_zeros(fn, big: bool):
 
 
 _CANON_F32 = np.uint32(0x7FFFFFFF).view(np.float32)
+
+
+def div_approx_f32(a, b):
+    """``div.approx.f32`` (PTX ISA 9.7.3.8 "div"): "computed as d = a * (1/b)"; for |b| in
+    [2^-126, 2^126] within 2 ulp, and "for 2^126 < |b| < 2^128, if a is infinity,
+    div.approx.f32 returns NaN, otherwise it returns a sign-preserving zero" — the
+    reciprocal there is subnormal and is flushed. Here 1/b is rounded to float32 (as
+    ``rcp.approx.f32``, within its 1 ulp), flushed when subnormal, and multiplied by ``a``
+    in float32: at most ~1.5 ulp from a / b in the 2-ulp range, and the ISA's zero or NaN
+    past it (2^100 / 2^127 is +0.0, not 2^-27)."""
+    a = np.asarray(a, np.float32)
+    with np.errstate(all="ignore"):
+        r = (1.0 / np.asarray(b, np.float32).astype(np.float64)).astype(np.float32)
+        r = np.where(np.abs(r) < _F32_TINY, np.copysign(np.float32(0), r), r)
+        return (a * r).astype(np.float32)
+
+
+_HI_WORD = np.uint64(0xFFFFFFFF00000000)
+_CANON_F64_GROSS = np.uint64(0x7FFFFFFF00000000)
+
+
+def gross_f64(a, fn):
+    """``rcp.approx.ftz.f64`` / ``rsqrt.approx.ftz.f64`` (PTX ISA 9.7.3.14, 9.7.3.17): ``fn``
+    (``1/x`` or ``1/sqrt(x)``) of the upper word of ``a`` only ("ignore the
+    least-significant 32 bits of a"), the result's upper word kept and its low 32 bits
+    zeroed; subnormal inputs and results flushed to sign-preserving zero (so a subnormal
+    gives ±Inf), a NaN gives the canonical ``0x7fffffff00000000``. The upper word is
+    truncated, one of the values "a fast, gross approximation" allows."""
+    a = np.asarray(a, np.float64)
+    with np.errstate(all="ignore"):
+        hi = (a.view(np.uint64) & _HI_WORD).view(np.float64)
+        hi = ftz(hi)
+        r = ftz(np.asarray(fn(hi), np.float64))
+        bits = r.view(np.uint64) & _HI_WORD
+        bits = np.where(np.isnan(r), _CANON_F64_GROSS, bits)
+        return bits.astype(np.uint64).view(np.float64)
 
 
 def canonical_nan(x):
