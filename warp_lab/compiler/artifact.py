@@ -302,6 +302,10 @@ class CompiledKernel:
             ``wl.compile``; not part of equality or the disk cache), so that
             ``wl.launch`` can compile the variant a launch needs (general
             strides, entry guard) with the same options; None when unknown.
+        language: the source language: ``"python"`` (a ``@wl.kernel``, through LLVM) or
+            ``"cuda"`` (a ``wl.cuda_kernel``, through NVRTC: ``llvm_ir`` is empty, the
+            parameters have the C ABI, no hidden ``launch_dim``, and ``source`` is the
+            CUDA C++ translation unit).
     """
 
     name: str
@@ -330,6 +334,7 @@ class CompiledKernel:
     shared_dtypes: tuple = ()
     files: Mapping[str, str] = field(default_factory=dict, compare=False)
     kernel: object = field(default=None, compare=False, repr=False)
+    language: str = "python"
 
     @property
     def arch(self) -> str:

@@ -21,7 +21,9 @@ import numpy as np
 
 from warp_lab.compiler import abi
 from warp_lab.runtime.args import group_regions, written_regions
-from warp_lab.runtime.finding_text import cell_text, user_findings, without_index_marks
+from warp_lab.errors import SimulatorError
+from warp_lab.runtime.finding_text import (cell_text, located_simulator_error, user_findings,
+                                           without_index_marks)
 from warp_lab.runtime.interrupt import deferred_sigint
 from warp_lab.runtime.result import PARTIAL_NOTE, LaunchResult
 
@@ -134,10 +136,13 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
             for r, data in zip(written, snapshot):
                 memory.write(bases[id(r)], data)
         t0 = time.perf_counter()
-        result = sim.run(module, ck.entry, grid=grid, block=block, params=params, memory=memory,
-                         dynamic_shared=shared_mem, checks=checks,
-                         max_instructions=max_instructions,
-                         progress=_over_repeats(progress, i, repeat))
+        try:
+            result = sim.run(module, ck.entry, grid=grid, block=block, params=params,
+                             memory=memory, dynamic_shared=shared_mem, checks=checks,
+                             max_instructions=max_instructions,
+                             progress=_over_repeats(progress, i, repeat))
+        except SimulatorError as exc:   # said at the user's line too
+            raise located_simulator_error(exc, ck) from None
         times.append(time.perf_counter() - t0)
         if result.partial:
             break
