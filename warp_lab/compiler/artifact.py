@@ -241,6 +241,10 @@ class LineMap:
         return sorted(set(self.llvm) | set(self.ptx) | set(self.sass))
 
 
+#: what the panes say of a kernel of the Warp dialect (:attr:`CompiledKernel.dialect`)
+DIALECT_LABEL = "Warp dialect: C's integer / and %, Warp's print"
+
+
 @dataclass(frozen=True)
 class CompiledKernel:
     """Everything one compile produced (immutable).
@@ -298,6 +302,10 @@ class CompiledKernel:
             ``wl.compile`` sets this map for the current run, cache hits included;
             views, findings and errors show the cell through it. Real files are
             not in it: their paths are in the artifacts as they are.
+        dialect: the language the kernel was written in, ``"python"`` (``@wl.kernel``)
+            or ``"warp"`` (``@wp.kernel`` of :mod:`warp_lab.warp`: Warp's integer ``/``
+            and ``%`` and its ``print``), as :attr:`warp_lab.lang.kernel.Kernel.dialect`;
+            part of the cache key, and the panes say it.
         kernel: the ``@wl.kernel`` it was compiled from (set by
             ``wl.compile``; not part of equality or the disk cache), so that
             ``wl.launch`` can compile the variant a launch needs (general
@@ -333,6 +341,7 @@ class CompiledKernel:
     shared_shapes: tuple = ()
     shared_dtypes: tuple = ()
     files: Mapping[str, str] = field(default_factory=dict, compare=False)
+    dialect: str = "python"
     kernel: object = field(default=None, compare=False, repr=False)
     language: str = "python"
 

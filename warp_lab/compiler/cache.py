@@ -220,7 +220,9 @@ def fingerprint(kernel, files: dict[str, str] | None = None, _seen=None) -> list
     seen.add(id(kernel))
     src = kernel.source
     filename = files.get(src.filename, src.filename)
-    parts = [f"{type(kernel).__name__}:{filename}:{src.first_line}:{src.col_offset}",
+    # the dialect (Python's or Warp's / and %) changes the code of the same text
+    parts = [f"{type(kernel).__name__}:{getattr(kernel, 'dialect', 'python')}:{filename}:"
+             f"{src.first_line}:{src.col_offset}",
              src.text, repr(sorted((k, repr(v)) for k, v in kernel.fn.__annotations__.items()))]
     if getattr(kernel.fn, "__defaults__", None):  # a @wl.func's defaults, as the def saw them
         parts.append(f"defaults={kernel.fn.__defaults__!r}")
@@ -325,7 +327,7 @@ def _type_from_json(obj):
     if isinstance(obj, dict):
         shape = tuple(obj["shape"]) if obj["shape"] else None
         return T.ArrayType(_type_from_json(obj["array"]), obj["ndim"], obj["space"], shape)
-    return T.ELEMENT_TYPES[obj]
+    return T.element_type(obj)
 
 
 def _to_json(ck: CompiledKernel) -> dict:
@@ -347,6 +349,7 @@ def _to_json(ck: CompiledKernel) -> dict:
         "timings": dict(ck.timings), "missing": dict(ck.missing),
         "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key, "files": dict(ck.files),
         "language": ck.language,
+        "dialect": ck.dialect,
     }
 
 
@@ -369,7 +372,7 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         shared_arrays=tuple(tuple(a) for a in d["shared_arrays"]),
         shared_shapes=tuple((s, n, tuple(shape)) for s, n, shape in d["shared_shapes"]),
         shared_dtypes=tuple(tuple(a) for a in d["shared_dtypes"]),
-        files=d["files"])
+        files=d["files"], dialect=d.get("dialect", "python"))
 
 
 #: an entry file begins with these bytes and the digest's 64 hex digits (json.dumps of a

@@ -306,7 +306,7 @@ def _build(kernel: Kernel, options: CompileOptions, cells: dict, files: dict, ke
         shared_arrays=typed.shared_arrays,
         shared_shapes=tuple((d.symbol, d.dtype.size, tuple(d.shape)) for d in typed.shared),
         shared_dtypes=typed.shared_dtypes,
-        files=files, kernel=kernel)
+        files=files, dialect=kernel.dialect, kernel=kernel)
     return ck
 
 

@@ -17,13 +17,13 @@ import operator
 import time
 
 from warp_lab.compiler.artifact import CompiledKernel, sm_number
-from warp_lab.errors import LaunchError
+from warp_lab.errors import LaunchError, LaunchInterrupted
 from warp_lab.lang.kernel import Kernel
 from warp_lab.runtime import args as _args
 from warp_lab.runtime.device import get_device
 from warp_lab.runtime.result import LaunchResult
 
-__all__ = ["launch", "prepare_launch", "launch_geometry", "check_launch_arch",
+__all__ = ["launch", "last_launch", "prepare_launch", "launch_geometry", "check_launch_arch",
            "MAX_THREADS_PER_BLOCK"]
 
 #: CUDA Programming Guide, "Technical Specifications per Compute Capability":
@@ -590,8 +590,14 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         CudaError: the GPU asked for is unavailable, or the driver failed.
         KernelCompileError: the kernel does not compile.
         SimulatorError: the simulator cannot run it, or it faulted.
+        LaunchInterrupted: Ctrl-C (SIGINT) during a simulated launch: a
+            ``KeyboardInterrupt`` whose ``result`` (also :func:`last_launch`) is the
+            partial LaunchResult (``partial=True``, an ``interrupted`` finding, the arrays
+            unchanged), or the complete one when the Ctrl-C came while the results were
+            copied back (every output array written).
     """
     t0 = time.perf_counter()
+    _last[0] = None
     dev = get_device(device)
     if _as_int(repeat) is None or repeat < 1:
         raise LaunchError(f"repeat must be a positive int, got {repeat!r}")
@@ -638,7 +644,37 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         extra["progress"] = progress
     else:
         from warp_lab.runtime import cuda_backend as backend
-    result = backend.run(ck, dev, grd, blk, launch_dim, values, views, repeat=repeat,
-                         shared_mem=shared_mem, checks=checks,
-                         max_instructions=max_instructions, **extra)
-    return dataclasses.replace(result, host_seconds=time.perf_counter() - t0)
+    try:
+        result = backend.run(ck, dev, grd, blk, launch_dim, values, views, repeat=repeat,
+                             shared_mem=shared_mem, checks=checks,
+                             max_instructions=max_instructions, **extra)
+    except LaunchInterrupted as exc:
+        _last[0] = dataclasses.replace(exc.result, host_seconds=time.perf_counter() - t0)
+        raise LaunchInterrupted(_last[0]) from exc.__cause__
+    _last[0] = dataclasses.replace(result, host_seconds=time.perf_counter() - t0)
+    return _last[0]
+
+
+#: the LaunchResult of the latest wl.launch call (None: it ended before its back end ran)
+_last: list = [None]
+
+
+def last_launch() -> LaunchResult | None:
+    """The :class:`LaunchResult` of the latest :func:`launch` call in this process.
+
+    A Ctrl-C stops a simulated launch by raising
+    :class:`~warp_lab.errors.LaunchInterrupted` (a ``KeyboardInterrupt``, so the cell or a
+    loop of launches stops too); this is where a notebook finds what that launch did
+    afterwards (the exception's ``result`` is the same object)::
+
+        wl.launch(k, dim=n, inputs=[x])     # Ctrl-C: KeyboardInterrupt
+        r = wl.last_launch()                # r.partial, r.findings == [interrupted]
+
+    Returns:
+        the latest call's result, complete or partial (``partial=True`` and an
+        ``interrupted`` finding when the interrupt stopped the simulator; its arrays
+        were left unchanged), or ``None`` when that call raised before a back end ran
+        (a compile error, bad arguments, a Ctrl-C while compiling) or no launch ran yet.
+        One record for the process: a launch from another thread replaces it.
+    """
+    return _last[0]
