@@ -61,3 +61,13 @@ def test_templates_defines_std_and_opt(ip):
     assert "--instantiate" in "".join(o.data.get("text/plain", "") for o in out.outputs)
     with pytest.raises(UsageError, match="--std"):
         ip.run_cell_magic("cuda_kernel", "--std c++03", SAXPY)
+
+
+def test_source_pane_highlights_cuda_cpp():
+    from warp_lab.notebook.highlight import highlight_lines
+
+    (line,) = highlight_lines("__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }", "cuda")
+    # the qualifier as a keyword, the built-in variable, C++ types and the float literal
+    assert '<span class="kr">__global__</span>' in line
+    assert '<span class="nb">threadIdx</span>' in line and '<span class="kt">float</span>' in line
+    assert '<span class="mf">1.0f</span>' in line
