@@ -243,3 +243,19 @@ def test_planted_bugs_are_found_at_the_cpp_line(name, kind, at, said):
     assert found, r.sim.findings
     f = found[0]
     assert f.source_line == _line(at) and said in f.message
+
+
+def test_debugger_steps_a_cuda_kernel_in_its_terms():
+    k = wl.cuda_kernel(cuda_src.source_of("block_sum"), "block_sum")
+    x = np.arange(512, dtype=np.float32)
+    s = wl.debug(k, grid=2, block=256, inputs=[x, np.zeros(2, np.float32), 512])
+    src = cuda_src.source_of("block_sum").splitlines()
+    line = next(k for k, t in enumerate(src, 1) if "buf[t] += buf[t + s]" in t)
+    s.add_breakpoint(line=line)
+    stop = s.cont()
+    assert stop.source_line == line
+    notes = str(s.lanes())
+    assert "threadIdx.x > 127" in notes and "wl.thread_idx" not in notes
+    np.testing.assert_array_equal(s.shared("buf"), x[:256])   # the __shared__ array by name
+    s.run_to_end()
+    np.testing.assert_array_equal(s.array("partial"), [x[:256].sum(), x[256:].sum()])
