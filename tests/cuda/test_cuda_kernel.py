@@ -259,3 +259,24 @@ def test_debugger_steps_a_cuda_kernel_in_its_terms():
     np.testing.assert_array_equal(s.shared("buf"), x[:256])   # the __shared__ array by name
     s.run_to_end()
     np.testing.assert_array_equal(s.array("partial"), [x[:256].sum(), x[256:].sum()])
+
+
+def _code(ptx: str) -> list[str]:
+    """PTX instructions and declarations: no comments, .loc/.file lines or the line info's
+    .debug_str section (what -lineinfo adds), so NVRTC with and without it compare."""
+    ptx = ptx.split("\t.section\t.debug_str")[0]
+    return [ln for ln in ptx.splitlines()
+            if ln.strip() and not ln.strip().startswith(("//", ".loc", ".file"))]
+
+
+@pytest.mark.parametrize("name", sorted(cuda_src.SOURCES))
+def test_views_ptx_and_resources_are_what_the_benchmarks_measure(name):
+    from benchmarks import peers
+    from warp_lab.compiler import toolchain
+    from warp_lab.compiler.artifact import CompileOptions
+
+    ck = wl.compile(wl.cuda_kernel(cuda_src.source_of(name), name, arch="sm_80"), sass=False)
+    ptx, entry = peers.nvrtc_ptx(name, "sm_80")     # NVRTC's defaults, as benchmarks/ runs it
+    assert _code(ck.ptx) == _code(ptx)
+    _, res, _ = toolchain.make_cubin(ptx, CompileOptions(arch="sm_80", lineinfo=False), entry)
+    assert ck.resources == res
