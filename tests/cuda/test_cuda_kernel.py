@@ -280,3 +280,15 @@ def test_views_ptx_and_resources_are_what_the_benchmarks_measure(name):
     assert _code(ck.ptx) == _code(ptx)
     _, res, _ = toolchain.make_cubin(ptx, CompileOptions(arch="sm_80", lineinfo=False), entry)
     assert ck.resources == res
+
+
+def test_a_kernel_is_judged_by_its_own_entry_not_its_neighbours():
+    ks = wl.cuda_kernels(PLANTED)
+    plain = wl.compile(ks["oob_write"], sass=False)
+    shared = wl.compile(ks["race"], sass=False)
+    assert plain.ptx == shared.ptx                 # one translation unit, one module
+    assert not plain.uses_shared_memory and not plain.has_block_barrier
+    assert shared.uses_shared_memory and not shared.has_block_barrier
+    assert wl.compile(ks["uninit"], sass=False).has_block_barrier
+    r = wl.launch(plain, grid=1, block=64, inputs=[np.zeros(65, np.float32), 64], device="sim")
+    assert r.checks == ("memcheck", "barrier")     # "auto": no racecheck for no shared memory
