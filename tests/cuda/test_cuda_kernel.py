@@ -7,6 +7,7 @@ references), NVRTC's own lowered names and ``c++filt`` for mangled names, the PT
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -292,3 +293,23 @@ def test_a_kernel_is_judged_by_its_own_entry_not_its_neighbours():
     assert wl.compile(ks["uninit"], sass=False).has_block_barrier
     r = wl.launch(plain, grid=1, block=64, inputs=[np.zeros(65, np.float32), 64], device="sim")
     assert r.checks == ("memcheck", "barrier")     # "auto": no racecheck for no shared memory
+
+
+def test_disk_cache_round_trip_keeps_the_c_abi(tmp_path):
+    from warp_lab.compiler.cache import KernelCache
+
+    ck = wl.compile(wl.cuda_kernel(cuda_src.source_of("nbody_step"), "nbody_step"), sass=False,
+                    cache=False)
+    key = "0" * 63 + "1"
+    ck = dataclasses.replace(ck, cache_key=key)
+    KernelCache(str(tmp_path)).put(key, ck)
+    back = KernelCache(str(tmp_path)).get(key)   # a fresh cache: read from disk
+    assert back is not None and back.language == "cuda" and back.ptx == ck.ptx
+    assert back.params == ck.params and back.param_layout == ck.param_layout
+    assert back.shared_arrays == ck.shared_arrays and back.written_params == ck.written_params
+    ex = get("nbody_step")
+    args = ex.make_inputs()
+    before = [x.copy() if hasattr(x, "copy") else x for x in args]
+    inputs, grid, block = cuda_src.twin_launch("nbody_step", args, ex.launch(args))
+    wl.launch(back, grid=grid, block=block, inputs=inputs, device="sim")
+    ex.check(before, args)      # numpy's reference
