@@ -71,3 +71,15 @@ def test_source_pane_highlights_cuda_cpp():
     assert '<span class="kr">__global__</span>' in line
     assert '<span class="nb">threadIdx</span>' in line and '<span class="kt">float</span>' in line
     assert '<span class="mf">1.0f</span>' in line
+
+
+def test_launch_view_of_a_cuda_kernel_speaks_cpp():
+    from warp_lab.notebook.results import LaunchView
+
+    k = wl.cuda_kernel("\n" + SAXPY.replace("if (i < n) ", ""), "saxpy")
+    x, y = np.arange(100, dtype=np.float32), np.ones(100, np.float32)
+    r = wl.launch(k, grid=1, block=128, inputs=[x, y, 2.0, 100], device="sim")
+    html = LaunchView(r)._repr_mimebundle_()["text/html"]
+    assert "C++ line" in html and "Python line" not in html
+    assert "x[100] is past the end of x (100 elements)" in html
+    assert "y[i] = a * x[i] + y[i];" in html    # the finding's C++ line, quoted
