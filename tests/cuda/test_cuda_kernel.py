@@ -11,6 +11,7 @@ import dataclasses
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -313,3 +314,14 @@ def test_disk_cache_round_trip_keeps_the_c_abi(tmp_path):
     inputs, grid, block = cuda_src.twin_launch("nbody_step", args, ex.launch(args))
     wl.launch(back, grid=grid, block=block, inputs=inputs, device="sim")
     ex.check(before, args)      # numpy's reference
+
+
+def test_nvrtc_is_not_loaded_at_import_or_definition():
+    code = ("import sys, warp_lab as wl\n"
+            "k = wl.cuda_kernel('extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }')\n"
+            "print('cuda.bindings.nvrtc' in sys.modules)\n"
+            "wl.compile(k, sass=False, cache=False)\n"
+            "print('cuda.bindings.nvrtc' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr
