@@ -325,3 +325,26 @@ def test_nvrtc_is_not_loaded_at_import_or_definition():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.split() == ["False", "True"], out.stderr
+
+
+NAMESPACED = r"""
+namespace ops {
+namespace detail { __device__ float twice(float v) { return 2.0f * v; } }
+__global__ void dbl(float* x) { x[threadIdx.x] = detail::twice(x[threadIdx.x]); }
+template <typename T> __global__ void add(T* x, T v) { x[threadIdx.x] += v; }
+}
+__global__ void over(int* x) { x[0] = 1; }
+"""
+
+
+def test_namespaced_kernels_and_overloads():
+    ks = wl.cuda_kernels(NAMESPACED, instantiate=["ops::add<float>"])
+    assert list(ks) == ["ops::dbl", "over", "ops::add<float>"]
+    assert [k.name for k in ks.values()] == ["ops_dbl", "over", "ops_add_float"]
+    x = np.ones(4, np.float32)
+    wl.launch(ks["ops::dbl"], grid=1, block=4, inputs=[x], device="sim")
+    wl.launch(ks["ops::add<float>"], grid=1, block=4, inputs=[x, 0.5], device="sim")
+    assert np.all(x == 2.5)
+    overloaded = NAMESPACED + "__global__ void over(float* x) { x[0] = 1; }\n"
+    with pytest.raises(CudaCompileError, match="overloaded function \"over\""):
+        wl.compile(wl.cuda_kernel(overloaded, "over"), cache=False)

@@ -338,7 +338,7 @@ def _key(kernel, options: CompileOptions, artifact: str, versions: dict) -> str:
 
 def compile_cuda(kernel, arch=None, opt=None, fast_math=None, debug=None, lineinfo=True,
                  maxrregcount=None, cache: bool = True, sass: bool = True,
-                 life_ranges: bool = False, **ignored) -> CompiledKernel:
+                 life_ranges: bool = False) -> CompiledKernel:
     """Compile one CUDA C++ kernel (what ``wl.compile`` does for a
     :class:`~warp_lab.lang.cuda.CudaKernel`).
 
@@ -348,8 +348,6 @@ def compile_cuda(kernel, arch=None, opt=None, fast_math=None, debug=None, linein
             takes the kernel's own (``kernel.options``), else the default. ``opt`` is
             NVVM's level (``-Xnvvm -opt=N``), ``debug`` NVRTC's ``-G``.
         cache, sass, life_ranges: as for ``wl.compile``.
-        ignored: the Python-kernel options a launch variant may pass
-            (``unit_inner_stride``, ``entry_guard``, ...), which a C++ kernel has none of.
 
     Returns:
         the :class:`CompiledKernel` (``language`` ``"cuda"``, ``llvm_ir`` empty,
