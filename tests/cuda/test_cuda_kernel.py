@@ -93,6 +93,7 @@ def test_struct_by_value_is_refused_at_its_line():
         wl.compile(k, sass=False, cache=False)
     assert "parameter 'p'" in str(e.value) and "Pair" in str(e.value)
     assert e.value.line == 10 and "byvalue(Pair p" in e.value.source_line
+    assert e.value.col == e.value.source_line.index("p,") + 1   # the caret under p
 
 
 @pytest.mark.parametrize("mangled", [

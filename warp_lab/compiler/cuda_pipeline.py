@@ -137,12 +137,23 @@ def param_types(kernel, ctypes: list, names: tuple) -> list[tuple[str, T.Type]]:
         else:
             why = f"of type {ct.spelling()}"
         src = kernel.source
+        line, col = _parameter_at(src, kernel.decl.line, name)
         raise CudaCompileError(
             f"kernel {kernel.expression}: parameter {name!r} is {why}", src.filename,
-            kernel.decl.line, 0, src.line(kernel.decl.line),
+            line, col, src.line(line),
             hint="pass the struct's fields as separate parameters, or a pointer to an array "
                  "of scalars or of CUDA vector types (float4*, int2*, ...)")
     return out
+
+
+def _parameter_at(src, line: int, name: str) -> tuple[int, int]:
+    """``(line, 1-based column)`` of parameter ``name`` in the signature starting at ``line``
+    (the kernel's name line; the signature may run over the next lines), else ``(line, 0)``."""
+    for k in range(line, line + 20):
+        m = re.search(rf"\b{re.escape(name)}\b\s*(?=[,)=\[]|$)", src.line(k))
+        if m:
+            return k, m.start() + 1
+    return line, 0
 
 
 _PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.([busf])(\d+)\s+(?:\.ptr\s+"
