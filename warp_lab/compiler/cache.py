@@ -311,7 +311,7 @@ def foreign_folder(directory: str) -> str | None:
 def _type_to_json(t) -> object:
     if isinstance(t, T.PointerType):
         return {"pointer": _type_to_json(t.dtype), "const": t.const, "spelling": t.spelling}
-    if isinstance(t, T.Vector) and t.name not in T.ELEMENT_TYPES:   # a CUDA vector type
+    if isinstance(t, T.CudaVector):   # a CUDA vector type (float4, __half2)
         return {"vector": t.elem.name, "n": t.n, "name": t.name}
     if isinstance(t, T.ArrayType):
         return {"array": _type_to_json(t.dtype), "ndim": t.ndim, "space": t.space,
@@ -323,7 +323,7 @@ def _type_from_json(obj):
     if isinstance(obj, dict) and "pointer" in obj:
         return T.PointerType(_type_from_json(obj["pointer"]), obj["const"], obj["spelling"])
     if isinstance(obj, dict) and "vector" in obj:
-        return T.Vector(T.SCALARS[obj["vector"]], obj["n"], obj["name"])
+        return T.CudaVector(T.SCALARS[obj["vector"]], obj["n"], obj["name"])
     if isinstance(obj, dict):
         shape = tuple(obj["shape"]) if obj["shape"] else None
         return T.ArrayType(_type_from_json(obj["array"]), obj["ndim"], obj["space"], shape)

@@ -88,16 +88,16 @@ def _element(ct: cuda_source.CType):
         if ct.name in ("__half",):
             return T.float16
         if ct.name == "__half2":
-            return T.Vector(T.float16, 2, "__half2")
+            return T.CudaVector(T.float16, 2, "__half2")
         # bfloat16 has no NumPy dtype: its arrays pass as their 16-bit patterns
         # (np.float32 values' upper halves: (f.view(np.uint32) >> 16).astype(np.uint16))
         if ct.name == "__nv_bfloat16":
             return T.uint16
         if ct.name == "__nv_bfloat162":
-            return T.Vector(T.uint16, 2, "__nv_bfloat162")
+            return T.CudaVector(T.uint16, 2, "__nv_bfloat162")
         if ct.name in VECTOR_TYPES:
             scalar, n = VECTOR_TYPES[ct.name]
-            return scalar if n == 1 else T.Vector(scalar, n, ct.name)
+            return scalar if n == 1 else T.CudaVector(scalar, n, ct.name)
     return None
 
 
@@ -106,7 +106,8 @@ def param_types(kernel, ctypes: list, names: tuple) -> list[tuple[str, T.Type]]:
 
     Pointers to a scalar or a CUDA vector type become :class:`~warp_lab.lang.types.
     PointerType`; ``bool``, the integer types, ``float``, ``double`` and ``__half`` by value
-    their scalar.
+    their scalar; a CUDA vector type by value (``float2 c``) its
+    :class:`~warp_lab.lang.types.CudaVector` (a launch passes its components).
 
     Raises:
         CudaCompileError: a parameter of another type (a struct, union or vector by
@@ -129,9 +130,14 @@ def param_types(kernel, ctypes: list, names: tuple) -> list[tuple[str, T.Type]]:
         elif ct.kind == "class" and ct.name == "__half":
             out.append((name, T.float16))
             continue
+        elif ct.kind == "class" and isinstance(_element(ct), T.CudaVector) \
+                and ct.name not in ("__half2", "__nv_bfloat162"):
+            out.append((name, _element(ct)))   # float2 c: its components, CUDA-aligned
+            continue
         elif ct.kind == "class":
-            why = (f"{ct.spelling()} passed by value (a struct or vector type); "
-                   "this round takes pointers and scalars only")
+            why = (f"{ct.spelling()} passed by value (a struct, or a vector type without a "
+                   "NumPy dtype); a kernel here takes pointers, scalars and CUDA's float/int/"
+                   "double vector types")
         elif ct.kind == "reference":
             why = f"a reference ({ct.spelling()}), which a kernel cannot take"
         else:
