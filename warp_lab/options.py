@@ -11,8 +11,9 @@ the same record without an import reaching up.
     KERNEL_OPTIONS            the options a kernel may carry (``@wl.kernel(debug=True)``)
     KERNEL_OPTION_DEFAULTS    their values when neither the caller nor the kernel sets them
                               (read from :class:`CompileOptions`' own defaults)
-    resolve_options           caller's options + keyword overrides + the kernel's own →
-                              the checked :class:`CompileOptions` that ``wl.compile`` uses
+    given_options             a caller's record and keyword overrides → the fields it set
+    resolve_options           those + the kernel's own + the defaults → the checked
+                              :class:`CompileOptions` that ``wl.compile`` uses
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Mapping
 import numpy as np
 
 __all__ = ["CompileOptions", "SUPPORTED_ARCHS", "check_arch", "check_options", "sm_number",
-           "KERNEL_OPTIONS", "KERNEL_OPTION_DEFAULTS", "resolve_options"]
+           "KERNEL_OPTIONS", "KERNEL_OPTION_DEFAULTS", "given_options", "resolve_options"]
 
 #: Architectures warp_lab compiles for, with the PTX ISA version each gets:
 #: the minimum the target needs (PTX ISA, "PTX Module Directives: .target" and
@@ -205,6 +206,32 @@ def check_options(arch: str | None = None, opt=None, maxrregcount=None, launch_n
             raise ValueError(f"{name} must be True or False, got {flag!r}")
 
 
+def given_options(options: CompileOptions | None, overrides: Mapping[str, object],
+                  caller: str = "compile") -> dict:
+    """The options a caller set, by name: every field of ``options`` (when given) with
+    ``overrides`` over them; an override of None for one of :data:`KERNEL_OPTIONS` is "not
+    set" (left out, or ``options``' own kept), for ``launch_ndim`` and ``entry_guard`` it is
+    their None. Not checked for values.
+
+    Raises:
+        TypeError: ``options`` is not a :class:`CompileOptions` or None, or an override
+            names no field of it.
+    """
+    unknown = [name for name in overrides if name not in COMPILE_OPTION_NAMES]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], COMPILE_OPTION_NAMES, n=1)
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}"
+                        + (f"; did you mean {close[0]!r}?" if close else ""))
+    if options is not None and not isinstance(options, CompileOptions):
+        raise TypeError(f"{caller}() options must be a warp_lab CompileOptions or None, got "
+                        f"{type(options).__name__}; pass single options by keyword "
+                        "(arch='sm_80', opt=2)")
+    given = {} if options is None else dataclasses.asdict(options)
+    given.update({name: value for name, value in overrides.items()
+                  if value is not None or name not in KERNEL_OPTIONS})
+    return given
+
+
 def resolve_options(options: CompileOptions | None, kernel_options: Mapping[str, object],
                     overrides: Mapping[str, object], caller: str = "compile") -> CompileOptions:
     """The checked :class:`CompileOptions` a compile uses.
@@ -215,9 +242,8 @@ def resolve_options(options: CompileOptions | None, kernel_options: Mapping[str,
             ``kernel_options``.
         kernel_options: the options the kernel carries (``Kernel.options``, names from
             :data:`KERNEL_OPTIONS`).
-        overrides: fields of :class:`CompileOptions` by name, applied last; a None for
-            one of :data:`KERNEL_OPTIONS` means "not set" (the kernel's or ``options``'
-            own stays), for ``launch_ndim`` and ``entry_guard`` it is their None.
+        overrides: fields of :class:`CompileOptions` by name, applied last
+            (:func:`given_options`).
         caller: the function named in a TypeError (``compile``).
 
     Returns:
@@ -225,25 +251,12 @@ def resolve_options(options: CompileOptions | None, kernel_options: Mapping[str,
         the cache key is JSON).
 
     Raises:
-        TypeError: ``options`` is not a :class:`CompileOptions`, or an override names
-            no field of it.
+        TypeError: as :func:`given_options`.
         ValueError: a bad value (:func:`check_options`).
     """
-    unknown = [name for name in overrides if name not in COMPILE_OPTION_NAMES]
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], COMPILE_OPTION_NAMES, n=1)
-        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}"
-                        + (f"; did you mean {close[0]!r}?" if close else ""))
-    if options is None:
-        fields = {**KERNEL_OPTION_DEFAULTS, **kernel_options}
-    elif isinstance(options, CompileOptions):
-        fields = dataclasses.asdict(options)
-    else:
-        raise TypeError(f"{caller}() options must be a warp_lab CompileOptions or None, got "
-                        f"{type(options).__name__}; pass single options by keyword "
-                        "(arch='sm_80', opt=2)")
-    fields.update({name: value for name, value in overrides.items()
-                   if value is not None or name not in KERNEL_OPTIONS})
+    given = given_options(options, overrides, caller)
+    fields = given if options is not None else \
+        {**KERNEL_OPTION_DEFAULTS, **kernel_options, **given}
     check_arch(fields["arch"])  # (check_options takes a None arch as "not set")
     check_options(**{name: value for name, value in fields.items()
                      if not (name == "entry_guard" and value is None)})  # None: by kernel

@@ -101,3 +101,37 @@ def test_the_defaults_are_the_records_own_and_the_magic_reads_them():
     assert BUILTIN_DEFAULTS["arch"] is None               # the magic's: the device's arch
     with pytest.raises(TypeError):
         KERNEL_OPTION_DEFAULTS["opt"] = 0                 # read-only
+
+
+_SAXPY_CU = """
+extern "C" __global__ void saxpy(const float* x, float* y, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def _nvrtc_ok() -> bool:
+    try:
+        from warp_lab.compiler import nvrtc
+        nvrtc.load()
+    except Exception:   # noqa: BLE001 - any failure to load means: not installed here
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _nvrtc_ok(), reason="libnvrtc not installed")
+def test_a_cuda_kernel_takes_the_same_record_and_overrides():
+    k = wl.cuda_kernel(_SAXPY_CU, "saxpy")
+    ck = wl.compile(k, CompileOptions(arch="sm_80", opt=2, maxrregcount=32), sass=False)
+    assert (ck.options.arch, ck.options.opt, ck.options.maxrregcount) == ("sm_80", 2, 32)
+    assert ".target sm_80" in ck.ptx and ck.resources.registers <= 32
+    # an arch-only variant keeps the rest (what wl.launch asks for with arch=)
+    var = wl.compile(k, dataclasses.replace(ck.options, arch="sm_75"), sass=False)
+    assert (var.options.arch, var.options.opt, var.options.maxrregcount) == ("sm_75", 2, 32)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'maxregcount'"):
+        wl.compile(k, maxregcount=32)
+    x = np.arange(64, dtype=np.float32)
+    y = np.ones(64, dtype=np.float32)
+    wl.launch(var, grid=1, block=64, inputs=[x, y, 2.0, 64], device="sim", arch="sm_80")
+    np.testing.assert_array_equal(y, 2.0 * np.arange(64, dtype=np.float32) + 1.0)

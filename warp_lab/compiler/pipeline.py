@@ -33,7 +33,8 @@ from warp_lab.compiler.artifact import CompiledKernel
 from warp_lab.compiler.ice import internal_error
 from warp_lab.errors import ToolchainError, WarpLabError
 from warp_lab.lang.kernel import Kernel
-from warp_lab.options import CompileOptions, check_options, resolve_options, sm_number
+from warp_lab.options import (CompileOptions, check_options, given_options, resolve_options,
+                              sm_number)
 
 __all__ = ["compile", "toolchain_versions"]
 
@@ -91,7 +92,10 @@ def compile(kernel: Kernel, options: CompileOptions | None = None, *, cache: boo
         wl.compile(k, dataclasses.replace(ck.options, read_only_cache=False))   # a variant
 
     Args:
-        kernel: a ``@wl.kernel`` function.
+        kernel: a ``@wl.kernel`` function, or a ``wl.cuda_kernel`` (compiled by NVRTC:
+            :func:`warp_lab.compiler.cuda_pipeline.compile_cuda`, which takes ``arch``,
+            ``opt``, ``fast_math``, ``debug``, ``lineinfo``, ``maxrregcount`` and the
+            cache/SASS switches; its other options do not apply).
         options: a :class:`~warp_lab.options.CompileOptions` taken as it is (the kernel's
             own options do not apply), or None (default): the kernel's own
             (:attr:`Kernel.options`: ``@wl.kernel(...)``, its ``%%warp_kernel`` cell's
@@ -146,8 +150,17 @@ def compile(kernel: Kernel, options: CompileOptions | None = None, *, cache: boo
             not one of the above or a :class:`ToolchainError` (chained as
             ``__cause__``), naming the stage, the kernel and the line when known.
     """
+    if getattr(kernel, "language", None) == "cuda":   # a wl.cuda_kernel: NVRTC, not LLVM
+        from warp_lab.compiler.cuda_pipeline import compile_cuda
+
+        try:
+            given = given_options(options, overrides)
+        except TypeError as exc:
+            raise TypeError(str(exc)) from None
+        return compile_cuda(kernel, cache=cache, sass=sass, life_ranges=life_ranges, **given)
     if not isinstance(kernel, Kernel):
-        raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
+        raise TypeError(f"wl.compile needs a @wl.kernel function or a wl.cuda_kernel, got "
+                        f"{type(kernel).__name__}")
     try:
         options = resolve_options(options, kernel.options, overrides)
         check_options(cache=cache, sass=sass, life_ranges=life_ranges)
@@ -173,7 +186,7 @@ def compile(kernel: Kernel, options: CompileOptions | None = None, *, cache: boo
         raise
     except Exception as exc:  # noqa: BLE001 - our bug: re-raised as InternalCompilerError
         raise internal_error(exc, stage[0], kernel.name, f"options {options!r}") from exc
-    if cache and all(reason == _NOT_REQUESTED for reason in ck.missing.values()):
+    if cache and _complete(ck.missing):
         _cache.default_cache().put(key, ck)
     return ck
 
@@ -188,7 +201,7 @@ def _from_cache(key: str, sass: bool, life_ranges: bool) -> CompiledKernel | Non
     add_ranges = life_ranges and hit.life_ranges is None and hit.cubin is not None
     if add_sass or add_ranges:
         hit = _add_disassembly(hit, add_sass, add_ranges)
-        if all(reason == _NOT_REQUESTED for reason in hit.missing.values()):
+        if _complete(hit.missing):
             _cache.default_cache().put(key, hit)
     return hit
 
@@ -245,8 +258,14 @@ def _build(kernel: Kernel, options: CompileOptions, cells: dict, files: dict, ke
         shared_arrays=typed.shared_arrays,
         shared_shapes=tuple((d.symbol, d.dtype.size, tuple(d.shape)) for d in typed.shared),
         shared_dtypes=typed.shared_dtypes,
-        files=files, kernel=kernel)
+        files=files, dialect=kernel.dialect, kernel=kernel)
     return ck
+
+
+def _complete(missing) -> bool:
+    """Whether a compile with these ``missing`` reasons may be cached: nothing failed, only
+    SASS not asked for (and a CUDA C++ kernel's LLVM IR, which NVRTC never gives)."""
+    return all(reason == _NOT_REQUESTED for k, reason in missing.items() if k != "llvm_ir")
 
 
 _NOT_REQUESTED = "not disassembled: compiled with sass=False (wl.compile(..., sass=True) adds it)"
