@@ -27,7 +27,7 @@ from warp_lab.runtime.arrays import (Array, array, array2d, array3d, array4d, em
                                      from_numpy, full, zeros)
 from warp_lab.runtime.device import DeviceInfo, get_device
 
-__version__ = "0.1.0"
+from warp_lab.version import __version__
 
 # the two entry points, with their real signatures and docstrings
 from warp_lab.compiler.pipeline import compile  # noqa: E402,A001

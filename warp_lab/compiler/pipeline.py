@@ -35,6 +35,7 @@ from warp_lab.errors import ToolchainError, WarpLabError
 from warp_lab.lang.kernel import Kernel
 from warp_lab.options import (CompileOptions, check_options, given_options, resolve_options,
                               sm_number)
+from warp_lab.version import __version__
 
 __all__ = ["compile", "toolchain_versions"]
 
@@ -63,8 +64,6 @@ def _deep_recursion():
 def toolchain_versions(arch: str) -> dict[str, str]:
     """What produced an artifact for ``arch``: warp_lab, llvmlite/LLVM, ptxas, nvdisasm and
     libdevice versions (a missing tool as ``"missing: <why>"``); part of the cache key."""
-    from warp_lab import __version__
-
     sm = sm_number(arch)
     out = {"warp_lab": __version__, "llvmlite": llvmlite.__version__,
            "llvm": ".".join(map(str, llvm.llvm_version_info))}
