@@ -310,6 +310,10 @@ class CompiledKernel:
             ``wl.compile``; not part of equality or the disk cache), so that
             ``wl.launch`` can compile the variant a launch needs (general
             strides, entry guard) with the same options; None when unknown.
+        language: the source language: ``"python"`` (a ``@wl.kernel``, through LLVM) or
+            ``"cuda"`` (a ``wl.cuda_kernel``, through NVRTC: ``llvm_ir`` is empty, the
+            parameters have the C ABI, no hidden ``launch_dim``, and ``source`` is the
+            CUDA C++ translation unit).
     """
 
     name: str
@@ -339,6 +343,7 @@ class CompiledKernel:
     files: Mapping[str, str] = field(default_factory=dict, compare=False)
     dialect: str = "python"
     kernel: object = field(default=None, compare=False, repr=False)
+    language: str = "python"
 
     @property
     def arch(self) -> str:

@@ -28,7 +28,7 @@ __all__ = [
     "vec2", "vec3", "vec4", "vec2i", "vec3i", "vec4i", "vec2d", "vec3d", "vec4d",
     "mat22", "mat33", "mat44",
     "SCALARS", "scalar_from_numpy", "as_type",
-    "TupleType", "array", "array1d", "array2d", "array3d", "array4d",
+    "TupleType", "array", "array1d", "array2d", "array3d", "array4d", "PointerType",
 ]
 
 
@@ -311,6 +311,47 @@ class TupleType(Type):
 
     def __repr__(self) -> str:
         return "tuple[" + ", ".join(repr(e) for e in self.elems) + "]"
+
+
+@dataclass(frozen=True)
+class PointerType(Type):
+    """A CUDA C++ kernel's pointer parameter (``const float* __restrict__ x``): 8 bytes,
+    the address of element 0, no shape (a ``wl.cuda_kernel``'s C ABI, not warp_lab's
+    array struct; :mod:`warp_lab.compiler.abi` packs it as one ``.u64``).
+
+    Args:
+        dtype: the element type: a scalar, or a CUDA vector type (``float4``) as a
+            :class:`Vector` named as CUDA names it.
+        const: the pointee is ``const`` (the kernel does not write through it).
+        spelling: the C++ type as the source writes it after the preprocessor, for
+            messages (``"const float*"``).
+    """
+
+    dtype: Element
+    const: bool = False
+    spelling: str = ""
+
+    @property
+    def size(self) -> int:
+        return 8
+
+    @property
+    def align(self) -> int:
+        return 8
+
+    @property
+    def element_align(self) -> int:
+        """Bytes an element's address must be a multiple of on the device: a CUDA vector
+        of 2 or 4 components is aligned to its size up to 16 bytes (``float2`` 8,
+        ``float4`` 16; CUDA Programming Guide, "Built-in Vector Types"), others to
+        their component."""
+        d = self.dtype
+        if isinstance(d, Vector) and d.n in (2, 4):
+            return min(d.size, 16)
+        return getattr(d, "elem", d).size
+
+    def __repr__(self) -> str:
+        return self.spelling or f"{'const ' * self.const}{self.dtype!r}*"
 
 
 def array(dtype=None, ndim: int = 1, *, shape=None) -> ArrayType:
