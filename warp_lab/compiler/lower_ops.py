@@ -230,10 +230,33 @@ def float_to_int(lw, v, src: Scalar, dst: Scalar):
     return bld.trunc(r, llty(dst))
 
 
-def scalar_binop(lw, op: str, a, b, t: Scalar):
-    """``a <op> b`` for scalars of type ``t`` with Python semantics."""
+def _warp_float_op(lw, op, a, b, t):
+    """The Warp dialect's float ``%`` (C's ``fmod``, libdevice's exact ``__nv_fmod[f]``:
+    the dividend's sign) and ``//`` (``floor(a / b)``), as warp-lang's ``builtin.h``
+    computes them; float16 in float32, rounded once (Warp: ``fmodf(float(a), float(b))``)."""
     bld = lw.b
+    if t.bits == 16:
+        from warp_lab.lang.types import float32
+        f = ir.FloatType()
+        r = _warp_float_op(lw, op, bld.fpext(a, f), bld.fpext(b, f), float32)
+        return bld.fptrunc(r, llty(t))
+    if op == "cmod":
+        return float_call(lw, "__nv_fmodf" if t.bits == 32 else "__nv_fmod", t, [a, b])
+    return intrinsic(lw, "floor", t, [bld.fdiv(a, b, flags=lw.fflags)])
+
+
+def scalar_binop(lw, op: str, a, b, t: Scalar):
+    """``a <op> b`` for scalars of type ``t``: Python's semantics, or, for the Warp
+    dialect's operators (``typing_rules.WARP_OPS``), C's: ``cdiv`` (``sdiv``/``udiv``,
+    truncating), ``cmod`` (``srem``/``urem``; ``fmod`` for floats), ``ffloordiv``."""
+    bld = lw.b
+    if op == "cdiv":
+        return bld.sdiv(a, b) if t.is_signed else bld.udiv(a, b)
+    if op == "cmod" and not t.is_float:
+        return bld.srem(a, b) if t.is_signed else bld.urem(a, b)
     if t.is_float:
+        if op in ("cmod", "ffloordiv"):
+            return _warp_float_op(lw, op, a, b, t)
         if op in _FLOAT_BINOPS:
             return getattr(bld, _FLOAT_BINOPS[op])(a, b, flags=lw.fflags)
         if op in ("floordiv", "mod"):

@@ -29,7 +29,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
 
-from warp_lab.errors import KernelCompileError, LaunchError, SimulatorError, WarpLabError
+from warp_lab.errors import (KernelCompileError, LaunchError, LaunchInterrupted, SimulatorError,
+                             WarpLabError)
 from warp_lab.lang.kernel import (KERNEL_OPTION_DEFAULTS, KERNEL_OPTIONS, Func, Kernel,
                                   python_lines)
 from warp_lab.notebook import launch_option
@@ -559,6 +560,9 @@ class WarpKernelMagics(Magics):
             partial = result.partial
         except SimulatorError as exc:  # a fault the checks asked for did not catch
             raise launch_option.at_cell_line(exc, ck) from None
+        except LaunchInterrupted as exc:   # Ctrl-C stops the cell; what ran stays at hand
+            self.shell.user_ns["_launch"] = exc.result
+            raise
         finally:
             bar.finish(partial)
         self.shell.user_ns["_launch"] = result

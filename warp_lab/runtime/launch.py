@@ -17,13 +17,13 @@ import operator
 import time
 
 from warp_lab.compiler.artifact import CompiledKernel, sm_number
-from warp_lab.errors import LaunchError
+from warp_lab.errors import LaunchError, LaunchInterrupted
 from warp_lab.lang.kernel import Kernel
 from warp_lab.runtime import args as _args
 from warp_lab.runtime.device import get_device
 from warp_lab.runtime.result import LaunchResult
 
-__all__ = ["launch", "prepare_launch", "launch_geometry", "check_launch_arch",
+__all__ = ["launch", "last_launch", "prepare_launch", "launch_geometry", "check_launch_arch",
            "MAX_THREADS_PER_BLOCK"]
 
 #: CUDA Programming Guide, "Technical Specifications per Compute Capability":
@@ -187,8 +187,8 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     simulator launch count the checks' instructions too.
     """
     o = ck.options
-    if o.debug or o.index_checks == on or ck.kernel is None:
-        return ck
+    if o.debug or o.index_checks == on or ck.kernel is None or ck.language != "python":
+        return ck   # (a CUDA C++ kernel's pointers have no shape to check indices against)
     from warp_lab.compiler import cache as _cache
     from warp_lab.compiler.pipeline import compile as _compile, toolchain_versions
 
@@ -382,6 +382,10 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                           f"{type(inputs).__name__}")
     from warp_lab.compiler.pipeline import compile as _compile
 
+    if getattr(kernel, "language", None) == "cuda" or (
+            isinstance(kernel, CompiledKernel) and kernel.language == "cuda"):
+        return _prepare_cuda(kernel, arch, inputs, dim, grid, block, block_dim, opt,
+                             fast_math, debug, exact_arch)
     if isinstance(kernel, Kernel):
         try:
             check_options(arch=arch)
@@ -447,6 +451,57 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     return ck, grd, blk, launch_dim, values, views
 
 
+def _prepare_cuda(kernel, arch, inputs, dim, grid, block, block_dim, opt, fast_math, debug,
+                  exact_arch):
+    """:func:`prepare_launch` for a CUDA C++ kernel (``wl.cuda_kernel`` or its
+    CompiledKernel): the C ABI has no variants, no entry guard and no hidden extent, so a
+    ``dim=`` launch must be a whole number of blocks (the kernel checks its own bounds, as
+    ``if (i >= n) return;`` does); ``grid=``/``block=`` is CUDA's ``<<<grid, block>>>``."""
+    from warp_lab.compiler.pipeline import compile as _compile
+
+    if isinstance(kernel, CompiledKernel):
+        ck = kernel
+        if exact_arch and ck.options.arch != arch:
+            if ck.kernel is None:
+                raise LaunchError(f"{ck.name} was compiled for {ck.options.arch}, not the "
+                                  f"launch's arch={arch!r}; pass the wl.cuda_kernel itself")
+            o = ck.options
+            ck = _compile(ck.kernel, arch=arch, opt=o.opt, fast_math=o.fast_math,
+                          debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
+                          sass=False)
+    else:
+        from warp_lab.compiler.pipeline import check_options
+
+        try:
+            check_options(arch=arch)
+        except ValueError as exc:
+            raise LaunchError(f"the device is {arch}, which warp_lab cannot compile for "
+                              f"({exc}); run on device='sim'") from None
+        ck = _compile(kernel, arch=arch, opt=opt, fast_math=fast_math, debug=debug, sass=False)
+    if dim is not None and grid is None and block is None:
+        ndim = len(_ints(dim, "dim", 0))
+        grd, blk, launch_dim = launch_geometry(ndim, dim, None, None, block_dim)
+        if any(d != g * b for d, g, b in zip(launch_dim, grd, blk)):
+            fix_grid = tuple(-(-d // b) for d, b in zip(launch_dim, blk))
+            raise LaunchError(
+                f"dim={dim!r} is not a whole number of blocks of {blk}, and CUDA C++ kernel "
+                f"{ck.name} has no entry guard (threads past dim would run its body); launch "
+                f"grid={fix_grid[:ndim]}, block={blk[:ndim]} and check the bounds in the "
+                "kernel (if (i >= n) return;), or give a dim that the block divides")
+    else:
+        grd, blk, launch_dim = launch_geometry(3, dim, grid, block, block_dim)
+    values, views = _args.check_arguments(ck.params, list(inputs))
+    bad = _args.misaligned_pointers(ck.params, views)
+    if bad:
+        types = dict(ck.params)
+        raise LaunchError(", ".join(f"parameter {n!r} ({types[n]!r})" for n in bad)
+                          + " would not be aligned to its element type on the device (a "
+                          "view starting inside an element); a GPU faults on it (misaligned "
+                          "address): pass an array that starts at an element boundary")
+    _refuse_read_only_outputs(ck, views)
+    return ck, grd, blk, launch_dim, values, views
+
+
 def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
     """A read-only array (``flags.writeable`` False) the kernel may store through is refused.
 
@@ -491,8 +546,10 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     """Run a kernel.
 
     Args:
-        kernel: a ``@wl.kernel`` (compiled on first use for the device's
-            architecture, cached) or a :class:`CompiledKernel` (used as is on
+        kernel: a ``@wl.kernel`` or a ``wl.cuda_kernel`` (compiled on first use for the
+            device's architecture, cached; a CUDA C++ kernel's pointer parameters take
+            contiguous arrays of their element type, ``dim=`` must then be a whole
+            number of blocks) or a :class:`CompiledKernel` (used as is on
             the simulator, but for memcheck's index checks, :func:`index_checked`;
             on a GPU its PTX is JIT-compiled when its arch differs).
         dim: threads to run, ``n`` or ``(n0, n1[, n2])``; ``wl.tid()`` never
@@ -562,8 +619,14 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         CudaError: the GPU asked for is unavailable, or the driver failed.
         KernelCompileError: the kernel does not compile.
         SimulatorError: the simulator cannot run it, or it faulted.
+        LaunchInterrupted: Ctrl-C (SIGINT) during a simulated launch: a
+            ``KeyboardInterrupt`` whose ``result`` (also :func:`last_launch`) is the
+            partial LaunchResult (``partial=True``, an ``interrupted`` finding, the arrays
+            unchanged), or the complete one when the Ctrl-C came while the results were
+            copied back (every output array written).
     """
     t0 = time.perf_counter()
+    _last[0] = None
     dev = get_device(device)
     if _as_int(repeat) is None or repeat < 1:
         raise LaunchError(f"repeat must be a positive int, got {repeat!r}")
@@ -580,7 +643,9 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         arch = check_launch_arch(arch, dev)
     else:
         arch = dev.arch
-        if dev.kind == "sim" and isinstance(kernel, Kernel):  # the PTX its cell showed
+        if dev.kind == "sim" and not isinstance(kernel, CompiledKernel) and (
+                isinstance(kernel, Kernel) or getattr(kernel, "language", None) == "cuda"):
+            # the PTX its cell showed
             arch = kernel.options.get("arch", arch)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
@@ -610,7 +675,37 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         extra["fill"] = fill_word
     else:
         from warp_lab.runtime import cuda_backend as backend
-    result = backend.run(ck, dev, grd, blk, launch_dim, values, views, repeat=repeat,
-                         shared_mem=shared_mem, checks=checks,
-                         max_instructions=max_instructions, **extra)
-    return dataclasses.replace(result, host_seconds=time.perf_counter() - t0)
+    try:
+        result = backend.run(ck, dev, grd, blk, launch_dim, values, views, repeat=repeat,
+                             shared_mem=shared_mem, checks=checks,
+                             max_instructions=max_instructions, **extra)
+    except LaunchInterrupted as exc:
+        _last[0] = dataclasses.replace(exc.result, host_seconds=time.perf_counter() - t0)
+        raise LaunchInterrupted(_last[0]) from exc.__cause__
+    _last[0] = dataclasses.replace(result, host_seconds=time.perf_counter() - t0)
+    return _last[0]
+
+
+#: the LaunchResult of the latest wl.launch call (None: it ended before its back end ran)
+_last: list = [None]
+
+
+def last_launch() -> LaunchResult | None:
+    """The :class:`LaunchResult` of the latest :func:`launch` call in this process.
+
+    A Ctrl-C stops a simulated launch by raising
+    :class:`~warp_lab.errors.LaunchInterrupted` (a ``KeyboardInterrupt``, so the cell or a
+    loop of launches stops too); this is where a notebook finds what that launch did
+    afterwards (the exception's ``result`` is the same object)::
+
+        wl.launch(k, dim=n, inputs=[x])     # Ctrl-C: KeyboardInterrupt
+        r = wl.last_launch()                # r.partial, r.findings == [interrupted]
+
+    Returns:
+        the latest call's result, complete or partial (``partial=True`` and an
+        ``interrupted`` finding when the interrupt stopped the simulator; its arrays
+        were left unchanged), or ``None`` when that call raised before a back end ran
+        (a compile error, bad arguments, a Ctrl-C while compiling) or no launch ran yet.
+        One record for the process: a launch from another thread replaces it.
+    """
+    return _last[0]

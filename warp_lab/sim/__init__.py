@@ -93,9 +93,10 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         progress: ``progress(blocks_done, blocks_total)``, called after each batch
             of blocks (``batch_threads`` threads' worth of whole blocks) that ran to
             its end, with ``blocks_done`` increasing and ``blocks_total`` at the
-            last call; not called after a fault. An exception raised by it stops
-            the launch as Ctrl-C does: an ``interrupted`` finding naming it, and
-            ``partial=True`` (so a notebook's "cancel" can be a raising callback).
+            last call; not called after a fault. An ``Exception`` raised by it stops
+            the launch: an ``interrupted`` finding naming it, and ``partial=True``
+            (so a notebook's "cancel" can be a raising callback); a
+            ``KeyboardInterrupt`` from it is a Ctrl-C (below).
         fill: what each block's fresh shared memory and each thread's fresh local
             memory hold: a 32-bit word repeated from the first byte (default
             :data:`~warp_lab.sim.machine.FILL`, ``0x7FF8DEAD``: NaN as float32 and
@@ -105,13 +106,16 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
 
     Returns:
         :class:`SimResult`. A fault (out-of-bounds access, trap, deadlock, budget,
-        Ctrl-C, an exception from ``progress``) ends the launch early with a
+        an exception from ``progress``) ends the launch early with a
         finding and ``partial=True``; memory outside the user's allocations is
         never touched.
 
     Raises:
         SimulatorError: bad launch configuration, unknown kernel, an opcode the
             simulator does not implement (message names opcode and PTX line).
+        LaunchInterrupted: a ``KeyboardInterrupt`` (Ctrl-C, SIGINT) while it ran; its
+            ``result`` is the partial :class:`SimResult` (an ``interrupted`` finding,
+            ``partial=True``).
     """
     from warp_lab.sim.machine import Machine
     if isinstance(module, str):

@@ -52,7 +52,7 @@ import time
 
 import numpy as np
 
-from warp_lab.errors import SimulatorError
+from warp_lab.errors import LaunchInterrupted, SimulatorError
 from warp_lab.sim.result import (Finding, Metrics, MemoryLineStats, SimResult, code_place,
                                  instruction_class)
 
@@ -1046,6 +1046,7 @@ class Machine:
         Ctrl-C does (an ``interrupted`` finding, ``partial=True``).
         """
         t0 = time.perf_counter()
+        interrupt = None
         try:
             with np.errstate(all="ignore"):
                 while not self.stop and self.start_batch():
@@ -1055,7 +1056,10 @@ class Machine:
                             progress(self.next_block, self.nblocks)
                         except Exception as exc:
                             raise _ProgressStop(exc) from exc
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            # the user's interrupt stops the caller too (LaunchInterrupted below), with the
+            # partial result it carries; memory may hold some of the blocks' stores
+            interrupt = exc
             self.partial = True
             self.findings.append(Finding("interrupted", "the launch was interrupted "
                                          "(KeyboardInterrupt); memory holds a partial result"))
@@ -1074,7 +1078,10 @@ class Machine:
                                  "with the PTX") from None
         finally:
             self.release()
-        return self.result(time.perf_counter() - t0)
+        result = self.result(time.perf_counter() - t0)
+        if interrupt is not None:
+            raise LaunchInterrupted(result) from interrupt
+        return result
 
     def run_batch(self, limit=None):
         """Execute the current batch until it finishes, stops, or ``limit`` steps ran.
