@@ -17,6 +17,7 @@ from warp_lab.errors import (CudaError, InternalCompilerError, KernelCompileErro
                              KernelOptionError, LaunchError, LaunchInterrupted, SimulatorError,
                              ToolchainError, WarpLabError)
 from warp_lab.lang.kernel import Constant, Func, Kernel, constant, func, kernel
+from warp_lab.lang.cuda import CudaKernel, cuda_kernel, cuda_kernels
 from warp_lab.lang.types import (bool_, float16, float32, float64, int8, int16, int32, int64,
                                  mat22, mat33, mat44, uint8, uint16, uint32, uint64, vec2,
                                  vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d, vec4i)

@@ -211,6 +211,12 @@ class ToolchainError(WarpLabError):
         super().__init__(text)
 
 
+class UnsupportedFeatureError(WarpLabError, NotImplementedError):
+    """A feature of NVIDIA Warp that warp_lab's Warp namespace (:mod:`warp_lab.warp`) does
+    not have yet (meshes, volumes, BVHs, ``wp.Tape`` autodiff, ...), used on the host; in a
+    kernel the same name is a :class:`KernelCompileError` at its line."""
+
+
 class LaunchError(WarpLabError):
     """A launch was asked for with wrong arguments or an impossible configuration."""
 

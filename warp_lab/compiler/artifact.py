@@ -241,6 +241,10 @@ class LineMap:
         return sorted(set(self.llvm) | set(self.ptx) | set(self.sass))
 
 
+#: what the panes say of a kernel of the Warp dialect (:attr:`CompiledKernel.dialect`)
+DIALECT_LABEL = "Warp dialect: C's integer / and %, Warp's print"
+
+
 @dataclass(frozen=True)
 class CompiledKernel:
     """Everything one compile produced (immutable).
@@ -298,10 +302,18 @@ class CompiledKernel:
             ``wl.compile`` sets this map for the current run, cache hits included;
             views, findings and errors show the cell through it. Real files are
             not in it: their paths are in the artifacts as they are.
+        dialect: the language the kernel was written in, ``"python"`` (``@wl.kernel``)
+            or ``"warp"`` (``@wp.kernel`` of :mod:`warp_lab.warp`: Warp's integer ``/``
+            and ``%`` and its ``print``), as :attr:`warp_lab.lang.kernel.Kernel.dialect`;
+            part of the cache key, and the panes say it.
         kernel: the ``@wl.kernel`` it was compiled from (set by
             ``wl.compile``; not part of equality or the disk cache), so that
             ``wl.launch`` can compile the variant a launch needs (general
             strides, entry guard) with the same options; None when unknown.
+        language: the source language: ``"python"`` (a ``@wl.kernel``, through LLVM) or
+            ``"cuda"`` (a ``wl.cuda_kernel``, through NVRTC: ``llvm_ir`` is empty, the
+            parameters have the C ABI, no hidden ``launch_dim``, and ``source`` is the
+            CUDA C++ translation unit).
     """
 
     name: str
@@ -329,7 +341,9 @@ class CompiledKernel:
     shared_shapes: tuple = ()
     shared_dtypes: tuple = ()
     files: Mapping[str, str] = field(default_factory=dict, compare=False)
+    dialect: str = "python"
     kernel: object = field(default=None, compare=False, repr=False)
+    language: str = "python"
 
     @property
     def arch(self) -> str:

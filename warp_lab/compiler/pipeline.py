@@ -125,7 +125,10 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     """Compile a kernel for one architecture.
 
     Args:
-        kernel: a ``@wl.kernel`` function.
+        kernel: a ``@wl.kernel`` function, or a ``wl.cuda_kernel`` (compiled by NVRTC:
+            :func:`warp_lab.compiler.cuda_pipeline.compile_cuda`, which takes ``arch``,
+            ``opt``, ``fast_math``, ``debug``, ``lineinfo``, ``maxrregcount`` and the
+            cache/SASS switches).
         arch: target ``sm_XX`` (see :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`).
         opt: LLVM optimisation level 0..3.
         fast_math: fast-math flags, flush-to-zero, approximate division.
@@ -176,8 +179,15 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
             not one of the above or a :class:`ToolchainError` (chained as
             ``__cause__``), naming the stage, the kernel and the line when known.
     """
+    if getattr(kernel, "language", None) == "cuda":   # a wl.cuda_kernel: NVRTC, not LLVM
+        from warp_lab.compiler.cuda_pipeline import compile_cuda
+
+        return compile_cuda(kernel, arch=arch, opt=opt, fast_math=fast_math, debug=debug,
+                            lineinfo=lineinfo, maxrregcount=maxrregcount, cache=cache,
+                            sass=sass, life_ranges=life_ranges)
     if not isinstance(kernel, Kernel):
-        raise TypeError(f"wl.compile needs a @wl.kernel function, got {type(kernel).__name__}")
+        raise TypeError(f"wl.compile needs a @wl.kernel function or a wl.cuda_kernel, got "
+                        f"{type(kernel).__name__}")
     own = {**KERNEL_OPTION_DEFAULTS, **kernel.options}
     arch = own["arch"] if arch is None else arch
     opt = own["opt"] if opt is None else opt
@@ -224,7 +234,7 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
         raise
     except Exception as exc:  # noqa: BLE001 - our bug: re-raised as InternalCompilerError
         raise internal_error(exc, stage[0], kernel.name, f"options {options!r}") from exc
-    if cache and all(reason == _NOT_REQUESTED for reason in ck.missing.values()):
+    if cache and _complete(ck.missing):
         _cache.default_cache().put(key, ck)
     return ck
 
@@ -239,7 +249,7 @@ def _from_cache(key: str, sass: bool, life_ranges: bool) -> CompiledKernel | Non
     add_ranges = life_ranges and hit.life_ranges is None and hit.cubin is not None
     if add_sass or add_ranges:
         hit = _add_disassembly(hit, add_sass, add_ranges)
-        if all(reason == _NOT_REQUESTED for reason in hit.missing.values()):
+        if _complete(hit.missing):
             _cache.default_cache().put(key, hit)
     return hit
 
@@ -296,8 +306,14 @@ def _build(kernel: Kernel, options: CompileOptions, cells: dict, files: dict, ke
         shared_arrays=typed.shared_arrays,
         shared_shapes=tuple((d.symbol, d.dtype.size, tuple(d.shape)) for d in typed.shared),
         shared_dtypes=typed.shared_dtypes,
-        files=files, kernel=kernel)
+        files=files, dialect=kernel.dialect, kernel=kernel)
     return ck
+
+
+def _complete(missing) -> bool:
+    """Whether a compile with these ``missing`` reasons may be cached: nothing failed, only
+    SASS not asked for (and a CUDA C++ kernel's LLVM IR, which NVRTC never gives)."""
+    return all(reason == _NOT_REQUESTED for k, reason in missing.items() if k != "llvm_ir")
 
 
 _NOT_REQUESTED = "not disassembled: compiled with sass=False (wl.compile(..., sass=True) adds it)"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from warp_lab.errors import KernelCompileError, KernelOptionError, source_label
 
 __all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file",
-           "KERNEL_OPTIONS", "KERNEL_OPTION_DEFAULTS", "check_kernel_options", "python_lines"]
+           "KERNEL_OPTIONS", "KERNEL_OPTION_DEFAULTS", "DIALECTS", "Unsupported", "check_kernel_options", "python_lines"]
 
 _NEWLINE = re.compile(r"(\r\n|\r|\n)")
 
@@ -138,14 +138,25 @@ def cell_source(text: str, filename: str, first_line: int = 1) -> None:
     linecache.cache[filename] = (len(text), None, python_lines(text, keepends=True), filename)
 
 
+#: the dialects a kernel or device function may be written in: ``"python"`` (``@wl.kernel``:
+#: Python's ``/``, ``%`` and ``print``) and ``"warp"`` (``@wp.kernel`` of
+#: :mod:`warp_lab.warp`: NVIDIA Warp's C-like integer ``/`` and ``%`` and its ``print``)
+DIALECTS = ("python", "warp")
+
+
 @dataclass(eq=False)
 class _Function:
     fn: object
     source: Source = field(default=None)
+    #: the language the function's source is written in (:data:`DIALECTS`): a property
+    #: of the function, so a ``@wp.func`` called from a ``@wl.kernel`` keeps Warp's rules
+    dialect: str = field(default="python", kw_only=True)
 
     def __post_init__(self):
         if not inspect.isfunction(self.fn):
             raise TypeError(f"@{self.kind_name} needs a Python function, not {type(self.fn).__name__}")
+        if self.dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {DIALECTS}, not {self.dialect!r}")
         if self.source is None:
             self.source = source_of(self.fn)
         self.__name__ = self.fn.__name__
@@ -357,3 +368,42 @@ def func(fn=None, *, source: Source | None = None):
 def constant(value) -> Constant:
     """Mark a module-level value as a compile-time constant of kernels that use it."""
     return Constant(value)
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """A name of another kernel language that warp_lab does not have yet: NVIDIA Warp's
+    ``wp.Mesh``, ``wp.mesh_query_point``, ``wp.Tape``... in :mod:`warp_lab.warp`.
+
+    In a kernel the front end makes its use a located ``KernelCompileError`` with
+    :meth:`message`; called (or instantiated) on the host it raises
+    :class:`~warp_lab.errors.UnsupportedFeatureError`; any attribute of it raises too,
+    so no ``AttributeError`` from inside warp_lab reaches the user.
+
+    Attributes:
+        name: the name as the user wrote it (``"wp.mesh_query_point"``).
+        feature: the feature it belongs to (``"meshes"``, ``"autodiff (wp.Tape)"``).
+    """
+
+    name: str
+    feature: str
+
+    def message(self) -> str:
+        """The sentence the errors say."""
+        return (f"{self.name} is a Warp feature ({self.feature}) that warp_lab does not have "
+                "yet")
+
+    def __call__(self, *args, **kwargs):
+        from warp_lab.errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError(self.message() + "; docs/language.md, 'The Warp "
+                                      "namespace', lists what it has")
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return self.__call__()
+
+    def __repr__(self) -> str:
+        return f"<{self.name}: not in warp_lab yet ({self.feature})>"
+

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from warp_lab.compiler.artifact import DIALECT_LABEL
 from warp_lab.notebook.highlight import line_colors
 from warp_lab.notebook.views import cell_label, kernel_html, pane_text, python_pane_lines, \
     python_row_numbers
@@ -92,7 +93,8 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
         "name": ck.name,
         "arch": ck.options.arch,
         "opt": ck.options.opt,
-        "flags": list(ck.options.flags),
+        # (the extension shows flags after -O: a Warp-namespace kernel says its dialect there)
+        "flags": list(ck.options.flags) + ([DIALECT_LABEL] if ck.dialect == "warp" else []),
         "panes": {
             "python": {"text": ck.source.text, "first_line": ck.source.first_line,
                        "filename": cell_label(ck.source.filename)},

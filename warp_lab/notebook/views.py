@@ -29,7 +29,7 @@ import secrets
 from typing import Callable, Mapping
 
 from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
-from warp_lab.compiler.artifact import SHARED_DECL, shared_array_lines
+from warp_lab.compiler.artifact import DIALECT_LABEL, SHARED_DECL, shared_array_lines
 from warp_lab.compiler.linemap import is_sass_file_comment, is_sass_instruction
 from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
                                             python_location, source_line_text)
@@ -421,8 +421,9 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
                                hide=is_sass_file_comment if pane == "sass" else None,
                                display=compact_sass if pane == "sass" else None,
                                missing=ck.missing.get(attr, "") if text is None else ""))
+    dialect = f" · {DIALECT_LABEL}" if ck.dialect == "warp" else ""
     title = (f'<div class="wl-title">{html.escape(ck.name)} — '
-             f"{html.escape(ck.options.label())}</div>")
+             f"{html.escape(ck.options.label() + dialect)}</div>")
     card = resource_card_html(ck, occupancy) if "resources" in show else ""
     body = (f'<div class="wl-kernel" id="{root_id}">{title}<div class="wl-panes">'
             f'{"".join(parts)}</div>{card}{extra}</div>')

@@ -47,6 +47,30 @@ def cell_text(text: str, ck) -> str:
     return text
 
 
+def located_simulator_error(exc, ck):
+    """``exc`` (a :class:`~warp_lab.errors.SimulatorError` of a launch of ``ck``: an
+    opcode the simulator does not implement, a fault) with the source line its PTX line
+    came from (``ck.line_map``): "... (line 6 of In[3]: x[i] = h2exp2(x[i]);)", the
+    C++ or Python line the user wrote; ``exc`` itself when it names no PTX line or that
+    line has none."""
+    from warp_lab.errors import SimulatorError, source_label
+
+    ptx_line = getattr(exc, "ptx_line", 0)
+    if not ptx_line or getattr(exc, "source_line", 0):
+        return exc
+    key = ck.line_map.python_line_of_ptx(ptx_line)
+    if key is None:
+        return exc
+    try:
+        other, line = ck.line_map.location(key)
+    except KeyError:
+        return exc
+    where = ck.files.get(other, other) if other else ck.source.filename
+    text = ck.source.line(line).strip() if other is None else ""
+    said = f"line {line} of {source_label(where)}" + (f": {text}" if text else "")
+    return SimulatorError(f"{exc} ({said})", ptx_line=ptx_line, source_line=line)
+
+
 def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list:
     """The simulator's ``findings`` of a launch of ``ck`` in the user's terms (:func:`_named`),
     one per problem at a Python line (:func:`merge_by_line`, with the ``.loc`` columns of

@@ -187,8 +187,8 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     simulator launch count the checks' instructions too.
     """
     o = ck.options
-    if o.debug or o.index_checks == on or ck.kernel is None:
-        return ck
+    if o.debug or o.index_checks == on or ck.kernel is None or ck.language != "python":
+        return ck   # (a CUDA C++ kernel's pointers have no shape to check indices against)
     from warp_lab.compiler import cache as _cache
     from warp_lab.compiler.pipeline import compile as _compile, toolchain_versions
 
@@ -382,6 +382,10 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                           f"{type(inputs).__name__}")
     from warp_lab.compiler.pipeline import compile as _compile
 
+    if getattr(kernel, "language", None) == "cuda" or (
+            isinstance(kernel, CompiledKernel) and kernel.language == "cuda"):
+        return _prepare_cuda(kernel, arch, inputs, dim, grid, block, block_dim, opt,
+                             fast_math, debug, exact_arch)
     if isinstance(kernel, Kernel):
         try:
             check_options(arch=arch)
@@ -447,6 +451,57 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     return ck, grd, blk, launch_dim, values, views
 
 
+def _prepare_cuda(kernel, arch, inputs, dim, grid, block, block_dim, opt, fast_math, debug,
+                  exact_arch):
+    """:func:`prepare_launch` for a CUDA C++ kernel (``wl.cuda_kernel`` or its
+    CompiledKernel): the C ABI has no variants, no entry guard and no hidden extent, so a
+    ``dim=`` launch must be a whole number of blocks (the kernel checks its own bounds, as
+    ``if (i >= n) return;`` does); ``grid=``/``block=`` is CUDA's ``<<<grid, block>>>``."""
+    from warp_lab.compiler.pipeline import compile as _compile
+
+    if isinstance(kernel, CompiledKernel):
+        ck = kernel
+        if exact_arch and ck.options.arch != arch:
+            if ck.kernel is None:
+                raise LaunchError(f"{ck.name} was compiled for {ck.options.arch}, not the "
+                                  f"launch's arch={arch!r}; pass the wl.cuda_kernel itself")
+            o = ck.options
+            ck = _compile(ck.kernel, arch=arch, opt=o.opt, fast_math=o.fast_math,
+                          debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
+                          sass=False)
+    else:
+        from warp_lab.compiler.pipeline import check_options
+
+        try:
+            check_options(arch=arch)
+        except ValueError as exc:
+            raise LaunchError(f"the device is {arch}, which warp_lab cannot compile for "
+                              f"({exc}); run on device='sim'") from None
+        ck = _compile(kernel, arch=arch, opt=opt, fast_math=fast_math, debug=debug, sass=False)
+    if dim is not None and grid is None and block is None:
+        ndim = len(_ints(dim, "dim", 0))
+        grd, blk, launch_dim = launch_geometry(ndim, dim, None, None, block_dim)
+        if any(d != g * b for d, g, b in zip(launch_dim, grd, blk)):
+            fix_grid = tuple(-(-d // b) for d, b in zip(launch_dim, blk))
+            raise LaunchError(
+                f"dim={dim!r} is not a whole number of blocks of {blk}, and CUDA C++ kernel "
+                f"{ck.name} has no entry guard (threads past dim would run its body); launch "
+                f"grid={fix_grid[:ndim]}, block={blk[:ndim]} and check the bounds in the "
+                "kernel (if (i >= n) return;), or give a dim that the block divides")
+    else:
+        grd, blk, launch_dim = launch_geometry(3, dim, grid, block, block_dim)
+    values, views = _args.check_arguments(ck.params, list(inputs))
+    bad = _args.misaligned_pointers(ck.params, views)
+    if bad:
+        types = dict(ck.params)
+        raise LaunchError(", ".join(f"parameter {n!r} ({types[n]!r})" for n in bad)
+                          + " would not be aligned to its element type on the device (a "
+                          "view starting inside an element); a GPU faults on it (misaligned "
+                          "address): pass an array that starts at an element boundary")
+    _refuse_read_only_outputs(ck, views)
+    return ck, grd, blk, launch_dim, values, views
+
+
 def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
     """A read-only array (``flags.writeable`` False) the kernel may store through is refused.
 
@@ -469,8 +524,10 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     """Run a kernel.
 
     Args:
-        kernel: a ``@wl.kernel`` (compiled on first use for the device's
-            architecture, cached) or a :class:`CompiledKernel` (used as is on
+        kernel: a ``@wl.kernel`` or a ``wl.cuda_kernel`` (compiled on first use for the
+            device's architecture, cached; a CUDA C++ kernel's pointer parameters take
+            contiguous arrays of their element type, ``dim=`` must then be a whole
+            number of blocks) or a :class:`CompiledKernel` (used as is on
             the simulator, but for memcheck's index checks, :func:`index_checked`;
             on a GPU its PTX is JIT-compiled when its arch differs).
         dim: threads to run, ``n`` or ``(n0, n1[, n2])``; ``wl.tid()`` never
@@ -557,7 +614,9 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         arch = check_launch_arch(arch, dev)
     else:
         arch = dev.arch
-        if dev.kind == "sim" and isinstance(kernel, Kernel):  # the PTX its cell showed
+        if dev.kind == "sim" and not isinstance(kernel, CompiledKernel) and (
+                isinstance(kernel, Kernel) or getattr(kernel, "language", None) == "cuda"):
+            # the PTX its cell showed
             arch = kernel.options.get("arch", arch)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,

@@ -21,9 +21,10 @@ import time
 import numpy as np
 
 from warp_lab.compiler import abi
-from warp_lab.errors import LaunchInterrupted
+from warp_lab.errors import LaunchInterrupted, SimulatorError
 from warp_lab.runtime.args import group_regions, written_regions
-from warp_lab.runtime.finding_text import cell_text, user_findings, without_index_marks
+from warp_lab.runtime.finding_text import (cell_text, located_simulator_error, user_findings,
+                                           without_index_marks)
 from warp_lab.runtime.interrupt import deferred_sigint
 from warp_lab.runtime.result import PARTIAL_NOTE, LaunchResult
 
@@ -146,6 +147,8 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
                              progress=_over_repeats(progress, i, repeat))
         except LaunchInterrupted as exc:   # Ctrl-C: the partial result, then raised again
             result, interrupt = exc.result, exc
+        except SimulatorError as exc:   # said at the user's line too
+            raise located_simulator_error(exc, ck) from None
         times.append(time.perf_counter() - t0)
         if result.partial:
             break
