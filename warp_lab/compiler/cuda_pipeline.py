@@ -27,10 +27,11 @@ import re
 import time
 
 from warp_lab.compiler import abi, cuda_source, linemap, nvrtc, toolchain
-from warp_lab.compiler.artifact import SHARED_DECL, CompiledKernel, CompileOptions
+from warp_lab.compiler.artifact import SHARED_DECL, CompiledKernel
 from warp_lab.errors import InternalCompilerError, KernelCompileError, ToolchainError
 from warp_lab.lang import types as T
-from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, is_cell_file
+from warp_lab.lang.kernel import is_cell_file
+from warp_lab.options import KERNEL_OPTION_DEFAULTS, CompileOptions, check_options
 
 __all__ = ["compile_cuda", "nvrtc_options", "CudaCompileError", "param_types",
            "ptx_params", "SCALAR_TYPES", "VECTOR_TYPES"]
@@ -378,7 +379,7 @@ def compile_cuda(kernel, arch=None, opt=None, fast_math=None, debug=None, linein
     """
     from warp_lab.compiler import cache as _cache
     from warp_lab.compiler.pipeline import (_NOT_REQUESTED, _complete, _disassemble,
-                                            _from_cache, check_options, toolchain_versions)
+                                            _from_cache, toolchain_versions)
 
     own = {**KERNEL_OPTION_DEFAULTS, **kernel.options}
     arch = own["arch"] if arch is None else arch
