@@ -13,7 +13,8 @@ import sys
 
 __all__ = [
     "WarpLabError", "KernelCompileError", "KernelOptionError", "InternalCompilerError",
-    "ToolchainError", "LaunchError", "CudaError", "SimulatorError", "source_label",
+    "ToolchainError", "LaunchError", "CudaError", "SimulatorError", "LaunchInterrupted",
+    "source_label",
 ]
 
 
@@ -210,6 +211,12 @@ class ToolchainError(WarpLabError):
         super().__init__(text)
 
 
+class UnsupportedFeatureError(WarpLabError, NotImplementedError):
+    """A feature of NVIDIA Warp that warp_lab's Warp namespace (:mod:`warp_lab.warp`) does
+    not have yet (meshes, volumes, BVHs, ``wp.Tape`` autodiff, ...), used on the host; in a
+    kernel the same name is a :class:`KernelCompileError` at its line."""
+
+
 class LaunchError(WarpLabError):
     """A launch was asked for with wrong arguments or an impossible configuration."""
 
@@ -240,3 +247,31 @@ class SimulatorError(WarpLabError):
         self.ptx_line = ptx_line
         self.source_line = source_line
         super().__init__(message)
+
+
+class LaunchInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a simulated launch: a ``KeyboardInterrupt`` carrying what ran.
+
+    A subclass of ``KeyboardInterrupt``, not of :class:`WarpLabError`: a user's interrupt
+    stops the cell (and a loop of launches) like any other Ctrl-C, and ``except
+    KeyboardInterrupt`` catches it. The launch's output arrays are left as they were
+    (or, for a Ctrl-C that came while they were copied back, all written:
+    :func:`~warp_lab.runtime.interrupt.deferred_sigint`).
+
+    Raised by :func:`warp_lab.launch` (``result`` a
+    :class:`~warp_lab.runtime.result.LaunchResult`, also returned by
+    :func:`warp_lab.last_launch`), by :func:`warp_lab.sim.run` (a
+    :class:`~warp_lab.sim.result.SimResult`) and by a debugger session's motions
+    (``wl.debug(...).run_to_end()``: the session's result so far; the session can go on).
+
+    Attributes:
+        result: what the launch did until the interrupt: ``partial=True`` and an
+            ``interrupted`` finding when the simulator was stopped, ``partial=False``
+            when the Ctrl-C came after the last block (it was delivered once the
+            arrays were written back).
+    """
+
+    def __init__(self, result, message: str = ""):
+        self.result = result
+        super().__init__(message or "the launch was interrupted (Ctrl-C); the partial result "
+                         "is the exception's .result (wl.last_launch() after wl.launch)")

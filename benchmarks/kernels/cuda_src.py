@@ -23,7 +23,7 @@ Every entry is ``extern "C"``, so its PTX entry name is the kernel name.
 
 from __future__ import annotations
 
-__all__ = ["PRELUDE", "SOURCES", "WARMUP", "source_of"]
+__all__ = ["PRELUDE", "SOURCES", "WARMUP", "source_of", "twin_launch"]
 
 PRELUDE = r"""
 #ifndef RESTRICT
@@ -296,3 +296,60 @@ def source_of(name: str) -> str:
         KeyError: no CUDA C++ twin is written for ``name``.
     """
     return PRELUDE + SOURCES[name]
+
+
+def _dims(a):
+    return list(a.shape)
+
+
+#: kernel name -> the twin's arguments from the corpus example's (warp_lab arrays carry
+#: their extents; the twin takes them as ints, after the arrays, as its signature says)
+_TWIN_ARGS = {
+    "saxpy": lambda x, y, a: [x, y, a, x.size],
+    "stencil_2d": lambda u, out: [u, out, *_dims(u)],
+    "block_sum": lambda x, partial, n: [x, partial, n],
+    "warp_sum": lambda x, warp_sums, total, n: [x, warp_sums, total, n],
+    "matmul_tiled": lambda a, b, c: [a, b, c, a.shape[0], a.shape[1], b.shape[1]],
+    "transpose_padded": lambda src, dst: [src, dst, *_dims(src)],
+    "histogram": lambda data, hist, n: [data, hist, n],
+    "block_scan": lambda x, out, totals, n: [x, out, totals, n],
+    "mandelbrot": lambda counts, x0, y0, dx, max_iter: [counts, *_dims(counts), x0, y0, dx,
+                                                        max_iter],
+    "nbody_step": lambda pos, vel, mass, new_pos, new_vel, dt, eps2: [
+        pos, vel, mass, new_pos, new_vel, len(mass), dt, eps2],
+    "softmax_rows": lambda x, y: [x, y, x.shape[1]],
+    "spmv_csr": lambda row_ptr, col_idx, values, x, y: [row_ptr, col_idx, values, x, y,
+                                                        len(y)],
+}
+
+
+def twin_launch(name: str, args: list, launch) -> tuple[list, tuple, tuple]:
+    """The CUDA C++ twin's launch for the corpus example ``name``'s arguments.
+
+    Args:
+        name: a kernel of :data:`SOURCES`.
+        args: the example's arguments (``warp_lab.examples.get(name).make_inputs()``):
+            the twin gets the same arrays (shared, so its outputs land in them) and their
+            extents as ints.
+        launch: the example's :class:`~warp_lab.examples.Launch`.
+
+    Returns:
+        ``(inputs, grid, block)``: a ``dim=`` launch becomes the CUDA configuration that
+        covers it, as the twin's early return expects (``(n + b - 1) / b`` blocks; a 2-D
+        ``dim`` gets 32 threads along x, the fastest index, as ``wl.launch`` does).
+
+    Raises:
+        KeyError: no twin for ``name``.
+    """
+    inputs = _TWIN_ARGS[name](*args)
+    if launch.grid is not None:
+        return inputs, tuple(launch.grid), tuple(launch.block)
+    dims = (launch.dim,) if isinstance(launch.dim, int) else tuple(launch.dim)
+    b = launch.block_dim
+    if len(dims) == 1:
+        block = (b, 1, 1)
+    else:
+        block = (32, b // 32, 1) if b >= 32 else (b, 1, 1)
+    ext = tuple(reversed(dims)) + (1,) * (3 - len(dims))
+    grid = tuple(-(-e // k) for e, k in zip(ext, block))
+    return inputs, grid, block

@@ -105,10 +105,12 @@ def test_interrupt_leaves_arrays_unchanged():
     timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        r = wl.launch(ck, dim=64, inputs=[x], device="sim", max_instructions=4_000_000_000)
+        with pytest.raises(wl.LaunchInterrupted) as info:
+            wl.launch(ck, dim=64, inputs=[x], device="sim", max_instructions=4_000_000_000)
     finally:
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
+    r = info.value.result
     assert [f.kind for f in r.findings] == ["interrupted"]
     assert (x == 0).all()
 

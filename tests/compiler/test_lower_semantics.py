@@ -23,7 +23,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import warp_lab as wl
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 from warp_lab.compiler.frontend import make_typed_ast
 from warp_lab.compiler.lower import FunctionLowerer, ModuleContext
 from warp_lab.compiler.typing_rules import fold_binop, wrap_int
@@ -42,6 +42,34 @@ _C = {"int32": ctypes.c_int32, "uint32": ctypes.c_uint32, "int64": ctypes.c_int6
 _ENGINES = []
 
 
+#: NVVM's ``cvt.rzi`` intrinsics (float → int conversions lower to them) written for the
+#: host from the PTX ISA's rule (9.7.9.21, "Integer Notes"): toward zero, clamped to the
+#: destination's range (LLVM's ``fptosi.sat``), NaN giving 0 unless the source is f64 or
+#: the destination 64-bit, where it gives ``1 << (bits - 1)``.
+_CVT_RZI = {"f2i": ("float", 32, "s"), "f2ui": ("float", 32, "u"), "d2i": ("double", 32, "s"),
+            "d2ui": ("double", 32, "u"), "f2ll": ("float", 64, "s"),
+            "f2ull": ("float", 64, "u"), "d2ll": ("double", 64, "s"),
+            "d2ull": ("double", 64, "u")}
+
+
+def _host_cvt_rzi(text: str) -> str:
+    """``text`` with each declared ``llvm.nvvm.<cvt>.rz`` defined for the host."""
+    for name, (fty, bits, sign) in _CVT_RZI.items():
+        decl = f"declare i{bits} @\"llvm.nvvm.{name}.rz\"({fty} %\".1\")"
+        if decl not in text:
+            continue
+        nan = 1 << (bits - 1) if (fty == "double" or bits == 64) else 0
+        sfx = "f64" if fty == "double" else "f32"
+        text = text.replace(decl, f"""declare i{bits} @llvm.fpto{sign}i.sat.i{bits}.{sfx}({fty})
+define internal i{bits} @"llvm.nvvm.{name}.rz"({fty} %x) {{
+  %s = call i{bits} @llvm.fpto{sign}i.sat.i{bits}.{sfx}({fty} %x)
+  %n = fcmp uno {fty} %x, %x
+  %r = select i1 %n, i{bits} {nan}, i{bits} %s
+  ret i{bits} %r
+}}""")
+    return text.replace('@"llvm.nvvm.', '@"host.nvvm.').replace("@llvm.nvvm.", "@host.nvvm.")
+
+
 def host_function(kernel, func_name: str):
     """The device function ``func_name`` called by ``kernel``, JIT-compiled for the host."""
     options = CompileOptions(lineinfo=False, opt=0)
@@ -53,7 +81,7 @@ def host_function(kernel, func_name: str):
     while mctx.pending:  # tf and the device functions it calls
         FunctionLowerer(mctx, *mctx.pending.pop(0)).lower()
     mctx.module.triple = llvm.get_process_triple()
-    mod = llvm.parse_assembly(str(mctx.module))
+    mod = llvm.parse_assembly(_host_cvt_rzi(str(mctx.module)))
     mod.verify()
     tm = llvm.Target.from_default_triple().create_target_machine()
     engine = llvm.create_mcjit_compiler(mod, tm)

@@ -251,6 +251,46 @@ def test_launch_option_runs_on_the_simulator(ip):
     assert "text/html" in out._repr_mimebundle_()
 
 
+LONG_CELL = """\
+def spin_long(x: wl.array(dtype=wl.int32), n: int):
+    i = wl.tid()
+    s = 0
+    for k in range(n):
+        s += x[k & 63]
+    x[i] = s
+"""
+
+
+def test_ctrl_c_during_a_launch_cell_stops_it_and_binds_the_partial_result(ip):
+    """A real SIGINT during ``--launch``: the cell raises KeyboardInterrupt (it used to
+    show a partial result and return, so the notebook ran on), ``_launch`` holds it."""
+    import os
+    import signal
+    import threading
+
+    import numpy as np
+
+    ip.user_ns.update(wl=wl, xs=np.zeros(64, dtype=np.int32))
+    ip.run_cell_magic("warp_kernel", '--device sim --launch "dim=64, inputs=[xs, 1]"',
+                      LONG_CELL)   # compiled: the second run finds it in the cache
+    xs = ip.user_ns["xs"] = np.zeros(64, dtype=np.int32)
+    ip.user_ns.pop("_launch", None)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ip.run_cell_magic("warp_kernel", '--device sim --launch "dim=64, inputs=[xs, '
+                              '2_000_000_000], max_instructions=4_000_000_000"', LONG_CELL)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    r = ip.user_ns["_launch"]
+    assert r is wl.last_launch() and r.partial
+    assert [f.kind for f in r.findings] == ["interrupted"]
+    assert not xs.any()
+
+
 def test_repeat_help_says_arrays_are_restored_and_a_repeated_launch_adds_once(ip):
     """``--repeat``'s help promises what ``wl.launch(repeat=)`` does (docs/architecture.md:
     the back ends restore written arrays between repeats): ``x[i] += 1`` three times is +1."""

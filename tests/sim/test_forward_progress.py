@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from warp_lab import sim
+from warp_lab.errors import LaunchInterrupted
 from warp_lab.sim import machine
 from warp_lab.sim.control import loop_may_wait
 
@@ -104,10 +105,12 @@ def test_a_spin_that_changes_memory_stops_at_the_budget_or_ctrl_c(gpu):
     old = signal.signal(signal.SIGALRM, interrupt)
     signal.setitimer(signal.ITIMER_REAL, 0.5)
     try:
-        res = sim.run(SPIN_COUNTING, "spin", 1, 256, params, gpu.mem)  # runs until Ctrl-C
+        with pytest.raises(LaunchInterrupted) as info:
+            sim.run(SPIN_COUNTING, "spin", 1, 256, params, gpu.mem)  # runs until Ctrl-C
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+    res = info.value.result
     assert [f.kind for f in res.findings] == ["interrupted"] and res.partial
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from warp_lab import sim
-from warp_lab.errors import SimulatorError
+from warp_lab.errors import LaunchInterrupted, SimulatorError
 
 # each thread writes its global index: out[ctaid.x * ntid.x + tid.x] = index
 PTX = """
@@ -33,9 +33,18 @@ MOD = sim.parse_module(PTX)
 
 
 def _launch(gpu, progress, grid=10, block=32, batch_threads=64, **kw):
+    """``(result, out)``; a LaunchInterrupted's result for a Ctrl-C (``interrupted=True``
+    asks for one, else it propagates)."""
+    interrupted = kw.pop("interrupted", False)
     out = gpu.put(np.full(grid * block, 0xFFFFFFFF, np.uint32))
-    res = sim.run(MOD, "k", grid, block, struct.pack("<Q", out), gpu.mem,
-                  batch_threads=batch_threads, progress=progress, **kw)
+    try:
+        res = sim.run(MOD, "k", grid, block, struct.pack("<Q", out), gpu.mem,
+                      batch_threads=batch_threads, progress=progress, **kw)
+        assert not interrupted, "the Ctrl-C was swallowed"
+    except LaunchInterrupted as exc:
+        if not interrupted:
+            raise
+        res = exc.result
     return res, gpu.get(out)
 
 
@@ -62,7 +71,8 @@ def test_exception_from_progress_stops_the_launch_cleanly(gpu, exc):
         if done >= 4:
             raise exc
 
-    res, out = _launch(gpu, cb)
+    # a Ctrl-C in the callback is raised again (LaunchInterrupted), another exception not
+    res, out = _launch(gpu, cb, interrupted=isinstance(exc, KeyboardInterrupt))
     assert res.partial
     assert calls == [2, 4]
     [f] = res.findings

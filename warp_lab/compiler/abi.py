@@ -21,6 +21,10 @@ alignment):
 * a vector or matrix: its components in order, aligned as one component.
 * a global array of ``ndim`` dimensions: ``{T addrspace(1)* ptr;
   int32 shape[ndim]; int32 strides[ndim]}``, 8 + 8*ndim bytes, align 8.
+* a CUDA C++ kernel (``wl.cuda_kernel``) has the C ABI instead: no hidden
+  parameter (``param_layout(params, hidden=False)``), a pointer parameter
+  (:class:`~warp_lab.lang.types.PointerType`) is its 8-byte address, a scalar
+  its natural size and alignment (``bool`` one byte, ``__half`` two).
   Strides are in elements, not bytes, so index arithmetic stays 32-bit
   (an array whose extents or strides do not fit int32 is rejected by the
   runtime).
@@ -33,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warp_lab.lang.types import ArrayType, Matrix, Scalar, Type, Vector
+from warp_lab.lang.types import ArrayType, Matrix, PointerType, Scalar, Type, Vector
 
 __all__ = ["LAUNCH_DIM", "ParamSlot", "param_layout", "pack_params", "llvm_param_types",
            "ArrayArg", "buffer_size", "vector_access_bytes"]
@@ -92,18 +96,20 @@ class ArrayArg:
     strides: tuple[int, ...]
 
 
-def param_layout(params) -> tuple[ParamSlot, ...]:
+def param_layout(params, hidden: bool = True) -> tuple[ParamSlot, ...]:
     """Lay out a kernel's parameters, the hidden launch extent first.
 
     Args:
         params: sequence of ``(name, Type)`` for the user's parameters, in order.
+        hidden: whether the hidden ``launch_dim`` comes first (warp_lab's kernels); False
+            for a CUDA C++ kernel's C ABI.
 
     Returns:
-        one :class:`ParamSlot` per parameter, ``launch_dim`` at index 0.
+        one :class:`ParamSlot` per parameter, ``launch_dim`` at index 0 when ``hidden``.
     """
     slots = []
     offset = 0
-    for name, typ in [("__launch_dim", LAUNCH_DIM), *params]:
+    for name, typ in [("__launch_dim", LAUNCH_DIM)] * bool(hidden) + list(params):
         align = typ.align
         offset = (offset + align - 1) // align * align
         slots.append(ParamSlot(name, typ, offset, typ.size, align))
@@ -137,7 +143,7 @@ def pack_params(layout, launch_dim: tuple[int, int, int], values) -> bytes:
         values: one value per user parameter, already checked and converted
             by the runtime: Python ``int``/``float``/``bool`` for scalars, a
             sequence of components for vectors and matrices (matrices row-major),
-            an :class:`ArrayArg` for arrays.
+            an :class:`ArrayArg` for arrays and pointers (a pointer packs its address).
 
     Returns:
         the parameter buffer, :func:`buffer_size` bytes, little-endian.
@@ -149,7 +155,8 @@ def pack_params(layout, launch_dim: tuple[int, int, int], values) -> bytes:
     if len(values) != len(user):
         raise ValueError(f"expected {len(user)} values, got {len(values)}")
     buf = bytearray(buffer_size(layout))
-    buf[0:12] = struct.pack("<3i", *launch_dim)
+    if layout and layout[0].hidden:   # (a CUDA C++ kernel has none)
+        buf[0:12] = struct.pack("<3i", *launch_dim)
     for slot, value in zip(user, values):
         t = slot.type
         if isinstance(t, Scalar):
@@ -159,6 +166,8 @@ def pack_params(layout, launch_dim: tuple[int, int, int], values) -> bytes:
         elif isinstance(t, ArrayType):
             data = struct.pack(f"<Q{t.ndim}i{t.ndim}i", value.address, *value.shape,
                                *value.strides)
+        elif isinstance(t, PointerType):
+            data = struct.pack("<Q", value.address)
         else:  # pragma: no cover - the layout only holds the types above
             raise TypeError(f"cannot pack a parameter of type {t!r}")
         buf[slot.offset: slot.offset + len(data)] = data

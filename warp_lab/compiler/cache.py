@@ -47,10 +47,11 @@ from collections import OrderedDict
 import numpy as np
 
 from warp_lab.compiler import abi
-from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, LineMap, Resources
+from warp_lab.compiler.artifact import CompiledKernel, LineMap, Resources
 from warp_lab.lang import builtins as B
 from warp_lab.lang import types as T
 from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
+from warp_lab.options import CompileOptions
 
 __all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "foreign_folder",
            "KernelCache", "default_cache"]
@@ -220,7 +221,9 @@ def fingerprint(kernel, files: dict[str, str] | None = None, _seen=None) -> list
     seen.add(id(kernel))
     src = kernel.source
     filename = files.get(src.filename, src.filename)
-    parts = [f"{type(kernel).__name__}:{filename}:{src.first_line}:{src.col_offset}",
+    # the dialect (Python's or Warp's / and %) changes the code of the same text
+    parts = [f"{type(kernel).__name__}:{getattr(kernel, 'dialect', 'python')}:{filename}:"
+             f"{src.first_line}:{src.col_offset}",
              src.text, repr(sorted((k, repr(v)) for k, v in kernel.fn.__annotations__.items()))]
     if getattr(kernel.fn, "__defaults__", None):  # a @wl.func's defaults, as the def saw them
         parts.append(f"defaults={kernel.fn.__defaults__!r}")
@@ -307,6 +310,10 @@ def foreign_folder(directory: str) -> str | None:
 # -- (de)serialising types without pickle ---------------------------------------------
 
 def _type_to_json(t) -> object:
+    if isinstance(t, T.PointerType):
+        return {"pointer": _type_to_json(t.dtype), "const": t.const, "spelling": t.spelling}
+    if isinstance(t, T.Vector) and t.name not in T.ELEMENT_TYPES:   # a CUDA vector type
+        return {"vector": t.elem.name, "n": t.n, "name": t.name}
     if isinstance(t, T.ArrayType):
         return {"array": _type_to_json(t.dtype), "ndim": t.ndim, "space": t.space,
                 "shape": list(t.shape) if t.shape else None}
@@ -314,10 +321,14 @@ def _type_to_json(t) -> object:
 
 
 def _type_from_json(obj):
+    if isinstance(obj, dict) and "pointer" in obj:
+        return T.PointerType(_type_from_json(obj["pointer"]), obj["const"], obj["spelling"])
+    if isinstance(obj, dict) and "vector" in obj:
+        return T.Vector(T.SCALARS[obj["vector"]], obj["n"], obj["name"])
     if isinstance(obj, dict):
         shape = tuple(obj["shape"]) if obj["shape"] else None
         return T.ArrayType(_type_from_json(obj["array"]), obj["ndim"], obj["space"], shape)
-    return T.ELEMENT_TYPES[obj]
+    return T.element_type(obj)
 
 
 def _to_json(ck: CompiledKernel) -> dict:
@@ -338,6 +349,8 @@ def _to_json(ck: CompiledKernel) -> dict:
                      "files": list(lm.files)},
         "timings": dict(ck.timings), "missing": dict(ck.missing),
         "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key, "files": dict(ck.files),
+        "language": ck.language,
+        "dialect": ck.dialect,
     }
 
 
@@ -349,7 +362,8 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
     return CompiledKernel(
         name=d["name"], entry=d["entry"], source=Source(**d["source"]),
         options=CompileOptions(**d["options"]), params=params,
-        param_layout=abi.param_layout(params), launch_ndim=d["launch_ndim"],
+        param_layout=abi.param_layout(params, hidden=d.get("language", "python") == "python"),
+        launch_ndim=d["launch_ndim"], language=d.get("language", "python"),
         llvm_ir=d["llvm_ir"], llvm_ir_optimized=d["llvm_ir_optimized"], ptx=d["ptx"],
         cubin=cubin, sass=d["sass"], life_ranges=d["life_ranges"],
         resources=Resources(**d["resources"]) if d["resources"] else None,
@@ -359,7 +373,7 @@ def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
         shared_arrays=tuple(tuple(a) for a in d["shared_arrays"]),
         shared_shapes=tuple((s, n, tuple(shape)) for s, n, shape in d["shared_shapes"]),
         shared_dtypes=tuple(tuple(a) for a in d["shared_dtypes"]),
-        files=d["files"])
+        files=d["files"], dialect=d.get("dialect", "python"))
 
 
 #: an entry file begins with these bytes and the digest's 64 hex digits (json.dumps of a

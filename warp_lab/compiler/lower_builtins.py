@@ -489,7 +489,10 @@ def _printf(lw, node, call):
     vals, tys, at = [], [], []
     for k, (a, t) in enumerate(zip(info["args"], info["tys"])):
         v = lw.convert(lw.expr(a), a.wl_ty, t)
-        if isinstance(t, (Vector, Matrix)):  # print() of a vector: its components
+        if isinstance(t, (Vector, Matrix)) and info.get("warp_components"):
+            vals += [lw.convert(x, t.elem, float64) for x in v]  # Warp: float(v[i]), "%g"
+            tys += [float64] * len(v)
+        elif isinstance(t, (Vector, Matrix)):  # print() of a vector: its components
             vals += list(v)
             tys += [t.elem] * len(v)
         elif k in bools:  # Python's words for it

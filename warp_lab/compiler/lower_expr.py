@@ -240,7 +240,8 @@ class ExprLowerer:
         if src.is_int:
             return b.sitofp(v, llty(dst)) if src.is_signed else b.uitofp(v, llty(dst))
         if dst.is_int:
-            return b.fptosi(v, llty(dst)) if dst.is_signed else b.fptoui(v, llty(dst))
+            from warp_lab.compiler.lower_ops import float_to_int
+            return float_to_int(self, v, src, dst)
         return b.fpext(v, llty(dst)) if dst.bits > src.bits else b.fptrunc(v, llty(dst))
 
     def truth_value(self, v, ty):

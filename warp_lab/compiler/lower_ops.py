@@ -6,13 +6,14 @@ and operands already converted to the operation type ``t``.
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 
 from warp_lab.compiler.lower_expr import I1, llty
 from warp_lab.lang.types import Scalar
 
 __all__ = ["scalar_binop", "aggregate_binop", "compare", "intrinsic", "float_call", "ipow",
-           "dot"]
+           "dot", "float_to_int"]
 
 _FLOAT_BINOPS = {"add": "fadd", "sub": "fsub", "mul": "fmul", "truediv": "fdiv"}
 _INT_BINOPS = {"add": "add", "sub": "sub", "mul": "mul", "and": "and_", "or": "or_",
@@ -177,16 +178,85 @@ def _shift(lw, op, a, b, t):
             return bld.shl(a, b)
         return bld.ashr(a, b) if t.is_signed else bld.lshr(a, b)
     big = bld.icmp_unsigned(">=", b, width)
+    if t.bits == 64:
+        # PTX's shl.b64/shr.b64 take a .u32 count and clamp it to 64 (PTX ISA 9.7.8.8):
+        # the NVPTX back end folds `select(b >= 64, 0, shl a, b)` into that one clamping
+        # shift and truncates b to 32 bits on the way, so b = 2**32 + 1 would shift by 1.
+        # Clamping the count first keeps every value the back end sees below 2**32.
+        b = intrinsic(lw, "umin", t, [b, width])
     if op == "shr" and t.is_signed:
         return bld.ashr(a, bld.select(big, ir.Constant(ty, t.bits - 1), b))
     raw = bld.shl(a, b) if op == "shl" else bld.lshr(a, b)
     return bld.select(big, ir.Constant(ty, 0), raw)
 
 
-def scalar_binop(lw, op: str, a, b, t: Scalar):
-    """``a <op> b`` for scalars of type ``t`` with Python semantics."""
+#: NVVM's float → integer conversions by (source bits, destination bits, signed): each is
+#: one ``cvt.rzi`` (PTX ISA 9.7.9.21), which truncates toward zero, saturates to the
+#: destination's range and gives a defined value for NaN. LLVM's ``fptosi``/``fptoui``
+#: would give poison there, which the optimiser may fold away (``fptosi(sitofp x)`` →
+#: ``trunc x``, a store of ``fptosi(NaN)`` deleted); LLVM folds these intrinsics with the
+#: PTX rule instead (NaN: 0, or ``1 << (bits - 1)`` from an f64 or into a 64-bit integer).
+_CVT_RZI = {(32, 32, True): "f2i", (32, 32, False): "f2ui", (64, 32, True): "d2i",
+            (64, 32, False): "d2ui", (32, 64, True): "f2ll", (32, 64, False): "f2ull",
+            (64, 64, True): "d2ll", (64, 64, False): "d2ull"}
+
+
+def float_to_int(lw, v, src: Scalar, dst: Scalar):
+    """``v`` (float type ``src``) converted to integer type ``dst`` as PTX's ``cvt.rzi``
+    does (PTX ISA 9.7.9.21, "Integer Notes"): toward zero, clamped to ``dst``'s range
+    ("for float-to-integer conversions, the result is clamped to the destination range
+    by default"), NaN giving 0 — or ``1 << (bits - 1)`` when the source is f64 or ``dst``
+    is 64-bit. A float16 source is widened to f32 first (exact, and the same NaN rule).
+    An 8- or 16-bit ``dst`` is the signed 32-bit conversion clamped to its range
+    (``wl.int8(300.0)`` is 127, ``wl.uint8(-5.0)`` 0; NaN: 0 from float32, ``dst``'s
+    minimum from float64), since PTX stores those through 16-bit registers where a
+    narrower ``cvt`` would wrap at ``st.b8``."""
     bld = lw.b
+    if src.bits == 16:
+        v = bld.fpext(v, ir.FloatType())
+    sbits = 64 if src.bits == 64 else 32
+    dbits = 64 if dst.bits == 64 else 32
+    signed = dst.is_signed or dst.bits < 32
+    name = _CVT_RZI[(sbits, dbits, signed)]
+    fty = ir.DoubleType() if sbits == 64 else ir.FloatType()
+    ity = ir.IntType(dbits)
+    r = bld.call(lw.m.declare(f"llvm.nvvm.{name}.rz", ity, [fty]), [v])
+    if dst.bits >= 32:
+        return r
+    info = np.iinfo(dst.numpy)
+    i32 = ir.IntType(32)
+    for op, bound in (("smax", info.min), ("smin", info.max)):
+        r = bld.call(lw.m.declare(f"llvm.{op}.i32", i32, [i32, i32]), [r, ir.Constant(i32, int(bound))])
+    return bld.trunc(r, llty(dst))
+
+
+def _warp_float_op(lw, op, a, b, t):
+    """The Warp dialect's float ``%`` (C's ``fmod``, libdevice's exact ``__nv_fmod[f]``:
+    the dividend's sign) and ``//`` (``floor(a / b)``), as warp-lang's ``builtin.h``
+    computes them; float16 in float32, rounded once (Warp: ``fmodf(float(a), float(b))``)."""
+    bld = lw.b
+    if t.bits == 16:
+        from warp_lab.lang.types import float32
+        f = ir.FloatType()
+        r = _warp_float_op(lw, op, bld.fpext(a, f), bld.fpext(b, f), float32)
+        return bld.fptrunc(r, llty(t))
+    if op == "cmod":
+        return float_call(lw, "__nv_fmodf" if t.bits == 32 else "__nv_fmod", t, [a, b])
+    return intrinsic(lw, "floor", t, [bld.fdiv(a, b, flags=lw.fflags)])
+
+
+def scalar_binop(lw, op: str, a, b, t: Scalar):
+    """``a <op> b`` for scalars of type ``t``: Python's semantics, or, for the Warp
+    dialect's operators (``typing_rules.WARP_OPS``), C's: ``cdiv`` (``sdiv``/``udiv``,
+    truncating), ``cmod`` (``srem``/``urem``; ``fmod`` for floats), ``ffloordiv``."""
+    bld = lw.b
+    if op == "cdiv":
+        return bld.sdiv(a, b) if t.is_signed else bld.udiv(a, b)
+    if op == "cmod" and not t.is_float:
+        return bld.srem(a, b) if t.is_signed else bld.urem(a, b)
     if t.is_float:
+        if op in ("cmod", "ffloordiv"):
+            return _warp_float_op(lw, op, a, b, t)
         if op in _FLOAT_BINOPS:
             return getattr(bld, _FLOAT_BINOPS[op])(a, b, flags=lw.fflags)
         if op in ("floordiv", "mod"):

@@ -16,14 +16,14 @@ import numpy as np
 
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE, FoldError, Meta,
-                                            cast_value, float_for, fits, fold_binop,
+                                            c_div, cast_value, float_for, fits, fold_binop,
                                             fold_compare, fold_unary, implicit_ok,
                                             int_needed_hint, literal_type, lossy_hint, no_value,
                                             promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
-from warp_lab.lang import builtins as B
-from warp_lab.lang.kernel import Constant, Func, Kernel
+from warp_lab.lang import builtins as B, types as _lang_types
+from warp_lab.lang.kernel import Constant, Func, Kernel, Unsupported
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, VECTORS,
                                  as_type, bool_, float64, int32, int64, uint64)
 
@@ -95,21 +95,34 @@ _MODULE_IMPORTS = {"math": "import math", "wl": "import warp_lab as wl",
                    "np": "import numpy as np", "numpy": "import numpy"}
 
 
+def kernel_language_name(name: str):
+    """What ``wl.<name>`` is when the kernel language (``lang/``, which the public namespace
+    re-exports) defines it: a builtin (``lang.builtins.BUILTINS``), ``thread_idx`` & co,
+    or a public name of ``lang.builtins`` or ``lang.types`` (``FULL_MASK``, ``float32``);
+    else None. Read from ``lang/`` itself, so the compiler never imports the facade."""
+    if name in B.BUILTINS:
+        return B.BUILTINS[name]
+    for module in (B, _lang_types):
+        if name in module.__all__:
+            return getattr(module, name)
+    value = getattr(B, name, None)
+    return value if isinstance(value, B.Dim3) else None
+
+
 def _undefined_hint(name: str) -> str:
     """The hint for an undefined global ``name``: warp_lab's name for a CUDA C++ spelling
     (``__syncthreads`` -> ``wl.syncthreads()``), or, for a warp_lab builtin written without
     its module (``syncthreads()``, ``thread_idx.x``), the ``wl.`` spelling."""
-    import warp_lab
-
     if name in _CUDA_NAMES:
         return f"warp_lab's name for it: {_CUDA_NAMES[name]}"
     if name in _MODULE_IMPORTS:  # -math.inf before any import math
         return (f"{_MODULE_IMPORTS[name]} first: kernels read modules from the notebook or "
                 "file that defines them (an earlier cell, or this cell above the def)")
-    # what a kernel can use of warp_lab's namespace: builtins, thread_idx & co, types,
-    # FULL_MASK; not its host API (wl.debug, wl.compile, wl.launch), which the hint
-    # sent a kernel's undefined debug/compile to, only to fail there as a Python function
-    if not name.startswith("_") and isinstance(getattr(warp_lab, name, None),
+    # what a kernel can use of warp_lab's namespace: the kernel language's builtins,
+    # thread_idx & co, types, FULL_MASK (lang/, which wl re-exports); not its host API
+    # (wl.debug, wl.compile, wl.launch), which the hint sent a kernel's undefined
+    # debug/compile to, only to fail there as a Python function
+    if not name.startswith("_") and isinstance(kernel_language_name(name),
                                                (B.Builtin, B.Dim3, Type, int, float,
                                                 np.generic)):
         return (f"warp_lab's builtins are attributes of its module: write wl.{name} "
@@ -236,6 +249,10 @@ class ExprTyper:
         if isinstance(value, str):
             self.check_text(value, node)
             return self.mark(node, Meta(value), value)
+        if isinstance(value, Unsupported):
+            raise self.error(value.message(), node,
+                             "docs/language.md, 'The Warp namespace', lists what warp_lab has "
+                             "of Warp")
         if isinstance(value, Kernel):
             raise self.error(f"{what} is a kernel; kernels cannot call kernels", node,
                              "make the shared code a @wl.func")
@@ -254,6 +271,12 @@ class ExprTyper:
             raise self.error(f"{what} is a Python class; kernels cannot use classes or their "
                              "attributes", node, "capture the values it holds as module-level "
                              "constants (V = P.v) or wl.constant(...)")
+        if callable(value) and getattr(value, "__module__", "").startswith("warp_lab"):
+            # wl.launch, wp.get_device, wp.zeros: host API, no @wl.func would make it run
+            raise self.error(f"{what} is a host function of warp_lab's API: it runs in "
+                             "Python, not in a kernel", node,
+                             "call it before the launch and pass the result as a kernel "
+                             "argument")
         if callable(value):
             raise self.error(f"{what} is a Python function; kernels can only call @wl.func "
                              "functions and warp_lab builtins", node,
@@ -497,6 +520,10 @@ class ExprTyper:
                 t = int32
         if t.is_bool and op in ("add", "sub", "mul", "floordiv", "mod", "pow"):
             t = int32
+        if getattr(self.fn_obj, "dialect", "python") == "warp":
+            op = self._warp_op(node, op, t)
+            if op == "cdiv" and t.is_bool:
+                t = int32
         if op == "truediv":
             t = float_for(t)
         if op == "pow" and t.is_int:
@@ -506,7 +533,7 @@ class ExprTyper:
                                  node, "write a float base, e.g. 2.0 ** n")
         rty = t
         node.wl_opty = t
-        if op in ("floordiv", "mod", "pow", "shl", "shr"):
+        if op in ("floordiv", "mod", "cdiv", "cmod", "pow", "shl", "shr"):
             self.check_literals_fit((node.left, node.right), t)
         cl, cr = const_of(node.left), const_of(node.right)
         if op in ("shl", "shr") and cr is not NO_CONST and cr < 0:
@@ -514,8 +541,8 @@ class ExprTyper:
                              "here", node.right,
                              f"shift the other way by {-cr} ({'>>' if op == 'shl' else '<<'} "
                              f"{-cr}), or multiply/divide by a power of two")
-        if op in ("floordiv", "mod") and t.is_int and cl is NO_CONST and cr is not NO_CONST \
-                and cr == 0:
+        if op in ("floordiv", "mod", "cdiv", "cmod") and t.is_int and cl is NO_CONST \
+                and cr is not NO_CONST and cr == 0:
             raise self.error(f"integer division by zero ({sym} 0)", node,
                              "Python raises ZeroDivisionError here; on the GPU the result "
                              "would be undefined")
@@ -535,15 +562,33 @@ class ExprTyper:
                 return self.mark(node, rty, v, weak=lw and rw)
         return self.mark(node, rty)
 
+    @staticmethod
+    def _warp_op(node, op: str, t: Scalar) -> str:
+        """The operator of the Warp dialect for Python's ``op`` on scalars of type ``t``
+        (warp-lang 1.19, ``warp/native/builtin.h``): an integer ``/`` is C's truncating
+        division (``div``, ``-7 / 2`` is -3), ``%`` is C's remainder with the dividend's
+        sign for integers (``-7 % 3`` is -1) and ``fmod`` for floats (``-7.5 % 2.0`` is
+        -1.5), a float ``//`` is ``floor(a / b)``; an integer ``//`` floors, as Python's.
+        The new name is stamped on ``node.wl_op`` for the code generator."""
+        if op == "truediv" and not t.is_float:
+            op = "cdiv"
+        elif op == "mod":
+            op = "cmod"
+        elif op == "floordiv" and t.is_float:
+            op = "ffloordiv"
+        node.wl_op = op
+        return op
+
     def _fold_literals(self, node, op, a: int, b: int, t):
         """Integer literals fold exactly, as Python does (``1 << 40`` is int64, not 0;
         a negative shift count was refused before, :meth:`_scalar_binop`)."""
         if op in ("pow", "shl") and b > 64 and a not in (0, 1, -1):
             raise self.error("this constant expression does not fit in 64 bits", node)
-        if op in ("floordiv", "mod") and b == 0:
+        if op in ("floordiv", "mod", "cdiv", "cmod") and b == 0:
             raise self.error("division by zero in a constant expression", node)
         exact = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
                  "floordiv": lambda: a // b, "mod": lambda: a % b,
+                 "cdiv": lambda: c_div(a, b), "cmod": lambda: a - b * c_div(a, b),
                  "pow": lambda: a ** b, "shl": lambda: a << b, "shr": lambda: a >> b,
                  "and": lambda: a & b,
                  "or": lambda: a | b, "xor": lambda: a ^ b}
@@ -857,15 +902,24 @@ def _numpy_hint(value) -> str:
 
 def _did_you_mean(module, attr: str) -> str:
     """A hint for a missing ``module.attr``: warp_lab's name for a CUDA C++ spelling
-    (``threadIdx`` -> ``wl.thread_idx``), else the closest public names."""
+    (``threadIdx`` -> ``wl.thread_idx``), else the closest public names a kernel can use
+    (builtins, types, device functions, numbers: never a host function such as
+    ``wl.zeros`` for ``wl.tile_zeros``)."""
     import difflib
 
+    def usable(name):
+        v = getattr(module, name, None)
+        return isinstance(v, (B.Builtin, B.Dim3, Type, Func, int, float, np.generic))
+
+    names = [n for n in dir(module) if not n.startswith("_") and usable(n)]
+    if attr == "print" and module.__name__ in ("warp_lab", "warp_lab.warp"):
+        return ("write print(...): Python's print works in kernels (printf takes a C format: "
+                f"{'wl' if module.__name__ == 'warp_lab' else 'wp'}.printf(\"%f\\n\", x))")
     if module.__name__ == "warp_lab":
         if attr in _CUDA_NAMES:
             return f"warp_lab's name for it: {_CUDA_NAMES[attr]}"
-        names = [n for n in dir(module) if not n.startswith("_")]
         close = difflib.get_close_matches(attr.lower(), names, n=3, cutoff=0.6)
         return f"did you mean {', '.join('wl.' + c for c in close)}?" if close else ""
-    names = [n for n in dir(module) if not n.startswith("_")]
+    prefix = "wp" if module.__name__ == "warp_lab.warp" else module.__name__
     close = difflib.get_close_matches(attr, names, n=3, cutoff=0.7)
-    return f"did you mean {', '.join(f'{module.__name__}.{c}' for c in close)}?" if close else ""
+    return f"did you mean {', '.join(f'{prefix}.{c}' for c in close)}?" if close else ""

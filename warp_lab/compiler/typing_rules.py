@@ -77,12 +77,21 @@ BINOPS = {
     ast.RShift: "shr", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor",
     ast.MatMult: "matmul",
 }
+#: the Warp dialect's own operators (``typing_exprs.ExprTyper._warp_op``): C's truncating
+#: integer ``/``, C's remainder (``fmod`` for floats), ``floor(a / b)`` for a float ``//``
+WARP_OPS = ("cdiv", "cmod", "ffloordiv")
 CMPOPS = {
     ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
 }
 BINOP_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
                  "mod": "%", "pow": "**", "shl": "<<", "shr": ">>", "and": "&", "or": "|",
-                 "xor": "^", "matmul": "@"}
+                 "xor": "^", "matmul": "@", "cdiv": "/", "cmod": "%", "ffloordiv": "//"}
+
+
+def c_div(a: int, b: int) -> int:
+    """C's integer quotient, truncated toward zero (C11 6.5.5), of Python ints ``b != 0``."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
 
 
 def type_name(t: Type) -> str:
@@ -354,7 +363,7 @@ def fold_binop(op: str, a, b, t: Scalar):
     if t.is_float:
         with np.errstate(all="ignore"):
             x, y = _np(t)(a), _np(t)(b)
-            if op in ("truediv", "floordiv", "mod") and y == 0:
+            if op in ("truediv", "floordiv", "mod", "cmod", "ffloordiv") and y == 0:
                 raise FoldError("division by zero in a constant expression")
             if op == "add":
                 r = x + y
@@ -368,6 +377,10 @@ def fold_binop(op: str, a, b, t: Scalar):
                 r = np.floor_divide(x, y)
             elif op == "mod":
                 r = np.mod(x, y)
+            elif op == "cmod":
+                r = np.fmod(x, y)
+            elif op == "ffloordiv":
+                r = np.floor(x / y)
             elif op == "pow":
                 r = np.power(x, y)
             else:
@@ -375,7 +388,7 @@ def fold_binop(op: str, a, b, t: Scalar):
             return float(_np(t)(r))
     a, b = int(a), int(b)
     bits = max(t.bits, 1)
-    if op in ("floordiv", "mod", "truediv") and b == 0:
+    if op in ("floordiv", "mod", "truediv", "cdiv", "cmod") and b == 0:
         raise FoldError("division by zero in a constant expression")
     if op == "add":
         r = a + b
@@ -387,6 +400,10 @@ def fold_binop(op: str, a, b, t: Scalar):
         r = a // b
     elif op == "mod":
         r = a % b
+    elif op == "cdiv":
+        r = c_div(a, b)
+    elif op == "cmod":
+        r = a - b * c_div(a, b)
     elif op == "pow":
         if b < 0:
             raise FoldError("an integer raised to a negative power is not an integer")

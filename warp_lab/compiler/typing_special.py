@@ -128,7 +128,12 @@ def type_printf(t, node, name):
 
 
 def type_print(t, node, name):
-    """``print(*values, sep=, end=)`` as one ``vprintf`` format."""
+    """``print(*values, sep=, end=)`` as one ``vprintf`` format.
+
+    In the Warp dialect each value is written as warp-lang's ``print`` overloads write it
+    (``warp/native/builtin.h``): a float ``%g`` (``2`` for 2.0), a vector ``"%g "`` per
+    component, a matrix a line per row; ints and bools as in Python. (Warp's ``print``
+    takes one value; several are joined by ``sep`` here.)"""
     sep, end = " ", "\n"
     for kw in node.keywords:
         t.visit(kw.value)
@@ -138,12 +143,19 @@ def type_print(t, node, name):
                           kw.value)
         sep, end = (v, end) if kw.arg == "sep" else (sep, v)
     tys = _printf_args(t, node.args, aggregates=True)
+    warp = getattr(t.fn_obj, "dialect", "python") == "warp"
     parts, vals, vtys, floats, bools = [], [], [], [], []
     for a, ty in zip(node.args, tys):
         if isinstance(ty, Meta):
             parts.append(str(const_of(a)).replace("%", "%%"))
             continue
-        if isinstance(ty, Vector):  # NumPy's style: [1 2 3]
+        if warp and isinstance(ty, Vector):  # Warp's print(vec_t): "%g " per component
+            parts.append("%g " * ty.n)
+        elif warp and isinstance(ty, Matrix):  # Warp's print(mat_t): a line per row
+            parts.append("\n".join(["%g " * ty.cols] * ty.rows))
+        elif warp and ty.is_float:  # Warp's print(float): "%g"
+            parts.append("%g")
+        elif isinstance(ty, Vector):  # NumPy's style: [1 2 3]
             parts.append("[" + " ".join([_conversion(ty.elem)] * ty.n) + "]")
         elif isinstance(ty, Matrix):
             row = "[" + " ".join([_conversion(ty.elem)] * ty.cols) + "]"
@@ -160,8 +172,9 @@ def type_print(t, node, name):
     # python_floats: the args (indices) that are scalar floats, each printed by a "%g" of
     # fmt, in order; the lowering picks "%.1f" for an integral value as Python's str() does;
     # python_bools: the scalar bools, each a "%s" of "True" or "False"
+    # warp_components: Warp prints every vector or matrix component as float(v[i]) with "%g"
     _target(node, "printf", NONE, fmt=fmt, args=vals, tys=vtys, python_floats=tuple(floats),
-            python_bools=tuple(bools))
+            python_bools=tuple(bools), warp_components=warp)
     return t.mark(node, NONE)
 
 

@@ -28,7 +28,7 @@ __all__ = [
     "vec2", "vec3", "vec4", "vec2i", "vec3i", "vec4i", "vec2d", "vec3d", "vec4d",
     "mat22", "mat33", "mat44",
     "SCALARS", "scalar_from_numpy", "as_type",
-    "TupleType", "array", "array1d", "array2d", "array3d", "array4d",
+    "TupleType", "array", "array1d", "array2d", "array3d", "array4d", "PointerType",
 ]
 
 
@@ -253,11 +253,41 @@ mat22 = Matrix(float32, 2, 2, "mat22")
 mat33 = Matrix(float32, 3, 3, "mat33")
 mat44 = Matrix(float32, 4, 4, "mat44")
 
-VECTORS = {v.name: v for v in (vec2, vec3, vec4, vec2i, vec3i, vec4i, vec2d, vec3d, vec4d)}
-MATRICES = {m.name: m for m in (mat22, mat33, mat44)}
+# the other vectors and matrices NVIDIA Warp names (``wp.vec3ui``, ``wp.vec2h``, ``wp.mat33d``)
+vec2ui = Vector(uint32, 2, "vec2ui")
+vec3ui = Vector(uint32, 3, "vec3ui")
+vec4ui = Vector(uint32, 4, "vec4ui")
+vec2h = Vector(float16, 2, "vec2h")
+vec3h = Vector(float16, 3, "vec3h")
+vec4h = Vector(float16, 4, "vec4h")
+mat22d = Matrix(float64, 2, 2, "mat22d")
+mat33d = Matrix(float64, 3, 3, "mat33d")
+mat44d = Matrix(float64, 4, 4, "mat44d")
+
+VECTORS = {v.name: v for v in (vec2, vec3, vec4, vec2i, vec3i, vec4i, vec2d, vec3d, vec4d,
+                               vec2ui, vec3ui, vec4ui, vec2h, vec3h, vec4h)}
+MATRICES = {m.name: m for m in (mat22, mat33, mat44, mat22d, mat33d, mat44d)}
 #: Every array-element type by name (scalars, vectors, matrices): the names an artifact on
 #: disk or a shared-array record carries (``"float32"``, ``"vec3"``, ``"mat44"``).
 ELEMENT_TYPES: dict[str, Type] = {**SCALARS, **VECTORS, **MATRICES}
+
+
+def element_type(name: str) -> Type:
+    """The element type an artifact on disk names: one of :data:`ELEMENT_TYPES`, or a
+    vector or matrix without a name of its own as ``typing_exprs.vector_of`` /
+    ``matrix_of`` spell it (``"vec3_uint8"``, ``"mat32_float32"``).
+
+    Raises:
+        KeyError: no such type.
+    """
+    if name in ELEMENT_TYPES:
+        return ELEMENT_TYPES[name]
+    head, _, elem = name.partition("_")
+    if elem in SCALARS and head[:3] == "vec" and head[3:].isdigit():
+        return Vector(SCALARS[elem], int(head[3:]), name)
+    if elem in SCALARS and head[:3] == "mat" and len(head) == 5 and head[3:].isdigit():
+        return Matrix(SCALARS[elem], int(head[3]), int(head[4]), name)
+    raise KeyError(name)
 
 
 @dataclass(frozen=True)
@@ -281,6 +311,47 @@ class TupleType(Type):
 
     def __repr__(self) -> str:
         return "tuple[" + ", ".join(repr(e) for e in self.elems) + "]"
+
+
+@dataclass(frozen=True)
+class PointerType(Type):
+    """A CUDA C++ kernel's pointer parameter (``const float* __restrict__ x``): 8 bytes,
+    the address of element 0, no shape (a ``wl.cuda_kernel``'s C ABI, not warp_lab's
+    array struct; :mod:`warp_lab.compiler.abi` packs it as one ``.u64``).
+
+    Args:
+        dtype: the element type: a scalar, or a CUDA vector type (``float4``) as a
+            :class:`Vector` named as CUDA names it.
+        const: the pointee is ``const`` (the kernel does not write through it).
+        spelling: the C++ type as the source writes it after the preprocessor, for
+            messages (``"const float*"``).
+    """
+
+    dtype: Element
+    const: bool = False
+    spelling: str = ""
+
+    @property
+    def size(self) -> int:
+        return 8
+
+    @property
+    def align(self) -> int:
+        return 8
+
+    @property
+    def element_align(self) -> int:
+        """Bytes an element's address must be a multiple of on the device: a CUDA vector
+        of 2 or 4 components is aligned to its size up to 16 bytes (``float2`` 8,
+        ``float4`` 16; CUDA Programming Guide, "Built-in Vector Types"), others to
+        their component."""
+        d = self.dtype
+        if isinstance(d, Vector) and d.n in (2, 4):
+            return min(d.size, 16)
+        return getattr(d, "elem", d).size
+
+    def __repr__(self) -> str:
+        return self.spelling or f"{'const ' * self.const}{self.dtype!r}*"
 
 
 def array(dtype=None, ndim: int = 1, *, shape=None) -> ArrayType:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from warp_lab.compiler.artifact import DIALECT_LABEL
 from warp_lab.notebook.highlight import line_colors
 from warp_lab.notebook.views import cell_label, kernel_html, pane_text, python_pane_lines, \
     python_row_numbers
@@ -85,6 +86,7 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
         return {"text": text}
 
     lm = ck.line_map
+    cuda = getattr(ck, "language", "python") == "cuda"
     pane_rows = python_pane_lines(ck)
     rows = [[n, text] for n, text in pane_rows]  # what the static view shows
     bundle = {
@@ -92,12 +94,15 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
         "name": ck.name,
         "arch": ck.options.arch,
         "opt": ck.options.opt,
-        "flags": list(ck.options.flags),
+        # (the extension shows flags after -O: a Warp-namespace kernel says its dialect there)
+        "flags": list(ck.options.flags) + ([DIALECT_LABEL] if ck.dialect == "warp" else []),
         "panes": {
             "python": {"text": ck.source.text, "first_line": ck.source.first_line,
                        "filename": cell_label(ck.source.filename)},
-            "llvm": pane("llvm_ir_optimized", "llvm_ir_optimized"),
-            "llvm_unoptimized": pane("llvm_ir", "llvm_ir"),
+            "llvm": pane("llvm_ir_optimized", "llvm_ir_optimized") if not cuda else
+            {"text": None, "missing": ck.missing.get("llvm_ir", "")},
+            "llvm_unoptimized": pane("llvm_ir", "llvm_ir") if not cuda else
+            {"text": None, "missing": ck.missing.get("llvm_ir", "")},
             "ptx": pane("ptx", "ptx"),
             "sass": pane("sass", "sass"),
         },
@@ -109,6 +114,9 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
         "occupancy": _record(occupancy),
         "heat": {name: {str(k): v for k, v in col.items()} for name, col in (heat or {}).items()},
     }
+    if cuda:   # the source pane holds CUDA C++ (a renderer picks its highlighting by it)
+        bundle["panes"]["python"]["language"] = "cuda"
+        bundle["language"] = "cuda"
     if pane_heat:  # added without a version change: older renderers ignore it
         bundle["pane_heat"] = {pane: {name: {str(k): v for k, v in col.items()}
                                       for name, col in cols.items()}

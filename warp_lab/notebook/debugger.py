@@ -25,7 +25,7 @@ import itertools
 
 import numpy as np
 
-from warp_lab.errors import SimulatorError
+from warp_lab.errors import LaunchInterrupted, SimulatorError
 from warp_lab.sim.debugger import NOT_SET, WarpState, format_lane_value
 
 __all__ = ["debug", "DebugSession", "Lanes", "LaunchEnded", "lanes_html"]
@@ -450,8 +450,19 @@ class DebugSession:
 
     def run_to_end(self):
         """Finish the launch; returns the simulator's SimResult (findings, metrics), its
-        findings worded as ``wl.launch``'s (the Python arrays and element indices)."""
-        result = self.debugger.run_to_end()
+        findings worded as ``wl.launch``'s (the Python arrays and element indices).
+
+        Raises:
+            LaunchInterrupted: Ctrl-C, as ``wl.launch`` raises it (a ``KeyboardInterrupt``
+                whose ``result`` is the SimResult so far, worded likewise); the session
+                stands at a whole step and can go on."""
+        try:
+            result = self.debugger.run_to_end()
+        except LaunchInterrupted as exc:
+            raise LaunchInterrupted(self._worded(exc.result)) from exc.__cause__
+        return self._worded(result)
+
+    def _worded(self, result):
         if self._findings is None or not result.findings:
             return result
         return dataclasses.replace(result, findings=self._findings(result.findings))

@@ -21,7 +21,7 @@ from warp_lab.lang import types as T
 from warp_lab.runtime.arrays import Array, masked_reason
 
 __all__ = ["HostView", "Region", "check_arguments", "group_regions", "written_regions",
-           "INT32_MAX", "misaligned_vectors", "read_only_aliases"]
+           "INT32_MAX", "misaligned_vectors", "misaligned_pointers", "read_only_aliases"]
 
 INT32_MAX = 2**31 - 1
 
@@ -162,6 +162,42 @@ def _check_array(name: str, ptype: T.ArrayType, value) -> HostView:
                     tuple(strides))
 
 
+def _check_pointer(name: str, ptype: T.PointerType, value) -> HostView:
+    """A CUDA C++ kernel's ``T*`` parameter: an array (numpy or ``wl.Array``, any shape) of
+    T's dtype, contiguous (the kernel indexes it as flat memory), a CUDA vector type's
+    array with that many components last (``float4*``: shape ``(..., 4)`` of float32). Its
+    view is 1-D, one element per T, so findings name ``x[i]`` with the element count."""
+    owner = value if isinstance(value, Array) else None
+    if owner is not None:
+        arr = owner._host_array()
+    elif isinstance(value, np.ma.MaskedArray):
+        raise LaunchError(f"parameter {name!r} got a numpy masked array; "
+                          f"{masked_reason(value, name)}")
+    elif isinstance(value, np.ndarray):
+        arr = value
+    else:
+        raise LaunchError(f"parameter {name!r} ({ptype!r}) expects an array, got "
+                          f"{_describe(value)}; pass a numpy array or a wl.array")
+    elem = ptype.dtype
+    scalar = elem.elem if isinstance(elem, T.Vector) else elem
+    n = elem.n if isinstance(elem, T.Vector) else 1
+    if arr.dtype != scalar.numpy:
+        raise LaunchError(f"parameter {name!r} ({ptype!r}) expects dtype {scalar.numpy}, got "
+                          f"an array of dtype {arr.dtype}; convert it with "
+                          f".astype(np.{scalar.numpy})")
+    if n > 1 and (arr.ndim == 0 or arr.shape[-1] != n):
+        raise LaunchError(f"parameter {name!r} ({ptype!r}) expects an array of {elem.name} "
+                          f"elements, shape (..., {n}), got shape {tuple(arr.shape)}")
+    if arr.size and not arr.flags.c_contiguous:
+        raise LaunchError(f"parameter {name!r} ({ptype!r}) points at contiguous memory, but "
+                          f"the array is strided (strides {arr.strides}); pass "
+                          "np.ascontiguousarray(...)")
+    count = arr.size // n
+    start = arr.__array_interface__["data"][0]
+    lo, hi = _span(arr)
+    return HostView(name, arr, owner, lo, hi, start, (count,), (1,))
+
+
 def _padded_hint(elem, stride: int) -> str:
     """For vectors in padded rows (``(n, 4)[:, :3]`` as vec3): suggest the wider vector."""
     if isinstance(elem, T.Vector) and elem.n < 4 and stride == elem.size // elem.n * (elem.n + 1):
@@ -280,8 +316,9 @@ def check_arguments(params, inputs) -> tuple[list, list[HostView]]:
                           f"got {len(inputs)}")
     values, views = [], []
     for (name, ptype), value in zip(params, inputs):
-        if isinstance(ptype, T.ArrayType):
-            view = _check_array(name, ptype, value)
+        if isinstance(ptype, (T.ArrayType, T.PointerType)):
+            check = _check_array if isinstance(ptype, T.ArrayType) else _check_pointer
+            view = check(name, ptype, value)
             values.append(view)
             views.append(view)
         elif isinstance(ptype, T.Scalar):
@@ -334,6 +371,18 @@ def misaligned_vectors(params, views: list[HostView]) -> list[str]:
         if size and (v.element0 - region_of[id(v)].lo) % size:
             out.append(v.name)
     return out
+
+
+def misaligned_pointers(params, views: list[HostView]) -> list[str]:
+    """Names of a CUDA C++ kernel's pointer arguments whose element 0 will not be aligned
+    as the element type needs on the device (``float4*`` 16 bytes, ``float2*`` 8, a
+    scalar its size: :attr:`~warp_lab.lang.types.PointerType.element_align`): a GPU faults
+    on such an access (misaligned address), so the launch is refused. A device copy of a
+    :class:`Region` starts 256-byte aligned, so the offset within the region decides."""
+    types = {n: t for n, t in params if isinstance(t, T.PointerType)}
+    region_of = {id(v): r for r in group_regions(views) for v in r.views}
+    return [v.name for v in views if v.name in types
+            and (v.element0 - region_of[id(v)].lo) % types[v.name].element_align]
 
 
 def read_only_aliases(views: list[HostView], written_params) -> list[str]:

@@ -47,6 +47,30 @@ def cell_text(text: str, ck) -> str:
     return text
 
 
+def located_simulator_error(exc, ck):
+    """``exc`` (a :class:`~warp_lab.errors.SimulatorError` of a launch of ``ck``: an
+    opcode the simulator does not implement, a fault) with the source line its PTX line
+    came from (``ck.line_map``): "... (line 6 of In[3]: x[i] = h2exp2(x[i]);)", the
+    C++ or Python line the user wrote; ``exc`` itself when it names no PTX line or that
+    line has none."""
+    from warp_lab.errors import SimulatorError, source_label
+
+    ptx_line = getattr(exc, "ptx_line", 0)
+    if not ptx_line or getattr(exc, "source_line", 0):
+        return exc
+    key = ck.line_map.python_line_of_ptx(ptx_line)
+    if key is None:
+        return exc
+    try:
+        other, line = ck.line_map.location(key)
+    except KeyError:
+        return exc
+    where = ck.files.get(other, other) if other else ck.source.filename
+    text = ck.source.line(line).strip() if other is None else ""
+    said = f"line {line} of {source_label(where)}" + (f": {text}" if text else "")
+    return SimulatorError(f"{exc} ({said})", ptx_line=ptx_line, source_line=line)
+
+
 def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list:
     """The simulator's ``findings`` of a launch of ``ck`` in the user's terms (:func:`_named`),
     one per problem at a Python line (:func:`merge_by_line`, with the ``.loc`` columns of
@@ -222,13 +246,15 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
         if said:
             f = dataclasses.replace(f, message=cell_text(f.message, ck),
                                     details={**f.details, "printed": cell_text(said, ck)})
+        elif f.kind == "trap" and ck.files:   # a CUDA assert's "file:line" (__assertfail)
+            f = dataclasses.replace(f, message=cell_text(f.message, ck))
         out.append(f)
     return out
 
 
 def index_finding(f, shared_arrays=None):
     """The ``trap`` finding ``f`` of an ``index_checks`` kernel's failed bounds check
-    (:attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks`; its thread printed
+    (:attr:`~warp_lab.options.CompileOptions.index_checks`; its thread printed
     :data:`~warp_lab.compiler.artifact.INDEX_CHECK_MARK`, the indices and the shape) as
     memcheck's ``out_of_bounds`` finding: the access as written and its column, the
     first axis whose index is out of bounds (the words of ``debug=True``'s message), the

@@ -16,14 +16,15 @@ import difflib
 import operator
 import time
 
-from warp_lab.compiler.artifact import CompiledKernel, sm_number
-from warp_lab.errors import LaunchError
+from warp_lab.compiler.artifact import CompiledKernel
+from warp_lab.errors import LaunchError, LaunchInterrupted
 from warp_lab.lang.kernel import Kernel
+from warp_lab.options import check_options, sm_number
 from warp_lab.runtime import args as _args
 from warp_lab.runtime.device import get_device
 from warp_lab.runtime.result import LaunchResult
 
-__all__ = ["launch", "prepare_launch", "launch_geometry", "check_launch_arch",
+__all__ = ["launch", "last_launch", "prepare_launch", "launch_geometry", "check_launch_arch",
            "MAX_THREADS_PER_BLOCK"]
 
 #: CUDA Programming Guide, "Technical Specifications per Compute Capability":
@@ -170,7 +171,7 @@ def auto_checks(ck: CompiledKernel) -> tuple[str, ...]:
 
 def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     """``ck`` recompiled (cached, without SASS) with
-    :attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks` set to ``on``, its other
+    :attr:`~warp_lab.options.CompileOptions.index_checks` set to ``on``, its other
     options its own; ``ck`` itself when it already has that setting, was compiled with
     ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``;
     ``ck`` too when the variant's PTX is its own (no 2-D or wider array access), or when
@@ -187,8 +188,8 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     simulator launch count the checks' instructions too.
     """
     o = ck.options
-    if o.debug or o.index_checks == on or ck.kernel is None:
-        return ck
+    if o.debug or o.index_checks == on or ck.kernel is None or ck.language != "python":
+        return ck   # (a CUDA C++ kernel's pointers have no shape to check indices against)
     from warp_lab.compiler import cache as _cache
     from warp_lab.compiler.pipeline import compile as _compile, toolchain_versions
 
@@ -199,10 +200,10 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
         now = _cache.cache_key(kernel, o, toolchain_versions(o.arch),
                                _cache.artifact_files(kernel))
     else:   # (compiled with cache=False: compared by its PTX)
-        now = _compile(kernel, **dataclasses.asdict(o), sass=False).ptx
+        now = _compile(kernel, o, sass=False).ptx
     if now != (ck.cache_key or ck.ptx):
         return ck
-    checked = _compile(kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
+    checked = _compile(kernel, dataclasses.replace(o, index_checks=on), sass=False)
     return ck if on and checked.ptx == ck.ptx else checked   # no 2-D access: ck itself
 
 
@@ -317,10 +318,8 @@ def check_launch_arch(arch, dev) -> str:
 
     Raises:
         LaunchError: ``arch`` is not one of
-            :data:`~warp_lab.compiler.nvptx.SUPPORTED_ARCHS`, or is newer than the GPU.
+            :data:`~warp_lab.options.SUPPORTED_ARCHS`, or is newer than the GPU.
     """
-    from warp_lab.compiler.pipeline import check_options
-
     try:
         check_options(arch=arch)
     except ValueError as exc:
@@ -370,8 +369,6 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
             is not a whole number of blocks)
             and does not know its ``@wl.kernel``.
     """
-    from warp_lab.compiler.pipeline import check_options
-
     try:
         check_options(opt=opt, **{k: v for k, v in (("fast_math", fast_math), ("debug", debug))
                                    if v is not None})
@@ -382,6 +379,10 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                           f"{type(inputs).__name__}")
     from warp_lab.compiler.pipeline import compile as _compile
 
+    if getattr(kernel, "language", None) == "cuda" or (
+            isinstance(kernel, CompiledKernel) and kernel.language == "cuda"):
+        return _prepare_cuda(kernel, arch, inputs, dim, grid, block, block_dim, opt,
+                             fast_math, debug, exact_arch)
     if isinstance(kernel, Kernel):
         try:
             check_options(arch=arch)
@@ -398,20 +399,12 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                           f"{type(kernel).__name__}")
 
     def variant(why: str, **changes) -> CompiledKernel:
-        """``ck`` recompiled with ``changes`` (same options otherwise), or LaunchError."""
+        """``ck`` recompiled with ``changes`` to its options (the others its own), or
+        LaunchError when ``ck`` does not know its ``@wl.kernel``."""
         if ck.kernel is None:
             raise LaunchError(f"{ck.name} {why}; pass the @wl.kernel itself or compile it with "
                               f"wl.compile(..., {', '.join(f'{k}={v}' for k, v in changes.items())})")
-        o = ck.options
-        return _compile(ck.kernel, arch=changes.get("arch", o.arch), opt=o.opt,
-                        fast_math=o.fast_math,
-                        debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
-                        launch_ndim=o.launch_ndim,
-                        unit_inner_stride=changes.get("unit_inner_stride", o.unit_inner_stride),
-                        entry_guard=changes.get("entry_guard", o.entry_guard),
-                        aligned_vectors=changes.get("aligned_vectors", o.aligned_vectors),
-                        read_only_cache=changes.get("read_only_cache", o.read_only_cache),
-                        index_checks=o.index_checks, sass=False)
+        return _compile(ck.kernel, dataclasses.replace(ck.options, **changes), sass=False)
 
     if exact_arch and ck.options.arch != arch:
         ck = variant(f"was compiled for {ck.options.arch}, not the launch's arch={arch!r}",
@@ -447,6 +440,52 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     return ck, grd, blk, launch_dim, values, views
 
 
+def _prepare_cuda(kernel, arch, inputs, dim, grid, block, block_dim, opt, fast_math, debug,
+                  exact_arch):
+    """:func:`prepare_launch` for a CUDA C++ kernel (``wl.cuda_kernel`` or its
+    CompiledKernel): the C ABI has no variants, no entry guard and no hidden extent, so a
+    ``dim=`` launch must be a whole number of blocks (the kernel checks its own bounds, as
+    ``if (i >= n) return;`` does); ``grid=``/``block=`` is CUDA's ``<<<grid, block>>>``."""
+    from warp_lab.compiler.pipeline import compile as _compile
+
+    if isinstance(kernel, CompiledKernel):
+        ck = kernel
+        if exact_arch and ck.options.arch != arch:
+            if ck.kernel is None:
+                raise LaunchError(f"{ck.name} was compiled for {ck.options.arch}, not the "
+                                  f"launch's arch={arch!r}; pass the wl.cuda_kernel itself")
+            ck = _compile(ck.kernel, dataclasses.replace(ck.options, arch=arch), sass=False)
+    else:
+        try:
+            check_options(arch=arch)
+        except ValueError as exc:
+            raise LaunchError(f"the device is {arch}, which warp_lab cannot compile for "
+                              f"({exc}); run on device='sim'") from None
+        ck = _compile(kernel, arch=arch, opt=opt, fast_math=fast_math, debug=debug, sass=False)
+    if dim is not None and grid is None and block is None:
+        ndim = len(_ints(dim, "dim", 0))
+        grd, blk, launch_dim = launch_geometry(ndim, dim, None, None, block_dim)
+        if any(d != g * b for d, g, b in zip(launch_dim, grd, blk)):
+            fix_grid = tuple(-(-d // b) for d, b in zip(launch_dim, blk))
+            raise LaunchError(
+                f"dim={dim!r} is not a whole number of blocks of {blk}, and CUDA C++ kernel "
+                f"{ck.name} has no entry guard (threads past dim would run its body); launch "
+                f"grid={fix_grid[:ndim]}, block={blk[:ndim]} and check the bounds in the "
+                "kernel (if (i >= n) return;), or give a dim that the block divides")
+    else:
+        grd, blk, launch_dim = launch_geometry(3, dim, grid, block, block_dim)
+    values, views = _args.check_arguments(ck.params, list(inputs))
+    bad = _args.misaligned_pointers(ck.params, views)
+    if bad:
+        types = dict(ck.params)
+        raise LaunchError(", ".join(f"parameter {n!r} ({types[n]!r})" for n in bad)
+                          + " would not be aligned to its element type on the device (a "
+                          "view starting inside an element); a GPU faults on it (misaligned "
+                          "address): pass an array that starts at an element boundary")
+    _refuse_read_only_outputs(ck, views)
+    return ck, grd, blk, launch_dim, values, views
+
+
 def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
     """A read-only array (``flags.writeable`` False) the kernel may store through is refused.
 
@@ -461,16 +500,40 @@ def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
                               "writable copy (np.array(...))")
 
 
+#: ``wl.launch(fill="nan")``'s word (:data:`warp_lab.sim.machine.FILL`, kept equal by a test)
+FILL_NAN = 0x7FF8DEAD
+
+
+def check_fill(fill) -> int | None:
+    """The 32-bit word ``wl.launch(fill=...)`` asks for (None: zeros).
+
+    Raises:
+        LaunchError: ``fill`` is none of ``"nan"``, ``"zeros"``, None or an int in
+            [0, 2**32).
+    """
+    if fill is None or (isinstance(fill, str) and fill == "zeros"):
+        return None
+    if isinstance(fill, str) and fill == "nan":
+        return FILL_NAN
+    word = _as_int(fill) if not isinstance(fill, (bool, str)) else None
+    if word is None or not 0 <= word < 2**32:
+        raise LaunchError(f"fill must be \"nan\", \"zeros\", None or a 32-bit word "
+                          f"(0 <= fill < 2**32), got {fill!r}")
+    return word
+
+
 def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", repeat: int = 1,
            shared_mem: int = 0, grid=None, block=None, checks="auto",
            max_instructions: int | None = None, opt: int | None = None,
            fast_math: bool | None = None, debug: bool | None = None,
-           progress=None, arch: str | None = None) -> LaunchResult:
+           progress=None, arch: str | None = None, fill="nan") -> LaunchResult:
     """Run a kernel.
 
     Args:
-        kernel: a ``@wl.kernel`` (compiled on first use for the device's
-            architecture, cached) or a :class:`CompiledKernel` (used as is on
+        kernel: a ``@wl.kernel`` or a ``wl.cuda_kernel`` (compiled on first use for the
+            device's architecture, cached; a CUDA C++ kernel's pointer parameters take
+            contiguous arrays of their element type, ``dim=`` must then be a whole
+            number of blocks) or a :class:`CompiledKernel` (used as is on
             the simulator, but for memcheck's index checks, :func:`index_checked`;
             on a GPU its PTX is JIT-compiled when its arch differs).
         dim: threads to run, ``n`` or ``(n0, n1[, n2])``; ``wl.tid()`` never
@@ -523,6 +586,13 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             the result names it; on a GPU the driver JIT-compiles that PTX for the GPU,
             so ``arch`` may not be newer than the GPU's (:func:`check_launch_arch`). A
             :class:`CompiledKernel` for another arch is recompiled from its kernel.
+        fill: simulator only (ignored on a GPU): what fresh shared and local memory
+            hold. ``"nan"`` (the default): the word ``0x7FF8DEAD`` repeated, a NaN read
+            as float32 or float64 and 2146016941 as int32, so a kernel that reads shared
+            or local memory it never wrote gives a visibly wrong result, as it may on a
+            GPU, where those state spaces start with whatever was there (PTX ISA 5.1.5,
+            5.1.7) — ``"initcheck"`` names such reads; None or ``"zeros"`` for zeros; or
+            any 32-bit word (``0xDEADBEEF``).
 
     Returns:
         a :class:`LaunchResult`.
@@ -533,8 +603,14 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         CudaError: the GPU asked for is unavailable, or the driver failed.
         KernelCompileError: the kernel does not compile.
         SimulatorError: the simulator cannot run it, or it faulted.
+        LaunchInterrupted: Ctrl-C (SIGINT) during a simulated launch: a
+            ``KeyboardInterrupt`` whose ``result`` (also :func:`last_launch`) is the
+            partial LaunchResult (``partial=True``, an ``interrupted`` finding, the arrays
+            unchanged), or the complete one when the Ctrl-C came while the results were
+            copied back (every output array written).
     """
     t0 = time.perf_counter()
+    _last[0] = None
     dev = get_device(device)
     if _as_int(repeat) is None or repeat < 1:
         raise LaunchError(f"repeat must be a positive int, got {repeat!r}")
@@ -551,7 +627,9 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         arch = check_launch_arch(arch, dev)
     else:
         arch = dev.arch
-        if dev.kind == "sim" and isinstance(kernel, Kernel):  # the PTX its cell showed
+        if dev.kind == "sim" and not isinstance(kernel, CompiledKernel) and (
+                isinstance(kernel, Kernel) or getattr(kernel, "language", None) == "cuda"):
+            # the PTX its cell showed
             arch = kernel.options.get("arch", arch)
     ck, grd, blk, launch_dim, values, views = prepare_launch(
         kernel, arch, inputs, dim=dim, grid=grid, block=block, block_dim=block_dim,
@@ -573,13 +651,45 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
                           f"got {type(progress).__name__}")
+    fill_word = check_fill(fill)
     extra = {}
     if dev.kind == "sim":
         from warp_lab.runtime import sim_backend as backend
         extra["progress"] = progress
+        extra["fill"] = fill_word
     else:
         from warp_lab.runtime import cuda_backend as backend
-    result = backend.run(ck, dev, grd, blk, launch_dim, values, views, repeat=repeat,
-                         shared_mem=shared_mem, checks=checks,
-                         max_instructions=max_instructions, **extra)
-    return dataclasses.replace(result, host_seconds=time.perf_counter() - t0)
+    try:
+        result = backend.run(ck, dev, grd, blk, launch_dim, values, views, repeat=repeat,
+                             shared_mem=shared_mem, checks=checks,
+                             max_instructions=max_instructions, **extra)
+    except LaunchInterrupted as exc:
+        _last[0] = dataclasses.replace(exc.result, host_seconds=time.perf_counter() - t0)
+        raise LaunchInterrupted(_last[0]) from exc.__cause__
+    _last[0] = dataclasses.replace(result, host_seconds=time.perf_counter() - t0)
+    return _last[0]
+
+
+#: the LaunchResult of the latest wl.launch call (None: it ended before its back end ran)
+_last: list = [None]
+
+
+def last_launch() -> LaunchResult | None:
+    """The :class:`LaunchResult` of the latest :func:`launch` call in this process.
+
+    A Ctrl-C stops a simulated launch by raising
+    :class:`~warp_lab.errors.LaunchInterrupted` (a ``KeyboardInterrupt``, so the cell or a
+    loop of launches stops too); this is where a notebook finds what that launch did
+    afterwards (the exception's ``result`` is the same object)::
+
+        wl.launch(k, dim=n, inputs=[x])     # Ctrl-C: KeyboardInterrupt
+        r = wl.last_launch()                # r.partial, r.findings == [interrupted]
+
+    Returns:
+        the latest call's result, complete or partial (``partial=True`` and an
+        ``interrupted`` finding when the interrupt stopped the simulator; its arrays
+        were left unchanged), or ``None`` when that call raised before a back end ran
+        (a compile error, bad arguments, a Ctrl-C while compiling) or no launch ran yet.
+        One record for the process: a launch from another thread replaces it.
+    """
+    return _last[0]

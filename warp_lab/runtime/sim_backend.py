@@ -3,11 +3,12 @@
 Host memory regions are copied into a :class:`warp_lab.sim.GlobalMemory`
 (one allocation per region, so aliasing views alias there too), the
 parameter buffer is packed with :func:`warp_lab.compiler.abi.pack_params`,
-and after a complete run the regions are copied back, all of them or (a Ctrl-C
-before the copies) none: a Ctrl-C during the copies is held until they are done
-(:func:`~warp_lab.runtime.interrupt.deferred_sigint`). A run that faults, or
-stops early (instruction budget, KeyboardInterrupt), leaves the user's
-arrays unchanged.
+and after a complete run the regions are copied back, all of them or none: a
+Ctrl-C after the simulator's last block is held until they are copied and the
+result is built (:func:`~warp_lab.runtime.interrupt.deferred_sigint`). A run that
+faults, or stops early (instruction budget, Ctrl-C), leaves the user's arrays
+unchanged. A Ctrl-C is raised again as :class:`~warp_lab.errors.LaunchInterrupted`
+(a ``KeyboardInterrupt``) carrying the :class:`LaunchResult`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ import time
 import numpy as np
 
 from warp_lab.compiler import abi
+from warp_lab.errors import LaunchInterrupted, SimulatorError
 from warp_lab.runtime.args import group_regions, written_regions
-from warp_lab.runtime.finding_text import cell_text, user_findings, without_index_marks
+from warp_lab.runtime.finding_text import (cell_text, located_simulator_error, user_findings,
+                                           without_index_marks)
 from warp_lab.runtime.interrupt import deferred_sigint
 from warp_lab.runtime.result import PARTIAL_NOTE, LaunchResult
 
@@ -99,7 +102,8 @@ def prepare(ck, launch_dim, values, views):
 
 
 def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem=0,
-        checks=("memcheck", "barrier"), max_instructions=None, progress=None) -> LaunchResult:
+        checks=("memcheck", "barrier"), max_instructions=None, progress=None,
+        fill=0x7FF8DEAD) -> LaunchResult:
     """Run ``ck`` on the simulator; the back-end half of :func:`warp_lab.launch`.
 
     Args:
@@ -117,9 +121,14 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
             the counts run over all repeats (``blocks_total`` = repeat × blocks), so
             they only increase. An exception from it stops the launch with
             ``partial=True`` and the arrays unchanged.
+        fill: the word fresh shared and local memory hold, None for zeros
+            (:func:`warp_lab.sim.run`'s ``fill``).
 
     Raises:
         SimulatorError: the simulator cannot run the PTX, or the kernel faulted.
+        LaunchInterrupted: Ctrl-C (a ``KeyboardInterrupt``) while the simulator ran (its
+            ``result`` the partial LaunchResult, the arrays unchanged) or after (the
+            complete LaunchResult, every output array written).
     """
     from warp_lab import sim
 
@@ -128,32 +137,56 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     written = written_regions(regions, ck.written_params)
     snapshot = [bytes(r.host_bytes()) for r in written] if repeat > 1 else None
     times = []
-    result = None
+    result = interrupt = None
     for i in range(repeat):
         if i:
             for r, data in zip(written, snapshot):
                 memory.write(bases[id(r)], data)
         t0 = time.perf_counter()
-        result = sim.run(module, ck.entry, grid=grid, block=block, params=params, memory=memory,
-                         dynamic_shared=shared_mem, checks=checks,
-                         max_instructions=max_instructions,
-                         progress=_over_repeats(progress, i, repeat))
+        try:
+            result = sim.run(module, ck.entry, grid=grid, block=block, params=params,
+                             memory=memory, dynamic_shared=shared_mem, checks=checks,
+                             max_instructions=max_instructions,
+                             progress=_over_repeats(progress, i, repeat), fill=fill)
+        except LaunchInterrupted as exc:   # Ctrl-C: the partial result, then raised again
+            result, interrupt = exc.result, exc
+        except SimulatorError as exc:   # said at the user's line too
+            raise located_simulator_error(exc, ck) from None
         times.append(time.perf_counter() - t0)
         if result.partial:
             break
 
+    launch_result = None
+    try:
+        # a Ctrl-C from here on is delivered once the result is built: every output array
+        # written back (a complete run) or none, and a LaunchResult to carry
+        with deferred_sigint():
+            launch_result = _finish(ck, device, grid, block, launch_dim, views, times, checks,
+                                    result, memory, regions, bases, written)
+    except KeyboardInterrupt as exc:
+        if launch_result is None:
+            raise
+        interrupt = exc
+    if interrupt is not None:
+        raise LaunchInterrupted(launch_result) from interrupt
+    return launch_result
+
+
+def _finish(ck, device, grid, block, launch_dim, views, times, checks, result,
+            memory, regions, bases, written) -> LaunchResult:
+    """The :class:`LaunchResult` of a run, with the written regions copied back into the
+    caller's arrays when the run was complete (none of them when it was partial)."""
     notes = []
     if result.partial:
         notes.append(PARTIAL_NOTE)
     else:
-        with deferred_sigint():   # every output array written back, or (before) none
-            for r in written:
-                if r.writeable:
-                    data = memory.read(bases[id(r)], r.nbytes)
-                    r.host_bytes()[:] = np.frombuffer(data, dtype=np.uint8)[: r.nbytes]
-            for v in views:
-                if v.owner is not None and v.name in ck.written_params:
-                    v.owner._mark_host_newer()
+        for r in written:
+            if r.writeable:
+                data = memory.read(bases[id(r)], r.nbytes)
+                r.host_bytes()[:] = np.frombuffer(data, dtype=np.uint8)[: r.nbytes]
+        for v in views:
+            if v.owner is not None and v.name in ck.written_params:
+                v.owner._mark_host_newer()
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),
                         argument_bytes=sum(v.array.nbytes for v in views),

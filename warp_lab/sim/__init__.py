@@ -35,7 +35,7 @@ from warp_lab.errors import SimulatorError
 from warp_lab.sim.memory import GlobalMemory
 from warp_lab.sim.ptx import PtxModule, parse_module
 from warp_lab.sim.dispatch import implemented_opcodes
-from warp_lab.sim.machine import CHECKS
+from warp_lab.sim.machine import CHECKS, FILL
 from warp_lab.sim.result import Finding, MemoryLineStats, Metrics, SimResult
 
 __all__ = ["parse_module", "PtxModule", "GlobalMemory", "run", "SimResult", "Finding",
@@ -51,7 +51,8 @@ DEFAULT_CHECKS = ("memcheck", "racecheck", "barrier")
 def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         dynamic_shared: int = 0, checks=DEFAULT_CHECKS, max_instructions: int | None = None,
         metrics: bool = True, batch_threads: int = 1 << 16,
-        progress: Callable[[int, int], None] | None = None) -> SimResult:
+        progress: Callable[[int, int], None] | None = None,
+        fill: int | None = FILL) -> SimResult:
     """Execute one kernel launch on the CPU.
 
     Args:
@@ -92,19 +93,29 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         progress: ``progress(blocks_done, blocks_total)``, called after each batch
             of blocks (``batch_threads`` threads' worth of whole blocks) that ran to
             its end, with ``blocks_done`` increasing and ``blocks_total`` at the
-            last call; not called after a fault. An exception raised by it stops
-            the launch as Ctrl-C does: an ``interrupted`` finding naming it, and
-            ``partial=True`` (so a notebook's "cancel" can be a raising callback).
+            last call; not called after a fault. An ``Exception`` raised by it stops
+            the launch: an ``interrupted`` finding naming it, and ``partial=True``
+            (so a notebook's "cancel" can be a raising callback); a
+            ``KeyboardInterrupt`` from it is a Ctrl-C (below).
+        fill: what each block's fresh shared memory and each thread's fresh local
+            memory hold: a 32-bit word repeated from the first byte (default
+            :data:`~warp_lab.sim.machine.FILL`, ``0x7FF8DEAD``: NaN as float32 and
+            float64), or None for zeros. The PTX ISA gives these state spaces no
+            initial value, so a kernel that reads what it never wrote computes with
+            garbage on a GPU; the pattern makes that visible here too.
 
     Returns:
         :class:`SimResult`. A fault (out-of-bounds access, trap, deadlock, budget,
-        Ctrl-C, an exception from ``progress``) ends the launch early with a
+        an exception from ``progress``) ends the launch early with a
         finding and ``partial=True``; memory outside the user's allocations is
         never touched.
 
     Raises:
         SimulatorError: bad launch configuration, unknown kernel, an opcode the
             simulator does not implement (message names opcode and PTX line).
+        LaunchInterrupted: a ``KeyboardInterrupt`` (Ctrl-C, SIGINT) while it ran; its
+            ``result`` is the partial :class:`SimResult` (an ``interrupted`` finding,
+            ``partial=True``).
     """
     from warp_lab.sim.machine import Machine
     if isinstance(module, str):
@@ -129,8 +140,12 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
                                          or max_instructions < 0):
         raise SimulatorError(f"max_instructions must be None or a non-negative int, got "
                              f"{max_instructions!r}")
+    if fill is not None and (not isinstance(fill, int) or isinstance(fill, bool)
+                             or not 0 <= fill < 2**32):
+        raise SimulatorError(f"fill must be None or a 32-bit word (0 <= fill < 2**32), got "
+                             f"{fill!r}")
     m = Machine(module, kernel, grid, block, params, memory, dynamic_shared, checks, metrics,
-                max_instructions, batch_threads)
+                max_instructions, batch_threads, fill)
     return m.run(progress)
 
 

@@ -14,7 +14,9 @@ operations use numpy's IEEE float32/float64 (bit-exact with the GPU);
 rounded in that direction for float32 and float64; ``.ftz`` flushes
 f32 subnormal inputs and results; ``.sat`` clamps; ``.approx`` operations are
 computed in float64 and rounded, which is within the maximum errors the PTX
-ISA documents for them (e.g. ``ex2.approx.f32``: 2 ulp).
+ISA documents for them (e.g. ``ex2.approx.f32``: 2 ulp), with the ISA's special cases:
+``div.approx.f32`` is ``a * (1/b)`` with a subnormal reciprocal flushed (a sign-preserving
+zero for 2^126 < |b| < 2^128), ``rcp``/``rsqrt.approx.ftz.f64`` keep only the upper words.
 """
 
 from __future__ import annotations
@@ -184,6 +186,10 @@ def _div(ins, mod):
             if dt == np.float64:
                 return _nary(ins, mod, lambda a, b: fp.div_directed(a, b, mode))
             return _nary(ins, mod, _directed(np.divide, mode))
+        if "approx" in ins.mods and dt == np.float32:
+            return _nary(ins, mod, fp.div_approx_f32)
+        # div.full.f32: "full-range approximation ... maximum ulp error is 2 across the full
+        # range of inputs" (PTX ISA 9.7.3.8): the correctly rounded quotient is within it
         return _nary(ins, mod, lambda a, b: a / b)
     ones = np.array(-1).astype(dt)[()]
 
@@ -351,6 +357,12 @@ def _unary_float(ins, mod):
         "neg": np.negative,
     }
     mode = _rmode(ins)
+    if op in ("rcp", "rsqrt") and dt == np.float64 and "approx" in ins.mods \
+            and "ftz" in ins.mods:
+        # the "gross approximation" of the upper word (PTX ISA 9.7.3.14, 9.7.3.17);
+        # libdevice uses it as the seed of its Newton steps
+        fn = (lambda x: 1.0 / x) if op == "rcp" else (lambda x: 1.0 / np.sqrt(x))
+        return _nary(ins, mod, lambda a: fp.gross_f64(a, fn))
     if op == "rcp" and exact and mode != "rn":
         if dt == np.float64:
             return _nary(ins, mod, lambda a: fp.div_directed(1.0, a, mode))

@@ -86,8 +86,10 @@ def _cvt(ins, mod):
             return fp.sat(v) if sat else v
     elif sdt.kind == "f":  # float -> int, saturating
         mode = irnd or "rzi"
+        nan = fp.nan_to_int(stn == "f64", ddt)
+
         def f(a):  # the result range is the destination type's, even in a wider register
-            return fp.to_int(fin(a), mode, ddt)
+            return fp.to_int(fin(a), mode, ddt, nan)
     else:  # int -> int: truncate or extend; .sat clamps to the destination range
         if sat:
             info = np.iinfo(ddt)

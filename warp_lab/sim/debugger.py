@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from warp_lab.errors import SimulatorError
+from warp_lab.errors import LaunchInterrupted, SimulatorError
 from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC, YIELD, Machine
 from warp_lab.sim.ptx import type_dtype
+from warp_lab.sim.result import Finding
 
 __all__ = ["Debugger", "Breakpoint", "Stop", "WarpState", "format_lane_value"]
 
@@ -514,15 +515,32 @@ class Debugger:
         return self.where()
 
     def run_to_end(self):
-        """Run the rest of the launch without stopping; returns the SimResult."""
+        """Run the rest of the launch without stopping; returns the SimResult.
+
+        Raises:
+            LaunchInterrupted: Ctrl-C (between two steps, :meth:`_between_steps`), as
+                :func:`warp_lab.launch` raises it: a ``KeyboardInterrupt`` whose
+                ``result`` is the SimResult so far (``partial=True``, an
+                ``interrupted`` finding added to that copy). The session stands at a
+                whole step and can go on.
+        """
         m = self.machine
-        with self._between_steps(), np.errstate(all="ignore"):
-            while not self.finished:
-                self._interrupt_point()
-                if not m.step_once():
-                    break
-                self.step_count += 1
-                self._ensure()
+        try:
+            with self._between_steps(), np.errstate(all="ignore"):
+                while not self.finished:
+                    self._interrupt_point()
+                    if not m.step_once():
+                        break
+                    self.step_count += 1
+                    self._ensure()
+        except KeyboardInterrupt as exc:
+            if isinstance(exc, LaunchInterrupted):
+                raise
+            res = self.result()
+            res.findings = list(res.findings) + [Finding(
+                "interrupted", f"the session was interrupted (KeyboardInterrupt) after "
+                f"{self.step_count} steps; memory holds a partial result")]
+            raise LaunchInterrupted(res) from exc
         self.finished = True
         return self.result()
 

@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 __all__ = ["fma", "directed", "ftz", "sat", "signed_zeros", "canonical_nan", "round_f64_to_f32",
-           "to_int", "round_integral", "div_directed", "sqrt_directed", "round_to_float"]
+           "nan_to_int", "to_int", "div_approx_f32", "gross_f64", "round_integral", "div_directed", "sqrt_directed", "round_to_float"]
 
 _F32_TINY = np.float32(np.finfo(np.float32).tiny)
 _F64_TINY = np.float64(np.finfo(np.float64).tiny)
@@ -46,6 +46,42 @@ def signed_zeros(fn, big: bool):
 
 
 _CANON_F32 = np.uint32(0x7FFFFFFF).view(np.float32)
+
+
+def div_approx_f32(a, b):
+    """``div.approx.f32`` (PTX ISA 9.7.3.8 "div"): "computed as d = a * (1/b)"; for |b| in
+    [2^-126, 2^126] within 2 ulp, and "for 2^126 < |b| < 2^128, if a is infinity,
+    div.approx.f32 returns NaN, otherwise it returns a sign-preserving zero" — the
+    reciprocal there is subnormal and is flushed. Here 1/b is rounded to float32 (as
+    ``rcp.approx.f32``, within its 1 ulp), flushed when subnormal, and multiplied by ``a``
+    in float32: at most ~1.5 ulp from a / b in the 2-ulp range, and the ISA's zero or NaN
+    past it (2^100 / 2^127 is +0.0, not 2^-27)."""
+    a = np.asarray(a, np.float32)
+    with np.errstate(all="ignore"):
+        r = (1.0 / np.asarray(b, np.float32).astype(np.float64)).astype(np.float32)
+        r = np.where(np.abs(r) < _F32_TINY, np.copysign(np.float32(0), r), r)
+        return (a * r).astype(np.float32)
+
+
+_HI_WORD = np.uint64(0xFFFFFFFF00000000)
+_CANON_F64_GROSS = np.uint64(0x7FFFFFFF00000000)
+
+
+def gross_f64(a, fn):
+    """``rcp.approx.ftz.f64`` / ``rsqrt.approx.ftz.f64`` (PTX ISA 9.7.3.14, 9.7.3.17): ``fn``
+    (``1/x`` or ``1/sqrt(x)``) of the upper word of ``a`` only ("ignore the
+    least-significant 32 bits of a"), the result's upper word kept and its low 32 bits
+    zeroed; subnormal inputs and results flushed to sign-preserving zero (so a subnormal
+    gives ±Inf), a NaN gives the canonical ``0x7fffffff00000000``. The upper word is
+    truncated, one of the values "a fast, gross approximation" allows."""
+    a = np.asarray(a, np.float64)
+    with np.errstate(all="ignore"):
+        hi = (a.view(np.uint64) & _HI_WORD).view(np.float64)
+        hi = ftz(hi)
+        r = ftz(np.asarray(fn(hi), np.float64))
+        bits = r.view(np.uint64) & _HI_WORD
+        bits = np.where(np.isnan(r), _CANON_F64_GROSS, bits)
+        return bits.astype(np.uint64).view(np.float64)
 
 
 def canonical_nan(x):
@@ -308,16 +344,29 @@ def round_integral(x, mode: str):
     return {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[mode](x)
 
 
-def to_int(x, mode: str, dtype):
+def nan_to_int(src_f64: bool, dtype) -> int:
+    """What a NaN converts to in a float → integer ``cvt`` into ``dtype``, from an f64
+    source when ``src_f64`` (PTX ISA 9.7.9.21 "cvt", Integer Notes: "Zero if source is not
+    .f64 and destination is not .s64, .u64. Otherwise 1 << (BitWidth(dst) - 1)
+    corresponding to the value of (MAXINT >> 1) + 1 for unsigned type or MININT for signed
+    type"): ``cvt.rzi.s32.f64`` of NaN is -2147483648, ``cvt.rzi.u32.f64`` 2147483648,
+    ``cvt.rzi.s64.f32`` -2**63, ``cvt.rzi.s32.f32`` 0."""
+    dt = np.dtype(dtype)
+    if not src_f64 and dt.itemsize < 8:
+        return 0
+    return int(np.iinfo(dt).min) if dt.kind == "i" else 1 << (8 * dt.itemsize - 1)
+
+
+def to_int(x, mode: str, dtype, nan: int = 0):
     """Float → integer ``dtype`` with rounding ``mode`` (``rni``/``rzi``/``rmi``/``rpi``).
 
     PTX ISA "cvt": float-to-integer conversions saturate to the destination
-    range and NaN converts to 0.
+    range; NaN converts to ``nan`` (:func:`nan_to_int` gives the ISA's value).
     """
     info = np.iinfo(dtype)
     with np.errstate(all="ignore"):
         r = round_integral(np.asarray(x, np.float64), mode)
-        r = np.where(np.isnan(r), 0.0, r)
+        r = np.where(np.isnan(r), float(nan), r)
         r = np.clip(r, float(info.min), float(info.max))
         if np.dtype(dtype).itemsize == 8:
             # 2**63 / 2**64 are not representable; clip in integer space

@@ -1,0 +1,186 @@
+"""``import warp_lab.warp as wp``: NVIDIA Warp's names over warp_lab's compiler and simulator.
+
+Code written for NVIDIA Warp (warp-lang 1.19) runs with its import line changed::
+
+    import warp_lab.warp as wp
+
+    @wp.kernel
+    def add(a: wp.array(dtype=wp.float32), b: wp.array(dtype=float), c: wp.array[float]):
+        i = wp.tid()
+        c[i] = a[i] + b[i]
+
+    c = wp.zeros(3, dtype=wp.float32)
+    wp.launch(add, dim=3, inputs=[a, b, c], device="cpu")   # "cpu": warp_lab's simulator
+
+Kernels and functions decorated here are of the Warp *dialect*
+(:attr:`warp_lab.lang.kernel.Kernel.dialect` is ``"warp"``): an integer ``/`` truncates and
+``%`` takes the dividend's sign as in C, a float ``%`` is ``fmod``, ``print`` writes a
+float with ``%g`` (warp-lang's ``builtin.h``); ``@wl.kernel`` keeps Python's. They are
+warp_lab kernels in every other way: ``wl.compile`` shows their LLVM IR, PTX and SASS,
+``%%warp_kernel`` cells take them, and ``wp.launch`` returns None as Warp does while
+:func:`last_launch` gives its :class:`warp_lab.runtime.result.LaunchResult` (findings, metrics).
+
+A Warp name warp_lab does not have yet (meshes, volumes, BVHs, ``wp.Tape``...) is an
+:class:`~warp_lab.lang.kernel.Unsupported` value: in a kernel a located
+``KernelCompileError`` naming the feature, on the host an ``UnsupportedFeatureError``.
+``docs/language.md`` ("The Warp namespace") lists every difference from Warp.
+"""
+
+from __future__ import annotations
+
+import difflib as _difflib
+import math as _math
+import typing as _typing
+
+from warp_lab.lang import builtins as _B
+from warp_lab.lang import types as _T
+from warp_lab.lang.kernel import Func as _Func
+from warp_lab.lang.kernel import Kernel as _LabKernel
+from warp_lab.lang.kernel import Unsupported as _Unsupported
+from warp_lab.warp import config, types  # noqa: F401  (wp.config, wp.types)
+from warp_lab.warp._catalog import WARP_NAMES as _WARP_NAMES
+from warp_lab.warp._catalog import feature_of as _feature_of
+from warp_lab.warp._funcs import (add, cw_div, cw_mul, degrees, div, expect_eq,  # noqa: F401
+                                  expect_near, expect_neq, floordiv, frac, lerp, mod, mul,
+                                  neg, nonzero, pos, radians, select, sign, smoothstep, step,
+                                  unot, where)
+from warp_lab.warp._host import (Device, Graph, Launch, ScopedCapture, ScopedDevice,  # noqa
+                                 ScopedTimer, array, array1d, array2d, array3d, array4d,
+                                 capture_begin, capture_end, capture_launch, clone, copy,
+                                 dtype_from_numpy, dtype_to_numpy, empty, empty_like,
+                                 from_numpy, full, full_like, get_cuda_device_count,
+                                 get_device, get_devices, get_module_options,
+                                 get_preferred_device, init, is_cpu_available,
+                                 is_cuda_available, last_launch, launch, ones, ones_like,
+                                 set_device, set_module_options, synchronize,
+                                 synchronize_device, zeros, zeros_like)
+
+__version__ = "1.19.0"  # the warp-lang version whose names and semantics this follows
+
+# -- scalar, vector and matrix types (warp/_src/types.py) --------------------------------
+float16, float32, float64 = _T.float16, _T.float32, _T.float64
+int8, int16, int32, int64 = _T.int8, _T.int16, _T.int32, _T.int64
+uint8, uint16, uint32, uint64 = _T.uint8, _T.uint16, _T.uint32, _T.uint64
+bool = _T.bool_  # noqa: A001  (wp.bool)
+
+vec2 = vec2f = _T.vec2
+vec3 = vec3f = _T.vec3
+vec4 = vec4f = _T.vec4
+vec2d, vec3d, vec4d = _T.vec2d, _T.vec3d, _T.vec4d
+vec2i, vec3i, vec4i = _T.vec2i, _T.vec3i, _T.vec4i
+vec2ui, vec3ui, vec4ui = _T.vec2ui, _T.vec3ui, _T.vec4ui
+vec2h, vec3h, vec4h = _T.vec2h, _T.vec3h, _T.vec4h
+mat22 = mat22f = _T.mat22
+mat33 = mat33f = _T.mat33
+mat44 = mat44f = _T.mat44
+mat22d, mat33d, mat44d = _T.mat22d, _T.mat33d, _T.mat44d
+
+# -- constants (warp/_src/builtins.py: wp.pi, wp.e, ...) -----------------------------------
+pi = PI = _math.pi
+half_pi = HALF_PI = _math.pi / 2
+tau = TAU = _math.tau
+e = E = _math.e
+inf = INF = _math.inf
+nan = NAN = _math.nan
+ln2 = LN2 = _math.log(2.0)
+ln10 = LN10 = _math.log(10.0)
+log2e = LOG2E = 1.0 / _math.log(2.0)
+log10e = LOG10E = 1.0 / _math.log(10.0)
+phi = PHI = (1.0 + _math.sqrt(5.0)) / 2.0
+
+# -- builtins warp_lab has under the same name and signature ---------------------------------
+tid = _B.tid
+printf = _B.printf
+abs = _B.abs  # noqa: A001
+min = _B.min  # noqa: A001
+max = _B.max  # noqa: A001
+pow = _B.pow  # noqa: A001
+round = _B.round  # noqa: A001
+clamp, isnan, isinf, isfinite = _B.clamp, _B.isnan, _B.isinf, _B.isfinite
+sqrt, cbrt, exp, log, log2, log10 = _B.sqrt, _B.cbrt, _B.exp, _B.log, _B.log2, _B.log10
+sin, cos, tan, asin, acos, atan, atan2 = _B.sin, _B.cos, _B.tan, _B.asin, _B.acos, _B.atan, \
+    _B.atan2
+sinh, cosh, tanh = _B.sinh, _B.cosh, _B.tanh
+erf, erfc = _B.erf, _B.erfc
+floor, ceil, trunc, rint, copysign = _B.floor, _B.ceil, _B.trunc, _B.rint, _B.copysign
+dot, cross, length, length_sq, normalize = _B.dot, _B.cross, _B.length, _B.length_sq, \
+    _B.normalize
+transpose, outer = _B.transpose, _B.outer
+atomic_add, atomic_sub, atomic_min, atomic_max = _B.atomic_add, _B.atomic_sub, \
+    _B.atomic_min, _B.atomic_max
+atomic_and, atomic_or, atomic_xor = _B.atomic_and, _B.atomic_or, _B.atomic_xor
+atomic_cas, atomic_exch = _B.atomic_cas, _B.atomic_exch
+bit_count = _B.popc
+
+
+# -- decorators ------------------------------------------------------------------------------
+
+class Kernel(_LabKernel):
+    """A kernel of the Warp dialect: ``@wp.kernel`` or ``wp.Kernel(func=f, key="name")``.
+
+    A :class:`warp_lab.Kernel` (``wl.compile``, ``wl.launch``, ``%%warp_kernel`` take it)
+    whose ``dialect`` is ``"warp"``; ``key`` is Warp's name for it (the function's name by
+    default). Warp's ``module``, ``options``, ``code_transformers`` and ``source`` are
+    accepted and not used.
+    """
+
+    kind_name = "wp.kernel"
+
+    def __init__(self, func, key=None, module=None, options=None, code_transformers=None,
+                 source=None):
+        super().__init__(func, None, {}, dialect="warp")
+        self.key = key or func.__name__
+
+    def __repr__(self) -> str:
+        return f"<wp.kernel {self.name}>"
+
+
+def kernel(f=None, *, enable_backward=None, module=None, launch_bounds=None):
+    """Warp's ``@wp.kernel`` (also ``@wp.kernel(enable_backward=False)``): a
+    :class:`Kernel` of the Warp dialect. ``enable_backward`` and ``module`` are accepted
+    (no autodiff is generated); ``launch_bounds`` is not used."""
+    if f is None:
+        return lambda fn: Kernel(fn)
+    return Kernel(f)
+
+
+class Function(_Func):
+    """A device function of the Warp dialect (``@wp.func``)."""
+
+    kind_name = "wp.func"
+
+
+def func(f=None, *, name=None, module=None):
+    """Warp's ``@wp.func``: a device function of the Warp dialect, callable from kernels
+    (specialised per argument types) and, on the host, as plain Python."""
+    if f is None:
+        return lambda fn: Function(fn, dialect="warp")
+    return Function(f, dialect="warp")
+
+
+def constant(x):
+    """Warp's ``wp.constant``: ``x`` itself (a module-level number a kernel reads is a
+    compile-time constant in warp_lab, and in the cache key)."""
+    return x
+
+
+# -- what warp_lab does not have yet -----------------------------------------------------------
+Tape = _Unsupported("wp.Tape", "autodiff (wp.Tape, gradients)")
+
+
+def __getattr__(name: str):
+    """A Warp name warp_lab does not have yet: an :class:`Unsupported` naming its
+    feature (a located compile error in a kernel, ``UnsupportedFeatureError`` on the
+    host); any other name: ``AttributeError`` with the closest names."""
+    if name in _WARP_NAMES:
+        return _Unsupported(f"wp.{name}", _feature_of(name))
+    if name.startswith("__"):
+        raise AttributeError(name)
+    close = _difflib.get_close_matches(name, [n for n in globals() if not n.startswith("_")],
+                                       n=3)
+    raise AttributeError(f"module 'warp_lab.warp' has no attribute {name!r} (and Warp 1.19 "
+                         "has no such name either)" +
+                         (f"; did you mean {', '.join('wp.' + c for c in close)}?"
+                          if close else ""))
+
+
