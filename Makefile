@@ -1,6 +1,7 @@
 # warp_lab's two entry points (see README.md):
 #   make lab    JupyterLab on the teaching notebooks (CPU simulator when there is no GPU)
-#   make test   the whole test suite (what CI runs)
+#   make test   the whole test suite (what CI runs), one pytest-xdist worker per core;
+#               PYTEST_ARGS adds pytest options: make test PYTEST_ARGS="-k cache -n 0"
 # Both create .venv and install what they need on first use.
 
 PYTHON ?= python3
@@ -28,8 +29,13 @@ browser-deps:
 lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
+# --dist loadgroup: the tests of one xdist_group share a worker (tests/conftest.py says
+# which). pytest's exit code 5 (no test collected: a PYTEST_ARGS that selects nothing) is
+# no success and no pytest failure either: it leaves as 1, with the reason.
 test: $(STAMP) browser-deps
-	$(BIN)/python -m pytest
+	rc=0; $(BIN)/python -m pytest -n auto --dist loadgroup --durations=15 $(PYTEST_ARGS) \
+	  || rc=$$?; \
+	if [ $$rc = 5 ]; then echo "make test: pytest collected no test"; exit 1; fi; exit $$rc
 
 clean:
 	rm -rf $(VENV) build dist warp_lab/labextension extension/lib extension/node_modules

@@ -22,7 +22,8 @@ from nbformat.sign import NotebookNotary
 
 from kernel_bundle import make_bundle
 
-pytestmark = pytest.mark.browser
+# one JupyterLab server and one Chromium for every browser test: one xdist worker
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 MIME = "application/vnd.warp-lab.kernel+json"
 TIMEOUT_MS = 60_000

@@ -17,7 +17,8 @@ from warp_lab.examples import get
 from warp_lab.notebook.views import compact_sass, kernel_html
 from warp_lab.notebook.widgets import OccupancyWidget
 
-pytestmark = pytest.mark.browser
+# one JupyterLab server and one Chromium for every browser test: one xdist worker
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 
 @pytest.fixture(scope="module")

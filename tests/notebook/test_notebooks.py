@@ -64,8 +64,15 @@ def test_committed_notebooks_are_generated_and_have_no_outputs():
             f"{path.name} differs from make_notebooks.py: rerun it"
 
 
+def _group(stem: str):
+    """The xdist group of the tests that read notebook ``stem``'s one run (tests/conftest.py):
+    they run on one worker, so the notebook runs once."""
+    return pytest.mark.xdist_group(f"notebook {stem}")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=_group(p.stem)) for p in NOTEBOOKS],
+                         ids=lambda p: p.stem)
 def test_notebook_runs_on_the_simulator(path, tmp_path):
     nb = _execute(path, tmp_path)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
@@ -74,6 +81,7 @@ def test_notebook_runs_on_the_simulator(path, tmp_path):
 
 
 @pytest.mark.slow
+@_group(NOTEBOOKS[0].stem)
 def test_nbconvert_html_export_of_01_has_static_views(tmp_path):
     from nbconvert import HTMLExporter
 
@@ -106,6 +114,7 @@ def _notebook(stem: str) -> Path:
 
 
 @pytest.mark.slow
+@_group("03_reduction_and_banks")
 def test_03_shows_the_conflicting_transpose_and_the_measured_ratio(tmp_path):
     nb = _execute(_notebook("03_reduction_and_banks"), tmp_path)
     view, printed = _cell_output(nb, 'runs["tile_transpose"]')
@@ -126,6 +135,7 @@ def test_03_shows_the_conflicting_transpose_and_the_measured_ratio(tmp_path):
 
 
 @pytest.mark.slow
+@_group("05_branch_divergence")
 def test_05_shows_the_divergent_kernels_launch(tmp_path):
     nb = _execute(_notebook("05_branch_divergence"), tmp_path)
     view, _ = _cell_output(nb, 'runs["by_lane"]')

@@ -30,6 +30,15 @@ def _inputs():
     return [np.arange(8, dtype=np.float32), np.ones(8, np.float32), 2.0]
 
 
+def _option_id(v) -> str:
+    """A test id of the options: their repr, an object without one of its own (an
+    iterator) by its type, so that each xdist worker collects the same ids."""
+    if not isinstance(v, dict):
+        return ""
+    return repr({k: x if type(x).__repr__ is not object.__repr__ else f"<{type(x).__name__}>"
+                 for k, x in v.items()})
+
+
 @pytest.mark.parametrize("kwargs, fragment", [
     (dict(dim=8, max_instructions="5"), "max_instructions"),
     (dict(dim=8, max_instructions=0), "max_instructions"),
@@ -56,7 +65,7 @@ def _inputs():
     (dict(dim=8, inputs=iter(_inputs())), "inputs must be a list"),
     (dict(dim=8, device="cuda:-1"), "bad device name 'cuda:-1'"),
     (dict(dim=8, device="cuda: 0"), "bad device name"),
-], ids=lambda v: repr(v) if isinstance(v, dict) else "")
+], ids=_option_id)
 def test_bad_option_is_refused_before_running(kwargs, fragment):
     inputs = kwargs.pop("inputs", _inputs())
     y = inputs[1] if isinstance(inputs, list) else None

@@ -8,6 +8,7 @@ no driver: discovery failures become the ``reason`` of the fallback.
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
 
 from warp_lab.errors import CudaError, LaunchError
@@ -72,13 +73,44 @@ class DeviceInfo:
 SIMULATOR = DeviceInfo("sim", 0, "warp_lab SIMT simulator", SIM_ARCH)
 
 
+#: the CUDA driver's library on Linux, which cuda.bindings loads through cuda.pathfinder
+#: (``load_nvidia_dynamic_lib("cuda")``: a driver library is found only as the system's
+#: ``dlopen`` finds it, never in a wheel)
+_LINUX_DRIVER = "libcuda.so.1"
+
+
+def _no_driver_library() -> bool:
+    """Whether the CUDA driver's library surely cannot be loaded: on Linux, ``dlopen`` of
+    ``libcuda.so.1`` fails, as cuda.pathfinder's would (elsewhere: not known, False).
+
+    Importing cuda.core and cuda.bindings costs 0.2-0.5 s (several seconds on a loaded
+    machine) before ``cuInit`` can say there is no driver; this ``dlopen`` takes about a
+    millisecond, so a machine without a GPU driver (the simulator's users) does not pay
+    for that import in its first cell.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        ctypes.CDLL(_LINUX_DRIVER)
+    except OSError:
+        return True
+    return False
+
+
 @functools.lru_cache(maxsize=1)
 def cuda_devices() -> tuple[tuple[DeviceInfo, ...], str]:
     """The GPUs cuda.core can see, and why there are none when empty.
 
+    Without a driver library (:func:`_no_driver_library`) the answer is "no NVIDIA driver
+    installed" at once, without importing cuda-python.
+
     Returns:
         ``(devices, reason)``; ``reason`` is ``""`` when at least one was found.
     """
+    if _no_driver_library():
+        return (), "no NVIDIA driver installed"
     try:
         from cuda.bindings import driver
         from cuda.core import Device
