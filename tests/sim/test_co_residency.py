@@ -6,7 +6,7 @@ only a block of a later batch sets can never see it: the later batch starts when
 ends. CUDA gives no guarantee that the blocks of a grid are resident together or start in
 any order (Programming Guide: thread blocks must be able to execute independently; only a
 cooperative launch guarantees co-residency), so such a kernel can hang on a GPU too. The
-simulator stops it quickly with a ``co_residency`` finding (``Machine.spin_turn``) instead
+simulator stops it quickly with a ``co_residency`` finding (``ForwardProgress.spin_turn``) instead
 of running until ``max_instructions`` or Ctrl-C; patterns in which a block waits only for
 blocks that started before it (a chained scan, a "last block" counter) keep working across
 batches and in the debugger.

@@ -269,9 +269,24 @@ class CompiledKernel:
                     self.source.filename)
 
     @property
+    def own_ptx(self) -> str:
+        """The PTX of this kernel: ``ptx``, less the other kernels' ``.entry`` bodies of a
+        CUDA C++ translation unit (whose module holds every ``__global__`` function of the
+        source; device functions and module-scope variables stay)."""
+        if self.language != "cuda" or not self.ptx:
+            return self.ptx or ""
+        return without_other_entries(self.ptx, self.entry)
+
+    @property
     def uses_shared_memory(self) -> bool:
         """Whether the PTX declares a ``.shared`` variable: a ``wl.shared_array`` the code
-        kept (one only declared is dropped by LLVM) or ``wl.dynamic_shared_array``."""
+        kept (one only declared is dropped by LLVM) or ``wl.dynamic_shared_array`` (of a
+        CUDA C++ kernel, one its entry's body declares or names)."""
+        if self.language == "cuda":
+            own = self.own_ptx
+            return any(m.start() >= own.find(".entry") or re.search(
+                rf"\b{re.escape(m.group(1))}\b", own[own.find(".entry"):])
+                for m in SHARED_DECL.finditer(own))
         return SHARED_DECL.search(self.ptx or "") is not None
 
     @property
@@ -279,7 +294,7 @@ class CompiledKernel:
         """Whether the PTX has a block-wide barrier (``bar.sync``, ``bar.red``,
         ``barrier.sync``: PTX ISA 9.7.13.1; not ``bar.warp.sync``), what the simulator's
         barrier check watches (read from the PTX: ptxas's count is missing without it)."""
-        return _BLOCK_BARRIER.search(self.ptx or "") is not None
+        return _BLOCK_BARRIER.search(self.own_ptx) is not None
 
     def __repr__(self) -> str:
         regs = f", {self.resources.registers} registers" if self.resources else ""
@@ -294,6 +309,31 @@ SHARED_DECL = re.compile(r"^\s*(?:\.extern\s+)?\.shared\s[^;]*?([\w$]+)\s*(?:\[|
 
 #: a block-wide barrier instruction (:attr:`CompiledKernel.has_block_barrier`)
 _BLOCK_BARRIER = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:bar|barrier)\.(?!warp)", re.M)
+
+
+_ENTRY_HEAD = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)", re.M)
+
+
+def without_other_entries(ptx: str, entry: str) -> str:
+    """``ptx`` without the ``.entry`` functions other than ``entry`` (each from its head to
+    the brace closing its body)."""
+    out, pos = [], 0
+    for m in _ENTRY_HEAD.finditer(ptx):
+        if m.group(1) == entry or m.start() < pos:
+            continue
+        open_ = ptx.find("{", m.end())
+        if open_ < 0:
+            break
+        depth, k = 0, open_
+        while k < len(ptx):
+            depth += {"{": 1, "}": -1}.get(ptx[k], 0)
+            k += 1
+            if depth == 0:
+                break
+        out.append(ptx[pos:m.start()])
+        pos = k
+    out.append(ptx[pos:])
+    return "".join(out)
 
 
 def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:

@@ -270,7 +270,10 @@ def _located(exc: nvrtc.NvrtcError, program, artifact: str, length: int) -> Cuda
     more = [f"line {d.line}: {d.message}" for d in own[1:6]]
     hint = ("also " + "; ".join(more) + (" ..." if len(own) > 6 else "")) if more else ""
     where = "" if first in own else f" (in {first.filename}, line {first.line})"
-    return CudaCompileError(f"{first.severity}: {first.message}{where}", src.filename, line,
+    # (the box says "error:" itself; NVRTC stops at a catastrophic one)
+    tail = " (a catastrophic error: NVRTC stopped there)" if "catastrophic" in first.severity \
+        else ""
+    return CudaCompileError(f"{first.message}{where}{tail}", src.filename, line,
                             first.col if first in own else 0,
                             src.line(line) if line else "", hint, log=exc.log,
                             diagnostics=errors)

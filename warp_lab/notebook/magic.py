@@ -581,6 +581,9 @@ def load_ipython_extension(ip) -> None:
     from warp_lab.runtime.result import LaunchResult
 
     ip.register_magics(WarpKernelMagics)
+    from warp_lab.notebook.cuda_magic import CudaKernelMagics
+
+    ip.register_magics(CudaKernelMagics)   # %%cuda_kernel: CUDA C++ through NVRTC
     # "%%warp_kernel" below a cell's first line reaches IPython as the line magic
     # "%warp_kernel" (its escape transformer strips one "%"): say what is wrong there
     ip.register_magic_function(_misplaced_cell_magic, "line", "%warp_kernel")

@@ -246,6 +246,8 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
         if said:
             f = dataclasses.replace(f, message=cell_text(f.message, ck),
                                     details={**f.details, "printed": cell_text(said, ck)})
+        elif f.kind == "trap" and ck.files:   # a CUDA assert's "file:line" (__assertfail)
+            f = dataclasses.replace(f, message=cell_text(f.message, ck))
         out.append(f)
     return out
 

@@ -500,11 +500,33 @@ def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
                               "writable copy (np.array(...))")
 
 
+#: ``wl.launch(fill="nan")``'s word (:data:`warp_lab.sim.machine.FILL`, kept equal by a test)
+FILL_NAN = 0x7FF8DEAD
+
+
+def check_fill(fill) -> int | None:
+    """The 32-bit word ``wl.launch(fill=...)`` asks for (None: zeros).
+
+    Raises:
+        LaunchError: ``fill`` is none of ``"nan"``, ``"zeros"``, None or an int in
+            [0, 2**32).
+    """
+    if fill is None or (isinstance(fill, str) and fill == "zeros"):
+        return None
+    if isinstance(fill, str) and fill == "nan":
+        return FILL_NAN
+    word = _as_int(fill) if not isinstance(fill, (bool, str)) else None
+    if word is None or not 0 <= word < 2**32:
+        raise LaunchError(f"fill must be \"nan\", \"zeros\", None or a 32-bit word "
+                          f"(0 <= fill < 2**32), got {fill!r}")
+    return word
+
+
 def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", repeat: int = 1,
            shared_mem: int = 0, grid=None, block=None, checks="auto",
            max_instructions: int | None = None, opt: int | None = None,
            fast_math: bool | None = None, debug: bool | None = None,
-           progress=None, arch: str | None = None) -> LaunchResult:
+           progress=None, arch: str | None = None, fill="nan") -> LaunchResult:
     """Run a kernel.
 
     Args:
@@ -564,6 +586,13 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             the result names it; on a GPU the driver JIT-compiles that PTX for the GPU,
             so ``arch`` may not be newer than the GPU's (:func:`check_launch_arch`). A
             :class:`CompiledKernel` for another arch is recompiled from its kernel.
+        fill: simulator only (ignored on a GPU): what fresh shared and local memory
+            hold. ``"nan"`` (the default): the word ``0x7FF8DEAD`` repeated, a NaN read
+            as float32 or float64 and 2146016941 as int32, so a kernel that reads shared
+            or local memory it never wrote gives a visibly wrong result, as it may on a
+            GPU, where those state spaces start with whatever was there (PTX ISA 5.1.5,
+            5.1.7) — ``"initcheck"`` names such reads; None or ``"zeros"`` for zeros; or
+            any 32-bit word (``0xDEADBEEF``).
 
     Returns:
         a :class:`LaunchResult`.
@@ -622,10 +651,12 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
                           f"got {type(progress).__name__}")
+    fill_word = check_fill(fill)
     extra = {}
     if dev.kind == "sim":
         from warp_lab.runtime import sim_backend as backend
         extra["progress"] = progress
+        extra["fill"] = fill_word
     else:
         from warp_lab.runtime import cuda_backend as backend
     try:
