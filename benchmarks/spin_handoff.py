@@ -1,5 +1,5 @@
 """Spin-waits between warps on the simulator: seconds per launch before and after the
-idle hand-over (``warp_lab.sim.machine.IDLE_HANDOFF``).
+idle hand-over (``warp_lab.sim.progress.IDLE_HANDOFF``).
 
     python benchmarks/spin_handoff.py                 # 300 rounds a case, 3 runs each
     python benchmarks/spin_handoff.py --rounds 3000 --reps 1 --after-only
@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 import warp_lab as wl
-from warp_lab.sim import machine
+from warp_lab.sim import progress
 
 I32 = wl.array(dtype=wl.int32)
 
@@ -213,11 +213,11 @@ def run_case(name: str, rounds: int, **launch) -> tuple[float, object, bool]:
 
 
 def _seconds(name, rounds, idle) -> float:
-    machine.IDLE_HANDOFF = idle
+    progress.IDLE_HANDOFF = idle
     try:
         dt, res, ok = run_case(name, rounds)
     finally:
-        machine.IDLE_HANDOFF = True
+        progress.IDLE_HANDOFF = True
     if res.findings or not ok:
         raise AssertionError(f"{name}: wrong result or findings {res.findings}")
     return dt

@@ -244,6 +244,17 @@ def test_the_allowed_upward_edges_are_still_there_and_still_upward():
                        + ", ".join(f"{a} -> {b}" for a, b in stale))
 
 
+def test_the_simulators_engine_stands_above_what_it_drives():
+    """``sim/machine.py`` imports the instruction semantics (dispatch, control, sync) and
+    forward progress; they share thread states through ``sim/state.py``, never the engine
+    (they formed a 4-module cycle with it)."""
+    graph = _graph()
+    assert {"warp_lab.sim.dispatch", "warp_lab.sim.progress", "warp_lab.sim.state"} <= \
+        graph["warp_lab.sim.machine"]
+    assert not [c for c in cycles(graph) if "warp_lab.sim.machine" in c]
+    assert graph["warp_lab.sim.state"] == set()
+
+
 def test_the_compilers_view_of_the_kernel_language_is_the_public_namespaces():
     """The undefined-name hint (``typing_exprs``) reads the kernel's names from ``lang/``
     instead of importing ``warp_lab``: it must see exactly what ``wl`` exports of them."""

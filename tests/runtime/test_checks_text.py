@@ -78,7 +78,7 @@ def test_one_check_left_out_and_no_shared_memory():
 def test_the_runtimes_check_names_are_the_simulators():
     # wl.launch keeps its own copy so that importing warp_lab does not import the simulator
     from warp_lab.runtime.launch import CHECKS
-    from warp_lab.sim.machine import CHECKS as SIM_CHECKS
+    from warp_lab.sim.state import CHECKS as SIM_CHECKS
 
     assert CHECKS == SIM_CHECKS
 

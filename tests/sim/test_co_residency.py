@@ -6,7 +6,7 @@ only a block of a later batch sets can never see it: the later batch starts when
 ends. CUDA gives no guarantee that the blocks of a grid are resident together or start in
 any order (Programming Guide: thread blocks must be able to execute independently; only a
 cooperative launch guarantees co-residency), so such a kernel can hang on a GPU too. The
-simulator stops it quickly with a ``co_residency`` finding (``Machine.spin_turn``) instead
+simulator stops it quickly with a ``co_residency`` finding (``ForwardProgress.spin_turn``) instead
 of running until ``max_instructions`` or Ctrl-C; patterns in which a block waits only for
 blocks that started before it (a chained scan, a "last block" counter) keep working across
 batches and in the debugger.
@@ -21,7 +21,7 @@ import warp_lab as wl
 from warp_lab import sim
 from warp_lab.examples import source_line
 from warp_lab.notebook.debugger import debug
-from warp_lab.sim import machine
+from warp_lab.sim import progress
 
 SAFETY = 2 * 10 ** 7    # a budget, so that a missed detection fails instead of hanging
 
@@ -260,7 +260,7 @@ def test_a_last_block_counter_needs_no_co_residency(how):
 def test_a_spin_waiting_for_a_long_read_only_loop_of_another_warp_is_not_reported():
     # many looks while warp 1 reads: every register of the spin stays the same, but warp 1
     # runs elsewhere, so nothing is reported and the wait ends
-    n = 8 * machine.SPIN_CHECK
+    n = 8 * progress.SPIN_CHECK
     x = np.ones(n, np.float32)
     flag, out = np.zeros(1, np.int32), np.zeros(2, np.float32)
     r = _launch(wait_for_a_long_reader, 1, 64, [x, n, flag, out])

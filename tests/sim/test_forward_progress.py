@@ -10,7 +10,7 @@ import pytest
 
 from warp_lab import sim
 from warp_lab.errors import LaunchInterrupted
-from warp_lab.sim import machine
+from warp_lab.sim import progress
 from warp_lab.sim.control import loop_may_wait
 
 HEAD = """
@@ -81,7 +81,7 @@ def test_spin_on_a_flag_nobody_sets_is_an_infinite_loop_not_a_budget(gpu):
     spin = next(i.line for i in SPIN.code if i.text.startswith("atom.global.or"))
     assert f.details["polled_loads"] == [spin] and f.thread == (0, 0, 0)
     assert "(its atomics leave memory as it is)" in f.message
-    assert res.instructions < 3 * 3 * machine.SPIN_CHECK + 256 * 20
+    assert res.instructions < 3 * 3 * progress.SPIN_CHECK + 256 * 20
     assert out.tolist() == [0]
 
 

@@ -1,7 +1,7 @@
 """Warps waiting for each other through memory: a ping-pong through a shared or global
 flag, a spin lock every thread takes, a producer/consumer mailbox between blocks and the
 last-block-done sum give numpy's answer, and a waiting warp hands the turn on after a
-turn that changed nothing (``Machine.back_edge``'s ``idle``) instead of after
+turn that changed nothing (``ForwardProgress.back_edge``'s ``idle``) instead of after
 ``SPIN_QUANTUM`` turns, so a hand-over costs a few turns, not 64 to 128.
 
 The kernels are ``benchmarks/spin_handoff.py``'s, which times them.

@@ -214,8 +214,8 @@ def test_a_hang_at_opt_0_is_found_too(monkeypatch):
     # cvta.local of __local_depot): memory no other thread can reach, so the loop is
     # still closed; it ran until the budget. (Fewer turns between looks: ~8 PTX
     # instructions a turn at opt=0 make 2 x 4096 turns slow to simulate.)
-    from warp_lab.sim import machine
-    monkeypatch.setattr(machine, "LOOP_CHECK", 256)
+    from warp_lab.sim import progress
+    monkeypatch.setattr(progress, "LOOP_CHECK", 256)
     out = np.zeros(40, np.int32)
     r = wl.launch(forgot_increment, dim=40, inputs=[5, out], device="sim", opt=0,
                   max_instructions=SAFETY)
@@ -252,8 +252,8 @@ def test_a_loop_entered_again_by_a_second_call_is_not_an_infinite_loop(monkeypat
     # at opt=0 _count_to is a .func called twice; with n turns a call, the look at the
     # end of the first call and the one at the end of the second saw the same lanes,
     # registers and stack (a == 0 before and after the first call): a false finding
-    from warp_lab.sim import machine
-    monkeypatch.setattr(machine, "LOOP_CHECK", 256)
+    from warp_lab.sim import progress
+    monkeypatch.setattr(progress, "LOOP_CHECK", 256)
     out = np.zeros(32, np.int32)
     r = wl.launch(count_twice, dim=32, inputs=[out, 256], device="sim", opt=0,
                   max_instructions=SAFETY)
@@ -275,8 +275,8 @@ def test_a_loop_whose_state_cycles_is_an_infinite_loop(monkeypatch):
     turns between two looks (here 5 turns) never shows the same state at consecutive
     looks; it must still be found (Brent's cycle detection over the looks), not run
     until the budget or Ctrl-C. (Fewer turns between looks, to keep the test short.)"""
-    from warp_lab.sim import machine
-    monkeypatch.setattr(machine, "LOOP_CHECK", 256)
+    from warp_lab.sim import progress
+    monkeypatch.setattr(progress, "LOOP_CHECK", 256)
     out = np.zeros(32, np.int32)
     r = wl.launch(cycling, dim=32, inputs=[out, 0], device="sim", max_instructions=SAFETY)
     assert [f.kind for f in r.findings] == ["infinite_loop"], [str(f) for f in r.findings]

@@ -127,20 +127,12 @@ class LineMap:
         return MappingProxyType(self._invert(self.ptx))
 
     @functools.cached_property
-    def _llvm_to_python(self) -> Mapping[int, int]:
-        return self._invert(self.llvm)
-
-    @functools.cached_property
     def _sass_to_python(self) -> Mapping[int, int]:
         return self._invert(self.sass)
 
     def python_line_of_ptx(self, ptx_line: int) -> int | None:
         """The Python line a PTX line was generated from, or None."""
         return self.ptx_to_python.get(ptx_line)
-
-    def python_line_of_llvm(self, llvm_line: int) -> int | None:
-        """The Python line an LLVM IR line (of ``llvm_ir_optimized``) came from, or None."""
-        return self._llvm_to_python.get(llvm_line)
 
     def python_line_of_sass(self, offset: int) -> int | None:
         """The Python line of the SASS instruction at byte ``offset``, or None."""

@@ -293,11 +293,6 @@ class ExprLowerer:
             return tuple(base.shape)
         raise TypeError(f"attribute {node.attr} of {bty!r}")
 
-    def index_i32(self, node):
-        """An index expression as int32 (the index math width)."""
-        v = self.expr(node)
-        return self.convert(v, node.wl_ty, int32)
-
     def small_index(self, node, size: int, axis: int = 0):
         """A run-time index into a tuple, vector or matrix of ``size`` elements along
         ``axis``, as int32. With ``debug`` it is bounds-checked as an array index is (a trap

@@ -1,12 +1,13 @@
 """The types a warp_lab kernel may use.
 
-Every type is a small frozen value object. Three views of each type live
-here, in one table, so that nobody re-derives them elsewhere:
+Every type is a small frozen value object. Two views of each type live
+here, so that nobody re-derives them elsewhere:
 
 * the numpy dtype (how host data is stored),
-* the LLVM type (how ``compiler/lower`` represents a value in registers and
-  in memory; see :attr:`Scalar.llvm_text`),
 * the size and alignment in bytes (how ``compiler/abi`` lays parameters out).
+
+The LLVM type of each is the compiler's (``compiler/lower_expr.llty`` in registers,
+``memty`` in memory).
 
 Scalars are callable: inside a kernel ``wl.float32(x)`` is a cast; on the
 host it returns the numpy scalar, so the same expression means the same
@@ -86,26 +87,6 @@ class Scalar(Type):
     @property
     def is_bool(self) -> bool:
         return self.kind == "b"
-
-    @property
-    def llvm_text(self) -> str:
-        """LLVM IR spelling of a value of this type in registers (bool: ``i1``)."""
-        if self.kind == "b":
-            return "i1"
-        if self.kind == "f":
-            return {16: "half", 32: "float", 64: "double"}[self.bits]
-        return f"i{self.bits}"
-
-    @property
-    def llvm_memory_text(self) -> str:
-        """LLVM IR spelling of a value of this type in memory (bool: ``i8``)."""
-        return "i8" if self.kind == "b" else self.llvm_text
-
-    @property
-    def ptx_suffix(self) -> str:
-        """PTX type suffix for this type (``.f32``, ``.s32``, ``.u8`` for bool)."""
-        letter = {"b": "u", "i": "s", "u": "u", "f": "f"}[self.kind]
-        return f".{letter}{max(self.bits, 8)}"
 
     def __call__(self, value):
         """Host-side conversion with numpy semantics (in kernels: a cast)."""

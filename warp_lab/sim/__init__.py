@@ -35,7 +35,8 @@ from warp_lab.errors import SimulatorError
 from warp_lab.sim.memory import GlobalMemory
 from warp_lab.sim.ptx import PtxModule, parse_module
 from warp_lab.sim.dispatch import implemented_opcodes
-from warp_lab.sim.machine import CHECKS, FILL
+from warp_lab.sim.machine import FILL
+from warp_lab.sim.state import CHECKS
 from warp_lab.sim.result import Finding, MemoryLineStats, Metrics, SimResult
 
 __all__ = ["parse_module", "PtxModule", "GlobalMemory", "run", "SimResult", "Finding",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from warp_lab.errors import SimulatorError
-from warp_lab.sim.machine import EXITED, PAD, RUN
+from warp_lab.sim.state import EXITED, PAD, RUN
 from warp_lab.sim.provenance import thread_private
 from warp_lab.sim.ptx import cached_on
 
@@ -106,7 +106,7 @@ def _bra(ins, mod):
         if regs is None and inner is not None:
             def ex_inner(m, act, p):
                 if ex(m, act, p) is not None:
-                    m.closed_loop_turn(ins, target, target, ins.pc, inner, outer=(lo, hi))
+                    m.progress.closed_loop_turn(ins, target, target, ins.pc, inner, outer=(lo, hi))
             return ex_inner
         if regs is None:
             # a wait on the clock (while wl.clock64() - t0 < n): closed but for reading it
@@ -121,18 +121,18 @@ def _bra(ins, mod):
 
             def ex_timed(m, act, p):
                 if ex(m, act, p) is not None:
-                    m.clock_turn(ins, target, lo, hi, cap)
+                    m.progress.clock_turn(ins, target, lo, hi, cap)
             return ex_timed
 
         def ex_closed(m, act, p):
             # a loop that can only end by itself: every LOOP_CHECK turns, see whether the
             # lanes came back to its head unchanged (then it never ends)
             if ex(m, act, p) is not None:
-                m.closed_loop_turn(ins, target, lo, hi, regs, batch)
+                m.progress.closed_loop_turn(ins, target, lo, hi, regs, batch)
         return ex_closed
     intra = 1 if loop_has_atomic(ins, mod) else None
     # a poll (ld/atom, compare, branch back) whose turn repeats itself while no memory
-    # changes: it hands the turn on as soon as a turn changed nothing (Machine.poll_turn)
+    # changes: it hands the turn on as soon as a turn changed nothing (ForwardProgress.poll_turn)
     poll = poll_turns_repeat(ins, mod)
     reads = closed_loop_registers(ins, mod, loads=True)   # a loop that only reads memory
     # else one that reads and writes shared memory, between barriers, say
@@ -147,23 +147,23 @@ def _bra(ins, mod):
         # an iteration of a loop that reads memory (it may be waiting for another
         # thread): while other threads wait (diverged, at a barrier or a warp-sync) or
         # yielded, count it towards handing the turn on (forward progress,
-        # Machine.back_edge)
+        # ForwardProgress.back_edge)
         eff = ex(m, act, p)
         if eff is None:
             return
-        idle = poll and m.poll_turn(ins, act if eff is ALL else eff, *poll)
+        idle = poll and m.progress.poll_turn(ins, act if eff is ALL else eff, *poll)
         if m.upc < 0 or m.nyield or m.nwsync or m.waiters.any():
-            m.back_edge(target, intra, idle)
+            m.progress.back_edge(target, intra, idle)
         if inner is not None:
-            m.closed_loop_turn(ins, target, target, ins.pc, inner, outer=(lo, hi))
+            m.progress.closed_loop_turn(ins, target, target, ins.pc, inner, outer=(lo, hi))
         if reads is not None:
             # a spin-wait: if every running thread of the batch spins here and every
             # other one waits for them, no thread of the batch can end the wait
-            m.spin_turn(ins, target, reads, lo, hi)
+            m.progress.spin_turn(ins, target, reads, lo, hi)
         elif whole is not None:
-            m.closed_loop_turn(ins, target, lo, hi, whole, batch=True)
+            m.progress.closed_loop_turn(ins, target, lo, hi, whole, batch=True)
         elif polls is not None:
-            m.spin_turn(ins, target, polls, lo, hi, batch=True)
+            m.progress.spin_turn(ins, target, polls, lo, hi, batch=True)
     return ex_back
 
 
@@ -297,7 +297,7 @@ def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False,
     ``loads``: also allow loads from memory other threads write, and atomics (a spin-wait
     on a flag, read with ``ld`` or ``atom``): while no other thread runs and no atomic
     changes memory, nothing changes what it reads, so it is closed too
-    (:meth:`~warp_lab.sim.machine.Machine.spin_turn`).
+    (:meth:`~warp_lab.sim.progress.ForwardProgress.spin_turn`).
 
     ``batch``: also allow barriers, warp-synchronous instructions and ``.shared`` memory
     (:func:`_batch_private`): such a loop is a function of its registers, local memory
@@ -306,7 +306,7 @@ def closed_loop_registers(ins, mod, loads: bool = False, batch: bool = False,
     reduction whose ``s //= 2`` was forgotten; ``while True: wl.syncthreads()``).
 
     ``clock``: also allow reading the clocks (``%clock``, ``%clock64``, ``%globaltimer``): a
-    loop that waits for time to pass (:meth:`~warp_lab.sim.machine.Machine.clock_turn`).
+    loop that waits for time to pass (:meth:`~warp_lab.sim.progress.ForwardProgress.clock_turn`).
 
     ``own``: of the code ``target..pc`` that ``ins`` itself closes, not of the loops it
     overlaps: an inner loop, closed inside an outer one that is not."""
@@ -411,7 +411,7 @@ def poll_turns_repeat(ins, mod) -> bool:
     unchanged every turn repeats the one before: a poll such as ``ld``/``atom.cas``,
     ``setp``, ``@p bra`` (``while wl.atomic_load(flag, 0) != 0``). Then a turn in which
     no thread changed memory shows the lanes waiting for another thread
-    (:meth:`~warp_lab.sim.machine.Machine.poll_turn`).
+    (:meth:`~warp_lab.sim.progress.ForwardProgress.poll_turn`).
 
     Holds when no branch from outside the code enters it past its first instruction
     (every turn starts at the head; branches inside it, forward or back to the head,
@@ -419,7 +419,7 @@ def poll_turns_repeat(ins, mod) -> bool:
     instruction with a carry (``.cc``), and on every path through it each register it
     writes is written, unguarded, before it is read (no value carried from one turn to
     the next; a loop counter is one). Reading the clock is allowed (a spin with a
-    timeout: :meth:`~warp_lab.sim.machine.Machine.poll_turn` moves the clock on)."""
+    timeout: :meth:`~warp_lab.sim.progress.ForwardProgress.poll_turn` moves the clock on)."""
     lo, hi = ins.target, ins.pc
     fn = mod.functions[ins.function]
     into: dict = {}     # pc in the code -> the pcs inside it that branch there
@@ -470,7 +470,7 @@ def poll_clock(ins, mod) -> int:
     """The clock a poll closed by backward branch ``ins`` (code ``target..pc``) reads: 0
     for none, 64 for ``%clock64``/``%globaltimer`` only, 32 when it reads a clock that
     wraps every 2**32 cycles (``%clock``, ``%globaltimer_lo``): a spin with a timeout,
-    whose clock :meth:`~warp_lab.sim.machine.Machine.poll_turn` moves on."""
+    whose clock :meth:`~warp_lab.sim.progress.ForwardProgress.poll_turn` moves on."""
     names = {s[1] for c in mod.code[ins.target:ins.pc + 1] for s in c.srcs
              if s[0] == "s" and s[1] in _TIME_SREGS}
     return 32 if names & {"clock", "globaltimer_lo"} else 64 if names else 0
@@ -481,7 +481,7 @@ def loop_has_atomic(ins, mod) -> bool:
     lock (``while atomicCAS(lock, 0, 1) != 0``) or a CAS retry loop. Lanes looping
     there can wait on lanes of their own warp that got past it (the lock holder), so
     they yield to them after one quantum instead of ``INTRA_ROUNDS``
-    (:meth:`~warp_lab.sim.machine.Machine.back_edge`)."""
+    (:meth:`~warp_lab.sim.progress.ForwardProgress.back_edge`)."""
     lo, hi = _loop_range(ins, mod)
     return any(c.op == "atom" for c in mod.code[lo:hi + 1])
 

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from warp_lab.errors import LaunchInterrupted, SimulatorError
-from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC, YIELD, Machine
+from warp_lab.sim.machine import Machine
+from warp_lab.sim.state import BARWAIT, EXITED, PAD, RUN, WSYNC, YIELD
 from warp_lab.sim.ptx import type_dtype
 from warp_lab.sim.result import Finding
 

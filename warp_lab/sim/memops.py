@@ -500,7 +500,7 @@ def _st(ins, mod):
     def ex(m, mask):
         a = ra(m)
         idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
-        m.writes += 1     # (a poll that saw no write since its last turn: Machine.poll_turn)
+        m.writes += 1     # (a poll that saw no write since its last turn: poll_turn)
         m.last_write = (idx, m.writes + m.events, ins.pc)
         if m.stored is not None:   # (the barrier check: sync._check_divergence)
             m.stored[idx] = True
@@ -598,7 +598,7 @@ def _atomic_apply(op, dt, old, b, c):
 def _atomic_rmw(view, e, b, c, op, dt):
     """Apply the lanes' atomics in lane order; returns ``(old, changed)``: each lane's old
     value, and whether some lane's operation changed the bytes it found (a spin-wait's
-    ``atom.or x, 0`` or failing CAS does not: :meth:`~warp_lab.sim.machine.Machine.
+    ``atom.or x, 0`` or failing CAS does not: :meth:`~warp_lab.sim.progress.ForwardProgress.
     spin_turn` counts the others)."""
     k = e.size
     order = np.argsort(e, kind="stable")

@@ -48,7 +48,7 @@ class Finding:
             ``"co_residency"`` (a spin-wait that no thread of the running blocks can end
             while blocks have not started: it waits for a block that runs only after it,
             which CUDA does not guarantee to be resident with it either;
-            :meth:`~warp_lab.sim.machine.Machine.spin_turn`).
+            :meth:`~warp_lab.sim.progress.ForwardProgress.spin_turn`).
         message: one readable sentence with the numbers.
         block: ``(x, y, z)`` block index (``None`` when not about one block).
         thread: ``(x, y, z)`` thread index within the block (``None`` likewise).

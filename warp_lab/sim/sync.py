@@ -30,7 +30,7 @@ import numpy as np
 
 from warp_lab.errors import SimulatorError
 from warp_lab.sim.control import ALL, guard_mask, transfer
-from warp_lab.sim.machine import BARWAIT, EXITED, PAD, RUN, WSYNC
+from warp_lab.sim.state import BARWAIT, EXITED, PAD, RUN, WSYNC
 from warp_lab.sim.operands import reader, writer
 from warp_lab.sim.ptx import cached_on
 from warp_lab.sim.result import code_place
@@ -160,7 +160,7 @@ def release_barriers(m, waiting) -> bool:
     if m.stored is not None:
         m.stored[np.isin(m.blk, blocks)] = False
     m.status[rel] = RUN
-    m.events += 1     # (a spin-wait may end now: Machine.spin_turn)
+    m.events += 1     # (a spin-wait may end now: ForwardProgress.spin_turn)
     m.pc[rel] = m.resume[rel]
     m.recount()
     m.waiters -= np.bincount(m.blk[rel], minlength=m.nb)
@@ -600,7 +600,7 @@ def release_warp_sync(m, wsync) -> bool:
     if not rel.any():
         return False
     m.status[rel] = RUN
-    m.events += 1     # (a spin-wait may end now: Machine.spin_turn)
+    m.events += 1     # (a spin-wait may end now: ForwardProgress.spin_turn)
     # they execute the instruction they waited at again (a group spanning several
     # bar.warp.sync instructions meets again when the last of them executes its own)
     m.pc[rel] = m.resume[rel]
