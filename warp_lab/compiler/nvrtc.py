@@ -156,9 +156,12 @@ class NvrtcResult:
 
 def _text(nvrtc, prog, size_fn, get_fn) -> str:
     _, size = size_fn(prog)
-    buf = b" " * size
+    # A writable buffer of our own: ``b" " * size`` (cuda-python's example) is CPython's
+    # cached one-byte ``b" "`` when the log is empty (size 1), and NVRTC's NUL written into
+    # it turned every later ``b" "`` of the process into ``b"\\0"`` (print's separator too).
+    buf = bytearray(size)
     get_fn(prog, buf)
-    return buf.rstrip(b"\0").decode(errors="replace")
+    return bytes(buf).rstrip(b"\0").decode(errors="replace")
 
 
 def compile_program(source: str, name: str, options, name_expressions=()) -> NvrtcResult:

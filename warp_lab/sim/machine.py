@@ -25,7 +25,9 @@ lanes of a warp still reconverge) while other warps can run; when no other
 warp can, the yielded ones come back (round-robin). Only when a warp's own
 lanes starve each other for ``INTRA_ROUNDS`` quanta (one quantum for a loop with
 an atomic: a spin lock held by a lane of the same warp) do the looping lanes
-yield alone. A poll whose turn changed nothing (no thread wrote memory since its
+yield alone; those quanta are counted per warp whenever other runnable lanes of the
+warp wait behind the loopers, however the turn went on (``Machine.starve``), so the
+lanes past a divergence point run even while two warps hand the turn back and forth. A poll whose turn changed nothing (no thread wrote memory since its
 branch was last taken: ``control.poll_turns_repeat``) ends its quantum at once, so
 warps that wait for each other hand the turn on after about two turns, not 64.
 Yielded threads also come back whenever nothing else is runnable.
@@ -87,6 +89,24 @@ CLOCK_LIMIT = 1 << 62
 _BIG = np.int32(2**31 - 1)
 SPARSE = 1
 NSM = 132  # %nsmid reported by the simulator (an H100 SXM has 132 SMs)
+#: What fresh shared and local memory holds: this 32-bit word, repeated (little-endian
+#: bytes ``AD DE F8 7F``). The PTX ISA gives those state spaces no initial value (5.1.7
+#: "Shared State Space", 5.1.5 "Local State Space"), and a GPU leaves there whatever an
+#: earlier kernel wrote; zeros would make a read of memory nobody wrote look right (a sum
+#: that starts from an unwritten bin). This pattern is a NaN read as float32 or float64
+#: (0x7FF8DEAD, 0x7FF8DEAD7FF8DEAD) and 2146016941 as int32, so such a read gives a visibly
+#: wrong result even without initcheck (which, like compute-sanitizer's initcheck tool,
+#: names the read). ``fill=None`` in :func:`warp_lab.sim.run` gives zeros.
+FILL = 0x7FF8DEAD
+
+
+def fresh_memory(nbytes: int, fill: int | None) -> np.ndarray:
+    """``nbytes`` of uint8 holding ``fill`` (a 32-bit word, repeated from byte 0) or, for
+    ``None``, zeros."""
+    if fill is None:
+        return np.zeros(nbytes, np.uint8)
+    words = np.full((nbytes + 3) // 4, fill & 0xFFFFFFFF, np.uint32)
+    return words.view(np.uint8)[:nbytes]
 
 
 class _Stop(Exception):
@@ -109,6 +129,8 @@ class Machine:
         metrics: collect :class:`Metrics`.
         max_instructions: thread-instruction budget (``None``: unlimited).
         batch_threads: threads per batch (blocks are grouped up to this many).
+        fill: the 32-bit word fresh shared and local memory holds (:data:`FILL`), or
+            None for zeros.
 
     Attributes (some):
         track_written: set True before the first batch (the debugger does) to keep
@@ -120,9 +142,10 @@ class Machine:
 
     def __init__(self, mod, entry, grid, block, params, memory, dynamic_shared=0,
                  checks=("memcheck", "racecheck", "barrier"), metrics=True,
-                 max_instructions=None, batch_threads=1 << 16):
+                 max_instructions=None, batch_threads=1 << 16, fill=FILL):
         from warp_lab.sim.dispatch import build  # late import: dispatch imports this module
         self._build = build
+        self.fill = fill
         self.mod = mod
         self.fn = mod.entry(entry)
         self.grid = _dim3(grid, "grid")
@@ -307,8 +330,8 @@ class Machine:
         self.cc = np.uint32(0)
         self.cparams = {}
         self.retaddr = {}
-        self.shared = np.zeros(nb * self.shared_stride, np.uint8)
-        self.local = np.zeros(T * self.local_size, np.uint8) if self.local_size else None
+        self.shared = fresh_memory(nb * self.shared_stride, self.fill)
+        self.local = fresh_memory(T * self.local_size, self.fill) if self.local_size else None
         self.waitbar = np.zeros(T, np.int32)
         self.waitpc = np.zeros(T, np.int32)
         self.waitcnt = np.zeros(T, np.int32)
@@ -318,6 +341,10 @@ class Machine:
         self.barred = None      # bar.red: each thread's predicate (sync.release_barriers)
         self.barred_ops = {}    # bar.red pc -> (reduction, destination writer)
         self.worked = None
+        # threads that stored to (or atomically changed) memory since their block's last
+        # completed barrier: one that exits past a barrier the others reach is a divergent
+        # barrier (sync._check_divergence); kept only for the barrier check
+        self.stored = np.zeros(T, bool) if "barrier" in self.checks else None
         self.waiters = np.zeros(nb, np.int64)
         # batch thread -> what it printed last in this batch (a trap finding quotes it: a
         # debug-mode bounds check or assert prints its message, then traps)
@@ -329,6 +356,9 @@ class Machine:
         self.nyield = 0
         self.spin = 0
         self.spin_rounds = 0
+        # per warp of the batch: quanta its looping lanes ended while other runnable lanes
+        # of the warp waited behind them (back_edge); reset only when none wait
+        self.starve = np.zeros(T // 32, np.int32)
         self.loop_turns = {}    # loop back-edge pc -> closed_loop_turn's / spin_turn's state
         # per thread, for polls (poll_turn): writes + events when it last took a poll's
         # branch, when it last took one with none in between (a turn that changed
@@ -439,7 +469,24 @@ class Machine:
         looping = run & (self.pc == target)
         if not looping.any():
             return
-        warps = np.repeat(looping.reshape(-1, 32).any(1), 32)
+        looping_warps = looping.reshape(-1, 32).any(1)
+        # lanes of the looping warps that could run but sit at a higher pc (past the
+        # divergence point, waiting to reconverge): min-pc never schedules them while the
+        # loopers loop, and parking whole warps for other warps keeps them behind too
+        behind = looping_warps & (run & ~looping).reshape(-1, 32).any(1)
+        starve = self.starve
+        starve[looping_warps & ~behind] = 0
+        starve[behind] += 1
+        ripe = behind & (starve >= (intra_rounds or INTRA_ROUNDS))
+        if ripe.any():
+            # after INTRA_ROUNDS hand-overs (however the turn went on: to other warps, or
+            # back from them), the looping lanes of such a warp yield alone, so that its
+            # other lanes get past the divergence point (they may be what the loop waits
+            # for, or exit); the count is not reset by a yield, only once no lane waits
+            # behind, so two loopers of one warp both yield in turn
+            self._park(looping & np.repeat(ripe, 32))
+            return
+        warps = np.repeat(looping_warps, 32)
         if (run & ~warps).any():
             self._park(run & warps)
         elif self.nyield:
@@ -709,6 +756,7 @@ class Machine:
                          np.where(wait, self.waitpc, 0).tobytes(), order.tobytes(),
                          b"" if self.barred is None else self.barred.tobytes(),
                          self.shared.tobytes(),
+                         np.minimum(self.starve, INTRA_ROUNDS).tobytes(),
                          repr((self.spin, min(self.spin_rounds, INTRA_ROUNDS), outside,
                                self.nlive)).encode()))
 
