@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import warp_lab as wl
-from conftest import load_module
+from wpc_helpers import load_module
 
 SOURCE = '''
 import warp as wp

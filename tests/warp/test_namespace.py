@@ -111,3 +111,29 @@ def test_module_options_config_mode_and_timer(capsys):
     assert out.endswith("\n") and "\nstep took " in out
     with wp.ScopedDevice("cpu"):
         assert wp.get_device() == "cpu" and wp.get_device().is_cpu
+
+
+def test_hints_point_at_kernel_names_only_and_know_pythons_print():
+    @wl.kernel
+    def k(x: wl.array(dtype=float)):
+        x[0] = wl.tile_zeros(3)
+
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(k)
+    assert "wl.zeros" not in str(info.value)      # a host function: no kernel can call it
+
+    @wp.kernel
+    def p(x: wp.array(dtype=float)):
+        wp.print(x[0])
+
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(p)
+    assert "write print(...)" in info.value.hint
+
+    @wp.kernel
+    def h(x: wp.array(dtype=float)):
+        x[0] = wp.zeros(3)
+
+    with pytest.raises(wl.KernelCompileError) as info:
+        wl.compile(h)
+    assert "host function" in info.value.message and "@wl.func" not in info.value.hint

@@ -290,7 +290,8 @@ class CompiledKernel:
 
     def __repr__(self) -> str:
         regs = f", {self.resources.registers} registers" if self.resources else ""
-        return f"<CompiledKernel {self.name} for {self.options.label()}{regs}>"
+        dialect = ", Warp dialect" if self.dialect == "warp" else ""
+        return f"<CompiledKernel {self.name} for {self.options.label()}{regs}{dialect}>"
 
 
 #: a PTX shared variable declaration (``.shared .align 4 .b8 k_tile_1[64];``, ``.extern

@@ -232,7 +232,8 @@ def fingerprint(kernel, files: dict[str, str] | None = None, _seen=None) -> list
         parts.append(f"defaults={kernel.fn.__defaults__!r}")
     for name, value in _named_values(kernel):
         if isinstance(value, Func):
-            parts += fingerprint(value, files, seen)
+            for f in getattr(value, "overloads", (value,)):   # every overload of a name
+                parts += fingerprint(f, files, seen)
         elif (text := _value_text(value)) is not None:
             parts.append(f"{name}={text}")
     return parts

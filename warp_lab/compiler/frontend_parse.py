@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import typing
 import warnings
 
 from warp_lab.errors import KernelCompileError
 from warp_lab.compiler.typing_rules import NONE
-from warp_lab.lang.types import ArrayType, TupleType, as_type
+from warp_lab.lang.types import ANY, ArrayType, TupleType, as_type
 
 __all__ = ["UNSUPPORTED", "compile_error", "parse_function", "evaluate_annotation",
            "param_types", "location", "ptx_name", "reserved_entry", "declared_return"]
@@ -176,6 +177,12 @@ def param_types(fn_obj, tree, ctx_error) -> list:
             ann = evaluate_annotation(fn_obj, ann)
         except ValueError as exc:
             raise ctx_error(f"cannot evaluate the annotation of {name!r}: {exc}", a) from None
+        generic = ann is typing.Any or (isinstance(ann, ArrayType) and ann.dtype == ANY)
+        if generic:
+            raise ctx_error(f"kernel parameter {name!r} is generic (typing.Any): a kernel is "
+                            "compiled for concrete types", a,
+                            "launch it with wp.launch, which specialises it for the "
+                            "arguments' types, or annotate the type")
         try:
             ty = as_type(ann)
         except TypeError:
@@ -228,6 +235,19 @@ def reserved_entry(name: str) -> str | None:
 _NO_ANN = object()
 
 
+def _return_type(ann):
+    """A return annotation's type: a warp_lab type, or ``tuple[T1, T2, ...]`` (Warp's
+    spelling of a function returning several values) as a :class:`TupleType`."""
+    import typing
+
+    if typing.get_origin(ann) is tuple:
+        args = typing.get_args(ann)
+        if not args or Ellipsis in args:
+            raise TypeError("a tuple return annotation needs its element types")
+        return TupleType(tuple(as_type(a) for a in args))
+    return as_type(ann)
+
+
 def declared_return(func, typer, tree):
     """The type of a device function's ``-> T`` annotation (None when absent)."""
     ann = getattr(func.fn, "__annotations__", {}).get("return", _NO_ANN)
@@ -236,7 +256,7 @@ def declared_return(func, typer, tree):
     if ann is None or ann == "None":
         return NONE
     try:
-        ty = as_type(evaluate_annotation(func, ann))
+        ty = _return_type(evaluate_annotation(func, ann))
     except (TypeError, ValueError):
         raise typer.error(f"the return annotation of {func.name}() is not a warp_lab type",
                           tree.returns or tree) from None

@@ -676,6 +676,10 @@ def lower_call(lw, node):
             return None
         n = len(flatten_types_count(tf.ret))
         parts = [r] if n == 1 else [lw.b.extract_value(r, k) for k in range(n)]
-        return unflatten(parts, tf.ret)
+        value = unflatten(parts, tf.ret)
+        if "updates" in call.info:   # (new state, value): the state goes back to its variable
+            lw.store_var(lw.var_slot(call.info["updates"]), value[0])
+            return value[1]
+        return value
     return LOWER[call.name](lw, node, call)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import math
+import typing
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from warp_lab.compiler.typing_special import (type_alloc_array, type_dynamic_sha
                                               type_print, type_printf)
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Constant, Func
-from warp_lab.lang.types import (SCALARS, ArrayType, Matrix, Scalar, TupleType, Vector, as_type,
+from warp_lab.lang.types import (ANY, SCALARS, ArrayType, Matrix, Scalar, TupleType, Vector, as_type,
                                  bool_, float32, int32, int64, uint32)
 
 __all__ = ["type_call", "RULES"]
@@ -613,8 +614,71 @@ def _default_arg(t, call, func: Func, default: ast.expr, pname: str, k: int):
     return stand_in
 
 
+def _overload(t, node, func):
+    """The function of the overload set ``func`` a call takes (:class:`FuncOverloads`):
+    the first whose parameter count fits, with every annotated parameter's type equal
+    to its argument's; else the first the arguments convert to implicitly.
+
+    Raises:
+        KernelCompileError: none fits; the message lists the signatures.
+    """
+    from warp_lab.compiler.frontend import evaluate_annotation
+    from warp_lab.compiler.typing_rules import implicit_ok
+
+    given = [a for a in node.args] + [k.value for k in node.keywords]
+    tys = [t.value_type(a) for a in given]
+    exact, loose = [], []
+    for f in func.overloads:
+        code = f.fn.__code__
+        names = list(code.co_varnames[:code.co_argcount])
+        required = len(names) - len(f.fn.__defaults__ or ())
+        if not required <= len(given) <= len(names):
+            continue
+        anns = getattr(f.fn, "__annotations__", {})
+        bound = list(zip(names, node.args)) + [(k.arg, k.value) for k in node.keywords]
+        if any(n not in names for n, _ in bound):
+            continue
+        same, fits = True, True
+        for n, a in bound:
+            ann = anns.get(n)
+            if ann is None:
+                continue
+            try:
+                ann = evaluate_annotation(f, ann)
+                if ann is typing.Any:
+                    continue
+                pt = as_type(ann)
+            except (TypeError, ValueError):
+                fits = False
+                break
+            at = a.wl_ty
+            if isinstance(pt, ArrayType) and isinstance(at, ArrayType):
+                ok = pt.ndim == at.ndim and pt.dtype in (at.dtype, ANY)
+                same, fits = same and ok, fits and ok
+                continue
+            if pt != at:
+                same = False
+                c = const_of(a)
+                weak = c if _weak(a) and c is not NO_CONST else None
+                if not (isinstance(at, Scalar) and isinstance(pt, Scalar)
+                        and implicit_ok(at, pt, weak)):
+                    fits = False
+        if same and fits:
+            exact.append(f)
+        elif fits:
+            loose.append(f)
+    if exact or loose:
+        return (exact or loose)[0]
+    sigs = "; ".join(f"{f.name}({', '.join(f.fn.__code__.co_varnames[:f.fn.__code__.co_argcount])})"
+                     f" at line {f.source.first_line}" for f in func.overloads)
+    raise t.error(f"no overload of {func.name}() takes ({', '.join(type_name(x) for x in tys)})",
+                  node, f"its overloads: {sigs}")
+
+
 def _call_func(t, node, func: Func):
     from warp_lab.compiler.frontend import evaluate_annotation, specialize
+    if hasattr(func, "overloads"):
+        func = _overload(t, node, func)
     tree = t.ctx.parse(func)
     fa = tree.args
     if fa.vararg or fa.kwarg or fa.kwonlyargs or fa.posonlyargs:
@@ -640,14 +704,25 @@ def _call_func(t, node, func: Func):
         at = a.wl_ty if getattr(a, "wl_default", False) else t.value_type(a)  # typed already
         if isinstance(at, Meta):
             raise t.error(f"cannot pass {type_name(at)} to a device function", a)
+        annotated = pname in anns
         ann = anns.get(pname)
-        if ann is not None:
+        if annotated:
             try:
-                pt = as_type(evaluate_annotation(func, ann))
+                ann = evaluate_annotation(func, ann)
+            except ValueError:
+                raise t.error(f"the annotation of {func.name}({pname}) is not a warp_lab type",
+                              a) from None
+        if annotated and ann is typing.Any:   # Warp's generic parameter: per argument type
+            annotated = False
+        if annotated:
+            try:
+                pt = as_type(ann)
             except (TypeError, ValueError):
                 raise t.error(f"the annotation of {func.name}({pname}) is not a warp_lab type",
                               a) from None
             if isinstance(pt, ArrayType) and isinstance(at, ArrayType):
+                if pt.dtype == ANY and pt.ndim == at.ndim:   # wp.array(dtype=Any)
+                    pt = pt.__class__(at.dtype, pt.ndim, pt.space, pt.shape)
                 if pt.dtype != at.dtype or pt.ndim != at.ndim:
                     raise t.error(f"{func.name}() expects {type_name(pt)} for {pname!r}, got "
                                   f"{type_name(at)}", a)
@@ -665,8 +740,29 @@ def _call_func(t, node, func: Func):
     for pname, a in zip(names, args):
         if pname in tf.written_params:
             t.mark_written(a)
-    node.wl_call = CallTarget("func", func=tf, info={"args": args, "tys": tys})
+    info = {"args": args, "tys": tys}
+    if getattr(func, "state_param", False):
+        return _stateful_call(t, node, func, tf, args, info)
+    node.wl_call = CallTarget("func", func=tf, info=info)
     return t.mark(node, tf.ret)
+
+
+def _stateful_call(t, node, func, tf, args, info):
+    """A call of a function that updates its first argument, a random-number state
+    (Warp's ``randf(state)`` takes ``uint32& state``): the function returns ``(new state,
+    value)``; the call's value is ``value`` and the new state is stored back into the
+    variable the caller passed, as Warp's reference parameter does."""
+    a = args[0]
+    if not (isinstance(a, ast.Name) and a.id in t.scope):
+        raise t.error(f"{func.name}() updates its first argument, the random state: pass a "
+                      "variable (state = wp.rand_init(seed) first)", a)
+    if t.scope[a.id] != tf.ret.elems[0]:
+        raise t.error(f"{func.name}()'s state {a.id!r} must be a "
+                      f"{type_name(tf.ret.elems[0])} (what wp.rand_init returns), not "
+                      f"{type_name(t.scope[a.id])}", a)
+    info["updates"] = a.id
+    node.wl_call = CallTarget("func", func=tf, info=info)
+    return t.mark(node, tf.ret.elems[1])
 
 
 def type_call(t, node, callee):

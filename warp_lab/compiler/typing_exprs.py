@@ -23,7 +23,7 @@ from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE,
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B, types as _lang_types
-from warp_lab.lang.kernel import Constant, Func, Kernel, Unsupported
+from warp_lab.lang.kernel import STATIC, Constant, Func, Kernel, Unsupported
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, VECTORS,
                                  as_type, bool_, float64, int32, int64, uint64)
 
@@ -257,7 +257,7 @@ class ExprTyper:
             raise self.error(f"{what} is a kernel; kernels cannot call kernels", node,
                              "make the shared code a @wl.func")
         if isinstance(value, (Func, B.Builtin, B.Dim3, PyBuiltin, _pytypes.ModuleType, Type)) \
-                or (_hashable(value) and value in B.MATH_MODULE):
+                or value is STATIC or (_hashable(value) and value in B.MATH_MODULE):
             return self.mark(node, Meta(value))
         if isinstance(value, type) and issubclass(value, np.generic):
             try:
@@ -823,7 +823,26 @@ class ExprTyper:
                                  f"Python's {node.func.id}(): {what}", node, shadow[1])
             raise self.error(what, node)
         self.check_call_unpacking(node)
+        if fty.value is STATIC:
+            return self._static(node)
         return type_call(self, node, fty.value)
+
+    def _static(self, node):
+        """``wp.static(expr)``: ``expr`` evaluated by Python now, in the function's globals
+        and closure (not its local variables, which have no value yet), then typed as a
+        captured value (a constant number or tuple, a device function, a type)."""
+        if len(node.args) != 1 or node.keywords:
+            raise self.error("wp.static takes one expression", node)
+        text = ast.unparse(node.args[0])
+        try:
+            value = eval(compile(ast.Expression(node.args[0]), "<wp.static>", "eval"),  # noqa: S307
+                         dict(self.namespace))
+        except Exception as exc:  # noqa: BLE001 - the user's own expression
+            raise self.error(f"wp.static({text}) could not be evaluated when the kernel "
+                             f"compiled: {type(exc).__name__}: {exc}", node.args[0],
+                             "it may use module-level names and the closure, not the "
+                             "kernel's own variables") from None
+        return self.classify(node, value, f"wp.static({text})")
 
     def shadowed(self, func):
         """:func:`~warp_lab.compiler.typing_shadow.shadowing` of a callee that is a plain

@@ -394,3 +394,55 @@ class Unsupported:
     def __repr__(self) -> str:
         return f"<{self.name}: not in warp_lab yet ({self.feature})>"
 
+
+class StaticMarker:
+    """``wp.static(expr)``: ``expr`` is evaluated by Python when the kernel compiles (in
+    the kernel's module globals and closure, as warp-lang 1.19 evaluates it) and its value
+    used as a constant: a number, a tuple of numbers, a ``@wp.func`` to call. On the host
+    ``wp.static(x)`` is ``x``."""
+
+    def __call__(self, expr):
+        return expr
+
+    def __repr__(self) -> str:
+        return "<wp.static>"
+
+
+STATIC = StaticMarker()
+
+
+class FuncOverloads(Func):
+    """Several device functions of one name (Warp's ``@wp.func`` defined twice with other
+    parameter types or counts): a call takes the first whose parameters fit the arguments
+    (count, then the annotated types: exact first, then an implicit conversion), as
+    warp-lang 1.19 resolves overloads. Acts as its first function elsewhere (its name,
+    its host call).
+
+    Attributes:
+        overloads: the functions, in the order they were defined.
+    """
+
+    def __init__(self, funcs):
+        first = funcs[0]
+        super().__init__(first.fn, first.source, dialect=first.dialect)
+        self.overloads = list(funcs)
+
+    def add(self, fn: Func) -> "FuncOverloads":
+        """This set with ``fn`` added (a function of the same signature replaces the
+        earlier one, as a redefinition does in Python)."""
+        sig = _signature_text(fn)
+        kept = [f for f in self.overloads if _signature_text(f) != sig]
+        return FuncOverloads(kept + [fn])
+
+    def __call__(self, *args, **kwargs):
+        return self.overloads[-1].fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self.kind_name} {self.name}: {len(self.overloads)} overloads>"
+
+
+def _signature_text(fn: Func) -> str:
+    anns = getattr(fn.fn, "__annotations__", {})
+    code = fn.fn.__code__
+    return repr([(n, repr(anns.get(n))) for n in code.co_varnames[:code.co_argcount]])
+

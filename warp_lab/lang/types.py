@@ -273,6 +273,24 @@ def element_type(name: str) -> Type:
 
 
 @dataclass(frozen=True)
+class AnyType(Type):
+    """``typing.Any`` as an array's element type, ``wp.array(dtype=typing.Any)``: a generic
+    parameter of a ``@wp.func`` (it takes an array of any element type, one specialisation
+    per type) or of a ``@wp.kernel`` (specialised at ``wp.launch`` from the arguments)."""
+
+    size = 0
+    align = 1
+    name = "Any"
+
+    def __repr__(self) -> str:
+        return "typing.Any"
+
+
+#: the one :class:`AnyType`
+ANY = AnyType()
+
+
+@dataclass(frozen=True)
 class TupleType(Type):
     """A fixed tuple of values inside a kernel (``wl.tid()`` of a 2-D launch,
     ``a.shape``, a device function returning several values).

@@ -35,15 +35,17 @@ import typing as _typing
 from warp_lab.lang import builtins as _B
 from warp_lab.lang import types as _T
 from warp_lab.lang.kernel import Func as _Func
+from warp_lab.lang.kernel import FuncOverloads as _FuncOverloads
 from warp_lab.lang.kernel import Kernel as _LabKernel
+from warp_lab.lang.kernel import STATIC as _STATIC
 from warp_lab.lang.kernel import Unsupported as _Unsupported
 from warp_lab.warp import config, types  # noqa: F401  (wp.config, wp.types)
 from warp_lab.warp._catalog import WARP_NAMES as _WARP_NAMES
 from warp_lab.warp._catalog import feature_of as _feature_of
-from warp_lab.warp._funcs import (add, cw_div, cw_mul, degrees, div, expect_eq,  # noqa: F401
+from warp_lab.warp._funcs import (add, block_dim, cw_div, cw_mul, degrees, div, expect_eq,  # noqa: F401
                                   expect_near, expect_neq, floordiv, frac, lerp, mod, mul,
-                                  neg, nonzero, pos, radians, select, sign, smoothstep, step,
-                                  unot, where)
+                                  neg, nonzero, pos, radians, rand_init, randf, randi, randn,
+                                  randu, select, sign, smoothstep, step, unot, where)
 from warp_lab.warp._host import (Device, Graph, Launch, ScopedCapture, ScopedDevice,  # noqa
                                  ScopedTimer, array, array1d, array2d, array3d, array4d,
                                  capture_begin, capture_end, capture_launch, clone, copy,
@@ -135,10 +137,12 @@ class Kernel(_LabKernel):
         return f"<wp.kernel {self.name}>"
 
 
-def kernel(f=None, *, enable_backward=None, module=None, launch_bounds=None):
+def kernel(f=None, *, enable_backward=None, module=None, launch_bounds=None,
+           **warp_options):
     """Warp's ``@wp.kernel`` (also ``@wp.kernel(enable_backward=False)``): a
-    :class:`Kernel` of the Warp dialect. ``enable_backward`` and ``module`` are accepted
-    (no autodiff is generated); ``launch_bounds`` is not used."""
+    :class:`Kernel` of the Warp dialect. ``enable_backward``, ``module`` and Warp's other
+    decorator options (``module_options``, ``grid_stride``...) are accepted and not used
+    (no autodiff is generated; warp_lab launches one thread per index)."""
     if f is None:
         return lambda fn: Kernel(fn)
     return Kernel(f)
@@ -152,10 +156,19 @@ class Function(_Func):
 
 def func(f=None, *, name=None, module=None):
     """Warp's ``@wp.func``: a device function of the Warp dialect, callable from kernels
-    (specialised per argument types) and, on the host, as plain Python."""
+    (specialised per argument types) and, on the host, as plain Python. A second
+    ``@wp.func`` of the same name in the same module with other parameters is an
+    overload (:class:`warp_lab.lang.kernel.FuncOverloads`): calls pick the one whose
+    parameters fit, as Warp does."""
     if f is None:
-        return lambda fn: Function(fn, dialect="warp")
-    return Function(f, dialect="warp")
+        return lambda fn: func(fn)
+    new = Function(f, dialect="warp")
+    previous = f.__globals__.get(f.__name__)
+    if isinstance(previous, _Func) and previous.dialect == "warp" and \
+            getattr(previous.fn, "__qualname__", None) == f.__qualname__:
+        sets = previous if isinstance(previous, _FuncOverloads) else _FuncOverloads([previous])
+        return sets.add(new)
+    return new
 
 
 def constant(x):
@@ -166,6 +179,7 @@ def constant(x):
 
 # -- what warp_lab does not have yet -----------------------------------------------------------
 Tape = _Unsupported("wp.Tape", "autodiff (wp.Tape, gradients)")
+static = _STATIC
 
 
 def __getattr__(name: str):

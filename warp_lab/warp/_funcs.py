@@ -13,8 +13,9 @@ import warp_lab as wl
 from warp_lab.lang.kernel import Func
 
 __all__ = ["lerp", "where", "select", "smoothstep", "step", "nonzero", "sign", "frac",
-           "degrees", "radians", "add", "sub", "mul", "div", "mod", "floordiv", "neg", "pos",
-           "cw_mul", "cw_div", "expect_eq", "expect_neq", "expect_near", "unot"]
+           "degrees", "radians", "block_dim", "add", "sub", "mul", "div", "mod", "floordiv", "neg", "pos",
+           "cw_mul", "cw_div", "expect_eq", "expect_neq", "expect_near", "unot", "rand_init",
+           "randi", "randu", "randf", "randn"]
 
 
 def _warp(fn) -> Func:
@@ -85,6 +86,12 @@ def degrees(x):
 def radians(x):
     # builtin.h: x * DEG_TO_RAD
     return x * 0.017453292519943295
+
+
+@_warp
+def block_dim():
+    # Warp's block_dim(): the launch's threads per block (1-D blocks: CUDA's blockDim.x)
+    return wl.block_dim.x
 
 
 @_warp
@@ -176,3 +183,97 @@ def expect_near(actual, expected, tolerance):
         print(actual)
         wl.printf("    Absolute difference: ")
         print(wl.abs(actual - expected))
+
+
+# -- random numbers (warp/native/rand.h: PCG hash, Jarzynski & Olano, JCGT 2020) -----------
+# A state is a uint32 the caller keeps (state = wp.rand_init(seed)); randf(state) and the
+# others take it by reference in Warp (uint32& state): here they return (new state, value)
+# and the front end stores the new state back into the caller's variable
+# (Func.state_param, typing_builtins._stateful_call), so the streams are Warp's, bit for bit.
+
+def _stateful(fn) -> Func:
+    f = Func(fn, dialect="warp")
+    f.state_param = True
+    return f
+
+
+@_warp
+def _pcg(state: wl.uint32):
+    b = state * wl.uint32(747796405) + wl.uint32(2891336453)
+    c = ((b >> ((b >> wl.uint32(28)) + wl.uint32(4))) ^ b) * wl.uint32(277803737)
+    return (c >> wl.uint32(22)) ^ c
+
+
+@_warp
+def _rand_init1(seed: int):
+    # rand_init(seed) = rand_pcg(uint32(seed))
+    return _pcg(wl.bitcast(seed, wl.uint32))
+
+
+@_warp
+def _rand_init2(seed: int, offset: int):
+    # rand_init(seed, offset) = rand_pcg(uint32(seed) + rand_pcg(uint32(offset)))
+    return _pcg(wl.bitcast(seed, wl.uint32) + _pcg(wl.bitcast(offset, wl.uint32)))
+
+
+@_stateful
+def _randi1(state: wl.uint32):
+    s = _pcg(state)
+    return s, wl.bitcast(s, wl.int32)
+
+
+@_stateful
+def _randi3(state: wl.uint32, low: int, high: int):
+    # state % (max - min) + min, in C's unsigned arithmetic, returned as int
+    s = _pcg(state)
+    return s, wl.bitcast(s % wl.bitcast(high - low, wl.uint32) + wl.bitcast(low, wl.uint32),
+                         wl.int32)
+
+
+@_stateful
+def _randu1(state: wl.uint32):
+    s = _pcg(state)
+    return s, s
+
+
+@_stateful
+def _randu3(state: wl.uint32, low: wl.uint32, high: wl.uint32):
+    s = _pcg(state)
+    return s, s % (high - low) + low
+
+
+@_stateful
+def _randf1(state: wl.uint32):
+    # (state >> 8) * (1.0f / 16777216.0f): [0, 1 - 2**-24] in steps of 2**-24
+    s = _pcg(state)
+    return s, wl.float32(s >> wl.uint32(8)) * 5.9604644775390625e-08
+
+
+@_stateful
+def _randf3(state: wl.uint32, low: float, high: float):
+    # (max - min) * randf(state) + min, rounded twice (no fused multiply-add), as C++ writes it
+    s = _pcg(state)
+    t = (high - low) * (wl.float32(s >> wl.uint32(8)) * 5.9604644775390625e-08)
+    return s, t + low
+
+
+@_stateful
+def randn(state: wl.uint32):
+    # sqrt(-2 log(randf(state) + RANDN_EPSILON)) * cos(2 pi randf(state)), left to right
+    s1 = _pcg(state)
+    u1 = wl.float32(s1 >> wl.uint32(8)) * 5.9604644775390625e-08
+    s2 = _pcg(s1)
+    u2 = wl.float32(s2 >> wl.uint32(8)) * 5.9604644775390625e-08
+    r = wl.sqrt(-2.0 * wl.log(u1 + 5.96e-8))
+    return s2, r * wl.cos(6.2831854820251465 * u2)
+
+
+def _overloads(*fs):
+    from warp_lab.lang.kernel import FuncOverloads
+    return FuncOverloads(list(fs))
+
+
+rand_init = _overloads(_rand_init1, _rand_init2)
+randi = _overloads(_randi1, _randi3)
+randu = _overloads(_randu1, _randu3)
+randf = _overloads(_randf1, _randf3)

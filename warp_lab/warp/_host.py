@@ -184,13 +184,19 @@ def get_preferred_device() -> Device:
 
 def _dtype_of(dtype, data=None):
     """A Warp ``dtype`` argument as a warp_lab type (``typing.Any``: from ``data``)."""
-    if dtype is typing.Any or dtype is None:
+    if dtype is None:
         if data is None:
             return T.float32
         if isinstance(data, Array):
             return data.dtype if isinstance(data, array) else T.scalar_from_numpy(data.dtype)
         return dtype_from_numpy(np.asarray(data).dtype)
     return T.as_type(dtype)
+
+
+def _annotation_dtype(dtype):
+    """An annotation's element type: ``typing.Any`` is :data:`~warp_lab.lang.types.ANY`
+    (a generic array)."""
+    return T.ANY if dtype is typing.Any else _dtype_of(dtype)
 
 
 def _element_dims(dtype) -> int:
@@ -219,11 +225,11 @@ class array(Array):
                 capacity=None, device=None, pinned=False, copy=True, owner=False,
                 deleter=None, ndim=None, grad=None, requires_grad=False):
         if data is None and shape is None and ptr is None:
-            return T.array(_dtype_of(dtype), ndim or cls._fixed_ndim or 1)
+            return T.array(_annotation_dtype(dtype), ndim or cls._fixed_ndim or 1)
         return super().__new__(cls)
 
     def __class_getitem__(cls, dtype):
-        return T.array(_dtype_of(dtype), cls._fixed_ndim or 1)
+        return T.array(_annotation_dtype(dtype), cls._fixed_ndim or 1)
 
     def __init__(self, data=None, dtype=typing.Any, shape=None, strides=None, ptr=None,
                  capacity=None, device=None, pinned=False, copy=True, owner=False,
@@ -236,7 +242,7 @@ class array(Array):
             raise UnsupportedFeatureError("wp.array(ptr=...) (an array over foreign "
                                           "memory) is a Warp feature warp_lab does not "
                                           "have yet")
-        dt = _dtype_of(dtype, data)
+        dt = _dtype_of(None if dtype is typing.Any else dtype, data)
         if isinstance(data, Array):
             data = data.numpy()
         if isinstance(data, (list, tuple)) and data and isinstance(data[0], Array):
@@ -577,13 +583,71 @@ class Launch:
         debug = True if (config.mode == "debug" or opts.get("mode") == "debug") else None
         fast = True if opts.get("fast_math") else None
         dim = self.dim if not isinstance(self.dim, list) else tuple(self.dim)
-        result = wl.launch(self.kernel, dim=dim, inputs=[_argument(a) for a in self.args],
+        args = [_argument(a) for a in self.args]
+        kernel = specialised(self.kernel, args)
+        result = wl.launch(kernel, dim=dim, inputs=args,
                            block_dim=self.block_dim, device=name, debug=debug,
                            fast_math=fast)
         _last.result = result
         if result.printed:
             sys.stdout.write(result.printed)
             sys.stdout.flush()
+
+
+def _generic(ann) -> bool:
+    return ann is typing.Any or (isinstance(ann, T.ArrayType) and ann.dtype == T.ANY)
+
+
+def _concrete(ann, value):
+    """The annotation a generic parameter ``ann`` takes for the argument ``value``
+    (Warp's rule: an array's dtype and ndim; a Python int int32, a float float32)."""
+    if isinstance(value, array):
+        return T.array(value.dtype, value.ndim)
+    if isinstance(value, Array):
+        return T.array(T.scalar_from_numpy(value.dtype), value.ndim)
+    if isinstance(value, np.ndarray) and isinstance(ann, T.ArrayType):
+        return T.array(T.scalar_from_numpy(value.dtype), value.ndim)
+    if isinstance(value, (bool, np.bool_)):
+        return T.bool_
+    if isinstance(value, int):
+        return T.int32
+    if isinstance(value, float):
+        return T.float32
+    if isinstance(value, np.generic):
+        return T.scalar_from_numpy(value.dtype)
+    raise LaunchError(f"cannot infer a type for a generic kernel parameter from "
+                      f"{type(value).__name__}; annotate the parameter")
+
+
+def specialised(kernel, args):
+    """``kernel`` itself, or, when some of its parameters are generic (``typing.Any``,
+    ``wp.array(dtype=typing.Any)``), the kernel specialised for the types of ``args``:
+    one per set of argument types (Warp's generic kernels), each a kernel of its own
+    (its own cache key: the annotations are in it), kept on ``kernel``."""
+    import types as _pytypes
+
+    anns = dict(getattr(kernel.fn, "__annotations__", {}))
+    names = kernel.fn.__code__.co_varnames[:kernel.fn.__code__.co_argcount]
+    if not any(_generic(anns.get(n)) for n in names):
+        return kernel
+    concrete = dict(anns)
+    for n, value in zip(names, args):
+        if _generic(anns.get(n)):
+            concrete[n] = _concrete(anns[n], value)
+    key = tuple(repr(concrete.get(n)) for n in names)
+    cache = kernel.__dict__.setdefault("_specialisations", {})
+    if key not in cache:
+        fn = kernel.fn
+        clone = _pytypes.FunctionType(fn.__code__, fn.__globals__, fn.__name__,
+                                      fn.__defaults__, fn.__closure__)
+        clone.__annotations__ = concrete
+        clone.__module__ = fn.__module__
+        cache[key] = type(kernel).__new__(type(kernel))
+        _LabKernel.__init__(cache[key], clone, kernel.source, dict(kernel.options),
+                            dialect=kernel.dialect)
+        if hasattr(kernel, "key"):
+            cache[key].key = kernel.key
+    return cache[key]
 
 
 def _argument(value):
