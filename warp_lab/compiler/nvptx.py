@@ -1,9 +1,11 @@
 """The NVPTX stage: LLVM IR text → optimised LLVM IR → PTX.
 
 Every NVPTX fact lives here: the triple, the data layout (taken from the
-target machine), the supported ``sm_XX`` list, how libdevice is linked and
-how the optimiser is run. This is the one place of the compiler that calls
-into LLVM (``llvmlite.binding``); ``compiler/lower`` only builds text.
+target machine), how libdevice is linked and how the optimiser is run; the
+supported ``sm_XX`` and the PTX ISA version each gets are
+:data:`warp_lab.options.SUPPORTED_ARCHS`, beside the options they check. This
+is the one place of the compiler that calls into LLVM (``llvmlite.binding``);
+``compiler/lower`` only builds text.
 
 libdevice (NVIDIA's ``libdevice.10.bc``) is linked only when the module
 declares a ``__nv_*`` function, as CUDA.jl's ``link_libraries!`` does. It is
@@ -21,33 +23,13 @@ import time
 
 import llvmlite.binding as llvm
 
-from warp_lab.compiler.artifact import CompileOptions
 from warp_lab.compiler.line_zero import attribute_line_zero
 from warp_lab.errors import InternalCompilerError, ToolchainError
+from warp_lab.options import SUPPORTED_ARCHS, CompileOptions, check_arch
 
-__all__ = ["TRIPLE", "SUPPORTED_ARCHS", "check_arch", "make_ptx", "target_machine",
-           "libdevice_path"]
+__all__ = ["TRIPLE", "make_ptx", "target_machine", "libdevice_path"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
-
-#: Architectures warp_lab compiles for, with the PTX ISA version each gets:
-#: the minimum the target needs (PTX ISA, "PTX Module Directives: .target" and
-#: the release notes' table of targets per version), which keeps the PTX
-#: acceptable to the oldest ptxas that knows the target — but at least 6.2
-#: (CUDA 9.2): 6.0 is where the ``.sync`` warp instructions (``shfl.sync``,
-#: ``vote.sync``, ``bar.warp.sync``) that ``wl.shfl_*_sync`` and friends lower
-#: to first exist, and 6.2 adds ``activemask`` (``wl.activemask``). (With an
-#: older version, LLVM's instruction selection of those intrinsics aborts the
-#: process.) sm_70 and sm_72 get 6.3, where ``atom.add.noftz.f16`` (``wl.atomic_add`` of
-#: float16, sm_70+) first exists; with 6.2 LLVM makes it a CAS loop on the 32-bit word
-#: around the element, which reads past the end of an array with an odd number of halves.
-SUPPORTED_ARCHS: dict[str, str] = {
-    "sm_50": "6.2", "sm_52": "6.2", "sm_53": "6.2",
-    "sm_60": "6.2", "sm_61": "6.2", "sm_62": "6.2",
-    "sm_70": "6.3", "sm_72": "6.3", "sm_75": "6.3",
-    "sm_80": "7.0", "sm_86": "7.1", "sm_87": "7.4", "sm_89": "7.8",
-    "sm_90": "7.8", "sm_100": "8.6", "sm_103": "8.8", "sm_120": "8.7", "sm_121": "8.8",
-}
 
 _init_lock = threading.Lock()
 _initialised = False
@@ -106,19 +88,6 @@ def _renumber_callseq(ptx: str) -> str:
         return ptx
     numbers: dict = {}
     return _CALLSEQ.sub(lambda m: str(numbers.setdefault(m.group(0), len(numbers))), ptx)
-
-
-def check_arch(arch: str) -> str:
-    """Validate an ``sm_XX`` name.
-
-    Raises:
-        ValueError: ``arch`` is not in :data:`SUPPORTED_ARCHS`; the message
-            lists the supported ones.
-    """
-    if not isinstance(arch, str) or arch not in SUPPORTED_ARCHS:  # (a list is unhashable)
-        raise ValueError(f"unsupported architecture {arch!r}; warp_lab compiles for "
-                         + ", ".join(SUPPORTED_ARCHS))
-    return arch
 
 
 #: The highest code-generation level warp_lab asks of LLVM (``CodeGenOptLevel::Default``).
@@ -258,7 +227,60 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
         InternalCompilerError: the IR does not parse or verify (a bug in
             ``lower``), or LLVM fails to emit PTX.
         ToolchainError: the module needs libdevice and it is not installed.
+        KeyboardInterrupt: Ctrl-C while LLVM works, raised within
+            :data:`_POLL_SECONDS` of the signal (:func:`_interruptible`).
     """
+    t0 = time.perf_counter()
+    out = _interruptible(_make_ptx, llvm_ir, options, entry, timings, line_zero)
+    if timings is not None:   # the hand-over to the worker thread and back: LLVM's call
+        timings["optimize"] += time.perf_counter() - t0 - timings["optimize"] - timings["ptx"]
+    return out
+
+
+#: how often the main thread, waiting for LLVM, lets Python run a signal handler
+_POLL_SECONDS = 0.05
+#: held by the thread that runs LLVM: one module at a time in LLVM's global context, and a
+#: compile after a Ctrl-C waits for the abandoned one to finish
+_llvm_lock = threading.Lock()
+
+
+def _interruptible(fn, *args):
+    """``fn(*args)`` run in a worker thread while the calling (main) thread waits, so that
+    Ctrl-C interrupts a long LLVM pass pipeline or emission within :data:`_POLL_SECONDS`.
+
+    Python runs signal handlers in the main thread between bytecodes, and a call into
+    LLVM is one call: a ``KeyboardInterrupt`` waited for the whole optimisation (9.5 s to
+    64 s late for a 16,000- and 20,000-copy unrolled loop). llvmlite's calls release the
+    GIL, so the waiting main thread handles the signal at once and raises; LLVM itself
+    cannot be stopped, so the worker (a daemon thread) finishes the abandoned module in
+    the background, holding :data:`_llvm_lock` (the compile budgets, compiler/budget.py,
+    keep that short), and its result is dropped. Outside the main thread, where no signal
+    handler runs, ``fn`` runs in the caller's thread, under the same lock.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        with _llvm_lock:
+            return fn(*args)
+    box: dict = {}
+
+    def work():
+        with _llvm_lock:
+            try:
+                box["value"] = fn(*args)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                box["error"] = exc
+
+    worker = threading.Thread(target=work, name="warp_lab-llvm", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(_POLL_SECONDS)   # a signal handler runs here; KeyboardInterrupt leaves
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None,
+              timings: dict | None, line_zero: bool) -> tuple[str, str]:
+    """:func:`make_ptx`'s work, in the thread :func:`_interruptible` runs it in."""
     t0 = time.perf_counter()
     tm = target_machine(options.arch, options.opt)
     if options.fast_math:

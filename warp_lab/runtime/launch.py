@@ -16,9 +16,10 @@ import difflib
 import operator
 import time
 
-from warp_lab.compiler.artifact import CompiledKernel, sm_number
+from warp_lab.compiler.artifact import CompiledKernel
 from warp_lab.errors import LaunchError, LaunchInterrupted
 from warp_lab.lang.kernel import Kernel
+from warp_lab.options import check_options, sm_number
 from warp_lab.runtime import args as _args
 from warp_lab.runtime.device import get_device
 from warp_lab.runtime.result import LaunchResult
@@ -170,7 +171,7 @@ def auto_checks(ck: CompiledKernel) -> tuple[str, ...]:
 
 def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     """``ck`` recompiled (cached, without SASS) with
-    :attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks` set to ``on``, its other
+    :attr:`~warp_lab.options.CompileOptions.index_checks` set to ``on``, its other
     options its own; ``ck`` itself when it already has that setting, was compiled with
     ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``;
     ``ck`` too when the variant's PTX is its own (no 2-D or wider array access), or when
@@ -199,10 +200,10 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
         now = _cache.cache_key(kernel, o, toolchain_versions(o.arch),
                                _cache.artifact_files(kernel))
     else:   # (compiled with cache=False: compared by its PTX)
-        now = _compile(kernel, **dataclasses.asdict(o), sass=False).ptx
+        now = _compile(kernel, o, sass=False).ptx
     if now != (ck.cache_key or ck.ptx):
         return ck
-    checked = _compile(kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
+    checked = _compile(kernel, dataclasses.replace(o, index_checks=on), sass=False)
     return ck if on and checked.ptx == ck.ptx else checked   # no 2-D access: ck itself
 
 
@@ -317,10 +318,8 @@ def check_launch_arch(arch, dev) -> str:
 
     Raises:
         LaunchError: ``arch`` is not one of
-            :data:`~warp_lab.compiler.nvptx.SUPPORTED_ARCHS`, or is newer than the GPU.
+            :data:`~warp_lab.options.SUPPORTED_ARCHS`, or is newer than the GPU.
     """
-    from warp_lab.compiler.pipeline import check_options
-
     try:
         check_options(arch=arch)
     except ValueError as exc:
@@ -370,8 +369,6 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
             is not a whole number of blocks)
             and does not know its ``@wl.kernel``.
     """
-    from warp_lab.compiler.pipeline import check_options
-
     try:
         check_options(opt=opt, **{k: v for k, v in (("fast_math", fast_math), ("debug", debug))
                                    if v is not None})
@@ -402,20 +399,12 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                           f"{type(kernel).__name__}")
 
     def variant(why: str, **changes) -> CompiledKernel:
-        """``ck`` recompiled with ``changes`` (same options otherwise), or LaunchError."""
+        """``ck`` recompiled with ``changes`` to its options (the others its own), or
+        LaunchError when ``ck`` does not know its ``@wl.kernel``."""
         if ck.kernel is None:
             raise LaunchError(f"{ck.name} {why}; pass the @wl.kernel itself or compile it with "
                               f"wl.compile(..., {', '.join(f'{k}={v}' for k, v in changes.items())})")
-        o = ck.options
-        return _compile(ck.kernel, arch=changes.get("arch", o.arch), opt=o.opt,
-                        fast_math=o.fast_math,
-                        debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
-                        launch_ndim=o.launch_ndim,
-                        unit_inner_stride=changes.get("unit_inner_stride", o.unit_inner_stride),
-                        entry_guard=changes.get("entry_guard", o.entry_guard),
-                        aligned_vectors=changes.get("aligned_vectors", o.aligned_vectors),
-                        read_only_cache=changes.get("read_only_cache", o.read_only_cache),
-                        index_checks=o.index_checks, sass=False)
+        return _compile(ck.kernel, dataclasses.replace(ck.options, **changes), sass=False)
 
     if exact_arch and ck.options.arch != arch:
         ck = variant(f"was compiled for {ck.options.arch}, not the launch's arch={arch!r}",
@@ -465,13 +454,8 @@ def _prepare_cuda(kernel, arch, inputs, dim, grid, block, block_dim, opt, fast_m
             if ck.kernel is None:
                 raise LaunchError(f"{ck.name} was compiled for {ck.options.arch}, not the "
                                   f"launch's arch={arch!r}; pass the wl.cuda_kernel itself")
-            o = ck.options
-            ck = _compile(ck.kernel, arch=arch, opt=o.opt, fast_math=o.fast_math,
-                          debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
-                          sass=False)
+            ck = _compile(ck.kernel, dataclasses.replace(ck.options, arch=arch), sass=False)
     else:
-        from warp_lab.compiler.pipeline import check_options
-
         try:
             check_options(arch=arch)
         except ValueError as exc:
