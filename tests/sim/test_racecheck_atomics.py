@@ -522,3 +522,46 @@ def test_a_buffer_read_by_several_warps_and_reused_after_their_releases_is_no_ra
         assert f.details["other_thread"] == (64, 0, 0), str(f)
         assert f.details["other_source_line"] == _line(reuse_after_all_done,
                                                        "# three warps consume")
+
+
+@wl.kernel
+def shared_float_extrema(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32),
+                         sync: int):
+    hi = wl.shared_array(1, wl.float32)
+    lo = wl.shared_array(1, wl.float32)
+    t = wl.thread_idx.x
+    if t == 0:
+        hi[0] = -1e30                                       # init
+        lo[0] = 1e30
+    if sync:
+        wl.syncthreads()
+    wl.atomic_max(hi, 0, x[t])                              # max
+    wl.atomic_min(lo, 0, x[t])
+    wl.syncthreads()
+    if t == 0:
+        out[0] = hi[0]
+        out[1] = lo[0]
+
+
+def test_float_atomic_max_min_cas_loop_fenced_by_barriers_is_no_race():
+    """A shared float32 ``wl.atomic_max``/``atomic_min`` is a compare-and-swap loop
+    (LLVM's expansion of ``atomicrmw fmax``): a plain ``ld.shared`` guesses the old value,
+    then ``atom.cas``. The load is part of the atomic (the CAS checks it; the CUDA
+    Programming Guide's "Atomic Functions" builds ``atomicAdd`` of double the same way),
+    so with barriers around it racecheck has nothing to report — it called it a
+    ``race_war`` with the other threads' CAS. Without the first barrier the plain
+    initialisation still races with the atomics."""
+    ptx = wl.compile(shared_float_extrema, sass=False).ptx
+    assert "atom.relaxed.gpu.shared.cas" in ptx or "atom.shared.cas" in ptx
+    x = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    out = np.zeros(2, np.float32)
+    res = wl.launch(shared_float_extrema, inputs=[x, out, 1], grid=(1, 1, 1),
+                    block=(64, 1, 1), device="sim", checks=CHECKS)
+    assert not res.findings, [str(f) for f in res.findings]
+    assert out.tolist() == [x.max(), x.min()]
+    res = wl.launch(shared_float_extrema, inputs=[x, out, 0], grid=(1, 1, 1),
+                    block=(64, 1, 1), device="sim", checks=CHECKS)
+    races = _races(res)
+    assert races and {f.source_line for f in races} <= {
+        _line(shared_float_extrema, "# init"), _line(shared_float_extrema, "# max"),
+        _line(shared_float_extrema, "# max") + 1}, [str(f) for f in races]

@@ -175,13 +175,64 @@ def has_strong(mod) -> bool:
         and not any(s in _NOT_SHARED for s in c.mods) for c in mod.code))
 
 
+def _regs(operand) -> set:
+    """The registers (``("r", n)`` tuples) inside a decoded operand."""
+    if isinstance(operand, tuple) and len(operand) == 2 and operand[0] == "r":
+        return {operand}
+    out = set()
+    if isinstance(operand, (tuple, list)):
+        for part in operand:
+            out |= _regs(part)
+    return out
+
+
+#: how far (instructions) after its seed load a compare-and-swap loop's ``atom.cas`` may be
+_CAS_WINDOW = 32
+
+
+def cas_seeds(mod) -> frozenset:
+    """The pcs of the ``ld`` instructions that seed a compare-and-swap loop: a load whose
+    destination is the compare operand of a later ``atom.cas`` of the same address (same
+    operand, its registers and the loaded one not written in between, no branch between;
+    cached on the module). That is how an atomic read-modify-write with no instruction of
+    its own is built — LLVM's expansion of ``atomicrmw fmax``/``fmin`` on float32 (a shared
+    ``wl.atomic_max``/``atomic_min``), and the CUDA Programming Guide's ``atomicAdd`` of
+    ``double`` from ``atomicCAS`` ("Atomic Functions": ``old = *address`` then the loop).
+    The load only guesses the old value, which the ``atom.cas`` checks, so racecheck counts
+    it as part of the atomic: a strong access (no race with the other threads' atomics, a
+    race still with their plain accesses)."""
+    def find():
+        seeds = set()
+        code = mod.code
+        for ld in code:
+            if ld.op != "ld" or len(ld.dsts) != 1 or not ld.srcs or ld.srcs[0][0] != "a":
+                continue
+            dst, addr = ld.dsts[0], ld.srcs[0]
+            if dst[0] != "r":
+                continue
+            watch = _regs(addr) | {dst}
+            space = [x for x in ld.mods if x in ("shared", "global", "local")]
+            for c in code[ld.pc + 1:ld.pc + 1 + _CAS_WINDOW]:
+                if c.function != ld.function or c.op in ("bra", "ret", "exit", "call"):
+                    break
+                if c.op == "atom" and "cas" in c.mods and len(c.srcs) >= 2 \
+                        and c.srcs[0] == addr and c.srcs[1] == dst \
+                        and [x for x in c.mods if x in ("shared", "global", "local")] == space:
+                    seeds.add(ld.pc)
+                    break
+                if any(_regs(d) & watch for d in c.dsts):
+                    break
+        return frozenset(seeds)
+    return cached_on(mod, "_race_cas_seeds", find)
+
+
 def has_strong_load(mod) -> bool:
     """Whether module ``mod`` has a strong ``ld`` (:func:`strong_access`; ``wl.atomic_load``)
     that may touch shared memory: racecheck then keeps a record of them per cell, for the
     plain writes after them (cached on the module)."""
     return cached_on(mod, "_race_has_strong_load", lambda: any(
-        c.op == "ld" and strong_access(c) and not any(s in _NOT_SHARED for s in c.mods)
-        for c in mod.code))
+        c.op == "ld" and (strong_access(c) or c.pc in cas_seeds(mod))
+        and not any(s in _NOT_SHARED for s in c.mods) for c in mod.code))
 
 
 def strong_access(ins) -> bool:

@@ -30,7 +30,7 @@ import numpy as np
 
 from warp_lab.errors import SimulatorError
 from warp_lab.sim import fp
-from warp_lab.sim.checks import strong_access
+from warp_lab.sim.checks import cas_seeds, strong_access
 from warp_lab.sim.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from warp_lab.sim.operands import RAW, reader, writer
 from warp_lab.sim.provenance import address_variable
@@ -343,17 +343,19 @@ def _shared_metrics(m, ins, addr, idx, size):
 
 # ------------------------------------------------------------------ builders
 
-def _strong(ins) -> bool:
-    """Whether ``ins`` is a *strong* access (:func:`~warp_lab.sim.checks.strong_access`):
-    racecheck checks it, as it does atomics, against plain accesses only (two strong
-    accesses of one location are morally strong and no data race, PTX ISA 8.8 "Memory
-    Consistency Model: Data-race")."""
-    return strong_access(ins)
+def _strong(ins, mod=None) -> bool:
+    """Whether ``ins`` is a *strong* access (:func:`~warp_lab.sim.checks.strong_access`),
+    or the load that seeds a compare-and-swap loop (:func:`~warp_lab.sim.checks.cas_seeds`,
+    part of the atomic it builds): racecheck checks it, as it does atomics, against plain
+    accesses only (two strong accesses of one location are morally strong and no data
+    race, PTX ISA 8.8 "Memory Consistency Model: Data-race")."""
+    return strong_access(ins) or (mod is not None and ins.op == "ld"
+                                  and ins.pc in cas_seeds(mod))
 
 
 def _ld(ins, mod):
     space = _space(ins)
-    strong = _strong(ins)
+    strong = _strong(ins, mod)
     n = _vec(ins)
     t = ins.types[0] if ins.types else None
     if t is None:
