@@ -136,15 +136,16 @@ def nvrtc_compile(source: str, name: str, arch: str, restrict: bool = False,
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if err != ok:
             _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-            log = b" " * size
+            log = bytearray(size)   # (b" " * 1 would be CPython's shared b" ": see nvrtc._text)
             nvrtc.nvrtcGetProgramLog(prog, log)
-            raise PeerUnavailable(f"NVRTC failed on {name}: {log.decode(errors='replace')}")
+            raise PeerUnavailable(f"NVRTC failed on {name}: "
+                                  f"{bytes(log).rstrip(bytes(1)).decode(errors='replace')}")
         _, size = nvrtc.nvrtcGetPTXSize(prog)
-        buf = b" " * size
+        buf = bytearray(size)
         nvrtc.nvrtcGetPTX(prog, buf)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    return buf.rstrip(b"\0").decode()
+    return bytes(buf).rstrip(b"\0").decode()
 
 
 # -- Numba CUDA ----------------------------------------------------------------------------

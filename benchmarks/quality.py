@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 from warp_lab.compiler import toolchain
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 
 __all__ = ["Quality", "count_sass", "count_cubin", "ptx_features", "assess"]
 

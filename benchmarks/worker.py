@@ -52,7 +52,7 @@ def _warp_lab_to_ptx(name: str, arch: str) -> float:
     """Seconds of warp_lab's parse→PTX stages alone (what ``wl.compile`` runs before ptxas)."""
     from benchmarks.kernels import warp_lab_kernel
     from warp_lab.compiler import frontend, lower, nvptx
-    from warp_lab.compiler.artifact import CompileOptions
+    from warp_lab.options import CompileOptions
 
     kernel = warp_lab_kernel(name)
     t0 = time.perf_counter()

@@ -1194,6 +1194,155 @@ assert "row = src[y]" in rows[8] and "ld.global.nc" in ck.ptx       # src is onl
 ]
 
 
+NOTEBOOKS["08_cuda_cpp"] = [
+    ("md", """# 08 · CUDA C++ kernels beside their Python twins
+
+A `%%cuda_kernel` cell holds CUDA C++. NVRTC (NVIDIA's runtime compiler, in
+process: no CUDA toolkit, no GPU) compiles it with `-lineinfo` to PTX; then the
+same stages as a `%%warp_kernel` cell: `ptxas` → SASS, registers, occupancy,
+and a launch on a GPU or on the CPU simulator, which executes NVRTC's PTX with
+memcheck, racecheck, initcheck and the barrier check.
+
+The views show CUDA C++ | PTX | SASS with linked lines. There is no LLVM IR
+pane: NVRTC does not expose its NVVM IR, and the pane strip says so.
+
+Each `__global__` function of the cell is bound in the notebook under its name;
+`wl.launch` takes it with CUDA's launch shape, `grid=` and `block=` (the
+kernel checks its own bounds, as CUDA code does)."""),
+    ("code", SETUP),
+    ("md", """## saxpy
+
+The C++ pointers take numpy arrays of their element type (`const float*`:
+float32); `int` and `float` take Python numbers, range-checked."""),
+    ("code", """%%cuda_kernel --show source,ptx,resources
+extern "C" __global__ void saxpy_cu(const float* x, float* y, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    y[i] = a * x[i] + y[i];
+}"""),
+    ("md", """The same kernel in Python. Its PTX has the same shape: one `fma.rn.f32`,
+a bounds check (here the entry guard of `dim=n`), and the read-only `x` loaded
+through `ld.global.nc`. NVRTC needs `const float* __restrict__` for that; warp_lab
+knows `x` is never written."""),
+    ("code", """%%warp_kernel --show source,ptx
+def saxpy_py(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+    i = wl.tid()
+    y[i] = a * x[i] + y[i]"""),
+    ("code", """n = 1000
+x = np.linspace(0, 1, n, dtype=np.float32)
+y1 = np.ones(n, np.float32)
+y2 = np.ones(n, np.float32)
+r_cu = wl.launch(saxpy_cu, grid=(n + 255) // 256, block=256, inputs=[x, y1, 2.0, n], device="sim")
+r_py = wl.launch(saxpy_py, dim=n, inputs=[x, y2, 2.0], device="sim")
+r_cu"""),
+    ("md", """Check the result: both agree with numpy, and both PTX listings hold one
+`fma.rn.f32`:"""),
+    ("code", """# check
+np.testing.assert_array_equal(y1, 2 * x + 1)
+np.testing.assert_array_equal(y2, 2 * x + 1)
+ck_cu, ck_py = wl.compile(saxpy_cu), wl.compile(saxpy_py)
+assert ck_cu.ptx.count("fma.rn.f32") == 1 and ck_py.ptx.count("fma.rn.f32") == 1
+assert [repr(t) for _, t in ck_cu.params] == ["const float*", "float*", "wl.float32", "wl.int32"]
+assert "llvm_ir" in ck_cu.missing"""),
+    ("md", """A wrong argument is refused before anything runs, naming the C++
+parameter:"""),
+    ("code", """# raises
+wl.launch(saxpy_cu, grid=4, block=256, inputs=[x.astype(np.float64), y1, 2.0, n], device="sim")"""),
+    ("md", """## A shared-memory reduction
+
+Each block sums 256 elements in a `__shared__` array, halving the active
+threads each step, with a `__syncthreads()` between steps."""),
+    ("code", """%%cuda_kernel --show source,ptx,resources,occupancy --block-dim 256
+#define RED_BLOCK 256
+extern "C" __global__ void block_sum_cu(const float* x, float* partial, int n)
+{
+    __shared__ float buf[RED_BLOCK];
+    int t = threadIdx.x;
+    int i = blockIdx.x * RED_BLOCK + t;
+    buf[t] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (int s = RED_BLOCK / 2; s > 0; s /= 2) {
+        if (t < s) buf[t] += buf[t + s];
+        __syncthreads();
+    }
+    if (t == 0) partial[blockIdx.x] = buf[0];
+}"""),
+    ("md", """Its Python twin from warp_lab's kernel corpus, `block_sum`, compiled for
+the same arch: compare the loops' `bar.sync` and `ld.shared` in the two PTX panes."""),
+    ("code", """from warp_lab.examples import get
+block_sum_py = get("block_sum").kernel
+wl.compile(block_sum_py)"""),
+    ("code", """v = np.arange(1000, dtype=np.float32) / 8
+partial = np.zeros(4, np.float32)
+r = wl.launch(block_sum_cu, grid=4, block=256, inputs=[v, partial, v.size], device="sim")
+r"""),
+    ("md", """Check the result: the block sums are numpy's (the values are multiples
+of 1/8, so every order of adding them is exact), and racecheck found nothing:"""),
+    ("code", """# check
+np.testing.assert_array_equal(partial, [v[k * 256:(k + 1) * 256].sum() for k in range(4)])
+assert r.sim.findings == [] and "racecheck" in r.checks
+assert "bar.sync" in wl.compile(block_sum_cu).ptx"""),
+    ("md", """## Transpose through a padded tile
+
+Rows are read coalesced into a 32 × 33 `__shared__` tile and written out
+column by column; the padding column puts the 32 elements of a tile column in 32
+different banks."""),
+    ("code", """%%cuda_kernel --show source,ptx,resources
+#define T_TILE 32
+#define T_ROWS 8
+extern "C" __global__ void transpose_cu(const float* src, float* dst, int h, int w)
+{
+    __shared__ float tile[T_TILE][T_TILE + 1];
+    int x = blockIdx.x * T_TILE + threadIdx.x;
+    int y = blockIdx.y * T_TILE + threadIdx.y;
+    for (int r = 0; r < T_TILE; r += T_ROWS)
+        if (x < w && y + r < h) tile[threadIdx.y + r][threadIdx.x] = src[(y + r) * w + x];
+    __syncthreads();
+    x = blockIdx.y * T_TILE + threadIdx.x;
+    y = blockIdx.x * T_TILE + threadIdx.y;
+    for (int r = 0; r < T_TILE; r += T_ROWS)
+        if (x < h && y + r < w) dst[(y + r) * h + x] = tile[threadIdx.x][threadIdx.y + r];
+}"""),
+    ("code", """a = np.arange(40 * 72, dtype=np.float32).reshape(40, 72)
+at = np.zeros((72, 40), np.float32)
+r = wl.launch(transpose_cu, grid=(3, 2), block=(32, 8), inputs=[a, at, 40, 72], device="sim")
+wl.compile(get("transpose_padded").kernel)   # the Python twin"""),
+    ("md", """Check the result: numpy's transpose, and no bank conflicts counted on
+the shared tile:"""),
+    ("code", """# check
+np.testing.assert_array_equal(at, a.T)
+assert r.sim.findings == []
+assert sum(r.sim.metrics.bank_conflicts.values()) == 0   # per PTX line"""),
+    ("md", """## A planted race, found by racecheck
+
+The same reduction without the `__syncthreads()` inside the loop. On a GPU the
+result may still come out right (a warp runs in lockstep, and the simulator's
+warps do too), which is why the bug survives testing: racecheck reports it,
+at the C++ line, naming the `__shared__` array and the element."""),
+    ("code", """%%cuda_kernel --show source --launch "grid=4, block=256, inputs=[v, partial, v.size]" --device sim --check racecheck
+#define RED_BLOCK 256
+extern "C" __global__ void block_sum_racy(const float* x, float* partial, int n)
+{
+    __shared__ float buf[RED_BLOCK];
+    int t = threadIdx.x;
+    int i = blockIdx.x * RED_BLOCK + t;
+    buf[t] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (int s = RED_BLOCK / 2; s > 0; s /= 2) {
+        if (t < s) buf[t] += buf[t + s];
+    }
+    if (t == 0) partial[blockIdx.x] = buf[0];
+}"""),
+    ("md", """Check the result: a race on `buf` at line 11, the line of `buf[t] +=
+buf[t + s]`:"""),
+    ("code", """# check
+races = [f for f in _launch.sim.findings if f.kind.startswith("race")]
+assert races and races[0].source_line == 11
+assert "buf[" in races[0].message and "shared array of line 5" in races[0].message"""),
+]
+
+
 def build(name: str, cells) -> nbformat.NotebookNode:
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",

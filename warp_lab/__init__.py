@@ -18,6 +18,7 @@ from warp_lab.errors import (CudaError, InternalCompilerError, KernelCompileErro
                              ToolchainError, WarpLabError)
 from warp_lab.lang.kernel import Constant, Func, Kernel, constant, func, kernel
 from warp_lab.lang.cuda import CudaKernel, cuda_kernel, cuda_kernels
+from warp_lab.options import CompileOptions
 from warp_lab.lang.types import (bool_, float16, float32, float64, int8, int16, int32, int64,
                                  mat22, mat33, mat44, uint8, uint16, uint32, uint64, vec2,
                                  vec2d, vec2i, vec3, vec3d, vec3i, vec4, vec4d, vec4i)
@@ -26,7 +27,7 @@ from warp_lab.runtime.arrays import (Array, array, array2d, array3d, array4d, em
                                      from_numpy, full, zeros)
 from warp_lab.runtime.device import DeviceInfo, get_device
 
-__version__ = "0.1.0"
+from warp_lab.version import __version__
 
 # the two entry points, with their real signatures and docstrings
 from warp_lab.compiler.pipeline import compile  # noqa: E402,A001

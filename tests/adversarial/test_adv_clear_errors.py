@@ -184,7 +184,7 @@ def test_compile_option_error_is_raised_by_compile_itself(kw, message):
     kernel = cell_kernel("@wl.kernel\n" + BODY)
     with pytest.raises(ValueError, match=message) as info:
         wl.compile(kernel, **kw)
-    assert info.traceback[-1].name == "compile"   # not nvptx.check_arch's frame
+    assert info.traceback[-1].name == "compile"   # not options.check_arch's frame
 
 
 # -- 4. a %%warp_kernel cell whose function was not taken as a kernel -----------------

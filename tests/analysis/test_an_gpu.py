@@ -15,7 +15,7 @@ import pytest
 from an_kernels import dot_kernel_ir
 from warp_lab.analysis import ARCHS, arch_properties, occupancy, suggest_block_size
 from warp_lab.compiler import nvptx, toolchain
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 
 pytestmark = pytest.mark.gpu
 

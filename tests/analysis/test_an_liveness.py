@@ -18,7 +18,8 @@ from warp_lab.analysis.liveness import live_registers, max_live_per_line, parse_
 from warp_lab.analysis.registers import (live_registers_per_line, register_cap_whatif,
                                          register_pressure)
 from warp_lab.compiler import linemap, nvptx, toolchain
-from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, Resources
+from warp_lab.compiler.artifact import CompiledKernel, Resources
+from warp_lab.options import CompileOptions
 from warp_lab.errors import ToolchainError
 from warp_lab.lang.kernel import Source
 

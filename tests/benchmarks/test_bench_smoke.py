@@ -22,7 +22,7 @@ import pytest
 from benchmarks import peers, quality, report
 from benchmarks.kernels import BENCH_KERNELS, cuda_src, warp_lab_kernel
 from warp_lab.compiler import toolchain
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import warp_lab as wl
 from warp_lab.compiler import frontend, lower, nvptx, toolchain
-from warp_lab.compiler.artifact import CompileOptions, Resources
+from warp_lab.compiler.artifact import Resources
+from warp_lab.options import CompileOptions
 
 _COMPILED: dict = {}
 _ASSEMBLED: dict = {}

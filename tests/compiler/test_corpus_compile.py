@@ -19,8 +19,8 @@ import re
 import pytest
 from corpus_artifacts import assembled, compiled
 
-from warp_lab.compiler import nvptx, toolchain
-from warp_lab.compiler.artifact import sm_number
+from warp_lab.compiler import toolchain
+from warp_lab.options import SUPPORTED_ARCHS, sm_number
 from warp_lab.errors import ToolchainError
 from warp_lab.examples import CORPUS, get
 from warp_lab.lang.kernel import Func
@@ -40,7 +40,7 @@ def _assemblable(arch: str) -> bool:
 
 
 EXTRA_ARCHS = tuple(a for a in ("sm_75", "sm_86", "sm_89", "sm_100", "sm_120")
-                    if a in nvptx.SUPPORTED_ARCHS and _assemblable(a))
+                    if a in SUPPORTED_ARCHS and _assemblable(a))
 SWEEP = [(ex, arch) for arch in SWEEP_ARCHS for ex in CORPUS
          if sm_number(arch) >= ex.min_sm] + \
         [(ex, arch) for arch in EXTRA_ARCHS for ex in CORPUS if ex.name in SUBSET]
@@ -163,7 +163,7 @@ for name in sys.argv[2:]:
 """
 
 
-@pytest.mark.skipif("sm_60" not in nvptx.SUPPORTED_ARCHS, reason="sm_60 not supported")
+@pytest.mark.skipif("sm_60" not in SUPPORTED_ARCHS, reason="sm_60 not supported")
 def test_warp_sync_builtins_on_pascal_compile_or_are_rejected_cleanly():
     """shfl/vote/syncwarp need PTX ISA 6.0; for sm_60 the compiler must pick it or say no.
 

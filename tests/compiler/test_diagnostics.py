@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 import warp_lab as wl
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 from warp_lab.compiler.frontend import make_typed_ast
 from warp_lab.compiler.lower import make_llvm_ir
 from warp_lab.errors import KernelCompileError

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import warp_lab as wl
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 from warp_lab.compiler.frontend import make_typed_ast
 from warp_lab.compiler.typed_ast import const_of
 from warp_lab.compiler.typing_rules import fold_binop, implicit_ok, promote, wrap_int

@@ -23,7 +23,7 @@ import pytest
 
 import warp_lab as wl
 from warp_lab.compiler import abi
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 from warp_lab.compiler.frontend import make_typed_ast
 from warp_lab.compiler.lower import TRIPLE, make_llvm_ir
 

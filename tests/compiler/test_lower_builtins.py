@@ -16,7 +16,7 @@ import llvmlite.binding as llvm
 import pytest
 
 import warp_lab as wl
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 from warp_lab.compiler.frontend import make_typed_ast
 from warp_lab.compiler.lower import TRIPLE, make_llvm_ir
 from warp_lab.compiler.lower_builtins import LOWER

@@ -23,7 +23,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import warp_lab as wl
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 from warp_lab.compiler.frontend import make_typed_ast
 from warp_lab.compiler.lower import FunctionLowerer, ModuleContext
 from warp_lab.compiler.typing_rules import fold_binop, wrap_int

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from warp_lab.compiler import frontend, lower, nvptx
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import CompileOptions
 from warp_lab.examples import get
 
 _LOC = re.compile(r"^(!\d+) = !DILocation\(column: (\d+), line: (\d+), scope: (!\d+)\)$", re.M)

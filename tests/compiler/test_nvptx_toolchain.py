@@ -9,7 +9,7 @@ import re
 import pytest
 
 from warp_lab.compiler import linemap, nvptx, toolchain
-from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.options import SUPPORTED_ARCHS, CompileOptions, check_arch
 from warp_lab.errors import InternalCompilerError, ToolchainError
 
 # line 3 of "<cell 7>" loads, line 4 calls expf, line 5 stores
@@ -86,12 +86,12 @@ def test_line_map_from_ptx_and_sass(sm90):
     assert linemap.build_line_map(ir_opt, ptx, sass, "<other>").ptx == {}
 
 
-@pytest.mark.parametrize("arch", sorted(nvptx.SUPPORTED_ARCHS, key=lambda a: int(a[3:])))
+@pytest.mark.parametrize("arch", sorted(SUPPORTED_ARCHS, key=lambda a: int(a[3:])))
 def test_every_supported_arch_assembles(arch):
     opts = CompileOptions(arch=arch, opt=3)
     _, ptx = nvptx.make_ptx(IR, opts, "k")
     version = re.search(r"^\.version (\S+)", ptx, re.M).group(1)
-    assert version == nvptx.SUPPORTED_ARCHS[arch]
+    assert version == SUPPORTED_ARCHS[arch]
     cubin, res, _ = toolchain.make_cubin(ptx, opts, "k")
     assert res.registers > 0 and cubin
 
@@ -152,7 +152,7 @@ def test_invalid_ir_is_an_internal_error():
 
 def test_unknown_arch_lists_supported():
     with pytest.raises(ValueError, match="sm_90"):
-        nvptx.check_arch("sm_91")
+        check_arch("sm_91")
 
 
 def test_ptxas_failure_carries_command_and_log():

@@ -7,9 +7,11 @@ references), NVRTC's own lowered names and ``c++filt`` for mangled names, the PT
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -243,3 +245,83 @@ def test_planted_bugs_are_found_at_the_cpp_line(name, kind, at, said):
     assert found, r.sim.findings
     f = found[0]
     assert f.source_line == _line(at) and said in f.message
+
+
+def test_debugger_steps_a_cuda_kernel_in_its_terms():
+    k = wl.cuda_kernel(cuda_src.source_of("block_sum"), "block_sum")
+    x = np.arange(512, dtype=np.float32)
+    s = wl.debug(k, grid=2, block=256, inputs=[x, np.zeros(2, np.float32), 512])
+    src = cuda_src.source_of("block_sum").splitlines()
+    line = next(k for k, t in enumerate(src, 1) if "buf[t] += buf[t + s]" in t)
+    s.add_breakpoint(line=line)
+    stop = s.cont()
+    assert stop.source_line == line
+    notes = str(s.lanes())
+    assert "threadIdx.x > 127" in notes and "wl.thread_idx" not in notes
+    np.testing.assert_array_equal(s.shared("buf"), x[:256])   # the __shared__ array by name
+    s.run_to_end()
+    np.testing.assert_array_equal(s.array("partial"), [x[:256].sum(), x[256:].sum()])
+
+
+def _code(ptx: str) -> list[str]:
+    """PTX instructions and declarations: no comments, .loc/.file lines or the line info's
+    .debug_str section (what -lineinfo adds), so NVRTC with and without it compare."""
+    ptx = ptx.split("\t.section\t.debug_str")[0]
+    return [ln for ln in ptx.splitlines()
+            if ln.strip() and not ln.strip().startswith(("//", ".loc", ".file"))]
+
+
+@pytest.mark.parametrize("name", sorted(cuda_src.SOURCES))
+def test_views_ptx_and_resources_are_what_the_benchmarks_measure(name):
+    from benchmarks import peers
+    from warp_lab.compiler import toolchain
+    from warp_lab.compiler.artifact import CompileOptions
+
+    ck = wl.compile(wl.cuda_kernel(cuda_src.source_of(name), name, arch="sm_80"), sass=False)
+    ptx, entry = peers.nvrtc_ptx(name, "sm_80")     # NVRTC's defaults, as benchmarks/ runs it
+    assert _code(ck.ptx) == _code(ptx)
+    _, res, _ = toolchain.make_cubin(ptx, CompileOptions(arch="sm_80", lineinfo=False), entry)
+    assert ck.resources == res
+
+
+def test_a_kernel_is_judged_by_its_own_entry_not_its_neighbours():
+    ks = wl.cuda_kernels(PLANTED)
+    plain = wl.compile(ks["oob_write"], sass=False)
+    shared = wl.compile(ks["race"], sass=False)
+    assert plain.ptx == shared.ptx                 # one translation unit, one module
+    assert not plain.uses_shared_memory and not plain.has_block_barrier
+    assert shared.uses_shared_memory and not shared.has_block_barrier
+    assert wl.compile(ks["uninit"], sass=False).has_block_barrier
+    r = wl.launch(plain, grid=1, block=64, inputs=[np.zeros(65, np.float32), 64], device="sim")
+    assert r.checks == ("memcheck", "barrier")     # "auto": no racecheck for no shared memory
+
+
+def test_disk_cache_round_trip_keeps_the_c_abi(tmp_path):
+    from warp_lab.compiler.cache import KernelCache
+
+    ck = wl.compile(wl.cuda_kernel(cuda_src.source_of("nbody_step"), "nbody_step"), sass=False,
+                    cache=False)
+    key = "0" * 63 + "1"
+    ck = dataclasses.replace(ck, cache_key=key)
+    KernelCache(str(tmp_path)).put(key, ck)
+    back = KernelCache(str(tmp_path)).get(key)   # a fresh cache: read from disk
+    assert back is not None and back.language == "cuda" and back.ptx == ck.ptx
+    assert back.params == ck.params and back.param_layout == ck.param_layout
+    assert back.shared_arrays == ck.shared_arrays and back.written_params == ck.written_params
+    ex = get("nbody_step")
+    args = ex.make_inputs()
+    before = [x.copy() if hasattr(x, "copy") else x for x in args]
+    inputs, grid, block = cuda_src.twin_launch("nbody_step", args, ex.launch(args))
+    wl.launch(back, grid=grid, block=block, inputs=inputs, device="sim")
+    ex.check(before, args)      # numpy's reference
+
+
+def test_nvrtc_is_not_loaded_at_import_or_definition():
+    code = ("import sys, warp_lab as wl\n"
+            "k = wl.cuda_kernel('extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }')\n"
+            "print('cuda.bindings.nvrtc' in sys.modules)\n"
+            "wl.compile(k, sass=False, cache=False)\n"
+            "print('cuda.bindings.nvrtc' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr

@@ -200,3 +200,53 @@ def test_an_opcode_the_simulator_lacks_names_it_and_the_cpp_line():
     msg = str(e.value)
     assert "opcode 'fns'" in msg and e.value.source_line == 4
     assert 'line 4 of <cuda source of k>: asm volatile("fns.b32' in msg
+
+
+DOTS = r"""
+extern "C" __global__ void dots(const int* a, const unsigned* b, int* out, unsigned* uout, int n)
+{
+    int i = threadIdx.x;
+    out[3 * i + 0] = __dp4a(a[i], (int)b[i], 5);
+    out[3 * i + 1] = __dp2a_lo(a[i], (int)b[i], -7);
+    out[3 * i + 2] = __dp2a_hi(a[i], (int)b[i], 0);
+    uout[i] = __dp4a((unsigned)a[i], b[i], 1u);
+    assert(i < n);
+}
+"""
+
+
+def _bytes(v, signed):
+    out = [(v >> (8 * k)) & 0xFF for k in range(4)]
+    return [x - 256 if signed and x >= 128 else x for x in out]
+
+
+def _halves(v, signed):
+    out = [(v >> (16 * k)) & 0xFFFF for k in range(2)]
+    return [x - 65536 if signed and x >= 32768 else x for x in out]
+
+
+def _wrap(x, signed=True):
+    x &= 0xFFFFFFFF
+    return x - 2**32 if signed and x >= 2**31 else x
+
+
+def test_dp4a_dp2a_and_assert():
+    rng = np.random.default_rng(7)
+    a = rng.integers(-2**31, 2**31, 16).astype(np.int32)
+    b = rng.integers(0, 2**32, 16, dtype=np.uint32)
+    out, uout = np.zeros(48, np.int32), np.zeros(16, np.uint32)
+    k = wl.cuda_kernel(DOTS, arch="sm_80")
+    _run(k, [a, b, out, uout, 16], block=16)
+    for i in range(16):
+        ua, ub = int(a[i]) & 0xFFFFFFFF, int(b[i])
+        sa, sb = _bytes(ua, True), _bytes(ub, True)   # (int) casts: both signed
+        assert out[3 * i] == _wrap(5 + sum(x * y for x, y in zip(sa, sb)))
+        ha = _halves(ua, True)
+        assert out[3 * i + 1] == _wrap(-7 + ha[0] * sb[0] + ha[1] * sb[1])
+        assert out[3 * i + 2] == _wrap(ha[0] * sb[2] + ha[1] * sb[3])
+        assert uout[i] == _wrap(1 + sum(x * y for x, y in zip(_bytes(ua, False),
+                                                            _bytes(ub, False))), False)
+    r = wl.launch(k, grid=1, block=16, inputs=[a, b, out, uout, 8], device="sim")
+    traps = [f for f in r.sim.findings if f.kind == "trap"]
+    assert traps and traps[0].source_line == 9
+    assert "i < n" in traps[0].message and "<cuda source of dots>:9" in traps[0].message

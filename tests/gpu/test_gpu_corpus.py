@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import warp_lab as wl
-from warp_lab.compiler.artifact import sm_number
+from warp_lab.options import sm_number
 from warp_lab.errors import CudaError
 from warp_lab.examples import CORPUS, get
 from warp_lab.runtime.device import get_device

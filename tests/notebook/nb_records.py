@@ -17,7 +17,8 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, LineMap, Resources
+from warp_lab.compiler.artifact import CompiledKernel, LineMap, Resources
+from warp_lab.options import CompileOptions
 from warp_lab.lang.kernel import Source
 
 PY_SOURCE = '''def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float, n: int):

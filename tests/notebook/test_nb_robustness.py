@@ -12,7 +12,7 @@ import pytest
 from IPython.core.error import UsageError
 
 import warp_lab as wl
-from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
+from warp_lab.options import SUPPORTED_ARCHS
 
 SAXPY = ("def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):\n"
          "    i = wl.tid()\n    y[i] = a * x[i] + y[i]\n")

@@ -48,8 +48,8 @@ def _execute(path: Path, tmp_path: Path) -> nbformat.NotebookNode:
     return nb
 
 
-def test_all_seven_notebooks_exist():
-    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07"]
+def test_all_eight_notebooks_exist():
+    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08"]
 
 
 def test_committed_notebooks_are_generated_and_have_no_outputs():

@@ -1,8 +1,10 @@
 """initcheck: a read of a shared byte that no thread of the block has written since the
 block started is an ``uninitialized`` finding at the user's line (CUDA Programming Guide,
 ``__shared__``: no initialization; a GPU's shared memory holds garbage at block start).
-The simulator still zero-fills shared memory, so values are checked against numpy
-references computed with zeros where the kernel read garbage."""
+The simulator fills fresh shared memory with the word 0x7FF8DEAD (a NaN as float32,
+2146016941 as int32; ``fill=`` of ``sim.run``/``wl.launch``), so values are checked
+against numpy references computed with that pattern where the kernel read garbage — a
+visibly wrong result, where zeros often gave the lucky right one."""
 
 import struct
 
@@ -16,6 +18,7 @@ from warp_lab.examples.example import source_line
 
 BS = 64
 CHECKS = ("memcheck", "initcheck", "barrier")
+FILL_I32 = np.int32(np.uint32(0x7FF8DEAD).view(np.int32))
 
 
 @wl.kernel
@@ -108,7 +111,10 @@ def test_reading_past_the_initialised_part_is_reported_at_the_users_line():
     assert f.message.startswith("read of uninitialized shared memory: buf[64], the shared "
                                 f"array of line {buf}, was not written"), f.message
     assert f.details["index"] == (64,)
-    # the simulator read zeros there
+    # the simulator read the fill pattern there, a NaN: the sum is visibly wrong
+    assert np.isnan(partial).all()
+    # with zeros (fill="zeros") the same bug sums right: what the pattern is for
+    res = _launch(tree_sum, [x, partial, BS], grid=(2, 1, 1), fill="zeros")
     np.testing.assert_array_equal(partial, x.reshape(2, BS).sum(1))
 
 
@@ -140,7 +146,9 @@ def test_dynamic_shared_memory_read_before_write_names_it():
     assert f.thread == (0, 0, 0)
     assert "the dynamic shared memory" in f.message and f"shared_mem={4 * BS} bytes" in f.message
     assert f.details["offset"] == 0
-    np.testing.assert_array_equal(y, np.ones(BS, np.float32))   # zeros + 1.0
+    assert np.isnan(y).all()                                       # NaN pattern + 1.0
+    _launch(dynamic_read_first, [y], grid=(1, 1, 1), shared_mem=4 * BS, fill=None)
+    np.testing.assert_array_equal(y, np.ones(BS, np.float32))      # zeros + 1.0
 
 
 @pytest.mark.parametrize("opt", [0, 3])
@@ -153,7 +161,7 @@ def test_an_array_no_thread_ever_writes_is_reported_at_every_opt_level(opt):
     res = _launch(forgot_to_fill, [y], grid=(1, 1, 1), opt=opt)
     f = _only(res, forgot_to_fill, "# marker: never written")
     assert f.details["variable"].startswith("forgot_to_fill_tile_")
-    np.testing.assert_array_equal(y, np.zeros(BS, np.float32))   # zeros read, times 2
+    assert np.isnan(y).all()                                     # the NaN pattern, times 2
 
 
 def test_a_block_does_not_inherit_another_blocks_initialisation():
@@ -161,7 +169,8 @@ def test_a_block_does_not_inherit_another_blocks_initialisation():
     res = _launch(block0_writes, [y], grid=(2, 1, 1))
     f = _only(res, block0_writes, "# marker: every block reads")
     assert (f.block, f.thread) == ((1, 0, 0), (0, 0, 0))
-    np.testing.assert_array_equal(y, np.r_[np.full(BS, 7.0), np.zeros(BS)].astype(np.float32))
+    np.testing.assert_array_equal(y, np.r_[np.full(BS, 7.0), np.full(BS, np.nan)]
+                                  .astype(np.float32))
 
 
 BLOCK0_PTX = """
@@ -201,7 +210,7 @@ def test_block_isolation_with_one_or_several_blocks_per_batch(gpu, batch_threads
     assert [(f.kind, f.block, f.thread) for f in res.findings] == [
         ("uninitialized", (1, 0, 0), (0, 0, 0))], [str(f) for f in res.findings]
     assert res.findings[0].details["variable"] == "s"
-    np.testing.assert_array_equal(gpu.get(out), np.r_[np.full(32, 7), np.zeros(32)])
+    np.testing.assert_array_equal(gpu.get(out), np.r_[np.full(32, 7), np.full(32, 0x7FF8DEAD)])
 
 
 def test_atomics_on_an_unzeroed_shared_counter():
@@ -214,7 +223,7 @@ def test_atomics_on_an_unzeroed_shared_counter():
     f = _only(res, count_positive, "# marker: shared counter")
     assert (f.block, f.thread) == ((0, 0, 0), (0, 0, 0))
     assert "read-modify-write" in f.message
-    np.testing.assert_array_equal(counts, want)   # the simulator's zeros
+    np.testing.assert_array_equal(counts, want + FILL_I32)   # counted up from the pattern
     counts[:] = 0
     res = _launch(count_positive, [x, counts, 1], grid=(3, 1, 1))
     assert not res.findings, [str(f) for f in res.findings]
@@ -253,7 +262,7 @@ def test_generic_loads_exch_and_the_default_checks(gpu):
     out = gpu.put(np.zeros(3, np.uint32))
     res = sim.run(mod, "k", 1, 1, struct.pack("<Q", out), gpu.mem,
                   checks=("memcheck", "initcheck"))
-    np.testing.assert_array_equal(gpu.get(out), [5, 9, 0])
+    np.testing.assert_array_equal(gpu.get(out), [5, 9, 0x7FF8DEAD])
     assert [f.kind for f in res.findings] == ["uninitialized"], [str(f) for f in res.findings]
     f = res.findings[0]
     lines = PTX.splitlines()

@@ -28,6 +28,10 @@ __all__ = ["RegisterNote", "register_notes"]
 #: special registers (PTX ISA 10) by the warp_lab name of the same value
 _SPECIAL = {**{d.sreg: f"wl.{d.name}" for d in DIM3S.values()},
             "laneid": "wl.lane_id()", "warpid": "%warpid"}
+#: the same for a CUDA C++ kernel: CUDA's built-in variables (CUDA Programming Guide,
+#: "Built-in Variables")
+_SPECIAL_CUDA = {"tid": "threadIdx", "ctaid": "blockIdx", "ntid": "blockDim",
+                 "nctaid": "gridDim", "laneid": "%laneid", "warpid": "%warpid"}
 _TYPES = re.compile(r"\.(pred|[bsuf](?:8|16|32|64))\b")
 _ADDRESS = re.compile(r"\[([^\]]*)\]")
 _PARAM = re.compile(r"\[(\w+)_param_(\d+)(?:\+(\d+))?\]")
@@ -73,7 +77,7 @@ def _param_name(ck, index: int, offset: int) -> str:
     if not 0 <= index < len(layout):
         return ""
     slot = layout[index]
-    if index == 0:  # the hidden launch extent {x, y, z}
+    if index == 0 and slot.hidden:  # the hidden launch extent {x, y, z}
         return f"dim.{'xyz'[offset // 4]}" if offset < 12 else ""
     ndim = getattr(slot.type, "ndim", None)
     if ndim is not None and getattr(slot.type, "space", "global") == "global":
@@ -163,7 +167,9 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
                 names.setdefault(reg, name)
             elif special:
                 axis = special.group(2)
-                names.setdefault(reg, _SPECIAL[special.group(1)] + (f".{axis}" if axis else ""))
+                said = (_SPECIAL_CUDA if getattr(ck, "language", "python") == "cuda"
+                        else _SPECIAL)[special.group(1)]
+                names.setdefault(reg, said + (f".{axis}" if axis else ""))
             py = py_of.get(n)
             if py is not None and py not in lines.setdefault(reg, []):
                 lines[reg].append(py)

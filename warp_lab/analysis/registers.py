@@ -234,7 +234,7 @@ def register_cap_whatif(kernel: Any = None, *, ptx: str | None = None, arch: str
         ToolchainError: ptxas is missing or rejects the PTX.
     """
     from warp_lab.compiler import toolchain
-    from warp_lab.compiler.artifact import CompileOptions
+    from warp_lab.options import CompileOptions
 
     if kernel is not None:
         ptx = ptx or kernel.ptx

@@ -1,4 +1,6 @@
-"""The records the pipeline produces: options in, :class:`CompiledKernel` out.
+"""The records the pipeline produces: :class:`CompiledKernel` and what it holds.
+
+Its options are :class:`warp_lab.options.CompileOptions` (the ground floor).
 
 All of them are frozen. Views, the occupancy model, the simulator report and
 the runtime read these; nobody recomputes what is stored here.
@@ -13,107 +15,16 @@ from types import MappingProxyType
 from typing import Mapping
 
 from warp_lab.lang.kernel import Source
+from warp_lab.options import CompileOptions
 
-__all__ = ["CompileOptions", "Resources", "LineMap", "CompiledKernel", "sm_number",
-           "shared_array_lines", "SHARED_DECL"]
-
-
-def sm_number(arch: str) -> int:
-    """The compute capability of an ``sm_XY[a]`` name as an integer: ``"sm_90a"`` -> 90."""
-    return int(arch.split("_")[1].rstrip("a"))
+__all__ = ["Resources", "LineMap", "CompiledKernel", "shared_array_lines", "SHARED_DECL",
+           "INDEX_CHECK_MARK"]
 
 
 #: What an ``index_checks`` kernel prints before its bounds-check trap, followed by
 #: ``FILE:LINE:COL: index I out of bounds for axis K with size N``
 #: (:func:`warp_lab.runtime.finding_text.index_finding` reads it back).
 INDEX_CHECK_MARK = "warp_lab index check: "
-
-
-@dataclass(frozen=True)
-class CompileOptions:
-    """What to compile for and how.
-
-    Attributes:
-        arch: target SM, ``"sm_90"`` (default); see
-            :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`.
-        opt: LLVM optimisation level 0..3 (default 3).
-        fast_math: allow fast-math flags, flush-to-zero and approximate
-            division/square root (default False).
-        debug: keep ``assert`` as a trap with its message and compile
-            bounds checks (default False).
-        lineinfo: emit line tables (``.loc`` in PTX, line info in the cubin
-            and SASS); default True, it costs no code quality.
-        maxrregcount: cap on registers per thread passed to ptxas
-            (``--maxrregcount``), None for ptxas's own choice.
-        launch_ndim: 1, 2 or 3: what ``wl.tid()`` returns; None to infer
-            from the kernel (the arity of ``i, j = wl.tid()``).
-        unit_inner_stride: assume every global array parameter has element
-            stride 1 in its last dimension (default True, what numpy arrays
-            and row slices have). Index math then skips that multiply, as
-            nvcc's code for a plain ``T*`` does; ``wl.launch`` compiles the
-            general variant (False) by itself when an argument is strided
-            there (``x[::2]``, ``a[:, ::-1]``, a transposed view).
-        entry_guard: whether threads at or past the launch extent (the hidden
-            ``launch_dim`` parameter) return at entry. None (default): only
-            in kernels that use ``wl.tid()``, where ``dim=N`` must run exactly
-            N threads, like the C++ ``if (i >= n) return;``. A kernel written
-            in ``block_idx``/``thread_idx`` terms gets none, as in CUDA C++;
-            ``wl.launch`` compiles it with True by itself for a ``dim=``
-            launch that is not a whole number of blocks, and refuses a
-            guardless CompiledKernel for such a launch.
-        aligned_vectors: assume every global array of ``vec2``/``vec4``
-            (``vec2i``, ``vec4i``, ``vec2d``) elements has its elements aligned
-            to their size, as NumPy arrays of them are (default True): each
-            element is then one ``ld``/``st.global.v2``/``.v4``, as nvcc emits
-            for ``float4``. ``wl.launch`` compiles the variant without it
-            (False: one access per component) by itself for an argument whose
-            elements are not (a view starting mid-element).
-        read_only_cache: load the array parameters the kernel never writes
-            through the read-only data cache (``ld.global.nc``, what CUDA's
-            ``__ldg`` and ``const __restrict__`` give; default True). Sound
-            only when no argument the kernel writes shares their memory:
-            ``wl.launch`` compiles the variant without it (False) by itself
-            for a launch where one does (the same array passed as input and
-            output, overlapping views).
-        index_checks: check every array index against its axis's extent, as
-            ``debug`` does, but print the failure with :data:`INDEX_CHECK_MARK` before
-            the trap, so the simulator's launch reports it as an ``out_of_bounds``
-            finding (default False). ``wl.launch`` compiles this variant by itself for
-            a simulator launch with memcheck: an index past one axis that stays inside
-            the array (``a[i, j]``, ``j >= a.shape[1]``) then gets a finding, where
-            memcheck's address check sees none. Never compiled for a GPU.
-    """
-
-    arch: str = "sm_90"
-    opt: int = 3
-    fast_math: bool = False
-    debug: bool = False
-    lineinfo: bool = True
-    maxrregcount: int | None = None
-    launch_ndim: int | None = None
-    unit_inner_stride: bool = True
-    entry_guard: bool | None = None
-    aligned_vectors: bool = True
-    read_only_cache: bool = True
-    index_checks: bool = False
-
-    @property
-    def sm(self) -> int:
-        """The compute capability as an integer: ``"sm_86"`` -> 86."""
-        return sm_number(self.arch)
-
-    @property
-    def flags(self) -> tuple[str, ...]:
-        """The options a reader must know to read the code, as words after ``-O3``:
-        ``fast-math``, ``debug`` (asserts, bounds checks and the ``range()`` step check
-        compiled in), ``maxrregcount=N``; what views and reprs print after the arch."""
-        out = (("fast-math",) if self.fast_math else ()) + (("debug",) if self.debug else ())
-        out += ("index-checks",) if self.index_checks and not self.debug else ()
-        return out + ((f"maxrregcount={self.maxrregcount}",) if self.maxrregcount else ())
-
-    def label(self) -> str:
-        """``"sm_90 -O3"`` followed by :attr:`flags` (``"sm_75 -O0 debug"``)."""
-        return " ".join((self.arch, f"-O{int(self.opt)}", *self.flags))
 
 
 @dataclass(frozen=True)
@@ -358,9 +269,24 @@ class CompiledKernel:
                     self.source.filename)
 
     @property
+    def own_ptx(self) -> str:
+        """The PTX of this kernel: ``ptx``, less the other kernels' ``.entry`` bodies of a
+        CUDA C++ translation unit (whose module holds every ``__global__`` function of the
+        source; device functions and module-scope variables stay)."""
+        if self.language != "cuda" or not self.ptx:
+            return self.ptx or ""
+        return without_other_entries(self.ptx, self.entry)
+
+    @property
     def uses_shared_memory(self) -> bool:
         """Whether the PTX declares a ``.shared`` variable: a ``wl.shared_array`` the code
-        kept (one only declared is dropped by LLVM) or ``wl.dynamic_shared_array``."""
+        kept (one only declared is dropped by LLVM) or ``wl.dynamic_shared_array`` (of a
+        CUDA C++ kernel, one its entry's body declares or names)."""
+        if self.language == "cuda":
+            own = self.own_ptx
+            return any(m.start() >= own.find(".entry") or re.search(
+                rf"\b{re.escape(m.group(1))}\b", own[own.find(".entry"):])
+                for m in SHARED_DECL.finditer(own))
         return SHARED_DECL.search(self.ptx or "") is not None
 
     @property
@@ -368,7 +294,7 @@ class CompiledKernel:
         """Whether the PTX has a block-wide barrier (``bar.sync``, ``bar.red``,
         ``barrier.sync``: PTX ISA 9.7.13.1; not ``bar.warp.sync``), what the simulator's
         barrier check watches (read from the PTX: ptxas's count is missing without it)."""
-        return _BLOCK_BARRIER.search(self.ptx or "") is not None
+        return _BLOCK_BARRIER.search(self.own_ptx) is not None
 
     def __repr__(self) -> str:
         regs = f", {self.resources.registers} registers" if self.resources else ""
@@ -383,6 +309,31 @@ SHARED_DECL = re.compile(r"^\s*(?:\.extern\s+)?\.shared\s[^;]*?([\w$]+)\s*(?:\[|
 
 #: a block-wide barrier instruction (:attr:`CompiledKernel.has_block_barrier`)
 _BLOCK_BARRIER = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:bar|barrier)\.(?!warp)", re.M)
+
+
+_ENTRY_HEAD = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)", re.M)
+
+
+def without_other_entries(ptx: str, entry: str) -> str:
+    """``ptx`` without the ``.entry`` functions other than ``entry`` (each from its head to
+    the brace closing its body)."""
+    out, pos = [], 0
+    for m in _ENTRY_HEAD.finditer(ptx):
+        if m.group(1) == entry or m.start() < pos:
+            continue
+        open_ = ptx.find("{", m.end())
+        if open_ < 0:
+            break
+        depth, k = 0, open_
+        while k < len(ptx):
+            depth += {"{": 1, "}": -1}.get(ptx[k], 0)
+            k += 1
+            if depth == 0:
+                break
+        out.append(ptx[pos:m.start()])
+        pos = k
+    out.append(ptx[pos:])
+    return "".join(out)
 
 
 def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:

@@ -50,10 +50,11 @@ from collections import OrderedDict
 import numpy as np
 
 from warp_lab.compiler import abi
-from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, LineMap, Resources
+from warp_lab.compiler.artifact import CompiledKernel, LineMap, Resources
 from warp_lab.lang import builtins as B
 from warp_lab.lang import types as T
 from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
+from warp_lab.options import CompileOptions
 
 __all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "foreign_folder",
            "KernelCache", "default_cache"]

@@ -27,10 +27,11 @@ import re
 import time
 
 from warp_lab.compiler import abi, cuda_source, linemap, nvrtc, toolchain
-from warp_lab.compiler.artifact import SHARED_DECL, CompiledKernel, CompileOptions
+from warp_lab.compiler.artifact import SHARED_DECL, CompiledKernel
 from warp_lab.errors import InternalCompilerError, KernelCompileError, ToolchainError
 from warp_lab.lang import types as T
-from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, is_cell_file
+from warp_lab.lang.kernel import is_cell_file
+from warp_lab.options import KERNEL_OPTION_DEFAULTS, CompileOptions, check_options
 
 __all__ = ["compile_cuda", "nvrtc_options", "CudaCompileError", "param_types",
            "ptx_params", "SCALAR_TYPES", "VECTOR_TYPES"]
@@ -269,7 +270,10 @@ def _located(exc: nvrtc.NvrtcError, program, artifact: str, length: int) -> Cuda
     more = [f"line {d.line}: {d.message}" for d in own[1:6]]
     hint = ("also " + "; ".join(more) + (" ..." if len(own) > 6 else "")) if more else ""
     where = "" if first in own else f" (in {first.filename}, line {first.line})"
-    return CudaCompileError(f"{first.severity}: {first.message}{where}", src.filename, line,
+    # (the box says "error:" itself; NVRTC stops at a catastrophic one)
+    tail = " (a catastrophic error: NVRTC stopped there)" if "catastrophic" in first.severity \
+        else ""
+    return CudaCompileError(f"{first.message}{where}{tail}", src.filename, line,
                             first.col if first in own else 0,
                             src.line(line) if line else "", hint, log=exc.log,
                             diagnostics=errors)
@@ -360,7 +364,7 @@ def compile_cuda(kernel, arch=None, opt=None, fast_math=None, debug=None, linein
     """
     from warp_lab.compiler import cache as _cache
     from warp_lab.compiler.pipeline import (_NOT_REQUESTED, _complete, _disassemble,
-                                            _from_cache, check_options, toolchain_versions)
+                                            _from_cache, toolchain_versions)
 
     own = {**KERNEL_OPTION_DEFAULTS, **kernel.options}
     arch = own["arch"] if arch is None else arch

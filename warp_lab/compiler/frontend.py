@@ -22,7 +22,6 @@ from __future__ import annotations
 import ast
 from types import ModuleType
 
-from warp_lab.compiler.artifact import sm_number
 from warp_lab.compiler.budget import check_unroll_budget
 from warp_lab.compiler.frontend_flow import check_flow, walk
 from warp_lab.compiler.frontend_unroll import iterates_helper, type_unrolled_for
@@ -40,6 +39,7 @@ from warp_lab.errors import KernelCompileError, WarpLabError, source_label
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func, Kernel
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, int32, int64
+from warp_lab.options import SUPPORTED_ARCHS, sm_number
 
 __all__ = ["make_typed_ast", "FunctionTyper", "UNSUPPORTED", "specialize", "parse_function",
            "evaluate_annotation"]
@@ -823,7 +823,7 @@ def make_typed_ast(kernel: Kernel, options=None) -> TypedKernel:
 
     Args:
         kernel: a :class:`~warp_lab.lang.kernel.Kernel` (``@wl.kernel``).
-        options: :class:`~warp_lab.compiler.artifact.CompileOptions` (only
+        options: :class:`~warp_lab.options.CompileOptions` (only
             ``launch_ndim`` and ``arch`` matter here: the kernel parameter space
             and the ``sm_80`` warp reductions); None for defaults (sm_90).
 
@@ -979,10 +979,8 @@ def param_space_limit(arch: str) -> int:
 
     4352 bytes up to PTX ISA 8.0; 32764 bytes from PTX ISA 8.1 on sm_70 and newer
     (PTX ISA 8.1 release notes; CUDA C++ Programming Guide, "Function Parameters").
-    The PTX version is :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`'s for ``arch``.
+    The PTX version is :data:`warp_lab.options.SUPPORTED_ARCHS`'s for ``arch``.
     """
-    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
-
     major, minor = (int(p) for p in SUPPORTED_ARCHS.get(arch, "6.0").split("."))
     return 32764 if (major, minor) >= (8, 1) and sm_number(arch) >= 70 else 4352
 
@@ -990,7 +988,6 @@ def param_space_limit(arch: str) -> int:
 def _check_param_space(params, arch: str, tree: ast.FunctionDef, err) -> None:
     """Refuse parameters that overflow the kernel parameter space, at the first one past it."""
     from warp_lab.compiler import abi
-    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
 
     limit = param_space_limit(arch)
     layout = abi.param_layout(params)

@@ -818,7 +818,7 @@ def make_llvm_ir(typed: TypedKernel, options=None, cells: dict | None = None) ->
 
     Args:
         typed: the front end's :class:`~warp_lab.compiler.typed_ast.TypedKernel`.
-        options: :class:`~warp_lab.compiler.artifact.CompileOptions` (``fast_math``,
+        options: :class:`~warp_lab.options.CompileOptions` (``fast_math``,
             ``debug``, ``lineinfo``, ``opt`` are read); None for defaults.
         cells: notebook cell name -> the name the module gives it instead (its
             ``DIFile``, debug-mode trap messages; see

@@ -1,9 +1,11 @@
 """The NVPTX stage: LLVM IR text → optimised LLVM IR → PTX.
 
 Every NVPTX fact lives here: the triple, the data layout (taken from the
-target machine), the supported ``sm_XX`` list, how libdevice is linked and
-how the optimiser is run. This is the one place of the compiler that calls
-into LLVM (``llvmlite.binding``); ``compiler/lower`` only builds text.
+target machine), how libdevice is linked and how the optimiser is run; the
+supported ``sm_XX`` and the PTX ISA version each gets are
+:data:`warp_lab.options.SUPPORTED_ARCHS`, beside the options they check. This
+is the one place of the compiler that calls into LLVM (``llvmlite.binding``);
+``compiler/lower`` only builds text.
 
 libdevice (NVIDIA's ``libdevice.10.bc``) is linked only when the module
 declares a ``__nv_*`` function, as CUDA.jl's ``link_libraries!`` does. It is
@@ -21,33 +23,13 @@ import time
 
 import llvmlite.binding as llvm
 
-from warp_lab.compiler.artifact import CompileOptions
 from warp_lab.compiler.line_zero import attribute_line_zero
 from warp_lab.errors import InternalCompilerError, ToolchainError
+from warp_lab.options import SUPPORTED_ARCHS, CompileOptions, check_arch
 
-__all__ = ["TRIPLE", "SUPPORTED_ARCHS", "check_arch", "make_ptx", "target_machine",
-           "libdevice_path"]
+__all__ = ["TRIPLE", "make_ptx", "target_machine", "libdevice_path"]
 
 TRIPLE = "nvptx64-nvidia-cuda"
-
-#: Architectures warp_lab compiles for, with the PTX ISA version each gets:
-#: the minimum the target needs (PTX ISA, "PTX Module Directives: .target" and
-#: the release notes' table of targets per version), which keeps the PTX
-#: acceptable to the oldest ptxas that knows the target — but at least 6.2
-#: (CUDA 9.2): 6.0 is where the ``.sync`` warp instructions (``shfl.sync``,
-#: ``vote.sync``, ``bar.warp.sync``) that ``wl.shfl_*_sync`` and friends lower
-#: to first exist, and 6.2 adds ``activemask`` (``wl.activemask``). (With an
-#: older version, LLVM's instruction selection of those intrinsics aborts the
-#: process.) sm_70 and sm_72 get 6.3, where ``atom.add.noftz.f16`` (``wl.atomic_add`` of
-#: float16, sm_70+) first exists; with 6.2 LLVM makes it a CAS loop on the 32-bit word
-#: around the element, which reads past the end of an array with an odd number of halves.
-SUPPORTED_ARCHS: dict[str, str] = {
-    "sm_50": "6.2", "sm_52": "6.2", "sm_53": "6.2",
-    "sm_60": "6.2", "sm_61": "6.2", "sm_62": "6.2",
-    "sm_70": "6.3", "sm_72": "6.3", "sm_75": "6.3",
-    "sm_80": "7.0", "sm_86": "7.1", "sm_87": "7.4", "sm_89": "7.8",
-    "sm_90": "7.8", "sm_100": "8.6", "sm_103": "8.8", "sm_120": "8.7", "sm_121": "8.8",
-}
 
 _init_lock = threading.Lock()
 _initialised = False
@@ -106,19 +88,6 @@ def _renumber_callseq(ptx: str) -> str:
         return ptx
     numbers: dict = {}
     return _CALLSEQ.sub(lambda m: str(numbers.setdefault(m.group(0), len(numbers))), ptx)
-
-
-def check_arch(arch: str) -> str:
-    """Validate an ``sm_XX`` name.
-
-    Raises:
-        ValueError: ``arch`` is not in :data:`SUPPORTED_ARCHS`; the message
-            lists the supported ones.
-    """
-    if not isinstance(arch, str) or arch not in SUPPORTED_ARCHS:  # (a list is unhashable)
-        raise ValueError(f"unsupported architecture {arch!r}; warp_lab compiles for "
-                         + ", ".join(SUPPORTED_ARCHS))
-    return arch
 
 
 #: The highest code-generation level warp_lab asks of LLVM (``CodeGenOptLevel::Default``).

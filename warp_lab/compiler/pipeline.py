@@ -27,15 +27,17 @@ import time
 
 import llvmlite
 import llvmlite.binding as llvm
-import numpy as np
 
 from warp_lab.compiler import abi, cache as _cache, frontend, linemap, lower, nvptx, toolchain
-from warp_lab.compiler.artifact import CompiledKernel, CompileOptions, sm_number
+from warp_lab.compiler.artifact import CompiledKernel
 from warp_lab.compiler.ice import internal_error
 from warp_lab.errors import ToolchainError, WarpLabError
-from warp_lab.lang.kernel import KERNEL_OPTION_DEFAULTS, Kernel
+from warp_lab.lang.kernel import Kernel
+from warp_lab.options import (CompileOptions, check_options, given_options, resolve_options,
+                              sm_number)
+from warp_lab.version import __version__
 
-__all__ = ["compile", "check_options", "toolchain_versions"]
+__all__ = ["compile", "toolchain_versions"]
 
 
 # Python frames the typer and lowering may stack: a few per level of nesting (each
@@ -62,8 +64,6 @@ def _deep_recursion():
 def toolchain_versions(arch: str) -> dict[str, str]:
     """What produced an artifact for ``arch``: warp_lab, llvmlite/LLVM, ptxas, nvdisasm and
     libdevice versions (a missing tool as ``"missing: <why>"``); part of the cache key."""
-    from warp_lab import __version__
-
     sm = sm_number(arch)
     out = {"warp_lab": __version__, "llvmlite": llvmlite.__version__,
            "llvm": ".".join(map(str, llvm.llvm_version_info))}
@@ -81,78 +81,25 @@ def toolchain_versions(arch: str) -> dict[str, str]:
     return out
 
 
-def check_options(arch: str | None = None, opt=None, maxrregcount=None, launch_ndim=None,
-                  **flags) -> None:
-    """Validate compile options; the one check ``wl.compile``, ``wl.launch`` and the magic share.
-
-    Args:
-        arch: ``sm_XX`` from :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`.
-        opt: LLVM optimisation level, 0..3.
-        maxrregcount: None or 1..255 registers per thread (255 is every
-            architecture's limit, CUDA Programming Guide "Technical
-            Specifications per Compute Capability").
-        launch_ndim: None (inferred) or 1..3, what ``wl.tid()`` returns.
-        flags: boolean options by name (``fast_math=``, ``debug=``, ...).
-
-    Raises:
-        ValueError: the first bad value, named as the option is spelled.
-    """
-    if arch is not None:
-        nvptx.check_arch(arch)
-    if opt is not None and (isinstance(opt, bool) or opt not in (0, 1, 2, 3)):
-        raise ValueError(f"opt must be 0, 1, 2 or 3 (the LLVM optimisation level), got {opt!r}")
-    if maxrregcount is not None and (isinstance(maxrregcount, bool)
-                                     or not isinstance(maxrregcount, (int, np.integer))
-                                     or not 1 <= maxrregcount <= 255):
-        raise ValueError(f"maxrregcount must be 1..255 registers per thread, got {maxrregcount!r}")
-    if launch_ndim is not None and (isinstance(launch_ndim, bool)
-                                    or not isinstance(launch_ndim, (int, np.integer))
-                                    or launch_ndim not in (1, 2, 3)):
-        raise ValueError(f"launch_ndim must be 1, 2 or 3 (what wl.tid() returns), "
-                         f"got {launch_ndim!r}")
-    for name, flag in flags.items():
-        if not isinstance(flag, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {flag!r}")
-
-
-def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
-            fast_math: bool | None = None, debug: bool | None = None, lineinfo: bool = True,
-            maxrregcount: int | None = None,
-            launch_ndim: int | None = None, unit_inner_stride: bool = True,
-            entry_guard: bool | None = None, aligned_vectors: bool = True,
-            read_only_cache: bool = True, cache: bool = True, sass: bool = True,
-            life_ranges: bool = False, index_checks: bool = False) -> CompiledKernel:
+def compile(kernel: Kernel, options: CompileOptions | None = None, *, cache: bool = True,
+            sass: bool = True, life_ranges: bool = False, **overrides) -> CompiledKernel:
     """Compile a kernel for one architecture.
+
+        wl.compile(k)                                   # the kernel's own options, else defaults
+        wl.compile(k, arch="sm_80", opt=2)              # those two set, the rest as above
+        wl.compile(k, opts)                             # exactly opts (a CompileOptions)
+        wl.compile(k, dataclasses.replace(ck.options, read_only_cache=False))   # a variant
 
     Args:
         kernel: a ``@wl.kernel`` function, or a ``wl.cuda_kernel`` (compiled by NVRTC:
             :func:`warp_lab.compiler.cuda_pipeline.compile_cuda`, which takes ``arch``,
             ``opt``, ``fast_math``, ``debug``, ``lineinfo``, ``maxrregcount`` and the
-            cache/SASS switches).
-        arch: target ``sm_XX`` (see :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`).
-        opt: LLVM optimisation level 0..3.
-        fast_math: fast-math flags, flush-to-zero, approximate division.
-        debug: ``assert``, array and run-time vector/tuple bounds, a zero
-            ``range()`` step and a negative shift count become traps that print
-            their message (docs/language.md).
-        lineinfo: line tables in PTX (``.loc``), cubin and SASS.
-        maxrregcount: registers-per-thread cap handed to ptxas.
-
-        ``arch``, ``opt``, ``fast_math``, ``debug`` and ``maxrregcount`` left
-        None take the kernel's own (:attr:`Kernel.options`: ``@wl.kernel(...)``,
-        its ``%%warp_kernel`` cell's options), else ``"sm_90"``, 3, False,
-        False and no cap.
-        launch_ndim: force what ``wl.tid()`` returns (default: inferred).
-        unit_inner_stride: compile for arrays with element stride 1 in the
-            last dimension (default); False for any strides.
-        entry_guard: threads at or past the launch extent return at entry;
-            None (default) for kernels that use ``wl.tid()`` only (see
-            :class:`CompileOptions`).
-        aligned_vectors: one vector load/store per ``vec2``/``vec4`` array
-            element (default; see :class:`CompileOptions`); False for
-            elements of any alignment.
-        read_only_cache: ``ld.global.nc`` for the array parameters the kernel
-            never writes (default; see :class:`CompileOptions`).
+            cache/SASS switches; its other options do not apply).
+        options: a :class:`~warp_lab.options.CompileOptions` taken as it is (the kernel's
+            own options do not apply), or None (default): the kernel's own
+            (:attr:`Kernel.options`: ``@wl.kernel(...)``, its ``%%warp_kernel`` cell's
+            options), else :data:`~warp_lab.options.KERNEL_OPTION_DEFAULTS`
+            (``"sm_90"``, ``-O3``, no fast math, no debug, no register cap).
         cache: look up and store the result in the memory + disk cache.
         sass: disassemble the cubin (``sass``, SASS line map); False leaves
             ``sass`` None with ``missing["sass"]`` saying so.
@@ -160,17 +107,40 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
             (``life_ranges``, what the register heat columns and
             :func:`~warp_lab.analysis.registers.register_pressure` read); its
             nvdisasm run goes concurrently with the listing's.
-        index_checks: array bounds checks reported as simulator findings (see
-            :class:`CompileOptions`; what ``wl.launch`` compiles for memcheck).
+        overrides: fields of :class:`~warp_lab.options.CompileOptions` by name, applied
+            over ``options`` (or over the kernel's own and the defaults); ``arch``,
+            ``opt``, ``fast_math``, ``debug`` and ``maxrregcount`` given as None are not
+            set. The fields:
+
+            - ``arch``: target ``sm_XX`` (:data:`warp_lab.options.SUPPORTED_ARCHS`).
+            - ``opt``: LLVM optimisation level 0..3.
+            - ``fast_math``: fast-math flags, flush-to-zero, approximate division.
+            - ``debug``: ``assert``, array and run-time vector/tuple bounds, a zero
+              ``range()`` step and a negative shift count become traps that print their
+              message (docs/language.md).
+            - ``lineinfo``: line tables in PTX (``.loc``), cubin and SASS (default True).
+            - ``maxrregcount``: registers-per-thread cap handed to ptxas.
+            - ``launch_ndim``: force what ``wl.tid()`` returns (default: inferred).
+            - ``unit_inner_stride``: compile for arrays with element stride 1 in the last
+              dimension (default); False for any strides.
+            - ``entry_guard``: threads at or past the launch extent return at entry; None
+              (default) for kernels that use ``wl.tid()`` only.
+            - ``aligned_vectors``: one vector load/store per ``vec2``/``vec4`` array
+              element (default); False for elements of any alignment.
+            - ``read_only_cache``: ``ld.global.nc`` for the array parameters the kernel
+              never writes (default).
+            - ``index_checks``: array bounds checks reported as simulator findings (what
+              ``wl.launch`` compiles for memcheck).
 
     Returns:
         the immutable :class:`CompiledKernel`.
 
     Raises:
-        TypeError: ``kernel`` is not a ``@wl.kernel``.
+        TypeError: ``kernel`` is not a ``@wl.kernel``, ``options`` is not a
+            CompileOptions, or an override names no compile option.
         KernelCompileError: the kernel is outside the language or mistyped
             (points at the user's line and column).
-        ValueError: an option out of range (:func:`check_options`).
+        ValueError: an option out of range (:func:`warp_lab.options.check_options`).
         ToolchainError: libdevice, needed for a math function, is not installed. A ptxas
             or nvdisasm failure is not raised: the compile keeps its LLVM IR and PTX and
             says why the rest is missing in ``missing`` (``"cubin"``, ``"resources"``,
@@ -182,45 +152,26 @@ def compile(kernel: Kernel, arch: str | None = None, opt: int | None = None,
     if getattr(kernel, "language", None) == "cuda":   # a wl.cuda_kernel: NVRTC, not LLVM
         from warp_lab.compiler.cuda_pipeline import compile_cuda
 
-        return compile_cuda(kernel, arch=arch, opt=opt, fast_math=fast_math, debug=debug,
-                            lineinfo=lineinfo, maxrregcount=maxrregcount, cache=cache,
-                            sass=sass, life_ranges=life_ranges)
+        try:
+            given = given_options(options, overrides)
+        except TypeError as exc:
+            raise TypeError(str(exc)) from None
+        return compile_cuda(kernel, cache=cache, sass=sass, life_ranges=life_ranges, **given)
     if not isinstance(kernel, Kernel):
         raise TypeError(f"wl.compile needs a @wl.kernel function or a wl.cuda_kernel, got "
                         f"{type(kernel).__name__}")
-    own = {**KERNEL_OPTION_DEFAULTS, **kernel.options}
-    arch = own["arch"] if arch is None else arch
-    opt = own["opt"] if opt is None else opt
-    fast_math = own["fast_math"] if fast_math is None else fast_math
-    debug = own["debug"] if debug is None else debug
-    maxrregcount = own["maxrregcount"] if maxrregcount is None else maxrregcount
-    guard = {} if entry_guard is None else {"entry_guard": entry_guard}  # None: by kernel
     try:
-        check_options(arch=arch, opt=opt, fast_math=fast_math, debug=debug, lineinfo=lineinfo,
-                      maxrregcount=maxrregcount, launch_ndim=launch_ndim,
-                      unit_inner_stride=unit_inner_stride,
-                      cache=cache, sass=sass, life_ranges=life_ranges,
-                      aligned_vectors=aligned_vectors, read_only_cache=read_only_cache,
-                      index_checks=index_checks, **guard)
-    except ValueError as exc:  # the caller's value: its traceback ends here, not in nvptx
+        options = resolve_options(options, kernel.options, overrides)
+        check_options(cache=cache, sass=sass, life_ranges=life_ranges)
+    except ValueError as exc:  # the caller's value: its traceback ends here, not in options
         raise ValueError(str(exc)) from None
-    entry_guard = None if entry_guard is None else bool(entry_guard)
-    fast_math, debug, lineinfo = bool(fast_math), bool(debug), bool(lineinfo)
-    # plain ints: np.int64(2) (or 2.0) passes the check, and the cache key is JSON
-    opt = int(opt)
-    maxrregcount = None if maxrregcount is None else int(maxrregcount)
-    launch_ndim = None if launch_ndim is None else int(launch_ndim)
-    options = CompileOptions(arch=arch, opt=opt, fast_math=fast_math, debug=debug,
-                             lineinfo=lineinfo, maxrregcount=maxrregcount,
-                             launch_ndim=launch_ndim,
-                             unit_inner_stride=bool(unit_inner_stride), entry_guard=entry_guard,
-                             aligned_vectors=bool(aligned_vectors),
-                             read_only_cache=bool(read_only_cache),
-                             index_checks=bool(index_checks))
+    except TypeError as exc:
+        raise TypeError(str(exc)) from None
     t_start = time.perf_counter()
     cells = _cache.artifact_files(kernel)  # cell name -> the name its artifacts carry
     files = {artifact: cell for cell, artifact in cells.items()}
-    key = _cache.cache_key(kernel, options, toolchain_versions(arch), cells) if cache else ""
+    key = _cache.cache_key(kernel, options, toolchain_versions(options.arch), cells) \
+        if cache else ""
     hit = _from_cache(key, sass, life_ranges) if cache else None
     if hit is not None:  # the same text and lines, maybe from another cell or process
         return dataclasses.replace(

@@ -26,8 +26,9 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from warp_lab.compiler.artifact import CompileOptions, Resources, sm_number
+from warp_lab.compiler.artifact import Resources
 from warp_lab.errors import ToolchainError
+from warp_lab.options import CompileOptions, sm_number
 
 __all__ = ["Tool", "find_tool", "make_cubin", "make_sass", "disassemble", "compact_sass",
            "parse_ptxas_log", "LIFE_RANGE_ARGS"]

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from warp_lab.compiler.artifact import sm_number
+from warp_lab.options import sm_number
 from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
 from warp_lab.compiler.typing_calls import _args, _convertible, _join, _scalar, _target, _weak
 from warp_lab.compiler.typing_exprs import PyBuiltin, matrix_of

@@ -22,7 +22,7 @@ from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE,
                                             promote, type_name)
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
-from warp_lab.lang import builtins as B
+from warp_lab.lang import builtins as B, types as _lang_types
 from warp_lab.lang.kernel import Constant, Func, Kernel, Unsupported
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, VECTORS,
                                  as_type, bool_, float64, int32, int64, uint64)
@@ -95,21 +95,34 @@ _MODULE_IMPORTS = {"math": "import math", "wl": "import warp_lab as wl",
                    "np": "import numpy as np", "numpy": "import numpy"}
 
 
+def kernel_language_name(name: str):
+    """What ``wl.<name>`` is when the kernel language (``lang/``, which the public namespace
+    re-exports) defines it: a builtin (``lang.builtins.BUILTINS``), ``thread_idx`` & co,
+    or a public name of ``lang.builtins`` or ``lang.types`` (``FULL_MASK``, ``float32``);
+    else None. Read from ``lang/`` itself, so the compiler never imports the facade."""
+    if name in B.BUILTINS:
+        return B.BUILTINS[name]
+    for module in (B, _lang_types):
+        if name in module.__all__:
+            return getattr(module, name)
+    value = getattr(B, name, None)
+    return value if isinstance(value, B.Dim3) else None
+
+
 def _undefined_hint(name: str) -> str:
     """The hint for an undefined global ``name``: warp_lab's name for a CUDA C++ spelling
     (``__syncthreads`` -> ``wl.syncthreads()``), or, for a warp_lab builtin written without
     its module (``syncthreads()``, ``thread_idx.x``), the ``wl.`` spelling."""
-    import warp_lab
-
     if name in _CUDA_NAMES:
         return f"warp_lab's name for it: {_CUDA_NAMES[name]}"
     if name in _MODULE_IMPORTS:  # -math.inf before any import math
         return (f"{_MODULE_IMPORTS[name]} first: kernels read modules from the notebook or "
                 "file that defines them (an earlier cell, or this cell above the def)")
-    # what a kernel can use of warp_lab's namespace: builtins, thread_idx & co, types,
-    # FULL_MASK; not its host API (wl.debug, wl.compile, wl.launch), which the hint
-    # sent a kernel's undefined debug/compile to, only to fail there as a Python function
-    if not name.startswith("_") and isinstance(getattr(warp_lab, name, None),
+    # what a kernel can use of warp_lab's namespace: the kernel language's builtins,
+    # thread_idx & co, types, FULL_MASK (lang/, which wl re-exports); not its host API
+    # (wl.debug, wl.compile, wl.launch), which the hint sent a kernel's undefined
+    # debug/compile to, only to fail there as a Python function
+    if not name.startswith("_") and isinstance(kernel_language_name(name),
                                                (B.Builtin, B.Dim3, Type, int, float,
                                                 np.generic)):
         return (f"warp_lab's builtins are attributes of its module: write wl.{name} "

@@ -18,9 +18,10 @@ import textwrap
 from dataclasses import dataclass, field
 
 from warp_lab.errors import KernelCompileError, KernelOptionError, source_label
+from warp_lab.options import KERNEL_OPTIONS, SUPPORTED_ARCHS, check_options
 
 __all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file",
-           "KERNEL_OPTIONS", "KERNEL_OPTION_DEFAULTS", "DIALECTS", "Unsupported", "check_kernel_options", "python_lines"]
+           "DIALECTS", "Unsupported", "check_kernel_options", "python_lines"]
 
 _NEWLINE = re.compile(r"(\r\n|\r|\n)")
 
@@ -183,14 +184,6 @@ class _Function:
         return {n: c.cell_contents for n, c in zip(self.fn.__code__.co_freevars, self.fn.__closure__)}
 
 
-#: the compile options a kernel can carry (``@wl.kernel(debug=True)``, a ``%%warp_kernel``
-#: cell's ``--debug``): what ``wl.compile`` and ``wl.launch`` use where their caller passes none
-KERNEL_OPTIONS = ("arch", "opt", "fast_math", "debug", "maxrregcount")
-#: what ``wl.compile`` uses for an option neither its caller nor the kernel sets
-KERNEL_OPTION_DEFAULTS = {"arch": "sm_90", "opt": 3, "fast_math": False, "debug": False,
-                          "maxrregcount": None}
-
-
 @dataclass(eq=False)
 class Kernel(_Function):
     """A kernel: a Python function that runs once per GPU thread.
@@ -201,7 +194,7 @@ class Kernel(_Function):
 
     Attributes:
         options: compile options the kernel carries, by name (a subset of
-            :data:`KERNEL_OPTIONS`), as Numba's ``@cuda.jit(debug=True)`` does:
+            :data:`~warp_lab.options.KERNEL_OPTIONS`), as Numba's ``@cuda.jit(debug=True)`` does:
             ``wl.compile`` and ``wl.launch`` use each where their caller
             passes None (``arch`` only on the simulator: a GPU launch compiles
             for the GPU). Set by ``@wl.kernel(...)`` and by a
@@ -265,7 +258,7 @@ def kernel(fn=None, *, source: Source | None = None, **options):
             (bools) and ``maxrregcount`` (1..255 registers per thread).
 
     Raises:
-        KernelOptionError: an option that is not one of :data:`KERNEL_OPTIONS`
+        KernelOptionError: an option that is not one of :data:`~warp_lab.options.KERNEL_OPTIONS`
             (also a TypeError) or a bad value (also a ValueError; the check
             ``wl.compile`` makes), at the option in the caller's decorator line.
     """
@@ -282,11 +275,9 @@ def check_kernel_options(options: dict) -> dict:
     """``options`` checked for :attr:`Kernel.options` (None values dropped: not set).
 
     Raises:
-        TypeError: a name that is not one of :data:`KERNEL_OPTIONS`.
-        ValueError: a bad value (:func:`warp_lab.compiler.pipeline.check_options`).
+        TypeError: a name that is not one of :data:`~warp_lab.options.KERNEL_OPTIONS`.
+        ValueError: a bad value (:func:`warp_lab.options.check_options`).
     """
-    from warp_lab.compiler.pipeline import check_options
-
     unknown = sorted(set(options) - set(KERNEL_OPTIONS))
     if unknown:
         raise TypeError(f"@wl.kernel got unknown option(s) {', '.join(unknown)}; "
@@ -300,8 +291,6 @@ def _option_error(exc: Exception, options: dict, frame) -> KernelOptionError:
     """:class:`KernelOptionError` for ``exc`` raised checking ``options``, located at the
     call ``wl.kernel(...)`` that ``frame`` (the caller's) is executing: its line and
     column from the code object's positions (PEP 657), the caret under the bad keyword."""
-    from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
-
     unknown = sorted(set(options) - set(KERNEL_OPTIONS))
     if unknown:
         bad = unknown[0]
@@ -310,8 +299,6 @@ def _option_error(exc: Exception, options: dict, frame) -> KernelOptionError:
         hint = (f"did you mean {close[0]}=...? " if close else "") + \
             f"a kernel's options are {', '.join(KERNEL_OPTIONS)}"
     else:
-        from warp_lab.compiler.pipeline import check_options
-
         bad, message, hint = "", f"@wl.kernel: {exc}", ""
         for name, value in options.items():  # the one value that fails on its own
             try:

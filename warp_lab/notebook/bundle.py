@@ -86,6 +86,7 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
         return {"text": text}
 
     lm = ck.line_map
+    cuda = getattr(ck, "language", "python") == "cuda"
     pane_rows = python_pane_lines(ck)
     rows = [[n, text] for n, text in pane_rows]  # what the static view shows
     bundle = {
@@ -98,8 +99,10 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
         "panes": {
             "python": {"text": ck.source.text, "first_line": ck.source.first_line,
                        "filename": cell_label(ck.source.filename)},
-            "llvm": pane("llvm_ir_optimized", "llvm_ir_optimized"),
-            "llvm_unoptimized": pane("llvm_ir", "llvm_ir"),
+            "llvm": pane("llvm_ir_optimized", "llvm_ir_optimized") if not cuda else
+            {"text": None, "missing": ck.missing.get("llvm_ir", "")},
+            "llvm_unoptimized": pane("llvm_ir", "llvm_ir") if not cuda else
+            {"text": None, "missing": ck.missing.get("llvm_ir", "")},
             "ptx": pane("ptx", "ptx"),
             "sass": pane("sass", "sass"),
         },
@@ -111,6 +114,9 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
         "occupancy": _record(occupancy),
         "heat": {name: {str(k): v for k, v in col.items()} for name, col in (heat or {}).items()},
     }
+    if cuda:   # the source pane holds CUDA C++ (a renderer picks its highlighting by it)
+        bundle["panes"]["python"]["language"] = "cuda"
+        bundle["language"] = "cuda"
     if pane_heat:  # added without a version change: older renderers ignore it
         bundle["pane_heat"] = {pane: {name: {str(k): v for k, v in col.items()}
                                       for name, col in cols.items()}

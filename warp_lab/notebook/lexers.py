@@ -21,6 +21,7 @@ place the views pick a lexer for a pane.
 from __future__ import annotations
 
 from pygments.lexer import RegexLexer, bygroups, words
+from pygments.lexers.c_like import CudaLexer   # Pygments' C++ lexer with CUDA's names
 from pygments.lexers.python import PythonLexer
 from pygments.lexers.asm import LlvmLexer
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String,
@@ -148,14 +149,16 @@ class SassLexer(RegexLexer):
 
 
 _LEXERS = {"python": PythonLexer, "llvm": LlvmLexer, "llvm_unoptimized": LlvmLexer,
-           "ptx": PtxLexer, "sass": SassLexer}
+           "ptx": PtxLexer, "sass": SassLexer, "cuda": CudaLexer}
 
 
 def get_lexer(pane: str):
     """The Pygments lexer instance for a view pane.
 
     Args:
-        pane: ``"python"``, ``"llvm"``, ``"llvm_unoptimized"``, ``"ptx"`` or ``"sass"``.
+        pane: ``"python"``, ``"llvm"``, ``"llvm_unoptimized"``, ``"ptx"``, ``"sass"``, or
+            ``"cuda"`` (a CUDA C++ kernel's source pane: Pygments' ``CudaLexer``, its C++
+            lexer with CUDA's qualifiers, built-in variables and vector types).
 
     Raises:
         KeyError: an unknown pane name.

@@ -31,13 +31,14 @@ from IPython.display import display
 
 from warp_lab.errors import (KernelCompileError, LaunchError, LaunchInterrupted, SimulatorError,
                              WarpLabError)
-from warp_lab.lang.kernel import (KERNEL_OPTION_DEFAULTS, KERNEL_OPTIONS, Func, Kernel,
-                                  python_lines)
+from warp_lab.lang.kernel import Func, Kernel, python_lines
 from warp_lab.notebook import launch_option
 from warp_lab.notebook.cell_defs import (DEFINED, classify_functions, describe,
                                          is_kernel_decorator, rebinding_line, recording_defs,
                                          returns_value, why_no_kernel)
 from warp_lab.notebook.launch_option import unquote, unquote_int
+from warp_lab.options import (KERNEL_OPTION_DEFAULTS, KERNEL_OPTIONS, SUPPORTED_ARCHS,
+                              check_options)
 
 __all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DEFAULTS"]
 
@@ -66,7 +67,7 @@ def _split(value: str | None, choices, option: str) -> list[str]:
 def _check_options(opts: dict) -> None:
     """Refuse option values argparse lets through (as a one-line UsageError, no traceback).
 
-    ``--arch`` must be one of :data:`warp_lab.compiler.nvptx.SUPPORTED_ARCHS`;
+    ``--arch`` must be one of :data:`warp_lab.options.SUPPORTED_ARCHS`;
     ``--maxrregcount`` 1..255 (255 registers per thread is the limit of every
     architecture, CUDA Programming Guide "Technical Specifications per Compute
     Capability"); ``--repeat`` positive; ``--block-dim`` 1..1024 (threads per
@@ -75,8 +76,6 @@ def _check_options(opts: dict) -> None:
     same table; the kernel's static shared memory, known after the compile,
     is checked by the occupancy model and ``wl.launch``).
     """
-    from warp_lab.compiler.pipeline import check_options
-
     for name in ("arch", "maxrregcount"):
         try:
             check_options(**{name: opts.get(name)})
@@ -98,7 +97,6 @@ def _check_options(opts: dict) -> None:
                              f"{optin} bytes ({optin // 1024} KB) of shared memory per block")
     if shared_mem and not opts.get("arch"):  # the line magic: no arch can launch it
         from warp_lab.analysis import arch_properties
-        from warp_lab.compiler.nvptx import SUPPORTED_ARCHS
 
         most = max(arch_properties(a).shared_mem_per_block_optin for a in SUPPORTED_ARCHS)
         if shared_mem > most:
@@ -583,6 +581,9 @@ def load_ipython_extension(ip) -> None:
     from warp_lab.runtime.result import LaunchResult
 
     ip.register_magics(WarpKernelMagics)
+    from warp_lab.notebook.cuda_magic import CudaKernelMagics
+
+    ip.register_magics(CudaKernelMagics)   # %%cuda_kernel: CUDA C++ through NVRTC
     # "%%warp_kernel" below a cell's first line reaches IPython as the line magic
     # "%warp_kernel" (its escape transformer strips one "%"): say what is wrong there
     ip.register_magic_function(_misplaced_cell_magic, "line", "%warp_kernel")

@@ -151,6 +151,11 @@ def _finding_text(f, ck) -> _Markup:
     return _Markup(text)
 
 
+def _source_word(ck) -> str:
+    """What the kernel's source is written in, for column titles: "Python" or "C++"."""
+    return "C++" if getattr(ck, "language", "python") == "cuda" else "Python"
+
+
 def _findings_html(result) -> str:
     items = findings(result)
     if not items:
@@ -170,7 +175,8 @@ def _findings_html(result) -> str:
                 'ran (the launch result\'s <code>compiled.ptx</code>: a bounds check on every 2-D '
                 'access), not of the PTX pane.</p>')
     return ('<details open><summary>Findings</summary>'
-            + _table(("check", "what", "where", "Python line", "PTX line"), rows) + note
+            + _table(("check", "what", "where", _source_word(ck) + " line", "PTX line"), rows)
+            + note
             + "</details>")
 
 
@@ -220,7 +226,8 @@ def _instruction_total_html(result) -> str:
         sum(instructions_per_line(result).values())
     text = f"{int(total):,} thread-instructions"
     if unplaced > 0:
-        text += (f"; {unplaced:,} of them on no Python line (code the compiler merged from "
+        text += (f"; {unplaced:,} of them on no {_source_word(result.compiled)} line (code the "
+                 "compiler merged from "
                  "several lines, PTX .loc line 0), not in the source pane's instr. column")
     return f"<div>{html.escape(text)}</div>"
 

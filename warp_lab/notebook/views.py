@@ -283,7 +283,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
               title: str | None = None, open_: bool = True, missing: str = "",
               max_lines: int = PANE_MAX_LINES, count: str = "",
               hide: Callable[[str], bool] | None = None,
-              display: Callable[[str], str] | None = None) -> str:
+              display: Callable[[str], str] | None = None, lexer: str | None = None) -> str:
     """One collapsible, highlighted, line-numbered pane.
 
     Args:
@@ -311,6 +311,8 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
             :func:`~warp_lab.compiler.linemap.is_sass_file_comment`).
         display: text -> the text shown, line for line (the SASS pane's
             :func:`compact_sass`); ``hide`` reads the text itself.
+        lexer: the lexer's name (:func:`~warp_lab.notebook.lexers.get_lexer`) when it is
+            not the pane's (a CUDA C++ kernel's source pane: ``"cuda"``).
     """
     title = title if title is not None else PANES[pane][0]
     counted = f' <span class="wl-count">{html.escape(count)}</span>' if count else ""
@@ -323,7 +325,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
     hidden = max(0, len(all_lines) - max_lines)
     if hidden:  # highlight only what is shown: the lexer's time grows with the text too
         text = "\n".join(all_lines[:max_lines])
-    lines = highlight_lines(display(text) if display else text, pane)
+    lines = highlight_lines(display(text) if display else text, lexer or pane)
     numbers = list(numbers) if numbers is not None else list(range(1, len(lines) + 1))
     shown = list(shown) if shown is not None else numbers
     heat_cols = [(HEAT_TITLES.get(name, name), col) for name, col in heat.items()]
@@ -397,8 +399,15 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
     colors = line_colors(ck.line_map.python_lines)
     src = ck.source
     panes = [p for name in show for p in SHOW_PANES.get(name, ())]
+    cuda = getattr(ck, "language", "python") == "cuda"
+    if cuda:   # NVRTC gives no NVVM IR: one LLVM IR entry in the strip saying so
+        panes = [p for p in panes if p != "llvm_unoptimized"]
     parts = []
     for pane in panes:
+        if pane == "llvm" and cuda:
+            parts.append(pane_html("llvm", None, title="LLVM IR", open_=False,
+                                   missing=ck.missing.get("llvm_ir", "")))
+            continue
         if pane == "python":
             rows = python_pane_lines(ck)
             numbers = [n for n, _ in rows]
@@ -408,7 +417,9 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
                                    shown=python_row_numbers(ck, rows),
                                    py_of_line={n: n for n in numbers if n is not None},
                                    colors=colors, heat=heat or {},
-                                   title=f"Python  {cell_label(src.filename)}"))
+                                   lexer="cuda" if cuda else None,
+                                   title=f"{'CUDA C++' if cuda else 'Python'}  "
+                                         f"{cell_label(src.filename)}"))
             continue
         attr = PANES[pane][1]
         text = pane_text(ck, attr)

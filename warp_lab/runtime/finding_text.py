@@ -246,13 +246,15 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
         if said:
             f = dataclasses.replace(f, message=cell_text(f.message, ck),
                                     details={**f.details, "printed": cell_text(said, ck)})
+        elif f.kind == "trap" and ck.files:   # a CUDA assert's "file:line" (__assertfail)
+            f = dataclasses.replace(f, message=cell_text(f.message, ck))
         out.append(f)
     return out
 
 
 def index_finding(f, shared_arrays=None):
     """The ``trap`` finding ``f`` of an ``index_checks`` kernel's failed bounds check
-    (:attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks`; its thread printed
+    (:attr:`~warp_lab.options.CompileOptions.index_checks`; its thread printed
     :data:`~warp_lab.compiler.artifact.INDEX_CHECK_MARK`, the indices and the shape) as
     memcheck's ``out_of_bounds`` finding: the access as written and its column, the
     first axis whose index is out of bounds (the words of ``debug=True``'s message), the

@@ -16,9 +16,10 @@ import difflib
 import operator
 import time
 
-from warp_lab.compiler.artifact import CompiledKernel, sm_number
+from warp_lab.compiler.artifact import CompiledKernel
 from warp_lab.errors import LaunchError, LaunchInterrupted
 from warp_lab.lang.kernel import Kernel
+from warp_lab.options import check_options, sm_number
 from warp_lab.runtime import args as _args
 from warp_lab.runtime.device import get_device
 from warp_lab.runtime.result import LaunchResult
@@ -170,7 +171,7 @@ def auto_checks(ck: CompiledKernel) -> tuple[str, ...]:
 
 def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     """``ck`` recompiled (cached, without SASS) with
-    :attr:`~warp_lab.compiler.artifact.CompileOptions.index_checks` set to ``on``, its other
+    :attr:`~warp_lab.options.CompileOptions.index_checks` set to ``on``, its other
     options its own; ``ck`` itself when it already has that setting, was compiled with
     ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``;
     ``ck`` too when the variant's PTX is its own (no 2-D or wider array access), or when
@@ -199,10 +200,10 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
         now = _cache.cache_key(kernel, o, toolchain_versions(o.arch),
                                _cache.artifact_files(kernel))
     else:   # (compiled with cache=False: compared by its PTX)
-        now = _compile(kernel, **dataclasses.asdict(o), sass=False).ptx
+        now = _compile(kernel, o, sass=False).ptx
     if now != (ck.cache_key or ck.ptx):
         return ck
-    checked = _compile(kernel, **{**dataclasses.asdict(o), "index_checks": on}, sass=False)
+    checked = _compile(kernel, dataclasses.replace(o, index_checks=on), sass=False)
     return ck if on and checked.ptx == ck.ptx else checked   # no 2-D access: ck itself
 
 
@@ -317,10 +318,8 @@ def check_launch_arch(arch, dev) -> str:
 
     Raises:
         LaunchError: ``arch`` is not one of
-            :data:`~warp_lab.compiler.nvptx.SUPPORTED_ARCHS`, or is newer than the GPU.
+            :data:`~warp_lab.options.SUPPORTED_ARCHS`, or is newer than the GPU.
     """
-    from warp_lab.compiler.pipeline import check_options
-
     try:
         check_options(arch=arch)
     except ValueError as exc:
@@ -370,8 +369,6 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
             is not a whole number of blocks)
             and does not know its ``@wl.kernel``.
     """
-    from warp_lab.compiler.pipeline import check_options
-
     try:
         check_options(opt=opt, **{k: v for k, v in (("fast_math", fast_math), ("debug", debug))
                                    if v is not None})
@@ -402,20 +399,12 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
                           f"{type(kernel).__name__}")
 
     def variant(why: str, **changes) -> CompiledKernel:
-        """``ck`` recompiled with ``changes`` (same options otherwise), or LaunchError."""
+        """``ck`` recompiled with ``changes`` to its options (the others its own), or
+        LaunchError when ``ck`` does not know its ``@wl.kernel``."""
         if ck.kernel is None:
             raise LaunchError(f"{ck.name} {why}; pass the @wl.kernel itself or compile it with "
                               f"wl.compile(..., {', '.join(f'{k}={v}' for k, v in changes.items())})")
-        o = ck.options
-        return _compile(ck.kernel, arch=changes.get("arch", o.arch), opt=o.opt,
-                        fast_math=o.fast_math,
-                        debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
-                        launch_ndim=o.launch_ndim,
-                        unit_inner_stride=changes.get("unit_inner_stride", o.unit_inner_stride),
-                        entry_guard=changes.get("entry_guard", o.entry_guard),
-                        aligned_vectors=changes.get("aligned_vectors", o.aligned_vectors),
-                        read_only_cache=changes.get("read_only_cache", o.read_only_cache),
-                        index_checks=o.index_checks, sass=False)
+        return _compile(ck.kernel, dataclasses.replace(ck.options, **changes), sass=False)
 
     if exact_arch and ck.options.arch != arch:
         ck = variant(f"was compiled for {ck.options.arch}, not the launch's arch={arch!r}",
@@ -465,13 +454,8 @@ def _prepare_cuda(kernel, arch, inputs, dim, grid, block, block_dim, opt, fast_m
             if ck.kernel is None:
                 raise LaunchError(f"{ck.name} was compiled for {ck.options.arch}, not the "
                                   f"launch's arch={arch!r}; pass the wl.cuda_kernel itself")
-            o = ck.options
-            ck = _compile(ck.kernel, arch=arch, opt=o.opt, fast_math=o.fast_math,
-                          debug=o.debug, lineinfo=o.lineinfo, maxrregcount=o.maxrregcount,
-                          sass=False)
+            ck = _compile(ck.kernel, dataclasses.replace(ck.options, arch=arch), sass=False)
     else:
-        from warp_lab.compiler.pipeline import check_options
-
         try:
             check_options(arch=arch)
         except ValueError as exc:
@@ -516,11 +500,33 @@ def _refuse_read_only_outputs(ck: CompiledKernel, views) -> None:
                               "writable copy (np.array(...))")
 
 
+#: ``wl.launch(fill="nan")``'s word (:data:`warp_lab.sim.machine.FILL`, kept equal by a test)
+FILL_NAN = 0x7FF8DEAD
+
+
+def check_fill(fill) -> int | None:
+    """The 32-bit word ``wl.launch(fill=...)`` asks for (None: zeros).
+
+    Raises:
+        LaunchError: ``fill`` is none of ``"nan"``, ``"zeros"``, None or an int in
+            [0, 2**32).
+    """
+    if fill is None or (isinstance(fill, str) and fill == "zeros"):
+        return None
+    if isinstance(fill, str) and fill == "nan":
+        return FILL_NAN
+    word = _as_int(fill) if not isinstance(fill, (bool, str)) else None
+    if word is None or not 0 <= word < 2**32:
+        raise LaunchError(f"fill must be \"nan\", \"zeros\", None or a 32-bit word "
+                          f"(0 <= fill < 2**32), got {fill!r}")
+    return word
+
+
 def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", repeat: int = 1,
            shared_mem: int = 0, grid=None, block=None, checks="auto",
            max_instructions: int | None = None, opt: int | None = None,
            fast_math: bool | None = None, debug: bool | None = None,
-           progress=None, arch: str | None = None) -> LaunchResult:
+           progress=None, arch: str | None = None, fill="nan") -> LaunchResult:
     """Run a kernel.
 
     Args:
@@ -580,6 +586,13 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             the result names it; on a GPU the driver JIT-compiles that PTX for the GPU,
             so ``arch`` may not be newer than the GPU's (:func:`check_launch_arch`). A
             :class:`CompiledKernel` for another arch is recompiled from its kernel.
+        fill: simulator only (ignored on a GPU): what fresh shared and local memory
+            hold. ``"nan"`` (the default): the word ``0x7FF8DEAD`` repeated, a NaN read
+            as float32 or float64 and 2146016941 as int32, so a kernel that reads shared
+            or local memory it never wrote gives a visibly wrong result, as it may on a
+            GPU, where those state spaces start with whatever was there (PTX ISA 5.1.5,
+            5.1.7) — ``"initcheck"`` names such reads; None or ``"zeros"`` for zeros; or
+            any 32-bit word (``0xDEADBEEF``).
 
     Returns:
         a :class:`LaunchResult`.
@@ -638,10 +651,12 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
     if progress is not None and not callable(progress):
         raise LaunchError(f"progress must be None or a callable (blocks_done, blocks_total), "
                           f"got {type(progress).__name__}")
+    fill_word = check_fill(fill)
     extra = {}
     if dev.kind == "sim":
         from warp_lab.runtime import sim_backend as backend
         extra["progress"] = progress
+        extra["fill"] = fill_word
     else:
         from warp_lab.runtime import cuda_backend as backend
     try:

@@ -102,7 +102,8 @@ def prepare(ck, launch_dim, values, views):
 
 
 def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem=0,
-        checks=("memcheck", "barrier"), max_instructions=None, progress=None) -> LaunchResult:
+        checks=("memcheck", "barrier"), max_instructions=None, progress=None,
+        fill=0x7FF8DEAD) -> LaunchResult:
     """Run ``ck`` on the simulator; the back-end half of :func:`warp_lab.launch`.
 
     Args:
@@ -120,6 +121,8 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
             the counts run over all repeats (``blocks_total`` = repeat × blocks), so
             they only increase. An exception from it stops the launch with
             ``partial=True`` and the arrays unchanged.
+        fill: the word fresh shared and local memory hold, None for zeros
+            (:func:`warp_lab.sim.run`'s ``fill``).
 
     Raises:
         SimulatorError: the simulator cannot run the PTX, or the kernel faulted.
@@ -144,7 +147,7 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
             result = sim.run(module, ck.entry, grid=grid, block=block, params=params,
                              memory=memory, dynamic_shared=shared_mem, checks=checks,
                              max_instructions=max_instructions,
-                             progress=_over_repeats(progress, i, repeat))
+                             progress=_over_repeats(progress, i, repeat), fill=fill)
         except LaunchInterrupted as exc:   # Ctrl-C: the partial result, then raised again
             result, interrupt = exc.result, exc
         except SimulatorError as exc:   # said at the user's line too

@@ -35,7 +35,7 @@ from warp_lab.errors import SimulatorError
 from warp_lab.sim.memory import GlobalMemory
 from warp_lab.sim.ptx import PtxModule, parse_module
 from warp_lab.sim.dispatch import implemented_opcodes
-from warp_lab.sim.machine import CHECKS
+from warp_lab.sim.machine import CHECKS, FILL
 from warp_lab.sim.result import Finding, MemoryLineStats, Metrics, SimResult
 
 __all__ = ["parse_module", "PtxModule", "GlobalMemory", "run", "SimResult", "Finding",
@@ -51,7 +51,8 @@ DEFAULT_CHECKS = ("memcheck", "racecheck", "barrier")
 def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         dynamic_shared: int = 0, checks=DEFAULT_CHECKS, max_instructions: int | None = None,
         metrics: bool = True, batch_threads: int = 1 << 16,
-        progress: Callable[[int, int], None] | None = None) -> SimResult:
+        progress: Callable[[int, int], None] | None = None,
+        fill: int | None = FILL) -> SimResult:
     """Execute one kernel launch on the CPU.
 
     Args:
@@ -96,6 +97,12 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
             the launch: an ``interrupted`` finding naming it, and ``partial=True``
             (so a notebook's "cancel" can be a raising callback); a
             ``KeyboardInterrupt`` from it is a Ctrl-C (below).
+        fill: what each block's fresh shared memory and each thread's fresh local
+            memory hold: a 32-bit word repeated from the first byte (default
+            :data:`~warp_lab.sim.machine.FILL`, ``0x7FF8DEAD``: NaN as float32 and
+            float64), or None for zeros. The PTX ISA gives these state spaces no
+            initial value, so a kernel that reads what it never wrote computes with
+            garbage on a GPU; the pattern makes that visible here too.
 
     Returns:
         :class:`SimResult`. A fault (out-of-bounds access, trap, deadlock, budget,
@@ -133,8 +140,12 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
                                          or max_instructions < 0):
         raise SimulatorError(f"max_instructions must be None or a non-negative int, got "
                              f"{max_instructions!r}")
+    if fill is not None and (not isinstance(fill, int) or isinstance(fill, bool)
+                             or not 0 <= fill < 2**32):
+        raise SimulatorError(f"fill must be None or a 32-bit word (0 <= fill < 2**32), got "
+                             f"{fill!r}")
     m = Machine(module, kernel, grid, block, params, memory, dynamic_shared, checks, metrics,
-                max_instructions, batch_threads)
+                max_instructions, batch_threads, fill)
     return m.run(progress)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from warp_lab.errors import SimulatorError
 from warp_lab.sim import packed_half
 from warp_lab.sim.alu import BUILDERS as ALU
+from warp_lab.sim.dot_int import BUILDERS as DOT
 from warp_lab.sim.control import CONTROL
 from warp_lab.sim.memops import MEMORY
 from warp_lab.sim.result import instruction_class
@@ -22,7 +23,8 @@ __all__ = ["build", "implemented_opcodes"]
 #: instructions that only move bits, so packed half types pass through them unchanged
 _BIT_MOVES = {"mov", "ld", "ldu", "st", "shfl", "selp", "prmt", "and", "or", "xor", "not"}
 
-_TABLES = ((CONTROL, "control"), (SYNC, "control"), (MEMORY, None), (WARP, None), (ALU, None))
+_TABLES = ((CONTROL, "control"), (SYNC, "control"), (MEMORY, None), (WARP, None), (ALU, None),
+           (DOT, None))
 
 
 def implemented_opcodes() -> list[str]:

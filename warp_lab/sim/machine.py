@@ -89,6 +89,24 @@ CLOCK_LIMIT = 1 << 62
 _BIG = np.int32(2**31 - 1)
 SPARSE = 1
 NSM = 132  # %nsmid reported by the simulator (an H100 SXM has 132 SMs)
+#: What fresh shared and local memory holds: this 32-bit word, repeated (little-endian
+#: bytes ``AD DE F8 7F``). The PTX ISA gives those state spaces no initial value (5.1.7
+#: "Shared State Space", 5.1.5 "Local State Space"), and a GPU leaves there whatever an
+#: earlier kernel wrote; zeros would make a read of memory nobody wrote look right (a sum
+#: that starts from an unwritten bin). This pattern is a NaN read as float32 or float64
+#: (0x7FF8DEAD, 0x7FF8DEAD7FF8DEAD) and 2146016941 as int32, so such a read gives a visibly
+#: wrong result even without initcheck (which, like compute-sanitizer's initcheck tool,
+#: names the read). ``fill=None`` in :func:`warp_lab.sim.run` gives zeros.
+FILL = 0x7FF8DEAD
+
+
+def fresh_memory(nbytes: int, fill: int | None) -> np.ndarray:
+    """``nbytes`` of uint8 holding ``fill`` (a 32-bit word, repeated from byte 0) or, for
+    ``None``, zeros."""
+    if fill is None:
+        return np.zeros(nbytes, np.uint8)
+    words = np.full((nbytes + 3) // 4, fill & 0xFFFFFFFF, np.uint32)
+    return words.view(np.uint8)[:nbytes]
 
 
 class _Stop(Exception):
@@ -111,6 +129,8 @@ class Machine:
         metrics: collect :class:`Metrics`.
         max_instructions: thread-instruction budget (``None``: unlimited).
         batch_threads: threads per batch (blocks are grouped up to this many).
+        fill: the 32-bit word fresh shared and local memory holds (:data:`FILL`), or
+            None for zeros.
 
     Attributes (some):
         track_written: set True before the first batch (the debugger does) to keep
@@ -122,9 +142,10 @@ class Machine:
 
     def __init__(self, mod, entry, grid, block, params, memory, dynamic_shared=0,
                  checks=("memcheck", "racecheck", "barrier"), metrics=True,
-                 max_instructions=None, batch_threads=1 << 16):
+                 max_instructions=None, batch_threads=1 << 16, fill=FILL):
         from warp_lab.sim.dispatch import build  # late import: dispatch imports this module
         self._build = build
+        self.fill = fill
         self.mod = mod
         self.fn = mod.entry(entry)
         self.grid = _dim3(grid, "grid")
@@ -309,8 +330,8 @@ class Machine:
         self.cc = np.uint32(0)
         self.cparams = {}
         self.retaddr = {}
-        self.shared = np.zeros(nb * self.shared_stride, np.uint8)
-        self.local = np.zeros(T * self.local_size, np.uint8) if self.local_size else None
+        self.shared = fresh_memory(nb * self.shared_stride, self.fill)
+        self.local = fresh_memory(T * self.local_size, self.fill) if self.local_size else None
         self.waitbar = np.zeros(T, np.int32)
         self.waitpc = np.zeros(T, np.int32)
         self.waitcnt = np.zeros(T, np.int32)

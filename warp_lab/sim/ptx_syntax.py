@@ -332,4 +332,6 @@ def _operand(tok: str, scope: _Scope, line: int):
         return ("r", r)
     if re.match(r"^-?\d+\.\d*(e[+-]?\d+)?$", low):
         return ("f", struct.unpack("<Q", struct.pack("<d", float(tok)))[0], 8)
+    if tok == "WARP_SZ":   # PTX ISA "Predefined Identifiers": the warp size, a constant
+        return ("i", 32)   # (CUDA C++'s warpSize is mov.u32 %r, WARP_SZ)
     return ("sym", tok)

@@ -457,6 +457,32 @@ def _mask_at(m, q):
     return np.asarray(m.mod.code[q].exec.membermask(m), np.uint32)
 
 
+_LANE_BITS = np.arange(32, dtype=np.uint32)
+
+
+def _not_in_own_mask(m, ins, name, arrived, mm):
+    """A ``warp_sync`` finding for lanes (``arrived``, bool ``(W, 32)``) that execute
+    warp-synchronous instruction ``name`` with a membermask (``mm``, ``(W, 32)``) leaving
+    themselves out: "The behavior of shfl.sync [vote.sync, bar.warp.sync, match.sync,
+    redux.sync] is undefined if the executing thread is not in the membermask" (PTX ISA
+    9.7.9.6, 9.7.13.9, 9.7.13.2, 9.7.13.10, 9.7.13.12). ``ballot_sync(0x0000FFFF, ...)``
+    called by all 32 lanes is one: lanes 16–31 are not in their mask."""
+    out = arrived & (((mm >> _LANE_BITS) & 1) == 0)
+    if not out.any():
+        return
+    t = int(np.argmax(out))
+    w = t // 32
+    mask = int(mm[w, t % 32])
+    outside = int(_bits(out[w:w + 1] & (mm[w:w + 1] == mask))[0])
+    callers = int(_bits(arrived[w:w + 1])[0])
+    hint = (f"pass a mask that names every lane that calls it — here {callers:#010x}, which "
+            "wl.activemask() gives in that code — or have only the lanes of the mask call it")
+    m.finding("warp_sync", f"{name} membermask {mask:#010x} leaves out {lane_ranges(outside)}, "
+              f"which execute it: the PTX ISA leaves {name} undefined for a lane not in its "
+              f"membermask ({lane_ranges(callers)} call it); fix: {hint}", ins, t, membermask=mask, lanes=outside,
+              callers=callers, hint=hint, dedupe="not_in_mask")
+
+
 def _warp_sync(ins, mod, inner, rmask, combine=True):
     """Wrap a warp-synchronous op: lanes wait until every live lane of their membermask is
     at this instruction with the same membermask, then each such group executes it
@@ -486,6 +512,7 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
             return
         lanes = act if eff is ALL else eff
         here = np.ones(m.T, bool) if lanes is None else lanes
+        arrived = here
         waiting = (m.status == WSYNC) & (m.resume == p) if m.nwsync else None
         if waiting is not None:
             if waiting.any():
@@ -500,6 +527,7 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
         here2 = here.reshape(-1, 32)
         live = _bits(((m.status != EXITED) & (m.status != PAD)).reshape(-1, 32))
         if "barrier" in m.checks:
+            _not_in_own_mask(m, ins, name, arrived.reshape(-1, 32), mm)
             notpad = _bits(~((m.status == PAD).reshape(-1, 32)))
             bad = here2 & ((mm & (~live & notpad)[:, None]) != 0)
             if bad.any():
@@ -711,6 +739,37 @@ def _stuck_at_warp_sync(m, stuck, barpc):
                   "membermask": mask, "lanes": gbits}
 
 
+def _source_outside_mask(m, ins, mode, mask, lane, j, ok, rmask):
+    """A ``warp_sync`` finding for executing lanes (``mask``) of a ``shfl.sync`` whose
+    source lane ``j`` (in range: ``ok``) is not in their membermask: "results are undefined
+    if a thread sources a register from an inactive thread or a thread that is not in
+    membermask" (PTX ISA 9.7.9.6 "shfl.sync"). Lane 0 alone calling
+    ``wl.shfl_sync(0x1, v, 5)`` reads lane 5, which neither is in the mask nor executes it."""
+    mm = np.broadcast_to(np.asarray(rmask(m), np.uint32), (m.T,)).astype(np.int64)
+    jj = np.broadcast_to(j, (m.T,))
+    bad = np.broadcast_to(ok, (m.T,)) & (((mm >> jj) & 1) == 0)
+    if mask is not None:
+        bad = bad & mask
+    if not bad.any():
+        return
+    t = int(np.argmax(bad))
+    w = t // 32
+    row = bad[32 * w:32 * w + 32]
+    readers = int(_bits(row[None, :])[0])
+    sources = 0
+    for k in np.flatnonzero(row).tolist():
+        sources |= 1 << int(jj[32 * w + k])
+    mask_w = int(mm[t])
+    hint = (f"read only lanes of the mask (membermask {mask_w:#010x} names "
+            f"{lane_ranges(mask_w)}), or widen the mask to the lanes read — and have those "
+            "lanes execute the shuffle too")
+    m.finding("warp_sync", f"shfl.sync.{mode} in {lane_ranges(readers)} reads "
+              f"{lane_ranges(sources)}, not in membermask {mask_w:#010x}: the PTX ISA "
+              "leaves the result undefined for a source lane that is not in membermask or "
+              f"not executing the shfl.sync; fix: {hint}", ins, t, membermask=mask_w,
+              lanes=readers, sources=sources, hint=hint, dedupe="source_outside")
+
+
 def _shfl(ins, mod):
     mode = next(x for x in ("up", "down", "bfly", "idx") if x in ins.mods)
     ra = reader(ins.srcs[0], U32, mod, ins.line)
@@ -743,6 +802,8 @@ def _shfl(ins, mod):
             j = min_lane | (b & ~seg)
             ok = j <= max_lane
         j = np.where(ok, j, lane)
+        if "barrier" in m.checks:
+            _source_outside_mask(m, ins, mode, mask, lane, j, ok, rmask)
         src = np.arange(m.T) - lane + j
         wd(m, a[src], mask)
         if wp is not None:

@@ -1,0 +1,371 @@
+"""Warp compatibility harness: warp-lang's own kernels on warp_lab's simulator vs Warp's CPU.
+
+    python -m benchmarks.warp_compat [--files test_arithmetic.py,...] [--out docs/benchmarks.md]
+
+For each file of the installed wheel's ``warp/examples/core/*.py`` and ``warp/tests/*.py``:
+its top-level imports, simple constants, ``@wp.func``/``@wp.kernel``/``@wp.struct``
+definitions are cut out (the unittest scaffolding is left behind), written twice, once
+with ``import warp as wp`` and once with ``import warp_lab.warp as wp``; a worker process
+(warp-lang can crash on a bad input) makes inputs for every kernel from its annotations
+(seeded random arrays of 16 elements per axis, ints in [0, 4), scalars 2 / 0.5), launches
+it on Warp's CPU device and saves inputs and outputs; then the same inputs run on
+warp_lab's simulator and every array argument is compared (floats to 1e-5 relative,
+NaNs equal). Kernels that use meshes, volumes, BVHs or autodiff are excluded; kernels
+Warp itself cannot run with such inputs (generic ``Any`` kernels, structs as parameters)
+have no reference and are counted apart. Failures are grouped by class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+import numpy as np
+
+__all__ = ["corpus_files", "extract", "is_excluded", "run_file", "summarise", "table", "main",
+           "EXCLUDE_TOKENS"]
+
+#: source tokens of the features left out this round (issue 19)
+EXCLUDE_TOKENS = ("wp.mesh_", "wp.Mesh", "wp.volume_", "wp.Volume", "wp.bvh_", "wp.Bvh",
+                  "wp.Tape", "requires_grad", "wp.adjoint", "adj_", ".grad")
+
+
+def is_excluded(src: str) -> bool:
+    """Whether a kernel's source uses a feature left out this round (:data:`EXCLUDE_TOKENS`)."""
+    return any(t in src for t in EXCLUDE_TOKENS)
+
+
+def warp_root() -> str | None:
+    """The installed warp-lang package folder, or None."""
+    import importlib.util
+    spec = importlib.util.find_spec("warp")
+    return os.path.dirname(spec.origin) if spec and spec.origin else None
+
+
+def corpus_files(root: str) -> list[str]:
+    """``examples/core/*.py`` and ``tests/test_*.py`` of the wheel, sorted."""
+    out = []
+    for sub, pat in (("examples/core", "example_"), ("tests", "test_")):
+        folder = os.path.join(root, sub)
+        out += [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+                if f.startswith(pat) and f.endswith(".py")]
+    return out
+
+
+def _decorated(node, names) -> bool:
+    for d in node.decorator_list:
+        text = ast.unparse(d)
+        if any(text == n or text.startswith(n + "(") for n in names):
+            return True
+    return False
+
+
+def _guarded(text: str, name: str) -> str:
+    """``text`` (a def) run so that its failure is recorded, not fatal to the module."""
+    import textwrap
+    return (f"try:\n{textwrap.indent(text, '    ')}\nexcept Exception as _exc:\n"
+            f"    WPC_ERRORS[{name!r}] = f'{{type(_exc).__name__}}: {{_exc}}'")
+
+
+def extract(path: str) -> tuple[str, list[tuple[str, str]]]:
+    """The file's kernel module text (``import warp as wp`` kept) and its top-level
+    kernels as ``(name, source)``."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    keep, kernels = [], []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            mod = getattr(node, "module", "") or ""
+            names = [a.name for a in node.names]
+            if mod.startswith("warp") or any(n.startswith("warp.") for n in names) or \
+                    mod in ("unittest",) or "unittest" in names:
+                if any(a.name == "warp" for a in node.names) and not mod:
+                    keep.append("import warp as wp")
+                continue
+            keep.append(ast.unparse(node))
+        elif isinstance(node, ast.Assign) and not any(
+                isinstance(n, ast.Call) and "device" in ast.unparse(n) for n in ast.walk(node)):
+            text = ast.unparse(node)
+            if len(text) < 400 and "get_test_devices" not in text:
+                keep.append(f"try:\n    {text}\nexcept Exception:\n    pass")
+        elif isinstance(node, ast.FunctionDef) and _decorated(
+                node, ("wp.kernel", "wp.func", "wp.func_native", "wp.overload")):
+            keep.append(_guarded(ast.unparse(node), node.name))
+            if _decorated(node, ("wp.kernel",)):
+                kernels.append((node.name, ast.unparse(node)))
+        elif isinstance(node, ast.ClassDef) and _decorated(node, ("wp.struct",)):
+            keep.append(_guarded(ast.unparse(node), node.name))
+    text = ("import numpy as np\nimport warp as wp\nWPC_ERRORS = {}\n" + "\n\n".join(keep)
+            + "\n")
+    return text, kernels
+
+
+_WORKER = r'''
+import json, sys, traceback
+import numpy as np
+import warp as wp
+wp.config.quiet = True
+wp.init()
+import importlib.util
+path, out = sys.argv[1], sys.argv[2]
+spec = importlib.util.spec_from_file_location("wpc_ref", path)
+mod = importlib.util.module_from_spec(spec)
+sys.modules["wpc_ref"] = mod
+spec.loader.exec_module(mod)
+names = json.loads(sys.argv[3])
+report = {}
+saved = {}
+def lab_type(t):
+    if t in (int, wp.int32): return ["scalar", "int32"]
+    if t in (float, wp.float32): return ["scalar", "float32"]
+    if t in (bool, wp.bool): return ["scalar", "bool"]
+    if wp.types.is_array(t):
+        return ["array", t.ndim] + lab_type(t.dtype)[1:]
+    if hasattr(t, "_length_") and hasattr(t, "_shape_") and len(t._shape_) == 2:
+        return ["matrix", list(t._shape_), t._wp_scalar_type_.__name__]
+    if hasattr(t, "_length_"):
+        return ["vector", t._length_, t._wp_scalar_type_.__name__]
+    if t in wp._src.types.scalar_types:
+        return ["scalar", t.__name__]
+    raise TypeError(f"parameter type {t}")
+for name in names:
+    try:
+        k = getattr(mod, name)
+        params = [(a.label, a.type) for a in k.adj.args]
+        rng = np.random.default_rng(abs(hash(name)) % 2**32)
+        specs = [lab_type(t) for _, t in params]
+        args, inputs = [], []
+        dim = None
+        for (pname, t), s in zip(params, specs):
+            if s[0] == "array":
+                ndim = s[1]
+                shape = (16,) * ndim if ndim <= 2 else (4,) * ndim
+                dim = dim or shape
+                dt = t.dtype
+                comp = getattr(dt, "_wp_scalar_type_", dt)
+                ext = tuple(getattr(dt, "_shape_", ())) if hasattr(dt, "_length_") else ()
+                full = shape + ext
+                if comp in (float, wp.float16, wp.float32, wp.float64):
+                    v = rng.uniform(-1, 1, full).astype(wp._src.types.warp_type_to_np_dtype[comp])
+                elif comp is wp.bool:
+                    v = rng.integers(0, 2, full).astype(np.bool_)
+                else:
+                    v = rng.integers(0, 4, full).astype(wp._src.types.warp_type_to_np_dtype[comp])
+                args.append(wp.array(v, dtype=dt, device="cpu"))
+                inputs.append(v)
+            elif s[0] == "scalar":
+                v = 0.5 if "float" in s[1] else (True if s[1] == "bool" else 2)
+                args.append(v); inputs.append(np.array(v))
+            else:
+                v = rng.uniform(-1, 1, (s[1],) if s[0] == "vector" else tuple(s[1])).astype(np.float32)
+                args.append(t(*v.reshape(-1).tolist())); inputs.append(v)
+        dim = dim or 16
+        wp.launch(k, dim=dim, inputs=args, device="cpu")
+        wp.synchronize()
+        for j, a in enumerate(args):
+            saved[f"{name}__in{j}"] = inputs[j]
+            if isinstance(a, wp.array):
+                saved[f"{name}__out{j}"] = a.numpy()
+        report[name] = {"ok": True, "specs": specs, "dim": list(dim) if isinstance(dim, tuple) else dim}
+    except Exception as e:
+        report[name] = {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[-1][:200] if str(e) else ''}"}
+np.savez(out + ".npz", **saved)
+json.dump(report, open(out + ".json", "w"))
+'''
+
+
+def _lab_type(wp, spec):
+    kind = spec[0]
+    if kind == "scalar":
+        return getattr(wp, spec[1])
+    if kind == "array":
+        return _lab_type(wp, ["scalar", spec[2]]) if len(spec) == 3 else \
+            _lab_type(wp, spec[2:])
+    if kind == "vector":
+        return wp.types.vector(length=spec[1], dtype=getattr(wp, spec[2]))
+    return wp.types.matrix(shape=tuple(spec[1]), dtype=getattr(wp, spec[2]))
+
+
+def _classify(exc: BaseException) -> str:
+    """A failure class: the error's type and its message with names and numbers blanked."""
+    msg = getattr(exc, "message", None) or (str(exc).splitlines() or [""])[0]
+    msg = re.sub(r"\b\d+\b", "N", msg)
+    return f"{type(exc).__name__}: {msg[:110]}"
+
+
+def run_file(path: str, workdir: str, timeout: float = 300) -> dict:
+    """Run one corpus file's kernels on both sides; ``{kernel: record}`` where a record
+    has ``status`` (``excluded``, ``no_reference``, ``compile_failed``, ``launch_failed``,
+    ``mismatch``, ``matched``) and ``why``."""
+    import importlib.util
+
+    import warp_lab as wl
+    import warp_lab.warp as wp
+
+    text, kernels = extract(path)
+    stem = "wpc_" + re.sub(r"\W", "_", os.path.basename(path)[:-3])
+    out: dict = {}
+    todo = []
+    for name, src in kernels:
+        if is_excluded(src):
+            out[name] = {"status": "excluded", "why": "mesh/volume/bvh/autodiff"}
+        else:
+            todo.append(name)
+    if not todo:
+        return out
+    ref_path = os.path.join(workdir, stem + "_ref.py")
+    open(ref_path, "w").write(text)
+    res = os.path.join(workdir, stem)
+    try:
+        proc = subprocess.run([sys.executable, "-c", _WORKER, ref_path, res, json.dumps(todo)],
+                              capture_output=True, text=True, timeout=timeout)
+        report = json.load(open(res + ".json"))
+        saved = np.load(res + ".npz")
+    except (subprocess.TimeoutExpired, OSError, ValueError) as exc:
+        for name in todo:
+            out[name] = {"status": "no_reference", "why": f"warp-lang worker failed: "
+                         f"{type(exc).__name__} {getattr(proc, 'returncode', '')}"[:120]}
+        return out
+    lab_path = os.path.join(workdir, stem + "_lab.py")
+    open(lab_path, "w").write(text.replace("import warp as wp", "import warp_lab.warp as wp"))
+    try:
+        spec = importlib.util.spec_from_file_location(stem + "_lab", lab_path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[stem + "_lab"] = mod
+        spec.loader.exec_module(mod)
+    except Exception as exc:  # noqa: BLE001 - the module's own top level
+        for name in todo:
+            if report.get(name, {}).get("ok"):
+                out[name] = {"status": "compile_failed", "why": "module: " + _classify(exc)}
+            else:
+                out[name] = {"status": "no_reference", "why": report.get(name, {}).get("error")}
+        return out
+    for name in todo:
+        rec = report.get(name, {})
+        if not rec.get("ok"):
+            out[name] = {"status": "no_reference", "why": rec.get("error", "")}
+            continue
+        if name in getattr(mod, "WPC_ERRORS", {}):
+            out[name] = {"status": "compile_failed", "why": "definition: " +
+                         _classify(RuntimeError(mod.WPC_ERRORS[name].splitlines()[0]))}
+            continue
+        try:
+            k = getattr(mod, name)
+            wl.compile(k)
+        except Exception as exc:  # noqa: BLE001 - classified
+            out[name] = {"status": "compile_failed", "why": _classify(exc)}
+            continue
+        args, arrays = [], {}
+        for j, s in enumerate(rec["specs"]):
+            v = saved[f"{name}__in{j}"]
+            if s[0] == "array":
+                a = wp.array(v.copy(), dtype=_lab_type(wp, s))
+                arrays[j] = a
+                args.append(a)
+            elif s[0] == "scalar":
+                args.append(v.item())
+            else:
+                args.append(v.astype(_lab_type(wp, s).elem.numpy))
+        dim = tuple(rec["dim"]) if isinstance(rec["dim"], list) else rec["dim"]
+        try:
+            r = wl.launch(k, dim=dim, inputs=args, device="sim", max_instructions=50_000_000)
+        except Exception as exc:  # noqa: BLE001 - classified
+            out[name] = {"status": "launch_failed", "why": _classify(exc)}
+            continue
+        bad = []
+        for j, a in arrays.items():
+            ref = saved[f"{name}__out{j}"]
+            got = a.numpy()
+            if ref.dtype.kind == "f":
+                ok = np.allclose(got, ref, rtol=1e-5, atol=1e-6, equal_nan=True)
+            else:
+                ok = np.array_equal(got, ref)
+            if not ok:
+                bad.append(j)
+        if bad:
+            finding = r.findings[0].kind if getattr(r, "findings", None) else ""
+            out[name] = {"status": "mismatch", "why": "outputs differ" +
+                         (f" (simulator finding: {finding})" if finding else "")}
+        else:
+            out[name] = {"status": "matched", "why": ""}
+    return out
+
+
+def summarise(results: dict) -> dict:
+    """Counts over ``{file: {kernel: record}}``: kernels, statuses, failure classes."""
+    status = Counter(r["status"] for recs in results.values() for r in recs.values())
+    why = Counter(f"{r['status']}: {r['why']}" for recs in results.values()
+                  for r in recs.values() if r["status"] not in ("matched", "excluded"))
+    counted = sum(status.values()) - status["excluded"] - status["no_reference"]
+    compiled = counted - status["compile_failed"]
+    return {"files": len(results), "kernels": sum(status.values()), "status": dict(status),
+            "counted": counted, "compiled": compiled, "matched": status["matched"],
+            "classes": why.most_common()}
+
+
+def table(summary: dict, command: str) -> list[str]:
+    """The Markdown section of ``docs/benchmarks.md``."""
+    s, st = summary, summary["status"]
+    pct = (100.0 * s["matched"] / s["counted"]) if s["counted"] else 0.0
+    out = ["## Warp compatibility (warp-lang 1.19's own kernels)", "",
+           f"`{command}`: top-level kernels of `warp/examples/core/*.py` and "
+           "`warp/tests/test_*.py`, run on warp_lab's simulator with `import warp_lab.warp "
+           "as wp` and on warp-lang's CPU device with the same inputs.", "",
+           "| files | kernels | excluded (mesh/volume/bvh/autodiff) | no reference (Warp "
+           "cannot run them with generated inputs) | counted | compiled | matched |",
+           "|---|---|---|---|---|---|---|",
+           f"| {s['files']} | {s['kernels']} | {st.get('excluded', 0)} | "
+           f"{st.get('no_reference', 0)} | {s['counted']} | {s['compiled']} | "
+           f"{s['matched']} ({pct:.0f}%) |", "", "| failure class | kernels |", "|---|---|"]
+    for cls, n in s["classes"]:
+        if not cls.startswith("no_reference"):
+            out.append(f"| {cls.replace('|', '/')} | {n} |")
+    return out + [""]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", default="", help="comma list of corpus file names (default: all)")
+    ap.add_argument("--json", default="", help="write the per-kernel records here")
+    ap.add_argument("--out", default="", help="append the Markdown table to this file")
+    args = ap.parse_args(argv)
+    root = warp_root()
+    if root is None:
+        print("warp-lang is not installed (pip install warp-lang): no reference")
+        return 1
+    files = corpus_files(root)
+    if args.files:
+        want = set(args.files.split(","))
+        files = [f for f in files if os.path.basename(f) in want]
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="wl_warp_compat_") as work:
+        for f in files:
+            rel = os.path.relpath(f, root)
+            try:
+                results[rel] = run_file(f, work)
+            except Exception as exc:  # noqa: BLE001 - one file's trouble is its row
+                results[rel] = {"<file>": {"status": "compile_failed",
+                                           "why": "harness: " + _classify(exc)}}
+            n = Counter(r["status"] for r in results[rel].values())
+            print(f"{rel}: {dict(n)}", file=sys.stderr, flush=True)
+    summary = summarise(results)
+    command = "python -m benchmarks.warp_compat" + (f" --files {args.files}" if args.files
+                                                     else "")
+    lines = table(summary, command)
+    print("\n".join(lines))
+    if args.json:
+        json.dump(results, open(args.json, "w"), indent=1)
+    if args.out:
+        with open(args.out, "a", encoding="utf-8") as fh:
+            fh.write("\n" + "\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
