@@ -159,8 +159,11 @@ def _ptx_safe(name: str) -> bool:
 
 def _ascii_name(name: str) -> str:
     """A function name as :func:`_ptx_safe` text: itself when ASCII, else its IDNA-style
-    punycode (``ключ`` -> ``xn--h1acbxfam``, never an identifier of its own)."""
-    return name if name.isascii() else "xn--" + name.encode("punycode").decode("ascii")
+    punycode (``ключ`` -> ``xn--h1acbxfam``, never an identifier of its own); any
+    character but letters, digits, ``_``, ``-`` and ``$`` becomes ``_``."""
+    text = name if name.isascii() else "xn--" + name.encode("punycode").decode("ascii")
+    # (a __name__ set by hand may hold any character: a quote or a newline stays out)
+    return "".join(c if c.isalnum() or c in "_-$" else "_" for c in text)
 
 
 def artifact_files(kernel) -> dict[str, str]:

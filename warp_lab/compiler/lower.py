@@ -121,7 +121,10 @@ class ModuleContext:
         self.lineinfo = bool(getattr(options, "lineinfo", True)) or self.debug
         guard = getattr(options, "entry_guard", None)
         self.entry_guard = typed.uses_tid if guard is None else bool(guard)
-        self.module = ir.Module(name=typed.name)
+        # the module's name is written unescaped into the IR's first line (llvmlite:
+        # '; ModuleID = "<name>"'): the kernel's PTX name, an identifier, never its
+        # __name__, whose newline ended the comment and began IR of the user's making
+        self.module = ir.Module(name=typed.entry)
         self.module.triple = TRIPLE
         self.decls: dict = {}
         self._unroll_full = None   # the shared "llvm.loop.unroll.full" node (unroll_full_md)
