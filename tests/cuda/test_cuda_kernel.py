@@ -93,6 +93,7 @@ def test_struct_by_value_is_refused_at_its_line():
         wl.compile(k, sass=False, cache=False)
     assert "parameter 'p'" in str(e.value) and "Pair" in str(e.value)
     assert e.value.line == 10 and "byvalue(Pair p" in e.value.source_line
+    assert e.value.col == e.value.source_line.index("p,") + 1   # the caret under p
 
 
 @pytest.mark.parametrize("mangled", [
@@ -325,3 +326,46 @@ def test_nvrtc_is_not_loaded_at_import_or_definition():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.split() == ["False", "True"], out.stderr
+
+
+NAMESPACED = r"""
+namespace ops {
+namespace detail { __device__ float twice(float v) { return 2.0f * v; } }
+__global__ void dbl(float* x) { x[threadIdx.x] = detail::twice(x[threadIdx.x]); }
+template <typename T> __global__ void add(T* x, T v) { x[threadIdx.x] += v; }
+}
+__global__ void over(int* x) { x[0] = 1; }
+"""
+
+
+def test_namespaced_kernels_and_overloads():
+    ks = wl.cuda_kernels(NAMESPACED, instantiate=["ops::add<float>"])
+    assert list(ks) == ["ops::dbl", "over", "ops::add<float>"]
+    assert [k.name for k in ks.values()] == ["ops_dbl", "over", "ops_add_float"]
+    x = np.ones(4, np.float32)
+    wl.launch(ks["ops::dbl"], grid=1, block=4, inputs=[x], device="sim")
+    wl.launch(ks["ops::add<float>"], grid=1, block=4, inputs=[x, 0.5], device="sim")
+    assert np.all(x == 2.5)
+    overloaded = NAMESPACED + "__global__ void over(float* x) { x[0] = 1; }\n"
+    with pytest.raises(CudaCompileError, match="overloaded function \"over\""):
+        wl.compile(wl.cuda_kernel(overloaded, "over"), cache=False)
+
+
+def test_cuda_vector_types_by_value_have_cudas_alignment():
+    src = ("extern \"C\" __global__ void vb(float* out, float2 c, int n, float4 d, int3 e)\n"
+           "{\n    int i = threadIdx.x;\n"
+           "    if (i < n) out[i] = c.x * i + c.y + d.w + e.z;\n}\n")
+    k = wl.cuda_kernel(src)
+    ck = wl.compile(k, sass=False, cache=False)
+    assert [repr(t) for _, t in ck.params] == ["float*", "float2", "wl.int32", "float4", "int3"]
+    # float2 8-aligned, float4 16-aligned, int3 4-aligned: as the PTX .param declares
+    assert [(s.offset, s.align) for s in ck.param_layout] == [(0, 8), (8, 8), (16, 4),
+                                                              (32, 16), (48, 4)]
+    assert [(s.size, s.align) for s in ck.param_layout] == ptx_params(ck.ptx, ck.entry)
+    out = np.zeros(8, np.float32)
+    wl.launch(k, grid=1, block=8, inputs=[out, (2.0, 0.5), 8, (0, 0, 0, 1.0), (0, 0, 3)],
+              device="sim")
+    np.testing.assert_array_equal(out, 2 * np.arange(8) + 4.5)
+    with pytest.raises(LaunchError, match="parameter 'c' expects float2"):
+        wl.launch(k, grid=1, block=8, inputs=[out, 2.0, 8, (0, 0, 0, 1.0), (0, 0, 3)],
+                  device="sim")

@@ -218,6 +218,60 @@ def poll_or_timeout(x: I32, out: I64, cycles: wl.int64):
     out[wl.thread_idx.x] = 1
 
 
+@wl.kernel
+def lanes_wait_for_each_other(x: I32):
+    # two lanes of one warp, each polling a flag the other sets only after its own wait
+    t = wl.thread_idx.x
+    if t == 0:
+        while wl.atomic_load(x, 1) == 0:     # marker: lane 0 waits
+            pass
+        wl.atomic_store(x, 0, 1)
+    elif t == 1:
+        while wl.atomic_load(x, 0) == 0:     # marker: lane 1 waits
+            pass
+        wl.atomic_store(x, 1, 1)
+
+
+@wl.kernel
+def lanes_set_in_turn(x: I32):
+    # the same two lanes, lane 1 going first: it ends
+    t = wl.thread_idx.x
+    if t == 0:
+        while wl.atomic_load(x, 1) == 0:
+            pass
+        wl.atomic_store(x, 0, 1)
+    elif t == 1:
+        wl.atomic_store(x, 1, 1)
+        while wl.atomic_load(x, 0) == 0:
+            pass
+        x[2] = 7
+
+
+@wl.kernel
+def two_warps_poll_unset_flags(x: I32):
+    # thread 0 polls x[0], thread 32 polls x[1]; nobody writes either (the other lanes of
+    # both warps wait past the divergence point to exit)
+    t = wl.thread_idx.x
+    if t == 0:
+        while wl.atomic_load(x, 0) == 0:     # marker: thread 0 polls
+            pass
+    elif t == 32:
+        while wl.atomic_load(x, 1) == 0:     # marker: thread 32 polls
+            pass
+
+
+@wl.kernel
+def lane_waits_for_its_warp(x: I32):
+    # lane 0 waits for a flag lane 5 sets past the divergence point: it ends
+    t = wl.thread_idx.x
+    if t == 0:
+        while wl.atomic_load(x, 0) == 0:
+            pass
+        x[1] = 9
+    if t == 5:
+        wl.atomic_store(x, 0, 1)
+
+
 CASES = {
     # name: (kernel, launch keywords, extra inputs)
     "sync_forever": (sync_forever, dict(dim=40, block_dim=64), []),
@@ -242,6 +296,11 @@ CASES = {
     "spin_with_timeout_forever": (spin_with_timeout, dict(grid=1, block=64),
                                   ["out", 2 ** 63 - 1]),
     "poll_or_timeout": (poll_or_timeout, dict(grid=1, block=64), ["out", 10 ** 6]),
+    "lanes_wait_for_each_other": (lanes_wait_for_each_other, dict(grid=1, block=32), []),
+    "lanes_wait_for_each_other_2": (lanes_wait_for_each_other, dict(grid=1, block=64), []),
+    "lanes_set_in_turn": (lanes_set_in_turn, dict(grid=1, block=32), []),
+    "two_warps_poll_unset_flags": (two_warps_poll_unset_flags, dict(grid=1, block=64), []),
+    "lane_waits_for_its_warp": (lane_waits_for_its_warp, dict(grid=1, block=32), []),
 }
 
 
@@ -285,7 +344,8 @@ def clock32(n: int) -> dict:
 
 def main(name: str) -> None:
     """Launch case ``name`` on the simulator and print ``{"findings": [...], "x": [...],
-    "out": [...], "partial": bool, "seconds": float}`` as one JSON line."""
+    "out": [...], "partial": bool, "seconds": float (the launch, its compile included),
+    "sim_seconds": float (the simulator's run)}`` as one JSON line."""
     if name == "clock32_wait":
         print(json.dumps(clock32(3_000_000_000)))
         return
@@ -301,7 +361,7 @@ def main(name: str) -> None:
         "findings": [{"kind": f.kind, "message": f.message, "source_line": f.source_line}
                      for f in r.findings],
         "x": x.tolist(), "out": out.tolist(), "partial": bool(r.partial),
-        "seconds": time.perf_counter() - start}))
+        "seconds": time.perf_counter() - start, "sim_seconds": sum(r.times)}))
 
 
 if __name__ == "__main__":

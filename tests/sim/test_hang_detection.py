@@ -58,7 +58,20 @@ ENDLESS = {
     # a timeout of 2**63 - 1 cycles: the clock goes to 2**62, and the wait goes on
     "spin_with_timeout_forever": ("spin_with_timeout", "# marker: timeout",
                                   ["2**62 cycles", "its timeout never ends it"]),
+    # two lanes of one warp waiting for each other (was: no finding after 400 s; the
+    # lanes past the divergence point never ran, so the batch never looked stuck)
+    "lanes_wait_for_each_other": ("lanes_wait_for_each_other", "# marker: lane 0 waits",
+                                  ["every live thread of the launch (2)"]),
+    "lanes_wait_for_each_other_2": ("lanes_wait_for_each_other", "# marker: lane 0 waits",
+                                    ["every live thread of the launch (2)"]),
+    # thread 0 and thread 32 poll flags nobody sets (was: only max_instructions ended it)
+    "two_warps_poll_unset_flags": ("two_warps_poll_unset_flags", "# marker: thread 32 polls",
+                                   ["every live thread of the launch (2)"]),
 }
+
+#: the cases above found within a second of simulation (the launch less its compile)
+FAST = ("lanes_wait_for_each_other", "lanes_wait_for_each_other_2",
+        "two_warps_poll_unset_flags")
 
 
 @pytest.mark.parametrize("case", list(ENDLESS))
@@ -71,6 +84,16 @@ def test_an_endless_loop_stops_with_an_infinite_loop_finding_at_its_line(case):
     for w in words:
         assert w in loops[0]["message"], loops[0]["message"]
     assert r["partial"] and r["seconds"] < 30
+    if case in FAST:
+        assert r["sim_seconds"] < 1.0
+
+
+@pytest.mark.parametrize("case", ["lanes_set_in_turn", "lane_waits_for_its_warp"])
+def test_lanes_of_one_warp_that_wait_for_each_other_in_turn_end(case):
+    r = _run(case)
+    assert not r["findings"] and not r["partial"]
+    want = {"lanes_set_in_turn": [1, 1, 7], "lane_waits_for_its_warp": [1, 9, 0]}[case]
+    assert r["x"][:3] == want
 
 
 def test_finite_loops_of_the_same_shapes_end_with_no_finding():

@@ -25,8 +25,11 @@ On disk an entry is ``<key>.json`` (all text fields and metadata) plus
 not the user's own (another's, or writable by others) is not used, :func:`foreign_folder`.
 Nothing is pickled; a corrupt, foreign or edited entry (its digest differs,
 :func:`_digest`) is ignored and rebuilt, as is anything but a regular file in an entry's
-place (a symbolic link, a FIFO: :func:`_read_regular`). The ``.json`` file is plain JSON
-whose first field is that digest.
+place (a symbolic link, a FIFO: :func:`_read_regular`), a file bigger than
+:data:`MAX_FILE_BYTES` (not read), and JSON that does not make an artifact (parsed only
+once the digest matched). The ``.json`` file is plain JSON whose first field is that
+digest. Each get and put opens the folder once and checks the folder it opened
+(:func:`_open_folder`); the entries are read and written relative to its descriptor.
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ import functools
 import hashlib
 import json
 import os
+import secrets
 import stat
-import tempfile
 import threading
 import types
 import warnings
@@ -292,12 +295,21 @@ def foreign_folder(directory: str) -> str | None:
     would show it and a launch would run it. So a folder another user owns, or one that
     its group or other users may write into (mode bits 022, as a shared ``/tmp`` folder),
     is not used (POSIX ``stat``: ``st_uid``, ``st_mode``). Without ``os.getuid`` (Windows)
-    only the mode is looked at.
+    only the mode is looked at. The cache itself looks at the folder it opened
+    (:func:`_open_folder`), not at the path, so that a folder swapped in after the look is
+    never read.
     """
     try:
         st = os.stat(directory)
     except OSError:
         return None
+    return _foreign(st, directory)
+
+
+def _foreign(st: os.stat_result, directory: str) -> str | None:
+    """:func:`foreign_folder`'s verdict for a folder whose ``stat`` is ``st``."""
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a folder"
     uid = os.getuid() if hasattr(os, "getuid") else st.st_uid
     if st.st_uid != uid:
         return f"it belongs to another user (uid {st.st_uid}, you are {uid})"
@@ -307,12 +319,72 @@ def foreign_folder(directory: str) -> str | None:
     return None
 
 
+#: whether entries can be opened relative to the folder's descriptor (POSIX ``openat``,
+#: ``renameat``, ``unlinkat``); without (Windows) they are opened by path
+_DIR_FD = {os.open, os.rename, os.unlink} <= os.supports_dir_fd
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class _Folder:
+    """The cache folder, opened once for one get or put (:func:`_open_folder`): every
+    entry is opened, created, renamed and removed relative to its descriptor (``dir_fd``),
+    never by a path through the folder's name, which another user who may write the
+    folder's parent (a team folder with no sticky bit) could point elsewhere meanwhile.
+    A context manager that closes the descriptor."""
+
+    def __init__(self, directory: str, fd: int | None):
+        self.directory = directory
+        self.fd = fd
+
+    def path(self, name: str) -> str:
+        """``name`` as :func:`os.open` and friends take it with :meth:`kw`."""
+        return name if self.fd is not None else os.path.join(self.directory, name)
+
+    def kw(self) -> dict:
+        return {"dir_fd": self.fd} if self.fd is not None else {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _open_folder(directory: str) -> tuple[_Folder | None, str | None]:
+    """Open the cache folder and check what was opened: ``(folder, None)``, or ``(None,
+    why)`` when it is not the user's own (:func:`_foreign` of the descriptor's ``fstat``:
+    a link to another user's folder, or a folder swapped in for the checked one, is what
+    is looked at), or ``(None, None)`` when it does not exist (or cannot be opened).
+
+    The folder's own name may be a symbolic link (a cache folder moved to a bigger
+    disk): the folder it leads to is the one checked and used."""
+    if not _DIR_FD:
+        why = foreign_folder(directory)
+        return (None, why) if why is not None or not os.path.isdir(directory) else \
+            (_Folder(directory, None), None)
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
+    except OSError:
+        return None, None
+    try:
+        why = _foreign(os.fstat(fd), directory)
+    except OSError:
+        why = "it cannot be looked at"
+    if why is not None:
+        os.close(fd)
+        return None, why
+    return _Folder(directory, fd), None
+
+
 # -- (de)serialising types without pickle ---------------------------------------------
 
 def _type_to_json(t) -> object:
     if isinstance(t, T.PointerType):
         return {"pointer": _type_to_json(t.dtype), "const": t.const, "spelling": t.spelling}
-    if isinstance(t, T.Vector) and t.name not in T.ELEMENT_TYPES:   # a CUDA vector type
+    if isinstance(t, T.CudaVector):   # a CUDA vector type (float4, __half2)
         return {"vector": t.elem.name, "n": t.n, "name": t.name}
     if isinstance(t, T.ArrayType):
         return {"array": _type_to_json(t.dtype), "ndim": t.ndim, "space": t.space,
@@ -324,7 +396,7 @@ def _type_from_json(obj):
     if isinstance(obj, dict) and "pointer" in obj:
         return T.PointerType(_type_from_json(obj["pointer"]), obj["const"], obj["spelling"])
     if isinstance(obj, dict) and "vector" in obj:
-        return T.Vector(T.SCALARS[obj["vector"]], obj["n"], obj["name"])
+        return T.CudaVector(T.SCALARS[obj["vector"]], obj["n"], obj["name"])
     if isinstance(obj, dict):
         shape = tuple(obj["shape"]) if obj["shape"] else None
         return T.ArrayType(_type_from_json(obj["array"]), obj["ndim"], obj["space"], shape)
@@ -396,29 +468,53 @@ def _digest(entry: bytes, cubin: bytes | None) -> str:
     return h.hexdigest()
 
 
-def _read_regular(path: str) -> bytes:
-    """The bytes of the regular file ``path``, which must not be a symbolic link.
+#: the most bytes an entry's ``.json`` or ``.cubin`` file may hold: a bigger one is no
+#: entry this cache wrote (the JSON of a 10,000-line kernel, every view of it, is ~15 MB)
+#: and is not read (an 8 GiB sparse file raised MemoryError out of wl.compile)
+MAX_FILE_BYTES = 256 << 20
+
+
+def _read_regular(folder: _Folder, name: str) -> bytes:
+    """The bytes of the regular file ``name`` of ``folder``, which must not be a symbolic
+    link nor bigger than :data:`MAX_FILE_BYTES`.
 
     The cache writes its entries as regular files (:meth:`KernelCache._atomic_write`), so
     anything else in their place is no entry of its own: a FIFO (``open`` would wait for
     a writer forever), a link to ``/dev/zero`` or ``/dev/stdin`` (a read that never ends),
-    a folder. Opened without following a last-component link (``O_NOFOLLOW``) and without
-    blocking (``O_NONBLOCK``, which a regular file's reads ignore), then checked with
-    ``fstat`` (POSIX ``open``, ``fstat``).
+    a folder. Opened relative to the folder's descriptor, without following a link
+    (``O_NOFOLLOW``) and without blocking (``O_NONBLOCK``, which a regular file's reads
+    ignore), then checked with ``fstat`` (its type and size, before a byte is read;
+    POSIX ``openat``, ``fstat``).
 
     Raises:
-        OSError: ``path`` is missing, a link, or not a regular file (a miss for ``get``).
+        OSError: ``name`` is missing, a link, not a regular file, or too big (a miss for
+            ``get``).
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
-        | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
+    flags = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) \
+        | getattr(os, "O_BINARY", 0) | _CLOEXEC
+    fd = os.open(folder.path(name), flags, **folder.kw())
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{name} is not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise OSError(f"{name} holds {st.st_size} bytes, more than an entry")
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
+            data = f.read(MAX_FILE_BYTES + 1)   # (it may have grown since the fstat)
+        if len(data) > MAX_FILE_BYTES:
+            raise OSError(f"{name} holds more bytes than an entry")
+        return data
     finally:
         os.close(fd)
+
+
+def _read_cubin(folder: _Folder, name: str) -> bytes | None:
+    """The entry's ``.cubin`` bytes, or None when there is none (a miss when it is there
+    but not a regular file or too big: :func:`_read_regular`)."""
+    try:
+        return _read_regular(folder, name)
+    except FileNotFoundError:
+        return None
 
 
 class KernelCache:
@@ -436,65 +532,91 @@ class KernelCache:
         self._lock = threading.Lock()
         self._refused: str | None = None   # why the folder is not used (foreign_folder)
 
-    def _disk(self) -> bool:
-        """Whether the disk folder may be used: set, and the user's own (:func:`foreign_folder`;
-        looked at on every disk access, a ``stat``; a warning the first time it is not)."""
+    def _folder(self, create: bool = False) -> _Folder | None:
+        """The disk folder, opened and checked (:func:`_open_folder`), or None when there is
+        none to use: unset, missing (made first, mode 0700, with ``create``), or not the
+        user's own (a warning the first time, :func:`foreign_folder`)."""
         if not self.directory:
-            return False
-        why = foreign_folder(self.directory)
+            return None
+        if create:
+            try:
+                os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            except OSError:
+                return None
+        folder, why = _open_folder(self.directory)
         if why is not None and why != self._refused:
             warnings.warn(f"warp_lab: not using the compile cache folder {self.directory}: "
                           f"{why}; compiles are cached in memory only (set "
                           "WARP_LAB_CACHE_DIR to a folder of your own)", stacklevel=4)
         self._refused = why
-        return why is None
+        return folder
 
     def get(self, key: str) -> CompiledKernel | None:
-        """The cached artifact, or None (a corrupt disk entry counts as a miss, as does any
-        entry of a folder that is not the user's own, :func:`foreign_folder`)."""
+        """The cached artifact, or None (a miss).
+
+        A disk entry is read from the folder opened once for this look (:class:`_Folder`),
+        both its files relative to that descriptor; it is a miss when the folder is not
+        the user's own (:func:`foreign_folder`), when a file is missing, not a regular file
+        or bigger than :data:`MAX_FILE_BYTES` (:func:`_read_regular`), when its digest
+        (:func:`_digest`, checked before the JSON is parsed) differs, and when its JSON
+        does not make an artifact (too deeply nested, wrong fields: anything the parse or
+        the record's constructors raise).
+        """
         with self._lock:
             if key in self._memory:
                 self._memory.move_to_end(key)
                 return self._memory[key]
-        if not self._disk():
+        folder = self._folder()
+        if folder is None:
             return None
-        path = os.path.join(self.directory, key)
-        try:
-            entry = _read_regular(path + ".json")
-            if not entry.startswith(_DIGEST_HEAD):
+        with folder:
+            try:
+                entry = _read_regular(folder, key + ".json")
+                if not entry.startswith(_DIGEST_HEAD):
+                    return None
+                cubin = _read_cubin(folder, key + ".cubin")
+            except OSError:
                 return None
+        try:
+            digest = entry[_DIGEST_SPAN].decode("ascii")
+        except UnicodeDecodeError:
+            return None
+        if digest != _digest(entry, cubin):
+            if cubin is None or digest != _digest(entry, None):
+                return None     # truncated, edited, or another compile's cubin
+            cubin = None        # (a stray .cubin beside an entry that has none)
+        try:
             d = json.loads(entry)
             if not isinstance(d, dict) or d.get("format") != _FORMAT \
-                    or d.get("cache_key") != key:
-                return None
-            cubin = None
-            if d["has_cubin"]:
-                cubin = _read_regular(path + ".cubin")
-            if entry[_DIGEST_SPAN].decode("ascii") != _digest(entry, cubin):  # truncated, edited
+                    or d.get("cache_key") != key or bool(d["has_cubin"]) != (cubin is not None):
                 return None
             ck = _from_json(d, cubin)
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        except Exception:  # noqa: BLE001 - bytes from disk: whatever they raise is a miss
+            return None     # (RecursionError for 200,000 nested lists, AttributeError, ...)
         self._remember(key, ck)
         return ck
 
     def put(self, key: str, ck: CompiledKernel) -> None:
-        """Store ``ck``; disk write failures (read-only home, full disk) are ignored."""
+        """Store ``ck``; disk write failures (read-only home, full disk) are ignored.
+
+        The folder is opened once (made first if missing) and checked
+        (:meth:`_folder`); both files are written relative to it."""
         self._remember(key, ck)
-        if not self._disk():
+        if not self.directory:
             return
-        try:
-            os.makedirs(self.directory, mode=0o700, exist_ok=True)
-            if not self._disk():  # another user made the folder since the look above
-                return
-            if ck.cubin is not None:
-                self._atomic_write(key + ".cubin", ck.cubin)
-            entry = json.dumps({"digest": _NO_DIGEST.decode(), **_to_json(ck)}).encode()
-            digest = _digest(entry, ck.cubin).encode()
-            entry = entry[:_DIGEST_SPAN.start] + digest + entry[_DIGEST_SPAN.stop:]
-            self._atomic_write(key + ".json", entry)
-        except OSError:
-            pass
+        folder = self._folder(create=True)
+        if folder is None:
+            return
+        with folder:
+            try:
+                if ck.cubin is not None:
+                    self._atomic_write(folder, key + ".cubin", ck.cubin)
+                entry = json.dumps({"digest": _NO_DIGEST.decode(), **_to_json(ck)}).encode()
+                digest = _digest(entry, ck.cubin).encode()
+                entry = entry[:_DIGEST_SPAN.start] + digest + entry[_DIGEST_SPAN.stop:]
+                self._atomic_write(folder, key + ".json", entry)
+            except OSError:
+                pass
 
     def clear(self) -> None:
         """Forget the in-memory entries (disk entries stay)."""
@@ -508,17 +630,25 @@ class KernelCache:
             while len(self._memory) > self._max:
                 self._memory.popitem(last=False)
 
-    def _atomic_write(self, name: str, data: bytes):
-        """Write ``name`` whole or not at all (a reader in another process never sees half
-        a file); the temporary file is removed when the write fails (a full disk)."""
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+    @staticmethod
+    def _atomic_write(folder: _Folder, name: str, data: bytes):
+        """Write ``name`` in ``folder`` whole or not at all (a reader in another process
+        never sees half a file): a new temporary file (``O_CREAT | O_EXCL | O_NOFOLLOW``,
+        mode 0600) renamed over it, both relative to the folder's descriptor; the
+        temporary file is removed when the write fails (a full disk)."""
+        tmp = f".tmp-{os.getpid()}-{secrets.token_hex(8)}"
+        fd = os.open(folder.path(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+                     | getattr(os, "O_BINARY", 0) | _CLOEXEC, 0o600, **folder.kw())
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            os.replace(tmp, os.path.join(self.directory, name))
+            if folder.fd is not None:   # (POSIX rename replaces a file atomically)
+                os.rename(tmp, name, src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
+            else:
+                os.replace(folder.path(tmp), folder.path(name))
         except BaseException:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                os.unlink(folder.path(tmp), **folder.kw())
             raise
 
 

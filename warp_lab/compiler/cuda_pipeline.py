@@ -89,16 +89,16 @@ def _element(ct: cuda_source.CType):
         if ct.name in ("__half",):
             return T.float16
         if ct.name == "__half2":
-            return T.Vector(T.float16, 2, "__half2")
+            return T.CudaVector(T.float16, 2, "__half2")
         # bfloat16 has no NumPy dtype: its arrays pass as their 16-bit patterns
         # (np.float32 values' upper halves: (f.view(np.uint32) >> 16).astype(np.uint16))
         if ct.name == "__nv_bfloat16":
             return T.uint16
         if ct.name == "__nv_bfloat162":
-            return T.Vector(T.uint16, 2, "__nv_bfloat162")
+            return T.CudaVector(T.uint16, 2, "__nv_bfloat162")
         if ct.name in VECTOR_TYPES:
             scalar, n = VECTOR_TYPES[ct.name]
-            return scalar if n == 1 else T.Vector(scalar, n, ct.name)
+            return scalar if n == 1 else T.CudaVector(scalar, n, ct.name)
     return None
 
 
@@ -107,7 +107,8 @@ def param_types(kernel, ctypes: list, names: tuple) -> list[tuple[str, T.Type]]:
 
     Pointers to a scalar or a CUDA vector type become :class:`~warp_lab.lang.types.
     PointerType`; ``bool``, the integer types, ``float``, ``double`` and ``__half`` by value
-    their scalar.
+    their scalar; a CUDA vector type by value (``float2 c``) its
+    :class:`~warp_lab.lang.types.CudaVector` (a launch passes its components).
 
     Raises:
         CudaCompileError: a parameter of another type (a struct, union or vector by
@@ -130,20 +131,36 @@ def param_types(kernel, ctypes: list, names: tuple) -> list[tuple[str, T.Type]]:
         elif ct.kind == "class" and ct.name == "__half":
             out.append((name, T.float16))
             continue
+        elif ct.kind == "class" and isinstance(_element(ct), T.CudaVector) \
+                and ct.name not in ("__half2", "__nv_bfloat162"):
+            out.append((name, _element(ct)))   # float2 c: its components, CUDA-aligned
+            continue
         elif ct.kind == "class":
-            why = (f"{ct.spelling()} passed by value (a struct or vector type); "
-                   "this round takes pointers and scalars only")
+            why = (f"{ct.spelling()} passed by value (a struct, or a vector type without a "
+                   "NumPy dtype); a kernel here takes pointers, scalars and CUDA's float/int/"
+                   "double vector types")
         elif ct.kind == "reference":
             why = f"a reference ({ct.spelling()}), which a kernel cannot take"
         else:
             why = f"of type {ct.spelling()}"
         src = kernel.source
+        line, col = _parameter_at(src, kernel.decl.line, name)
         raise CudaCompileError(
             f"kernel {kernel.expression}: parameter {name!r} is {why}", src.filename,
-            kernel.decl.line, 0, src.line(kernel.decl.line),
+            line, col, src.line(line),
             hint="pass the struct's fields as separate parameters, or a pointer to an array "
                  "of scalars or of CUDA vector types (float4*, int2*, ...)")
     return out
+
+
+def _parameter_at(src, line: int, name: str) -> tuple[int, int]:
+    """``(line, 1-based column)`` of parameter ``name`` in the signature starting at ``line``
+    (the kernel's name line; the signature may run over the next lines), else ``(line, 0)``."""
+    for k in range(line, line + 20):
+        m = re.search(rf"\b{re.escape(name)}\b\s*(?=[,)=\[]|$)", src.line(k))
+        if m:
+            return k, m.start() + 1
+    return line, 0
 
 
 _PARAM = re.compile(r"\.param\s+(?:\.align\s+(\d+)\s+)?\.([busf])(\d+)\s+(?:\.ptr\s+"
@@ -339,7 +356,7 @@ def _key(kernel, options: CompileOptions, artifact: str, versions: dict) -> str:
 
 def compile_cuda(kernel, arch=None, opt=None, fast_math=None, debug=None, lineinfo=True,
                  maxrregcount=None, cache: bool = True, sass: bool = True,
-                 life_ranges: bool = False, **ignored) -> CompiledKernel:
+                 life_ranges: bool = False) -> CompiledKernel:
     """Compile one CUDA C++ kernel (what ``wl.compile`` does for a
     :class:`~warp_lab.lang.cuda.CudaKernel`).
 
@@ -349,8 +366,6 @@ def compile_cuda(kernel, arch=None, opt=None, fast_math=None, debug=None, linein
             takes the kernel's own (``kernel.options``), else the default. ``opt`` is
             NVVM's level (``-Xnvvm -opt=N``), ``debug`` NVRTC's ``-G``.
         cache, sass, life_ranges: as for ``wl.compile``.
-        ignored: the Python-kernel options a launch variant may pass
-            (``unit_inner_stride``, ``entry_guard``, ...), which a C++ kernel has none of.
 
     Returns:
         the :class:`CompiledKernel` (``language`` ``"cuda"``, ``llvm_ir`` empty,

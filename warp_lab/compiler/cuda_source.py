@@ -69,7 +69,7 @@ class KernelDecl:
     """One ``__global__`` function as the source writes it.
 
     Attributes:
-        name: its C++ name (unqualified).
+        name: its C++ name, qualified by the namespaces around it (``"ops::scale"``).
         line: the line of its name.
         template: whether it is a function template (needs an instantiation list).
         param_names: the parameters' names in order (``""`` for an unnamed one).
@@ -146,6 +146,9 @@ def find_kernels(text: str) -> list[KernelDecl]:
     clean = blank_comments(text)
     # preprocessor lines: a #define may mention __global__ (a macro writing kernels)
     clean = re.sub(r"^[ \t]*#.*?(?<!\\)$", lambda m: " " * len(m.group(0)), clean, flags=re.M)
+    spaces = []   # (body start, body end, name) of each named namespace block
+    for m in re.finditer(r"\bnamespace\s+([A-Za-z_][\w:]*)\s*\{", clean):
+        spaces.append((m.end() - 1, _match(clean, m.end() - 1, "{", "}"), m.group(1)))
     found: dict[str, KernelDecl] = {}
     for m in re.finditer(r"\b__global__\b", clean):
         i = m.end()
@@ -180,7 +183,8 @@ def find_kernels(text: str) -> list[KernelDecl]:
         start = max(clean.rfind(";", 0, m.start()), clean.rfind("}", 0, m.start()),
                     clean.rfind("{", 0, m.start()))
         template = re.search(r"\btemplate\s*<", clean[start + 1: m.start()]) is not None
-        decl = KernelDecl(name[0], line_of(clean, name[1]), template,
+        qualified = "::".join([n for lo, hi, n in spaces if lo < name[1] < hi] + [name[0]])
+        decl = KernelDecl(qualified, line_of(clean, name[1]), template,
                           tuple(_param_name(p) for p in params), body)
         if decl.name not in found or body is not None:
             found[decl.name] = decl

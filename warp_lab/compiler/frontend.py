@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 from types import ModuleType
 
+from warp_lab.compiler.budget import check_unroll_budget
 from warp_lab.compiler.frontend_flow import check_flow, walk
 from warp_lab.compiler.frontend_unroll import iterates_helper, type_unrolled_for
 from warp_lab.compiler.frontend_parse import (UNSUPPORTED, compile_error, declared_return,
@@ -878,10 +879,12 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
                           dict(typer.scope), True, typer.uses_tid, typer.written_params())
     funcs = tuple(ctx.funcs.values())
     uses_tid = typer.uses_tid or any(f.uses_tid for f in funcs)
-    return TypedKernel(kernel.name, entry, kernel.source, tk_fn, funcs, tuple(params),
-                       ctx.launch_ndim, uses_tid, tuple(ctx.shared),
-                       tuple(sorted(ctx.captured.items())), tk_fn.written_params,
-                       tuple(ctx.shared_arrays), tuple(ctx.shared_dtypes))
+    tk = TypedKernel(kernel.name, entry, kernel.source, tk_fn, funcs, tuple(params),
+                     ctx.launch_ndim, uses_tid, tuple(ctx.shared),
+                     tuple(sorted(ctx.captured.items())), tk_fn.written_params,
+                     tuple(ctx.shared_arrays), tuple(ctx.shared_dtypes))
+    check_unroll_budget(tk)
+    return tk
 
 
 def numpy_scalar_hint(value, src, hint: str) -> str:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from warp_lab.compiler import abi
+from warp_lab.compiler.budget import MAX_INLINED_OPS, inline_ops
 from warp_lab.compiler.frontend_flow import walk
 from warp_lab.compiler.lower_expr import ArrayVal, ExprLowerer, flatten, llty, unflatten
 from warp_lab.compiler.typed_ast import (DYNAMIC_SHARED, NO_CONST, TypedFunction, TypedKernel,
@@ -128,6 +129,7 @@ class ModuleContext:
         self.strings: dict = {}
         self.functions: dict = {}   # (TypedFunction.symbol, read-only params) -> ir.Function
         self.pending: list = []     # (TypedFunction, ir.Function, read-only params) to lower
+        self.inline_sizes: dict = {}  # id(TypedFunction) -> budget.inline_ops
         self.shared: dict = {}      # symbol -> GlobalVariable
         self.files: dict = {}
         self.cu = None
@@ -222,10 +224,13 @@ class ModuleContext:
         if fn is None:
             name = tf.symbol if not read_only else f"{tf.symbol}_nc{len(self.functions)}"
             fn = self.functions[key] = _declare_function(self, tf, name)
-            if read_only and getattr(self.options, "opt", 3):
+            if read_only and getattr(self.options, "opt", 3) and \
+                    inline_ops(tf, self.inline_sizes) <= MAX_INLINED_OPS:
                 # inlined before LLVM's argument promotion (O3) can move a load of a
                 # read-only parameter into the caller, which drops its !invariant.load
-                # (rd(x, 0) read x with ld.global, not ld.global.nc)
+                # (rd(x, 0) read x with ld.global, not ld.global.nc); a bigger one (a
+                # chain of functions each calling the next twice doubles per level) is
+                # left to LLVM's inliner and its cost model (compiler/budget.py)
                 fn.attributes.add("alwaysinline")
             self.pending.append((tf, fn, read_only))
         return fn

@@ -227,7 +227,60 @@ def make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None = None,
         InternalCompilerError: the IR does not parse or verify (a bug in
             ``lower``), or LLVM fails to emit PTX.
         ToolchainError: the module needs libdevice and it is not installed.
+        KeyboardInterrupt: Ctrl-C while LLVM works, raised within
+            :data:`_POLL_SECONDS` of the signal (:func:`_interruptible`).
     """
+    t0 = time.perf_counter()
+    out = _interruptible(_make_ptx, llvm_ir, options, entry, timings, line_zero)
+    if timings is not None:   # the hand-over to the worker thread and back: LLVM's call
+        timings["optimize"] += time.perf_counter() - t0 - timings["optimize"] - timings["ptx"]
+    return out
+
+
+#: how often the main thread, waiting for LLVM, lets Python run a signal handler
+_POLL_SECONDS = 0.05
+#: held by the thread that runs LLVM: one module at a time in LLVM's global context, and a
+#: compile after a Ctrl-C waits for the abandoned one to finish
+_llvm_lock = threading.Lock()
+
+
+def _interruptible(fn, *args):
+    """``fn(*args)`` run in a worker thread while the calling (main) thread waits, so that
+    Ctrl-C interrupts a long LLVM pass pipeline or emission within :data:`_POLL_SECONDS`.
+
+    Python runs signal handlers in the main thread between bytecodes, and a call into
+    LLVM is one call: a ``KeyboardInterrupt`` waited for the whole optimisation (9.5 s to
+    64 s late for a 16,000- and 20,000-copy unrolled loop). llvmlite's calls release the
+    GIL, so the waiting main thread handles the signal at once and raises; LLVM itself
+    cannot be stopped, so the worker (a daemon thread) finishes the abandoned module in
+    the background, holding :data:`_llvm_lock` (the compile budgets, compiler/budget.py,
+    keep that short), and its result is dropped. Outside the main thread, where no signal
+    handler runs, ``fn`` runs in the caller's thread, under the same lock.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        with _llvm_lock:
+            return fn(*args)
+    box: dict = {}
+
+    def work():
+        with _llvm_lock:
+            try:
+                box["value"] = fn(*args)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                box["error"] = exc
+
+    worker = threading.Thread(target=work, name="warp_lab-llvm", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(_POLL_SECONDS)   # a signal handler runs here; KeyboardInterrupt leaves
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _make_ptx(llvm_ir: str, options: CompileOptions, entry: str | None,
+              timings: dict | None, line_zero: bool) -> tuple[str, str]:
+    """:func:`make_ptx`'s work, in the thread :func:`_interruptible` runs it in."""
     t0 = time.perf_counter()
     tm = target_machine(options.arch, options.opt)
     if options.fast_math:

@@ -99,16 +99,50 @@ def _cuda12_ptxas() -> str | None:
     return None
 
 
+#: environment variables naming a folder a tool (or libdevice) may be found under
+_TOOL_ROOTS = ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX")
+
+
+def _absolute_path_entries() -> str:
+    """``PATH`` without its relative entries (``.``, ``bin``, the empty entry that means
+    the current folder): a tool is run only from an absolute folder, never from whatever
+    folder a notebook happens to run in."""
+    return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if p and os.path.isabs(p))
+
+
+def _relative_root_tools(name: str) -> set[str]:
+    """The real paths a tool ``name`` would have under a *relative* ``CUDA_HOME``,
+    ``CUDA_PATH`` or ``CONDA_PREFIX`` (``<root>/bin/<name>``): the current folder's, which
+    :func:`find_tool` refuses whoever found it (``cuda.pathfinder`` takes those variables as
+    they are)."""
+    return {os.path.realpath(os.path.join(os.environ[var], "bin", name))
+            for var in _TOOL_ROOTS if os.environ.get(var) and not os.path.isabs(os.environ[var])}
+
+
+def _trusted_tool(path: str | None, name: str) -> str | None:
+    """``path`` when it is an absolute path not reached through a relative root
+    (:func:`_relative_root_tools`), else None."""
+    if not path or not os.path.isabs(path):
+        return None
+    return None if os.path.realpath(path) in _relative_root_tools(name) else path
+
+
 def _toolkit_candidates(name: str) -> list[str]:
     """Paths of ``name`` in user-installed CUDA toolkits: ``$CUDA_HOME/bin``,
     ``$CUDA_PATH/bin``, the first on ``PATH``, ``/usr/local/cuda/bin``; executable files
-    only, each once, in that order."""
+    only, each once, in that order. Only absolute folders are looked in: a relative
+    ``CUDA_HOME``/``CUDA_PATH`` and the relative entries of ``PATH`` are skipped
+    (:func:`_absolute_path_entries`), so the current folder's ``nvdisasm`` never runs."""
     paths = [os.path.join(os.environ[var], "bin", name)
-             for var in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(var)]
-    paths += [shutil.which(name) or "", os.path.join("/usr/local/cuda/bin", name)]
+             for var in ("CUDA_HOME", "CUDA_PATH")
+             if os.environ.get(var) and os.path.isabs(os.environ[var])]
+    paths += [shutil.which(name, path=_absolute_path_entries()) or "",
+              os.path.join("/usr/local/cuda/bin", name)]
     seen: list[str] = []
     for path in paths:
-        if path and os.path.isfile(path) and os.access(path, os.X_OK) and path not in seen:
+        if path and os.path.isabs(path) and os.path.isfile(path) and os.access(path, os.X_OK) \
+                and path not in seen:
             seen.append(path)
     return seen
 
@@ -118,7 +152,9 @@ def find_tool(name: str, sm: int = 90) -> Tool:
     """Locate ``ptxas`` or ``nvdisasm`` able to handle ``sm_<sm>``.
 
     For ``sm_75`` and newer: the tool ``cuda.pathfinder`` finds (NVIDIA's wheels, which
-    warp_lab depends on, or a toolkit under ``CUDA_HOME``/``CUDA_PATH``). For ``sm_50`` ..
+    warp_lab depends on, or a toolkit under ``CUDA_HOME``/``CUDA_PATH``), unless it found
+    it under a relative ``CUDA_HOME``/``CUDA_PATH``/``CONDA_PREFIX`` (the current folder:
+    :func:`_trusted_tool`). For ``sm_50`` ..
     ``sm_72`` (see :attr:`Tool.handles_pre_turing`): the first old enough of that one,
     CUDA 12.9's ptxas wheel (ptxas only), then the toolkits of :func:`_toolkit_candidates`.
 
@@ -138,6 +174,7 @@ def find_tool(name: str, sm: int = 90) -> Tool:
         path = pathfinder.find_nvidia_binary_utility(name)
     except Exception:  # pathfinder's not-found errors differ between versions
         path = None
+    path = _trusted_tool(path, name)   # (never the current folder's, via a relative root)
     if sm >= _CUDA13_MIN_SM:
         if path:
             return Tool(name, path, _version_of(path))

@@ -158,8 +158,10 @@ def _kernels(program: CudaProgram, options: dict) -> dict:
         if not d.template:
             out[d.name] = CudaKernel(program, d.name, d, dict(options))
     for inst in program.instantiate:
-        base = inst.split("<", 1)[0].strip().split("::")[-1]
-        d = by_name.get(base)
+        base = inst.split("<", 1)[0].strip()
+        d = by_name.get(base) or next(
+            (k for n, k in by_name.items() if n.split("::")[-1] == base.split("::")[-1]
+             and base.count("::") < n.count("::") and n.endswith("::" + base)), None)
         if d is None or not d.template:
             known = ", ".join(n for n, k in by_name.items() if k.template) or "none"
             raise KernelCompileError(

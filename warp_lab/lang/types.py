@@ -29,6 +29,7 @@ __all__ = [
     "mat22", "mat33", "mat44",
     "SCALARS", "scalar_from_numpy", "as_type",
     "TupleType", "array", "array1d", "array2d", "array3d", "array4d", "PointerType",
+    "CudaVector",
 ]
 
 
@@ -313,6 +314,23 @@ class TupleType(Type):
         return "tuple[" + ", ".join(repr(e) for e in self.elems) + "]"
 
 
+@dataclass(frozen=True, repr=False)
+class CudaVector(Vector):
+    """A CUDA built-in vector type (``float2``, ``int4``, ``__half2``) as a CUDA C++
+    kernel's parameter or pointer element: :class:`Vector` with CUDA's alignment, its size
+    for 2 and 4 components up to 16 bytes (``float2`` 8, ``float4`` 16), its component's
+    for 1 and 3 (CUDA Programming Guide, "Built-in Vector Types"); passed by value as
+    ``.param .align A .b8 p[size]``."""
+
+    @property
+    def align(self) -> int:
+        size = self.elem.size * self.n
+        return min(size, 16) if self.n in (2, 4) else self.elem.size
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 @dataclass(frozen=True)
 class PointerType(Type):
     """A CUDA C++ kernel's pointer parameter (``const float* __restrict__ x``): 8 bytes,
@@ -346,9 +364,7 @@ class PointerType(Type):
         ``float4`` 16; CUDA Programming Guide, "Built-in Vector Types"), others to
         their component."""
         d = self.dtype
-        if isinstance(d, Vector) and d.n in (2, 4):
-            return min(d.size, 16)
-        return getattr(d, "elem", d).size
+        return d.align if isinstance(d, CudaVector) else getattr(d, "elem", d).size
 
     def __repr__(self) -> str:
         return self.spelling or f"{'const ' * self.const}{self.dtype!r}*"

@@ -25,7 +25,9 @@ lanes of a warp still reconverge) while other warps can run; when no other
 warp can, the yielded ones come back (round-robin). Only when a warp's own
 lanes starve each other for ``INTRA_ROUNDS`` quanta (one quantum for a loop with
 an atomic: a spin lock held by a lane of the same warp) do the looping lanes
-yield alone. A poll whose turn changed nothing (no thread wrote memory since its
+yield alone; those quanta are counted per warp whenever other runnable lanes of the
+warp wait behind the loopers, however the turn went on (``Machine.starve``), so the
+lanes past a divergence point run even while two warps hand the turn back and forth. A poll whose turn changed nothing (no thread wrote memory since its
 branch was last taken: ``control.poll_turns_repeat``) ends its quantum at once, so
 warps that wait for each other hand the turn on after about two turns, not 64.
 Yielded threads also come back whenever nothing else is runnable.
@@ -339,6 +341,10 @@ class Machine:
         self.barred = None      # bar.red: each thread's predicate (sync.release_barriers)
         self.barred_ops = {}    # bar.red pc -> (reduction, destination writer)
         self.worked = None
+        # threads that stored to (or atomically changed) memory since their block's last
+        # completed barrier: one that exits past a barrier the others reach is a divergent
+        # barrier (sync._check_divergence); kept only for the barrier check
+        self.stored = np.zeros(T, bool) if "barrier" in self.checks else None
         self.waiters = np.zeros(nb, np.int64)
         # batch thread -> what it printed last in this batch (a trap finding quotes it: a
         # debug-mode bounds check or assert prints its message, then traps)
@@ -350,6 +356,9 @@ class Machine:
         self.nyield = 0
         self.spin = 0
         self.spin_rounds = 0
+        # per warp of the batch: quanta its looping lanes ended while other runnable lanes
+        # of the warp waited behind them (back_edge); reset only when none wait
+        self.starve = np.zeros(T // 32, np.int32)
         self.loop_turns = {}    # loop back-edge pc -> closed_loop_turn's / spin_turn's state
         # per thread, for polls (poll_turn): writes + events when it last took a poll's
         # branch, when it last took one with none in between (a turn that changed
@@ -460,7 +469,24 @@ class Machine:
         looping = run & (self.pc == target)
         if not looping.any():
             return
-        warps = np.repeat(looping.reshape(-1, 32).any(1), 32)
+        looping_warps = looping.reshape(-1, 32).any(1)
+        # lanes of the looping warps that could run but sit at a higher pc (past the
+        # divergence point, waiting to reconverge): min-pc never schedules them while the
+        # loopers loop, and parking whole warps for other warps keeps them behind too
+        behind = looping_warps & (run & ~looping).reshape(-1, 32).any(1)
+        starve = self.starve
+        starve[looping_warps & ~behind] = 0
+        starve[behind] += 1
+        ripe = behind & (starve >= (intra_rounds or INTRA_ROUNDS))
+        if ripe.any():
+            # after INTRA_ROUNDS hand-overs (however the turn went on: to other warps, or
+            # back from them), the looping lanes of such a warp yield alone, so that its
+            # other lanes get past the divergence point (they may be what the loop waits
+            # for, or exit); the count is not reset by a yield, only once no lane waits
+            # behind, so two loopers of one warp both yield in turn
+            self._park(looping & np.repeat(ripe, 32))
+            return
+        warps = np.repeat(looping_warps, 32)
         if (run & ~warps).any():
             self._park(run & warps)
         elif self.nyield:
@@ -730,6 +756,7 @@ class Machine:
                          np.where(wait, self.waitpc, 0).tobytes(), order.tobytes(),
                          b"" if self.barred is None else self.barred.tobytes(),
                          self.shared.tobytes(),
+                         np.minimum(self.starve, INTRA_ROUNDS).tobytes(),
                          repr((self.spin, min(self.spin_rounds, INTRA_ROUNDS), outside,
                                self.nlive)).encode()))
 

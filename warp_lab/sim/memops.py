@@ -502,6 +502,8 @@ def _st(ins, mod):
         idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
         m.writes += 1     # (a poll that saw no write since its last turn: Machine.poll_turn)
         m.last_write = (idx, m.writes + m.events, ins.pc)
+        if m.stored is not None:   # (the barrier check: sync._check_divergence)
+            m.stored[idx] = True
         av = np.asarray(np.broadcast_to(a, (m.T,))[idx] if (np.ndim(a) == 0 or mask is not None)
                         else a, np.uint64)
         groups = access(m, ins, space, av, idx, es * n, var)
@@ -731,6 +733,8 @@ def _atom(ins, mod):
         idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
         av = np.asarray(np.broadcast_to(a, (m.T,))[idx], np.uint64)
         groups = access(m, ins, space, av, idx, es, var)
+        if m.stored is not None:   # (the barrier check: sync._check_divergence)
+            m.stored[idx] = True
         if m.collect:
             _metrics(m, ins, space, av, idx, es)
         if m.race is not None and space != "global":

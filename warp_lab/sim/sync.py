@@ -90,6 +90,8 @@ def _bar(ins, mod):
                 m.metrics.barriers += m.uwarps
             if m.race is not None:
                 m.race.reset(None)
+            if m.stored is not None:
+                m.stored.fill(False)
             m.upc = p + 1
             return
         m.diverge()
@@ -155,6 +157,8 @@ def release_barriers(m, waiting) -> bool:
         m.metrics.barriers += int(np.count_nonzero(rel.reshape(-1, 32).any(1)))
     if m.race is not None:
         m.race.reset(blocks)
+    if m.stored is not None:
+        m.stored[np.isin(m.blk, blocks)] = False
     m.status[rel] = RUN
     m.events += 1     # (a spin-wait may end now: Machine.spin_turn)
     m.pc[rel] = m.resume[rel]
@@ -228,8 +232,16 @@ def _check_divergence(m, rel, blocks):
             m.finding("divergent_barrier", f"threads of one block completed a barrier at "
                       f"different barrier instructions (PTX lines {lines}): a barrier inside "
                       "divergent code", code[int(pcs[1])], t)
-        if m.worked is not None:
-            bad = (m.blk == b) & (m.status == EXITED) & m.worked
+        # threads that exited past the barrier having done work while the others waited,
+        # or having stored to memory since the block's last barrier (which this one
+        # would have ordered against the others' accesses after it: `x[t] = t` then `if
+        # t < 16: wl.syncthreads()` at the kernel's end); an entry guard's threads, which
+        # skip the whole kernel, do neither
+        late = m.worked if m.worked is not None else m.stored
+        if late is not None and m.stored is not None and late is not m.stored:
+            late = late | m.stored
+        if late is not None:
+            bad = (m.blk == b) & (m.status == EXITED) & late
             if bad.any():
                 t = int(np.argmax(bad))
                 nb = int(np.count_nonzero(bad))

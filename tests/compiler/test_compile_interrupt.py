@@ -1,0 +1,97 @@
+"""Ctrl-C during LLVM's optimisation and PTX emission is honoured within a second.
+
+A real SIGINT is sent from a timer thread while ``nvptx.make_ptx`` optimises a module
+that keeps LLVM busy for seconds (a range loop over a 2,000-element constant tuple:
+within the compile budgets, ~2.5 s of O3). The call into LLVM is one foreign call, so
+before the fix Python ran the handler only when it returned (9.5 s late for a
+16,000-copy unrolled loop).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import warp_lab as wl
+from warp_lab.compiler import nvptx
+from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.compiler.frontend import make_typed_ast
+from warp_lab.compiler.lower import make_llvm_ir
+
+from test_diagnostics import cell_kernel
+
+
+@pytest.fixture()
+def python_sigint():
+    """Python's own SIGINT handler, whatever the runner left (a background job's SIG_IGN)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def _slow_ir():
+    kernel = cell_kernel("""
+        T = tuple(range(2000))
+
+        @wl.kernel
+        def k(a: wl.array(dtype=wl.float32)):
+            i = wl.tid()
+            s = 0.0
+            for j in range(len(T)):
+                s += a[i] * float(T[j])
+            a[i] = s
+    """)
+    options = CompileOptions(arch="sm_90", opt=3)
+    lowered = make_llvm_ir(make_typed_ast(kernel, options), options)
+    return lowered, options
+
+
+def test_ctrl_c_during_llvm_is_raised_within_a_second_and_the_next_compile_works(
+        python_sigint):
+    lowered, options = _slow_ir()
+    timings: dict = {}
+    nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, timings)  # libdevice, machine
+    assert timings["optimize"] > 1.0, "the module no longer keeps LLVM busy"
+    sent = []
+
+    def send():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.3, send)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry)
+        late = time.monotonic() - sent[0]
+    finally:
+        timer.cancel()
+    assert late < 1.0
+    # the abandoned module finishes in the background; a compile meanwhile waits for it
+    # (one module at a time in LLVM's context) and is right
+    @wl.kernel
+    def small(x: wl.array(dtype=wl.float32)):
+        i = wl.tid()
+        x[i] = x[i] * 3.0
+
+    ck = wl.compile(small, arch="sm_90", cache=False, sass=False)
+    assert ".entry small" in ck.ptx and "mul.rn.f32" in ck.ptx
+
+
+def test_llvm_outside_the_main_thread_runs_in_that_thread():
+    out = []
+
+    @wl.kernel
+    def small2(x: wl.array(dtype=wl.float32)):
+        i = wl.tid()
+        x[i] = x[i] + 1.0
+
+    worker = threading.Thread(target=lambda: out.append(
+        wl.compile(small2, arch="sm_90", cache=False, sass=False)))
+    worker.start()
+    worker.join(120)
+    assert out and "add.rn.f32" in out[0].ptx
