@@ -29,9 +29,27 @@ from warp_lab.runtime.device import DeviceInfo, get_device
 
 from warp_lab.version import __version__
 
-# the two entry points, with their real signatures and docstrings
-from warp_lab.compiler.pipeline import compile  # noqa: E402,A001
-from warp_lab.runtime.launch import last_launch, launch  # noqa: E402
+#: the entry points whose modules load on first use (PEP 562 module ``__getattr__``): the
+#: compiler brings llvmlite's LLVM library, the front end and the toolchain, two thirds of
+#: the time ``import warp_lab`` took; ``wl.compile`` is still the real function (its
+#: signature and docstring), bound here at its first use
+_LAZY = {"compile": "warp_lab.compiler.pipeline", "launch": "warp_lab.runtime.launch",
+         "last_launch": "warp_lab.runtime.launch"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'warp_lab' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY})
 
 
 def diff(a, b, a_label=None, b_label=None):

@@ -37,7 +37,7 @@ from warp_lab.options import (CompileOptions, check_options, given_options, reso
                               sm_number)
 from warp_lab.version import __version__
 
-__all__ = ["compile", "toolchain_versions"]
+__all__ = ["compile", "add_disassembly", "needs_disassembly", "toolchain_versions"]
 
 
 # Python frames the typer and lowering may stack: a few per level of nesting (each
@@ -188,6 +188,51 @@ def compile(kernel: Kernel, options: CompileOptions | None = None, *, cache: boo
     if cache and _complete(ck.missing):
         _cache.default_cache().put(key, ck)
     return ck
+
+
+def _to_disassemble(ck: CompiledKernel, life_ranges: bool) -> tuple[bool, bool]:
+    """(add the SASS listing, add the life ranges): what :func:`add_disassembly` would run
+    nvdisasm for."""
+    return (ck.missing.get("sass") == _NOT_REQUESTED,
+            life_ranges and ck.life_ranges is None and ck.cubin is not None)
+
+
+def needs_disassembly(ck: CompiledKernel, life_ranges: bool = False) -> bool:
+    """Whether :func:`add_disassembly` of ``ck`` would run nvdisasm (False: it returns
+    ``ck`` as it is)."""
+    return any(_to_disassemble(ck, life_ranges))
+
+
+def add_disassembly(ck: CompiledKernel, life_ranges: bool = False,
+                    cache: bool = True) -> CompiledKernel:
+    """``ck``, compiled with ``sass=False``, with its SASS listing (and SASS line map) and,
+    when asked, its register life ranges: what ``compile(..., sass=True,
+    life_ranges=life_ranges)`` of the same kernel returns, without compiling again.
+
+    This is nvdisasm's part of a compile on its own (0.3-0.8 s, most of a compile), so a
+    caller can show what exists before it ends: the ``%%warp_kernel`` view draws the
+    panes from a ``sass=False`` compile while this runs in a thread, then fills in the
+    SASS pane (``notebook/magic.py``).
+
+    Args:
+        ck: a :class:`CompiledKernel`; one that already has what is asked (or no cubin,
+            or whose SASS failed rather than was not asked for) is returned as it is.
+        life_ranges: add nvdisasm's register life-range table too.
+        cache: store the completed record under ``ck.cache_key`` (when it has one and
+            nothing else is missing), as ``compile`` would have.
+
+    Returns:
+        the completed :class:`CompiledKernel` (``timings["nvdisasm"]`` added); an
+        nvdisasm failure is in ``missing`` as in ``compile``.
+    """
+    add_sass, add_ranges = _to_disassemble(ck, life_ranges)
+    if not (add_sass or add_ranges):
+        return ck
+    done = _add_disassembly(ck, add_sass, add_ranges)
+    if cache and ck.cache_key and all(reason == _NOT_REQUESTED
+                                      for reason in done.missing.values()):
+        _cache.default_cache().put(ck.cache_key, done)
+    return done
 
 
 def _from_cache(key: str, sass: bool, life_ranges: bool) -> CompiledKernel | None:

@@ -166,10 +166,10 @@ def live_register_heat(ck) -> dict:
     """The view options of the live-register columns, as the ``%%warp_kernel`` view shows
     them: ``{"heat": {"live_registers": {python line: n}}, "pane_heat": {"sass":
     {"live_registers": {SASS pane line: n}}}}`` from
-    :func:`~warp_lab.notebook.widgets.register_heat` (nvdisasm's register life ranges: the
+    :func:`~warp_lab.notebook.heat.register_heat` (nvdisasm's register life ranges: the
     compile's own when it kept them, else one nvdisasm run of 0.4-0.7 s); ``{}`` when the
     kernel has no SASS (an arch whose nvdisasm is missing) or the analysis cannot run."""
-    from warp_lab.notebook.widgets import register_heat
+    from warp_lab.notebook.heat import register_heat
 
     regs = register_heat(ck)
     if regs is None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import __future__
 import ast
+import dataclasses
 import html
 import linecache
 
@@ -33,6 +34,7 @@ from warp_lab.errors import (KernelCompileError, LaunchError, LaunchInterrupted,
                              WarpLabError)
 from warp_lab.lang.kernel import Func, Kernel, python_lines
 from warp_lab.notebook import launch_option
+from warp_lab.notebook.bundle import KernelView
 from warp_lab.notebook.cell_defs import (DEFINED, classify_functions, describe,
                                          is_kernel_decorator, rebinding_line, recording_defs,
                                          returns_value, why_no_kernel)
@@ -204,6 +206,31 @@ def _device_arch(device: str) -> str:
         return get_device(device).arch
     except WarpLabError:  # "cuda" asked for without a GPU: the launch will say so
         return SIM_ARCH
+
+
+#: the SASS pane's words while nvdisasm runs (the pane fills in when it ends)
+SASS_PENDING = "nvdisasm is disassembling the cubin: the SASS pane fills in when it ends"
+
+
+class _ShownKernelView(KernelView):
+    """A :class:`~warp_lab.notebook.bundle.KernelView` the magic has displayed already
+    (in a Jupyter kernel, where its SASS pane came later by a display update).
+
+    Returned as the cell's value, IPython's display hook calls ``_ipython_display_``
+    instead of publishing the view as the cell's result, so it is not shown twice (the
+    hook still binds it to ``_`` and ``Out``); displayed again later (``display(view)``,
+    or a cell ending with it) it shows as any view.
+    """
+
+    def __init__(self, ck, **view_options):
+        super().__init__(ck, **view_options)
+        self._shown = True
+
+    def _ipython_display_(self):
+        if self._shown:
+            self._shown = False
+            return
+        display(self._repr_mimebundle_(), raw=True)
 
 
 def _note(text: str) -> None:
@@ -497,26 +524,53 @@ class WarpKernelMagics(Magics):
             else:
                 view_opts = {**opts, **launch_option.launch_shape(launch_kwargs)}
         for k in kernels[:-1]:  # shown as each compiles: an error in a later one keeps them
-            display(self._compile_and_view(k, view_opts, show))
+            view = self._compile_and_view(k, view_opts, show)
+            if not isinstance(view, _ShownKernelView):
+                display(view)
         last = self._compile_and_view(kernels[-1], view_opts, show)
         if opts["launch"]:
-            display(last)
+            if not isinstance(last, _ShownKernelView):
+                display(last)
             if launch_error is not None:
                 raise launch_error
             return self._launch(last.compiled, launch_kwargs)
         return last
 
+    def _updates_displays(self) -> bool:
+        """Whether the front end replaces a display in place (``update_display_data``): a
+        Jupyter kernel's (ipykernel's shell has a ``kernel``); a terminal IPython would
+        print the view twice."""
+        return getattr(self.shell, "kernel", None) is not None
+
     def _compile_and_view(self, kernel: Kernel, opts: dict, show: list[str]):
-        from warp_lab.compiler.pipeline import compile as compile_kernel
-        from warp_lab.notebook.bundle import KernelView
+        """Compile ``kernel`` and make its view.
+
+        In a Jupyter kernel, a view with a SASS pane or register columns is shown before
+        nvdisasm ends: the compile stops after ptxas (``sass=False``, 10-60 ms), nvdisasm
+        (0.3-0.8 s, :func:`~warp_lab.compiler.pipeline.add_disassembly`) starts in a
+        thread, the other panes are displayed (``display_id``) while it runs, and its
+        output replaces that display with the whole view (``update_display``: JupyterLab
+        redraws the output in place, the saved notebook and nbclient's run keep the
+        final one). The view returned then is a :class:`_ShownKernelView`.
+        """
+        from warp_lab.compiler.pipeline import add_disassembly, compile as compile_kernel, \
+            needs_disassembly
 
         heat_wanted = "source" in show or "sass" in show
+        later = self._updates_displays() and (heat_wanted or "sass" in show)
         # the kernel's options: the cell's choices (Kernel.options), an @wl.kernel(...)'s own
         # where the cell chose none, and the defaults; the arch by default the device's
         ck = compile_kernel(kernel, arch=None if "arch" in kernel.options else opts["arch"],
-                            cache=not opts["no_cache"], life_ranges=heat_wanted)
+                            cache=not opts["no_cache"], sass=not later,
+                            life_ranges=heat_wanted and not later)
+        pending = None
+        if later and needs_disassembly(ck, life_ranges=heat_wanted):
+            import concurrent.futures
+            pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="warp_lab-sass")
+            pending = pool.submit(add_disassembly, ck, life_ranges=heat_wanted,
+                                  cache=not opts["no_cache"])
+            pool.shutdown(wait=False)
         occ = None
-        extra = ""
         if ck.resources is not None and ("occupancy" in show or "resources" in show):
             from warp_lab.analysis import launch_dynamic_shared_optin, occupancy
             # above 48 KB wl.launch opts the kernel in, as the occupancy widget assumes
@@ -524,6 +578,29 @@ class WarpKernelMagics(Magics):
                             dynamic_shared_mem=opts["shared_mem"],
                             max_dynamic_shared_mem=launch_dynamic_shared_optin(
                                 ck.options.arch, opts["shared_mem"], ck.resources.shared))
+        if "occupancy" in show and ck.resources is not None:
+            from warp_lab.notebook.widgets import occupancy_widget
+            display(occupancy_widget(ck, arch=ck.options.arch, block_size=opts["block_dim"],
+                                     dynamic_shared_mem=opts["shared_mem"]))
+        if pending is None:
+            view = self._view(kernel, ck, opts, show, occ, heat_wanted)
+            if not later:
+                return view
+            display(view._repr_mimebundle_(), raw=True)
+            return _ShownKernelView(ck, **view.view_options)
+        early = dataclasses.replace(ck, missing={**ck.missing, "sass": SASS_PENDING})
+        handle = display(_ShownKernelView(early, show=tuple(show), occupancy=occ)
+                         ._repr_mimebundle_(), raw=True, display_id=True)
+        ck = pending.result()
+        view = self._view(kernel, ck, opts, show, occ, heat_wanted)
+        handle.update(view._repr_mimebundle_(), raw=True)
+        return _ShownKernelView(ck, **view.view_options)
+
+    def _view(self, kernel: Kernel, ck, opts: dict, show: list[str], occ, heat_wanted: bool):
+        """The :class:`~warp_lab.notebook.bundle.KernelView` of a whole compile: the
+        ``--diff previous`` box and the register heat columns added (recorded as the
+        kernel's previous compile)."""
+        extra = ""
         if opts["diff"] == "previous":
             from warp_lab.notebook.diff import diff, diff_html
             prev = self.previous.get(kernel.name)
@@ -532,15 +609,11 @@ class WarpKernelMagics(Magics):
         self.previous[kernel.name] = ck
         heat = pane_heat = None
         if heat_wanted:
-            from warp_lab.notebook.widgets import register_heat
+            from warp_lab.notebook.heat import register_heat
             regs = register_heat(ck)
             if regs is not None:
                 heat = {"live_registers": regs[0]}
                 pane_heat = {"sass": {"live_registers": regs[1]}}
-        if "occupancy" in show and ck.resources is not None:
-            from warp_lab.notebook.widgets import occupancy_widget
-            display(occupancy_widget(ck, arch=ck.options.arch, block_size=opts["block_dim"],
-                                     dynamic_shared_mem=opts["shared_mem"]))
         return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra, heat=heat,
                           pane_heat=pane_heat)
 

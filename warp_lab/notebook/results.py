@@ -23,8 +23,8 @@ from __future__ import annotations
 import html
 import re
 
-from warp_lab.notebook.charts import figure_img_html, instruction_mix_chart, simt_histogram, \
-    time_distribution
+from warp_lab.notebook.svg_charts import instruction_mix_svg, simt_histogram_svg, \
+    time_distribution_svg
 from warp_lab.notebook.views import STYLE, compile_time_text, kernel_html, \
     line_label, new_root_id, source_line_text
 from warp_lab.runtime.result import PARTIAL_NOTE
@@ -270,7 +270,8 @@ def _line_table_html(result) -> str:
 
 
 def launch_html(result) -> str:
-    """The HTML snippet for one ``LaunchResult`` (escaped; charts inlined as PNG)."""
+    """The HTML snippet for one ``LaunchResult`` (escaped; the charts inline SVG,
+    :mod:`warp_lab.notebook.svg_charts`)."""
     ck = result.compiled
     dev = result.device
     head = (f"{ck.name} on {dev}: grid {result.grid}, block {result.block} "
@@ -308,13 +309,13 @@ def launch_html(result) -> str:
                               for ln, r in sorted(shared.items())]) + "</details>")
         eff = simt_efficiencies(result)
         if eff:
-            charts.append(figure_img_html(simt_histogram(eff), "SIMT efficiency per warp"))
+            charts.append(simt_histogram_svg(eff))
         mix = instruction_mix(result)
         if mix:
-            charts.append(figure_img_html(instruction_mix_chart(mix), "instruction mix"))
+            charts.append(instruction_mix_svg(mix))
     else:
         if len(result.times) > 1:
-            charts.append(figure_img_html(time_distribution(result.times), "kernel times"))
+            charts.append(time_distribution_svg(result.times))
         bw = result.bandwidth
         if bw:
             peak = dev.peak_bandwidth

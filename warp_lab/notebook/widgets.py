@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import html
 import numbers
-import re
 
 import ipywidgets as W
 
@@ -26,11 +25,11 @@ from warp_lab.analysis import ARCHS, arch_properties, launch_dynamic_shared_opti
     occupancy, occupancy_curve
 from warp_lab.notebook.charts import figure_img_html, figure_png, occupancy_chart
 from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
+# the register heat columns lived here; their module imports no ipywidgets (first cells)
+from warp_lab.notebook.heat import register_heat  # noqa: F401  (re-exported)
 
 __all__ = ["OccupancyWidget", "occupancy_widget", "occupancy_summary_html",
            "register_heat"]
-
-_SASS_OFFSET = re.compile(r"/\*([0-9a-fA-F]{4,})\*/")
 
 def occupancy_summary_html(occ) -> str:
     """A short escaped HTML table of one :class:`~warp_lab.analysis.Occupancy`.
@@ -241,33 +240,3 @@ def occupancy_widget(kernel, arch: str | None = None, block_size: int = 256,
                      dynamic_shared_mem: int = 0, name: str | None = None) -> OccupancyWidget:
     """Build an :class:`OccupancyWidget` (what ``--show occupancy`` displays)."""
     return OccupancyWidget(kernel, arch, block_size, dynamic_shared_mem, name)
-
-
-def register_heat(ck) -> tuple[dict[int, int], dict[int, int]] | None:
-    """Live registers per Python line and per SASS pane line (the register heat columns).
-
-    Read from :func:`warp_lab.analysis.registers.register_pressure` (nvdisasm's
-    register life ranges): the Python column is its ``per_line`` maximum, the
-    SASS column the count at each instruction, placed on the SASS text line
-    that prints that instruction's ``/*offset*/``.
-
-    Returns:
-        ``(python line -> registers, SASS pane line -> registers)``, or None
-        when there is no cubin/SASS or the analysis cannot run.
-    """
-    from warp_lab.errors import WarpLabError
-
-    if ck.cubin is None or ck.sass is None:
-        return None
-    try:
-        from warp_lab.analysis.registers import register_pressure
-        pressure = register_pressure(ck)
-    except (ImportError, WarpLabError):
-        return None
-    by_offset = pressure.per_instruction
-    sass_lines = {}
-    for k, line in enumerate(ck.sass.splitlines(), 1):
-        m = _SASS_OFFSET.search(line)
-        if m and int(m.group(1), 16) in by_offset:
-            sass_lines[k] = by_offset[int(m.group(1), 16)]
-    return dict(pressure.per_line), sass_lines
