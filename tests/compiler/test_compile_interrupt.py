@@ -35,7 +35,7 @@ def python_sigint():
 
 def _slow_ir():
     kernel = cell_kernel("""
-        T = tuple(range(2000))
+        T = tuple(range(2500))
 
         @wl.kernel
         def k(a: wl.array(dtype=wl.float32)):
@@ -55,7 +55,7 @@ def test_ctrl_c_during_llvm_is_raised_within_a_second_and_the_next_compile_works
     lowered, options = _slow_ir()
     timings: dict = {}
     nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, timings)  # libdevice, machine
-    assert timings["optimize"] > 1.0, "the module no longer keeps LLVM busy"
+    assert timings["optimize"] > 0.6, "the module no longer keeps LLVM busy past the SIGINT at 0.3 s"
     sent = []
 
     def send():

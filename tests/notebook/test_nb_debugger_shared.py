@@ -8,6 +8,8 @@ import html
 import re
 
 import numpy as np
+
+from warp_lab.sim.machine import FILL
 import pytest
 
 import warp_lab as wl
@@ -41,10 +43,14 @@ def _transpose_session(h=64, w=96):
     return dbg, src
 
 
+_FILL_F32 = np.uint32(FILL).view(np.float32)
+
+
 def _tile_model(src, bx, by):
     """``tile`` after the load loop of transpose_padded in block (bx, by): the block's
-    32x32 tile of ``src``, the padding column 32 never written (zero in the simulator)."""
-    tile = np.zeros((T_TILE, T_TILE + 1), np.float32)
+    32x32 tile of ``src``, the padding column 32 never written (the simulator's fresh-memory
+    pattern, ``sim.machine.FILL``: a NaN as float32)."""
+    tile = np.full((T_TILE, T_TILE + 1), _FILL_F32, np.float32)
     tile[:, :T_TILE] = src[by * T_TILE:(by + 1) * T_TILE, bx * T_TILE:(bx + 1) * T_TILE]
     return tile
 
@@ -150,7 +156,7 @@ def test_a_dynamic_array_follows_the_launch_s_shared_mem():
     dyn = dbg.shared("dyn")
     assert dyn.shape == (100,)
     np.testing.assert_array_equal(dyn[:64], np.arange(64) * 3)
-    np.testing.assert_array_equal(dyn[64:], 0)   # not written: the simulator's zeros
+    np.testing.assert_array_equal(dyn[64:], np.int32(FILL))   # not written: the fill pattern
 
 
 def test_unknown_names_list_the_kernel_s_shared_arrays():
@@ -214,7 +220,7 @@ def _cells(section: str) -> list[tuple[str, str]]:
 def test_the_panel_section_shows_a_256_float_buffer_step_by_step(tmp_path):
     dbg, kernel, x = _tree_session(tmp_path)
     _stop_at(dbg, kernel, "stop here")
-    model = np.where(np.arange(256) < 250, x[:256], 0).astype(np.float32)
+    model = np.where(np.arange(256) < 250, x[:256], _FILL_F32).astype(np.float32)
     model[:128] += model[128:]
     np.testing.assert_array_equal(dbg.shared("buf"), model)
     section = dbg.shared_html()
@@ -226,17 +232,19 @@ def test_the_panel_section_shows_a_256_float_buffer_step_by_step(tmp_path):
     # elements 250..255 were never written (initcheck runs for a shared-memory kernel)
     grey = [k for k, (style, _) in enumerate(cells) if "color:#aaa" in style]
     assert grey == list(range(250, 256))
-    # changed since the launch's start (all zeros then): every element written but a 0
+    # changed since the launch's start (the fill pattern then): every element whose bits
+    # differ from it (x + the fill's NaN keeps the NaN's bits: elements 122..127 unchanged)
     changed = [k for k, (style, _) in enumerate(cells) if "background" in style]
-    assert changed == list(np.flatnonzero(model))
+    assert changed == list(np.flatnonzero(model.view(np.uint32) != FILL))
     # the next stop: elements 0..63 were written, those that got a non-zero added changed
     dbg.cont()
-    added = model[64:128].copy()
-    model[:64] += added
+    before = model.copy()
+    model[:64] += model[64:128]
     np.testing.assert_array_equal(dbg.shared("buf"), model)
     cells = _cells(dbg.shared_html())
     changed = [k for k, (style, _) in enumerate(cells) if "background" in style]
-    assert changed == list(np.flatnonzero(added)) and 0 < len(changed) < 64
+    assert changed == list(np.flatnonzero(before.view(np.uint32) != model.view(np.uint32)))
+    assert changed
     assert [text for _, text in cells] == [f"{v:.6g}" for v in model]
 
 

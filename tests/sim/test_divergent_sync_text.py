@@ -96,10 +96,12 @@ def test_shuffle_inside_an_if_names_the_lanes_that_took_the_other_side():
         "the shfl.sync out of the `if` or loop"), f.message
     assert "have exited" not in f.message
     assert f.details["exited"] == 0xFFFFFF00 and f.details["lanes"] == 0xFF
-    # the fix it gives is quiet and right: lane 0 sums lanes 0..7 (offsets 4, 2, 1 read
-    # lanes 1..7 only)
+    # the mask fix gives lane 0 the right sum (offsets 4, 2, 1 read lanes 1..7 for it), but
+    # lanes 4..7 then read lanes 8..11, outside the membermask: undefined in the PTX ISA
+    # (shfl.sync), and said as such (a warp_sync finding naming those lanes)
     res, x, out = _launch(_shfl_in_if_own_mask, 64)
-    assert res.findings == [], [str(f) for f in res.findings]
+    assert res.findings and all(f.kind == "warp_sync" and "not in membermask 0x000000ff"
+                                in f.message for f in res.findings), [str(f) for f in res.findings]
     assert out[0] == pytest.approx(float(x[:8].sum()))
     np.testing.assert_array_equal(out[8:], x[8:])
 
