@@ -80,4 +80,4 @@ def test_view_of_a_launch_stopped_at_once_draws_without_warnings(saxpy):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         page = LaunchView(r)._repr_mimebundle_()["text/html"]
-    assert 'alt="instruction mix"' in page
+    assert 'aria-label="instruction mix"' in page   # the inline SVG chart

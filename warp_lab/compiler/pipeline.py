@@ -18,6 +18,8 @@ second nvdisasm run; it goes concurrently with the listing's.
 
 from __future__ import annotations
 
+import inspect
+
 import contextlib
 import dataclasses
 import functools
@@ -156,6 +158,10 @@ def compile(kernel: Kernel, options: CompileOptions | None = None, *, cache: boo
             given = given_options(options, overrides)
         except TypeError as exc:
             raise TypeError(str(exc)) from None
+        # the Python front end's variant switches (launch_ndim, entry_guard, ...) that a
+        # record carries mean nothing to NVRTC's code (a CUDA kernel's own record sets them)
+        taken = inspect.signature(compile_cuda).parameters
+        given = {name: value for name, value in given.items() if name in taken}
         return compile_cuda(kernel, cache=cache, sass=sass, life_ranges=life_ranges, **given)
     if not isinstance(kernel, Kernel):
         raise TypeError(f"wl.compile needs a @wl.kernel function or a wl.cuda_kernel, got "
