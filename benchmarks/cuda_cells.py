@@ -77,15 +77,8 @@ def cell_latency(runs: int) -> list[tuple]:
 
 
 def _pack(ck, args, launch_dim, grid, block):
-    mem = sim.GlobalMemory()
-    values = []
-    for a in args:
-        if isinstance(a, np.ndarray):
-            addr = mem.alloc(a.nbytes)
-            mem.write(addr, a)
-            values.append(abi.ArrayArg(addr, a.shape, tuple(s // a.itemsize for s in a.strides)))
-        else:
-            values.append(a)
+    from benchmarks.sim_throughput import place_args
+    mem, values = place_args(args)
     return sim.parse_module(ck.ptx), abi.pack_params(ck.param_layout, launch_dim, values), mem
 
 

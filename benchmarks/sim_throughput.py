@@ -89,14 +89,11 @@ def _numba_seconds(name: str, threads: int, bench_threads: int) -> str:
     return f"{secs * bench_threads / threads:.1f} (scaled from {threads})"
 
 
-def _launch_args(ex, args):
-    """Compile and pack one example for a direct ``sim.run`` (no copy-in/out overhead)."""
-    ck = wl.compile(ex.kernel, opt=3)
-    launch = ex.launch(args)
-    from warp_lab.runtime.launch import launch_geometry
-    kw = launch.kwargs()
-    grid, block, ldim = launch_geometry(ck.launch_ndim, kw.get("dim"), kw.get("grid"),
-                                        kw.get("block"), kw.get("block_dim", 256))
+
+def place_args(args):
+    """``(memory, values)``: each numpy array of ``args`` copied into a fresh simulator
+    global memory and replaced by its ``abi.ArrayArg`` (address, shape, element strides);
+    scalars as they are."""
     mem = sim.GlobalMemory()
     values = []
     for a in args:
@@ -106,6 +103,17 @@ def _launch_args(ex, args):
             values.append(abi.ArrayArg(addr, a.shape, tuple(s // a.itemsize for s in a.strides)))
         else:
             values.append(a)
+    return mem, values
+
+def _launch_args(ex, args):
+    """Compile and pack one example for a direct ``sim.run`` (no copy-in/out overhead)."""
+    ck = wl.compile(ex.kernel, opt=3)
+    launch = ex.launch(args)
+    from warp_lab.runtime.launch import launch_geometry
+    kw = launch.kwargs()
+    grid, block, ldim = launch_geometry(ck.launch_ndim, kw.get("dim"), kw.get("grid"),
+                                        kw.get("block"), kw.get("block_dim", 256))
+    mem, values = place_args(args)
     params = abi.pack_params(ck.param_layout, ldim, values)
     return sim.parse_module(ck.ptx), ck.entry, grid, block, params, mem
 
