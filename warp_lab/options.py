@@ -119,7 +119,9 @@ class CompileOptions:
             ``wl.launch`` compiles this variant by itself for a simulator launch with
             memcheck: an index past one axis that stays inside the array (``a[i, j]``,
             ``j >= a.shape[1]``) then gets a finding, where memcheck's address check sees
-            none. Never compiled for a GPU.
+            none, and so does an index past a ``wl.local_array`` (at ``opt=0`` it lands in
+            another variable's slot of the thread's one PTX ``__local_depot``). Never
+            compiled for a GPU.
 
     A launch's variants are this record with one field changed
     (``dataclasses.replace(ck.options, unit_inner_stride=False)``), compiled with

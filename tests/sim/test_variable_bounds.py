@@ -212,3 +212,41 @@ def test_warp_lab_kernel_shared_atomic_one_past_the_end_is_reported():
     r = wl.launch(k, dim=8, block_dim=8, inputs=[x, 8], device="sim")
     assert [f.kind for f in r.findings] == ["out_of_bounds"]
     assert "atomic" in r.findings[0].message
+
+
+@wl.kernel
+def _two_local_arrays(x: wl.array(dtype=wl.int32), n: int):
+    a = wl.local_array(4, wl.int32)
+    b = wl.local_array(4, wl.int32)
+    for j in range(4):
+        a[j] = j
+        b[j] = 10 + j
+    a[n] = 99
+    x[0] = a[0]
+    x[1] = b[0]
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_local_array_index_past_its_end_is_named_at_every_opt_level(opt):
+    """At ``opt=0`` LLVM lays ``a`` and ``b`` (and the scalar variables) out in one PTX
+    ``__local_depot0``, so ``a[4]`` is ``b[0]``'s slot: inside the thread's local memory,
+    and an address check alone sees nothing. memcheck's index check names the array and
+    the element at every opt level, and stops the thread before the store."""
+    x = np.zeros(2, np.int32)
+    r = wl.launch(_two_local_arrays, dim=1, block_dim=1, inputs=[x, 3], device="sim", opt=opt)
+    assert r.findings == [] and x.tolist() == [0, 10]
+    x[:] = -1
+    r = wl.launch(_two_local_arrays, dim=1, block_dim=1, inputs=[x, 4], device="sim", opt=opt)
+    [f] = r.findings
+    assert f.kind == "out_of_bounds" and f.source_line == _two_local_arrays.source.first_line + 7
+    assert "a[4] is outside a (shape (4,))" in f.message and "__local_depot" not in f.message
+    assert (f.details["array"], f.details["index"]) == ("a", (4,))
+    assert x.tolist() == [-1, -1]          # the thread stopped at the bad store
+
+
+def test_without_memcheck_the_overflow_lands_in_the_neighbour_at_opt0():
+    """What the check prevents: the same launch without memcheck writes ``b[0]``."""
+    x = np.zeros(2, np.int32)
+    r = wl.launch(_two_local_arrays, dim=1, block_dim=1, inputs=[x, 4], device="sim", opt=0,
+                  checks=())
+    assert r.findings == [] and x.tolist() == [0, 99]

@@ -35,6 +35,17 @@ __all__ = ["ArrayVal", "ExprLowerer", "llty", "memty", "flatten", "unflatten"]
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 
+def _checked_as_written(aty, n_indices: int) -> bool:
+    """Whether ``index_checks`` checks an access of ``n_indices`` indices into an array of
+    type ``aty`` (:class:`~warp_lab.lang.types.ArrayType`): every 2-D and wider access
+    (``a[i, j]`` with ``j >= a.shape[1]`` lands inside ``a``, where memcheck's address check
+    sees nothing), and every access of a ``wl.local_array``: LLVM puts all of a thread's
+    local arrays (and, at ``opt=0``, its scalar variables) in one frame, the PTX
+    ``__local_depot``, so past one array's end is inside another's slot, and even a
+    finding against the whole depot could not say which array nor which element."""
+    return n_indices > 1 or getattr(aty, "space", None) == "local"
+
+
 #: The longest access text (``x[j, i]``) an ``index_checks`` message quotes, characters.
 _ACCESS_TEXT_MAX = 60
 
@@ -380,9 +391,9 @@ class ExprLowerer:
             idx = [v if v.type == I64 else self.b.sext(v, I64) for v in idx]
         if self.m.debug:
             self._debug_index_checks(arr, idx, wide)
-        elif self.m.index_checks and len(idx) > 1:
-            # 2-D and wider accesses only: past a 1-D array's end is memcheck's address
-            # check's (its finding names the element and the array)
+        elif self.m.index_checks and _checked_as_written(arr.ty, len(idx)):
+            # 2-D and wider accesses, and every local array's: past a 1-D array's end is
+            # memcheck's address check's (its finding names the element and the array)
             self._index_check(arr, idx, wide, what)
         off = None
         for k, v in enumerate(idx):
@@ -477,7 +488,7 @@ class ExprLowerer:
             arr = self.expr(node.value)
             idx = node.wl_indices
             parts = ([(self.array_index(i), 0) for i in idx]   # checked as written
-                     if self.m.index_checks and len(idx) > 1 else
+                     if self.m.index_checks and _checked_as_written(bty, len(idx)) else
                      [self.index_parts(i) for i in idx])
             return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts],
                                             self._access_text(node)),

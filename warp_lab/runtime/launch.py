@@ -174,7 +174,8 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     :attr:`~warp_lab.options.CompileOptions.index_checks` set to ``on``, its other
     options its own; ``ck`` itself when it already has that setting, was compiled with
     ``debug`` (whose checks trap with their message), or does not know its ``@wl.kernel``;
-    ``ck`` too when the variant's PTX is its own (no 2-D or wider array access), or when
+    ``ck`` too when the variant's PTX is its own (no 2-D or wider array access, no
+    ``wl.local_array`` access), or when
     the kernel's source or namespace changed since ``ck`` was compiled (a global it reads
     rebound: the variant would compute something else than ``ck``; with ``on`` False, ``ck``
     then runs with its checks, which on a GPU trap as ``debug``'s do).
@@ -182,7 +183,9 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
     memcheck's address check sees an access outside every array only; ``a[i, j]`` with
     ``j >= a.shape[1]`` lands inside ``a`` (another row's element) and gives no finding
     (as with compute-sanitizer). The ``index_checks`` variant the simulator runs for memcheck
-    checks each index against its axis's extent and reports a failure as an
+    checks each index against its axis's extent (and each index of a ``wl.local_array``,
+    whose neighbour in the thread's one local frame, PTX's ``__local_depot``, the address
+    check cannot tell apart from it) and reports a failure as an
     ``out_of_bounds`` finding (:func:`~warp_lab.runtime.finding_text.index_finding`).
     The cell's PTX, SASS and resources stay those of ``ck``; per-line metrics of a
     simulator launch count the checks' instructions too.
