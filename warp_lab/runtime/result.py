@@ -33,8 +33,12 @@ class LaunchResult:
             measured with CUDA events, on the simulator with a wall clock).
         argument_bytes: bytes of all array arguments (what a kernel that
             reads each input once and writes each output once moves).
-        printed: everything the kernel printed (``print``/``wl.printf``), uncapped;
-            the notebook view shows the first 10,000 lines / 1 MiB.
+        printed: what the kernel printed (``print``/``wl.printf``) as a GPU would show
+            it; the notebook view shows the first 10,000 lines / 1 MiB. A simulator
+            launch whose calls pass a GPU's printf FIFO (1 MiB) keeps, as a GPU does, only
+            the newest ones (CUDA Programming Guide, "Formatted Output": the FIFO is
+            circular, older output is overwritten), says so in ``notes``, and keeps all
+            of it in ``sim.printed``.
         sim: the simulator's ``SimResult`` (metrics, findings, instruction
             counts), None on a GPU.
         host_seconds: host-side time of the whole ``wl.launch`` call.

@@ -177,6 +177,10 @@ def _finish(ck, device, grid, block, launch_dim, views, times, checks, result,
     """The :class:`LaunchResult` of a run, with the written regions copied back into the
     caller's arrays when the run was complete (none of them when it was partial)."""
     notes = []
+    printed = result.printed
+    if result.printf_overwritten:   # what a GPU's circular printf FIFO still holds
+        printed = printed[result.printf_overwritten_chars:]
+        notes.append(printf_fifo_note(result))
     if result.partial:
         notes.append(PARTIAL_NOTE)
     else:
@@ -190,10 +194,28 @@ def _finish(ck, device, grid, block, launch_dim, views, times, checks, result,
     return LaunchResult(compiled=ck, device=device, grid=grid, block=block,
                         launch_dim=launch_dim, times=tuple(times),
                         argument_bytes=sum(v.array.nbytes for v in views),
-                        printed=cell_text(without_index_marks(result.printed), ck),
+                        printed=cell_text(without_index_marks(printed), ck),
                         sim=dataclasses.replace(result, findings=user_findings(
                             result.findings, ck, regions, bases, grid, block, launch_dim)),
                         notes=tuple(notes), checks=tuple(checks))
+
+
+def printf_fifo_note(result) -> str:
+    """The note of a simulator launch (``result``: its ``SimResult``) whose printf calls
+    passed a GPU's printf FIFO: how many calls and bytes, how many a GPU overwrites, and
+    where the whole text is. CUDA Programming Guide, "Formatted Output": the FIFO
+    (``cudaLimitPrintfFifoSize``, 1 MiB by default) "is circular and if more output is
+    produced during kernel execution than can fit in the buffer, older output is
+    overwritten"."""
+    from warp_lab.sim.printf import PRINTF_FIFO_BYTES
+
+    lost, calls = result.printf_overwritten, result.printf_calls
+    return (f"printf: the kernel's {calls:,} printf calls need at least "
+            f"{result.printf_bytes:,} bytes of a GPU's printf FIFO, which holds "
+            f"{PRINTF_FIFO_BYTES:,} (1 MiB, cudaLimitPrintfFifoSize) and is circular: a GPU "
+            f"overwrites the oldest {lost:,} calls' output, so .printed shows the newest "
+            f"{calls - lost:,} as a GPU would; .sim.printed has all of it (raise the limit "
+            f"with cudaDeviceSetLimit on a GPU, or print from fewer threads)")
 
 
 def _over_repeats(progress, i: int, repeat: int):

@@ -35,6 +35,7 @@ import numpy as np
 
 from warp_lab.errors import LaunchInterrupted, SimulatorError
 from warp_lab.sim.dispatch import build
+from warp_lab.sim.printf import fifo_overwritten
 from warp_lab.sim.progress import ForwardProgress
 from warp_lab.sim.result import Finding, Metrics, MemoryLineStats, SimResult, instruction_class
 from warp_lab.sim.state import BARWAIT, CHECKS, NO_PC as _BIG, PAD, RUN, WSYNC
@@ -143,6 +144,7 @@ class Machine:
         self.block_loads: dict = {}   # store pc -> the loads before it in its basic block
         self.conflict_scratch = np.empty(0, np.int32)   # store_conflicts._distinct's table
         self.printed: list[str] = []
+        self.printf_bytes: list[int] = []   # each call's printf FIFO record (sim/printf.py)
         self.executed = 0
         self.warp_executed = 0
         self.steps = 0
@@ -706,7 +708,11 @@ class Machine:
         counts, findings, ``partial``, and (when collected) the metrics folded per PTX and
         ``.loc`` line; ``seconds`` is the wall time to report."""
         self._flush_uniform()
+        lost = fifo_overwritten(self.printf_bytes)
         res = SimResult(printed="".join(self.printed), instructions=int(self.executed),
+                        printf_calls=len(self.printed), printf_bytes=sum(self.printf_bytes),
+                        printf_overwritten=lost,
+                        printf_overwritten_chars=sum(map(len, self.printed[:lost])),
                         warp_instructions=int(self.warp_executed), seconds=seconds,
                         findings=self.findings, partial=self.partial)
         if self.collect:

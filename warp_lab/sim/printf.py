@@ -10,6 +10,14 @@ decides whether an integer argument takes 4 or 8 bytes.
 
 Output is collected per launch in thread order (block-major, then thread),
 as one line per call when the format ends in a newline.
+
+A GPU passes printf's arguments (and internal metadata) to the host through a FIFO of
+``cudaLimitPrintfFifoSize`` bytes, 1 MiB by default; the CUDA Programming Guide
+("Formatted Output", "Limitations"): "It is circular and if more output is produced
+during kernel execution than can fit in the buffer, older output is overwritten."
+:func:`fifo_overwritten` applies that rule to a launch's calls, each counted as its
+argument buffer plus the format string's address (:data:`RECORD_HEAD_BYTES`); the
+metadata's size is not documented, so a GPU starts overwriting at least as early.
 """
 
 from __future__ import annotations
@@ -22,7 +30,17 @@ import numpy as np
 
 from warp_lab.sim.memops import access
 
-__all__ = ["vprintf", "assertfail", "format_c"]
+__all__ = ["vprintf", "assertfail", "format_c", "fifo_overwritten", "PRINTF_FIFO_BYTES",
+           "RECORD_HEAD_BYTES"]
+
+#: the device printf FIFO's default size, bytes (``cudaLimitPrintfFifoSize``; CUDA
+#: Programming Guide "Formatted Output", "Associated Host-Side API": 1 megabyte)
+PRINTF_FIFO_BYTES = 1 << 20
+#: bytes of one call's FIFO record besides its arguments: the format string's address
+#: (the metadata a GPU adds is undocumented and not counted)
+RECORD_HEAD_BYTES = 8
+#: bytes of a call's argument buffer read at a time
+_ARG_CHUNK = 128
 
 _SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d*))?(hh|h|ll|l|z|j|t|L)?([diouxXcsfFeEgGaAp%])")
 
@@ -180,25 +198,55 @@ def _param_u64(m, name, t):
 def vprintf(m, ins, idx):
     """Execute ``vprintf`` for batch threads ``idx`` (in order), appending to ``m.printed``."""
     fname, aname = ins.srcs[0], ins.srcs[1]
+    formats: dict = {}   # format string address -> its text (a constant: read once a batch)
     for t in idx.tolist():
-        fmt = _read_str(m, ins, _param_u64(m, fname, t), t)
+        faddr = _param_u64(m, fname, t)
+        fmt = formats.get(faddr)
+        if fmt is None:
+            fmt = formats[faddr] = _read_str(m, ins, faddr, t)
         base = _param_u64(m, aname, t)
-        state = {"off": 0}
+        state = {"off": 0, "buf": b""}
 
         def fetch(size, kind, t=t, base=base, state=state):
             off = (state["off"] + size - 1) // size * size
             state["off"] = off + size
-            raw = _read(m, ins, base + off, size, t)
+            buf = state["buf"]
+            if off + size > len(buf):   # the argument buffer read in chunks, not per argument
+                more = _read(m, ins, base + len(buf), max(_ARG_CHUNK, off + size - len(buf)), t)
+                buf = state["buf"] = buf + more
+            raw = buf[off:off + size]
             if kind == "f":
                 return struct.unpack("<d", raw)[0]
             return int.from_bytes(raw, "little", signed=(kind == "s"))
 
         text = format_c(fmt, fetch, lambda p, t=t: _read_str(m, ins, p, t))
         m.printed.append(text)
+        m.printf_bytes.append(RECORD_HEAD_BYTES + (state["off"] + 7) // 8 * 8)
         if text.strip():
             m.last_printed[t] = text
     for ret in ins.dsts:
         m.cparams[ret] = np.zeros((m.T, 4), np.uint8)
+
+
+def fifo_overwritten(record_bytes, fifo_bytes: int = PRINTF_FIFO_BYTES) -> int:
+    """How many of a launch's first printf calls a GPU's FIFO no longer holds when the
+    host reads it: the FIFO is circular and older output is overwritten (CUDA
+    Programming Guide, "Formatted Output"), so the newest calls whose records fit in
+    ``fifo_bytes`` together are kept and every older one is lost.
+
+    Args:
+        record_bytes: bytes of each call's FIFO record, in the order the calls ran.
+        fifo_bytes: the FIFO's size (:data:`PRINTF_FIFO_BYTES` unless set otherwise).
+
+    Returns:
+        the number of leading calls overwritten (0 when everything fits).
+    """
+    total = 0
+    for k in range(len(record_bytes) - 1, -1, -1):
+        total += record_bytes[k]
+        if total > fifo_bytes:
+            return k + 1
+    return 0
 
 
 def assertfail(m, ins, idx):

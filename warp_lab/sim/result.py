@@ -353,7 +353,15 @@ class SimResult:
     """The outcome of :func:`warp_lab.sim.run`.
 
     Attributes:
-        printed: text written by ``printf`` (``vprintf``), in thread order.
+        printed: text written by ``printf`` (``vprintf``), in thread order, all of it.
+        printf_calls: how many ``printf`` calls ran.
+        printf_bytes: bytes their records take in a GPU's printf FIFO (at least:
+            :func:`~warp_lab.sim.printf.fifo_overwritten`).
+        printf_overwritten: how many of the first calls a GPU's 1 MiB printf FIFO would
+            have overwritten before the host read it (CUDA Programming Guide, "Formatted
+            Output": the FIFO is circular, older output is overwritten); 0 when all fit.
+        printf_overwritten_chars: the length of their text, the part of ``printed`` a GPU
+            would not show (``printed[printf_overwritten_chars:]`` is what it shows).
         instructions: thread-instructions executed (each active lane counts one).
         warp_instructions: warp-instructions issued.
         seconds: wall-clock seconds of the simulation.
@@ -364,6 +372,10 @@ class SimResult:
     """
 
     printed: str = ""
+    printf_calls: int = 0
+    printf_bytes: int = 0
+    printf_overwritten: int = 0
+    printf_overwritten_chars: int = 0
     instructions: int = 0
     warp_instructions: int = 0
     seconds: float = 0.0
