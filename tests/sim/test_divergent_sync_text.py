@@ -91,14 +91,17 @@ def test_shuffle_inside_an_if_names_the_lanes_that_took_the_other_side():
     assert f.message.startswith(
         "shfl.sync membermask 0xffffffff names lanes 8–31, which do not execute it: they "
         f"took another path and exited (at PTX line {ret}), so only lanes 0–7 execute it "
-        "and the result is undefined on the GPU; fix: pass a mask of only the lanes that "
-        "execute it (here 0x000000ff, which wl.activemask() gives in that code), or move "
-        "the shfl.sync out of the `if` or loop"), f.message
+        "and the result is undefined on the GPU; fix: move the shfl.sync out of the `if` "
+        "or loop that only some lanes of the mask enter, so that every lane of the mask "
+        "executes it, and use its result inside; a mask of only the lanes that execute it "
+        "here (0x000000ff, what wl.activemask() gives in that code) is no fix: the shuffle "
+        "reads lanes outside it, undefined too"), f.message
     assert "have exited" not in f.message
     assert f.details["exited"] == 0xFFFFFF00 and f.details["lanes"] == 0xFF
-    # the mask fix gives lane 0 the right sum (offsets 4, 2, 1 read lanes 1..7 for it), but
-    # lanes 4..7 then read lanes 8..11, outside the membermask: undefined in the PTX ISA
-    # (shfl.sync), and said as such (a warp_sync finding naming those lanes)
+    # the mask fix (not what the hint says) gives lane 0 the right sum (offsets 4, 2, 1 read
+    # lanes 1..7 for it), but lanes 4..7 then read lanes 8..11, outside the membermask:
+    # undefined in the PTX ISA (shfl.sync), and said as such (a warp_sync finding naming
+    # those lanes); tests/sim/test_shuffle_mask_hint.py follows the hints themselves
     res, x, out = _launch(_shfl_in_if_own_mask, 64)
     assert res.findings and all(f.kind == "warp_sync" and "not in membermask 0x000000ff"
                                 in f.message for f in res.findings), [str(f) for f in res.findings]
@@ -123,6 +126,8 @@ def test_deadlock_at_a_barrier_names_the_shuffle_the_other_lanes_wait_at():
             f"{f.ptx_line} ({where} {f.source_line}), and the other 8 never reach it: lanes "
             f"0–7 of warp 0 wait at the shfl.sync on PTX line {shfl} ({where} {line}) with "
             "membermask 0xffffffff for the other lanes of that mask, which never execute it "
-            "(lanes 8–31 wait at this barrier); fix: pass a mask of only the lanes that "
-            "execute it (here 0x000000ff") in f.message, f.message
+            "(lanes 8–31 wait at this barrier); fix: move the shfl.sync out of the `if` or "
+            "loop") in f.message, f.message
+    assert "(0x000000ff, what wl.activemask() gives in that code) is no fix: the shuffle " \
+           "reads lanes outside it" in f.message
 

@@ -321,14 +321,34 @@ def _sync_name(ins) -> str:
     return "bar.warp.sync" if _is_warp_bar(ins) else f"{ins.op}.sync"
 
 
-def _mask_hint(name: str, bits: int) -> str:
+def _mask_hint(name: str, bits: int, reads=()) -> str:
     """The fix for a warp-synchronous instruction ``name`` whose membermask names lanes
     that do not execute it, ``bits`` the lanes that do (CUDA Programming Guide, "Warp
     Shuffle Functions": each thread of the mask must execute the same intrinsic with the
-    same mask, or the result is undefined)."""
+    same mask, or the result is undefined).
+
+    ``reads``: for a shuffle, ``(lane, source lane)`` of each executing lane whose source
+    is in range. When a source lies outside ``bits``, a mask of only the executing lanes
+    (what ``wl.activemask()`` gives there) is no fix: the shuffle would read a lane outside
+    its membermask, undefined too (PTX ISA 9.7.9.6 "shfl.sync"), so the hint is to move the
+    shuffle where every lane of the mask executes it and use its result in the branch."""
+    if any(not bits >> j & 1 for _, j in reads):
+        # one text for every unrolled copy of the shuffle (each reads other lanes), so that
+        # finding_text.merge_by_line merges them; the lanes are in outside_reads()
+        return (f"move the {name} out of the `if` or loop that only some lanes of the mask "
+                f"enter, so that every lane of the mask executes it, and use its result "
+                f"inside; a mask of only the lanes that execute it here ({bits:#010x}, "
+                f"what wl.activemask() gives in that code) is no fix: the shuffle reads "
+                f"lanes outside it, undefined too")
     return (f"pass a mask of only the lanes that execute it (here {bits:#010x}, which "
             f"wl.activemask() gives in that code), or move the {name} out of the `if` or "
             "loop that only some lanes of the mask enter")
+
+
+def outside_reads(bits: int, reads) -> list:
+    """The ``(lane, source lane)`` pairs of ``reads`` whose source is not in ``bits``
+    (the lanes executing a shuffle): why a mask of only those lanes is no fix."""
+    return [(k, j) for k, j in reads if not bits >> j & 1]
 
 
 def _warp_view(m, v, dt):
@@ -483,7 +503,7 @@ def _not_in_own_mask(m, ins, name, arrived, mm):
               callers=callers, hint=hint, dedupe="not_in_mask")
 
 
-def _warp_sync(ins, mod, inner, rmask, combine=True):
+def _warp_sync(ins, mod, inner, rmask, combine=True, sources=None):
     """Wrap a warp-synchronous op: lanes wait until every live lane of their membermask is
     at this instruction with the same membermask, then each such group executes it
     together (PTX ISA: "shfl.sync ... causes executing thread to wait until all
@@ -495,7 +515,9 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
     ``inner`` ``None``: ``bar.warp.sync``, which only orders shared memory among the
     lanes released together (racecheck); where the module's target lets it meet across
     instructions (:func:`warp_bar_sites`) the lanes waiting at the other ones join its
-    groups, and those released continue after their own instruction."""
+    groups, and those released continue after their own instruction. ``sources``: for a
+    shuffle, ``sources(m) -> (j, ok)``, each thread's source lane and whether it is in
+    range (:func:`_shfl_sources`), which the fix of a finding here takes into account."""
     bar = inner is None
     name = "bar.warp.sync" if bar else f"{ins.op}.sync"
     sites = warp_bar_sites(mod) if bar else None
@@ -538,13 +560,21 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
                 with_it = int(_bits(here2[w:w + 1] & (mm[w:w + 1] == mask))[0])
                 sel = np.zeros(m.T, bool)
                 sel[32 * w:32 * w + 32] = (gone >> np.arange(32) & 1).astype(bool)
-                hint = _mask_hint(name, with_it)
+                reads = ()
+                if sources is not None:
+                    j, ok = (np.broadcast_to(v, (m.T,))[32 * w:32 * w + 32]
+                             for v in sources(m))
+                    reads = [(k, int(j[k])) for k in range(32)
+                             if with_it >> k & 1 and ok[k]]
+                hint = _mask_hint(name, with_it, reads)
+                far = outside_reads(with_it, reads)
                 m.finding("warp_sync", f"{name} membermask {mask:#010x} names "
                           f"{lane_ranges(gone)}, which do not execute it: they took another "
                           f"path and exited ({_exits(m, sel)}), so only {lane_ranges(with_it)} "
                           "execute it and the result is undefined on the GPU; fix: " + hint,
                           ins, t, membermask=mask, live=int(live[w]), exited=gone,
-                          lanes=with_it, hint=hint)
+                          lanes=with_it, hint=hint,
+                          **({"outside_reads": far} if far else {}))
         if away is not None:
             here2 = (here | away).reshape(-1, 32)
         ready, mixed = _ready(mm, here2, live, raw.ndim == 0 and away is None)
@@ -578,6 +608,7 @@ def _warp_sync(ins, mod, inner, rmask, combine=True):
         m.nwsync = int(np.count_nonzero(m.status == WSYNC))
         m.recount()
     ex.membermask = rmask       # read again by release_warp_sync for the waiting lanes
+    ex.sources = sources        # and by a deadlock's fix (_stuck_at_warp_sync)
     return ex
 
 
@@ -730,10 +761,15 @@ def _stuck_at_warp_sync(m, stuck, barpc):
     for text, ln in where:
         groups[text] = groups.get(text, 0) | (1 << ln)
     warp = int(m.lin[t]) // 32
+    reads = ()
+    sources = getattr(ins.exec, "sources", None)
+    if sources is not None:   # a shuffle: the lanes its waiting lanes would read
+        j, ok = (np.broadcast_to(v, (m.T,))[sl] for v in sources(m))
+        reads = [(k, int(j[k])) for k in range(32) if gbits >> k & 1 and ok[k]]
     said = "; ".join(f"{lane_ranges(bits)} {text}" for text, bits in groups.items())
     text = (f"{lane_ranges(gbits)} of warp {warp} wait at the {name} on {_place(m, q)} with "
             f"membermask {mask:#010x} for the other lanes of that mask, which never execute "
-            f"it ({said or 'they never arrive'}); fix: {_mask_hint(name, gbits)}")
+            f"it ({said or 'they never arrive'}); fix: {_mask_hint(name, gbits, reads)}")
     src = m.mod.source_of(ins)
     return text, {"stuck_ptx_line": ins.line, "stuck_source_line": src[1],
                   "membermask": mask, "lanes": gbits}
@@ -781,8 +817,28 @@ def _shfl(ins, mod):
     wd = writer(d[1] if d[0] == "pair" else d, mod, ins.line)
     wp = writer(d[2], mod, ins.line) if d[0] == "pair" else None
 
+    sources = _shfl_sources(mode, rb, rc)
+
     def ex(m, mask):
         a = np.broadcast_to(np.asarray(ra(m), np.uint32), (m.T,))
+        lane = (np.arange(m.T) % 32).astype(np.int64)
+        j, ok = sources(m)
+        if "barrier" in m.checks:
+            _source_outside_mask(m, ins, mode, mask, lane, j, ok, rmask)
+        src = np.arange(m.T) - lane + j
+        wd(m, a[src], mask)
+        if wp is not None:
+            wp(m, np.broadcast_to(ok, (m.T,)).copy(), mask)
+    return _warp_sync(ins, mod, ex, rmask, combine=False, sources=sources)
+
+
+def _shfl_sources(mode: str, rb, rc):
+    """``f(m) -> (j, ok)`` for a ``shfl.sync.mode`` with operands ``b`` and ``c`` (readers):
+    each thread's source lane ``j`` (its own lane where out of range) and whether it is in
+    range, by the PTX ISA's pseudocode (9.7.9.6 "shfl.sync": ``maxLane``/``minLane`` from
+    ``c``'s clamp value and segment mask; ``.up`` in range for ``j >= maxLane``, the others
+    for ``j <= maxLane``)."""
+    def sources(m):
         lane = (np.arange(m.T) % 32).astype(np.int64)
         b = np.asarray(rb(m), np.int64) & 31
         c = np.asarray(rc(m), np.int64)
@@ -801,14 +857,8 @@ def _shfl(ins, mod):
         else:
             j = min_lane | (b & ~seg)
             ok = j <= max_lane
-        j = np.where(ok, j, lane)
-        if "barrier" in m.checks:
-            _source_outside_mask(m, ins, mode, mask, lane, j, ok, rmask)
-        src = np.arange(m.T) - lane + j
-        wd(m, a[src], mask)
-        if wp is not None:
-            wp(m, np.broadcast_to(ok, (m.T,)).copy(), mask)
-    return _warp_sync(ins, mod, ex, rmask, combine=False)
+        return np.where(ok, j, lane), ok
+    return sources
 
 
 def _vote(ins, mod):
