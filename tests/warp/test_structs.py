@@ -333,3 +333,49 @@ def test_struct_kernel_survives_the_disk_cache(tmp_path, monkeypatch):
     ck = wl.compile(kc)
     back = cache._from_json(cache._to_json(ck), None)
     assert back.params == ck.params and back.param_layout == ck.param_layout
+
+
+ROWS = '''
+import warp as wp
+
+@wp.struct
+class MatStruct:
+    m: wp.mat44
+
+@wp.kernel
+def rows(out: wp.array[wp.mat44], r: int):
+    s = MatStruct()
+    s.m[0, 0] = 2.0
+    s.m[2][1] = 5.0
+    out[0] = s.m
+    out[0][1][1] = 7.0
+    out[0][r][3] = 8.0
+    m = wp.mat22()
+    m[1][0] = 4.0
+    out[1][0][0] = m[1][0]
+'''
+
+
+def test_matrix_row_components_store_as_warp_cpu(tmp_path, warp_ref):
+    """``s.m[2][1] = v`` (a local's or a struct field's matrix row) and ``a[i][r][c] = v``
+    (an array element's row, ``r`` at run time) store one component, as in Warp."""
+    import warp_lab.warp as wp
+    ref = load_module(tmp_path / "ref_rows.py", ROWS, "warp", "wpc_ref_rows")
+    lab = load_module(tmp_path / "lab_rows.py", ROWS, "warp_lab.warp", "wpc_lab_rows")
+    r = warp_ref.zeros(2, dtype=warp_ref.mat44, device="cpu")
+    g = wp.zeros(2, dtype=wp.mat44, device="cpu")
+    warp_ref.launch(ref.rows, dim=1, inputs=[r, 3], device="cpu")
+    wp.launch(lab.rows, dim=1, inputs=[g, 3], device="cpu")
+    np.testing.assert_array_equal(g.numpy(), r.numpy())
+
+
+def test_local_matrix_row_chosen_at_run_time_is_refused(tmp_path):
+    import warp_lab as wl
+    from warp_lab.errors import KernelCompileError
+
+    text = ("import warp as wp\n\n@wp.kernel\ndef bad(r: int):\n    m = wp.mat22()\n"
+            "    m[r][0] = 1.0\n")
+    mod = load_module(tmp_path / "bad_row.py", text, "warp_lab.warp", "wpc_bad_row")
+    with pytest.raises(KernelCompileError, match="chosen at run time") as info:
+        wl.compile(mod.bad)
+    assert (info.value.line, info.value.col) == (6, 5)

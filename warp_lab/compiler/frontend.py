@@ -434,6 +434,16 @@ class FunctionTyper(ExprTyper):
                 len(load.wl_indices) == 1
             if not whole_row:
                 return
+        # a component of a matrix row: m[2][1] = ..., s.m[2][1] = ..., a[i][2][1] = ...
+        if isinstance(bty, Vector) and isinstance(base, ast.Subscript) and \
+                isinstance(base.value.wl_ty, Matrix) and len(base.wl_indices) == 1 and \
+                typing_structs.storable(self, base.value):
+            if not typing_structs.in_memory(base.value) and \
+                    const_of(base.wl_indices[0]) is NO_CONST:
+                raise self.error(f"cannot assign to {ast.unparse(target)}: the row of the "
+                                 f"local matrix {ast.unparse(base.value)} is chosen at run "
+                                 "time", target, "index the element itself: m[i, j] = ...")
+            return
         if isinstance(bty, Meta):  # wl.tid = 3, math.pi = 3: a module or other global
             what = f"the module {bty.value.__name__}" if isinstance(bty.value, ModuleType) \
                 else type_name(bty)

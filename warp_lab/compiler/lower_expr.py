@@ -575,6 +575,13 @@ class ExprLowerer:
             k = ir.Constant(I32, node.wl_component)
         elif isinstance(bty, Vector):
             k = self.small_index(node.wl_indices[0], bty.n)
+        elif len(node.wl_indices) == 1:   # a row m[r]: its first element, as a vector
+            from warp_lab.compiler.typing_exprs import vector_of
+            k = self.b.mul(self.small_index(node.wl_indices[0], bty.rows),
+                           ir.Constant(I32, bty.cols))
+            ptr = self.b.gep(base.target, [ir.Constant(I32, 0), k], inbounds=True,
+                             source_etype=memty(bty))
+            return Ref("mem", ptr, vector_of(bty.elem, bty.cols), invariant=base.invariant)
         else:
             r, c = (self.small_index(i, n, axis) for i, n, axis in
                     zip(node.wl_indices, (bty.rows, bty.cols), (0, 1)))
@@ -937,11 +944,11 @@ _PURE_OPS = frozenset({"add", "sub", "mul", "and", "or", "xor", "shl", "shr",
 
 
 def _memory_rooted(node) -> bool:
-    """Whether the typed expression ``node`` is an array element or a field of one
-    (``a[i]``, ``a[i].v``, ``a[i].inner.v``): its storage is memory, not a local."""
-    while isinstance(node, ast.Attribute) and isinstance(node.value.wl_ty, StructType):
-        node = node.value
-    return isinstance(node, ast.Subscript) and isinstance(node.value.wl_ty, ArrayType)
+    """Whether the typed expression ``node`` is an array element or a part of one
+    (``a[i]``, ``a[i].v``, ``a[i].inner.v``, a matrix row ``a[i][2]``): its storage is
+    memory, not a local (``typing_structs.in_memory``)."""
+    from warp_lab.compiler.typing_structs import in_memory
+    return in_memory(node)
 
 
 def _storage_rooted(node) -> bool:

@@ -25,7 +25,7 @@ from warp_lab.compiler.typing_rules import type_name
 from warp_lab.lang.types import ArrayType, Matrix, Scalar, StructType, Vector
 
 __all__ = ["struct_field", "construct_struct", "storable", "check_field_store",
-           "is_struct_rooted", "array_paths"]
+           "is_struct_rooted", "array_paths", "in_memory"]
 
 
 def array_paths(prefix: str, st: StructType):
@@ -99,6 +99,19 @@ def storable(t, node) -> bool:
             node = node.value
             continue
         return False
+
+
+def in_memory(node) -> bool:
+    """Whether the typed expression ``node`` is an array element or a part of one (a field,
+    a matrix row: ``a[i]``, ``a[i].m``, ``a[i][2]``), not a local's storage."""
+    while True:
+        if isinstance(node, ast.Attribute) and isinstance(node.value.wl_ty, StructType):
+            node = node.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.value.wl_ty, Matrix) and \
+                len(node.wl_indices) == 1:
+            node = node.value
+        else:
+            return isinstance(node, ast.Subscript) and isinstance(node.value.wl_ty, ArrayType)
 
 
 def is_struct_rooted(node) -> bool:
