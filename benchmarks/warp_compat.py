@@ -135,32 +135,81 @@ def lab_type(t):
         return ["vector", t._length_, t._wp_scalar_type_.__name__]
     if t in wp._src.types.scalar_types:
         return ["scalar", t.__name__]
+    if isinstance(t, wp._src.codegen.Struct):
+        return ["struct", [[n, lab_type(v.type)] for n, v in t.vars.items()]]
     raise TypeError(f"parameter type {t}")
+def fill(v, rng):
+    """Random fields of a numpy structured array (each scalar kind as an array's)."""
+    for n in v.dtype.names:
+        f = v[n]
+        if f.dtype.names:
+            fill(f, rng)
+        elif f.dtype.kind == "f":
+            v[n] = rng.uniform(-1, 1, f.shape).astype(f.dtype)
+        elif f.dtype.kind == "b":
+            v[n] = rng.integers(0, 2, f.shape).astype(np.bool_)
+        else:
+            v[n] = rng.integers(0, 4, f.shape).astype(f.dtype)
+def struct_value(t, s, key, rng, arrays, shape):
+    """An instance of struct ``t`` with random fields; its arrays go to ``arrays``."""
+    inst = t()
+    for (fname, var), (_, fs) in zip(t.vars.items(), s[1]):
+        k = key + "." + fname
+        ft = var.type
+        if fs[0] == "struct":
+            setattr(inst, fname, struct_value(ft, fs, k, rng, arrays, shape))
+        elif fs[0] == "array":
+            v = random_array(ft.dtype, (16,) * fs[1] if fs[1] <= 2 else (4,) * fs[1], rng)
+            a = wp.array(v, dtype=ft.dtype, device="cpu")
+            setattr(inst, fname, a)
+            saved[k] = v
+            arrays.append((k, a))
+        elif fs[0] == "scalar":
+            val = 0.5 if "float" in fs[1] else (True if fs[1] == "bool" else 2)
+            setattr(inst, fname, val)
+            saved[k] = np.array(val)
+        else:
+            v = rng.uniform(-1, 1, (fs[1],) if fs[0] == "vector" else tuple(fs[1])).astype(np.float32)
+            setattr(inst, fname, ft(*v.reshape(-1).tolist()))
+            saved[k] = v
+    return inst
+def random_array(dt, shape, rng):
+    if isinstance(dt, wp._src.codegen.Struct):
+        v = np.zeros(shape, dtype=dt.numpy_dtype())
+        fill(v, rng)
+        return v
+    comp = getattr(dt, "_wp_scalar_type_", dt)
+    ext = tuple(getattr(dt, "_shape_", ())) if hasattr(dt, "_length_") else ()
+    full = shape + ext
+    if comp in (float, wp.float16, wp.float32, wp.float64):
+        return rng.uniform(-1, 1, full).astype(wp._src.types.warp_type_to_np_dtype[comp])
+    if comp is wp.bool:
+        return rng.integers(0, 2, full).astype(np.bool_)
+    return rng.integers(0, 4, full).astype(wp._src.types.warp_type_to_np_dtype[comp])
 for name in names:
     try:
         k = getattr(mod, name)
         params = [(a.label, a.type) for a in k.adj.args]
         rng = np.random.default_rng(zlib.crc32(name.encode()))
         specs = [lab_type(t) for _, t in params]
-        args, inputs = [], []
+        args, inputs, in_structs = [], [], []
         dim = None
-        for (pname, t), s in zip(params, specs):
+        for j, ((pname, t), s) in enumerate(zip(params, specs)):
             if s[0] == "array":
                 ndim = s[1]
                 shape = (16,) * ndim if ndim <= 2 else (4,) * ndim
                 dim = dim or shape
                 dt = t.dtype
-                comp = getattr(dt, "_wp_scalar_type_", dt)
-                ext = tuple(getattr(dt, "_shape_", ())) if hasattr(dt, "_length_") else ()
-                full = shape + ext
-                if comp in (float, wp.float16, wp.float32, wp.float64):
-                    v = rng.uniform(-1, 1, full).astype(wp._src.types.warp_type_to_np_dtype[comp])
-                elif comp is wp.bool:
-                    v = rng.integers(0, 2, full).astype(np.bool_)
-                else:
-                    v = rng.integers(0, 4, full).astype(wp._src.types.warp_type_to_np_dtype[comp])
+                v = random_array(dt, shape, rng)
                 args.append(wp.array(v, dtype=dt, device="cpu"))
                 inputs.append(v)
+            elif s[0] == "struct":
+                arrays = []
+                args.append(struct_value(t, s, f"{name}__in{j}", rng, arrays, None))
+                inputs.append(None)
+                in_structs += arrays
+                if arrays and dim is None:
+                    dim = tuple(arrays[0][1].shape)
             elif s[0] == "scalar":
                 v = 0.5 if "float" in s[1] else (True if s[1] == "bool" else 2)
                 args.append(v); inputs.append(np.array(v))
@@ -171,15 +220,49 @@ for name in names:
         wp.launch(k, dim=dim, inputs=args, device="cpu")
         wp.synchronize()
         for j, a in enumerate(args):
-            saved[f"{name}__in{j}"] = inputs[j]
+            if inputs[j] is not None:
+                saved[f"{name}__in{j}"] = inputs[j]
             if isinstance(a, wp.array):
                 saved[f"{name}__out{j}"] = a.numpy()
+        for key, a in in_structs:   # arrays held in struct arguments
+            saved[key.replace("__in", "__out", 1)] = a.numpy()
         report[name] = {"ok": True, "specs": specs, "dim": list(dim) if isinstance(dim, tuple) else dim}
     except Exception as e:
         report[name] = {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[-1][:200] if str(e) else ''}"}
 np.savez(out + ".npz", **saved)
 json.dump(report, open(out + ".json", "w"))
 '''
+
+
+def _same(got: np.ndarray, ref: np.ndarray) -> bool:
+    """Floats to 1e-5 relative (NaNs equal), the rest exactly; a structured array (of
+    structs) field by field, so the padding between fields is not compared."""
+    if ref.dtype.names:
+        return got.dtype.names == ref.dtype.names and all(
+            _same(got[n], ref[n]) for n in ref.dtype.names)
+    if ref.dtype.kind == "f":
+        return got.shape == ref.shape and np.allclose(got, ref, rtol=1e-5, atol=1e-6,
+                                                      equal_nan=True)
+    return np.array_equal(got, ref)
+
+
+def _lab_struct(wp, st, spec, key, saved, arrays):
+    """warp_lab's instance of struct type ``st`` holding the worker's saved field inputs
+    (``KEY.field``); its arrays are recorded in ``arrays`` under their keys."""
+    inst = st()
+    for (fname, ft), (_, fs) in zip(st.fields, spec[1]):
+        k = f"{key}.{fname}"
+        if fs[0] == "struct":
+            setattr(inst, fname, _lab_struct(wp, ft, fs, k, saved, arrays))
+        elif fs[0] == "array":
+            a = wp.array(saved[k].copy(), dtype=ft.dtype)
+            arrays[k] = a
+            setattr(inst, fname, a)
+        elif fs[0] == "scalar":
+            setattr(inst, fname, saved[k].item())
+        else:
+            setattr(inst, fname, saved[k].astype(ft.elem.numpy))
+    return inst
 
 
 def _lab_type(wp, spec):
@@ -265,16 +348,21 @@ def run_file(path: str, workdir: str, timeout: float = 300) -> dict:
             continue
         try:
             k = getattr(mod, name)
-            wl.compile(k)
+            ck = wl.compile(k)
         except Exception as exc:  # noqa: BLE001 - classified
             out[name] = {"status": "compile_failed", "why": _classify(exc)}
             continue
         args, arrays = [], {}
         for j, s in enumerate(rec["specs"]):
-            v = saved[f"{name}__in{j}"]
+            key = f"{name}__in{j}"
+            if s[0] == "struct":
+                args.append(_lab_struct(wp, ck.params[j][1], s, key, saved, arrays))
+                continue
+            v = saved[key]
             if s[0] == "array":
-                a = wp.array(v.copy(), dtype=_lab_type(wp, s))
-                arrays[j] = a
+                a = wp.array(v.copy(), dtype=_lab_type(wp, s) if s[2] != "struct"
+                             else ck.params[j][1].dtype)
+                arrays[key] = a
                 args.append(a)
             elif s[0] == "scalar":
                 args.append(v.item())
@@ -286,16 +374,8 @@ def run_file(path: str, workdir: str, timeout: float = 300) -> dict:
         except Exception as exc:  # noqa: BLE001 - classified
             out[name] = {"status": "launch_failed", "why": _classify(exc)}
             continue
-        bad = []
-        for j, a in arrays.items():
-            ref = saved[f"{name}__out{j}"]
-            got = a.numpy()
-            if ref.dtype.kind == "f":
-                ok = np.allclose(got, ref, rtol=1e-5, atol=1e-6, equal_nan=True)
-            else:
-                ok = np.array_equal(got, ref)
-            if not ok:
-                bad.append(j)
+        bad = [key for key, a in arrays.items()
+               if not _same(a.numpy(), saved[key.replace("__in", "__out", 1)])]
         finding = r.findings[0].kind if getattr(r, "findings", None) else ""
         if bad and finding in _UNDEFINED:
             # the generated inputs make the kernel read past an array or race: what Warp's

@@ -183,8 +183,9 @@ class CompiledKernel:
             without it every thread of the grid runs the body.
         written_params: names of the array parameters the kernel may store
             into (the front end's :attr:`TypedKernel.written_params`), in
-            parameter order; the others are only read, so a launch may pass
-            them read-only and need not copy them back.
+            parameter order, then the dotted paths of the arrays in struct parameters
+            (``"s.arr"``, every one counted written); the others are only read, so a
+            launch may pass them read-only and need not copy them back.
         shared_arrays: ``(PTX symbol, Python name, file line)`` of each shared
             array the kernel and its device functions declare
             (:attr:`TypedKernel.shared_arrays`), so views and findings that name a

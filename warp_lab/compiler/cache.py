@@ -393,12 +393,18 @@ def _type_to_json(t) -> object:
     if isinstance(t, T.ArrayType):
         return {"array": _type_to_json(t.dtype), "ndim": t.ndim, "space": t.space,
                 "shape": list(t.shape) if t.shape else None}
+    if isinstance(t, T.StructType):
+        return {"struct": t.name, "key": t.key,
+                "fields": [[f, _type_to_json(ft)] for f, ft in t.fields]}
     return t.name
 
 
 def _type_from_json(obj):
     if isinstance(obj, dict) and "pointer" in obj:
         return T.PointerType(_type_from_json(obj["pointer"]), obj["const"], obj["spelling"])
+    if isinstance(obj, dict) and "struct" in obj:
+        return T.StructType(obj["struct"], tuple((f, _type_from_json(ft))
+                                                 for f, ft in obj["fields"]), obj["key"])
     if isinstance(obj, dict) and "vector" in obj:
         return T.CudaVector(T.SCALARS[obj["vector"]], obj["n"], obj["name"])
     if isinstance(obj, dict):

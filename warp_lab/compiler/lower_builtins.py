@@ -15,7 +15,7 @@ import re
 from llvmlite import ir
 
 from warp_lab.compiler.lower_expr import (I1, I32, I64, ArrayVal, flatten, flatten_types_count,
-                                          llty, memty, unflatten)
+                                          llty, memty, unflatten, zero_value)
 from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, scalar_binop
 from warp_lab.compiler.typing_rules import NONE
 from warp_lab.lang.builtins import BITCASTS
@@ -663,6 +663,12 @@ def lower_call(lw, node):
         return lw.convert(lw.expr(a), a.wl_ty, call.type)
     if call.kind == "construct":
         return _construct(lw, node, call)
+    if call.kind == "struct":   # S() zeroed, S(v1, ...) every field (typing_structs)
+        st = call.type
+        if not call.info["args"]:
+            return zero_value(st)
+        return tuple(lw.convert(lw.expr(a), at, ft) for a, at, (_, ft)
+                     in zip(call.info["args"], call.info["tys"], st.fields))
     if call.kind == "func":
         tf = call.func
         flat, read_only = [], set()

@@ -304,7 +304,8 @@ def _build(kernel: Kernel, options: CompileOptions, cells: dict, files: dict, ke
         life_ranges=ranges, resources=resources,
         line_map=line_map, timings=timings, missing=missing,
         toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard,
-        written_params=tuple(n for n, _ in typed.params if n in typed.written_params),
+        written_params=tuple(n for n, _ in typed.params if n in typed.written_params) +
+        tuple(sorted(n for n in typed.written_params if "." in n)),   # struct fields' arrays
         shared_arrays=typed.shared_arrays,
         shared_shapes=tuple((d.symbol, d.dtype.size, tuple(d.shape)) for d in typed.shared),
         shared_dtypes=typed.shared_dtypes,

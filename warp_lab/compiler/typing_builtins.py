@@ -25,7 +25,8 @@ from warp_lab.compiler.typing_special import (type_alloc_array, type_dynamic_sha
                                               type_print, type_printf)
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Constant, Func
-from warp_lab.lang.types import (ANY, SCALARS, ArrayType, Matrix, Scalar, TupleType, Vector, as_type,
+from warp_lab.lang.types import (ANY, SCALARS, ArrayType, Matrix, Scalar, StructType, TupleType,
+                                 Vector, as_type,
                                  bool_, float32, int32, int64, uint32)
 
 __all__ = ["type_call", "RULES"]
@@ -773,6 +774,9 @@ def type_call(t, node, callee):
         return _cast(t, node, callee)
     if isinstance(callee, (Vector, Matrix)):
         return _construct(t, node, callee)
+    if isinstance(callee, StructType):
+        from warp_lab.compiler.typing_structs import construct_struct
+        return construct_struct(t, node, callee)
     if isinstance(callee, PyBuiltin):
         n = callee.name
         if n in ("int", "float"):

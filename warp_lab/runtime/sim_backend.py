@@ -22,7 +22,7 @@ import numpy as np
 
 from warp_lab.compiler import abi
 from warp_lab.errors import LaunchInterrupted, SimulatorError
-from warp_lab.runtime.args import group_regions, written_regions
+from warp_lab.runtime.args import group_regions, place_views, written_regions
 from warp_lab.runtime.finding_text import (cell_text, located_simulator_error, user_findings,
                                            without_index_marks)
 from warp_lab.runtime.interrupt import deferred_sigint
@@ -93,11 +93,12 @@ def prepare(ck, launch_dim, values, views):
         memory.write(base, region.host_bytes())
         bases[id(region)] = base
     region_of = {id(v): r for r in regions for v in r.views}
-    packed = []
-    for value in values:
-        r = region_of.get(id(value))
-        packed.append(abi.ArrayArg(r.device_address(value, bases[id(r)]), value.shape,
-                                   value.strides) if r is not None else value)
+
+    def address_of(view):
+        r = region_of[id(view)]
+        return abi.ArrayArg(r.device_address(view, bases[id(r)]), view.shape, view.strides)
+
+    packed = place_views(values, address_of)
     return memory, regions, bases, abi.pack_params(ck.param_layout, launch_dim, packed)
 
 
