@@ -39,7 +39,7 @@ from warp_lab.options import (CompileOptions, check_options, given_options, reso
                               sm_number)
 from warp_lab.version import __version__
 
-__all__ = ["compile", "add_disassembly", "needs_disassembly", "toolchain_versions"]
+__all__ = ["compile", "add_disassembly", "needs_disassembly", "make_ptx_text", "toolchain_versions"]
 
 
 # Python frames the typer and lowering may stack: a few per level of nesting (each
@@ -194,6 +194,22 @@ def compile(kernel: Kernel, options: CompileOptions | None = None, *, cache: boo
     if cache and _complete(ck.missing):
         _cache.default_cache().put(key, ck)
     return ck
+
+
+def make_ptx_text(kernel: Kernel, options: CompileOptions) -> str:
+    """The PTX :func:`compile` makes of ``kernel`` with exactly ``options``, from the
+    front end, lowering and NVPTX stages alone (no ptxas, no cache, no timings): what a
+    caller needs to tell whether a variant's code differs, at a third of a compile's time.
+
+    Raises:
+        what :func:`compile` raises for the kernel's own errors; a bug of a stage
+        propagates as it is (``compile`` turns it into an InternalCompilerError).
+    """
+    cells = _cache.artifact_files(kernel)
+    with _deep_recursion():
+        typed = frontend.make_typed_ast(kernel, options)
+        lowered = lower.make_llvm_ir(typed, options, cells)
+    return nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, {})[1]
 
 
 def _to_disassemble(ck: CompiledKernel, life_ranges: bool) -> tuple[bool, bool]:

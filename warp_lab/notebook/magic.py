@@ -666,6 +666,28 @@ def load_ipython_extension(ip) -> None:
     formatter.for_type(LaunchResult, lambda r: LaunchView(r)._repr_mimebundle_())
     if not ip.custom_exceptions:
         ip.set_custom_exc((WarpLabError,), _show_error)
+    _warm_up()
+
+
+def _warm_up() -> None:
+    """Prepare what the first ``%%warp_kernel`` cell of a session needs, in a daemon thread,
+    while the user reads or types: the compile pipeline's modules and the view's lexers,
+    whose regular expressions Pygments compiles on first use (0.1-0.2 s, most of a first
+    view's time). A cell run at once shares the work: an import the thread has begun is
+    waited for, not done twice. Nothing here touches LLVM (not thread-safe) or a GPU."""
+    import threading
+
+    def work():
+        try:
+            import warp_lab.compiler.pipeline  # noqa: F401
+            from warp_lab.notebook.lexers import get_lexer
+
+            for pane in ("python", "llvm", "ptx", "sass"):
+                get_lexer(pane)
+        except Exception:  # noqa: BLE001 - only a warm-up: the cell reports real trouble
+            pass
+
+    threading.Thread(target=work, name="warp_lab-warm-up", daemon=True).start()
 
 
 def _misplaced_cell_magic(line: str) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import html
 import re
 import secrets
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
 from warp_lab.compiler.artifact import DIALECT_LABEL, SHARED_DECL, shared_array_lines
@@ -39,9 +39,9 @@ from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
-           "shared_array_lines", "cell_label", "pane_text", "pane_count", "compact_sass",
-           "resource_card_html", "error_html", "pane_line_maps", "style_block", "new_root_id",
-           "STYLE"]
+           "shared_array_lines", "cell_label", "pane_text", "pane_renames", "pane_count",
+           "compact_sass", "resource_card_html", "error_html", "pane_line_maps", "style_block",
+           "new_root_id", "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
 PANES = {
@@ -240,9 +240,16 @@ def pane_text(ck, attr: str) -> str | None:
     (``ck.files``). Only quoted names change, so every line keeps its number."""
     text = getattr(ck, attr, None)
     if text:
-        for name, cell in getattr(ck, "files", {}).items():
-            text = text.replace(f'"{name}"', f'"{cell_label(cell)}"')
+        for name, label in pane_renames(ck):
+            text = text.replace(name, label)
     return text
+
+
+def pane_renames(ck) -> tuple[tuple[str, str], ...]:
+    """What :func:`pane_text` replaces in ``ck``'s texts: ``('"<cell of k>"', '"In [3]"')``
+    pairs (quoted content-derived cell names, the cells they stand for in this run)."""
+    return tuple((f'"{name}"', f'"{cell_label(cell)}"')
+                 for name, cell in getattr(ck, "files", {}).items())
 
 
 _SASS_ROW = re.compile(r"^\s*(/\*[0-9a-f]{4,}\*/)\s*(@!?U?P\w+\s+)?(.*)$")
@@ -283,7 +290,8 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
               title: str | None = None, open_: bool = True, missing: str = "",
               max_lines: int = PANE_MAX_LINES, count: str = "",
               hide: Callable[[str], bool] | None = None,
-              display: Callable[[str], str] | None = None, lexer: str | None = None) -> str:
+              display: Callable[[str], str] | None = None, lexer: str | None = None,
+              renames: Sequence[tuple[str, str]] = ()) -> str:
     """One collapsible, highlighted, line-numbered pane.
 
     Args:
@@ -313,6 +321,9 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
             :func:`compact_sass`); ``hide`` reads the text itself.
         lexer: the lexer's name (:func:`~warp_lab.notebook.lexers.get_lexer`) when it is
             not the pane's (a CUDA C++ kernel's source pane: ``"cuda"``).
+        renames: ``(old, new)`` replacements shown in place of ``text``'s own
+            (:func:`pane_renames`), put into the highlighted lines
+            (:func:`~warp_lab.notebook.highlight.highlight_lines`).
     """
     title = title if title is not None else PANES[pane][0]
     counted = f' <span class="wl-count">{html.escape(count)}</span>' if count else ""
@@ -325,7 +336,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
     hidden = max(0, len(all_lines) - max_lines)
     if hidden:  # highlight only what is shown: the lexer's time grows with the text too
         text = "\n".join(all_lines[:max_lines])
-    lines = highlight_lines(display(text) if display else text, lexer or pane)
+    lines = highlight_lines(display(text) if display else text, lexer or pane, renames)
     numbers = list(numbers) if numbers is not None else list(range(1, len(lines) + 1))
     shown = list(shown) if shown is not None else numbers
     heat_cols = [(HEAT_TITLES.get(name, name), col) for name, col in heat.items()]
@@ -422,12 +433,15 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
                                          f"{cell_label(src.filename)}"))
             continue
         attr = PANES[pane][1]
-        text = pane_text(ck, attr)
+        # highlighted with the content-derived cell names, which stay the same when the cell
+        # runs again (the highlight cache's key), the labels of this run put in after
+        raw, text = getattr(ck, attr, None), pane_text(ck, attr)
         py_of_line = maps.get(pane, {})
         if pane == "ptx" and text:  # a .shared declaration -> the line declaring the array
             py_of_line = {**_shared_declarations(ck, text), **py_of_line}
-        parts.append(pane_html(pane, text, py_of_line=py_of_line, colors=colors,
+        parts.append(pane_html(pane, raw or text, py_of_line=py_of_line, colors=colors,
                                heat=(pane_heat or {}).get(pane, {}),
+                               renames=pane_renames(ck) if raw else (),
                                open_=pane != "llvm_unoptimized", count=pane_count(pane, text),
                                hide=is_sass_file_comment if pane == "sass" else None,
                                display=compact_sass if pane == "sass" else None,
