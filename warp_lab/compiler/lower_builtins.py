@@ -145,36 +145,6 @@ def _fp_class(lw, node, call):
     return lw.b.fcmp_ordered("!=", ax, inf)  # ordered: NaN is not finite
 
 
-def _int_unary(lw, node, call):
-    t = call.info["ty"]
-    (x,) = _vals(lw, node, [t])
-    ty = llty(t)
-    b = lw.b
-    name = call.name
-    if name == "brev":
-        return intrinsic(lw, "bitreverse", t, [x])
-    if name == "popc":
-        r = intrinsic(lw, "ctpop", t, [x])
-    else:
-        which = "ctlz" if name == "clz" else "cttz"
-        fn = lw.m.declare(f"llvm.{which}.i{t.bits}", ty, [ty, I1])
-        # ffs(0) is selected away below, so cttz may treat 0 as poison (no zero branch)
-        r = b.call(fn, [x, ir.Constant(I1, int(name == "ffs"))])
-        if name == "ffs":
-            r = b.select(b.icmp_unsigned("==", x, ir.Constant(ty, 0)), ir.Constant(ty, 0),
-                         b.add(r, ir.Constant(ty, 1)))
-    return b.trunc(r, I32) if t.bits > 32 else r
-
-
-def _mulhi(lw, node, call):
-    t = call.info["ty"]
-    a, c = _vals(lw, node, [t, t])
-    wide = ir.IntType(2 * t.bits)
-    ext = lw.b.sext if t.is_signed else lw.b.zext
-    p = lw.b.mul(ext(a, wide), ext(c, wide))
-    return lw.b.trunc(lw.b.lshr(p, ir.Constant(wide, t.bits)), llty(t))
-
-
 def _bitcast(lw, node, call):
     """``wl.bitcast`` and CUDA's ``__float_as_int`` family: LLVM ``bitcast`` (PTX ``mov.b32``)."""
     (x,) = _vals(lw, node, [call.info["ty"]])
@@ -620,8 +590,7 @@ LOWER = {
     "match_any_sync": _match, "match_all_sync": _match,
     "pow": _pow, "abs": _abs, "sign": _sign, "min": _minmax, "max": _minmax, "clamp": _clamp,
     "fma": _fma, "isnan": _fp_class, "isinf": _fp_class, "isfinite": _fp_class,
-    "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary, "brev": _int_unary,
-    "mulhi": _mulhi, "bitcast": _bitcast, "select": _select, "printf": _printf,
+    "bitcast": _bitcast, "select": _select, "printf": _printf,
     "shared_array": _shared_array,
     "dynamic_shared_array": _dynamic_shared_array,
     "local_array": _local_array, "len": _len,
@@ -681,5 +650,8 @@ def lower_call(lw, node):
             lw.store_var(lw.var_slot(call.info["updates"]), value[0])
             return value[1]
         return value
-    return LOWER[call.name](lw, node, call)
+    from warp_lab.compiler.builtin_rules import impl_of
+
+    impl = impl_of(call.name)
+    return (LOWER[call.name] if impl is None else impl.lower)(lw, node, call)
 

@@ -142,30 +142,6 @@ def _fma(t, node, name):
     return t.mark(node, ty)
 
 
-def _int_unary(t, node, name):
-    (x,) = _args(t, node, ["x"], 1, name)
-    xt = _scalar(t, x)
-    if not xt.is_int:
-        raise t.error(f"{name}() needs an integer, not {type_name(xt)}", x)
-    ty = literal_type(const_of(x)) if _weak(x) else xt
-    if ty.bits < 32:
-        ty = int32
-    res = ty if name == "brev" else int32
-    _target(node, name, res, ty=ty)
-    return t.mark(node, res)
-
-
-def _mulhi(t, node, name):
-    args = _args(t, node, ["a", "b"], 2, name)
-    ty = _join(t, args)
-    if not ty.is_int:
-        raise t.error("mulhi() needs integers", node)
-    ty = int32 if ty.bits < 32 else ty
-    t.check_literals_fit(args, ty)
-    _target(node, name, ty, ty=ty)
-    return t.mark(node, ty)
-
-
 def _bitcast_source(t, x, kind: str, bits: int, name: str):
     """The type whose bits a bit cast reads from argument ``x``: a float (``kind`` "f") or
     an integer of either signedness ("i") of ``bits`` bits, no conversion. A literal
@@ -506,8 +482,7 @@ RULES = {
     "syncthreads_or": _block_vote, "match_any_sync": _match, "match_all_sync": _match,
     "pow": _pow, "abs": _abs_sign, "sign": _abs_sign, "min": _minmax, "max": _minmax,
     "clamp": _clamp, "fma": _fma, "isnan": _fp_class, "isinf": _fp_class,
-    "isfinite": _fp_class, "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary,
-    "brev": _int_unary, "mulhi": _mulhi, "bitcast": _bitcast, "select": _select,
+    "isfinite": _fp_class, "bitcast": _bitcast, "select": _select,
     "printf": type_printf,
     "shared_array": type_alloc_array, "local_array": type_alloc_array,
     "dynamic_shared_array": type_dynamic_shared_array,
@@ -765,6 +740,15 @@ def _stateful_call(t, node, func, tf, args, info):
     return t.mark(node, tf.ret.elems[1])
 
 
+def _rule(name: str):
+    """The typing rule of builtin ``name``: its record's implementation
+    (:mod:`warp_lab.compiler.builtin_rules`), else this module's table."""
+    from warp_lab.compiler.builtin_rules import impl_of
+
+    impl = impl_of(name)
+    return RULES[name] if impl is None else impl.type
+
+
 def type_call(t, node, callee):
     """Type a call of the compile-time value ``callee``."""
     if isinstance(callee, Func):
@@ -789,7 +773,7 @@ def type_call(t, node, callee):
             # host call is Python's round, B._SHADOWING): it keeps Python's meaning here
             # too, halfway cases to even, where wl.round(x) is CUDA's roundf
             return _py_round(t, node, "round")
-        return RULES[callee.name](t, node, callee.name)
+        return _rule(callee.name)(t, node, callee.name)
     if isinstance(callee, B.Dim3):
         raise t.error(f"wl.{callee.name} is not callable", node,
                       f"use wl.{callee.name}.x, .y or .z")
@@ -798,7 +782,7 @@ def type_call(t, node, callee):
     except TypeError:
         name = None
     if name is not None:
-        return RULES[name](t, node, name)
+        return _rule(name)(t, node, name)
     shadow = t.shadowed(node.func)
     if shadow is not None:
         raise t.error(f"{node.func.id} is shadowed by {shadow[0]}, so this is not "

@@ -35,6 +35,9 @@ class Builtin:
         signature: how it is called, for messages and docs.
         doc: one line saying what it does (the docs' builtin table shows it).
         group: its group in :data:`GROUPS` (a section of the docs' builtin table).
+        impl: the name of its implementation, the typing rule and lowering pair of
+            :data:`warp_lab.compiler.builtin_rules.IMPLS` (as Warp's ``add_builtin`` names
+            its ``native_func``); builtins sharing a rule share it (``"int_unary"``).
         host: what a call does outside kernels, for the builtins that share a name
             with a Python builtin (``abs``, ``min``, ``max``, ``pow``, ``round``), so
             that ``from warp_lab import *`` leaves host code working; None for the
@@ -46,6 +49,7 @@ class Builtin:
     doc: str
     group: str
     host: object = field(default=None, repr=False)
+    impl: str | None = None
 
     def __call__(self, *args, **kwargs):
         if self.host is not None:
@@ -149,12 +153,12 @@ CONSTANTS = {"warp_size": (INDEXING, "32, threads per warp (warpSize)"),
                                  "wl.FULL_MASK` is a uint32 mask too)")}
 
 
-def _b(name: str, signature: str, doc: str, group: str) -> Builtin:
+def _b(name: str, signature: str, doc: str, group: str, impl: str | None = None) -> Builtin:
     """Record builtin ``name`` in :data:`BUILTINS` (the one place a builtin is declared)."""
     if group not in GROUPS:
         raise ValueError(f"builtin {name}: unknown group {group!r}")
     b = Builtin(name, signature, doc, group,
-                getattr(_py, name, None) if name in _SHADOWING else None)
+                getattr(_py, name, None) if name in _SHADOWING else None, impl)
     BUILTINS[name] = b
     return b
 
@@ -265,11 +269,13 @@ isfinite = _b("isfinite", "(x)", "x is neither NaN nor infinite", MATH)
 sign = _b("sign", "(x)", "-1, 0 or 1 with x's type", MATH)
 
 # -- integer intrinsics -------------------------------------------------------
-popc = _b("popc", "(x)", "number of set bits (__popc)", INTS)
-clz = _b("clz", "(x)", "leading zero bits (__clz)", INTS)
-ffs = _b("ffs", "(x)", "1-based position of the lowest set bit, 0 if none (__ffs)", INTS)
-brev = _b("brev", "(x)", "bits reversed (__brev)", INTS)
-mulhi = _b("mulhi", "(a, b)", "high half of the full product (__mulhi / __umulhi)", INTS)
+popc = _b("popc", "(x)", "number of set bits (__popc)", INTS, "int_unary")
+clz = _b("clz", "(x)", "leading zero bits (__clz)", INTS, "int_unary")
+ffs = _b("ffs", "(x)", "1-based position of the lowest set bit, 0 if none (__ffs)", INTS,
+         "int_unary")
+brev = _b("brev", "(x)", "bits reversed (__brev)", INTS, "int_unary")
+mulhi = _b("mulhi", "(a, b)", "high half of the full product (__mulhi / __umulhi)", INTS,
+           "mulhi")
 
 # -- bit casts (CUDA Math API, "Type Casting Intrinsics"): the same bits, another type ------
 float_as_int = _b("float_as_int", "(x)", "int32 with the bits of float32 x (__float_as_int)", BITS)

@@ -1,0 +1,60 @@
+"""Every builtin's implementation: its typing rule and its lowering, one :class:`Impl`.
+
+A builtin is one record in :mod:`warp_lab.lang.builtins` (name, signature, doc, group and
+``impl``, the name of its implementation here), in the way NVIDIA Warp's ``add_builtin``
+names its native function (``native_func``, ``warp/_src/builtins.py``); ``lang/`` sits
+below the compiler (``tests/test_import_graph.py``), so the record names the pair and this
+table holds it. Each group module (``builtin_ints.py``, ...) keeps the typing rule and the
+code generator of its builtins side by side and lists them in its ``IMPLS``.
+
+- a typing rule is ``type(typer, node, name) -> type``: it checks the ``ast.Call``'s
+  arguments, stamps ``node.wl_call`` (a ``CallTarget`` whose name is the builtin's) and
+  returns the call's type (:mod:`warp_lab.compiler.typing_builtins`);
+- a lowering is ``lower(lowerer, node, call) -> value``: the call's LLVM value, or None
+  (:mod:`warp_lab.compiler.lower_builtins`).
+
+Adding a builtin (docs/architecture.md, "Where to add things"): its record in
+``lang/builtins.py`` naming an ``impl``; a new implementation in the group module; then
+``python -m warp_lab.lang.builtin_docs --update`` for the docs' table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from warp_lab.compiler import builtin_ints
+from warp_lab.lang import builtins as B
+
+__all__ = ["Impl", "IMPLS", "impl_of"]
+
+
+@dataclass(frozen=True)
+class Impl:
+    """How the compiler handles the builtins whose record names it.
+
+    Attributes:
+        name: the name records give in ``impl`` (``"int_unary"``).
+        type: the typing rule, ``(typer, node, builtin name) -> type``.
+        lower: the code generator, ``(lowerer, node, CallTarget) -> LLVM value or None``.
+    """
+
+    name: str
+    type: Callable
+    lower: Callable
+
+
+IMPLS: dict[str, Impl] = {}
+for _module in (builtin_ints,):
+    for _name, (_type, _lower) in _module.IMPLS.items():
+        if _name in IMPLS:
+            raise ValueError(f"builtin implementation {_name!r} is defined twice")
+        IMPLS[_name] = Impl(_name, _type, _lower)
+
+
+def impl_of(name: str) -> Impl | None:
+    """The implementation of builtin ``name`` (a key of ``lang.builtins.BUILTINS``), or None
+    for a builtin whose group still uses the by-name tables of ``typing_builtins`` and
+    ``lower_builtins``."""
+    record = B.BUILTINS.get(name)
+    return None if record is None or record.impl is None else IMPLS[record.impl]
