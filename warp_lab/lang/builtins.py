@@ -276,6 +276,22 @@ ffs = _b("ffs", "(x)", "1-based position of the lowest set bit, 0 if none (__ffs
 brev = _b("brev", "(x)", "bits reversed (__brev)", INTS, "int_unary")
 mulhi = _b("mulhi", "(a, b)", "high half of the full product (__mulhi / __umulhi)", INTS,
            "mulhi")
+funnelshift_l = _b("funnelshift_l", "(lo, hi, shift)",
+                   "uint32: the high word of hi:lo shifted left by shift & 31 "
+                   "(__funnelshift_l, shf.l.wrap.b32)", INTS, "funnelshift")
+funnelshift_lc = _b("funnelshift_lc", "(lo, hi, shift)",
+                    "uint32: the high word of hi:lo shifted left by min(shift, 32) "
+                    "(__funnelshift_lc, shf.l.clamp.b32)", INTS, "funnelshift")
+funnelshift_r = _b("funnelshift_r", "(lo, hi, shift)",
+                   "uint32: the low word of hi:lo shifted right by shift & 31 "
+                   "(__funnelshift_r, shf.r.wrap.b32)", INTS, "funnelshift")
+funnelshift_rc = _b("funnelshift_rc", "(lo, hi, shift)",
+                    "uint32: the low word of hi:lo shifted right by min(shift, 32) "
+                    "(__funnelshift_rc, shf.r.clamp.b32)", INTS, "funnelshift")
+byte_perm = _b("byte_perm", "(x, y, s)",
+               "uint32 whose byte n is byte s[4n+2:4n] of the 8 bytes y:x (x the low word; "
+               "the selector's upper 16 bits and bit 3 of each nibble are ignored: "
+               "__byte_perm, prmt.b32)", INTS, "byte_perm")
 
 # -- bit casts (CUDA Math API, "Type Casting Intrinsics"): the same bits, another type ------
 float_as_int = _b("float_as_int", "(x)", "int32 with the bits of float32 x (__float_as_int)", BITS)
