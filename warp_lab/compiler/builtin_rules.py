@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from warp_lab.compiler import builtin_ints
+from warp_lab.compiler import lower_builtins as L
+from warp_lab.compiler import typing_builtins as T
 from warp_lab.lang import builtins as B
 
 __all__ = ["Impl", "IMPLS", "impl_of"]
@@ -44,9 +46,21 @@ class Impl:
     lower: Callable
 
 
+#: the implementations whose halves stay in typing_builtins.py and lower_builtins.py, where
+#: the helpers they share live (one line per pair, so the two cannot drift apart)
+CORE = {
+    # math: libdevice or LLVM intrinsics
+    "math1": (T._math1, L._math), "math2": (T._math2, L._math), "pow": (T._pow, L._pow),
+    "abs": (T._abs_sign, L._abs), "sign": (T._abs_sign, L._sign),
+    "minmax": (T._minmax, L._minmax), "clamp": (T._clamp, L._clamp), "fma": (T._fma, L._fma),
+    "fp_class": (T._fp_class, L._fp_class),
+    # bit casts
+    "bitcast": (T._bitcast, L._bitcast), "bitcast_fixed": (T._bitcast_fixed, L._bitcast),
+}
+
 IMPLS: dict[str, Impl] = {}
-for _module in (builtin_ints,):
-    for _name, (_type, _lower) in _module.IMPLS.items():
+for _table in (CORE, builtin_ints.IMPLS):
+    for _name, (_type, _lower) in _table.items():
         if _name in IMPLS:
             raise ValueError(f"builtin implementation {_name!r} is defined twice")
         IMPLS[_name] = Impl(_name, _type, _lower)

@@ -18,7 +18,6 @@ from warp_lab.compiler.lower_expr import (I1, I32, I64, ArrayVal, flatten, flatt
                                           llty, memty, unflatten)
 from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, scalar_binop
 from warp_lab.compiler.typing_rules import NONE
-from warp_lab.lang.builtins import BITCASTS
 from warp_lab.lang.types import Matrix, Scalar, Vector, float32, float64, int32, uint32, uint64
 
 __all__ = ["lower_call", "emit_trap", "emit_printf", "LOWER"]
@@ -588,18 +587,13 @@ LOWER = {
     "activemask": _activemask, "clock64": _clock64, "syncthreads_count": _block_vote,
     "syncthreads_and": _block_vote, "syncthreads_or": _block_vote,
     "match_any_sync": _match, "match_all_sync": _match,
-    "pow": _pow, "abs": _abs, "sign": _sign, "min": _minmax, "max": _minmax, "clamp": _clamp,
-    "fma": _fma, "isnan": _fp_class, "isinf": _fp_class, "isfinite": _fp_class,
-    "bitcast": _bitcast, "select": _select, "printf": _printf,
+    "select": _select, "printf": _printf,
     "shared_array": _shared_array,
     "dynamic_shared_array": _dynamic_shared_array,
     "local_array": _local_array, "len": _len,
     "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
     "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
 }
-LOWER.update({n: _bitcast for n in BITCASTS})
-for _n in list(LIBDEVICE) + list(LLVM_MATH):
-    LOWER.setdefault(_n, _math)
 LOWER.update({f"atomic_{op}": _atomic for op in
               ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas", "load", "store")})
 LOWER.update({f"reduce_{op}_sync": _reduce for op in ("add", "min", "max", "and", "or", "xor")})

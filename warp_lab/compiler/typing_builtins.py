@@ -480,18 +480,13 @@ RULES = {
     "activemask": _no_args(uint32), "clock64": _no_args(int64),
     "syncthreads_count": _block_vote, "syncthreads_and": _block_vote,
     "syncthreads_or": _block_vote, "match_any_sync": _match, "match_all_sync": _match,
-    "pow": _pow, "abs": _abs_sign, "sign": _abs_sign, "min": _minmax, "max": _minmax,
-    "clamp": _clamp, "fma": _fma, "isnan": _fp_class, "isinf": _fp_class,
-    "isfinite": _fp_class, "bitcast": _bitcast, "select": _select,
+    "select": _select,
     "printf": type_printf,
     "shared_array": type_alloc_array, "local_array": type_alloc_array,
     "dynamic_shared_array": type_dynamic_shared_array,
     "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
     "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
 }
-RULES.update({n: _bitcast_fixed for n in B.BITCASTS})
-RULES.update({n: _math1 for n in B.MATH_UNARY})
-RULES.update({n: _math2 for n in B.MATH_BINARY if n != "pow"})
 RULES.update({"atomic_" + op: _atomic for op in B.ATOMICS})
 RULES.update({f"reduce_{op}_sync": _reduce for op in B.REDUCTIONS})
 _PY = {"print": type_print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,

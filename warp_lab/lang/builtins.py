@@ -253,20 +253,23 @@ MATH_UNARY = ("sqrt", "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "
 #: two-argument float functions
 MATH_BINARY = ("pow", "atan2", "copysign", "fmod", "hypot")
 for _n in MATH_UNARY:
-    globals()[_n] = _b(_n, "(x)", f"{_n}(x) for float32/float64 (libdevice)", MATH)
+    globals()[_n] = _b(_n, "(x)", f"{_n}(x) for float32/float64 (libdevice)", MATH,
+                       "math1")
 round = _b("round", "(x)", "x rounded to an integral float, halfway cases away "  # noqa: A001
-           "from zero (CUDA's roundf/round; Python's round and wl.rint: to even)", MATH)
+           "from zero (CUDA's roundf/round; Python's round and wl.rint: to even)", MATH,
+           "math1")
 for _n in MATH_BINARY:
-    globals()[_n] = _b(_n, "(x, y)", f"{_n}(x, y) for float32/float64 (libdevice)", MATH)
-abs = _b("abs", "(x)", "absolute value (ints, floats, vectors)", MATH)  # noqa: A001
-min = _b("min", "(a, b, ...)", "smallest argument", MATH)  # noqa: A001
-max = _b("max", "(a, b, ...)", "largest argument", MATH)  # noqa: A001
-clamp = _b("clamp", "(x, lo, hi)", "min(max(x, lo), hi)", MATH)
-fma = _b("fma", "(a, b, c)", "a*b + c rounded once", MATH)
-isnan = _b("isnan", "(x)", "x is NaN", MATH)
-isinf = _b("isinf", "(x)", "x is +inf or -inf", MATH)
-isfinite = _b("isfinite", "(x)", "x is neither NaN nor infinite", MATH)
-sign = _b("sign", "(x)", "-1, 0 or 1 with x's type", MATH)
+    globals()[_n] = _b(_n, "(x, y)", f"{_n}(x, y) for float32/float64 (libdevice)", MATH,
+                       "pow" if _n == "pow" else "math2")
+abs = _b("abs", "(x)", "absolute value (ints, floats, vectors)", MATH, "abs")  # noqa: A001
+min = _b("min", "(a, b, ...)", "smallest argument", MATH, "minmax")  # noqa: A001
+max = _b("max", "(a, b, ...)", "largest argument", MATH, "minmax")  # noqa: A001
+clamp = _b("clamp", "(x, lo, hi)", "min(max(x, lo), hi)", MATH, "clamp")
+fma = _b("fma", "(a, b, c)", "a*b + c rounded once", MATH, "fma")
+isnan = _b("isnan", "(x)", "x is NaN", MATH, "fp_class")
+isinf = _b("isinf", "(x)", "x is +inf or -inf", MATH, "fp_class")
+isfinite = _b("isfinite", "(x)", "x is neither NaN nor infinite", MATH, "fp_class")
+sign = _b("sign", "(x)", "-1, 0 or 1 with x's type", MATH, "sign")
 
 # -- integer intrinsics -------------------------------------------------------
 popc = _b("popc", "(x)", "number of set bits (__popc)", INTS, "int_unary")
@@ -294,19 +297,20 @@ byte_perm = _b("byte_perm", "(x, y, s)",
                "__byte_perm, prmt.b32)", INTS, "byte_perm")
 
 # -- bit casts (CUDA Math API, "Type Casting Intrinsics"): the same bits, another type ------
-float_as_int = _b("float_as_int", "(x)", "int32 with the bits of float32 x (__float_as_int)", BITS)
+float_as_int = _b("float_as_int", "(x)", "int32 with the bits of float32 x (__float_as_int)",
+                  BITS, "bitcast_fixed")
 float_as_uint = _b("float_as_uint", "(x)",
-                   "uint32 with the bits of float32 x (__float_as_uint)", BITS)
+                   "uint32 with the bits of float32 x (__float_as_uint)", BITS, "bitcast_fixed")
 int_as_float = _b("int_as_float", "(i)", "float32 with the bits of a 32-bit integer "
-                  "(__int_as_float)", BITS)
+                  "(__int_as_float)", BITS, "bitcast_fixed")
 uint_as_float = _b("uint_as_float", "(i)", "float32 with the bits of a 32-bit integer "
-                   "(__uint_as_float)", BITS)
+                   "(__uint_as_float)", BITS, "bitcast_fixed")
 double_as_longlong = _b("double_as_longlong", "(x)", "int64 with the bits of float64 x "
-                        "(__double_as_longlong)", BITS)
+                        "(__double_as_longlong)", BITS, "bitcast_fixed")
 longlong_as_double = _b("longlong_as_double", "(i)", "float64 with the bits of a 64-bit "
-                        "integer (__longlong_as_double)", BITS)
+                        "integer (__longlong_as_double)", BITS, "bitcast_fixed")
 bitcast = _b("bitcast", "(x, dtype)", "x's bits as dtype, a scalar type of the same width "
-             "(LLVM bitcast; numpy's x.view(dtype))", BITS)
+             "(LLVM bitcast; numpy's x.view(dtype))", BITS, "bitcast")
 #: the fixed-type bit casts: name -> (argument kind "f"/"i", its bits, result type name)
 BITCASTS = {"float_as_int": ("f", 32, "int32"), "float_as_uint": ("f", 32, "uint32"),
             "int_as_float": ("i", 32, "float32"), "uint_as_float": ("i", 32, "float32"),
