@@ -69,6 +69,7 @@ def test_every_builtin_has_a_typing_rule_and_a_code_generator():
             assert callable(impl.type) and callable(impl.lower), name
             assert name not in RULES and name not in LOWER, (name, "in two places")
     named = {r.impl for r in B.BUILTINS.values()}
+    assert "" not in named
     assert set(IMPLS) <= named, f"implementations no record names: {set(IMPLS) - named}"
 
 

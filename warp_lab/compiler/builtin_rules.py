@@ -26,7 +26,9 @@ from typing import Callable
 from warp_lab.compiler import builtin_ints
 from warp_lab.compiler import lower_builtins as L
 from warp_lab.compiler import typing_builtins as T
+from warp_lab.compiler.typing_rules import NONE
 from warp_lab.lang import builtins as B
+from warp_lab.lang.types import int32, int64, uint32
 
 __all__ = ["Impl", "IMPLS", "impl_of"]
 
@@ -49,6 +51,18 @@ class Impl:
 #: the implementations whose halves stay in typing_builtins.py and lower_builtins.py, where
 #: the helpers they share live (one line per pair, so the two cannot drift apart)
 CORE = {
+    # indexing and synchronisation: special registers, barriers, fences
+    "tid": (T._no_args(None), L._tid), "lane_id": (T._no_args(int32), L._lane_id),
+    "warp_id": (T._no_args(int32), L._warp_id),
+    "syncthreads": (T._no_args(NONE), L._void_intrinsic("llvm.nvvm.barrier0")),
+    "syncwarp": (T._syncwarp, L._syncwarp),
+    "threadfence": (T._no_args(NONE), L._fence("device")),
+    "threadfence_block": (T._no_args(NONE), L._fence("block")),
+    "block_vote": (T._block_vote, L._block_vote), "clock64": (T._no_args(int64), L._clock64),
+    # warp: shuffles, votes, match, reduce
+    "shfl": (T._shfl, L._shfl), "vote": (T._vote, L._vote),
+    "activemask": (T._no_args(uint32), L._activemask), "match": (T._match, L._match),
+    "reduce": (T._reduce, L._reduce),
     # math: libdevice or LLVM intrinsics
     "math1": (T._math1, L._math), "math2": (T._math2, L._math), "pow": (T._pow, L._pow),
     "abs": (T._abs_sign, L._abs), "sign": (T._abs_sign, L._sign),
@@ -71,4 +85,4 @@ def impl_of(name: str) -> Impl | None:
     for a builtin whose group still uses the by-name tables of ``typing_builtins`` and
     ``lower_builtins``."""
     record = B.BUILTINS.get(name)
-    return None if record is None or record.impl is None else IMPLS[record.impl]
+    return None if record is None else IMPLS.get(record.impl)

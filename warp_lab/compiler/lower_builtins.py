@@ -579,14 +579,6 @@ def _vecop(lw, node, call):
 
 
 LOWER = {
-    "tid": _tid, "lane_id": _lane_id, "warp_id": _warp_id,
-    "syncthreads": _void_intrinsic("llvm.nvvm.barrier0"), "syncwarp": _syncwarp,
-    "threadfence": _fence("device"), "threadfence_block": _fence("block"),
-    "shfl_sync": _shfl, "shfl_up_sync": _shfl, "shfl_down_sync": _shfl, "shfl_xor_sync": _shfl,
-    "ballot_sync": _vote, "any_sync": _vote, "all_sync": _vote,
-    "activemask": _activemask, "clock64": _clock64, "syncthreads_count": _block_vote,
-    "syncthreads_and": _block_vote, "syncthreads_or": _block_vote,
-    "match_any_sync": _match, "match_all_sync": _match,
     "select": _select, "printf": _printf,
     "shared_array": _shared_array,
     "dynamic_shared_array": _dynamic_shared_array,
@@ -596,7 +588,6 @@ LOWER = {
 }
 LOWER.update({f"atomic_{op}": _atomic for op in
               ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas", "load", "store")})
-LOWER.update({f"reduce_{op}_sync": _reduce for op in ("add", "min", "max", "and", "or", "xor")})
 
 
 def _construct(lw, node, call):

@@ -472,14 +472,6 @@ def _vecop(t, node, name):
 
 
 RULES = {
-    "tid": _no_args(None), "lane_id": _no_args(int32), "warp_id": _no_args(int32),
-    "syncthreads": _no_args(NONE), "threadfence": _no_args(NONE),
-    "threadfence_block": _no_args(NONE), "syncwarp": _syncwarp,
-    "shfl_sync": _shfl, "shfl_up_sync": _shfl, "shfl_down_sync": _shfl, "shfl_xor_sync": _shfl,
-    "ballot_sync": _vote, "any_sync": _vote, "all_sync": _vote,
-    "activemask": _no_args(uint32), "clock64": _no_args(int64),
-    "syncthreads_count": _block_vote, "syncthreads_and": _block_vote,
-    "syncthreads_or": _block_vote, "match_any_sync": _match, "match_all_sync": _match,
     "select": _select,
     "printf": type_printf,
     "shared_array": type_alloc_array, "local_array": type_alloc_array,
@@ -488,7 +480,6 @@ RULES = {
     "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
 }
 RULES.update({"atomic_" + op: _atomic for op in B.ATOMICS})
-RULES.update({f"reduce_{op}_sync": _reduce for op in B.REDUCTIONS})
 _PY = {"print": type_print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,
        "round": _py_round, "pow": _pow}
 

@@ -37,7 +37,8 @@ class Builtin:
         group: its group in :data:`GROUPS` (a section of the docs' builtin table).
         impl: the name of its implementation, the typing rule and lowering pair of
             :data:`warp_lab.compiler.builtin_rules.IMPLS` (as Warp's ``add_builtin`` names
-            its ``native_func``); builtins sharing a rule share it (``"int_unary"``).
+            its ``native_func``); builtins sharing a rule share it (``"int_unary"``); by
+            default the builtin's own name.
         host: what a call does outside kernels, for the builtins that share a name
             with a Python builtin (``abs``, ``min``, ``max``, ``pow``, ``round``), so
             that ``from warp_lab import *`` leaves host code working; None for the
@@ -49,7 +50,7 @@ class Builtin:
     doc: str
     group: str
     host: object = field(default=None, repr=False)
-    impl: str | None = None
+    impl: str = ""
 
     def __call__(self, *args, **kwargs):
         if self.host is not None:
@@ -158,7 +159,7 @@ def _b(name: str, signature: str, doc: str, group: str, impl: str | None = None)
     if group not in GROUPS:
         raise ValueError(f"builtin {name}: unknown group {group!r}")
     b = Builtin(name, signature, doc, group,
-                getattr(_py, name, None) if name in _SHADOWING else None, impl)
+                getattr(_py, name, None) if name in _SHADOWING else None, impl or name)
     BUILTINS[name] = b
     return b
 
@@ -183,13 +184,13 @@ threadfence = _b("threadfence", "()",
 threadfence_block = _b("threadfence_block", "()", "block-scope memory fence (membar.cta)", SYNC)
 syncthreads_count = _b("syncthreads_count", "(predicate)",
                        "block-wide barrier returning the number of threads of the block whose "
-                       "predicate is true (__syncthreads_count, bar.red.popc)", SYNC)
+                       "predicate is true (__syncthreads_count, bar.red.popc)", SYNC, "block_vote")
 syncthreads_and = _b("syncthreads_and", "(predicate)",
                      "block-wide barrier: True if every thread's predicate is true "
-                     "(__syncthreads_and, bar.red.and)", SYNC)
+                     "(__syncthreads_and, bar.red.and)", SYNC, "block_vote")
 syncthreads_or = _b("syncthreads_or", "(predicate)",
                     "block-wide barrier: True if any thread's predicate is true "
-                    "(__syncthreads_or, bar.red.or)", SYNC)
+                    "(__syncthreads_or, bar.red.or)", SYNC, "block_vote")
 clock64 = _b("clock64", "()", "int64 per-SM cycle counter (clock64(), %clock64); on the "
              "simulator it counts issue steps", SYNC)
 
@@ -212,36 +213,42 @@ atomic_store = _b("atomic_store", "(arr, index, value)",
 ATOMICS = ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas", "load", "store")
 
 # -- warp shuffles and votes (CUDA Programming Guide, "Warp Shuffle Functions") --
-shfl_sync = _b("shfl_sync", "(mask, value, src_lane, width=32)", "value from lane src_lane", WARP)
-shfl_up_sync = _b("shfl_up_sync", "(mask, value, delta, width=32)", "value from lane - delta", WARP)
+shfl_sync = _b("shfl_sync", "(mask, value, src_lane, width=32)", "value from lane src_lane",
+               WARP, "shfl")
+shfl_up_sync = _b("shfl_up_sync", "(mask, value, delta, width=32)", "value from lane - delta",
+                  WARP, "shfl")
 shfl_down_sync = _b("shfl_down_sync", "(mask, value, delta, width=32)",
-                    "value from lane + delta", WARP)
+                    "value from lane + delta", WARP, "shfl")
 shfl_xor_sync = _b("shfl_xor_sync", "(mask, value, lane_mask, width=32)",
-                   "value from lane ^ lane_mask", WARP)
+                   "value from lane ^ lane_mask", WARP, "shfl")
 ballot_sync = _b("ballot_sync", "(mask, predicate)",
-                 "bit i set when lane i's predicate is true", WARP)
-any_sync = _b("any_sync", "(mask, predicate)", "True if any lane's predicate is true", WARP)
-all_sync = _b("all_sync", "(mask, predicate)", "True if every lane's predicate is true", WARP)
+                 "bit i set when lane i's predicate is true", WARP, "vote")
+any_sync = _b("any_sync", "(mask, predicate)", "True if any lane's predicate is true", WARP, "vote")
+all_sync = _b("all_sync", "(mask, predicate)", "True if every lane's predicate is true",
+              WARP, "vote")
 activemask = _b("activemask", "()", "uint32: bit i set when lane i of this warp executes the "
                 "call with this thread (__activemask, activemask.b32)", WARP)
 match_any_sync = _b("match_any_sync", "(mask, value)",
                     "uint32: the lanes of mask whose value equals this lane's (__match_any_sync, "
-                    "match.any.sync; 32/64-bit integers or floats by bits; sm_70+)", WARP)
+                    "match.any.sync; 32/64-bit integers or floats by bits; sm_70+)", WARP, "match")
 match_all_sync = _b("match_all_sync", "(mask, value)",
                     "uint32: mask if every lane of mask has the same value, else 0 "
-                    "(__match_all_sync, match.all.sync; sm_70+)", WARP)
+                    "(__match_all_sync, match.all.sync; sm_70+)", WARP, "match")
 reduce_add_sync = _b("reduce_add_sync", "(mask, value)",
                      "sum of value over the lanes of mask, wrapping (__reduce_add_sync, "
-                     "redux.sync; 32-bit integers; sm_80+)", WARP)
+                     "redux.sync; 32-bit integers; sm_80+)", WARP, "reduce")
 reduce_min_sync = _b("reduce_min_sync", "(mask, value)",
-                     "minimum over the lanes of mask, signed or unsigned by type (sm_80+)", WARP)
+                     "minimum over the lanes of mask, signed or unsigned by type (sm_80+)",
+                     WARP, "reduce")
 reduce_max_sync = _b("reduce_max_sync", "(mask, value)",
-                     "maximum over the lanes of mask, signed or unsigned by type (sm_80+)", WARP)
+                     "maximum over the lanes of mask, signed or unsigned by type (sm_80+)",
+                     WARP, "reduce")
 reduce_and_sync = _b("reduce_and_sync", "(mask, value)",
-                     "bitwise and over the lanes (sm_80+)", WARP)
-reduce_or_sync = _b("reduce_or_sync", "(mask, value)", "bitwise or over the lanes (sm_80+)", WARP)
+                     "bitwise and over the lanes (sm_80+)", WARP, "reduce")
+reduce_or_sync = _b("reduce_or_sync", "(mask, value)", "bitwise or over the lanes (sm_80+)",
+                    WARP, "reduce")
 reduce_xor_sync = _b("reduce_xor_sync", "(mask, value)",
-                     "bitwise xor over the lanes (sm_80+)", WARP)
+                     "bitwise xor over the lanes (sm_80+)", WARP, "reduce")
 REDUCTIONS = ("add", "min", "max", "and", "or", "xor")
 
 # -- math (libdevice __nv_* for float32 and float64) --------------------------
