@@ -70,6 +70,13 @@ CORE = {
     "fp_class": (T._fp_class, L._fp_class),
     # bit casts
     "bitcast": (T._bitcast, L._bitcast), "bitcast_fixed": (T._bitcast_fixed, L._bitcast),
+    # atomics, vectors and matrices
+    "atomic": (T._atomic, L._atomic), "vecop": (T._vecop, L._vecop),
+    # misc: select, printf, arrays of shared or local memory
+    "select": (T._select, L._select), "printf": (T.type_printf, L._printf),
+    "shared_array": (T.type_alloc_array, L._shared_array),
+    "local_array": (T.type_alloc_array, L._local_array),
+    "dynamic_shared_array": (T.type_dynamic_shared_array, L._dynamic_shared_array),
 }
 
 IMPLS: dict[str, Impl] = {}
@@ -80,9 +87,12 @@ for _table in (CORE, builtin_ints.IMPLS):
         IMPLS[_name] = Impl(_name, _type, _lower)
 
 
-def impl_of(name: str) -> Impl | None:
-    """The implementation of builtin ``name`` (a key of ``lang.builtins.BUILTINS``), or None
-    for a builtin whose group still uses the by-name tables of ``typing_builtins`` and
-    ``lower_builtins``."""
-    record = B.BUILTINS.get(name)
-    return None if record is None else IMPLS.get(record.impl)
+def impl_of(name: str) -> Impl:
+    """The implementation of builtin ``name`` (a key of ``lang.builtins.BUILTINS``).
+
+    Raises:
+        KeyError: ``name`` is no builtin, or its record names no implementation (a test,
+            ``test_every_builtin_has_a_typing_rule_and_a_code_generator``, keeps every
+            record's ``impl`` in :data:`IMPLS`).
+    """
+    return IMPLS[B.BUILTINS[name].impl]

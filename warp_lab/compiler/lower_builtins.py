@@ -1,5 +1,5 @@
-"""Code generation for calls: builtins (a table keyed by builtin name), casts,
-constructors and device-function calls.
+"""Code generation for calls: builtins (each found through its record's implementation,
+:mod:`warp_lab.compiler.builtin_rules`), casts, constructors and device-function calls.
 
 Sources of the instruction choices: NVVM intrinsics (``llvm.nvvm.*``, LLVM's
 NVPTXUsage guide), libdevice's ``__nv_*`` functions (libdevice user's guide),
@@ -20,7 +20,7 @@ from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, sca
 from warp_lab.compiler.typing_rules import NONE
 from warp_lab.lang.types import Matrix, Scalar, Vector, float32, float64, int32, uint32, uint64
 
-__all__ = ["lower_call", "emit_trap", "emit_printf", "LOWER"]
+__all__ = ["lower_call", "emit_trap", "emit_printf", "PY_LOWER"]
 
 #: libdevice names for (float32, float64)
 LIBDEVICE = {n: (f"__nv_{n}f", f"__nv_{n}") for n in (
@@ -578,16 +578,9 @@ def _vecop(lw, node, call):
     return tuple(scalar_binop(lw, "mul", x, y, e) for x in a for y in c)
 
 
-LOWER = {
-    "select": _select, "printf": _printf,
-    "shared_array": _shared_array,
-    "dynamic_shared_array": _dynamic_shared_array,
-    "local_array": _local_array, "len": _len,
-    "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
-    "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
-}
-LOWER.update({f"atomic_{op}": _atomic for op in
-              ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas", "load", "store")})
+#: the code generators of the Python builtins that are no warp_lab record (``len``); the
+#: builtins' own are their records' implementations (compiler/builtin_rules.py)
+PY_LOWER = {"len": _len}
 
 
 def _construct(lw, node, call):
@@ -635,8 +628,9 @@ def lower_call(lw, node):
             lw.store_var(lw.var_slot(call.info["updates"]), value[0])
             return value[1]
         return value
+    if call.name in PY_LOWER:
+        return PY_LOWER[call.name](lw, node, call)
     from warp_lab.compiler.builtin_rules import impl_of
 
-    impl = impl_of(call.name)
-    return (LOWER[call.name] if impl is None else impl.lower)(lw, node, call)
+    return impl_of(call.name).lower(lw, node, call)
 

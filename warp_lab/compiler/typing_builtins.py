@@ -1,10 +1,10 @@
-"""Typing rules of calls: builtins (a table keyed by builtin name), casts,
-vector/matrix constructors and device functions.
+"""Typing rules of calls: builtins, casts, vector/matrix constructors and device functions.
 
-Each rule takes the typer, the ``ast.Call`` node and its argument nodes,
-checks them, stamps ``node.wl_call`` (a :class:`CallTarget`) and returns the
-result type. The matching code generators live in
-:mod:`warp_lab.compiler.lower_builtins` under the same names.
+Each builtin rule takes the typer, the ``ast.Call`` node and the builtin's name, checks the
+arguments, stamps ``node.wl_call`` (a :class:`CallTarget`) and returns the result type.
+:func:`type_call` finds a builtin's rule through its record's ``impl``
+(:mod:`warp_lab.compiler.builtin_rules`, where each rule is paired with its code generator
+of :mod:`warp_lab.compiler.lower_builtins`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from warp_lab.lang.kernel import Constant, Func
 from warp_lab.lang.types import (ANY, SCALARS, ArrayType, Matrix, Scalar, TupleType, Vector, as_type,
                                  bool_, float32, int32, int64, uint32)
 
-__all__ = ["type_call", "RULES"]
+__all__ = ["type_call"]
 
 # -- individual rules ---------------------------------------------------------------
 def _math1(t, node, name, target=None):
@@ -471,15 +471,6 @@ def _vecop(t, node, name):
     return t.mark(node, ty)
 
 
-RULES = {
-    "select": _select,
-    "printf": type_printf,
-    "shared_array": type_alloc_array, "local_array": type_alloc_array,
-    "dynamic_shared_array": type_dynamic_shared_array,
-    "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
-    "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
-}
-RULES.update({"atomic_" + op: _atomic for op in B.ATOMICS})
 _PY = {"print": type_print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,
        "round": _py_round, "pow": _pow}
 
@@ -728,11 +719,10 @@ def _stateful_call(t, node, func, tf, args, info):
 
 def _rule(name: str):
     """The typing rule of builtin ``name``: its record's implementation
-    (:mod:`warp_lab.compiler.builtin_rules`), else this module's table."""
+    (:mod:`warp_lab.compiler.builtin_rules`)."""
     from warp_lab.compiler.builtin_rules import impl_of
 
-    impl = impl_of(name)
-    return RULES[name] if impl is None else impl.type
+    return impl_of(name).type
 
 
 def type_call(t, node, callee):

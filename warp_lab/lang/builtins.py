@@ -1,11 +1,13 @@
 """The builtins a kernel may call: ``wl.tid()``, ``wl.syncthreads()``, math, atomics, ...
 
-Each builtin is a :class:`Builtin` object exported from :mod:`warp_lab`. On the
-host it only documents itself (calling it raises a ``TypeError`` that says to
-use it inside a kernel); the compiler recognises it by identity and looks up
-its typing rule (:mod:`warp_lab.compiler.typing_builtins`) and its code
-generator (:mod:`warp_lab.compiler.lower_builtins`) by :attr:`Builtin.name`,
-so this table is the one list of what the language offers.
+Each builtin is one :class:`Builtin` record, declared here once (name, signature, doc,
+group, implementation), in the way of NVIDIA Warp's ``add_builtin``
+(``warp/_src/builtins.py``). :mod:`warp_lab` exports :data:`PUBLIC`, the docs' builtin table
+is generated from the records (:mod:`warp_lab.lang.builtin_docs`), and the compiler
+recognises a record by identity and types and lowers it with the implementation its
+``impl`` names (:mod:`warp_lab.compiler.builtin_rules`; this layer sits below the compiler,
+so it names the pair rather than holding it). On the host a builtin only documents itself
+(calling it raises a ``TypeError`` that says to use it inside a kernel).
 
 Field terms follow the CUDA Programming Guide ("Built-in Variables",
 "Synchronization Functions", "Atomic Functions", "Warp Shuffle Functions",
@@ -195,21 +197,21 @@ clock64 = _b("clock64", "()", "int64 per-SM cycle counter (clock64(), %clock64);
              "simulator it counts issue steps", SYNC)
 
 # -- atomics (return the old value; global or shared arrays) ---------------
-atomic_add = _b("atomic_add", "(arr, index, value)", "arr[index] += value atomically", ATOMIC)
-atomic_sub = _b("atomic_sub", "(arr, index, value)", "arr[index] -= value atomically", ATOMIC)
-atomic_min = _b("atomic_min", "(arr, index, value)", "arr[index] = min(arr[index], value)", ATOMIC)
-atomic_max = _b("atomic_max", "(arr, index, value)", "arr[index] = max(arr[index], value)", ATOMIC)
-atomic_and = _b("atomic_and", "(arr, index, value)", "arr[index] &= value atomically", ATOMIC)
-atomic_or = _b("atomic_or", "(arr, index, value)", "arr[index] |= value atomically", ATOMIC)
-atomic_xor = _b("atomic_xor", "(arr, index, value)", "arr[index] ^= value atomically", ATOMIC)
-atomic_exch = _b("atomic_exch", "(arr, index, value)", "swap arr[index] and value", ATOMIC)
+atomic_add = _b("atomic_add", "(arr, index, value)", "arr[index] += value atomically", ATOMIC, "atomic")
+atomic_sub = _b("atomic_sub", "(arr, index, value)", "arr[index] -= value atomically", ATOMIC, "atomic")
+atomic_min = _b("atomic_min", "(arr, index, value)", "arr[index] = min(arr[index], value)", ATOMIC, "atomic")
+atomic_max = _b("atomic_max", "(arr, index, value)", "arr[index] = max(arr[index], value)", ATOMIC, "atomic")
+atomic_and = _b("atomic_and", "(arr, index, value)", "arr[index] &= value atomically", ATOMIC, "atomic")
+atomic_or = _b("atomic_or", "(arr, index, value)", "arr[index] |= value atomically", ATOMIC, "atomic")
+atomic_xor = _b("atomic_xor", "(arr, index, value)", "arr[index] ^= value atomically", ATOMIC, "atomic")
+atomic_exch = _b("atomic_exch", "(arr, index, value)", "swap arr[index] and value", ATOMIC, "atomic")
 atomic_cas = _b("atomic_cas", "(arr, index, compare, value)",
-                "if arr[index] == compare: arr[index] = value (compare-and-swap)", ATOMIC)
+                "if arr[index] == compare: arr[index] = value (compare-and-swap)", ATOMIC, "atomic")
 atomic_load = _b("atomic_load", "(arr, index)",
                  "arr[index] read as a relaxed device-scope atomic (ld.relaxed.gpu): a read the "
-                 "compiler keeps in a loop, for flags that other threads set", ATOMIC)
+                 "compiler keeps in a loop, for flags that other threads set", ATOMIC, "atomic")
 atomic_store = _b("atomic_store", "(arr, index, value)",
-                  "arr[index] = value as a relaxed device-scope atomic (st.relaxed.gpu)", ATOMIC)
+                  "arr[index] = value as a relaxed device-scope atomic (st.relaxed.gpu)", ATOMIC, "atomic")
 ATOMICS = ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas", "load", "store")
 
 # -- warp shuffles and votes (CUDA Programming Guide, "Warp Shuffle Functions") --
@@ -324,15 +326,15 @@ BITCASTS = {"float_as_int": ("f", 32, "int32"), "float_as_uint": ("f", 32, "uint
             "double_as_longlong": ("f", 64, "int64"), "longlong_as_double": ("i", 64, "float64")}
 
 # -- vectors and matrices -----------------------------------------------------
-dot = _b("dot", "(a, b)", "dot product of two vectors", VECTORS)
-cross = _b("cross", "(a, b)", "cross product of two 3-vectors", VECTORS)
-length = _b("length", "(v)", "Euclidean length of a vector", VECTORS)
-length_sq = _b("length_sq", "(v)", "squared length of a vector", VECTORS)
-normalize = _b("normalize", "(v)", "v / length(v)", VECTORS)
-transpose = _b("transpose", "(m)", "matrix transpose", VECTORS)
+dot = _b("dot", "(a, b)", "dot product of two vectors", VECTORS, "vecop")
+cross = _b("cross", "(a, b)", "cross product of two 3-vectors", VECTORS, "vecop")
+length = _b("length", "(v)", "Euclidean length of a vector", VECTORS, "vecop")
+length_sq = _b("length_sq", "(v)", "squared length of a vector", VECTORS, "vecop")
+normalize = _b("normalize", "(v)", "v / length(v)", VECTORS, "vecop")
+transpose = _b("transpose", "(m)", "matrix transpose", VECTORS, "vecop")
 mul = _b("mul", "(a, b)",
-         "matrix @ vector, matrix @ matrix, or elementwise scalar product", VECTORS)
-outer = _b("outer", "(a, b)", "outer product of two vectors (a matrix)", VECTORS)
+         "matrix @ vector, matrix @ matrix, or elementwise scalar product", VECTORS, "vecop")
+outer = _b("outer", "(a, b)", "outer product of two vectors (a matrix)", VECTORS, "vecop")
 
 # -- misc ---------------------------------------------------------------------
 select = _b("select", "(cond, a, b)", "a if cond else b, both evaluated (selp)", MISC)
