@@ -18,7 +18,7 @@ from warp_lab.analysis.liveness import live_registers, max_live_per_line, parse_
 from warp_lab.analysis.registers import (live_registers_per_line, register_cap_whatif,
                                          register_pressure)
 from warp_lab.compiler import linemap, nvptx, toolchain
-from warp_lab.compiler.artifact import CompiledKernel, Resources
+from warp_lab.compiler.artifact import CompiledKernel, Resources, SourceMap
 from warp_lab.options import CompileOptions
 from warp_lab.errors import ToolchainError
 from warp_lab.lang.kernel import Source
@@ -46,7 +46,7 @@ def _compile(n: int, **options) -> CompiledKernel:
     return CompiledKernel(name="dot", entry="dot", source=Source("", FILENAME), options=opts,
                           params=(), param_layout=(), launch_ndim=1, llvm_ir=ir,
                           llvm_ir_optimized=ir_opt, ptx=ptx, cubin=cubin, sass=sass,
-                          resources=res, line_map=lm)
+                          resources=res, source_map=SourceMap(lm, FILENAME))
 
 
 def _nvdisasm(cubin: bytes, *args: str) -> str:

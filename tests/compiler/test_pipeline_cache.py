@@ -10,6 +10,7 @@ import pytest
 import warp_lab as wl
 from warp_lab.compiler import cache as C
 from warp_lab.compiler import pipeline
+from warp_lab.compiler.source_map import SourceLine
 from warp_lab.examples import get
 
 
@@ -309,14 +310,17 @@ def test_what_the_artifacts_depend_on_stays_in_the_key(fresh_cache):
     assert '"<cell of twice>"' in ck.ptx and '"<cell of k_cell>"' in ck.ptx
     # the kernel's own lines are mapped as they are, the other cell's helper's line 5 under
     # a key of its file; in every pane, and through the disk cache
-    helper = C.LineMap.FILE_STRIDE + 5
-    lm = ck.line_map
-    assert lm.files == ("<cell of twice>",) and lm.location(helper) == ("<cell of twice>", 5)
-    assert set(lm.ptx) == {8, 9, 10, helper} and lm.location(9) == (None, 9)
-    assert helper in lm.llvm
+    sm = ck.source_map
+    helper = sm.key(SourceLine("<cell 4>", 5))
+    assert sm.rows.files == ("<cell of twice>",) and sm.other_files == ("<cell 4>",)
+    assert sm.line(helper) == SourceLine("<cell 4>", 5) and not sm.is_own(helper)
+    assert set(sm.rows_of("ptx")) == {8, 9, 10, helper} and sm.line(9) == SourceLine("<cell 5>", 9)
+    assert helper in sm.rows_of("llvm")
     full = wl.compile(split)
-    assert helper in full.line_map.sass and full.line_map.files == lm.files
-    assert C.KernelCache(str(fresh_cache)).get(full.cache_key).line_map == full.line_map
+    assert helper in full.source_map.rows_of("sass_offsets")
+    assert full.source_map.rows.files == sm.rows.files
+    back = C.KernelCache(str(fresh_cache)).get(full.cache_key)
+    assert back.source_map == full.source_map and back.source_map.cells == full.source_map.cells
 
 
 def test_a_real_file_keeps_its_path_in_the_artifacts(fresh_cache, tmp_path):
