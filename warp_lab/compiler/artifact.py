@@ -147,6 +147,11 @@ class CompiledKernel:
     kernel: object = field(default=None, compare=False, repr=False)
     language: str = "python"
 
+    def __post_init__(self):
+        if not self.source_map.filename:   # a record made by hand: the kernel's own file
+            object.__setattr__(self, "source_map", self.source_map.for_run(
+                self.source.filename, self.source_map.cells))
+
     @property
     def arch(self) -> str:
         """The ``sm_XX`` compiled for (``options.arch``)."""
