@@ -13,7 +13,7 @@ last warp synchronises with ``wl.syncwarp`` (racecheck's warp-sync clocks), a su
 last warp to count in (``wl.atomic_add``) reads the others' partials after fences
 (racecheck's release/acquire rows), the same with a table every warp reads (racecheck's
 per-warp records of a cell read by several warps) and a kernel of 1-byte shared accesses
-(racecheck's per-byte records). docs/architecture.md
+(racecheck's per-byte records). docs/decisions/0005-simulator-semantics-and-checks.md
 quotes the table.
 """
 

@@ -15,7 +15,7 @@ last-block-done sum (a ticket counter, no wait). "before" runs with ``IDLE_HANDO
 False`` (a spinning warp hands the turn on after ``SPIN_QUANTUM`` turns only), "after"
 with it on; both are checked against numpy. The table gives the median seconds of
 ``--reps`` interleaved runs (compile excluded) and before ÷ after.
-docs/architecture.md quotes it.
+docs/decisions/0005-simulator-semantics-and-checks.md quotes it.
 """
 
 from __future__ import annotations

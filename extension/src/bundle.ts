@@ -1,6 +1,6 @@
 /**
  * The notebook bundle `application/vnd.warp-lab.kernel+json`
- * (docs/architecture.md, "Notebook bundle"), read from untyped JSON into
+ * (docs/decisions/0007-notebook-bundle.md), read from untyped JSON into
  * typed, validated data.  Anything malformed raises `BundleError` with a
  * message naming the field; the renderer shows that message as text.
  */

@@ -153,7 +153,7 @@ def make_bundle() -> dict:
     """The ``application/vnd.warp-lab.kernel+json`` bundle for the saxpy kernel.
 
     Returns:
-        a dict following docs/architecture.md "Notebook bundle" (version 1),
+        a dict following docs/decisions/0007-notebook-bundle.md (version 1),
         with heat columns made up for the test (instructions per line =
         64 threads x PTX instructions of that line; live registers 2..5).
     """

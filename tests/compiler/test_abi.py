@@ -6,7 +6,7 @@ Three descriptions of the same parameter buffer must agree:
    ``.b8 name[N]``/``.u32``/..., alignment from ``.align N`` or the natural
    size, each parameter at the next multiple of its alignment: PTX ISA
    "Kernel Function Parameters" and the CUDA driver's parameter buffer);
-2. the rules of docs/architecture.md applied to the kernel's annotations
+2. the rules of docs/decisions/0009-types-abi-and-dialect.md applied to the kernel's annotations
    (hidden ``launch_dim`` of 12 bytes, arrays ``{ptr, shape[n], strides[n]}``);
 3. ``ck.param_layout`` and the bytes :func:`warp_lab.compiler.abi.pack_params`
    builds, decoded with the PTX types;
@@ -55,7 +55,7 @@ def ptx_entry_params(ptx: str, entry: str) -> list[dict]:
 
 
 def _annotation_layout(kernel) -> list[tuple[int, int]]:
-    """(size, align) per parameter from the annotations and docs/architecture.md."""
+    """(size, align) per parameter from the annotations and docs/decisions/0009-types-abi-and-dialect.md."""
     out = [(12, 4)]                                     # hidden launch_dim {int32 x, y, z}
     for ann in inspect.get_annotations(kernel.fn, eval_str=True).values():
         t = as_type(ann)

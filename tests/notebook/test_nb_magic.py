@@ -292,7 +292,7 @@ def test_ctrl_c_during_a_launch_cell_stops_it_and_binds_the_partial_result(ip):
 
 
 def test_repeat_help_says_arrays_are_restored_and_a_repeated_launch_adds_once(ip):
-    """``--repeat``'s help promises what ``wl.launch(repeat=)`` does (docs/architecture.md:
+    """``--repeat``'s help promises what ``wl.launch(repeat=)`` does (docs/decisions/0004-runtime-launch-and-findings.md:
     the back ends restore written arrays between repeats): ``x[i] += 1`` three times is +1."""
     import numpy as np
 

@@ -1,6 +1,6 @@
 """The ``application/vnd.warp-lab.kernel+json`` bundle and the display wrapper.
 
-The bundle is the data of the views (schema in ``docs/architecture.md``,
+The bundle is the data of the views (schema in ``docs/decisions/0007-notebook-bundle.md``,
 "Notebook bundle"): pane texts, the Python pane's rows (the kernel and its
 device functions), the line map with Python lines as string keys, one colour
 per Python line, resources, occupancy and heat columns. The JupyterLab

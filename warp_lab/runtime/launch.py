@@ -162,7 +162,7 @@ def auto_checks(ck: CompiledKernel) -> tuple[str, ...]:
     most often has, and a simulator that runs a warp's lanes in lockstep hides them in
     its results (a reduction missing its ``syncthreads()`` still sums right), so only a
     finding shows them. They cost about 1.1–1.9× the simulation time
-    (docs/architecture.md, the racecheck table), which kernels without shared memory do
+    (docs/decisions/0005-simulator-semantics-and-checks.md, the racecheck table), which kernels without shared memory do
     not pay. compute-sanitizer's default tool is memcheck alone; its racecheck and
     initcheck are separate runs, where here they share the one launch.
     """
