@@ -16,7 +16,7 @@ count (ptxas also counts registers it reserves).
 
     sass = nvdisasm(-c -plr kernel.cubin)
     per_insn = live_registers(sass)                 # {offset: live GPRs}
-    per_line = max_live_per_line(per_insn, ck.line_map.sass)
+    per_line = max_live_per_line(per_insn, ck.source_map.rows_of("sass_offsets"))
 """
 
 from __future__ import annotations
