@@ -292,7 +292,7 @@ def _build(kernel: Kernel, options: CompileOptions, cells: dict, files: dict, ke
     if cubin is not None and not sass:
         missing["sass"] = _NOT_REQUESTED
 
-    stage[0] = "source map"
+    stage[0] = "line map"
     own_file = cells.get(kernel.source.filename, kernel.source.filename)
     others = sorted({cells.get(f.source.filename, f.source.filename)
                      for f in typed.funcs} - {own_file})
