@@ -74,7 +74,7 @@ def test_per_line_maximum_is_the_maximum_over_its_instructions(wide):
     pressure = register_pressure(wide)
     counts = _count_column(wide.cubin)
     assert pressure.per_instruction == counts
-    lines = wide.line_map.sass
+    lines = wide.source_map.rows_of("sass_offsets")
     assert {LINE_TID, LINE_LOAD_A, LINE_LOAD_B, LINE_STORE} <= set(lines)
     for line, offsets in lines.items():
         assert pressure.per_line[line] == max(counts[o] for o in offsets if o in counts)
@@ -113,7 +113,7 @@ def test_spills_are_located(spilling):
     assert pressure.spill_offsets
     texts = {r.offset: r.text for r in pressure.instructions}
     assert all(re.match(r"(STL|LDL)", texts[o]) for o in pressure.spill_offsets)
-    assert pressure.spill_lines and set(pressure.spill_lines) <= set(spilling.line_map.sass)
+    assert pressure.spill_lines and set(pressure.spill_lines) <= set(spilling.source_map.rows_of("sass_offsets"))
     assert pressure.to_dict()["spill_lines"] == list(pressure.spill_lines)
     assert not register_pressure(_compile(4)).spill_offsets
 
@@ -202,8 +202,8 @@ def test_register_pressure_of_a_wl_compiled_kernel():
     pressure = register_pressure(ck)
     counts = _count_column(ck.cubin)
     assert pressure.per_instruction == counts
-    assert ck.line_map.sass and set(pressure.per_line) == set(ck.line_map.sass)
-    for line, offsets in ck.line_map.sass.items():
+    assert ck.source_map.rows_of("sass_offsets") and set(pressure.per_line) == set(ck.source_map.rows_of("sass_offsets"))
+    for line, offsets in ck.source_map.rows_of("sass_offsets").items():
         assert pressure.per_line[line] == max(counts[o] for o in offsets if o in counts)
     assert 0 < pressure.max_live <= ck.resources.registers
     assert occupancy(ck, block_size=128) == occupancy(

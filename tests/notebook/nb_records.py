@@ -17,7 +17,8 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from warp_lab.compiler.artifact import CompiledKernel, LineMap, Resources, SourceMap
+from warp_lab.compiler.artifact import CompiledKernel, Resources
+from warp_lab.compiler.source_map import LineMap, SourceMap
 from warp_lab.options import CompileOptions
 from warp_lab.lang.kernel import Source
 

@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from warp_lab.compiler.source_map import LineMap, SourceMap
+from warp_lab.compiler.source_map import SourceMap
 from warp_lab.lang.kernel import Source
 from warp_lab.options import CompileOptions
 
-__all__ = ["Resources", "LineMap", "SourceMap", "CompiledKernel", "shared_array_lines", "SHARED_DECL",
+__all__ = ["Resources", "SourceMap", "CompiledKernel", "SHARED_DECL",
            "INDEX_CHECK_MARK"]
 
 
@@ -164,36 +164,6 @@ class CompiledKernel:
         return self.source_map.artifact_filename
 
     @property
-    def line_map(self) -> LineMap:
-        """The row maps (``source_map.rows``)."""
-        return self.source_map.rows
-
-    @property
-    def files(self) -> Mapping[str, str]:
-        """Artifact file name -> the cell it stands for in this run (``source_map.cells``)."""
-        return self.source_map.cells
-
-    @property
-    def shared_arrays(self) -> tuple:
-        """``(PTX symbol, Python name, file line)`` of each shared array
-        (``source_map.arrays``)."""
-        return tuple((a.symbol, a.name, a.line) for a in self.source_map.arrays)
-
-    @property
-    def shared_shapes(self) -> tuple:
-        """``(PTX symbol, element bytes, shape)`` of each shared array with a static shape
-        (``source_map.arrays``)."""
-        return tuple((a.symbol, a.itemsize, a.shape) for a in self.source_map.arrays
-                     if a.shape is not None)
-
-    @property
-    def shared_dtypes(self) -> tuple:
-        """``(PTX symbol, Python name, element type name, byte offset)`` of each shared
-        array of a known element type (``source_map.arrays``)."""
-        return tuple((a.symbol, a.name, a.dtype, a.offset) for a in self.source_map.arrays
-                     if a.dtype is not None)
-
-    @property
     def own_ptx(self) -> str:
         """The PTX of this kernel: ``ptx``, less the other kernels' ``.entry`` bodies of a
         CUDA C++ translation unit (whose module holds every ``__global__`` function of the
@@ -260,9 +230,3 @@ def without_other_entries(ptx: str, entry: str) -> str:
         pos = k
     out.append(ptx[pos:])
     return "".join(out)
-
-
-def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """Shared variable symbol -> (Python array name, the file lines that declare it):
-    :meth:`SourceMap.array_lines` of ``ck.source_map``."""
-    return ck.source_map.array_lines()

@@ -185,7 +185,7 @@ def artifact_files(kernel) -> dict[str, str]:
     ``<file of NAME>`` likewise, and a non-ASCII NAME is written in punycode
     (:func:`_ascii_name`).
     The cache key holds these names, not the cells', so running the same cell
-    again is a hit; ``CompiledKernel.files`` maps them back to the cells
+    again is a hit; ``CompiledKernel.source_map.cells`` maps them back to the cells
     of the current run (and the files), and views, findings and errors show those.
 
     Returns:

@@ -1,4 +1,4 @@
-"""Build the :class:`~warp_lab.compiler.artifact.LineMap` from debug locations.
+"""Build the :class:`~warp_lab.compiler.source_map.LineMap` (a SourceMap's rows) from debug locations.
 
 Three independent sources, each read from the text the user sees:
 

@@ -134,9 +134,6 @@ class LineMap:
     other files or cells lines came from, in key order.
     """
 
-    #: the key stride, for the modules not yet asking :class:`SourceMap` (going)
-    FILE_STRIDE = _FILE_STRIDE
-
     llvm: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     ptx: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     sass: Mapping[int, tuple[int, ...]] = field(default_factory=dict)

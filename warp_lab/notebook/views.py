@@ -15,7 +15,7 @@ through :func:`html.escape`; nothing from the user is ever put inside the
 script.
 
 Panes and their line correspondence, read from the compiler's
-:class:`~warp_lab.compiler.artifact.LineMap` (never re-derived here):
+:class:`~warp_lab.compiler.source_map.SourceMap` (never re-derived here):
 Python (file/cell line numbers) | LLVM IR optimised (``source_map.rows_of("llvm")``,
 the unoptimised IR in a closed pane beside it) | PTX (``rows_of("ptx")``) |
 SASS (``rows_of("sass")``).
@@ -29,7 +29,7 @@ import secrets
 from typing import Callable, Mapping
 
 from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
-from warp_lab.compiler.artifact import DIALECT_LABEL, SHARED_DECL, shared_array_lines
+from warp_lab.compiler.artifact import DIALECT_LABEL, SHARED_DECL
 from warp_lab.compiler.source_map import SourceLine
 from warp_lab.compiler.linemap import is_sass_file_comment, is_sass_instruction
 from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
@@ -40,7 +40,7 @@ from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
-           "shared_array_lines", "cell_label", "pane_text", "pane_count", "compact_sass",
+           "cell_label", "pane_text", "pane_count", "compact_sass",
            "resource_card_html", "error_html", "pane_line_maps", "style_block", "new_root_id",
            "STYLE"]
 
