@@ -420,7 +420,8 @@ def _to_json(ck: CompiledKernel) -> dict:
         "resources": dataclasses.asdict(ck.resources) if ck.resources else None,
         "source_map": ck.source_map.to_json(),
         "timings": dict(ck.timings), "missing": dict(ck.missing),
-        "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key, "files": dict(ck.source_map.cells),
+        "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key,
+        "files": dict(ck.source_map.cells),
         "language": ck.language,
         "dialect": ck.dialect,
     }

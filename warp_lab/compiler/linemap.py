@@ -1,4 +1,5 @@
-"""Build the :class:`~warp_lab.compiler.source_map.LineMap` (a SourceMap's rows) from debug locations.
+"""Build a SourceMap's rows (:class:`~warp_lab.compiler.source_map.LineMap`) from debug
+locations.
 
 Three independent sources, each read from the text the user sees:
 
