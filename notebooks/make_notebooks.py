@@ -102,7 +102,7 @@ ck"""),
     ("md", "Check the result: a few registers, no spills, a PTX entry point."),
     ("code", """# check
 assert ck.resources.registers > 0 and not ck.resources.spills
-assert ".entry" in ck.ptx and ck.line_map.ptx"""),
+assert ".entry" in ck.ptx and ck.source_map.rows_of("ptx")"""),
     ("md", """## Mistakes point at your line
 
 A compile error shows the cell line (the `%%warp_kernel` line is line 1),
@@ -1197,7 +1197,7 @@ np.testing.assert_allclose(smoothed, ref_smooth, rtol=1e-6)
 from warp_lab.notebook.views import python_pane_lines   # the (cell line, text) rows
 ck = wl.compile(hsmooth)
 rows = dict(python_pane_lines(ck))
-assert 4 in ck.line_map.ptx and rows[4].strip().startswith("return (row[x - 1]")
+assert 4 in ck.source_map.rows_of("ptx") and rows[4].strip().startswith("return (row[x - 1]")
 assert "row = src[y]" in rows[8] and "ld.global.nc" in ck.ptx       # src is only read"""),
 ]
 

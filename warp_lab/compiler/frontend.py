@@ -56,8 +56,7 @@ class _Context:
         self.funcs: dict = {}          # (Func, types) -> TypedFunction, callees first
         self.in_progress: list = []    # specialisation keys being typed (recursion check)
         self.shared: list = []          # wl.shared_array declarations: TypedKernel.shared
-        self.shared_arrays: list = []   # (symbol, Python name, file line): TypedKernel
-        self.shared_dtypes: list = []   # (symbol, Python name, type name, offset): TypedKernel
+        self.shared_arrays: list = []   # source_map.SharedArray records: TypedKernel
         self.counter = 0
         self.captured: dict = {}       # "fn: name" -> repr of a captured value (cache keys)
         self.trees: dict = {}          # Func -> its parsed tree, read but never typed (parse)
@@ -912,7 +911,7 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
     tk = TypedKernel(kernel.name, entry, kernel.source, tk_fn, funcs, tuple(params),
                      ctx.launch_ndim, uses_tid, tuple(ctx.shared),
                      tuple(sorted(ctx.captured.items())), tk_fn.written_params,
-                     tuple(ctx.shared_arrays), tuple(ctx.shared_dtypes))
+                     tuple(ctx.shared_arrays))
     check_unroll_budget(tk)
     return tk
 

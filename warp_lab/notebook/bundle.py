@@ -72,9 +72,10 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
     the device functions of its file or cell that produced code in it), with
     ``[None, ""]`` for a gap between parts (shown as ``⋮``). A device function
     of another cell follows under a ``[None, "# In[3]"]`` row; its rows' keys
-    are its line map keys (``LineMap.FILE_STRIDE`` per file), and then
-    ``python_row_numbers`` gives the number to show for each row (its own
-    cell's line; None for gap and label rows).
+    are the source map's line keys (:meth:`~warp_lab.compiler.source_map.SourceMap.key`:
+    the kernel's own lines are their numbers, another cell's are past them; the
+    extension only compares them), and then ``python_row_numbers`` gives the number to
+    show for each row (its own cell's line; None for gap and label rows).
 
     Returns:
         a dict following the schema (``version`` :data:`BUNDLE_VERSION`).
@@ -85,7 +86,7 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
             return {"text": None, "missing": ck.missing.get(missing_key, "not available")}
         return {"text": text}
 
-    lm = ck.line_map
+    sm = ck.source_map
     cuda = getattr(ck, "language", "python") == "cuda"
     pane_rows = python_pane_lines(ck)
     rows = [[n, text] for n, text in pane_rows]  # what the static view shows
@@ -107,9 +108,8 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
             "sass": pane("sass", "sass"),
         },
         "python_rows": rows,
-        "line_map": {"llvm": _keyed(lm.llvm), "ptx": _keyed(lm.ptx),
-                     "sass": _keyed(lm.sass_lines)},
-        "colors": {str(py): c for py, c in line_colors(lm.python_lines).items()},
+        "line_map": {pane: _keyed(sm.rows_of(pane)) for pane in ("llvm", "ptx", "sass")},
+        "colors": {str(py): c for py, c in line_colors(sm.keys).items()},
         "resources": _record(ck.resources),
         "occupancy": _record(occupancy),
         "heat": {name: {str(k): v for k, v in col.items()} for name, col in (heat or {}).items()},

@@ -15,10 +15,10 @@ through :func:`html.escape`; nothing from the user is ever put inside the
 script.
 
 Panes and their line correspondence, read from the compiler's
-:class:`~warp_lab.compiler.artifact.LineMap` (never re-derived here):
-Python (file/cell line numbers) | LLVM IR optimised (``line_map.llvm``,
-the unoptimised IR in a closed pane beside it) | PTX (``line_map.ptx``) |
-SASS (``line_map.sass_lines``).
+:class:`~warp_lab.compiler.source_map.SourceMap` (never re-derived here):
+Python (file/cell line numbers) | LLVM IR optimised (``source_map.rows_of("llvm")``,
+the unoptimised IR in a closed pane beside it) | PTX (``rows_of("ptx")``) |
+SASS (``rows_of("sass")``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ import secrets
 from typing import Callable, Mapping, Sequence
 
 from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
-from warp_lab.compiler.artifact import DIALECT_LABEL, SHARED_DECL, shared_array_lines
+from warp_lab.compiler.artifact import DIALECT_LABEL, SHARED_DECL
+from warp_lab.compiler.source_map import SourceLine
 from warp_lab.compiler.linemap import is_sass_file_comment, is_sass_instruction
 from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
                                             python_location, source_line_text)
@@ -39,9 +40,9 @@ from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
-           "shared_array_lines", "cell_label", "pane_text", "pane_renames", "pane_count",
-           "compact_sass", "resource_card_html", "error_html", "pane_line_maps", "style_block",
-           "new_root_id", "STYLE"]
+           "cell_label", "pane_text", "pane_renames", "pane_count", "compact_sass",
+           "resource_card_html", "error_html", "pane_line_maps", "style_block", "new_root_id",
+           "STYLE"]
 
 #: pane id -> (title, CompiledKernel attribute, LineMap attribute)
 PANES = {
@@ -123,7 +124,7 @@ def new_root_id() -> str:
 
 
 def pane_line_maps(ck) -> dict[str, dict[int, int]]:
-    """For each pane, pane line -> Python line, from ``ck.line_map``.
+    """For each pane, pane line -> Python line key, from ``ck.source_map``.
 
     Returns:
         ``{"python": {...}, "llvm": {...}, "ptx": {...}, "sass": {...}}``; the
@@ -134,7 +135,7 @@ def pane_line_maps(ck) -> dict[str, dict[int, int]]:
     out = {"python": {first + k: first + k for k in range(len(python_lines(ck.source.text)))}}
     for pane, (_, _, attr) in PANES.items():
         if attr and pane != "llvm_unoptimized":
-            out[pane] = {x: py for py, xs in getattr(ck.line_map, attr).items() for x in xs}
+            out[pane] = ck.source_map.pane_keys(pane)
     return out
 
 
@@ -154,35 +155,35 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
     """The Python pane's ``(line key, text)`` rows: the kernel, the device functions of its
     file or cell that produced code in it, then those of other files or cells.
 
-    The line map (``ck.line_map``) holds every line code came from, device
+    The source map (``ck.source_map``) holds every line code came from, device
     functions inlined into the kernel included; those outside the kernel's own
     source are shown with the whole function around them, read through
     :mod:`linecache`, in file order. A ``(None, "")`` row stands between rows
     whose lines are not consecutive. A device function of another file or
     cell (a ``@wl.func`` defined in an earlier notebook cell) follows under a
     ``(None, "# In[3]")`` row naming that cell (:func:`cell_label`); its rows
-    are keyed as in the line map (``LineMap.FILE_STRIDE`` per file, see
-    :meth:`~warp_lab.compiler.artifact.LineMap.location`), and
+    are keyed by the source map's line keys
+    (:meth:`~warp_lab.compiler.source_map.SourceMap.key`), and
     :func:`python_row_numbers` gives the line numbers to show.
     """
     src = ck.source
     own = python_lines(src.text)
     rows = [(src.first_line + k, text) for k, text in enumerate(own)]
     inside = range(src.first_line, src.first_line + len(own))
-    stride = ck.line_map.FILE_STRIDE
-    keys = ck.line_map.python_lines
+    sm = ck.source_map
     lines = file_lines(src.filename)
-    extra = [ln for ln in keys if ln < stride and ln not in inside and 0 < ln <= len(lines)]
+    extra = [ln for ln in sm.keys
+             if sm.is_own(ln) and ln not in inside and 0 < ln <= len(lines)]
     if extra:
         rows = _file_parts(lines, inside, extra)
-    for k, name in enumerate(ck.line_map.files, 1):
-        filename = ck.files.get(name, name)
+    for filename in sm.other_files:
         lines = file_lines(filename)
-        wanted = [key - k * stride for key in keys if k * stride <= key < (k + 1) * stride]
+        wanted = [sm.line(key).line for key in sm.keys_in(filename)]
         part = _file_parts(lines, (), [ln for ln in wanted if 0 < ln <= len(lines)])
         if part:
             rows.append((None, f"# {cell_label(filename)}"))
-            rows += [(None if n is None else k * stride + n, text) for n, text in part]
+            rows += [(None if n is None else sm.key(SourceLine(filename, n)), text)
+                     for n, text in part]
     return rows
 
 
@@ -216,13 +217,13 @@ def python_row_numbers(ck, rows) -> list[int | None]:
     """The line number to show for each of :func:`python_pane_lines`'s rows: the line in
     its own file or cell (a device function of another cell keeps its cell's numbering);
     None for a gap or label row."""
-    return [None if key is None else ck.line_map.location(key)[1] for key, _ in rows]
+    return [None if key is None else ck.source_map.line(key).line for key, _ in rows]
 
 
 def _shared_declarations(ck, ptx: str) -> dict[int, int]:
     """PTX line of each ``.shared`` variable declaration -> the Python line declaring its
     array (one line; none when the array is declared on several)."""
-    arrays = shared_array_lines(ck)
+    arrays = ck.source_map.array_lines()
     out = {}
     for k, line in enumerate(ptx.splitlines(), 1):
         m = SHARED_DECL.match(line)  # a .shared declaration, its name
@@ -237,7 +238,8 @@ def pane_text(ck, attr: str) -> str | None:
     as a pane shows it: a notebook cell's content-derived name in the debug info
     (``.file 1 "<cell of k>"``, ``//## File "<cell of k>"``, ``!DIFile(filename: ...)``)
     replaced by the cell it stands for in this run, as :func:`cell_label` names it
-    (``ck.files``). Only quoted names change, so every line keeps its number."""
+    (:meth:`SourceMap.renamed <warp_lab.compiler.source_map.SourceMap.renamed>`). Only
+    quoted names change, so every line keeps its number."""
     text = getattr(ck, attr, None)
     if text:
         for name, label in pane_renames(ck):
@@ -249,7 +251,7 @@ def pane_renames(ck) -> tuple[tuple[str, str], ...]:
     """What :func:`pane_text` replaces in ``ck``'s texts: ``('"<cell of k>"', '"In [3]"')``
     pairs (quoted content-derived cell names, the cells they stand for in this run)."""
     return tuple((f'"{name}"', f'"{cell_label(cell)}"')
-                 for name, cell in getattr(ck, "files", {}).items())
+                 for name, cell in ck.source_map.cells.items())
 
 
 _SASS_ROW = re.compile(r"^\s*(/\*[0-9a-f]{4,}\*/)\s*(@!?U?P\w+\s+)?(.*)$")
@@ -407,7 +409,7 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
     """
     root_id = root_id or new_root_id()
     maps = pane_line_maps(ck)
-    colors = line_colors(ck.line_map.python_lines)
+    colors = line_colors(ck.source_map.keys)
     src = ck.source
     panes = [p for name in show for p in SHOW_PANES.get(name, ())]
     cuda = getattr(ck, "language", "python") == "cuda"

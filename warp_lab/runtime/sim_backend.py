@@ -51,11 +51,12 @@ def _renamed(ptx_hash: str, ptx: str, files: tuple):
 def kernel_module(ck):
     """``ck``'s parsed PTX with each ``.file`` named as in this run: a notebook cell's
     content-derived name in the artifacts (``<cell of k>``) becomes the cell it stands for
-    now (``ck.files``), so findings, faults, the debugger's stops and per-line metrics name
-    the current cell; parsed once per text and names."""
+    now (:meth:`SourceMap.cell <warp_lab.compiler.source_map.SourceMap.cell>`), so
+    findings, faults, the debugger's stops and per-line metrics name the current cell;
+    parsed once per text and names."""
     ptx_hash = hashlib.sha256(ck.ptx.encode()).hexdigest()
     module = _parse(ptx_hash, ck.ptx)
-    files = {k: ck.files.get(name, name) for k, name in module.files.items()}
+    files = {k: ck.source_map.cell(name) for k, name in module.files.items()}
     if files == module.files:
         return module
     return _renamed(ptx_hash, ck.ptx, tuple(sorted(files.items())))
