@@ -37,21 +37,18 @@ from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.lang.kernel import python_lines
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
+from warp_lab.notebook.panes import PANES as PANE_SPECS, panes_for
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
            "cell_label", "pane_text", "pane_renames", "pane_count", "compact_sass",
-           "resource_card_html", "error_html", "pane_line_maps", "style_block", "new_root_id",
+           "resource_card_html", "resource_rows", "error_html", "pane_line_maps", "style_block",
+           "new_root_id",
            "STYLE"]
 
-#: pane id -> (title, CompiledKernel attribute, LineMap attribute)
-PANES = {
-    "python": ("Python", None, None),
-    "llvm": ("LLVM IR (optimised)", "llvm_ir_optimized", "llvm"),
-    "llvm_unoptimized": ("LLVM IR (unoptimised)", "llvm_ir", "llvm"),
-    "ptx": ("PTX", "ptx", "ptx"),
-    "sass": ("SASS", "sass", "sass_lines"),
-}
+#: pane id -> (title, CompiledKernel attribute, LineMap attribute), read from the pane
+#: table (:data:`warp_lab.notebook.panes.PANES`, where a pane is added)
+PANES = {p.key: (p.title, p.attr, p.line_map) for p in PANE_SPECS}
 
 #: heat column key (as in the bundle's ``heat``) -> column title
 HEAT_TITLES = {"instructions": "instr.", "live_registers": "live regs"}
@@ -63,10 +60,6 @@ HEAT_TITLES = {"instructions": "instr.", "live_registers": "live regs"}
 #: (``application/vnd.warp-lab.kernel+json``) and the CompiledKernel keep the
 #: full text.
 PANE_MAX_LINES = 1000
-
-#: ``--show`` names -> panes
-SHOW_PANES = {"source": ("python",), "llvm": ("llvm", "llvm_unoptimized"), "ptx": ("ptx",),
-              "sass": ("sass",)}
 
 STYLE = """
 .wl-kernel { font-family: var(--jp-ui-font-family, sans-serif); font-size: 12px; margin: 4px 0; }
@@ -133,9 +126,9 @@ def pane_line_maps(ck) -> dict[str, dict[int, int]]:
     """
     first = ck.source.first_line
     out = {"python": {first + k: first + k for k in range(len(python_lines(ck.source.text)))}}
-    for pane, (_, _, attr) in PANES.items():
-        if attr and pane != "llvm_unoptimized":
-            out[pane] = ck.source_map.pane_keys(pane)
+    for spec in PANE_SPECS:
+        if spec.line_map:
+            out[spec.key] = ck.source_map.pane_keys(spec.key)
     return out
 
 
@@ -386,7 +379,7 @@ def _fmt(v) -> str:
 
 def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat=None,
                 pane_heat=None, occupancy=None, script: bool = True,
-                root_id: str | None = None, extra: str = "") -> str:
+                root_id: str | None = None, diff=None, extra: str = "") -> str:
     """The side-by-side view of one compiled kernel.
 
     Args:
@@ -402,6 +395,8 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
         occupancy: optional occupancy record for the resource card.
         script: include the hover-linking script.
         root_id: element id of the snippet (default: a fresh random one).
+        diff: ``--diff previous``: a :class:`~warp_lab.notebook.diff.KernelDiff` (its
+            table after the resource card), a string saying why there is none, or None.
         extra: trusted HTML appended inside the snippet (other views' output).
 
     Returns:
@@ -411,30 +406,27 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
     maps = pane_line_maps(ck)
     colors = line_colors(ck.source_map.keys)
     src = ck.source
-    panes = [p for name in show for p in SHOW_PANES.get(name, ())]
-    cuda = getattr(ck, "language", "python") == "cuda"
-    if cuda:   # NVRTC gives no NVVM IR: one LLVM IR entry in the strip saying so
-        panes = [p for p in panes if p != "llvm_unoptimized"]
+    front_end = getattr(ck, "language", "python")
     parts = []
-    for pane in panes:
-        if pane == "llvm" and cuda:
-            parts.append(pane_html("llvm", None, title="LLVM IR", open_=False,
-                                   missing=ck.missing.get("llvm_ir", "")))
+    for spec in panes_for(front_end, show):
+        pane = spec.key
+        absent = spec.absent_reason(front_end)
+        if absent is not None:   # e.g. NVRTC gives no NVVM IR: the strip says so
+            parts.append(pane_html(pane, None, open_=False, missing=absent))
             continue
-        if pane == "python":
+        if spec.attr is None:   # the source pane (Python or CUDA C++)
             rows = python_pane_lines(ck)
             numbers = [n for n, _ in rows]
             code_rows = sum(n is not None for n in numbers)  # gap and cell-label rows: no
-            parts.append(pane_html("python", "\n".join(t for _, t in rows), numbers=numbers,
+            parts.append(pane_html(pane, "\n".join(t for _, t in rows), numbers=numbers,
                                    count=f"{code_rows:,} line{'' if code_rows == 1 else 's'}",
                                    shown=python_row_numbers(ck, rows),
                                    py_of_line={n: n for n in numbers if n is not None},
                                    colors=colors, heat=heat or {},
-                                   lexer="cuda" if cuda else None,
-                                   title=f"{'CUDA C++' if cuda else 'Python'}  "
-                                         f"{cell_label(src.filename)}"))
+                                   lexer=spec.language,
+                                   title=f"{spec.title}  {cell_label(src.filename)}"))
             continue
-        attr = PANES[pane][1]
+        attr = spec.attr
         # highlighted with the content-derived cell names, which stay the same when the cell
         # runs again (the highlight cache's key), the labels of this run put in after
         raw, text = getattr(ck, attr, None), pane_text(ck, attr)
@@ -444,14 +436,20 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
         parts.append(pane_html(pane, raw or text, py_of_line=py_of_line, colors=colors,
                                heat=(pane_heat or {}).get(pane, {}),
                                renames=pane_renames(ck) if raw else (),
-                               open_=pane != "llvm_unoptimized", count=pane_count(pane, text),
+                               open_=spec.opened, count=pane_count(pane, text),
                                hide=is_sass_file_comment if pane == "sass" else None,
                                display=compact_sass if pane == "sass" else None,
+                               lexer=spec.language,
                                missing=ck.missing.get(attr, "") if text is None else ""))
     dialect = f" · {DIALECT_LABEL}" if ck.dialect == "warp" else ""
     title = (f'<div class="wl-title">{html.escape(ck.name)} — '
              f"{html.escape(ck.options.label() + dialect)}</div>")
     card = resource_card_html(ck, occupancy) if "resources" in show else ""
+    if isinstance(diff, str):
+        extra = f'<div class="wl-missing">--diff previous: {html.escape(diff)}</div>' + extra
+    elif diff is not None:
+        from warp_lab.notebook.diff import diff_html
+        extra = diff_html(diff) + extra
     body = (f'<div class="wl-kernel" id="{root_id}">{title}<div class="wl-panes">'
             f'{"".join(parts)}</div>{card}{extra}</div>')
     return style_block() + body + (_script(root_id) if script else "")
@@ -517,25 +515,15 @@ def compile_time_text(timings) -> str:
     return text
 
 
-def resource_card_html(ck, occupancy=None) -> str:
-    """The resource card: registers, spills, shared/local/constant bytes, barriers, warnings.
-
-    Args:
-        ck: the compiled kernel (its ``resources``, ``missing``, ``toolchain``,
-            ``timings``).
-        occupancy: an occupancy record from :mod:`warp_lab.analysis`, or None; its
-            dynamic shared memory (``shared_per_block`` less the static bytes),
-            when any, is a row of the card, and so is the shared memory a block
-            takes from the SM with where it comes from (static + dynamic + the 1 KB
-            CUDA reserves per block from sm_80 on, rounded up to the allocation unit:
-            ``cuda_occupancy.h``'s ``cudaOccMaxBlocksPerSMSmemLimit``,
-            :class:`~warp_lab.analysis.SharedAllocation`), the same line as the
-            occupancy widget's.
-    """
+def resource_rows(ck, occupancy=None) -> list[tuple[str, str]] | None:
+    """The resource card's ``(label, value)`` rows, the facts every renderer shows (the
+    static card here, the bundle's ``view.resources`` for the extension); None when
+    ptxas did not run (``ck.missing["resources"]`` says why). Arguments as
+    :func:`resource_card_html`'s. Tools appear by version, never by path (a path of
+    the machine that ran the notebook has no place in an exported page)."""
     r = ck.resources
     if r is None:
-        why = html.escape(ck.missing.get("resources", "ptxas did not run"))
-        return f'<div class="wl-missing">resources: {why}</div>'
+        return None
     # the occupancy record's shared bytes are static + the dynamic ones asked for
     dynamic = max(0, int(getattr(occupancy, "shared_per_block", 0) or 0) - r.shared)
     allocation = getattr(occupancy, "shared_allocation", None)
@@ -559,8 +547,31 @@ def resource_card_html(ck, occupancy=None) -> str:
     if ck.timings:
         rows.append(("compile time", compile_time_text(ck.timings)))
     ptxas = ck.toolchain.get("ptxas") if ck.toolchain else None
-    if ptxas:
-        rows.append(("ptxas", ptxas))
+    if ptxas:   # "13.0.88 (/path/to/ptxas)": the version only
+        rows.append(("ptxas", str(ptxas).split(" (")[0]))
+    return [(str(k), str(v)) for k, v in rows]
+
+
+def resource_card_html(ck, occupancy=None) -> str:
+    """The resource card: registers, spills, shared/local/constant bytes, barriers, warnings.
+
+    Args:
+        ck: the compiled kernel (its ``resources``, ``missing``, ``toolchain``,
+            ``timings``).
+        occupancy: an occupancy record from :mod:`warp_lab.analysis`, or None; its
+            dynamic shared memory (``shared_per_block`` less the static bytes),
+            when any, is a row of the card, and so is the shared memory a block
+            takes from the SM with where it comes from (static + dynamic + the 1 KB
+            CUDA reserves per block from sm_80 on, rounded up to the allocation unit:
+            ``cuda_occupancy.h``'s ``cudaOccMaxBlocksPerSMSmemLimit``,
+            :class:`~warp_lab.analysis.SharedAllocation`), the same line as the
+            occupancy widget's.
+    """
+    r = ck.resources
+    rows = resource_rows(ck, occupancy)
+    if rows is None:
+        why = html.escape(ck.missing.get("resources", "ptxas did not run"))
+        return f'<div class="wl-missing">resources: {why}</div>'
     body = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
                    for k, v in rows)
     warns = "".join(f'<div class="wl-warn">⚠ {html.escape(w)}</div>'
