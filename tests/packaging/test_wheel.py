@@ -96,9 +96,11 @@ def test_a_wheel_built_after_a_development_build_ships_the_production_extension(
     assert not [n for n, data in files.items() if str(tmp_path).encode() in data]
 
     # installed under a prefix, JupyterLab finds the extension there and calls it OK
+    # (--ignore-installed: else pip first uninstalls the environment's own warp_lab, the
+    # editable install every other test imports)
     inst = tmp_path / "inst"
-    _run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--prefix",
-          str(inst), str(wheel)], tmp_path, env, 200)
+    _run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed",
+          "--prefix", str(inst), str(wheel)], tmp_path, env, 200)
     data = inst / "share" / "jupyter"
     assert (data / "labextensions" / "warp-lab" / "static" / "third-party-licenses.json").exists()
     listed = subprocess.run([str(BIN / "jupyter"), "labextension", "list"], cwd=tmp_path,
