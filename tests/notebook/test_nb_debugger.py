@@ -120,6 +120,25 @@ def test_panel_buttons_drive_the_session(session):
     assert "warps 0..0" in panel.lanes.value
 
 
+def test_panel_line_inputs_start_at_the_kernels_first_line(session):
+    """They started at 0, a line no kernel has; the toggle says which one a breakpoint
+    takes, and editing an input selects it."""
+    dbg, _ = session
+    panel = dbg.panel()
+    lm = dbg.compiled.line_map
+    first = min(ln for ln, ptx in lm.ptx.items() if ln < lm.FILE_STRIDE and ptx)
+    assert panel.line.value == first and panel.ptx_line.value == min(lm.ptx[first])
+    assert panel.break_at.value == "Python line"
+    other = sorted({x for ln, xs in lm.ptx.items() if ln < lm.FILE_STRIDE for x in xs})[1]
+    panel.ptx_line.value = other  # another PTX line with code
+    assert panel.break_at.value == "PTX line"
+    panel.buttons["add breakpoint"].click()
+    assert f"PTX {other}" in panel.breakpoints.value, panel.message.value
+    panel.line.value = first + 1
+    assert panel.break_at.value == "Python line"
+    assert panel.buttons["add breakpoint"].layout.width == "auto"
+
+
 def test_run_to_end_words_findings_as_wl_launch_does():
     """The session's findings name the Python array and the element, as ``wl.launch``'s do
     (not the PTX symbol and byte offsets)."""
@@ -209,7 +228,7 @@ def test_lanes_display_as_html_in_a_jupyter_kernel(tmp_path):
     assert not errors, errors
     data = nb.cells[1].outputs[0]["data"]
     page = data["text/html"]
-    assert page.startswith("<table") and "a.ptr" in page and "<script" not in page
+    assert "<table class='wl-lanes'" in page and "a.ptr" in page and "<script" not in page
     assert "i = wl.tid()" in page  # the Python line, escaped text
     assert "array([" not in data["text/plain"] and "c.ptr" in data["text/plain"]
 

@@ -1,5 +1,7 @@
 """LaunchResult rich output built from the runtime's real records."""
 
+import re
+
 from warp_lab.runtime.device import SIMULATOR, DeviceInfo
 from warp_lab.runtime.result import LaunchResult
 from warp_lab.notebook import results as R
@@ -103,7 +105,9 @@ def test_memcheck_finding_points_at_the_source_line():
     found = R.findings(r)
     assert found and all(f.source_line == 3 for f in found)
     markup = launch_html(r)
-    assert "<td>3: x[i] = 1.0</td>" in markup
+    # the source text in full in the cell's hover title (the cell cuts a long line)
+    assert re.search(r'<td><code style="[^"]*" title="3: x\[i\] = 1.0">3: x\[i\] = 1.0</code>'
+                     r'</td>', markup)
 
 
 def test_findings_of_the_index_checked_build_say_whose_ptx_lines_they_give():
@@ -225,7 +229,7 @@ def test_sim_launch_view_has_a_per_line_table_with_active_lanes():
     assert "<b>not markup</b>" not in markup
     assert "v = v + 1.0 if k &lt; i else v   # &lt;b&gt;not markup&lt;/b&gt;" in table
     # the source column is code: monospaced, white space kept, so the nesting shows
-    sources = re.findall(r'<td><code style="([^"]*)">(.*?)</code></td>', table)
+    sources = re.findall(r'<td><code style="([^"]*)" title="[^"]*">(.*?)</code></td>', table)
     assert len(sources) == 7
     assert all("white-space:pre" in style and "monospace" in style for style, _ in sources)
     texts = [text for _, text in sources]

@@ -59,10 +59,28 @@ def test_static_fallback_for_nbconvert():
 def test_chart_draws_each_biting_limit_and_marks_the_choice():
     curve = occupancy_curve(Resources("sm_80", registers=64), "sm_80")
     fig = occupancy_chart(curve, 256)
-    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    [legend] = fig.legends
+    labels = [t.get_text() for t in legend.get_texts()]
     assert labels[0] == "occupancy"
     assert "registers limit" in labels
     assert "block 256: 50%" in labels
+
+
+def test_chart_legend_is_outside_the_curves():
+    """The legend sat inside the axes ("lower right") over the curves of large blocks:
+    drawn, its box and the axes' box do not overlap."""
+    curve = occupancy_curve(Resources("sm_80", registers=64), "sm_80")
+    fig = occupancy_chart(curve, 256, title="sm_80")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # constrained layout places the legend at draw time
+    renderer = canvas.get_renderer()
+    axes = fig.axes[0].get_window_extent(renderer)
+    [legend] = fig.legends
+    box = legend.get_window_extent(renderer)
+    assert box.x0 >= axes.x1, (box, axes)
+    assert fig.axes[0].get_legend() is None
 
 
 def test_charts_read_on_light_and_dark_themes():
@@ -83,9 +101,9 @@ def test_charts_read_on_light_and_dark_themes():
         assert rgba.shape[2] == 4
         alpha = rgba[..., 3]
         assert alpha[0, 0] == 0 and alpha[-1, -1] == 0      # corners: no background
-        if fig.axes[0].get_legend() is not None and len(fig.axes[0].lines) > 2:
+        legend = fig.axes[0].get_legend() or (fig.legends or [None])[0]
+        if legend is not None and len(fig.axes[0].lines) > 2:
             assert (alpha > 0.5).mean() < 0.5                # lines, not a filled box
-        legend = fig.axes[0].get_legend()
         if legend is not None:  # a faint box: grey text on an 80% opaque grey box was unreadable
             assert legend.get_frame().get_facecolor()[3] < 0.25
         texts = [t for t in fig.findobj(Text) if t.get_text()]
@@ -215,7 +233,7 @@ def test_chart_marks_a_block_size_between_the_curves_points():
     curve = occupancy_curve(r, "sm_80")
     at48 = occupancy(r, "sm_80", 48)
     fig = occupancy_chart(curve, 48, current=at48)
-    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert f"block 48: {at48.occupancy:.0%}" in labels
 
 

@@ -248,9 +248,9 @@ def test_05_shows_the_divergent_kernels_launch(tmp_path):
     # branches (one per warp), the loop bodies at 16 of 32 lanes
     table = view.split("<summary>Per line: active lanes, divergence, memory")[1]
     table = table.split("</details>")[0]
-    # the source cell is code, its indentation kept (results._CODE_STYLE)
+    # the source cell is code, its indentation kept (results._SOURCE_STYLE)
     assert '<code style="white-space:pre;' in table and ">    if i % 2 == 0:</code>" in table
-    code = re.compile(r'<code style="[^"]*">(.*)</code>')
+    code = re.compile(r'<code style="[^"]*" title="[^"]*">(.*)</code>')
     rows = {r[0]: [code.sub(lambda m: m[1].strip(), c) for c in r[1:]]
             for r in (re.findall(r"<td>(.*?)</td>", tr)
                       for tr in re.findall(r"<tr>(.*?)</tr>", table)[1:])}

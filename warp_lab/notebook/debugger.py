@@ -209,8 +209,19 @@ def lanes_html(state, previous=None, max_registers: int = 64) -> str:
     if unused:
         note += ("<div>not written by any instruction: "
                  f"{html.escape(', '.join(unused))}</div>")
-    return ("<table style='font-family:monospace;font-size:11px;border-collapse:collapse'>"
+    return (f"<style>{LANES_STYLE}</style><table class='wl-lanes' "
+            "style='font-family:monospace;font-size:11px;border-collapse:collapse'>"
             + "".join(rows) + "</table>" + note)
+
+
+#: The lane table's cells at their content's width: JupyterLab's rendered-HTML rules
+#: (``.jp-RenderedHTMLCommon td``: 0.5em padding, right-aligned, and a table as wide as
+#: its box) made each lane ~95 px wide, so an output showed 8 to 11 of the 32 lanes.
+#: The table keeps all 32 columns; the panel's box scrolls sideways.
+LANES_STYLE = (".wl-lanes{width:auto!important;table-layout:auto;max-width:none}"
+               ".wl-lanes td,.wl-lanes th{padding:1px 4px!important;text-align:right;"
+               "line-height:1.3;vertical-align:top;white-space:nowrap}"
+               ".wl-lanes th:first-child{text-align:left}")
 
 
 #: a register's note (a whole ``def`` line, say) stays on one line, cut with an ellipsis; the

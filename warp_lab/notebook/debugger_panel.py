@@ -17,12 +17,27 @@ from warp_lab.errors import WarpLabError
 __all__ = ["DebugPanel"]
 
 
+def _first_lines(ck) -> tuple[int, int]:
+    """The kernel's first Python line with code (the line map's first key in the kernel's
+    own file or cell) and the first PTX line of that line's code; the kernel's first
+    source line and 1 when the line map has no PTX lines."""
+    lm = ck.line_map
+    own = sorted(ln for ln, ptx in lm.ptx.items() if ln < lm.FILE_STRIDE and ptx)
+    if not own:
+        return ck.source.first_line, 1
+    return own[0], min(lm.ptx[own[0]])
+
+
 class DebugPanel(W.VBox):
     """Controls for one :class:`~warp_lab.notebook.debugger.DebugSession`.
 
     Attributes:
         session: the session driven.
-        line, ptx_line: IntText inputs for a new breakpoint (0: unused).
+        line, ptx_line: IntText inputs for a new breakpoint, starting at the kernel's first
+            line with code and that line's first PTX line (they started at 0, a line no
+            kernel has).
+        break_at: ToggleButtons, ``"Python line"`` or ``"PTX line"``: which of the two
+            inputs "add breakpoint" uses; editing an input selects it.
         block_x, block_y, block_z, warp: which warp the lane table shows (the
             block's index on each grid axis, the warp's index in the block).
         status, lanes, shared, message: HTML widgets the buttons redraw (``shared``:
@@ -33,15 +48,32 @@ class DebugPanel(W.VBox):
 
     def __init__(self, session):
         self.session = session
-        self.line = W.IntText(value=0, description="Python line", layout=W.Layout(width="180px"))
-        self.ptx_line = W.IntText(value=0, description="PTX line", layout=W.Layout(width="180px"))
-        self.block_x = W.IntText(value=0, description="block x", layout=W.Layout(width="150px"))
-        self.block_y = W.IntText(value=0, description="y", layout=W.Layout(width="110px"))
-        self.block_z = W.IntText(value=0, description="z", layout=W.Layout(width="110px"))
-        self.warp = W.IntText(value=0, description="warp", layout=W.Layout(width="150px"))
+        first, first_ptx = _first_lines(session.compiled)
+        # descriptions at their own width (the default 80 px label cut "Python line")
+        label = {"description_width": "initial"}
+        self.line = W.IntText(value=first, description="Python line", style=label,
+                              layout=W.Layout(width="170px"))
+        self.ptx_line = W.IntText(value=first_ptx, description="PTX line", style=label,
+                                  layout=W.Layout(width="160px"))
+        self.break_at = W.ToggleButtons(options=["Python line", "PTX line"],
+                                        value="Python line", style={"button_width": "auto"},
+                                        tooltips=["break before this Python line's code",
+                                                  "break before this PTX line"])
+        self.line.observe(lambda _c: setattr(self.break_at, "value", "Python line"), "value")
+        self.ptx_line.observe(lambda _c: setattr(self.break_at, "value", "PTX line"), "value")
+        self.block_x = W.IntText(value=0, description="block x", style=label,
+                                 layout=W.Layout(width="150px"))
+        self.block_y = W.IntText(value=0, description="y", style=label,
+                                 layout=W.Layout(width="110px"))
+        self.block_z = W.IntText(value=0, description="z", style=label,
+                                 layout=W.Layout(width="110px"))
+        self.warp = W.IntText(value=0, description="warp", style=label,
+                              layout=W.Layout(width="130px"))
         self.status = W.HTML()
-        self.lanes = W.HTML()
-        self.shared = W.HTML()
+        # the 32 lane columns and the register notes are wider than most outputs: the
+        # table scrolls inside its box (an HTML widget clipped it at 11 lanes)
+        self.lanes = W.HTML(layout=W.Layout(overflow="auto", max_width="100%"))
+        self.shared = W.HTML(layout=W.Layout(overflow="auto", max_width="100%"))
         self.message = W.HTML()
         self.breakpoints = W.HTML()
         actions = {"continue": session.cont, "step": session.step,
@@ -49,7 +81,8 @@ class DebugPanel(W.VBox):
                    "run to end": session.run_to_end, "add breakpoint": self._add_breakpoint}
         self.buttons = {}
         for name, fn in actions.items():
-            b = W.Button(description=name, layout=W.Layout(width="110px"))
+            # at its label's width: 110 px cut "add breakpoint"
+            b = W.Button(description=name, layout=W.Layout(width="auto", min_width="80px"))
             b.on_click(lambda _b, fn=fn: self._do(fn))
             self.buttons[name] = b
         for box in (*self._block_boxes(), self.warp):
@@ -57,15 +90,17 @@ class DebugPanel(W.VBox):
         super().__init__([
             W.HBox([self.buttons[n] for n in ("continue", "step", "step back", "restart",
                                               "run to end")]),
-            W.HBox([self.line, self.ptx_line, self.buttons["add breakpoint"], self.breakpoints]),
-            W.HBox([*self._block_boxes(), self.warp]),
+            W.HBox([self.break_at, self.line, self.ptx_line, self.buttons["add breakpoint"],
+                    self.breakpoints], layout=W.Layout(flex_flow="row wrap")),
+            W.HBox([*self._block_boxes(), self.warp], layout=W.Layout(flex_flow="row wrap")),
             self.status, self.message, self.lanes, self.shared])
+        self.add_class("wl-debug-panel")  # what tests and tools/view_screenshots.py look for
         self.refresh()
 
     def _add_breakpoint(self):
-        line = self.line.value or None
-        ptx = self.ptx_line.value or None
-        return self.session.add_breakpoint(line=line, ptx_line=ptx)
+        if self.break_at.value == "PTX line":
+            return self.session.add_breakpoint(ptx_line=self.ptx_line.value)
+        return self.session.add_breakpoint(line=self.line.value)
 
     def _do(self, fn):
         try:

@@ -121,13 +121,36 @@ class _Markup(str):
     """A table cell that is HTML already (its user text escaped where it was built)."""
 
 
+#: A launch table's source text, kept on one line and cut at :data:`SOURCE_WIDTH`
+#: characters with an ellipsis, the whole text in its title (hover): a long line of
+#: source widened its table until the last columns (bank conflicts) left the output.
+#: Inline, as the rest of the static HTML, so an nbconvert export keeps it.
+SOURCE_WIDTH = 48
+_SOURCE_STYLE = ("white-space:pre;font-family:var(--jp-code-font-family,monospace);"
+                 "font-size:var(--jp-code-font-size,12px);background:none;padding:0;"
+                 "display:inline-block;max-width:%dch;overflow:hidden;text-overflow:ellipsis;"
+                 "vertical-align:bottom")
+#: the table scrolls sideways inside the output when it is still wider than it (a narrow
+#: window), its column heads wrap to a few words a line
+_WRAP_STYLE = "overflow-x:auto;max-width:100%"
+_HEAD_STYLE = "white-space:normal;max-width:11em;vertical-align:bottom"
+
+
+def _source_cell(text: str, width: int = SOURCE_WIDTH) -> _Markup:
+    """A table cell of source text (escaped): monospaced, its indentation kept, cut to
+    ``width`` characters with an ellipsis, the whole line in its ``title``."""
+    escaped = html.escape(text)
+    return _Markup(f'<code style="{_SOURCE_STYLE % width}" title="{escaped}">{escaped}</code>')
+
+
 def _table(head, rows) -> str:
     def cell(x):
         return x if isinstance(x, _Markup) else html.escape(str(x))
 
-    h = "".join(f"<th>{html.escape(str(x))}</th>" for x in head)
+    h = "".join(f'<th style="{_HEAD_STYLE}">{html.escape(str(x))}</th>' for x in head)
     body = "".join("<tr>" + "".join(f"<td>{cell(x)}</td>" for x in r) + "</tr>" for r in rows)
-    return f'<table class="wl-card"><tr>{h}</tr>{body}</table>'
+    return (f'<div class="wl-table" style="{_WRAP_STYLE}"><table class="wl-card"><tr>{h}</tr>'
+            f"{body}</table></div>")
 
 
 #: a finding's Python array names (``finding_text.name_shared_arrays``), shown as code
@@ -167,8 +190,9 @@ def _findings_html(result) -> str:
         where = ", ".join(x for x in (f"block {f.block}" if f.block is not None else "",
                                       f"thread {f.thread}" if f.thread is not None else "") if x)
         rows.append((f.kind, _finding_text(f, ck), where,
-                     f"{line_label(ck, line, file)}: {source_line_text(ck, line, file)}"
-                     if line else "", f.ptx_line or ""))
+                     _source_cell(f"{line_label(ck, line, file)}: "
+                                  f"{source_line_text(ck, line, file)}") if line else "",
+                     f.ptx_line or ""))
     note = ""
     if ck.options.index_checks:  # memcheck ran launch.index_checked's build, not the panes'
         note = ('<p class="wl-note">PTX lines are those of the index-checked build memcheck '
@@ -232,10 +256,6 @@ def _instruction_total_html(result) -> str:
     return f"<div>{html.escape(text)}</div>"
 
 
-#: inline (static HTML works without the extension): monospace, white space kept
-_CODE_STYLE = ("white-space:pre;font-family:var(--jp-code-font-family,monospace);"
-               "font-size:var(--jp-code-font-size,12px);background:none;padding:0")
-
 
 def _line_table_html(result) -> str:
     """The per-Python-line table (:mod:`warp_lab.runtime.line_table`): the busiest lines
@@ -253,8 +273,8 @@ def _line_table_html(result) -> str:
     # the source column as code: monospaced, its indentation kept (a proportional font
     # with collapsed white space lost the nesting); the rest/unplaced rows' words stay text
     code = len(table.rows)
-    rows = [r[:1] + (_Markup(f'<code style="{_CODE_STYLE}">{html.escape(r[1])}</code>'),)
-            + r[2:] if k < code else r for k, r in enumerate(rows)]
+    rows = [r[:1] + (_source_cell(r[1]),) + r[2:] if k < code else r
+            for k, r in enumerate(rows)]
     words = {"active lanes / 32": "active lanes: mean active lanes per warp-instruction "
              "(SIMT efficiency)",
              "divergent branches": "divergent branches: warp-level branches whose active "
@@ -292,7 +312,8 @@ def launch_html(result) -> str:
         if mem:
             parts.append("<details open><summary>Global memory per line</summary>" + _table(
                 ("line", "source", "requests", "sectors", "sectors / request"),
-                [(line_label(ck, ln), source_line_text(ck, ln), r["requests"], r["sectors"],
+                [(line_label(ck, ln), _source_cell(source_line_text(ck, ln)), r["requests"],
+                  r["sectors"],
                   f"{r['sectors_per_request']:.2f}") for ln, r in sorted(mem.items())])
                 + "</details>")
         shared = shared_memory_lines(result)
@@ -303,7 +324,8 @@ def launch_html(result) -> str:
                              ("line", "source", "requests", "wavefronts",
                               "wavefronts / request", "conflicts / request",
                               "bank conflicts (extra wavefronts)"),
-                             [(line_label(ck, ln), source_line_text(ck, ln), r["requests"],
+                             [(line_label(ck, ln), _source_cell(source_line_text(ck, ln)),
+                               r["requests"],
                                r["wavefronts"], f"{r['wavefronts_per_request']:.2f}",
                                f"{r['conflicts_per_request']:.2f}", r["bank_conflicts"])
                               for ln, r in sorted(shared.items())]) + "</details>")

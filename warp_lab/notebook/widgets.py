@@ -174,7 +174,11 @@ class OccupancyWidget(W.VBox):
             value=dynamic_shared_mem, min=0, max=arch_properties(default_arch).shared_mem_per_block_optin,
             step=1024, description="dyn. shared")
         self.summary = W.HTML()
-        self.chart = W.Image(format="png")
+        # at its own aspect ratio: in the HBox (align-items: stretch) the image took the
+        # summary's height (a 576x288 chart shown 576x394); flex-start and height auto keep
+        # its PNG's shape, max-width lets it shrink (proportionally) in a narrow output
+        self.chart = W.Image(format="png", layout=W.Layout(
+            align_self="flex-start", height="auto", max_width="100%", object_fit="contain"))
         self.occupancy = None
         self._curve = None
         name = name if name is not None else getattr(kernel, "name", None)
@@ -186,7 +190,10 @@ class OccupancyWidget(W.VBox):
         super().__init__([self.heading,
                           W.HBox([self.arch, self.block_size, self.block_slider,
                                   self.dynamic_shared_mem]),
-                          W.HBox([self.summary, self.chart])])
+                          # the chart goes under the summary where both do not fit
+                          W.HBox([self.summary, self.chart],
+                                 layout=W.Layout(flex_flow="row wrap"))])
+        self.add_class("wl-occupancy")  # what tests and tools/view_screenshots.py look for
         for control in (self.arch, self.block_size, self.dynamic_shared_mem):
             control.observe(self._update, names="value")
         self.block_slider.observe(self._slid, names="value")
