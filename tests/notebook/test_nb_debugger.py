@@ -125,11 +125,13 @@ def test_panel_line_inputs_start_at_the_kernels_first_line(session):
     takes, and editing an input selects it."""
     dbg, _ = session
     panel = dbg.panel()
-    lm = dbg.compiled.line_map
-    first = min(ln for ln, ptx in lm.ptx.items() if ln < lm.FILE_STRIDE and ptx)
-    assert panel.line.value == first and panel.ptx_line.value == min(lm.ptx[first])
+    sm = dbg.compiled.source_map
+    ptx_rows = sm.rows_of("ptx")
+    first = min(ln for ln, ptx in ptx_rows.items() if sm.is_own(ln) and ptx)
+    assert first >= dbg.compiled.source.first_line     # a line of the kernel, not 0
+    assert panel.line.value == first and panel.ptx_line.value == min(ptx_rows[first])
     assert panel.break_at.value == "Python line"
-    other = sorted({x for ln, xs in lm.ptx.items() if ln < lm.FILE_STRIDE for x in xs})[1]
+    other = sorted({x for ln, xs in ptx_rows.items() if sm.is_own(ln) for x in xs})[1]
     panel.ptx_line.value = other  # another PTX line with code
     assert panel.break_at.value == "PTX line"
     panel.buttons["add breakpoint"].click()

@@ -18,14 +18,14 @@ __all__ = ["DebugPanel"]
 
 
 def _first_lines(ck) -> tuple[int, int]:
-    """The kernel's first Python line with code (the line map's first key in the kernel's
-    own file or cell) and the first PTX line of that line's code; the kernel's first
-    source line and 1 when the line map has no PTX lines."""
-    lm = ck.line_map
-    own = sorted(ln for ln, ptx in lm.ptx.items() if ln < lm.FILE_STRIDE and ptx)
+    """The kernel's first Python line with code (the source map's first line of the
+    kernel's own file or cell with PTX rows) and the first PTX line of that line's code;
+    the kernel's first source line and 1 when the map has no PTX rows."""
+    sm = ck.source_map
+    own = [ln for ln in sm.own_lines("ptx") if sm.rows_for("ptx", ln)]
     if not own:
         return ck.source.first_line, 1
-    return own[0], min(lm.ptx[own[0]])
+    return own[0], min(sm.rows_for("ptx", own[0]))
 
 
 class DebugPanel(W.VBox):
