@@ -2,6 +2,7 @@
 
     python -m benchmarks [--repeats 3] [--archs sm_80,sm_90] [--kernels saxpy,...]
                          [--out docs/benchmarks.md] [--artifacts DIR] [--no-sim]
+                         [--interactive-repeats 3] [--warp-compat subset|full|off]
 
 Prints Markdown and writes it (with the machine and the tool versions) to
 ``--out``. Sections:
@@ -13,7 +14,13 @@ Prints Markdown and writes it (with the machine and the tool versions) to
    and what-if experiments that price candidate compiler changes
    (:mod:`benchmarks.whatif`);
 3. simulator throughput (``benchmarks/sim_throughput.py`` when present);
-4. launch overhead (needs a GPU).
+4. launch overhead (needs a GPU);
+5. interactive latency through a real Jupyter kernel (:mod:`benchmarks.interactive`,
+   issue 24): ``--interactive-repeats N`` rounds, 0 to skip;
+6. Warp compatibility (:mod:`benchmarks.warp_compat`, issue 19): ``--warp-compat
+   subset`` (default, a fixed subset, a few minutes), ``full`` (the whole corpus, ~25
+   minutes, rewrites ``benchmarks/warp_compat_full.md``, quoted by later subset runs) or
+   ``off``.
 
 Hand-written analysis of the gaps lives in ``benchmarks/findings.md`` and is
 copied into the report after the generated tables.
@@ -35,13 +42,18 @@ from benchmarks import report
 from benchmarks.kernels import BENCH_KERNELS
 from benchmarks.worker import TOOLS
 
-__all__ = ["main", "run_worker", "run_workers_parallel", "machine_lines"]
+__all__ = ["main", "run_worker", "run_workers_parallel", "machine_lines", "warp_compat_section"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _WORKER_TIMEOUT_S = 240
 _SIM_TIMEOUT_S = 150
 #: arguments for benchmarks/sim_throughput.py that keep it inside the run's time box
 SIM_ARGS: list[str] = []
+_INTERACTIVE_TIMEOUT_S = 600
+_WARP_COMPAT_SUBSET_TIMEOUT_S = 600
+_WARP_COMPAT_FULL_TIMEOUT_S = 3600
+#: the whole-corpus Warp compatibility table, kept from the last full run (~25 min)
+WARP_COMPAT_FULL = os.path.join(ROOT, "benchmarks", "warp_compat_full.md")
 
 
 #: the tools whose *first* compile is a column of the latency table (Numba's is also the
@@ -177,24 +189,51 @@ def _markdown_part(stdout: str) -> str:
     return "\n".join("##" + ln if ln.startswith("#") else ln for ln in lines[start:]).rstrip()
 
 
-def _script_section(name: str, args: list[str], what: str) -> list[str]:
-    """Run ``benchmarks/<name>`` (owned by another part) and quote its Markdown, or say why not."""
-    path = os.path.join(ROOT, "benchmarks", name)
-    cmd = " ".join(["python", f"benchmarks/{name}", *args])
+def _script_section(name: str, args: list[str], what: str,
+                    timeout: float = _SIM_TIMEOUT_S) -> list[str]:
+    """Run ``benchmarks/<name>`` (a script, or ``-m benchmarks.<module>`` for a name without
+    ``.py``) in a fresh process and quote its Markdown, or say why not."""
+    module = not name.endswith(".py")
+    path = os.path.join(ROOT, "benchmarks", name + (".py" if module else ""))
+    cmd = " ".join(["python", *(["-m", f"benchmarks.{name}"] if module
+                                else [f"benchmarks/{name}"]), *args])
     if not os.path.exists(path):
-        return [f"{report.NA}: benchmarks/{name} is not in this tree yet."]
+        return [f"{report.NA}: benchmarks/{os.path.basename(path)} is not in this tree yet."]
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+    argv = [sys.executable, *(["-m", f"benchmarks.{name}"] if module else [path]), *args]
     try:
-        proc = subprocess.run([sys.executable, path, *args], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=_SIM_TIMEOUT_S)
+        proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=timeout)
     except subprocess.TimeoutExpired:
-        return [f"{report.NA}: `{cmd}` ran past {_SIM_TIMEOUT_S} s."]
+        return [f"{report.NA}: `{cmd}` ran past {timeout:.0f} s."]
     text = _markdown_part(proc.stdout)
     if proc.returncode != 0 or not text:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         return [f"{report.NA}: `{cmd}` exited {proc.returncode}: {tail[0][:300]}"]
+    if text.startswith("Output of `"):  # the script says itself what it ran
+        return [text]
     return [f"Output of `{cmd}` ({what}), same run.", "", text]
+
+
+def warp_compat_section(mode: str) -> list[str]:
+    """The Warp compatibility table (:mod:`benchmarks.warp_compat`) run in a fresh process:
+    ``mode`` ``"subset"`` runs its fixed ``SUBSET`` and quotes the last whole-corpus table
+    (:data:`WARP_COMPAT_FULL`, dated, from an earlier run) below it; ``"full"`` runs the
+    whole corpus and rewrites that file."""
+    if mode == "full":
+        return _script_section("warp_compat",
+                               ["--md-out", os.path.relpath(WARP_COMPAT_FULL, ROOT)],
+                               "issue 19", timeout=_WARP_COMPAT_FULL_TIMEOUT_S)
+    out = _script_section("warp_compat", ["--subset"], "issue 19, the fixed subset",
+                          timeout=_WARP_COMPAT_SUBSET_TIMEOUT_S)
+    if os.path.exists(WARP_COMPAT_FULL):
+        with open(WARP_COMPAT_FULL, encoding="utf-8") as f:
+            full = _markdown_part(f.read())
+        out += ["", "The whole corpus, from the last `python -m benchmarks --warp-compat full` "
+                "(or `python -m benchmarks.warp_compat`) run, dated in its text: not this run "
+                f"(benchmarks/{os.path.basename(WARP_COMPAT_FULL)}).", "", full]
+    return out
 
 
 def _findings() -> list[str]:
@@ -218,6 +257,12 @@ def main(argv=None) -> int:
     ap.add_argument("--artifacts", default=None, help="write every PTX and SASS here")
     ap.add_argument("--no-sim", action="store_true", help="skip the simulator section")
     ap.add_argument("--no-whatif", action="store_true", help="skip the what-if experiments")
+    ap.add_argument("--interactive-repeats", type=int, default=3,
+                    help="interleaved rounds of the interactive (Jupyter kernel) table; 0 skips it")
+    ap.add_argument("--warp-compat", choices=("subset", "full", "off"), default="subset",
+                    help="Warp compatibility table: the fixed subset (a few minutes, default), "
+                         "the whole corpus (~25 min; also rewrites benchmarks/warp_compat_full.md)"
+                         ", or none")
     args = ap.parse_args(argv)
     kernels = [k for k in args.kernels.split(",") if k]
     unknown = sorted(set(kernels) - set(BENCH_KERNELS))
@@ -344,6 +389,15 @@ def main(argv=None) -> int:
     md += ["## 4. Launch overhead", "", f"GPU: {_gpu_line()}.", "",
            *_script_section("launch_overhead.py", [], "runtime issue 4"), ""]
     t = lap("launch", t)
+    if args.interactive_repeats > 0:
+        md += ["## 5. Interactive latency (issue 24)", "",
+               *_script_section("interactive", ["--repeats", str(args.interactive_repeats)],
+                                "issue 24", timeout=_INTERACTIVE_TIMEOUT_S), ""]
+        t = lap("interactive", t)
+    if args.warp_compat != "off":
+        md += ["## 6. Warp compatibility (issue 19)", "", *warp_compat_section(args.warp_compat),
+               ""]
+        t = lap("warp compat", t)
     spent = ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
     md += [*_findings(), "", f"_Whole run: {time.perf_counter() - t_start:.0f} s ({spent}) on "
            f"the machine above, shared with other jobs._", ""]

@@ -11,6 +11,14 @@ result fields) where one exists;
 ``tests/notebook/test_notebooks.py`` executes them in a real Jupyter kernel.
 Cells whose source starts with ``# raises`` are tagged ``raises-exception``
 (they show an error on purpose).
+
+    python notebooks/make_notebooks.py --check [FOLDER]
+
+says whether the notebooks on disk (in ``notebooks/`` or FOLDER) still hold what this file writes, comparing
+only what it writes (each cell's type, id, source and tags): outputs,
+execution counts and the metadata JupyterLab or nbclient add when a notebook
+is run and saved (kernel and language versions, timings, "scrolled", ...) do
+not count, so ``make lab``, Run All and save leave ``make test`` passing.
 """
 
 from __future__ import annotations
@@ -94,7 +102,7 @@ ck"""),
     ("md", "Check the result: a few registers, no spills, a PTX entry point."),
     ("code", """# check
 assert ck.resources.registers > 0 and not ck.resources.spills
-assert ".entry" in ck.ptx and ck.line_map.ptx"""),
+assert ".entry" in ck.ptx and ck.source_map.rows_of("ptx")"""),
     ("md", """## Mistakes point at your line
 
 A compile error shows the cell line (the `%%warp_kernel` line is line 1),
@@ -1189,7 +1197,7 @@ np.testing.assert_allclose(smoothed, ref_smooth, rtol=1e-6)
 from warp_lab.notebook.views import python_pane_lines   # the (cell line, text) rows
 ck = wl.compile(hsmooth)
 rows = dict(python_pane_lines(ck))
-assert 4 in ck.line_map.ptx and rows[4].strip().startswith("return (row[x - 1]")
+assert 4 in ck.source_map.rows_of("ptx") and rows[4].strip().startswith("return (row[x - 1]")
 assert "row = src[y]" in rows[8] and "ld.global.nc" in ck.ptx       # src is only read"""),
 ]
 
@@ -1364,7 +1372,90 @@ def build(name: str, cells) -> nbformat.NotebookNode:
     return nb
 
 
+def _content(nb: nbformat.NotebookNode) -> list[dict]:
+    """What :func:`build` decides about each cell of ``nb``: type, id, source and tags.
+
+    Everything else a saved notebook holds is left out: outputs, execution
+    counts, notebook metadata (``kernelspec`` and ``language_info`` as the kernel
+    that ran it reports them) and the other cell metadata (nbclient's
+    ``execution`` timings, JupyterLab's ``scrolled``, ``collapsed``, ``jupyter``).
+    """
+    return [{"type": c.cell_type, "id": c.get("id"), "source": c.source,
+             "tags": list(c.get("metadata", {}).get("tags", []))} for c in nb.cells]
+
+
+def _first_line_diff(have: str, want: str) -> str:
+    """Where two cell sources first differ, as one line of text."""
+    a, b = have.splitlines(), want.splitlines()
+    for k, (x, y) in enumerate(zip(a, b), 1):
+        if x != y:
+            return f"line {k}: on disk {x!r}, generated {y!r}"
+    k = min(len(a), len(b)) + 1
+    if len(a) > len(b):
+        return f"line {k}: on disk {a[k - 1]!r}, generated: no such line"
+    if len(b) > len(a):
+        return f"line {k}: on disk: no such line, generated {b[k - 1]!r}"
+    return "whitespace at the end of the source"
+
+
+def differences(path: Path) -> list[str]:
+    """How the notebook at ``path`` differs from what :func:`build` writes for its name.
+
+    ``path`` (a ``.ipynb`` file whose stem is a key of :data:`NOTEBOOKS`, in any
+    folder) is compared on :func:`_content` only. Returns one line per
+    difference, empty when there is none; a file that is missing, is not a
+    notebook, or has no entry in :data:`NOTEBOOKS` is one line saying so.
+    """
+    path = Path(path)
+    if path.stem not in NOTEBOOKS:
+        return [f"{path.name}: make_notebooks.py writes no notebook of that name"]
+    if not path.exists():
+        return [f"{path.name}: missing"]
+    try:
+        have = _content(nbformat.read(path, as_version=4))
+    except Exception as exc:  # a JSON or schema error from nbformat, named in the message
+        return [f"{path.name}: not a readable notebook ({type(exc).__name__}: {exc})"]
+    want = _content(build(path.stem, NOTEBOOKS[path.stem]))
+    found = []
+    for k, (h, w) in enumerate(zip(have, want)):
+        where = f"cell {k} (id {w['id']}, {w['type']})"
+        if h["type"] != w["type"] or h["id"] != w["id"]:
+            found.append(f"{where}: on disk cell {k} is a {h['type']} cell with id {h['id']}")
+        elif h["source"] != w["source"]:
+            found.append(f"{where}: source differs at {_first_line_diff(h['source'], w['source'])}")
+        elif h["tags"] != w["tags"]:
+            found.append(f"{where}: tags on disk {h['tags']}, generated {w['tags']}")
+    if len(have) != len(want):
+        found.append(f"{len(have)} cells on disk, {len(want)} generated")
+    return [f"{path.name}: {d}" for d in found]
+
+
+def check(folder: Path = HERE) -> str | None:
+    """None when every notebook of :data:`NOTEBOOKS` in ``folder`` holds what :func:`build`
+    writes (outputs, execution counts and volatile metadata ignored, see :func:`_content`),
+    else a message listing the differences and saying what to run."""
+    found = [d for name in NOTEBOOKS for d in differences(Path(folder) / f"{name}.ipynb")]
+    if not found:
+        return None
+    return ("the teaching notebooks differ from notebooks/make_notebooks.py "
+            "(outputs, execution counts and metadata are not compared):\n  "
+            + "\n  ".join(found)
+            + "\nThe notebooks are generated: put the change in notebooks/make_notebooks.py "
+              "and run `python notebooks/make_notebooks.py` (it rewrites them, without outputs).")
+
+
 def main(argv=None) -> int:
+    argv = list(argv or [])
+    if argv[:1] == ["--check"] and len(argv) <= 2:
+        message = check(Path(argv[1]) if len(argv) == 2 else HERE)
+        if message:
+            print(message, file=sys.stderr)
+            return 1
+        print("the notebooks hold what make_notebooks.py writes")
+        return 0
+    if argv:
+        print("usage: python notebooks/make_notebooks.py [--check [FOLDER]]", file=sys.stderr)
+        return 2
     for name, cells in NOTEBOOKS.items():
         path = HERE / f"{name}.ipynb"
         nbformat.write(build(name, cells), path)

@@ -97,17 +97,8 @@ def load_ipython_extension(ip):
 
 # -- the kernel language: array annotations and builtins (lang/types.py, lang/builtins.py) --
 from warp_lab.lang.types import array1d  # noqa: E402
-from warp_lab.lang.builtins import (  # noqa: E402
-    FULL_MASK, abs, acos, activemask, acosh, all_sync, any_sync, asin, asinh, atan, atan2, atanh, atomic_add,
-    atomic_and, atomic_cas, atomic_exch, atomic_load, atomic_max, atomic_min, atomic_or,
-    atomic_store, atomic_sub,
-    atomic_xor, ballot_sync, bitcast, block_dim, block_idx, brev, cbrt, ceil, clamp, clock64, clz,
-    copysign, cos,
-    cosh, cross, dot, dynamic_shared_array, erf, erfc, exp, exp2, exp10, expm1, ffs, floor, fma,
-    double_as_longlong, float_as_int, float_as_uint, int_as_float, longlong_as_double,
-    fmod, grid_dim, hypot, match_all_sync, match_any_sync, isfinite, isinf, isnan, lane_id, length, length_sq, local_array, log, log1p, log2, log10,
-    max, min, mul, mulhi, normalize, outer, popc, pow, printf, reduce_add_sync, reduce_and_sync,
-    reduce_max_sync, reduce_min_sync, reduce_or_sync, reduce_xor_sync, rint, round, rsqrt, select,
-    shared_array, shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync, sign, sin, sinh, sqrt,
-    syncthreads, syncthreads_and, syncthreads_count, syncthreads_or, syncwarp, tan, tanh, thread_idx, threadfence, threadfence_block, tid,
-    transpose, trunc, uint_as_float, warp_id, warp_size)
+from warp_lab.lang import builtins as _builtins  # noqa: E402
+
+# every builtin record, thread_idx & co and the constants (lang/builtins.py's PUBLIC): a new
+# builtin is declared once, there, and is public without an edit here
+globals().update(_builtins.PUBLIC)

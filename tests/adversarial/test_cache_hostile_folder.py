@@ -156,11 +156,13 @@ def test_an_8_gib_sparse_file_is_a_miss_without_being_read(entry, suffix):
 
 
 @pytest.mark.parametrize("field,value", [
-    ("line_map", {"llvm": [1, 2], "ptx": {}, "sass": {}, "sass_lines": {}, "files": []}),
+    ("source_map", {"llvm": [1, 2], "ptx": {}, "sass": {}, "sass_lines": {}, "files": [],
+                    "arrays": [], "ptx_shared": []}),
     ("source", [1, 2]), ("resources", "many"), ("params", [[1]]), ("options", None),
-    ("shared_shapes", 7)])
+    ("source_map", {"llvm": {}, "ptx": {}, "sass": {}, "sass_lines": {}, "files": [],
+                    "arrays": 7, "ptx_shared": []})])
 def test_an_entry_with_wrong_fields_and_a_valid_digest_is_a_miss(entry, field, value):
     kernel, folder, key, d = entry
     cubin = (folder / f"{key}.cubin").read_bytes()
     _write_entry(folder, key, {**d, field: value}, cubin)
-    assert C.KernelCache(str(folder)).get(key) is None   # line_map: was AttributeError
+    assert C.KernelCache(str(folder)).get(key) is None   # a line map: was AttributeError

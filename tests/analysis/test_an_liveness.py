@@ -18,7 +18,7 @@ from warp_lab.analysis.liveness import live_registers, max_live_per_line, parse_
 from warp_lab.analysis.registers import (live_registers_per_line, register_cap_whatif,
                                          register_pressure)
 from warp_lab.compiler import linemap, nvptx, toolchain
-from warp_lab.compiler.artifact import CompiledKernel, Resources
+from warp_lab.compiler.artifact import CompiledKernel, Resources, SourceMap
 from warp_lab.options import CompileOptions
 from warp_lab.errors import ToolchainError
 from warp_lab.lang.kernel import Source
@@ -46,7 +46,7 @@ def _compile(n: int, **options) -> CompiledKernel:
     return CompiledKernel(name="dot", entry="dot", source=Source("", FILENAME), options=opts,
                           params=(), param_layout=(), launch_ndim=1, llvm_ir=ir,
                           llvm_ir_optimized=ir_opt, ptx=ptx, cubin=cubin, sass=sass,
-                          resources=res, line_map=lm)
+                          resources=res, source_map=SourceMap(lm, FILENAME))
 
 
 def _nvdisasm(cubin: bytes, *args: str) -> str:
@@ -74,7 +74,7 @@ def test_per_line_maximum_is_the_maximum_over_its_instructions(wide):
     pressure = register_pressure(wide)
     counts = _count_column(wide.cubin)
     assert pressure.per_instruction == counts
-    lines = wide.line_map.sass
+    lines = wide.source_map.rows_of("sass_offsets")
     assert {LINE_TID, LINE_LOAD_A, LINE_LOAD_B, LINE_STORE} <= set(lines)
     for line, offsets in lines.items():
         assert pressure.per_line[line] == max(counts[o] for o in offsets if o in counts)
@@ -113,7 +113,7 @@ def test_spills_are_located(spilling):
     assert pressure.spill_offsets
     texts = {r.offset: r.text for r in pressure.instructions}
     assert all(re.match(r"(STL|LDL)", texts[o]) for o in pressure.spill_offsets)
-    assert pressure.spill_lines and set(pressure.spill_lines) <= set(spilling.line_map.sass)
+    assert pressure.spill_lines and set(pressure.spill_lines) <= set(spilling.source_map.rows_of("sass_offsets"))
     assert pressure.to_dict()["spill_lines"] == list(pressure.spill_lines)
     assert not register_pressure(_compile(4)).spill_offsets
 
@@ -202,8 +202,8 @@ def test_register_pressure_of_a_wl_compiled_kernel():
     pressure = register_pressure(ck)
     counts = _count_column(ck.cubin)
     assert pressure.per_instruction == counts
-    assert ck.line_map.sass and set(pressure.per_line) == set(ck.line_map.sass)
-    for line, offsets in ck.line_map.sass.items():
+    assert ck.source_map.rows_of("sass_offsets") and set(pressure.per_line) == set(ck.source_map.rows_of("sass_offsets"))
+    for line, offsets in ck.source_map.rows_of("sass_offsets").items():
         assert pressure.per_line[line] == max(counts[o] for o in offsets if o in counts)
     assert 0 < pressure.max_live <= ck.resources.registers
     assert occupancy(ck, block_size=128) == occupancy(

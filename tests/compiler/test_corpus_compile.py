@@ -105,7 +105,7 @@ def test_pipeline_sm90(ex):
                                  fn.source.first_line + len(fn.source.text.splitlines())))
     body = set(range(first + 1, last + 1))
     for stage in ("llvm", "ptx", "sass"):
-        lines = set(getattr(ck.line_map, stage))
+        lines = set(ck.source_map.rows_of(stage if stage != "sass" else "sass_offsets"))
         assert lines, f"no {stage} line info"
         assert lines <= allowed, f"{stage} lines outside the kernel: {sorted(lines - allowed)}"
         assert lines & body, f"{stage} has no line of the kernel body"
@@ -128,10 +128,10 @@ def test_sass_for_older_archs(name, arch):
         # CUDA 13.1+ nvdisasm no longer reads sm_50..sm_72 cubins: the artifact must say so
         assert int(arch.split("_")[1]) < 75, "SASS missing for an arch nvdisasm supports"
         assert "nvdisasm" in ck.missing["sass"] and arch[3:] in ck.missing["sass"]
-        assert ck.line_map.ptx and not ck.line_map.sass
+        assert ck.source_map.rows_of("ptx") and not ck.source_map.rows_of("sass_offsets")
     else:
         assert dict(ck.missing) == {}
-        assert ck.line_map.sass, "SASS with line info"
+        assert ck.source_map.rows_of("sass_offsets"), "SASS with line info"
 
 
 @pytest.mark.parametrize("ex", CORPUS, ids=IDS)

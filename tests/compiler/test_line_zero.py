@@ -62,9 +62,9 @@ def test_vector_add_parameter_loads_and_addresses_are_on_the_line_that_uses_them
     # SASS has no instruction left without a line but the kernel's exit
     ptx_text = ck.ptx.splitlines()
     assert sum(ptx_text[n - 1].strip().startswith("ld.param.b64")
-               for n in ck.line_map.ptx[body]) == 3
+               for n in ck.source_map.rows_of("ptx")[body]) == 3
     sass_insns = len(re.findall(r"/\*[0-9a-f]{4}\*/", ck.sass))
-    on_lines = sum(len(v) for v in ck.line_map.sass.values())
+    on_lines = sum(len(v) for v in ck.source_map.rows_of("sass_offsets").values())
     assert sass_insns - on_lines <= 2, ck.sass  # EXIT and the BRA after it: no .loc
 
 
@@ -193,7 +193,7 @@ def test_a_store_llvm_merged_from_both_branches_goes_to_the_first_branch_s_line(
     from warp_lab.compiler.line_zero import attributed_lines
 
     ptx_text = ck.ptx.splitlines()
-    store_ptx = next(n for n in ck.line_map.ptx[then_line]
+    store_ptx = next(n for n in ck.source_map.rows_of("ptx")[then_line]
                      if ptx_text[n - 1].strip().startswith("st.global"))
     assert store_ptx in attributed_lines(ck.ptx)
 
@@ -214,7 +214,7 @@ def test_the_merged_store_counts_on_its_line_for_the_lanes_of_both_branches():
     counts = res.sim.metrics.per_ptx_line
     store = next(n for n, t in enumerate(ptx_text, 1) if t.strip().startswith("st.global"))
     assert int(counts[store]) == x.size          # all 64 threads, both branches' lanes
-    assert store in ck.line_map.ptx[then_line]
+    assert store in ck.source_map.rows_of("ptx")[then_line]
 
 
 _MERGED_PTX = """\

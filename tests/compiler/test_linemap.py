@@ -5,7 +5,7 @@ Statements are found by the ``# marker: ...`` comments in the corpus source
 independently of :mod:`warp_lab.compiler.linemap`: the instructions that
 follow a ``.loc <file> <line>`` directive belong to that line. Each chosen
 statement must own the instructions that only it can produce (its shuffle,
-its atomic, its ``vprintf`` call, its float adds), and ``ck.line_map`` must
+its atomic, its ``vprintf`` call, its float adds), and ``ck.source_map`` must
 agree with this parse for that line, in PTX, LLVM IR and SASS.
 """
 
@@ -101,13 +101,13 @@ def test_statement_owns_its_ptx(name, marker, present, exclusive, opt):
         owners = {py for py, insns in by_line.items() for _, t in insns if re.search(exclusive, t)}
         assert owners == {line}, f"{exclusive!r} attributed to lines {sorted(owners)}, not {line}"
     # the compiler's own line map agrees with this parse
-    assert sorted(ck.line_map.ptx.get(line, ())) == [n for n, _ in by_line[line]]
-    assert ck.line_map.python_line_of_ptx(by_line[line][0][0]) == line
-    assert ck.line_map.llvm.get(line), "LLVM IR has !dbg locations for the line"
+    assert sorted(ck.source_map.rows_of("ptx").get(line, ())) == [n for n, _ in by_line[line]]
+    assert ck.source_map.key_of_ptx(by_line[line][0][0]) == line
+    assert ck.source_map.rows_of("llvm").get(line), "LLVM IR has !dbg locations for the line"
     if opt == 3:
-        assert ck.line_map.sass.get(line), "SASS instructions carry the line"
-        offsets = ck.line_map.sass[line]
-        assert all(ck.line_map.python_line_of_sass(o) == line for o in offsets)
+        assert ck.source_map.rows_of("sass_offsets").get(line), "SASS instructions carry the line"
+        offsets = ck.source_map.rows_of("sass_offsets")[line]
+        assert all(ck.source_map.key_of_sass(o) == line for o in offsets)
 
 
 def test_loc_lines_follow_the_source_when_it_moves():
@@ -129,7 +129,7 @@ def test_loc_lines_follow_the_source_when_it_moves():
     moved = wl.kernel(namespace["saxpy"], source=shifted)
     ck = wl.compile(moved, arch="sm_90", cache=False)
     # an in-memory file (as a notebook cell) is compiled under a content-derived name
-    assert ck.artifact_filename == "<cell of saxpy>" and ck.files == {"<cell of saxpy>": filename}
+    assert ck.artifact_filename == "<cell of saxpy>" and ck.source_map.cells == {"<cell of saxpy>": filename}
     by_line = ptx_by_line(ck.ptx, ck.artifact_filename)
     assert line + 100 in by_line and line not in by_line
-    assert set(ck.line_map.ptx) == set(by_line)
+    assert set(ck.source_map.rows_of("ptx")) == set(by_line)

@@ -305,10 +305,11 @@ def test_shared_variables_are_named_after_the_python_arrays():
     # the compile records each symbol's Python name and line, for the views and findings
     ck = wl.compile(two_tiles, arch="sm_80", cache=False, sass=False)
     first = two_tiles.source.first_line
-    recorded = {re.sub(r"_\d+$", "", sym): (name, line) for sym, name, line in ck.shared_arrays}
+    recorded = {re.sub(r"_\d+$", "", sym): (name, line) for sym, name, line in
+                ((a.symbol, a.name, a.line) for a in ck.source_map.arrays)}
     assert recorded == {"two_tiles_tile": ("tile", first + 2),
                         "two_tiles_gr__e": ("größe", first + 3),
-                        "_stage_tile": ("tile", _stage.source.first_line + 2)}, ck.shared_arrays
+                        "_stage_tile": ("tile", _stage.source.first_line + 2)}, ck.source_map.arrays
 
 def test_warp_functions_map_to_ptx_instructions():
     ptx = emit_ptx(lower(warp_ops).llvm_ir)

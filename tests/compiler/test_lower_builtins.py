@@ -19,8 +19,6 @@ import warp_lab as wl
 from warp_lab.options import CompileOptions
 from warp_lab.compiler.frontend import make_typed_ast
 from warp_lab.compiler.lower import TRIPLE, make_llvm_ir
-from warp_lab.compiler.lower_builtins import LOWER
-from warp_lab.compiler.typing_builtins import RULES
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Kernel, cell_source
 
@@ -59,9 +57,13 @@ def libdevice_functions() -> dict:
 
 
 def test_every_builtin_has_a_typing_rule_and_a_code_generator():
-    for name in B.BUILTINS:
-        assert name in RULES, name
-        assert name in LOWER, name
+    from warp_lab.compiler.builtin_rules import IMPLS, impl_of
+
+    for name, record in B.BUILTINS.items():
+        impl = impl_of(name)
+        assert impl.name == record.impl and callable(impl.type) and callable(impl.lower), name
+    named = {r.impl for r in B.BUILTINS.values()}
+    assert set(IMPLS) == named, f"implementations no record names: {set(IMPLS) - named}"
 
 
 @pytest.mark.parametrize("name", B.MATH_UNARY + B.MATH_BINARY)

@@ -10,6 +10,7 @@ import pytest
 import warp_lab as wl
 from warp_lab.compiler import cache as C
 from warp_lab.compiler import pipeline
+from warp_lab.compiler.source_map import SourceLine
 from warp_lab.examples import get
 
 
@@ -51,7 +52,7 @@ def test_hit_miss_and_disk_round_trip(fresh_cache, tmp_path):
         assert json.load(f)["ptx"] == a.ptx
     again = C.KernelCache(str(fresh_cache)).get(a.cache_key)
     assert again.ptx == a.ptx and again.cubin == a.cubin and again.resources == a.resources
-    assert again.param_layout == a.param_layout and again.line_map == a.line_map
+    assert again.param_layout == a.param_layout and again.source_map == a.source_map
 
 
 SHARED_SRC = '''
@@ -78,12 +79,13 @@ def test_shared_array_element_types_are_recorded_and_kept_on_disk(fresh_cache, t
     """The debugger shows a shared array's values: it needs each array's element type
     (and a dynamic array's offset), which only the compiler knows."""
     a = wl.compile(_kernel(SHARED_SRC, "tiles", tmp_path))
-    syms = {name: sym for sym, name, _ in a.shared_arrays}
-    assert a.shared_dtypes == (
+    arrays = a.source_map.arrays
+    syms = {x.name: x.symbol for x in arrays}
+    assert [(x.symbol, x.name, x.dtype, x.offset) for x in arrays] == [
         (syms["tile"], "tile", "float32", 0), (syms["vv"], "vv", "vec4", 0),
-        ("__wl_dynamic_shared", "dyn", "int32", 16), (syms["hb"], "hb", "float16", 0))
+        ("__wl_dynamic_shared", "dyn", "int32", 16), (syms["hb"], "hb", "float16", 0)]
     again = C.KernelCache(str(fresh_cache)).get(a.cache_key)
-    assert again.shared_dtypes == a.shared_dtypes
+    assert again.source_map.arrays == arrays
 
 def test_source_and_captured_constants_change_the_key(fresh_cache, tmp_path):
     k1 = _kernel(SRC, "scale", tmp_path)
@@ -183,11 +185,11 @@ def test_sass_skipped_then_added_from_the_cached_cubin(fresh_cache):
     k = get("vector_add").kernel
     lean = pipeline.compile(k, sass=False)
     assert lean.sass is None and "sass=True" in lean.missing["sass"]
-    assert lean.cubin is not None and lean.line_map.sass == {}
+    assert lean.cubin is not None and lean.source_map.rows_of("sass_offsets") == {}
     full = pipeline.compile(k)
     assert full.sass and "/*0000*/" in full.sass and "sass" not in full.missing
     assert full.cubin == lean.cubin and "cache" in full.timings
-    assert full.line_map.sass and full.line_map.ptx == lean.line_map.ptx
+    assert full.source_map.rows_of("sass_offsets") and full.source_map.rows_of("ptx") == lean.source_map.rows_of("ptx")
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -274,21 +276,21 @@ def _cell(name: str, text: str, ns=None) -> dict:
 
 def test_the_same_cell_run_again_is_a_cache_hit_named_after_the_new_run(fresh_cache):
     first = wl.compile(_cell("<cell 3>", CELL)["k_cell"])
-    assert "cache" not in first.timings and first.files == {"<cell of k_cell>": "<cell 3>"}
+    assert "cache" not in first.timings and first.source_map.cells == {"<cell of k_cell>": "<cell 3>"}
     # the artifacts name the cell by content; the helper of the same cell shares its name
     assert '.file\t1 "<cell of k_cell>"' in first.ptx and "<cell 3>" not in first.ptx
     assert '//## File "<cell of k_cell>", line 5' in first.sass
-    assert set(first.line_map.ptx) == {5, 8, 9, 10}  # twice's return and the kernel
-    assert first.line_map.files == ()
+    assert set(first.source_map.rows_of("ptx")) == {5, 8, 9, 10}  # twice's return and the kernel
+    assert first.source_map.rows.files == ()
     again = wl.compile(_cell("<cell 7>", CELL)["k_cell"])
     assert "cache" in again.timings and again.cache_key == first.cache_key
-    assert again.source.filename == "<cell 7>" and again.files == {"<cell of k_cell>": "<cell 7>"}
-    assert again.ptx == first.ptx and again.line_map == first.line_map
+    assert again.source.filename == "<cell 7>" and again.source_map.cells == {"<cell of k_cell>": "<cell 7>"}
+    assert again.ptx == first.ptx and again.source_map == first.source_map
     # from disk (a new process): the JSON entry, named after the run that asked for it
     C._default = C.KernelCache(str(fresh_cache))
     disk = wl.compile(_cell("/tmp/ipykernel_1/42.py", CELL)["k_cell"])
     assert "cache" in disk.timings and disk.source.filename == "/tmp/ipykernel_1/42.py"
-    assert disk.files == {"<cell of k_cell>": "/tmp/ipykernel_1/42.py"}
+    assert disk.source_map.cells == {"<cell of k_cell>": "/tmp/ipykernel_1/42.py"}
     # a launch's findings and the simulator's per-line metrics name the current cell
     x = np.zeros(8, np.float32)
     res = wl.launch(disk, dim=8, inputs=[x], device="sim")
@@ -305,24 +307,27 @@ def test_what_the_artifacts_depend_on_stays_in_the_key(fresh_cache):
                   + CELL[CELL.index("@wl.kernel"):], ns)["k_cell"]
     ck = wl.compile(split, sass=False)
     assert len({base, lower, ck.cache_key}) == 3
-    assert ck.files == {"<cell of k_cell>": "<cell 5>", "<cell of twice>": "<cell 4>"}
+    assert ck.source_map.cells == {"<cell of k_cell>": "<cell 5>", "<cell of twice>": "<cell 4>"}
     assert '"<cell of twice>"' in ck.ptx and '"<cell of k_cell>"' in ck.ptx
     # the kernel's own lines are mapped as they are, the other cell's helper's line 5 under
     # a key of its file; in every pane, and through the disk cache
-    helper = C.LineMap.FILE_STRIDE + 5
-    lm = ck.line_map
-    assert lm.files == ("<cell of twice>",) and lm.location(helper) == ("<cell of twice>", 5)
-    assert set(lm.ptx) == {8, 9, 10, helper} and lm.location(9) == (None, 9)
-    assert helper in lm.llvm
+    sm = ck.source_map
+    helper = sm.key(SourceLine("<cell 4>", 5))
+    assert sm.rows.files == ("<cell of twice>",) and sm.other_files == ("<cell 4>",)
+    assert sm.line(helper) == SourceLine("<cell 4>", 5) and not sm.is_own(helper)
+    assert set(sm.rows_of("ptx")) == {8, 9, 10, helper} and sm.line(9) == SourceLine("<cell 5>", 9)
+    assert helper in sm.rows_of("llvm")
     full = wl.compile(split)
-    assert helper in full.line_map.sass and full.line_map.files == lm.files
-    assert C.KernelCache(str(fresh_cache)).get(full.cache_key).line_map == full.line_map
+    assert helper in full.source_map.rows_of("sass_offsets")
+    assert full.source_map.rows.files == sm.rows.files
+    back = C.KernelCache(str(fresh_cache)).get(full.cache_key)
+    assert back.source_map == full.source_map and back.source_map.cells == full.source_map.cells
 
 
 def test_a_real_file_keeps_its_path_in_the_artifacts(fresh_cache, tmp_path):
     k = _kernel(SRC, "scale", tmp_path)
     ck = wl.compile(k)
-    assert ck.files == {} and ck.artifact_filename == str(tmp_path / "scale.py")
+    assert ck.source_map.cells == {} and ck.artifact_filename == str(tmp_path / "scale.py")
     assert f'"{tmp_path / "scale.py"}"' in ck.ptx
 
 

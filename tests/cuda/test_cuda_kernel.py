@@ -308,7 +308,7 @@ def test_disk_cache_round_trip_keeps_the_c_abi(tmp_path):
     back = KernelCache(str(tmp_path)).get(key)   # a fresh cache: read from disk
     assert back is not None and back.language == "cuda" and back.ptx == ck.ptx
     assert back.params == ck.params and back.param_layout == ck.param_layout
-    assert back.shared_arrays == ck.shared_arrays and back.written_params == ck.written_params
+    assert back.source_map.arrays == ck.source_map.arrays and back.written_params == ck.written_params
     ex = get("nbody_step")
     args = ex.make_inputs()
     before = [x.copy() if hasattr(x, "copy") else x for x in args]

@@ -40,5 +40,5 @@ def test_template_samples_are_instantiations_with_mangled_entries(kernels):
     assert ck.entry == "_Z13MatrixMulCUDAILi16EEvPfPKfS2_ii"
     assert [repr(t) for _, t in ck.params] == ["float*", "const float*", "const float*",
                                                "wl.int32", "wl.int32"]
-    names = {a[1] for a in ck.shared_arrays}
+    names = {a.name for a in ck.source_map.arrays}
     assert names == {"As", "Bs"}

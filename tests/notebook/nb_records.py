@@ -17,7 +17,8 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from warp_lab.compiler.artifact import CompiledKernel, LineMap, Resources
+from warp_lab.compiler.artifact import CompiledKernel, Resources
+from warp_lab.compiler.source_map import LineMap, SourceMap
 from warp_lab.options import CompileOptions
 from warp_lab.lang.kernel import Source
 
@@ -129,7 +130,7 @@ def saxpy_record(source: str = PY_SOURCE) -> CompiledKernel:
         options=CompileOptions(arch="sm_90", opt=3), params=(), param_layout=(),
         launch_ndim=1, llvm_ir=LLVM_IR.strip() + "\n", llvm_ir_optimized=ir_text, ptx=ptx,
         cubin=cubin, sass=sass, resources=Resources("sm_90", registers=regs),
-        line_map=line_map, timings={"ptx": 0.002, "ptxas": 0.01})
+        source_map=SourceMap(line_map, "<cell 1>"), timings={"ptx": 0.002, "ptxas": 0.01})
 
 
 def _llvm_map(ir_text: str) -> dict[int, tuple[int, ...]]:

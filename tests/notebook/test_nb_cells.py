@@ -181,7 +181,7 @@ def test_a_device_function_of_another_cell_is_named_with_its_own_cell():
     ns = _run_cell("<cell 21>", HELPER_CELL, {})
     _run_cell("<cell 22>", KERNEL_CELL, ns)
     ck = wl.compile(ns["k_cross"], sass=False)
-    assert ck.files == {"<cell of k_cross>": "<cell 22>", "<cell of put>": "<cell 21>"}
+    assert ck.source_map.cells == {"<cell of k_cross>": "<cell 22>", "<cell of put>": "<cell 21>"}
     res = wl.launch(ck, dim=8, inputs=[np.zeros(8, np.float32)], device="sim")
     [f] = [f for f in res.findings if f.kind == "out_of_bounds"]
     assert (f.source_file, f.source_line) == ("<cell 21>", 4)

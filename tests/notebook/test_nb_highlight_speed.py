@@ -61,3 +61,46 @@ def test_view_build_benchmark_measures_one_small_kernel(ip):
     assert row["size: static HTML"] > 10_000 and row["size: bundle JSON"] > 1_000
     assert row["heat lines"] > 5 and row["lines (LLVM+PTX+SASS)"] > 100
     assert all(row[k] >= 0 for k in row)
+
+
+_RERUN_CELL = '''%%warp_kernel --arch sm_90
+def rerun_saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
+    i = wl.tid()
+    y[i] = a * x[i] + y[i] + 0.75
+'''
+
+
+def test_a_rerun_cell_lexes_nothing_again_and_shows_this_runs_cell_label(ip):
+    """Each run of a cell names it anew (``<cell N>``, the view's label), while its texts name
+    it by a content-derived name: lexed with that name and relabelled after, a re-run's view
+    is the view a lexing of the relabelled text gives, from the cache."""
+    from warp_lab.notebook.views import kernel_html, pane_renames
+
+    ip.run_cell("import warp_lab as wl", store_history=True)
+    first = ip.run_cell(_RERUN_CELL, store_history=True).result.compiled
+    second = ip.run_cell(_RERUN_CELL, store_history=True).result.compiled
+    renames = pane_renames(second)
+    assert renames and renames != pane_renames(first)      # another label this run
+    kernel_html(first, root_id="a")
+    misses = _highlight.cache_info().misses
+    page = kernel_html(second, root_id="a")
+    assert _highlight.cache_info().misses == misses         # nothing lexed again
+    for pane in ASM_PANES:
+        attr = PANES[pane][1]
+        shown = pane_text(second, attr)
+        if not shown:
+            continue
+        assert renames[0][1] in shown and renames[0][0] not in shown
+        text = getattr(second, attr)
+        assert highlight_lines(text, pane, renames) == \
+            reference_highlight_lines(shown, pane), pane
+    assert renames[0][1].replace("<", "&lt;").replace(">", "&gt;") in page
+
+
+def test_a_rename_split_between_tokens_lexes_the_renamed_text():
+    text = "add.s32 %r1, %r2, 7;\nret;"
+    # "%r2, 7" spans a register, a comma and a number token: put in after lexing it would
+    # not come out as that text's highlighting, so the renamed text is lexed
+    got = highlight_lines(text, "ptx", [("%r2, 7", "%r9, 8")])
+    assert got == reference_highlight_lines("add.s32 %r1, %r9, 8;\nret;", "ptx")
+    assert highlight_lines(text, "ptx", [("7", "7")]) == reference_highlight_lines(text, "ptx")

@@ -112,3 +112,26 @@ def test_the_launch_view_imports_no_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, timeout=120, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_load_ext_prepares_the_first_cells_lexers_and_pipeline_in_the_background():
+    """``%load_ext warp_lab`` starts a warm-up thread: once it ends, the compile pipeline is
+    imported and every view lexer has its regular expressions compiled (Pygments' ``_tokens``),
+    which a first ``%%warp_kernel`` cell would otherwise build on its critical path."""
+    code = ("import sys, threading\n"
+            "from IPython.core.interactiveshell import InteractiveShell\n"
+            "from warp_lab.notebook import lexers\n"
+            "classes = [lexers._LEXERS[p] for p in ('python', 'llvm', 'ptx', 'sass')]\n"
+            "before = [c for c in classes if '_tokens' in vars(c)]\n"
+            "ip = InteractiveShell.instance()\n"
+            "ip.run_line_magic('load_ext', 'warp_lab')\n"
+            "for t in threading.enumerate():\n"
+            "    if t.name == 'warp_lab-warm-up':\n"
+            "        t.join(60)\n"
+            "print(len(before), all('_tokens' in vars(c) for c in classes),\n"
+            "      'warp_lab.compiler.pipeline' in sys.modules)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=120, check=True)
+    assert out.stdout.split() == ["0", "True", "True"], out.stdout + out.stderr

@@ -44,9 +44,9 @@ def test_colour_of_python_line_equals_colour_of_its_ptx_llvm_sass_lines():
     ck = saxpy_record()
     view = parse_view(kernel_html(ck))
     py_style = {int(line["ln"]): line["style"] for line in view.panes["python"]}
-    lm = ck.line_map
-    assert lm.ptx and lm.sass_lines and lm.llvm
-    for pane, mapping in (("ptx", lm.ptx), ("llvm", lm.llvm), ("sass", lm.sass_lines)):
+    sm = ck.source_map
+    assert sm.rows_of("ptx") and sm.rows_of("sass") and sm.rows_of("llvm")
+    for pane, mapping in ((pane, sm.rows_of(pane)) for pane in ("ptx", "llvm", "sass")):
         by_number = {int(line["ln"]): line for line in view.panes[pane]}
         for py, pane_lines in mapping.items():
             assert py_style[py] and "background-color" in py_style[py]
@@ -54,10 +54,10 @@ def test_colour_of_python_line_equals_colour_of_its_ptx_llvm_sass_lines():
                 assert by_number[n]["style"] == py_style[py], (pane, py, n)
                 assert by_number[n]["py"] == str(py)
     # distinct Python lines get distinct colours
-    colours = {py_style[py] for py in lm.python_lines}
-    assert len(colours) == len(lm.python_lines)
+    colours = {py_style[py] for py in sm.keys}
+    assert len(colours) == len(sm.keys)
     # lines that no Python line produced carry no colour
-    ptx_mapped = {n for ns in lm.ptx.values() for n in ns}
+    ptx_mapped = {n for ns in sm.rows_of("ptx").values() for n in ns}
     for line in view.panes["ptx"]:
         if int(line["ln"]) not in ptx_mapped:
             assert line["style"] is None and line["py"] is None
@@ -111,9 +111,9 @@ def test_bundle_follows_schema_and_is_json():
     assert b["version"] == 1 and b["name"] == "saxpy" and b["arch"] == "sm_90"
     assert b["panes"]["python"] == {"text": PY_SOURCE, "first_line": 2, "filename": "In[1]"}
     assert b["panes"]["ptx"]["text"] == ck.ptx
-    assert b["line_map"]["ptx"] == {str(k): list(v) for k, v in ck.line_map.ptx.items()}
-    assert b["line_map"]["sass"] == {str(k): list(v) for k, v in ck.line_map.sass_lines.items()}
-    assert set(b["colors"]) == {str(k) for k in ck.line_map.python_lines}
+    assert b["line_map"]["ptx"] == {str(k): list(v) for k, v in ck.source_map.rows_of("ptx").items()}
+    assert b["line_map"]["sass"] == {str(k): list(v) for k, v in ck.source_map.rows_of("sass").items()}
+    assert set(b["colors"]) == {str(k) for k in ck.source_map.keys}
     assert all(c in PALETTE for c in b["colors"].values())
     assert b["resources"]["registers"] == ck.resources.registers
     assert b["heat"] == {"instructions": {"3": 10}}
@@ -167,13 +167,12 @@ def test_shared_variables_map_to_the_python_arrays():
     # split it into the scalar k_flag_N_$_0 before); the dynamic shared memory maps to
     # the wl.dynamic_shared_array
     from warp_lab.notebook.results import _finding_text
-    from warp_lab.notebook.views import shared_array_lines
     from warp_lab.runtime.finding_text import name_shared_arrays
     from warp_lab.sim.result import Finding
 
     ck = wl.compile(_flag_and_dynamic, cache=False, sass=False)
     first = _flag_and_dynamic.source.first_line
-    arrays = shared_array_lines(ck)
+    arrays = ck.source_map.array_lines()
     split = [s for s in arrays if s.startswith("_flag_and_dynamic_flag_")]
     assert len(split) == 1 and "$" not in split[0], arrays
     assert arrays[split[0]] == ("flag", (first + 2,))
@@ -230,7 +229,7 @@ def test_sass_pane_hides_nvdisasm_file_comments_and_counts_instructions():
         offsets = [int(m, 16) for m in re.findall(r"^\s*/\*([0-9a-f]{4})\*/", ck.sass, re.M)]
         assert offsets == list(range(0, 16 * len(offsets), 16))
         assert view.counts["sass"] == f"{len(offsets)} instructions"
-        mapped = {n: py for py, ns in ck.line_map.sass_lines.items() for n in ns}
+        mapped = {n: py for py, ns in ck.source_map.rows_of("sass").items() for n in ns}
         assert mapped and {int(r["ln"]): int(r["py"]) for r in rows if r["py"]} == mapped
         assert view.counts["ptx"] == f"{len(ck.ptx.splitlines())} lines"
 

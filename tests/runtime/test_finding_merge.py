@@ -93,7 +93,7 @@ def _copies(ck, line, text):
     """The PTX lines of ``ck`` at Python ``line`` that are a ``ld.shared`` whose address has
     a constant offset (``[%r3+256]``: the read of ``buf[t + s]`` in each unrolled step)."""
     return [n for n, ins in enumerate(ck.ptx.splitlines(), 1)
-            if ck.line_map.python_line_of_ptx(n) == line and re.search(text, ins)]
+            if ck.source_map.key_of_ptx(n) == line and re.search(text, ins)]
 
 
 def test_an_unrolled_tree_reduction_without_its_barrier_is_one_finding():

@@ -119,7 +119,7 @@ def test_races_say_the_element_and_the_other_accesss_python_line():
     assert (f.details["array"], f.details["index"]) == ("buf", (t + 1,))
     # details keep the simulator's terms: the other access's PTX line is on the write's line
     ck = r.compiled
-    assert ck.line_map.python_line_of_ptx(f.details["other_ptx_line"]) == write
+    assert ck.source_map.key_of_ptx(f.details["other_ptx_line"]) == write
     assert f.details["shared_offset"] == 4 * (t + 1)
     # 2-D: thread (tx, ty) reads tile[(ty + 1) % 8, tx], written by thread (tx, ty + 1)
     f = _race(race_2d, 256, (32, 8))
@@ -339,7 +339,7 @@ def test_findings_of_one_line_unrolled_into_several_instructions_are_one():
     (f,) = r.findings
     line = source_line(sum_shuffle, "wl.shfl_down_sync")
     assert (f.kind, f.source_line, f.ptx_line) == ("warp_sync", line, shfl[0])
-    assert {r.compiled.line_map.python_line_of_ptx(n) for n in shfl} == {line}
+    assert {r.compiled.source_map.key_of_ptx(n) for n in shfl} == {line}
     assert (f.block, f.thread) == ((3, 0, 0), (224, 0, 0))   # lane 0 of the partial warp
     said = ", ".join(map(str, shfl))
     assert f.message.endswith(f" (5 PTX instructions of this line: {said})"), f.message

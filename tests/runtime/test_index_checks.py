@@ -195,6 +195,44 @@ def test_a_kernel_without_2d_accesses_runs_as_compiled():
     assert [f.details["index"] for f in r.findings] == [(0, 32)]
 
 
+def test_a_1d_kernels_variant_is_told_apart_by_its_ptx_without_ptxas(monkeypatch, tmp_path):
+    # the variant's PTX stages alone show it is ck's own code: no compile of it runs ptxas,
+    # on the first launch or a later one (ptxas counted through a wrapper; it still runs).
+    # The kernel's text is new each run, so no cache holds a variant from an earlier one.
+    import importlib.util
+    import uuid
+
+    from warp_lab.compiler import toolchain
+    from warp_lab.compiler.pipeline import make_ptx_text
+
+    path = tmp_path / "fresh_1d.py"
+    path.write_text("import warp_lab as wl\n\n@wl.kernel\n"
+                    "def shift_new(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32)):\n"
+                    f"    i = wl.tid()  # {uuid.uuid4().hex}\n"
+                    "    y[i] = 2.0 * x[i]\n")
+    spec = importlib.util.spec_from_file_location("fresh_1d", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    shift_new = mod.shift_new
+    ck = wl.compile(shift_new, sass=False)
+    variant = dataclasses.replace(ck.options, index_checks=True)
+    assert make_ptx_text(shift_new, variant) == ck.ptx
+    runs = []
+    real = toolchain.make_cubin
+    monkeypatch.setattr(toolchain, "make_cubin", lambda *a, **k: runs.append(a) or real(*a, **k))
+    x = np.arange(64, dtype=np.float32)
+    for _ in range(2):
+        y = np.zeros_like(x)
+        r = wl.launch(shift_new, dim=64, inputs=[x, y], device="sim")
+        assert r.compiled.ptx == ck.ptx and not r.compiled.options.index_checks
+        np.testing.assert_array_equal(y, 2 * x)
+    assert runs == []
+    # a 2-D kernel's variant differs: make_ptx_text says so, and the launch runs the variant
+    ck2 = wl.compile(fill, sass=False)
+    assert make_ptx_text(fill, dataclasses.replace(ck2.options, index_checks=True)) != ck2.ptx
+    assert make_ptx_text(fill, ck2.options) == ck2.ptx
+
+
 SCALE = 2.0
 
 

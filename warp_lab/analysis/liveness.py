@@ -16,7 +16,7 @@ count (ptxas also counts registers it reserves).
 
     sass = nvdisasm(-c -plr kernel.cubin)
     per_insn = live_registers(sass)                 # {offset: live GPRs}
-    per_line = max_live_per_line(per_insn, ck.line_map.sass)
+    per_line = max_live_per_line(per_insn, ck.source_map.rows_of("sass_offsets"))
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def max_live_per_line(live: Mapping[int, int],
     Args:
         live: SASS offset -> occupied registers (from :func:`live_registers`).
         line_offsets: Python line -> SASS offsets of its instructions
-            (:attr:`warp_lab.compiler.artifact.LineMap.sass`).
+            (``CompiledKernel.source_map.rows_of("sass_offsets")``).
 
     Returns:
         Python line -> maximum occupied registers; lines none of whose

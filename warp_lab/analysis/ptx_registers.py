@@ -118,7 +118,7 @@ def register_notes(ck, function: str | None = None) -> dict[str, RegisterNote]:
         is not in the PTX.
     """
     body = _function_body(ck.ptx, function or ck.entry)
-    py_of = ck.line_map.ptx_to_python
+    py_of = ck.source_map.ptx_keys
     typ: dict[str, str] = {}
     read_type: dict[str, str] = {}
     address_type: dict[str, str] = {}  # registers read only inside [...]: addresses

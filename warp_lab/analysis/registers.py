@@ -82,7 +82,7 @@ def _sass_line_offsets(cubin: bytes, arch: str, llvm_ir_optimized: str, ptx: str
                        filename: str, others: tuple = ()) -> dict:
     """Python line -> SASS offsets of a kernel compiled with ``sass=False`` (as
     ``wl.launch`` compiles): its listing made now, and the line map built from it
-    (``others``: the line map's other files, ``LineMap.files``)."""
+    (``others``: the debug-info names of the other files, ``source_map.rows.files``)."""
     from warp_lab.compiler import linemap, toolchain
     listing = toolchain.make_sass(cubin, arch, compact=True)
     return dict(linemap.build_line_map(llvm_ir_optimized, ptx, listing, filename, others).sass)
@@ -98,7 +98,7 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
         kernel: a :class:`~warp_lab.compiler.artifact.CompiledKernel` (its
             ``life_ranges`` when it was compiled with ``life_ranges=True``,
             else its ``cubin`` disassembled here; ``options.arch``,
-            ``entry``, ``line_map.sass`` and ``resources``; a kernel
+            ``entry``, ``source_map`` and ``resources``; a kernel
             compiled with ``sass=False``, as ``wl.launch`` compiles, gets its
             listing made here for the Python lines), or None with the
             keywords below.
@@ -106,7 +106,7 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
         arch: ``"sm_90"`` (or anything
             :func:`~warp_lab.analysis.arch_properties` reads); chooses the nvdisasm.
         entry: the entry to report when the cubin has several.
-        line_offsets: Python line -> SASS offsets (``LineMap.sass``); empty
+        line_offsets: line key -> SASS offsets (``source_map.rows_of("sass_offsets")``); empty
             ``per_line`` without it.
         resources: ptxas's :class:`~warp_lab.compiler.artifact.Resources`.
         sass: ready ``nvdisasm -c --print-life-ranges`` text (any
@@ -119,7 +119,7 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
         ToolchainError: nvdisasm is missing or fails.
     """
     if kernel is not None:
-        if not hasattr(kernel, "cubin") or not hasattr(kernel, "line_map"):
+        if not hasattr(kernel, "cubin") or not hasattr(kernel, "source_map"):
             raise AnalysisError(f"register_pressure needs a CompiledKernel, not "
                                 f"{type(kernel).__name__}; or pass cubin= and arch=")
         if kernel.cubin is None and sass is None:
@@ -129,13 +129,13 @@ def register_pressure(kernel: Any = None, *, cubin: bytes | None = None,
         arch = arch or kernel.options.arch
         entry = entry or kernel.entry
         if line_offsets is None:
-            line_offsets = kernel.line_map.sass
+            line_offsets = kernel.source_map.rows_of("sass_offsets")
             if kernel.sass is None and kernel.cubin is not None and kernel.options.lineinfo:
                 # compiled without the listing: the Python lines need its line info
                 line_offsets = _sass_line_offsets(kernel.cubin, kernel.options.arch,
                                                   kernel.llvm_ir_optimized, kernel.ptx,
                                                   kernel.artifact_filename,
-                                                  kernel.line_map.files)
+                                                  kernel.source_map.rows.files)
         resources = kernel.resources if resources is None else resources
         if sass is None and cubin is kernel.cubin:
             sass = kernel.life_ranges

@@ -21,6 +21,11 @@ alignment):
 * a vector or matrix: its components in order, aligned as one component.
 * a global array of ``ndim`` dimensions: ``{T addrspace(1)* ptr;
   int32 shape[ndim]; int32 strides[ndim]}``, 8 + 8*ndim bytes, align 8.
+* a struct (``@wp.struct``): its fields at the offsets a C compiler gives them (each at
+  the next multiple of its alignment; :class:`~warp_lab.lang.types.StructType`), an array
+  field as the array record above, the whole aligned as its most aligned field and
+  passed by value: NVPTX declares ``.param .align A .b8 name[size]`` (the CUDA ABI of a
+  struct kernel argument, PTX ISA "Kernel Function Parameters").
 * a CUDA C++ kernel (``wl.cuda_kernel``) has the C ABI instead: no hidden
   parameter (``param_layout(params, hidden=False)``), a pointer parameter
   (:class:`~warp_lab.lang.types.PointerType`) is its 8-byte address, a scalar
@@ -37,10 +42,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warp_lab.lang.types import ArrayType, Matrix, PointerType, Scalar, Type, Vector
+from warp_lab.lang.types import ArrayType, Matrix, PointerType, Scalar, StructType, Type, Vector
 
 __all__ = ["LAUNCH_DIM", "ParamSlot", "param_layout", "pack_params", "llvm_param_types",
-           "ArrayArg", "buffer_size", "vector_access_bytes"]
+           "ArrayArg", "buffer_size", "vector_access_bytes", "llvm_memory_type"]
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,26 @@ def _scalar_bytes(t: Scalar, value) -> bytes:
         struct.pack("<" + _STRUCT_CODES[(t.kind, t.bits)], value)
 
 
+def _value_bytes(t, value) -> bytes:
+    """The bytes of one value of type ``t`` as it lies in the parameter buffer."""
+    if isinstance(t, Scalar):
+        return _scalar_bytes(t, value)
+    if isinstance(t, (Vector, Matrix)):
+        return np.asarray(value, dtype=t.elem.numpy).reshape(-1).tobytes()
+    if isinstance(t, ArrayType):
+        return struct.pack(f"<Q{t.ndim}i{t.ndim}i", value.address, *value.shape,
+                           *value.strides)
+    if isinstance(t, PointerType):
+        return struct.pack("<Q", value.address)
+    if isinstance(t, StructType):
+        buf = bytearray(t.size)
+        for (_, ft), off, v in zip(t.fields, t.offsets, value):
+            data = _value_bytes(ft, v)
+            buf[off: off + len(data)] = data
+        return bytes(buf)
+    raise TypeError(f"cannot pack a parameter of type {t!r}")  # pragma: no cover
+
+
 def pack_params(layout, launch_dim: tuple[int, int, int], values) -> bytes:
     """Pack argument values into the parameter buffer the kernel expects.
 
@@ -143,7 +168,8 @@ def pack_params(layout, launch_dim: tuple[int, int, int], values) -> bytes:
         values: one value per user parameter, already checked and converted
             by the runtime: Python ``int``/``float``/``bool`` for scalars, a
             sequence of components for vectors and matrices (matrices row-major),
-            an :class:`ArrayArg` for arrays and pointers (a pointer packs its address).
+            an :class:`ArrayArg` for arrays and pointers (a pointer packs its address),
+            a sequence of field values (each as above) for a struct.
 
     Returns:
         the parameter buffer, :func:`buffer_size` bytes, little-endian.
@@ -158,18 +184,7 @@ def pack_params(layout, launch_dim: tuple[int, int, int], values) -> bytes:
     if layout and layout[0].hidden:   # (a CUDA C++ kernel has none)
         buf[0:12] = struct.pack("<3i", *launch_dim)
     for slot, value in zip(user, values):
-        t = slot.type
-        if isinstance(t, Scalar):
-            data = _scalar_bytes(t, value)
-        elif isinstance(t, (Vector, Matrix)):
-            data = np.asarray(value, dtype=t.elem.numpy).reshape(-1).tobytes()
-        elif isinstance(t, ArrayType):
-            data = struct.pack(f"<Q{t.ndim}i{t.ndim}i", value.address, *value.shape,
-                               *value.strides)
-        elif isinstance(t, PointerType):
-            data = struct.pack("<Q", value.address)
-        else:  # pragma: no cover - the layout only holds the types above
-            raise TypeError(f"cannot pack a parameter of type {t!r}")
+        data = _value_bytes(slot.type, value)
         buf[slot.offset: slot.offset + len(data)] = data
     return bytes(buf)
 
@@ -206,10 +221,39 @@ def llvm_param_types(layout):
         elif isinstance(t, ArrayType):
             arr = ir.ArrayType(i32, t.ndim)
             out.append(ir.LiteralStructType([ir.PointerType(addrspace=1), arr, arr]))
+        elif isinstance(t, StructType):
+            out.append(llvm_memory_type(t))
         else:  # pragma: no cover
             raise TypeError(f"no LLVM parameter type for {t!r}")
     return out
 
+
+def llvm_memory_type(t):
+    """The llvmlite type of a value of ``t`` in memory and in the parameter buffer: bool
+    ``i8``, a vector ``[n x T]``, a matrix ``[rows*cols x T]``, an array
+    ``{ptr addrspace(1), [n x i32], [n x i32]}``, a struct the literal struct of its fields'
+    (LLVM lays a non-packed struct out as a C compiler does, with NVPTX's data layout's
+    alignments: the offsets of :class:`~warp_lab.lang.types.StructType`)."""
+    from llvmlite import ir  # llvmlite.ir only; no LLVM call
+
+    if isinstance(t, Scalar):
+        if t.kind == "b":
+            return ir.IntType(8)
+        if t.kind == "f":
+            return {16: ir.HalfType(), 32: ir.FloatType(), 64: ir.DoubleType()}[t.bits]
+        return ir.IntType(t.bits)
+    if isinstance(t, Vector):
+        return ir.ArrayType(llvm_memory_type(t.elem), t.n)
+    if isinstance(t, Matrix):
+        return ir.ArrayType(llvm_memory_type(t.elem), t.rows * t.cols)
+    if isinstance(t, ArrayType):
+        arr = ir.ArrayType(ir.IntType(32), t.ndim)
+        return ir.LiteralStructType([ir.PointerType(addrspace=1), arr, arr])
+    if isinstance(t, StructType):
+        if not t.fields:
+            return ir.LiteralStructType([ir.IntType(8)])
+        return ir.LiteralStructType([llvm_memory_type(ft) for _, ft in t.fields])
+    raise TypeError(f"no memory type for {t!r}")  # pragma: no cover
 
 
 def vector_access_bytes(dtype) -> int | None:

@@ -8,16 +8,15 @@ the runtime read these; nobody recomputes what is stored here.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Mapping
 
+from warp_lab.compiler.source_map import SourceMap
 from warp_lab.lang.kernel import Source
 from warp_lab.options import CompileOptions
 
-__all__ = ["Resources", "LineMap", "CompiledKernel", "shared_array_lines", "SHARED_DECL",
+__all__ = ["Resources", "SourceMap", "CompiledKernel", "SHARED_DECL",
            "INDEX_CHECK_MARK"]
 
 
@@ -64,86 +63,6 @@ class Resources:
         return bool(self.spill_stores or self.spill_loads)
 
 
-def _freeze(mapping) -> Mapping:
-    return MappingProxyType({k: tuple(v) for k, v in mapping.items()})
-
-
-@dataclass(frozen=True)
-class LineMap:
-    """Python line ↔ LLVM IR line ↔ PTX line ↔ SASS instruction.
-
-    All Python lines are file (or cell) line numbers, the ones diagnostics
-    show. LLVM and PTX lines are 1-based lines of ``llvm_ir_optimized`` and
-    ``ptx``; SASS entries are byte offsets of instructions in the entry's
-    ``.text`` section, as nvdisasm prints them (``/*0040*/``).
-
-    Built once from the debug locations (``!DILocation`` in LLVM IR, ``.loc``
-    in PTX, nvdisasm's line info for SASS) by
-    :func:`warp_lab.compiler.linemap.build_line_map`.
-
-    A device function defined in another file or notebook cell than the
-    kernel has its lines here too, each under the key ``k * FILE_STRIDE +
-    line`` where ``files[k - 1]`` is that file's name in the debug info (its
-    ``.file`` name; a notebook cell's content-derived name, see
-    ``CompiledKernel.files``); :meth:`location` undoes it. The kernel's own
-    lines are the keys below ``FILE_STRIDE``.
-    """
-
-    #: key offset between files: no file or cell has a million lines
-    FILE_STRIDE = 1_000_000
-
-    llvm: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
-    ptx: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
-    sass: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
-    sass_lines: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
-    files: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        for name in ("llvm", "ptx", "sass", "sass_lines"):
-            object.__setattr__(self, name, _freeze(getattr(self, name)))
-        object.__setattr__(self, "files", tuple(self.files))
-
-    def location(self, key: int) -> tuple[str | None, int]:
-        """``(file, line)`` of a Python line key: ``file`` None for the kernel's own file,
-        else the debug-info name of the other file (``files``) the line is in.
-
-        Raises:
-            KeyError: the key names no file of this map.
-        """
-        k, line = divmod(int(key), self.FILE_STRIDE)
-        if k == 0:
-            return None, line
-        if k > len(self.files):
-            raise KeyError(f"Python line key {key} names no file of this line map")
-        return self.files[k - 1], line
-
-    @staticmethod
-    def _invert(m: Mapping[int, tuple[int, ...]]) -> dict[int, int]:
-        return {x: py for py, xs in m.items() for x in xs}
-
-    @functools.cached_property
-    def ptx_to_python(self) -> Mapping[int, int]:
-        """PTX line -> the Python line key it was generated from (``ptx`` inverted, once)."""
-        return MappingProxyType(self._invert(self.ptx))
-
-    @functools.cached_property
-    def _sass_to_python(self) -> Mapping[int, int]:
-        return self._invert(self.sass)
-
-    def python_line_of_ptx(self, ptx_line: int) -> int | None:
-        """The Python line a PTX line was generated from, or None."""
-        return self.ptx_to_python.get(ptx_line)
-
-    def python_line_of_sass(self, offset: int) -> int | None:
-        """The Python line of the SASS instruction at byte ``offset``, or None."""
-        return self._sass_to_python.get(offset)
-
-    @property
-    def python_lines(self) -> list[int]:
-        """Every Python line (key) that produced code, in order: the kernel's file first."""
-        return sorted(set(self.llvm) | set(self.ptx) | set(self.sass))
-
-
 #: what the panes say of a kernel of the Warp dialect (:attr:`CompiledKernel.dialect`)
 DIALECT_LABEL = "Warp dialect: C's integer / and %, Warp's print"
 
@@ -172,7 +91,11 @@ class CompiledKernel:
             :func:`warp_lab.analysis.registers.register_pressure`), when
             compiled with ``life_ranges=True``; else None.
         resources: parsed ``ptxas -v``, or None.
-        line_map: the :class:`LineMap`.
+        source_map: the :class:`~warp_lab.compiler.source_map.SourceMap`: row maps
+            (Python line <-> LLVM/PTX/SASS rows), the cells as named in this run and
+            one :class:`~warp_lab.compiler.source_map.SharedArray` record per shared
+            array; ask it which line, cell, array or element a row, a symbol or an
+            offset belongs to.
         timings: seconds per stage (``frontend``, ``lower``, ``optimize``,
             ``ptx``, ``ptxas``, ``nvdisasm``); a cache hit has ``cache``.
         missing: field name → why it is None (tool not found, tool failed).
@@ -183,28 +106,9 @@ class CompiledKernel:
             without it every thread of the grid runs the body.
         written_params: names of the array parameters the kernel may store
             into (the front end's :attr:`TypedKernel.written_params`), in
-            parameter order; the others are only read, so a launch may pass
-            them read-only and need not copy them back.
-        shared_arrays: ``(PTX symbol, Python name, file line)`` of each shared
-            array the kernel and its device functions declare
-            (:attr:`TypedKernel.shared_arrays`), so views and findings that name a
-            ``.shared`` variable can name the user's array.
-        shared_shapes: ``(PTX symbol, element bytes, shape)`` of each
-            ``wl.shared_array`` (row-major), so a finding can give an element index.
-        shared_dtypes: ``(PTX symbol, Python name, element type name, byte offset)`` of
-            each shared array, as :attr:`shared_arrays` lists them: the type as
-            ``warp_lab.lang.types`` names it (``"float32"``, ``"float16"``, ``"vec4"``),
-            the offset 0 for a ``wl.shared_array`` and a ``wl.dynamic_shared_array``'s
-            ``offset`` bytes (None when computed at run time), so the debugger can show
-            an array's values (``DebugSession.shared``).
-        files: artifact file name -> the notebook cell it stands for in this run
-            (``{"<cell of saxpy>": "<cell 7>"}``). A cell's own name changes each
-            time it runs, so the debug info (LLVM ``DIFile``, PTX ``.file``, the
-            cubin's line table, SASS ``//## File``, debug-mode trap messages) names
-            it by content (:func:`warp_lab.compiler.cache.artifact_files`) and
-            ``wl.compile`` sets this map for the current run, cache hits included;
-            views, findings and errors show the cell through it. Real files are
-            not in it: their paths are in the artifacts as they are.
+            parameter order, then the dotted paths of the arrays in struct parameters
+            (``"s.arr"``, every one counted written); the others are only read, so a
+            launch may pass them read-only and need not copy them back.
         dialect: the language the kernel was written in, ``"python"`` (``@wl.kernel``)
             or ``"warp"`` (``@wp.kernel`` of :mod:`warp_lab.warp`: Warp's integer ``/``
             and ``%`` and its ``print``), as :attr:`warp_lab.lang.kernel.Kernel.dialect`;
@@ -233,20 +137,21 @@ class CompiledKernel:
     sass: str | None = None
     life_ranges: str | None = None
     resources: Resources | None = None
-    line_map: LineMap = field(default_factory=LineMap)
+    source_map: SourceMap = field(default_factory=SourceMap)
     timings: Mapping[str, float] = field(default_factory=dict)
     missing: Mapping[str, str] = field(default_factory=dict)
     toolchain: Mapping[str, str] = field(default_factory=dict)
     cache_key: str = ""
     entry_guard: bool = True
     written_params: tuple = ()
-    shared_arrays: tuple = ()
-    shared_shapes: tuple = ()
-    shared_dtypes: tuple = ()
-    files: Mapping[str, str] = field(default_factory=dict, compare=False)
     dialect: str = "python"
     kernel: object = field(default=None, compare=False, repr=False)
     language: str = "python"
+
+    def __post_init__(self):
+        if not self.source_map.filename:   # a record made by hand: the kernel's own file
+            object.__setattr__(self, "source_map", self.source_map.for_run(
+                self.source.filename, self.source_map.cells))
 
     @property
     def arch(self) -> str:
@@ -256,9 +161,8 @@ class CompiledKernel:
     @property
     def artifact_filename(self) -> str:
         """The name the kernel's own file or cell has in the debug info (``.file``,
-        ``DIFile``): what :attr:`line_map` was built from."""
-        return next((a for a, f in self.files.items() if f == self.source.filename),
-                    self.source.filename)
+        ``DIFile``): what the row maps were built from."""
+        return self.source_map.artifact_filename
 
     @property
     def own_ptx(self) -> str:
@@ -327,28 +231,3 @@ def without_other_entries(ptx: str, entry: str) -> str:
         pos = k
     out.append(ptx[pos:])
     return "".join(out)
-
-
-def shared_array_lines(ck) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """Shared variable symbol -> (Python array name, the file lines that declare it).
-
-    From the compiler's record (``ck.shared_arrays``): the ``.shared`` variable
-    of ``tile = wl.shared_array(...)`` is named ``tile`` at its line, so a
-    finding about ``k_tile_3`` can say "shared array tile (line 7)"; the
-    dynamic shared memory (``__wl_dynamic_shared``) maps to every array assigned
-    from ``wl.dynamic_shared_array`` (names joined by ``, ``). A variable LLVM
-    split into pieces (``k_tile_3_$_0``, its ``k_tile_3.0``) maps like the whole.
-    Arrays not assigned to a plain name are left out.
-    """
-    found: dict[str, tuple[list, list]] = {}
-    for sym, name, line in getattr(ck, "shared_arrays", ()):
-        names, lines = found.setdefault(sym, ([], []))
-        if name and name not in names:
-            names.append(name)
-            lines.append(line)
-    out = {}
-    for sym in set(SHARED_DECL.findall(ck.ptx or "")):
-        names, lines = found.get(re.sub(r"_\$_\d+$", "", sym), ((), ()))
-        if names:
-            out[sym] = (", ".join(names), tuple(lines))
-    return out

@@ -50,7 +50,8 @@ from collections import OrderedDict
 import numpy as np
 
 from warp_lab.compiler import abi
-from warp_lab.compiler.artifact import CompiledKernel, LineMap, Resources
+from warp_lab.compiler.artifact import CompiledKernel, Resources
+from warp_lab.compiler.source_map import SourceMap
 from warp_lab.lang import builtins as B
 from warp_lab.lang import types as T
 from warp_lab.lang.kernel import Constant, Func, Source, is_cell_file
@@ -59,7 +60,8 @@ from warp_lab.options import CompileOptions
 __all__ = ["fingerprint", "artifact_files", "cache_key", "cache_dir", "foreign_folder",
            "KernelCache", "default_cache"]
 
-_FORMAT = 9  # 8: the entry's digest (_digest); 9: the digest is of the file's own bytes
+_FORMAT = 10  # 8: the entry's digest (_digest); 9: the digest is of the file's own bytes;
+# 10: the line map and shared arrays as one source map (SourceMap.to_json)
 
 
 def _names(code) -> set[str]:
@@ -183,7 +185,7 @@ def artifact_files(kernel) -> dict[str, str]:
     ``<file of NAME>`` likewise, and a non-ASCII NAME is written in punycode
     (:func:`_ascii_name`).
     The cache key holds these names, not the cells', so running the same cell
-    again is a hit; ``CompiledKernel.files`` maps them back to the cells
+    again is a hit; ``CompiledKernel.source_map.cells`` maps them back to the cells
     of the current run (and the files), and views, findings and errors show those.
 
     Returns:
@@ -393,12 +395,18 @@ def _type_to_json(t) -> object:
     if isinstance(t, T.ArrayType):
         return {"array": _type_to_json(t.dtype), "ndim": t.ndim, "space": t.space,
                 "shape": list(t.shape) if t.shape else None}
+    if isinstance(t, T.StructType):
+        return {"struct": t.name, "key": t.key,
+                "fields": [[f, _type_to_json(ft)] for f, ft in t.fields]}
     return t.name
 
 
 def _type_from_json(obj):
     if isinstance(obj, dict) and "pointer" in obj:
         return T.PointerType(_type_from_json(obj["pointer"]), obj["const"], obj["spelling"])
+    if isinstance(obj, dict) and "struct" in obj:
+        return T.StructType(obj["struct"], tuple((f, _type_from_json(ft))
+                                                 for f, ft in obj["fields"]), obj["key"])
     if isinstance(obj, dict) and "vector" in obj:
         return T.CudaVector(T.SCALARS[obj["vector"]], obj["n"], obj["name"])
     if isinstance(obj, dict):
@@ -408,23 +416,18 @@ def _type_from_json(obj):
 
 
 def _to_json(ck: CompiledKernel) -> dict:
-    lm = ck.line_map
     return {
         "format": _FORMAT, "name": ck.name, "entry": ck.entry,
         "source": dataclasses.asdict(ck.source), "options": dataclasses.asdict(ck.options),
         "params": [[n, _type_to_json(t)] for n, t in ck.params], "launch_ndim": ck.launch_ndim,
         "entry_guard": ck.entry_guard, "written_params": list(ck.written_params),
-        "shared_arrays": [list(a) for a in ck.shared_arrays],
-        "shared_shapes": [[s, n, list(shape)] for s, n, shape in ck.shared_shapes],
-        "shared_dtypes": [list(a) for a in ck.shared_dtypes],
         "llvm_ir": ck.llvm_ir, "llvm_ir_optimized": ck.llvm_ir_optimized, "ptx": ck.ptx,
         "sass": ck.sass, "life_ranges": ck.life_ranges, "has_cubin": ck.cubin is not None,
         "resources": dataclasses.asdict(ck.resources) if ck.resources else None,
-        "line_map": {**{f: {str(k): list(v) for k, v in getattr(lm, f).items()}
-                        for f in ("llvm", "ptx", "sass", "sass_lines")},
-                     "files": list(lm.files)},
+        "source_map": ck.source_map.to_json(),
         "timings": dict(ck.timings), "missing": dict(ck.missing),
-        "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key, "files": dict(ck.files),
+        "toolchain": dict(ck.toolchain), "cache_key": ck.cache_key,
+        "files": dict(ck.source_map.cells),
         "language": ck.language,
         "dialect": ck.dialect,
     }
@@ -432,24 +435,20 @@ def _to_json(ck: CompiledKernel) -> dict:
 
 def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
     params = tuple((n, _type_from_json(t)) for n, t in d["params"])
-    lm = LineMap(**{f: {int(k): v for k, v in d["line_map"][f].items()}
-                    for f in ("llvm", "ptx", "sass", "sass_lines")},
-                 files=tuple(d["line_map"]["files"]))
+    source = Source(**d["source"])
     return CompiledKernel(
-        name=d["name"], entry=d["entry"], source=Source(**d["source"]),
+        name=d["name"], entry=d["entry"], source=source,
         options=CompileOptions(**d["options"]), params=params,
         param_layout=abi.param_layout(params, hidden=d.get("language", "python") == "python"),
         launch_ndim=d["launch_ndim"], language=d.get("language", "python"),
         llvm_ir=d["llvm_ir"], llvm_ir_optimized=d["llvm_ir_optimized"], ptx=d["ptx"],
         cubin=cubin, sass=d["sass"], life_ranges=d["life_ranges"],
         resources=Resources(**d["resources"]) if d["resources"] else None,
-        line_map=lm, timings=d["timings"], missing=d["missing"], toolchain=d["toolchain"],
+        source_map=SourceMap.from_json(d["source_map"], source.filename, d["files"]),
+        timings=d["timings"], missing=d["missing"], toolchain=d["toolchain"],
         cache_key=d["cache_key"], entry_guard=d["entry_guard"],
         written_params=tuple(d["written_params"]),
-        shared_arrays=tuple(tuple(a) for a in d["shared_arrays"]),
-        shared_shapes=tuple((s, n, tuple(shape)) for s, n, shape in d["shared_shapes"]),
-        shared_dtypes=tuple(tuple(a) for a in d["shared_dtypes"]),
-        files=d["files"], dialect=d.get("dialect", "python"))
+        dialect=d.get("dialect", "python"))
 
 
 #: an entry file begins with these bytes and the digest's 64 hex digits (json.dumps of a

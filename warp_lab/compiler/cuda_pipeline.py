@@ -4,6 +4,7 @@
       → the kernel's parameters (its mangled signature + the source's names), checked
         against the entry's PTX ``.param`` declarations
       → toolchain.make_cubin → toolchain.disassemble → linemap.build_line_map
+      (into the SourceMap)
       → CompiledKernel (language "cuda", no LLVM IR: NVRTC does not expose its NVVM IR)
 
 The translation unit is compiled once per set of options: its kernels share that PTX
@@ -28,6 +29,7 @@ import time
 
 from warp_lab.compiler import abi, cuda_source, linemap, nvrtc, toolchain
 from warp_lab.compiler.artifact import SHARED_DECL, CompiledKernel
+from warp_lab.compiler.source_map import SharedArray, SourceMap
 from warp_lab.errors import InternalCompilerError, KernelCompileError, ToolchainError
 from warp_lab.lang import types as T
 from warp_lab.lang.kernel import is_cell_file
@@ -296,15 +298,15 @@ def _located(exc: nvrtc.NvrtcError, program, artifact: str, length: int) -> Cuda
                             diagnostics=errors)
 
 
-def _shared(kernel, ptx: str, entry: str):
-    """``(shared_arrays, shared_shapes, shared_dtypes)`` records of the ``__shared__``
-    arrays in entry ``entry`` (as :class:`CompiledKernel` keeps them for a Python kernel):
-    the PTX symbol, the C++ name (:func:`~warp_lab.compiler.cuda_source.local_name`), the
-    declaring line and the extents, when the source's declaration gives them and they
-    match the PTX's byte size."""
+def _shared(kernel, ptx: str, entry: str) -> tuple[SharedArray, ...]:
+    """One :class:`~warp_lab.compiler.source_map.SharedArray` per ``__shared__`` array in
+    entry ``entry`` (as a Python kernel's source map has them): the PTX symbol, the C++
+    name (:func:`~warp_lab.compiler.cuda_source.local_name`), the declaring line, the
+    element type when warp_lab names it and the extents when the source's declaration
+    gives them and they match the PTX's byte size."""
     m = re.search(r"\.entry\s+" + re.escape(entry) + r"\s*\(.*?\)\s*\{", ptx, re.S)
     if m is None:
-        return (), (), ()
+        return ()
     body_end = ptx.find("\n}", m.end())
     body = ptx[m.end(): body_end if body_end > 0 else len(ptx)]
     symbols = [(s.group(1), s.group(0)) for s in SHARED_DECL.finditer(body)]
@@ -315,7 +317,7 @@ def _shared(kernel, ptx: str, entry: str):
                                             program.defines_dict)
     decls += cuda_source.shared_declarations(program.source.text, None,
                                              program.defines_dict)
-    arrays, shapes, dtypes = [], [], []
+    arrays = []
     seen = set()
     for sym, text in symbols:
         if sym in seen:
@@ -325,18 +327,18 @@ def _shared(kernel, ptx: str, entry: str):
         d = next((d for d in decls if d.name == name), None)
         if d is None:
             continue
-        arrays.append((sym, name, d.line))
         elem = SCALAR_TYPES.get(d.ctype) or _element(cuda_source.CType("class", d.ctype))
         nbytes = re.search(re.escape(sym) + r"\[(\d+)\]", ptx)
+        shape = None
         if elem is not None and d.dims and nbytes:
             count = 1
             for n in d.dims:
                 count *= n
             if count * elem.size == int(nbytes.group(1)):
-                shapes.append((sym, elem.size, tuple(d.dims)))
-        if elem is not None:
-            dtypes.append((sym, name, elem.name, 0))
-    return tuple(arrays), tuple(shapes), tuple(dtypes)
+                shape = tuple(d.dims)
+        arrays.append(SharedArray(sym, name, d.line, elem and elem.name, elem and elem.size,
+                                  shape, 0 if elem is not None else None))
+    return tuple(arrays)
 
 
 def _key(kernel, options: CompileOptions, artifact: str, versions: dict) -> str:
@@ -410,7 +412,8 @@ def compile_cuda(kernel, arch=None, opt=None, fast_math=None, debug=None, linein
         if hit is not None:
             return dataclasses.replace(
                 hit, timings={**hit.timings, "cache": time.perf_counter() - t_start},
-                source=kernel.source, files=files, kernel=kernel)
+                source=kernel.source, kernel=kernel,
+                source_map=hit.source_map.for_run(kernel.source.filename, files))
     timings: dict[str, float] = {}
     # the translation unit is compiled once for all its kernels: keyed without the kernel
     module_key = _key(_ModuleKey(kernel), options, artifact, versions)
@@ -442,18 +445,18 @@ def compile_cuda(kernel, arch=None, opt=None, fast_math=None, debug=None, linein
         missing["sass"] = _NOT_REQUESTED
     others = sorted({f for f in re.findall(r'^\s*\.file\s+\d+\s+"([^"]*)"', ptx, re.M)}
                     - {artifact})
-    line_map = linemap.build_line_map("", ptx, sass_text, artifact, others)
-    arrays, shapes, dtypes = _shared(kernel, ptx, entry)
+    source_map = SourceMap(linemap.build_line_map("", ptx, sass_text, artifact, others),
+                           kernel.source.filename, files, _shared(kernel, ptx, entry),
+                           tuple(SHARED_DECL.findall(ptx)))
     timings["total"] = time.perf_counter() - t_start
     ck = CompiledKernel(
         name=kernel.name, entry=entry, source=kernel.source, options=options,
         params=tuple(params), param_layout=layout, launch_ndim=1, llvm_ir="",
         llvm_ir_optimized="", ptx=ptx, cubin=cubin, sass=sass_text, life_ranges=ranges,
-        resources=resources, line_map=line_map, timings=timings, missing=missing,
+        resources=resources, source_map=source_map, timings=timings, missing=missing,
         toolchain=versions, cache_key=key if cache else "", entry_guard=False,
         written_params=tuple(n for n, t in params
                              if isinstance(t, T.PointerType) and not t.const),
-        shared_arrays=arrays, shared_shapes=shapes, shared_dtypes=dtypes, files=files,
         kernel=kernel, language="cuda")
     if cache and _complete(ck.missing):
         _cache.default_cache().put(key, ck)

@@ -38,7 +38,9 @@ from warp_lab.compiler.ice import internal_error, raised_by_user_code
 from warp_lab.errors import KernelCompileError, WarpLabError, source_label
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func, Kernel
-from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, as_type, int32, int64
+from warp_lab.compiler import typing_structs
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Vector,
+                                 as_type, int32, int64)
 from warp_lab.options import SUPPORTED_ARCHS, sm_number
 
 __all__ = ["make_typed_ast", "FunctionTyper", "UNSUPPORTED", "specialize", "parse_function",
@@ -54,8 +56,7 @@ class _Context:
         self.funcs: dict = {}          # (Func, types) -> TypedFunction, callees first
         self.in_progress: list = []    # specialisation keys being typed (recursion check)
         self.shared: list = []          # wl.shared_array declarations: TypedKernel.shared
-        self.shared_arrays: list = []   # (symbol, Python name, file line): TypedKernel
-        self.shared_dtypes: list = []   # (symbol, Python name, type name, offset): TypedKernel
+        self.shared_arrays: list = []   # source_map.SharedArray records: TypedKernel
         self.counter = 0
         self.captured: dict = {}       # "fn: name" -> repr of a captured value (cache keys)
         self.trees: dict = {}          # Func -> its parsed tree, read but never typed (parse)
@@ -301,7 +302,10 @@ class FunctionTyper(ExprTyper):
             self.check_store_target(target)
             self.mark_store_target(target)
             tty = target.wl_load.wl_ty
+            typing_structs.check_field_store(self, target, value)
             self.check_convert(value, tty, ast.unparse(target))
+            if isinstance(tty, ArrayType):   # s.arr = a: stores through s.arr reach a
+                self.mark_written(value)
             target.wl_var_ty = tty
         elif isinstance(target, ast.Starred):
             raise self.error(f"starred assignment ({ast.unparse(target)}) is not supported "
@@ -368,6 +372,8 @@ class FunctionTyper(ExprTyper):
         every array parameter.
         """
         arr = _array_root(arr)
+        if typing_structs.is_struct_rooted(arr):
+            return   # an array in a struct: the runtime counts every such array written
         self.written.add(arr.id if isinstance(arr, ast.Name) else _ANY_ARRAY)
 
     def mark_store_target(self, target):
@@ -398,6 +404,13 @@ class FunctionTyper(ExprTyper):
         """A subscript or attribute store: only into arrays and local vector/matrix variables."""
         base = target.wl_load.value
         bty = base.wl_ty
+        if isinstance(bty, StructType) or isinstance(bty, (Vector, Matrix)) and \
+                typing_structs.is_struct_rooted(base):
+            if typing_structs.storable(self, base):
+                return
+            raise self.error(f"cannot assign to {ast.unparse(target)}: {ast.unparse(base)} is "
+                             "a value, not a variable, parameter or array element", target,
+                             "store it in a variable first, change the field there")
         if isinstance(bty, ArrayType):
             if isinstance(target.wl_load.wl_ty, ArrayType):  # a[i] = ... of a 2-D array
                 raise self.error(f"cannot assign to {ast.unparse(target)}: it is a "
@@ -420,6 +433,16 @@ class FunctionTyper(ExprTyper):
                 len(load.wl_indices) == 1
             if not whole_row:
                 return
+        # a component of a matrix row: m[2][1] = ..., s.m[2][1] = ..., a[i][2][1] = ...
+        if isinstance(bty, Vector) and isinstance(base, ast.Subscript) and \
+                isinstance(base.value.wl_ty, Matrix) and len(base.wl_indices) == 1 and \
+                typing_structs.storable(self, base.value):
+            if not typing_structs.in_memory(base.value) and \
+                    const_of(base.wl_indices[0]) is NO_CONST:
+                raise self.error(f"cannot assign to {ast.unparse(target)}: the row of the "
+                                 f"local matrix {ast.unparse(base.value)} is chosen at run "
+                                 "time", target, "index the element itself: m[i, j] = ...")
+            return
         if isinstance(bty, Meta):  # wl.tid = 3, math.pi = 3: a module or other global
             what = f"the module {bty.value.__name__}" if isinstance(bty.value, ModuleType) \
                 else type_name(bty)
@@ -875,14 +898,20 @@ def _make_typed_ast(kernel: Kernel, options) -> TypedKernel:
     ctx.launch_ndim = _launch_ndim(ctx, typer)
     typer.run()
     entry = ptx_name(kernel.name)
+    # an array in a struct parameter counts as written (stores through copies of the struct,
+    # device functions and struct-valued locals are not followed): its dotted path, the
+    # name its argument's view has at launch ("s.arr", "s.inner.arr")
+    written = typer.written_params() | frozenset(
+        path for n, t in params if isinstance(t, StructType)
+        for path in typing_structs.array_paths(n, t))
     tk_fn = TypedFunction(entry, kernel.name, kernel.source, tree, tuple(params), NONE,
-                          dict(typer.scope), True, typer.uses_tid, typer.written_params())
+                          dict(typer.scope), True, typer.uses_tid, written)
     funcs = tuple(ctx.funcs.values())
     uses_tid = typer.uses_tid or any(f.uses_tid for f in funcs)
     tk = TypedKernel(kernel.name, entry, kernel.source, tk_fn, funcs, tuple(params),
                      ctx.launch_ndim, uses_tid, tuple(ctx.shared),
                      tuple(sorted(ctx.captured.items())), tk_fn.written_params,
-                     tuple(ctx.shared_arrays), tuple(ctx.shared_dtypes))
+                     tuple(ctx.shared_arrays))
     check_unroll_budget(tk)
     return tk
 
@@ -968,6 +997,8 @@ def _array_origin(value):
     value = _array_root(value)
     if isinstance(value, ast.Name):
         return value.id
+    if typing_structs.is_struct_rooted(value):
+        return None   # an array held in a struct: every such array counts as written
     t = getattr(value, "wl_ty", None)
     if isinstance(value, ast.Call) and isinstance(t, ArrayType) and t.space != "global":
         return None

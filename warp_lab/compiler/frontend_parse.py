@@ -15,7 +15,7 @@ import warnings
 
 from warp_lab.errors import KernelCompileError
 from warp_lab.compiler.typing_rules import NONE
-from warp_lab.lang.types import ANY, ArrayType, TupleType, as_type
+from warp_lab.lang.types import ANY, ArrayType, StructType, TupleType, as_type
 
 __all__ = ["UNSUPPORTED", "compile_error", "parse_function", "evaluate_annotation",
            "param_types", "location", "ptx_name", "reserved_entry", "declared_return"]
@@ -197,6 +197,13 @@ def param_types(fn_obj, tree, ctx_error) -> list:
                             "wl.vec3, ...") from None
         if isinstance(ty, ArrayType) and ty.space != "global":
             raise ctx_error(f"kernel parameter {name!r} must be a global array", a)
+        if isinstance(ty, ArrayType) and isinstance(ty.dtype, StructType) and \
+                ty.dtype.has_arrays:
+            raise ctx_error(f"kernel parameter {name!r} is an array of {ty.dtype.name}, a "
+                            "struct with an array field: warp_lab cannot have arrays inside "
+                            "array elements yet", a,
+                            "pass the inner arrays as parameters of their own, or the "
+                            "struct by value")
         if isinstance(ty, TupleType):
             raise ctx_error(f"kernel parameter {name!r} cannot be a tuple", a)
         out.append((name, ty))

@@ -1,4 +1,5 @@
-"""Build the :class:`~warp_lab.compiler.artifact.LineMap` from debug locations.
+"""Build a SourceMap's rows (:class:`~warp_lab.compiler.source_map.LineMap`) from debug
+locations.
 
 Three independent sources, each read from the text the user sees:
 
@@ -15,9 +16,8 @@ nobody re-derives it.
 
 Lines of the kernel's own file are keyed by their line number; lines of the
 other files code was inlined from (a ``@wl.func`` of another notebook cell or
-module) by ``k * LineMap.FILE_STRIDE + line``, ``k`` the 1-based index of the
-file in ``LineMap.files`` (:meth:`~warp_lab.compiler.artifact.LineMap.location`
-undoes it).
+module) by the line keys :func:`~warp_lab.compiler.source_map.file_keys` gives
+(:meth:`~warp_lab.compiler.source_map.SourceMap.line` undoes them).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from __future__ import annotations
 import os
 import re
 
-from warp_lab.compiler.artifact import LineMap
 from warp_lab.compiler.line_zero import LOC_RE, is_instruction
+from warp_lab.compiler.source_map import LineMap, file_keys
 
 __all__ = ["build_line_map", "llvm_lines", "ptx_lines", "sass_lines", "is_sass_file_comment",
            "is_sass_instruction"]
@@ -206,10 +206,10 @@ def build_line_map(llvm_ir_optimized: str, ptx: str, sass: str | None, filename:
         filename: the kernel's file or cell name (the ``DIFile``/``.file`` name).
         others: names of the other files code came from (device functions of
             other cells or modules), in the order of :attr:`LineMap.files`;
-            their lines are keyed ``k * LineMap.FILE_STRIDE + line``.
+            their lines get the line keys of :mod:`~warp_lab.compiler.source_map`.
     """
     others = tuple(others)
-    names = {filename: 0, **{f: (k + 1) * LineMap.FILE_STRIDE for k, f in enumerate(others)}}
+    names = file_keys(filename, others)
     offsets, text_lines = sass_lines(sass, names) if sass else ({}, {})
     return LineMap(llvm=llvm_lines(llvm_ir_optimized, names),
                    ptx=ptx_lines(ptx, names), sass=offsets, sass_lines=text_lines,

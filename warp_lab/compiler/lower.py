@@ -36,14 +36,15 @@ from llvmlite import ir
 from warp_lab.compiler import abi
 from warp_lab.compiler.budget import MAX_INLINED_OPS, inline_ops
 from warp_lab.compiler.frontend_flow import walk
-from warp_lab.compiler.lower_expr import ArrayVal, ExprLowerer, flatten, llty, unflatten
+from warp_lab.compiler.lower_expr import (ArraySlot, ArrayVal, ExprLowerer, flatten, llty,
+                                         unflatten)
 from warp_lab.compiler.typed_ast import (DYNAMIC_SHARED, NO_CONST, TypedFunction, TypedKernel,
                                          const_of)
 from warp_lab.compiler.frontend_parse import compile_error
 from warp_lab.compiler.ice import internal_error
 from warp_lab.compiler.typing_rules import NONE, ConstRangeError
 from warp_lab.errors import InternalCompilerError, KernelCompileError
-from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector
+from warp_lab.lang.types import ArrayType, Matrix, Scalar, StructType, TupleType, Vector
 
 __all__ = ["LoweredKernel", "make_llvm_ir", "TRIPLE"]
 
@@ -406,10 +407,23 @@ class FunctionLowerer(ExprLowerer):
                          for k in range(ty.rows * ty.cols))
         if isinstance(ty, TupleType):
             return tuple(self.alloca(e, f"{name}.{k}") for k, e in enumerate(ty.elems))
+        if isinstance(ty, StructType):
+            return tuple(self.alloca(ft, f"{name}.{fname}") for fname, ft in ty.fields)
+        if isinstance(ty, ArrayType):   # an array field of a struct variable
+            return ArraySlot(self.ab.alloca(ir.PointerType(addrspace=1), name=f"{name}.ptr"),
+                             [self.ab.alloca(I32, name=f"{name}.shape{k}")
+                              for k in range(ty.ndim)],
+                             [self.ab.alloca(I32, name=f"{name}.stride{k}")
+                              for k in range(ty.ndim)], ty)
         raise TypeError(f"no storage for {ty!r}")
 
     def store_var(self, slot, value):
         """Store a (possibly aggregate) value into its alloca(s)."""
+        if isinstance(slot, ArraySlot):
+            for s, v in zip([slot.ptr, *slot.shape, *slot.strides],
+                            [value.ptr, *value.shape, *value.strides]):
+                self.b.store(v, s)
+            return
         if isinstance(slot, tuple):
             for s, v in zip(slot, value):
                 self.store_var(s, v)
@@ -418,6 +432,9 @@ class FunctionLowerer(ExprLowerer):
 
     def load_var(self, slot):
         """Load a (possibly aggregate) value from its alloca(s)."""
+        if isinstance(slot, ArraySlot):
+            return ArrayVal(self.b.load(slot.ptr), [self.b.load(s) for s in slot.shape],
+                            [self.b.load(s) for s in slot.strides], slot.ty)
         if isinstance(slot, tuple):
             return tuple(self.load_var(s) for s in slot)
         return self.b.load(slot, name=slot.name.removesuffix(".addr"))
@@ -470,12 +487,31 @@ class FunctionLowerer(ExprLowerer):
             if isinstance(ty, Scalar):
                 v = self.b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) \
                     if ty.is_bool else arg
+            elif isinstance(ty, StructType):
+                v = self.from_aggregate(arg, ty)
             else:
                 n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
                 v = tuple(self.b.extract_value(arg, k) for k in range(n))
             self.vars[slot.name] = self.alloca(ty, f"{slot.name}.addr")  # as clang names it
             self.store_var(self.vars[slot.name], v)
         self.entry_tid(args[0], self.m.entry_guard)
+
+    def from_aggregate(self, agg, ty):
+        """The Python-side value of ``agg``, an LLVM aggregate of
+        :func:`~warp_lab.compiler.abi.llvm_memory_type` ``ty`` (a struct parameter)."""
+        if isinstance(ty, Scalar):
+            return self.b.icmp_unsigned("!=", agg, ir.Constant(agg.type, 0)) \
+                if ty.is_bool else agg
+        if isinstance(ty, (Vector, Matrix)):
+            n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
+            return tuple(self.b.extract_value(agg, k) for k in range(n))
+        if isinstance(ty, ArrayType):
+            nd = ty.ndim
+            return ArrayVal(self.b.extract_value(agg, 0),
+                            [self.b.extract_value(agg, [1, k]) for k in range(nd)],
+                            [self.b.extract_value(agg, [2, k]) for k in range(nd)], ty)
+        return tuple(self.from_aggregate(self.b.extract_value(agg, k), ft)
+                     for k, (_, ft) in enumerate(ty.fields))
 
     def bind_func_params(self):
         """Rebuild a device function's flattened parameters into values."""
@@ -797,6 +833,8 @@ def _flat_types(ty):
         return [llty(ty.elem)] * (ty.rows * ty.cols)
     if isinstance(ty, TupleType):
         return [t for e in ty.elems for t in _flat_types(e)]
+    if isinstance(ty, StructType):
+        return [t for _, e in ty.fields for t in _flat_types(e)]
     if isinstance(ty, ArrayType):
         space = {"global": 1, "shared": 3, "local": 0}[ty.space]
         return [ir.PointerType(addrspace=space)] + [I32] * (2 * ty.ndim)

@@ -1,5 +1,5 @@
-"""Code generation for calls: builtins (a table keyed by builtin name), casts,
-constructors and device-function calls.
+"""Code generation for calls: builtins (each found through its record's implementation,
+:mod:`warp_lab.compiler.builtin_rules`), casts, constructors and device-function calls.
 
 Sources of the instruction choices: NVVM intrinsics (``llvm.nvvm.*``, LLVM's
 NVPTXUsage guide), libdevice's ``__nv_*`` functions (libdevice user's guide),
@@ -15,13 +15,12 @@ import re
 from llvmlite import ir
 
 from warp_lab.compiler.lower_expr import (I1, I32, I64, ArrayVal, flatten, flatten_types_count,
-                                          llty, memty, unflatten)
+                                          llty, memty, unflatten, zero_value)
 from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, scalar_binop
 from warp_lab.compiler.typing_rules import NONE
-from warp_lab.lang.builtins import BITCASTS
 from warp_lab.lang.types import Matrix, Scalar, Vector, float32, float64, int32, uint32, uint64
 
-__all__ = ["lower_call", "emit_trap", "emit_printf", "LOWER"]
+__all__ = ["lower_call", "emit_trap", "emit_printf", "PY_LOWER"]
 
 #: libdevice names for (float32, float64)
 LIBDEVICE = {n: (f"__nv_{n}f", f"__nv_{n}") for n in (
@@ -143,36 +142,6 @@ def _fp_class(lw, node, call):
     if call.name == "isinf":
         return lw.b.fcmp_ordered("==", ax, inf)
     return lw.b.fcmp_ordered("!=", ax, inf)  # ordered: NaN is not finite
-
-
-def _int_unary(lw, node, call):
-    t = call.info["ty"]
-    (x,) = _vals(lw, node, [t])
-    ty = llty(t)
-    b = lw.b
-    name = call.name
-    if name == "brev":
-        return intrinsic(lw, "bitreverse", t, [x])
-    if name == "popc":
-        r = intrinsic(lw, "ctpop", t, [x])
-    else:
-        which = "ctlz" if name == "clz" else "cttz"
-        fn = lw.m.declare(f"llvm.{which}.i{t.bits}", ty, [ty, I1])
-        # ffs(0) is selected away below, so cttz may treat 0 as poison (no zero branch)
-        r = b.call(fn, [x, ir.Constant(I1, int(name == "ffs"))])
-        if name == "ffs":
-            r = b.select(b.icmp_unsigned("==", x, ir.Constant(ty, 0)), ir.Constant(ty, 0),
-                         b.add(r, ir.Constant(ty, 1)))
-    return b.trunc(r, I32) if t.bits > 32 else r
-
-
-def _mulhi(lw, node, call):
-    t = call.info["ty"]
-    a, c = _vals(lw, node, [t, t])
-    wide = ir.IntType(2 * t.bits)
-    ext = lw.b.sext if t.is_signed else lw.b.zext
-    p = lw.b.mul(ext(a, wide), ext(c, wide))
-    return lw.b.trunc(lw.b.lshr(p, ir.Constant(wide, t.bits)), llty(t))
 
 
 def _bitcast(lw, node, call):
@@ -609,31 +578,9 @@ def _vecop(lw, node, call):
     return tuple(scalar_binop(lw, "mul", x, y, e) for x in a for y in c)
 
 
-LOWER = {
-    "tid": _tid, "lane_id": _lane_id, "warp_id": _warp_id,
-    "syncthreads": _void_intrinsic("llvm.nvvm.barrier0"), "syncwarp": _syncwarp,
-    "threadfence": _fence("device"), "threadfence_block": _fence("block"),
-    "shfl_sync": _shfl, "shfl_up_sync": _shfl, "shfl_down_sync": _shfl, "shfl_xor_sync": _shfl,
-    "ballot_sync": _vote, "any_sync": _vote, "all_sync": _vote,
-    "activemask": _activemask, "clock64": _clock64, "syncthreads_count": _block_vote,
-    "syncthreads_and": _block_vote, "syncthreads_or": _block_vote,
-    "match_any_sync": _match, "match_all_sync": _match,
-    "pow": _pow, "abs": _abs, "sign": _sign, "min": _minmax, "max": _minmax, "clamp": _clamp,
-    "fma": _fma, "isnan": _fp_class, "isinf": _fp_class, "isfinite": _fp_class,
-    "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary, "brev": _int_unary,
-    "mulhi": _mulhi, "bitcast": _bitcast, "select": _select, "printf": _printf,
-    "shared_array": _shared_array,
-    "dynamic_shared_array": _dynamic_shared_array,
-    "local_array": _local_array, "len": _len,
-    "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
-    "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
-}
-LOWER.update({n: _bitcast for n in BITCASTS})
-for _n in list(LIBDEVICE) + list(LLVM_MATH):
-    LOWER.setdefault(_n, _math)
-LOWER.update({f"atomic_{op}": _atomic for op in
-              ("add", "sub", "min", "max", "and", "or", "xor", "exch", "cas", "load", "store")})
-LOWER.update({f"reduce_{op}_sync": _reduce for op in ("add", "min", "max", "and", "or", "xor")})
+#: the code generators of the Python builtins that are no warp_lab record (``len``); the
+#: builtins' own are their records' implementations (compiler/builtin_rules.py)
+PY_LOWER = {"len": _len}
 
 
 def _construct(lw, node, call):
@@ -663,6 +610,12 @@ def lower_call(lw, node):
         return lw.convert(lw.expr(a), a.wl_ty, call.type)
     if call.kind == "construct":
         return _construct(lw, node, call)
+    if call.kind == "struct":   # S() zeroed, S(v1, ...) every field (typing_structs)
+        st = call.type
+        if not call.info["args"]:
+            return zero_value(st)
+        return tuple(lw.convert(lw.expr(a), at, ft) for a, at, (_, ft)
+                     in zip(call.info["args"], call.info["tys"], st.fields))
     if call.kind == "func":
         tf = call.func
         flat, read_only = [], set()
@@ -681,5 +634,9 @@ def lower_call(lw, node):
             lw.store_var(lw.var_slot(call.info["updates"]), value[0])
             return value[1]
         return value
-    return LOWER[call.name](lw, node, call)
+    if call.name in PY_LOWER:
+        return PY_LOWER[call.name](lw, node, call)
+    from warp_lab.compiler.builtin_rules import impl_of
+
+    return impl_of(call.name).lower(lw, node, call)
 

@@ -3,8 +3,9 @@
 A mixin of :class:`~warp_lab.compiler.lower.FunctionLowerer`. Values are
 Python-side: a scalar is an ``ir.Value``; a vector, matrix or tuple is a
 Python tuple of its components (flattened row-major for matrices); an array
-is an :class:`ArrayVal`. Aggregates therefore never appear in the IR except
-as kernel parameters and multi-value returns.
+is an :class:`ArrayVal`; a struct is a Python tuple of its fields' values (each as
+above). Aggregates therefore never appear in the IR except as kernel parameters,
+array elements in memory and multi-value returns.
 
 Operator semantics (Python's, so results match NumPy references):
 
@@ -24,14 +25,16 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from warp_lab.compiler.artifact import INDEX_CHECK_MARK
-from warp_lab.compiler.abi import vector_access_bytes
+from warp_lab.compiler.abi import llvm_memory_type, vector_access_bytes
 from warp_lab.compiler.typed_ast import NO_CONST, const_of
 from warp_lab.compiler.frontend_parse import compile_error
 from warp_lab.compiler.typing_rules import (ConstRangeError, Meta, cast_value, float_overflow,
                                             wrap_int)
-from warp_lab.lang.types import ArrayType, Matrix, Scalar, TupleType, Vector, int32, int64
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Vector,
+                                 int32, int64)
 
-__all__ = ["ArrayVal", "ExprLowerer", "llty", "memty", "flatten", "unflatten"]
+__all__ = ["ArrayVal", "ArraySlot", "ExprLowerer", "llty", "memty", "flatten", "unflatten",
+           "zero_value"]
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 
@@ -67,6 +70,8 @@ def memty(t):
         return ir.ArrayType(memty(t.elem), t.n)
     if isinstance(t, Matrix):
         return ir.ArrayType(memty(t.elem), t.rows * t.cols)
+    if isinstance(t, StructType):
+        return llvm_memory_type(t)
     raise TypeError(f"no memory type for {t!r}")
 
 
@@ -83,12 +88,41 @@ class ArrayVal:
     invariant: bool = False
 
 
+@dataclass
+class ArraySlot:
+    """The storage of an array held in a struct variable: allocas of its pointer, extents
+    and strides (an array variable of its own is an :class:`ArrayVal`, never stored)."""
+
+    ptr: ir.Value
+    shape: list
+    strides: list
+    ty: ArrayType
+
+
+def zero_value(ty):
+    """The zero of ``ty`` as a Python-side value: 0, a tuple of zeros, an empty array
+    (null pointer, extents 0) for an array field, a tuple of field zeros for a struct."""
+    if isinstance(ty, Scalar):
+        return ir.Constant(llty(ty), 0.0 if ty.is_float else 0)
+    if isinstance(ty, (Vector, Matrix)):
+        n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
+        return (zero_value(ty.elem),) * n
+    if isinstance(ty, ArrayType):
+        zeros = [ir.Constant(I32, 0)] * ty.ndim
+        return ArrayVal(ir.Constant(ir.PointerType(addrspace=1), None), zeros, zeros, ty)
+    if isinstance(ty, StructType):
+        return tuple(zero_value(ft) for _, ft in ty.fields)
+    raise TypeError(f"no zero of {ty!r}")  # pragma: no cover
+
+
 def flatten(value, ty) -> list:
     """Scalars of ``value`` in order (arrays: pointer, shape..., strides...)."""
     if isinstance(ty, ArrayType):
         return [value.ptr, *value.shape, *value.strides]
     if isinstance(ty, TupleType):
         return [x for v, t in zip(value, ty.elems) for x in flatten(v, t)]
+    if isinstance(ty, StructType):
+        return [x for v, (_, t) in zip(value, ty.fields) for x in flatten(v, t)]
     if isinstance(ty, (Vector, Matrix)):
         return list(value)
     return [value]
@@ -99,9 +133,9 @@ def unflatten(parts: list, ty):
     if isinstance(ty, ArrayType):
         n = ty.ndim
         return ArrayVal(parts[0], list(parts[1:1 + n]), list(parts[1 + n:1 + 2 * n]), ty)
-    if isinstance(ty, TupleType):
+    if isinstance(ty, (TupleType, StructType)):
         out, k = [], 0
-        for e in ty.elems:
+        for e in (ty.elems if isinstance(ty, TupleType) else [t for _, t in ty.fields]):
             m = len(flatten_types_count(e))
             out.append(unflatten(parts[k:k + m], e))
             k += m
@@ -117,6 +151,8 @@ def flatten_types_count(ty) -> list:
         return [0] * (1 + 2 * ty.ndim)
     if isinstance(ty, TupleType):
         return [x for e in ty.elems for x in flatten_types_count(e)]
+    if isinstance(ty, StructType):
+        return [x for _, e in ty.fields for x in flatten_types_count(e)]
     if isinstance(ty, Vector):
         return [0] * ty.n
     if isinstance(ty, Matrix):
@@ -293,8 +329,12 @@ class ExprLowerer:
         if hasattr(node, "wl_sreg"):
             stem, axis = node.wl_sreg
             return self.sreg(f"{stem}.{axis}")
-        base = self.expr(node.value)
         bty = node.value.wl_ty
+        if isinstance(bty, StructType):
+            if _storage_rooted(node.value):   # only the field is read, not the whole struct
+                return self.load_ref(self.lvalue_ref(node))
+            return self.expr(node.value)[node.wl_field]
+        base = self.expr(node.value)
         if isinstance(bty, Vector):
             return base[node.wl_component]
         if isinstance(bty, Matrix):  # .T
@@ -476,13 +516,34 @@ class ExprLowerer:
             return size if self.m.aligned_vectors else None
         return size if aty.space == "shared" and aty.shape is not None else None
 
+    def lvalue_ref(self, node) -> Ref:
+        """Where the storage a typed load-form expression names lives: a local's
+        alloca(s) (``s``, ``s.f``, ``s.inner.f``), or array memory (``a[i]``, ``a[i].f``).
+
+        A struct field of a local is the field's own alloca(s); of an array element, a
+        GEP to the field in the element's LLVM struct."""
+        if isinstance(node, ast.Name):
+            return Ref("slot", self.var_slot(node.id), node.wl_ty)
+        if isinstance(node, ast.Attribute) and isinstance(node.value.wl_ty, StructType):
+            st = node.value.wl_ty
+            base = self.lvalue_ref(node.value)
+            k = node.wl_field
+            if base.kind == "slot":
+                return Ref("slot", base.target[k], node.wl_ty)
+            ptr = self.b.gep(base.target, [ir.Constant(I32, 0), ir.Constant(I32, k)],
+                             inbounds=True, source_etype=memty(st))
+            return Ref("mem", ptr, node.wl_ty, invariant=base.invariant)
+        return self.element_ref(node)
+
     def element_ref(self, node) -> Ref:
         """A store/load reference for a subscript or component node (typed, load form)."""
         bty = node.value.wl_ty
-        if isinstance(node.value, ast.Subscript) and isinstance(bty, (Vector, Matrix)):
+        if isinstance(node, ast.Attribute) and isinstance(bty, StructType):
+            return self.lvalue_ref(node)
+        if isinstance(bty, (Vector, Matrix)) and _memory_rooted(node.value):
             return self.component_ref(node, bty)
-        if isinstance(node, ast.Attribute):  # v.x of a local vector
-            slot = self.var_slot(node.value.id)
+        if isinstance(node, ast.Attribute):  # v.x of a local vector (or of a struct's field)
+            slot = self.lvalue_ref(node.value).target
             return Ref("slot", slot[node.wl_component], bty.elem)
         if isinstance(bty, ArrayType):
             arr = self.expr(node.value)
@@ -493,7 +554,7 @@ class ExprLowerer:
             return Ref("mem", self.elem_ptr(arr, [p[0] for p in parts], [p[1] for p in parts],
                                             self._access_text(node)),
                        bty.dtype, align=self._vector_align(bty), invariant=arr.invariant)
-        slot = self.var_slot(node.value.id)
+        slot = self.lvalue_ref(node.value).target
         if isinstance(bty, Vector):
             i = node.wl_indices[0]
             c = const_of(i)
@@ -518,12 +579,20 @@ class ExprLowerer:
         raise TypeError("a matrix row store needs a constant row index")
 
     def component_ref(self, node, bty) -> Ref:
-        """``p[i].x`` / ``p[i][k]`` / ``m[i][r, c]``: one component of an array element in memory."""
-        base = self.element_ref(node.value)
+        """``p[i].x`` / ``p[i][k]`` / ``m[i][r, c]`` / ``p[i].v.x``: one component of an
+        array element (or of its field) in memory."""
+        base = self.lvalue_ref(node.value)
         if isinstance(node, ast.Attribute):
             k = ir.Constant(I32, node.wl_component)
         elif isinstance(bty, Vector):
             k = self.small_index(node.wl_indices[0], bty.n)
+        elif len(node.wl_indices) == 1:   # a row m[r]: its first element, as a vector
+            from warp_lab.compiler.typing_exprs import vector_of
+            k = self.b.mul(self.small_index(node.wl_indices[0], bty.rows),
+                           ir.Constant(I32, bty.cols))
+            ptr = self.b.gep(base.target, [ir.Constant(I32, 0), k], inbounds=True,
+                             source_etype=memty(bty))
+            return Ref("mem", ptr, vector_of(bty.elem, bty.cols), invariant=base.invariant)
         else:
             r, c = (self.small_index(i, n, axis) for i, n, axis in
                     zip(node.wl_indices, (bty.rows, bty.cols), (0, 1)))
@@ -565,6 +634,13 @@ class ExprLowerer:
         if isinstance(ty, Scalar):
             v = self._mark(self.b.load(ptr, typ=memty(ty), align=ty.align), invariant)
             return self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if ty.is_bool else v
+        if isinstance(ty, StructType):   # field by field (an array element has no arrays)
+            st = memty(ty)
+            return tuple(self.load_mem(self.b.gep(ptr, [ir.Constant(I32, 0),
+                                                        ir.Constant(I32, k)],
+                                                  inbounds=True, source_etype=st),
+                                       ft, invariant=invariant)
+                         for k, (_, ft) in enumerate(ty.fields))
         n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
         at = memty(ty)
         out = []
@@ -592,6 +668,13 @@ class ExprLowerer:
         if isinstance(ty, Scalar):
             v = self.b.zext(value, I8) if ty.is_bool else value
             self.b.store(v, ptr, align=ty.align)
+            return
+        if isinstance(ty, StructType):
+            st = memty(ty)
+            for k, ((_, ft), x) in enumerate(zip(ty.fields, value)):
+                p = self.b.gep(ptr, [ir.Constant(I32, 0), ir.Constant(I32, k)], inbounds=True,
+                               source_etype=st)
+                self.store_mem(p, ft, x)
             return
         if align:
             vec = ir.Constant(ir.VectorType(llty(ty.elem), ty.n), ir.Undefined)
@@ -869,6 +952,23 @@ _FOLD_LIMIT = 1 << 16
 #: an integer division by zero is a trap under ``debug``; no ``**``: a libdevice call).
 _PURE_OPS = frozenset({"add", "sub", "mul", "and", "or", "xor", "shl", "shr",
                        "neg", "pos", "invert", "not"})
+
+
+def _memory_rooted(node) -> bool:
+    """Whether the typed expression ``node`` is an array element or a part of one
+    (``a[i]``, ``a[i].v``, ``a[i].inner.v``, a matrix row ``a[i][2]``): its storage is
+    memory, not a local (``typing_structs.in_memory``)."""
+    from warp_lab.compiler.typing_structs import in_memory
+    return in_memory(node)
+
+
+def _storage_rooted(node) -> bool:
+    """Whether the typed struct expression ``node`` is a local variable, an array element
+    or a field of one (``lvalue_ref`` reaches its storage), not a computed value."""
+    while isinstance(node, ast.Attribute) and isinstance(node.value.wl_ty, StructType):
+        node = node.value
+    return (isinstance(node, ast.Name) and getattr(node, "wl_local", True)) or \
+        isinstance(node, ast.Subscript) and isinstance(node.value.wl_ty, ArrayType)
 
 
 def speculatable(node) -> bool:

@@ -2,7 +2,7 @@
 
     frontend.make_typed_ast → lower.make_llvm_ir → nvptx.make_ptx (with
       line_zero.attribute_line_zero) → toolchain.make_cubin → toolchain.disassemble
-      → linemap.build_line_map
+      → linemap.build_line_map (into the SourceMap)
 
 Each stage's product lands in one field of the :class:`CompiledKernel`.
 When ptxas or nvdisasm is missing or fails, the fields that need it are None
@@ -31,7 +31,8 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from warp_lab.compiler import abi, cache as _cache, frontend, linemap, lower, nvptx, toolchain
-from warp_lab.compiler.artifact import CompiledKernel
+from warp_lab.compiler.artifact import SHARED_DECL, CompiledKernel
+from warp_lab.compiler.source_map import SourceMap
 from warp_lab.compiler.ice import internal_error
 from warp_lab.errors import ToolchainError, WarpLabError
 from warp_lab.lang.kernel import Kernel
@@ -39,7 +40,7 @@ from warp_lab.options import (CompileOptions, check_options, given_options, reso
                               sm_number)
 from warp_lab.version import __version__
 
-__all__ = ["compile", "add_disassembly", "needs_disassembly", "toolchain_versions"]
+__all__ = ["compile", "add_disassembly", "needs_disassembly", "make_ptx_text", "toolchain_versions"]
 
 
 # Python frames the typer and lowering may stack: a few per level of nesting (each
@@ -182,7 +183,8 @@ def compile(kernel: Kernel, options: CompileOptions | None = None, *, cache: boo
     if hit is not None:  # the same text and lines, maybe from another cell or process
         return dataclasses.replace(
             hit, timings={**hit.timings, "cache": time.perf_counter() - t_start},
-            source=kernel.source, files=files, kernel=kernel)
+            source=kernel.source, kernel=kernel,
+            source_map=hit.source_map.for_run(kernel.source.filename, files))
 
     stage = ["frontend"]  # the stage running, for an internal error's report
     try:
@@ -194,6 +196,22 @@ def compile(kernel: Kernel, options: CompileOptions | None = None, *, cache: boo
     if cache and _complete(ck.missing):
         _cache.default_cache().put(key, ck)
     return ck
+
+
+def make_ptx_text(kernel: Kernel, options: CompileOptions) -> str:
+    """The PTX :func:`compile` makes of ``kernel`` with exactly ``options``, from the
+    front end, lowering and NVPTX stages alone (no ptxas, no cache, no timings): what a
+    caller needs to tell whether a variant's code differs, at a third of a compile's time.
+
+    Raises:
+        what :func:`compile` raises for the kernel's own errors; a bug of a stage
+        propagates as it is (``compile`` turns it into an InternalCompilerError).
+    """
+    cells = _cache.artifact_files(kernel)
+    with _deep_recursion():
+        typed = frontend.make_typed_ast(kernel, options)
+        lowered = lower.make_llvm_ir(typed, options, cells)
+    return nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry, {})[1]
 
 
 def _to_disassemble(ck: CompiledKernel, life_ranges: bool) -> tuple[bool, bool]:
@@ -294,7 +312,9 @@ def _build(kernel: Kernel, options: CompileOptions, cells: dict, files: dict, ke
     own_file = cells.get(kernel.source.filename, kernel.source.filename)
     others = sorted({cells.get(f.source.filename, f.source.filename)
                      for f in typed.funcs} - {own_file})
-    line_map = linemap.build_line_map(llvm_ir_opt, ptx, sass_text, own_file, others)
+    source_map = SourceMap(linemap.build_line_map(llvm_ir_opt, ptx, sass_text, own_file, others),
+                           kernel.source.filename, files, typed.shared_arrays,
+                           tuple(SHARED_DECL.findall(ptx)))
     timings["total"] = time.perf_counter() - t_start
     ck = CompiledKernel(
         name=kernel.name, entry=lowered.entry, source=kernel.source, options=options,
@@ -302,13 +322,11 @@ def _build(kernel: Kernel, options: CompileOptions, cells: dict, files: dict, ke
         launch_ndim=lowered.launch_ndim, llvm_ir=lowered.llvm_ir,
         llvm_ir_optimized=llvm_ir_opt, ptx=ptx, cubin=cubin, sass=sass_text,
         life_ranges=ranges, resources=resources,
-        line_map=line_map, timings=timings, missing=missing,
+        source_map=source_map, timings=timings, missing=missing,
         toolchain=toolchain_versions(arch), cache_key=key, entry_guard=lowered.entry_guard,
-        written_params=tuple(n for n, _ in typed.params if n in typed.written_params),
-        shared_arrays=typed.shared_arrays,
-        shared_shapes=tuple((d.symbol, d.dtype.size, tuple(d.shape)) for d in typed.shared),
-        shared_dtypes=typed.shared_dtypes,
-        files=files, dialect=kernel.dialect, kernel=kernel)
+        written_params=tuple(n for n, _ in typed.params if n in typed.written_params) +
+        tuple(sorted(n for n in typed.written_params if "." in n)),   # struct fields' arrays
+        dialect=kernel.dialect, kernel=kernel)
     return ck
 
 
@@ -347,8 +365,9 @@ def _add_disassembly(ck: CompiledKernel, listing: bool = True,
                      "timings": {**ck.timings, "nvdisasm": time.perf_counter() - t0}}
     if listing:
         changes["sass"] = sass_text
-        changes["line_map"] = linemap.build_line_map(ck.llvm_ir_optimized, ck.ptx, sass_text,
-                                                     ck.artifact_filename, ck.line_map.files)
+        rows = linemap.build_line_map(ck.llvm_ir_optimized, ck.ptx, sass_text,
+                                      ck.source_map.artifact_filename, ck.source_map.rows.files)
+        changes["source_map"] = dataclasses.replace(ck.source_map, rows=rows)
     if life_ranges:
         changes["life_ranges"] = ranges
     return dataclasses.replace(ck, **changes)

@@ -1,11 +1,11 @@
 """A compiled kernel's Python lines as the user names them: which cell, which line, what text.
 
-A line in ``CompiledKernel.line_map`` is a line of the kernel's file or cell, or (a key of
-``FILE_STRIDE`` or more) a line of another file or cell whose ``@wl.func`` the kernel
-calls. Views, findings and the debugger name such a line ``7`` in the kernel's own cell
-and ``In[3] line 7`` in another (:func:`line_label`), and quote its text
-(:func:`source_line_text`) from :mod:`linecache`, where the magic and ipykernel register
-their cells.
+A line key of ``CompiledKernel.source_map`` is a line of the kernel's file or cell, or a
+line of another file or cell whose ``@wl.func`` the kernel calls (the map says which:
+:meth:`~warp_lab.compiler.source_map.SourceMap.line`). Views, findings and the debugger
+name such a line ``7`` in the kernel's own cell and ``In[3] line 7`` in another
+(:func:`line_label`), and quote its text (:func:`source_line_text`) from
+:mod:`linecache`, where the magic and ipykernel register their cells.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ def file_lines(filename: str) -> list[str]:
 
 
 def python_location(ck, key: int) -> tuple[str, int]:
-    """``(file or cell, line)`` of a Python line key of ``ck.line_map``: the cell as named
-    in this run (``ck.files``), the line in its own numbering."""
-    name, line = ck.line_map.location(key)
-    if name is None:
-        return ck.source.filename, line
-    return ck.files.get(name, name), line
+    """``(file or cell, line)`` of a line key of ``ck.source_map``: the cell as named in
+    this run, the line in its own numbering (:meth:`SourceMap.line
+    <warp_lab.compiler.source_map.SourceMap.line>`).
+
+    Raises:
+        KeyError: the key names no file of the map."""
+    where = ck.source_map.line(key)
+    return where.file, where.line
 
 
 def cell_label(filename: str) -> str:
@@ -44,7 +46,7 @@ def cell_label(filename: str) -> str:
 def _other_file(ck, filename: str | None) -> bool:
     """Whether ``filename`` (a simulator location's, cells named as in this run) is a file
     or cell other than ``ck``'s kernel's: a device function defined elsewhere."""
-    return bool(filename) and filename != ck.source.filename
+    return ck.source_map.is_other_file(filename)
 
 
 def source_line_text(ck, line: int, filename: str | None = None, strip: bool = True) -> str:
@@ -57,7 +59,7 @@ def source_line_text(ck, line: int, filename: str | None = None, strip: bool = T
     cut = str.strip if strip else (lambda t: t.expandtabs().rstrip())
     if not line:
         return ""
-    if filename is None and line >= ck.line_map.FILE_STRIDE:
+    if filename is None and not ck.source_map.is_own(line):
         try:
             filename, line = python_location(ck, line)
         except KeyError:
@@ -77,7 +79,7 @@ def line_label(ck, line: int, filename: str | None = None) -> str:
     line 7"`` (:func:`cell_label`) in another one: a ``@wl.func`` of another cell whose code
     a finding or a debugger stop is in (``filename``: its ``source_file``; without it,
     ``line`` is a line map key, see :func:`python_location`)."""
-    if filename is None and line >= ck.line_map.FILE_STRIDE:
+    if filename is None and not ck.source_map.is_own(line):
         try:
             filename, line = python_location(ck, line)
         except KeyError:

@@ -134,15 +134,12 @@ class TypedKernel:
             ``N = 256`` in another cell changes the compiled code.
         written_params: the kernel's array parameters it may write
             (:attr:`TypedFunction.written_params` of the entry).
-        shared_arrays: ``(symbol, Python name, file line)`` of every shared array
-            the kernel and its device functions declare: a ``wl.shared_array``'s
-            ``.shared`` variable, and for each ``wl.dynamic_shared_array`` the one
-            ``.extern`` variable they all view (:data:`DYNAMIC_SHARED`). The name
-            is ``""`` for an array not assigned to a plain name.
-        shared_dtypes: ``(symbol, Python name, element type name, byte offset)`` of the
-            same arrays, in the same order: the type as ``lang.types`` names it
-            (``"float32"``, ``"vec4"``), the offset 0 for a ``wl.shared_array`` and a
-            ``wl.dynamic_shared_array``'s ``offset`` (None when computed at run time).
+        shared_arrays: one :class:`~warp_lab.compiler.source_map.SharedArray` per shared
+            array the kernel and its device functions declare, in declaration order: a
+            ``wl.shared_array``'s ``.shared`` variable, and for each
+            ``wl.dynamic_shared_array`` the one ``.extern`` variable they all view
+            (:data:`DYNAMIC_SHARED`). The name is ``""`` for an array not assigned to a
+            plain name.
     """
 
     name: str
@@ -157,7 +154,6 @@ class TypedKernel:
     captured: tuple = ()
     written_params: frozenset = frozenset()
     shared_arrays: tuple = ()
-    shared_dtypes: tuple = ()
 
     @property
     def shared_bytes(self) -> int:

@@ -1,10 +1,10 @@
-"""Typing rules of calls: builtins (a table keyed by builtin name), casts,
-vector/matrix constructors and device functions.
+"""Typing rules of calls: builtins, casts, vector/matrix constructors and device functions.
 
-Each rule takes the typer, the ``ast.Call`` node and its argument nodes,
-checks them, stamps ``node.wl_call`` (a :class:`CallTarget`) and returns the
-result type. The matching code generators live in
-:mod:`warp_lab.compiler.lower_builtins` under the same names.
+Each builtin rule takes the typer, the ``ast.Call`` node and the builtin's name, checks the
+arguments, stamps ``node.wl_call`` (a :class:`CallTarget`) and returns the result type.
+:func:`type_call` finds a builtin's rule through its record's ``impl``
+(:mod:`warp_lab.compiler.builtin_rules`, where each rule is paired with its code generator
+of :mod:`warp_lab.compiler.lower_builtins`).
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from warp_lab.compiler.typing_special import (type_alloc_array, type_dynamic_sha
                                               type_print, type_printf)
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Constant, Func
-from warp_lab.lang.types import (ANY, SCALARS, ArrayType, Matrix, Scalar, TupleType, Vector, as_type,
+from warp_lab.lang.types import (ANY, SCALARS, ArrayType, Matrix, Scalar, StructType, TupleType,
+                                 Vector, as_type,
                                  bool_, float32, int32, int64, uint32)
 
-__all__ = ["type_call", "RULES"]
+__all__ = ["type_call"]
 
 # -- individual rules ---------------------------------------------------------------
 def _math1(t, node, name, target=None):
@@ -138,30 +139,6 @@ def _clamp(t, node, name):
 def _fma(t, node, name):
     args = _args(t, node, ["a", "b", "c"], 3, name)
     ty = float_for(_join(t, args))
-    _target(node, name, ty, ty=ty)
-    return t.mark(node, ty)
-
-
-def _int_unary(t, node, name):
-    (x,) = _args(t, node, ["x"], 1, name)
-    xt = _scalar(t, x)
-    if not xt.is_int:
-        raise t.error(f"{name}() needs an integer, not {type_name(xt)}", x)
-    ty = literal_type(const_of(x)) if _weak(x) else xt
-    if ty.bits < 32:
-        ty = int32
-    res = ty if name == "brev" else int32
-    _target(node, name, res, ty=ty)
-    return t.mark(node, res)
-
-
-def _mulhi(t, node, name):
-    args = _args(t, node, ["a", "b"], 2, name)
-    ty = _join(t, args)
-    if not ty.is_int:
-        raise t.error("mulhi() needs integers", node)
-    ty = int32 if ty.bits < 32 else ty
-    t.check_literals_fit(args, ty)
     _target(node, name, ty, ty=ty)
     return t.mark(node, ty)
 
@@ -495,30 +472,6 @@ def _vecop(t, node, name):
     return t.mark(node, ty)
 
 
-RULES = {
-    "tid": _no_args(None), "lane_id": _no_args(int32), "warp_id": _no_args(int32),
-    "syncthreads": _no_args(NONE), "threadfence": _no_args(NONE),
-    "threadfence_block": _no_args(NONE), "syncwarp": _syncwarp,
-    "shfl_sync": _shfl, "shfl_up_sync": _shfl, "shfl_down_sync": _shfl, "shfl_xor_sync": _shfl,
-    "ballot_sync": _vote, "any_sync": _vote, "all_sync": _vote,
-    "activemask": _no_args(uint32), "clock64": _no_args(int64),
-    "syncthreads_count": _block_vote, "syncthreads_and": _block_vote,
-    "syncthreads_or": _block_vote, "match_any_sync": _match, "match_all_sync": _match,
-    "pow": _pow, "abs": _abs_sign, "sign": _abs_sign, "min": _minmax, "max": _minmax,
-    "clamp": _clamp, "fma": _fma, "isnan": _fp_class, "isinf": _fp_class,
-    "isfinite": _fp_class, "popc": _int_unary, "clz": _int_unary, "ffs": _int_unary,
-    "brev": _int_unary, "mulhi": _mulhi, "bitcast": _bitcast, "select": _select,
-    "printf": type_printf,
-    "shared_array": type_alloc_array, "local_array": type_alloc_array,
-    "dynamic_shared_array": type_dynamic_shared_array,
-    "dot": _vecop, "cross": _vecop, "length": _vecop, "length_sq": _vecop,
-    "normalize": _vecop, "transpose": _vecop, "mul": _vecop, "outer": _vecop,
-}
-RULES.update({n: _bitcast_fixed for n in B.BITCASTS})
-RULES.update({n: _math1 for n in B.MATH_UNARY})
-RULES.update({n: _math2 for n in B.MATH_BINARY if n != "pow"})
-RULES.update({"atomic_" + op: _atomic for op in B.ATOMICS})
-RULES.update({f"reduce_{op}_sync": _reduce for op in B.REDUCTIONS})
 _PY = {"print": type_print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,
        "round": _py_round, "pow": _pow}
 
@@ -765,6 +718,14 @@ def _stateful_call(t, node, func, tf, args, info):
     return t.mark(node, tf.ret.elems[1])
 
 
+def _rule(name: str):
+    """The typing rule of builtin ``name``: its record's implementation
+    (:mod:`warp_lab.compiler.builtin_rules`)."""
+    from warp_lab.compiler.builtin_rules import impl_of
+
+    return impl_of(name).type
+
+
 def type_call(t, node, callee):
     """Type a call of the compile-time value ``callee``."""
     if isinstance(callee, Func):
@@ -773,6 +734,9 @@ def type_call(t, node, callee):
         return _cast(t, node, callee)
     if isinstance(callee, (Vector, Matrix)):
         return _construct(t, node, callee)
+    if isinstance(callee, StructType):
+        from warp_lab.compiler.typing_structs import construct_struct
+        return construct_struct(t, node, callee)
     if isinstance(callee, PyBuiltin):
         n = callee.name
         if n in ("int", "float"):
@@ -789,7 +753,7 @@ def type_call(t, node, callee):
             # host call is Python's round, B._SHADOWING): it keeps Python's meaning here
             # too, halfway cases to even, where wl.round(x) is CUDA's roundf
             return _py_round(t, node, "round")
-        return RULES[callee.name](t, node, callee.name)
+        return _rule(callee.name)(t, node, callee.name)
     if isinstance(callee, B.Dim3):
         raise t.error(f"wl.{callee.name} is not callable", node,
                       f"use wl.{callee.name}.x, .y or .z")
@@ -798,7 +762,7 @@ def type_call(t, node, callee):
     except TypeError:
         name = None
     if name is not None:
-        return RULES[name](t, node, name)
+        return _rule(name)(t, node, name)
     shadow = t.shadowed(node.func)
     if shadow is not None:
         raise t.error(f"{node.func.id} is shadowed by {shadow[0]}, so this is not "

@@ -24,7 +24,8 @@ from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B, types as _lang_types
 from warp_lab.lang.kernel import STATIC, Constant, Func, Kernel, Unsupported
-from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Type, Vector, VECTORS,
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Type, Vector,
+                                 VECTORS,
                                  as_type, bool_, float64, int32, int64, uint64)
 
 __all__ = ["ExprTyper", "PyBuiltin", "static_resolve", "vector_of", "matrix_of"]
@@ -380,6 +381,9 @@ class ExprTyper:
             return self.mark(node, bty.elem)
         if isinstance(bty, Matrix) and attr == "T":
             return self.mark(node, matrix_of(bty.elem, bty.cols, bty.rows))
+        if isinstance(bty, StructType):
+            from warp_lab.compiler.typing_structs import struct_field
+            return struct_field(self, node, bty)
         if isinstance(bty, ArrayType):
             if attr == "shape":
                 if bty.shape is not None:

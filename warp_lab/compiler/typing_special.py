@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
+from warp_lab.compiler.source_map import SharedArray
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED, SharedDecl, const_of
 from warp_lab.compiler.typing_calls import _args, _target
 from warp_lab.compiler.typing_exprs import PyBuiltin
@@ -248,8 +249,8 @@ def type_alloc_array(t, node, name):
         var = re.sub(r"\W", "_", bound, flags=re.ASCII)
         sym = t.ctx.unique(f"{t.fn_obj.name}_{var}" if var else f"__shared_{t.fn_obj.name}")
         t.ctx.shared.append(SharedDecl(sym, dtype, tuple(shape), nbytes))
-        t.ctx.shared_arrays.append((sym, bound, _file_line(t, node)))
-        t.ctx.shared_dtypes.append((sym, bound, dtype.name, 0))
+        t.ctx.shared_arrays.append(SharedArray(sym, bound, _file_line(t, node), dtype.name,
+                                               dtype.size, tuple(shape), 0))
         info["symbol"] = sym
     _target(node, name, aty, **info)
     return t.mark(node, aty)
@@ -287,11 +288,10 @@ def type_dynamic_shared_array(t, node, name):
                               f"{SHARED_OPTIN_MAX // 1024} KB of shared memory a block can "
                               "have on any GPU", offset_n)
     aty = ArrayType(dtype, 1, "shared", None)
-    t.ctx.shared_arrays.append((DYNAMIC_SHARED, getattr(node, "wl_bound_name", ""),
-                                _file_line(t, node)))
     known = isinstance(offset, int) and not isinstance(offset, bool)
-    t.ctx.shared_dtypes.append((DYNAMIC_SHARED, getattr(node, "wl_bound_name", ""),
-                                dtype.name, offset if known else None))
+    t.ctx.shared_arrays.append(SharedArray(DYNAMIC_SHARED, getattr(node, "wl_bound_name", ""),
+                                           _file_line(t, node), dtype.name, dtype.size, None,
+                                           offset if known else None))
     _target(node, name, aty)
     return t.mark(node, aty)
 

@@ -253,6 +253,65 @@ def _scalar_params_ref(out, *vals):
                              for v in vals], np.float64)}
 
 
+# -- funnel shifts and byte permutes (CUDA's __funnelshift_l & co., __byte_perm) ----------
+@wl.kernel
+def funnel_shifts(lo: wl.array(dtype=wl.uint32), hi: wl.array(dtype=wl.int32),
+                  shift: wl.array(dtype=wl.int32), sel: wl.array(dtype=wl.uint32),
+                  out: wl.array2d(dtype=wl.uint32)):
+    i = wl.tid()
+    a = lo[i]
+    b = hi[i]                                   # int32: its bits, as C's (unsigned)b
+    n = shift[i]
+    out[0, i] = wl.funnelshift_l(a, b, n)       # shift & 31
+    out[1, i] = wl.funnelshift_lc(a, b, n)      # min(shift, 32)
+    out[2, i] = wl.funnelshift_r(a, b, n)
+    out[3, i] = wl.funnelshift_rc(a, b, n)
+    out[4, i] = wl.funnelshift_l(a, a, 8)       # rotate left by 8
+    out[5, i] = wl.byte_perm(a, b, sel[i])      # any selector: high half, bit 3 ignored
+    out[6, i] = wl.byte_perm(a, 0, 0x0123)      # the bytes of a reversed
+
+
+def _funnel_inputs(size="small"):
+    n = pick(size, 256, 1 << 20)
+    g = rng("funnel_shifts")
+    lo = g.integers(0, 2**32, n, dtype=np.int64).astype(u32)
+    hi = g.integers(-2**31, 2**31, n, dtype=np.int64).astype(i32)
+    shift = g.integers(0, 70, n).astype(i32)
+    shift[:10] = [0, 1, 31, 32, 33, 63, 64, -1, 2**31 - 1, -2**31]
+    sel = g.integers(0, 2**32, n, dtype=np.int64).astype(u32)
+    sel[:3] = [0x3210, 0x7654, 0xFFFF89AB]
+    return [lo, hi, shift, sel, np.zeros((7, n), u32)]
+
+
+def _funnel_ref(lo, hi, shift, sel, out):
+    """The CUDA Math API's definitions, word by word: __funnelshift_l(lo, hi, s) is
+    hi << n | lo >> (32 - n), __funnelshift_r is lo >> n | hi << (32 - n) (n = s & 31, or
+    min(s, 32) unsigned for the clamp forms; n = 0 gives hi resp. lo, n = 32 lo resp. hi);
+    __byte_perm picks bytes of the 8-byte array x, y by 3-bit selectors."""
+    a = [int(x) for x in lo]
+    b = [int(x) & 0xFFFFFFFF for x in hi]
+    s = [int(x) & 0xFFFFFFFF for x in shift]
+    m = 0xFFFFFFFF
+
+    def left(x, y, n):   # x = lo, y = hi
+        return y if n == 0 else (x if n == 32 else ((y << n) | (x >> (32 - n))) & m)
+
+    def right(x, y, n):
+        return x if n == 0 else (y if n == 32 else ((x >> n) | (y << (32 - n))) & m)
+
+    rows = [[left(x, y, n & 31) for x, y, n in zip(a, b, s)],
+            [left(x, y, min(n, 32)) for x, y, n in zip(a, b, s)],
+            [right(x, y, n & 31) for x, y, n in zip(a, b, s)],
+            [right(x, y, min(n, 32)) for x, y, n in zip(a, b, s)],
+            [left(x, x, 8) for x in a]]
+    data = np.stack([lo, hi.view(u32)], axis=1).astype("<u4").view(np.uint8)  # (n, 8) bytes
+    picks = np.stack([(sel >> u32(4 * k)) & u32(7) for k in range(4)], axis=1)
+    perm = np.take_along_axis(data, picks.astype(np.intp), axis=1)       # (n, 4) bytes
+    rows.append(perm.copy().view("<u4").reshape(-1))
+    rows.append(lo.astype(">u4").view("<u4"))
+    return {"out": np.array(rows, dtype=np.uint64).astype(u32)}
+
+
 EXAMPLES = [
     Example("casts", casts, _casts_inputs, lambda a: Launch(dim=len(a[0]), block_dim=64),
             _casts_ref, ("to_i32", "to_i64", "to_u8", "to_i8", "to_u16", "to_u64", "to_f64",
@@ -265,6 +324,10 @@ EXAMPLES = [
     Example("int_intrinsics", int_intrinsics, _int_intrinsics_inputs,
             lambda a: Launch(dim=len(a[0]), block_dim=64), _int_intrinsics_ref, ("out", "uout"),
             description="popc, clz, ffs, brev, mulhi on int32 and uint32"),
+    Example("funnel_shifts", funnel_shifts, _funnel_inputs,
+            lambda a: Launch(dim=len(a[0]), block_dim=64), _funnel_ref, ("out",),
+            description="funnelshift_l/_lc/_r/_rc (shf.l/r .wrap/.clamp) and byte_perm "
+                        "(prmt) against the CUDA Math API's definitions"),
     Example("bit_casts", bit_casts, _bit_casts_inputs,
             lambda a: Launch(dim=len(a[0]), block_dim=64), _bit_casts_ref,
             ("bits", "flip", "bits64", "hbits"),

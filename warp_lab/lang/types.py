@@ -30,7 +30,7 @@ __all__ = [
     "mat22", "mat33", "mat44",
     "SCALARS", "scalar_from_numpy", "as_type",
     "TupleType", "array", "array1d", "array2d", "array3d", "array4d", "PointerType",
-    "CudaVector",
+    "CudaVector", "StructType",
 ]
 
 
@@ -367,6 +367,122 @@ class PointerType(Type):
 
     def __repr__(self) -> str:
         return self.spelling or f"{'const ' * self.const}{self.dtype!r}*"
+
+
+@dataclass(frozen=True, eq=True)
+class StructType(Type):
+    """A struct: named fields laid out as a C compiler lays them out (Warp's ``@wp.struct``,
+    whose fields are a ``ctypes.Structure``'s: each field at the next multiple of its
+    alignment, the struct aligned as its most aligned field, its size a multiple of that).
+
+    Args:
+        name: the class's name (``"Particle"``), for messages and the PTX pane.
+        fields: ``((field name, Type), ...)`` in declaration order: scalars, vectors,
+            matrices, global arrays (warp_lab's array record, :mod:`warp_lab.compiler.abi`)
+            and other structs.
+        key: ``module.qualname`` of the class: two classes of one name in different
+            places are different types.
+
+    On the host, calling it gives a zeroed :class:`~warp_lab.lang.structs.StructInstance`
+    (``s = Particle(); s.x = 1.0``), as Warp's struct class does; in a kernel
+    ``Particle()`` is a zeroed value and ``Particle(x, v, ...)`` one with every field
+    given. A kernel parameter of this type is one ``.param .align A .b8 name[size]``
+    (PTX ISA, "Kernel Function Parameters": an aggregate passed by value).
+
+    Raises:
+        TypeError: (when made) a field whose type cannot be a struct field (a tuple, a
+            shared or local array, a pointer).
+    """
+
+    name: str
+    fields: tuple
+    key: str = ""
+
+    def __post_init__(self):
+        for fname, ft in self.fields:
+            if not isinstance(ft, (Scalar, Vector, Matrix, StructType, ArrayType)) or \
+                    isinstance(ft, ArrayType) and (ft.space != "global" or ft.dtype == ANY):
+                raise TypeError(f"struct field {self.name}.{fname} cannot be {ft!r}: a field "
+                                "is a scalar, vector, matrix, array or struct")
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        """Byte offset of each field, in field order."""
+        out, off = [], 0
+        for _, ft in self.fields:
+            off = (off + ft.align - 1) // ft.align * ft.align
+            out.append(off)
+            off += ft.size
+        return tuple(out)
+
+    @property
+    def align(self) -> int:
+        return max((ft.align for _, ft in self.fields), default=1)
+
+    @property
+    def size(self) -> int:
+        if not self.fields:
+            return 1   # (Warp gives an empty struct a one-byte dummy field)
+        end = self.offsets[-1] + self.fields[-1][1].size
+        a = self.align
+        return (end + a - 1) // a * a
+
+    def field(self, name: str):
+        """``(index, Type)`` of field ``name``, or None."""
+        for k, (fname, ft) in enumerate(self.fields):
+            if fname == name:
+                return k, ft
+        return None
+
+    @property
+    def vars(self) -> dict:
+        """``{field name: Type}`` (the names Warp's ``Struct.vars`` has)."""
+        return dict(self.fields)
+
+    @property
+    def has_arrays(self) -> bool:
+        """Whether an array is among the fields (of this struct or one nested)."""
+        return any(isinstance(ft, ArrayType) or isinstance(ft, StructType) and ft.has_arrays
+                   for _, ft in self.fields)
+
+    def numpy_dtype(self) -> dict:
+        """The numpy structured-dtype description Warp's ``Struct.numpy_dtype()`` gives:
+        ``{"names", "formats", "offsets", "itemsize"}`` (a vector field ``"3<f4"``, a
+        matrix ``"(2, 2)<f4"``, a nested struct its own dict).
+
+        Raises:
+            TypeError: a field is an array (its record holds device addresses, which host
+                data cannot carry).
+        """
+        formats = []
+        for fname, ft in self.fields:
+            if isinstance(ft, ArrayType):
+                raise TypeError(f"struct {self.name} has the array field {fname!r}: an array "
+                                "of such structs (host data) cannot hold it")
+            if isinstance(ft, StructType):
+                formats.append(ft.numpy_dtype())
+            elif isinstance(ft, Vector):
+                formats.append(f"{ft.n}{ft.elem.numpy.str}")
+            elif isinstance(ft, Matrix):
+                formats.append(f"{(ft.rows, ft.cols)}{ft.elem.numpy.str}")
+            else:
+                formats.append(ft.numpy.str)
+        return {"names": [f for f, _ in self.fields], "formats": formats,
+                "offsets": list(self.offsets), "itemsize": self.size}
+
+    @property
+    def numpy(self) -> np.dtype:
+        """The numpy structured dtype of one element (:meth:`numpy_dtype`)."""
+        return np.dtype(self.numpy_dtype()) if self.fields else np.dtype("V1")
+
+    def __call__(self):
+        """A zeroed host instance (array fields None), as Warp's ``MyStruct()``."""
+        from warp_lab.lang.structs import StructInstance
+        return StructInstance(self)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{f}: {t!r}" for f, t in self.fields)
+        return f"struct {self.key or self.name}({inner})"
 
 
 def array(dtype=None, ndim: int = 1, *, shape=None) -> ArrayType:

@@ -15,6 +15,7 @@ import dataclasses
 
 from warp_lab.compiler.artifact import DIALECT_LABEL
 from warp_lab.notebook.highlight import line_colors
+from warp_lab.notebook.view_spec import DEFAULT_SHOW, view_description
 from warp_lab.notebook.views import cell_label, kernel_html, pane_text, python_pane_lines, \
     python_row_numbers
 
@@ -53,7 +54,8 @@ def _record(obj) -> dict | None:
     raise TypeError(f"cannot put a {type(obj).__name__} in the kernel bundle")
 
 
-def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
+def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None, show=DEFAULT_SHOW,
+                  diff=None) -> dict:
     """The JSON-able bundle for one compiled kernel.
 
     Args:
@@ -72,9 +74,10 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
     the device functions of its file or cell that produced code in it), with
     ``[None, ""]`` for a gap between parts (shown as ``⋮``). A device function
     of another cell follows under a ``[None, "# In[3]"]`` row; its rows' keys
-    are its line map keys (``LineMap.FILE_STRIDE`` per file), and then
-    ``python_row_numbers`` gives the number to show for each row (its own
-    cell's line; None for gap and label rows).
+    are the source map's line keys (:meth:`~warp_lab.compiler.source_map.SourceMap.key`:
+    the kernel's own lines are their numbers, another cell's are past them; the
+    extension only compares them), and then ``python_row_numbers`` gives the number to
+    show for each row (its own cell's line; None for gap and label rows).
 
     Returns:
         a dict following the schema (``version`` :data:`BUNDLE_VERSION`).
@@ -85,7 +88,7 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
             return {"text": None, "missing": ck.missing.get(missing_key, "not available")}
         return {"text": text}
 
-    lm = ck.line_map
+    sm = ck.source_map
     cuda = getattr(ck, "language", "python") == "cuda"
     pane_rows = python_pane_lines(ck)
     rows = [[n, text] for n, text in pane_rows]  # what the static view shows
@@ -107,12 +110,13 @@ def kernel_bundle(ck, *, occupancy=None, heat=None, pane_heat=None) -> dict:
             "sass": pane("sass", "sass"),
         },
         "python_rows": rows,
-        "line_map": {"llvm": _keyed(lm.llvm), "ptx": _keyed(lm.ptx),
-                     "sass": _keyed(lm.sass_lines)},
-        "colors": {str(py): c for py, c in line_colors(lm.python_lines).items()},
+        "line_map": {pane: _keyed(sm.rows_of(pane)) for pane in ("llvm", "ptx", "sass")},
+        "colors": {str(py): c for py, c in line_colors(sm.keys).items()},
         "resources": _record(ck.resources),
         "occupancy": _record(occupancy),
         "heat": {name: {str(k): v for k, v in col.items()} for name, col in (heat or {}).items()},
+        # added without a version change: older renderers ignore it and show every pane
+        "view": view_description(ck, show=show, occupancy=occupancy, diff=diff),
     }
     if cuda:   # the source pane holds CUDA C++ (a renderer picks its highlighting by it)
         bundle["panes"]["python"]["language"] = "cuda"
@@ -146,14 +150,16 @@ def repr_mimebundle(ck, include=None, exclude=None, **view_options) -> dict:
         ck: the compiled kernel.
         include, exclude: MIME types to keep or drop (IPython's protocol).
         **view_options: passed to :func:`~warp_lab.notebook.views.kernel_html`
-            (``show``, ``heat``, ``occupancy``, ``extra``).
+            (``show``, ``heat``, ``pane_heat``, ``occupancy``, ``diff``, ``extra``) and
+            :func:`kernel_bundle` (the same but ``extra``).
     """
     occ = view_options.get("occupancy")
     data = {
         "text/plain": kernel_text(ck, occ),
         "text/html": kernel_html(ck, **view_options),
         MIME_TYPE: kernel_bundle(ck, occupancy=occ, heat=view_options.get("heat"),
-                                 pane_heat=view_options.get("pane_heat")),
+                                 pane_heat=view_options.get("pane_heat"),
+                                 show=view_options.get("show", DEFAULT_SHOW), diff=view_options.get("diff")),
     }
     if include:
         data = {k: v for k, v in data.items() if k in include}

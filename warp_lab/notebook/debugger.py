@@ -338,8 +338,8 @@ class DebugSession:
                                                 source_file=source_file, block=block,
                                                 thread=thread)
         except SimulatorError as exc:
-            lm = self.compiled.line_map  # the kernel's own lines (a breakpoint's numbering)
-            code = sorted(ln for ln in lm.ptx if ln < lm.FILE_STRIDE)
+            # the kernel's own lines (a breakpoint's numbering)
+            code = self.compiled.source_map.own_lines("ptx")
             if line is None or line in code or not code:
                 raise
             # a blank or comment line, a declaration such as wl.shared_array, code the
@@ -367,7 +367,7 @@ class DebugSession:
             self._previous = self.debugger.warp(self.block, self.warp)
         except SimulatorError:
             self._previous = None
-        if self.compiled.shared_arrays:
+        if self.compiled.source_map.arrays:
             from warp_lab.notebook.debugger_shared import snapshot
             self._previous_shared = (self.block, snapshot(self.compiled, self.debugger.machine,
                                                           self.block))

@@ -5,8 +5,8 @@
     dbg.shared_html()                 # every shared array of the block, as the panel shows it
 
 The compiler records each shared array's PTX symbol, Python name, element type
-and shape (:attr:`CompiledKernel.shared_arrays`, ``shared_shapes``,
-``shared_dtypes``); the simulator knows where each ``.shared`` variable lies in
+and shape (one :class:`~warp_lab.compiler.source_map.SharedArray` each in
+``CompiledKernel.source_map.arrays``); the simulator knows where each ``.shared`` variable lies in
 a block's shared memory (``Machine.var_bounds``: ``("shared", start, end)`` bytes)
 and holds the bytes of the blocks it is simulating now (one block at a time
 under the debugger). A ``wl.dynamic_shared_array`` views the launch's dynamic
@@ -87,8 +87,9 @@ def shared_arrays(ck, machine) -> list[SharedArray]:
     placed in the shared memory of simulator ``machine``.
 
     Args:
-        ck: the :class:`~warp_lab.compiler.artifact.CompiledKernel` (``shared_dtypes``
-            recorded; an artifact from before that field has none).
+        ck: the :class:`~warp_lab.compiler.artifact.CompiledKernel` (its
+            ``source_map.arrays``; an array of an element type warp_lab does not name, a
+            CUDA C++ class, is left out).
         machine: the simulator's :class:`~warp_lab.sim.machine.Machine` running it
             (``var_bounds``, ``dynamic_shared``).
 
@@ -100,12 +101,14 @@ def shared_arrays(ck, machine) -> list[SharedArray]:
     from warp_lab.lang import types as T
 
     table = T.ELEMENT_TYPES
-    shapes = {s[0]: s[2] for s in ck.shared_shapes}
-    lines = {(s, n): ln for s, n, ln in ck.shared_arrays}
+    sm = ck.source_map
+    shapes = {a.symbol: a.shape for a in sm.arrays if a.shape is not None}
+    lines = {(a.symbol, a.name): a.line for a in sm.arrays}
     bounds = machine.var_bounds
     out, seen = [], set()
-    for sym, name, type_name, offset in getattr(ck, "shared_dtypes", ()):
-        if (sym, name) in seen or type_name not in table:
+    for a in sm.arrays:
+        sym, name, type_name, offset = a.symbol, a.name, a.dtype, a.offset
+        if type_name is None or (sym, name) in seen or type_name not in table:
             continue
         seen.add((sym, name))
         size = table[type_name].size

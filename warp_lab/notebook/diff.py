@@ -16,7 +16,7 @@ import re
 
 from warp_lab.notebook.views import STYLE, new_root_id
 
-__all__ = ["KernelDiff", "diff"]
+__all__ = ["KernelDiff", "diff", "diff_html", "diff_record"]
 
 _SASS_OFFSET = re.compile(r"/\*[0-9a-fA-F]{4,}\*/\s*")
 _RESOURCE_FIELDS = ("registers", "spill_stores", "spill_loads", "stack_frame", "shared",
@@ -163,3 +163,23 @@ def diff_html(d: KernelDiff) -> str:
             f'<div class="wl-title">diff: {html.escape(d.a_label)} → {html.escape(d.b_label)}'
             f'</div>{table}<div class="wl-panes">{_diff_block("PTX", d.ptx)}'
             f'{_diff_block("SASS", d.sass)}</div></div>')
+
+
+def diff_record(d: KernelDiff) -> dict:
+    """The JSON form of a :class:`KernelDiff`, as the bundle's ``view.diff`` carries it
+    for the JupyterLab extension; the same facts as :func:`diff_html`.
+
+    Returns:
+        ``{"a_label", "b_label", "rows": [[field, a, b], ...] (options, then resources),
+        "blocks": [{"title": "PTX", "summary": "+3 -1 lines" or "unchanged", "open":
+        bool, "lines": [unified diff lines]}, SASS]}``; a block changing more than
+        :data:`OPEN_DIFF_MAX_LINES` lines starts closed.
+    """
+    def block(title, lines):
+        changed = sum(1 for x in lines if x[:1] in "+-" and x[:3] not in ("+++", "---"))
+        return {"title": title, "summary": _count(lines) if lines else "unchanged",
+                "open": bool(lines) and changed <= OPEN_DIFF_MAX_LINES, "lines": list(lines)}
+
+    return {"a_label": d.a_label, "b_label": d.b_label,
+            "rows": [[str(k), str(a), str(b)] for k, a, b in d.options + d.resources],
+            "blocks": [block("PTX", d.ptx), block("SASS", d.sass)]}

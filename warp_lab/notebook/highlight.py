@@ -14,6 +14,8 @@ on light and dark themes.
 from __future__ import annotations
 
 import functools
+import re
+from typing import Sequence
 
 from pygments.formatters import HtmlFormatter
 from pygments.token import Error, STANDARD_TYPES, Text, Whitespace
@@ -38,12 +40,19 @@ def _css_class(ttype) -> str:
     return STANDARD_TYPES[ttype]
 
 
-def highlight_lines(text: str, pane: str) -> list[str]:
+def highlight_lines(text: str, pane: str, renames: Sequence[tuple[str, str]] = ()) -> list[str]:
     """Highlight ``text`` with the pane's lexer, one escaped HTML string per line.
 
     Args:
         text: source text (any newline style); ``""`` gives ``[]``.
         pane: a pane name accepted by :func:`warp_lab.notebook.lexers.get_lexer`.
+        renames: ``(old, new)`` string replacements: the result is that of the text
+            with them made, but lexed with the text as given (the cache's key), the
+            replacements put into the lines after. A view's texts name a cell by a
+            content-derived name that its label (``In [3]``, which changes each run)
+            replaces (:func:`~warp_lab.notebook.views.pane_renames`), so a re-run cell
+            lexes nothing again. A line where a replacement would not come out as that
+            text (a name split between tokens) gets the renamed text lexed instead.
 
     Returns:
         ``len(python_lines(text))`` strings of ``<span class="..">`` tokens;
@@ -56,7 +65,34 @@ def highlight_lines(text: str, pane: str) -> list[str]:
     """
     if not text:
         return []
-    return list(_highlight(text, pane))
+    lines = _highlight(text, pane)
+    renames = [(old, new) for old, new in renames if old != new]
+    if not renames:
+        return list(lines)
+    src = python_lines(text.replace("\r\n", "\n").replace("\r", "\n"))
+    out = list(lines)
+    for k, line in enumerate(out):
+        raw = src[k] if k < len(src) else ""
+        if not any(old in raw for old, _ in renames):
+            continue
+        for old, new in renames:
+            raw = raw.replace(old, new)
+            line = line.replace(_escape(old), _escape(new))
+        if _TAG.sub("", line) != _escape(raw):   # the name was split between tokens
+            renamed = text
+            for old, new in renames:
+                renamed = renamed.replace(old, new)
+            return list(_highlight(renamed, pane))
+        out[k] = line
+    return out
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _escape(t: str) -> str:
+    """``html.escape(t, quote=False)``, as :func:`_highlight` escapes its tokens."""
+    return t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 #: highlighted texts kept: the panes of the last few views (a big kernel's four panes lex in

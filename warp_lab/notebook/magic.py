@@ -39,12 +39,15 @@ from warp_lab.notebook.cell_defs import (DEFINED, classify_functions, describe,
                                          is_kernel_decorator, rebinding_line, recording_defs,
                                          returns_value, why_no_kernel)
 from warp_lab.notebook.launch_option import unquote, unquote_int
+from warp_lab.notebook.panes import SHOW_NAMES
 from warp_lab.options import (KERNEL_OPTION_DEFAULTS, KERNEL_OPTIONS, SUPPORTED_ARCHS,
                               check_options)
 
 __all__ = ["WarpKernelMagics", "classify_functions", "SHOW_CHOICES", "BUILTIN_DEFAULTS"]
 
-SHOW_CHOICES = ("source", "llvm", "ptx", "sass", "resources", "occupancy")
+#: ``--show``/``--hide`` names: the panes' (:data:`warp_lab.notebook.panes.SHOW_NAMES`),
+#: then the resource card and the occupancy widget
+SHOW_CHOICES = (*SHOW_NAMES, "resources", "occupancy")
 CHECK_CHOICES = ("memcheck", "racecheck", "initcheck")
 
 #: the options in force when neither the cell nor the line magic sets them: the compile
@@ -600,12 +603,12 @@ class WarpKernelMagics(Magics):
         """The :class:`~warp_lab.notebook.bundle.KernelView` of a whole compile: the
         ``--diff previous`` box and the register heat columns added (recorded as the
         kernel's previous compile)."""
-        extra = ""
-        if opts["diff"] == "previous":
-            from warp_lab.notebook.diff import diff, diff_html
+        changes = None
+        if opts["diff"] == "previous":   # the view's diff table (HTML and bundle alike)
+            from warp_lab.notebook.diff import diff
             prev = self.previous.get(kernel.name)
-            extra = diff_html(diff(prev, ck)) if prev is not None else \
-                '<div class="wl-missing">--diff previous: no earlier compile of this kernel</div>'
+            changes = diff(prev, ck) if prev is not None else \
+                "no earlier compile of this kernel"
         self.previous[kernel.name] = ck
         heat = pane_heat = None
         if heat_wanted:
@@ -614,7 +617,7 @@ class WarpKernelMagics(Magics):
             if regs is not None:
                 heat = {"live_registers": regs[0]}
                 pane_heat = {"sass": {"live_registers": regs[1]}}
-        return KernelView(ck, show=tuple(show), occupancy=occ, extra=extra, heat=heat,
+        return KernelView(ck, show=tuple(show), occupancy=occ, diff=changes, heat=heat,
                           pane_heat=pane_heat)
 
     def _launch(self, ck, kwargs: dict):
@@ -666,6 +669,28 @@ def load_ipython_extension(ip) -> None:
     formatter.for_type(LaunchResult, lambda r: LaunchView(r)._repr_mimebundle_())
     if not ip.custom_exceptions:
         ip.set_custom_exc((WarpLabError,), _show_error)
+    _warm_up()
+
+
+def _warm_up() -> None:
+    """Prepare what the first ``%%warp_kernel`` cell of a session needs, in a daemon thread,
+    while the user reads or types: the compile pipeline's modules and the view's lexers,
+    whose regular expressions Pygments compiles on first use (0.1-0.2 s, most of a first
+    view's time). A cell run at once shares the work: an import the thread has begun is
+    waited for, not done twice. Nothing here touches LLVM (not thread-safe) or a GPU."""
+    import threading
+
+    def work():
+        try:
+            import warp_lab.compiler.pipeline  # noqa: F401
+            from warp_lab.notebook.lexers import get_lexer
+
+            for pane in ("python", "llvm", "ptx", "sass"):
+                get_lexer(pane)
+        except Exception:  # noqa: BLE001 - only a warm-up: the cell reports real trouble
+            pass
+
+    threading.Thread(target=work, name="warp_lab-warm-up", daemon=True).start()
 
 
 def _misplaced_cell_magic(line: str) -> None:

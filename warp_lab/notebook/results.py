@@ -43,9 +43,9 @@ def line_metrics(result) -> dict:
 
     ``LaunchResult.line_metrics``: the simulator's per-PTX-line counters
     (:class:`~warp_lab.sim.result.Metrics`) summed per Python line through the
-    compiler's line map. Keys are line map keys: the kernel's file or cell lines, and a
-    device function's of another cell at ``LineMap.FILE_STRIDE`` per file
-    (``LineMap.location``). The accessors below read it.
+    compiler's source map. Keys are its line keys: the kernel's file or cell lines, and a
+    device function's of another cell (``compiled.source_map.line(key)`` says which file
+    and line). The accessors below read it.
     """
     return dict(getattr(result, "line_metrics", None) or {})
 
@@ -54,7 +54,7 @@ def instructions_per_line(result) -> dict[int, int]:
     """Thread-instructions executed per Python line (empty on a GPU).
 
     Read from the simulator's per-PTX-line counts (``Metrics.per_ptx_line``)
-    and summed per Python line through ``compiled.line_map.ptx``.
+    and summed per Python line through ``compiled.source_map.rows_of("ptx")``.
     """
     return {ln: st.thread_instructions for ln, st in line_metrics(result).items()
             if st.thread_instructions}

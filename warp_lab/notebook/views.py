@@ -15,10 +15,10 @@ through :func:`html.escape`; nothing from the user is ever put inside the
 script.
 
 Panes and their line correspondence, read from the compiler's
-:class:`~warp_lab.compiler.artifact.LineMap` (never re-derived here):
-Python (file/cell line numbers) | LLVM IR optimised (``line_map.llvm``,
-the unoptimised IR in a closed pane beside it) | PTX (``line_map.ptx``) |
-SASS (``line_map.sass_lines``).
+:class:`~warp_lab.compiler.source_map.SourceMap` (never re-derived here):
+Python (file/cell line numbers) | LLVM IR optimised (``source_map.rows_of("llvm")``,
+the unoptimised IR in a closed pane beside it) | PTX (``rows_of("ptx")``) |
+SASS (``rows_of("sass")``).
 """
 
 from __future__ import annotations
@@ -26,31 +26,29 @@ from __future__ import annotations
 import html
 import re
 import secrets
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from warp_lab.analysis.occupancy import FACTOR_NAMES, factor_list
-from warp_lab.compiler.artifact import DIALECT_LABEL, SHARED_DECL, shared_array_lines
+from warp_lab.compiler.artifact import DIALECT_LABEL, SHARED_DECL
+from warp_lab.compiler.source_map import SourceLine
 from warp_lab.compiler.linemap import is_sass_file_comment, is_sass_instruction
 from warp_lab.compiler.source_lines import (cell_label, file_lines, line_label,
                                             python_location, source_line_text)
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.lang.kernel import python_lines
 from warp_lab.notebook.highlight import highlight_lines, line_colors, token_css
+from warp_lab.notebook.panes import PANES as PANE_SPECS, panes_for
 
 __all__ = ["PANES", "FACTOR_NAMES", "kernel_html", "pane_html", "python_pane_lines",
            "python_row_numbers", "python_location", "source_line_text", "line_label",
-           "shared_array_lines", "cell_label", "pane_text", "pane_count", "compact_sass",
-           "resource_card_html", "error_html", "pane_line_maps", "style_block", "new_root_id",
+           "cell_label", "pane_text", "pane_renames", "pane_count", "compact_sass",
+           "resource_card_html", "resource_rows", "error_html", "pane_line_maps", "style_block",
+           "new_root_id",
            "STYLE"]
 
-#: pane id -> (title, CompiledKernel attribute, LineMap attribute)
-PANES = {
-    "python": ("Python", None, None),
-    "llvm": ("LLVM IR (optimised)", "llvm_ir_optimized", "llvm"),
-    "llvm_unoptimized": ("LLVM IR (unoptimised)", "llvm_ir", "llvm"),
-    "ptx": ("PTX", "ptx", "ptx"),
-    "sass": ("SASS", "sass", "sass_lines"),
-}
+#: pane id -> (title, CompiledKernel attribute, LineMap attribute), read from the pane
+#: table (:data:`warp_lab.notebook.panes.PANES`, where a pane is added)
+PANES = {p.key: (p.title, p.attr, p.line_map) for p in PANE_SPECS}
 
 #: heat column key (as in the bundle's ``heat``) -> column title
 HEAT_TITLES = {"instructions": "instr.", "live_registers": "live regs"}
@@ -62,10 +60,6 @@ HEAT_TITLES = {"instructions": "instr.", "live_registers": "live regs"}
 #: (``application/vnd.warp-lab.kernel+json``) and the CompiledKernel keep the
 #: full text.
 PANE_MAX_LINES = 1000
-
-#: ``--show`` names -> panes
-SHOW_PANES = {"source": ("python",), "llvm": ("llvm", "llvm_unoptimized"), "ptx": ("ptx",),
-              "sass": ("sass",)}
 
 STYLE = """
 .wl-kernel { font-family: var(--jp-ui-font-family, sans-serif); font-size: 12px; margin: 4px 0; }
@@ -123,7 +117,7 @@ def new_root_id() -> str:
 
 
 def pane_line_maps(ck) -> dict[str, dict[int, int]]:
-    """For each pane, pane line -> Python line, from ``ck.line_map``.
+    """For each pane, pane line -> Python line key, from ``ck.source_map``.
 
     Returns:
         ``{"python": {...}, "llvm": {...}, "ptx": {...}, "sass": {...}}``; the
@@ -132,9 +126,9 @@ def pane_line_maps(ck) -> dict[str, dict[int, int]]:
     """
     first = ck.source.first_line
     out = {"python": {first + k: first + k for k in range(len(python_lines(ck.source.text)))}}
-    for pane, (_, _, attr) in PANES.items():
-        if attr and pane != "llvm_unoptimized":
-            out[pane] = {x: py for py, xs in getattr(ck.line_map, attr).items() for x in xs}
+    for spec in PANE_SPECS:
+        if spec.line_map:
+            out[spec.key] = ck.source_map.pane_keys(spec.key)
     return out
 
 
@@ -154,35 +148,35 @@ def python_pane_lines(ck) -> list[tuple[int | None, str]]:
     """The Python pane's ``(line key, text)`` rows: the kernel, the device functions of its
     file or cell that produced code in it, then those of other files or cells.
 
-    The line map (``ck.line_map``) holds every line code came from, device
+    The source map (``ck.source_map``) holds every line code came from, device
     functions inlined into the kernel included; those outside the kernel's own
     source are shown with the whole function around them, read through
     :mod:`linecache`, in file order. A ``(None, "")`` row stands between rows
     whose lines are not consecutive. A device function of another file or
     cell (a ``@wl.func`` defined in an earlier notebook cell) follows under a
     ``(None, "# In[3]")`` row naming that cell (:func:`cell_label`); its rows
-    are keyed as in the line map (``LineMap.FILE_STRIDE`` per file, see
-    :meth:`~warp_lab.compiler.artifact.LineMap.location`), and
+    are keyed by the source map's line keys
+    (:meth:`~warp_lab.compiler.source_map.SourceMap.key`), and
     :func:`python_row_numbers` gives the line numbers to show.
     """
     src = ck.source
     own = python_lines(src.text)
     rows = [(src.first_line + k, text) for k, text in enumerate(own)]
     inside = range(src.first_line, src.first_line + len(own))
-    stride = ck.line_map.FILE_STRIDE
-    keys = ck.line_map.python_lines
+    sm = ck.source_map
     lines = file_lines(src.filename)
-    extra = [ln for ln in keys if ln < stride and ln not in inside and 0 < ln <= len(lines)]
+    extra = [ln for ln in sm.keys
+             if sm.is_own(ln) and ln not in inside and 0 < ln <= len(lines)]
     if extra:
         rows = _file_parts(lines, inside, extra)
-    for k, name in enumerate(ck.line_map.files, 1):
-        filename = ck.files.get(name, name)
+    for filename in sm.other_files:
         lines = file_lines(filename)
-        wanted = [key - k * stride for key in keys if k * stride <= key < (k + 1) * stride]
+        wanted = [sm.line(key).line for key in sm.keys_in(filename)]
         part = _file_parts(lines, (), [ln for ln in wanted if 0 < ln <= len(lines)])
         if part:
             rows.append((None, f"# {cell_label(filename)}"))
-            rows += [(None if n is None else k * stride + n, text) for n, text in part]
+            rows += [(None if n is None else sm.key(SourceLine(filename, n)), text)
+                     for n, text in part]
     return rows
 
 
@@ -216,13 +210,13 @@ def python_row_numbers(ck, rows) -> list[int | None]:
     """The line number to show for each of :func:`python_pane_lines`'s rows: the line in
     its own file or cell (a device function of another cell keeps its cell's numbering);
     None for a gap or label row."""
-    return [None if key is None else ck.line_map.location(key)[1] for key, _ in rows]
+    return [None if key is None else ck.source_map.line(key).line for key, _ in rows]
 
 
 def _shared_declarations(ck, ptx: str) -> dict[int, int]:
     """PTX line of each ``.shared`` variable declaration -> the Python line declaring its
     array (one line; none when the array is declared on several)."""
-    arrays = shared_array_lines(ck)
+    arrays = ck.source_map.array_lines()
     out = {}
     for k, line in enumerate(ptx.splitlines(), 1):
         m = SHARED_DECL.match(line)  # a .shared declaration, its name
@@ -237,12 +231,20 @@ def pane_text(ck, attr: str) -> str | None:
     as a pane shows it: a notebook cell's content-derived name in the debug info
     (``.file 1 "<cell of k>"``, ``//## File "<cell of k>"``, ``!DIFile(filename: ...)``)
     replaced by the cell it stands for in this run, as :func:`cell_label` names it
-    (``ck.files``). Only quoted names change, so every line keeps its number."""
+    (:meth:`SourceMap.renamed <warp_lab.compiler.source_map.SourceMap.renamed>`). Only
+    quoted names change, so every line keeps its number."""
     text = getattr(ck, attr, None)
     if text:
-        for name, cell in getattr(ck, "files", {}).items():
-            text = text.replace(f'"{name}"', f'"{cell_label(cell)}"')
+        for name, label in pane_renames(ck):
+            text = text.replace(name, label)
     return text
+
+
+def pane_renames(ck) -> tuple[tuple[str, str], ...]:
+    """What :func:`pane_text` replaces in ``ck``'s texts: ``('"<cell of k>"', '"In [3]"')``
+    pairs (quoted content-derived cell names, the cells they stand for in this run)."""
+    return tuple((f'"{name}"', f'"{cell_label(cell)}"')
+                 for name, cell in ck.source_map.cells.items())
 
 
 _SASS_ROW = re.compile(r"^\s*(/\*[0-9a-f]{4,}\*/)\s*(@!?U?P\w+\s+)?(.*)$")
@@ -283,7 +285,8 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
               title: str | None = None, open_: bool = True, missing: str = "",
               max_lines: int = PANE_MAX_LINES, count: str = "",
               hide: Callable[[str], bool] | None = None,
-              display: Callable[[str], str] | None = None, lexer: str | None = None) -> str:
+              display: Callable[[str], str] | None = None, lexer: str | None = None,
+              renames: Sequence[tuple[str, str]] = ()) -> str:
     """One collapsible, highlighted, line-numbered pane.
 
     Args:
@@ -313,6 +316,9 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
             :func:`compact_sass`); ``hide`` reads the text itself.
         lexer: the lexer's name (:func:`~warp_lab.notebook.lexers.get_lexer`) when it is
             not the pane's (a CUDA C++ kernel's source pane: ``"cuda"``).
+        renames: ``(old, new)`` replacements shown in place of ``text``'s own
+            (:func:`pane_renames`), put into the highlighted lines
+            (:func:`~warp_lab.notebook.highlight.highlight_lines`).
     """
     title = title if title is not None else PANES[pane][0]
     counted = f' <span class="wl-count">{html.escape(count)}</span>' if count else ""
@@ -325,7 +331,7 @@ def pane_html(pane: str, text: str | None, *, numbers=None, shown=None,
     hidden = max(0, len(all_lines) - max_lines)
     if hidden:  # highlight only what is shown: the lexer's time grows with the text too
         text = "\n".join(all_lines[:max_lines])
-    lines = highlight_lines(display(text) if display else text, lexer or pane)
+    lines = highlight_lines(display(text) if display else text, lexer or pane, renames)
     numbers = list(numbers) if numbers is not None else list(range(1, len(lines) + 1))
     shown = list(shown) if shown is not None else numbers
     heat_cols = [(HEAT_TITLES.get(name, name), col) for name, col in heat.items()]
@@ -373,7 +379,7 @@ def _fmt(v) -> str:
 
 def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat=None,
                 pane_heat=None, occupancy=None, script: bool = True,
-                root_id: str | None = None, extra: str = "") -> str:
+                root_id: str | None = None, diff=None, extra: str = "") -> str:
     """The side-by-side view of one compiled kernel.
 
     Args:
@@ -389,6 +395,8 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
         occupancy: optional occupancy record for the resource card.
         script: include the hover-linking script.
         root_id: element id of the snippet (default: a fresh random one).
+        diff: ``--diff previous``: a :class:`~warp_lab.notebook.diff.KernelDiff` (its
+            table after the resource card), a string saying why there is none, or None.
         extra: trusted HTML appended inside the snippet (other views' output).
 
     Returns:
@@ -396,46 +404,52 @@ def kernel_html(ck, *, show=("source", "llvm", "ptx", "sass", "resources"), heat
     """
     root_id = root_id or new_root_id()
     maps = pane_line_maps(ck)
-    colors = line_colors(ck.line_map.python_lines)
+    colors = line_colors(ck.source_map.keys)
     src = ck.source
-    panes = [p for name in show for p in SHOW_PANES.get(name, ())]
-    cuda = getattr(ck, "language", "python") == "cuda"
-    if cuda:   # NVRTC gives no NVVM IR: one LLVM IR entry in the strip saying so
-        panes = [p for p in panes if p != "llvm_unoptimized"]
+    front_end = getattr(ck, "language", "python")
     parts = []
-    for pane in panes:
-        if pane == "llvm" and cuda:
-            parts.append(pane_html("llvm", None, title="LLVM IR", open_=False,
-                                   missing=ck.missing.get("llvm_ir", "")))
+    for spec in panes_for(front_end, show):
+        pane = spec.key
+        absent = spec.absent_reason(front_end)
+        if absent is not None:   # e.g. NVRTC gives no NVVM IR: the strip says so
+            parts.append(pane_html(pane, None, open_=False, missing=absent))
             continue
-        if pane == "python":
+        if spec.attr is None:   # the source pane (Python or CUDA C++)
             rows = python_pane_lines(ck)
             numbers = [n for n, _ in rows]
             code_rows = sum(n is not None for n in numbers)  # gap and cell-label rows: no
-            parts.append(pane_html("python", "\n".join(t for _, t in rows), numbers=numbers,
+            parts.append(pane_html(pane, "\n".join(t for _, t in rows), numbers=numbers,
                                    count=f"{code_rows:,} line{'' if code_rows == 1 else 's'}",
                                    shown=python_row_numbers(ck, rows),
                                    py_of_line={n: n for n in numbers if n is not None},
                                    colors=colors, heat=heat or {},
-                                   lexer="cuda" if cuda else None,
-                                   title=f"{'CUDA C++' if cuda else 'Python'}  "
-                                         f"{cell_label(src.filename)}"))
+                                   lexer=spec.language,
+                                   title=f"{spec.title}  {cell_label(src.filename)}"))
             continue
-        attr = PANES[pane][1]
-        text = pane_text(ck, attr)
+        attr = spec.attr
+        # highlighted with the content-derived cell names, which stay the same when the cell
+        # runs again (the highlight cache's key), the labels of this run put in after
+        raw, text = getattr(ck, attr, None), pane_text(ck, attr)
         py_of_line = maps.get(pane, {})
         if pane == "ptx" and text:  # a .shared declaration -> the line declaring the array
             py_of_line = {**_shared_declarations(ck, text), **py_of_line}
-        parts.append(pane_html(pane, text, py_of_line=py_of_line, colors=colors,
+        parts.append(pane_html(pane, raw or text, py_of_line=py_of_line, colors=colors,
                                heat=(pane_heat or {}).get(pane, {}),
-                               open_=pane != "llvm_unoptimized", count=pane_count(pane, text),
+                               renames=pane_renames(ck) if raw else (),
+                               open_=spec.opened, count=pane_count(pane, text),
                                hide=is_sass_file_comment if pane == "sass" else None,
                                display=compact_sass if pane == "sass" else None,
+                               lexer=spec.language,
                                missing=ck.missing.get(attr, "") if text is None else ""))
     dialect = f" · {DIALECT_LABEL}" if ck.dialect == "warp" else ""
     title = (f'<div class="wl-title">{html.escape(ck.name)} — '
              f"{html.escape(ck.options.label() + dialect)}</div>")
     card = resource_card_html(ck, occupancy) if "resources" in show else ""
+    if isinstance(diff, str):
+        extra = f'<div class="wl-missing">--diff previous: {html.escape(diff)}</div>' + extra
+    elif diff is not None:
+        from warp_lab.notebook.diff import diff_html
+        extra = diff_html(diff) + extra
     body = (f'<div class="wl-kernel" id="{root_id}">{title}<div class="wl-panes">'
             f'{"".join(parts)}</div>{card}{extra}</div>')
     return style_block() + body + (_script(root_id) if script else "")
@@ -501,25 +515,15 @@ def compile_time_text(timings) -> str:
     return text
 
 
-def resource_card_html(ck, occupancy=None) -> str:
-    """The resource card: registers, spills, shared/local/constant bytes, barriers, warnings.
-
-    Args:
-        ck: the compiled kernel (its ``resources``, ``missing``, ``toolchain``,
-            ``timings``).
-        occupancy: an occupancy record from :mod:`warp_lab.analysis`, or None; its
-            dynamic shared memory (``shared_per_block`` less the static bytes),
-            when any, is a row of the card, and so is the shared memory a block
-            takes from the SM with where it comes from (static + dynamic + the 1 KB
-            CUDA reserves per block from sm_80 on, rounded up to the allocation unit:
-            ``cuda_occupancy.h``'s ``cudaOccMaxBlocksPerSMSmemLimit``,
-            :class:`~warp_lab.analysis.SharedAllocation`), the same line as the
-            occupancy widget's.
-    """
+def resource_rows(ck, occupancy=None) -> list[tuple[str, str]] | None:
+    """The resource card's ``(label, value)`` rows, the facts every renderer shows (the
+    static card here, the bundle's ``view.resources`` for the extension); None when
+    ptxas did not run (``ck.missing["resources"]`` says why). Arguments as
+    :func:`resource_card_html`'s. Tools appear by version, never by path (a path of
+    the machine that ran the notebook has no place in an exported page)."""
     r = ck.resources
     if r is None:
-        why = html.escape(ck.missing.get("resources", "ptxas did not run"))
-        return f'<div class="wl-missing">resources: {why}</div>'
+        return None
     # the occupancy record's shared bytes are static + the dynamic ones asked for
     dynamic = max(0, int(getattr(occupancy, "shared_per_block", 0) or 0) - r.shared)
     allocation = getattr(occupancy, "shared_allocation", None)
@@ -543,8 +547,31 @@ def resource_card_html(ck, occupancy=None) -> str:
     if ck.timings:
         rows.append(("compile time", compile_time_text(ck.timings)))
     ptxas = ck.toolchain.get("ptxas") if ck.toolchain else None
-    if ptxas:
-        rows.append(("ptxas", ptxas))
+    if ptxas:   # "13.0.88 (/path/to/ptxas)": the version only
+        rows.append(("ptxas", str(ptxas).split(" (")[0]))
+    return [(str(k), str(v)) for k, v in rows]
+
+
+def resource_card_html(ck, occupancy=None) -> str:
+    """The resource card: registers, spills, shared/local/constant bytes, barriers, warnings.
+
+    Args:
+        ck: the compiled kernel (its ``resources``, ``missing``, ``toolchain``,
+            ``timings``).
+        occupancy: an occupancy record from :mod:`warp_lab.analysis`, or None; its
+            dynamic shared memory (``shared_per_block`` less the static bytes),
+            when any, is a row of the card, and so is the shared memory a block
+            takes from the SM with where it comes from (static + dynamic + the 1 KB
+            CUDA reserves per block from sm_80 on, rounded up to the allocation unit:
+            ``cuda_occupancy.h``'s ``cudaOccMaxBlocksPerSMSmemLimit``,
+            :class:`~warp_lab.analysis.SharedAllocation`), the same line as the
+            occupancy widget's.
+    """
+    r = ck.resources
+    rows = resource_rows(ck, occupancy)
+    if rows is None:
+        why = html.escape(ck.missing.get("resources", "ptxas did not run"))
+        return f'<div class="wl-missing">resources: {why}</div>'
     body = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
                    for k, v in rows)
     warns = "".join(f'<div class="wl-warn">⚠ {html.escape(w)}</div>'

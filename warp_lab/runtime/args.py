@@ -21,7 +21,8 @@ from warp_lab.lang import types as T
 from warp_lab.runtime.arrays import Array, masked_reason
 
 __all__ = ["HostView", "Region", "check_arguments", "group_regions", "written_regions",
-           "INT32_MAX", "misaligned_vectors", "misaligned_pointers", "read_only_aliases"]
+           "INT32_MAX", "misaligned_vectors", "misaligned_pointers", "read_only_aliases",
+           "StructArg", "place_views"]
 
 INT32_MAX = 2**31 - 1
 
@@ -292,6 +293,57 @@ def _check_components(name: str, ptype, value):
     return items
 
 
+class StructArg(tuple):
+    """A struct argument's checked field values, in field order (each as
+    :func:`check_arguments` gives a parameter's: a :class:`HostView` for an array field,
+    an :class:`~warp_lab.compiler.abi.ArrayArg` of address 0 for an array field left
+    None, a nested :class:`StructArg` for a struct field)."""
+
+
+def place_views(values, address_of):
+    """``values`` with each :class:`HostView`, also inside a :class:`StructArg`, replaced
+    by ``address_of(view)`` (an :class:`~warp_lab.compiler.abi.ArrayArg`; a back end's
+    device address of the view), the rest unchanged: what ``abi.pack_params`` packs."""
+    def place(v):
+        if isinstance(v, HostView):
+            return address_of(v)
+        if isinstance(v, StructArg):
+            return StructArg(place(x) for x in v)
+        return v
+    return [place(v) for v in values]
+
+
+def _check_struct(name: str, ptype: T.StructType, value, views: list) -> StructArg:
+    """A struct argument: an instance of the parameter's struct type (``MyStruct()`` with
+    its fields set), each field checked as a parameter of its type named ``name.field``
+    (an array field's view is named so in findings); its array views go to ``views``."""
+    from warp_lab.compiler.abi import ArrayArg
+    from warp_lab.lang.structs import StructInstance
+
+    if not isinstance(value, StructInstance) or value._type != ptype:
+        got = f"a struct {value._type.name}" if isinstance(value, StructInstance) else \
+            _describe(value)
+        raise LaunchError(f"parameter {name!r} expects a struct {ptype.name} (s = "
+                          f"{ptype.name}(); s.field = ...), got {got}")
+    out = []
+    for fname, ft in ptype.fields:
+        path, v = f"{name}.{fname}", getattr(value, fname)
+        if isinstance(ft, T.ArrayType):
+            if v is None:   # Warp passes a null array_t
+                out.append(ArrayArg(0, (0,) * ft.ndim, (0,) * ft.ndim))
+                continue
+            view = _check_array(path, ft, v)
+            views.append(view)
+            out.append(view)
+        elif isinstance(ft, T.StructType):
+            out.append(_check_struct(path, ft, v, views))
+        elif isinstance(ft, T.Scalar):
+            out.append(_check_scalar(path, ft, v))
+        else:
+            out.append(_check_components(path, ft, v))
+    return StructArg(out)
+
+
 def check_arguments(params, inputs) -> tuple[list, list[HostView]]:
     """Check ``inputs`` against ``params`` and convert them.
 
@@ -302,7 +354,8 @@ def check_arguments(params, inputs) -> tuple[list, list[HostView]]:
     Returns:
         ``(values, views)``: one value per parameter (a :class:`HostView` in
         place of each array, Python numbers for scalars, lists of numbers for
-        vectors/matrices) and the list of array views.
+        vectors/matrices, a :class:`StructArg` for a struct) and the list of array views
+        (a struct's array fields among them, named ``param.field``).
 
     Raises:
         LaunchError: wrong count, dtype, dimensionality, scalar kind or range,
@@ -323,6 +376,8 @@ def check_arguments(params, inputs) -> tuple[list, list[HostView]]:
             views.append(view)
         elif isinstance(ptype, T.Scalar):
             values.append(_check_scalar(name, ptype, value))
+        elif isinstance(ptype, T.StructType):
+            values.append(_check_struct(name, ptype, value, views))
         else:
             values.append(_check_components(name, ptype, value))
     return values, views

@@ -29,7 +29,7 @@ import numpy as np
 
 from warp_lab.compiler import abi
 from warp_lab.errors import CudaError
-from warp_lab.runtime.args import group_regions, written_regions
+from warp_lab.runtime.args import group_regions, place_views, written_regions
 from warp_lab.runtime.finding_text import cell_text
 from warp_lab.runtime.interrupt import deferred_sigint
 from warp_lab.runtime.result import LaunchResult
@@ -217,8 +217,9 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
         allocations[id(region)] = copy
 
     region_of = {id(v): r for r in regions for v in r.views}
-    packed = [abi.ArrayArg(region_of[id(v)].device_address(v, allocations[id(region_of[id(v)])].ptr),
-                           v.shape, v.strides) if id(v) in region_of else v for v in values]
+    packed = place_views(values, lambda v: abi.ArrayArg(
+        region_of[id(v)].device_address(v, allocations[id(region_of[id(v)])].ptr),
+        v.shape, v.strides))
     buf = ctypes.create_string_buffer(abi.pack_params(ck.param_layout, launch_dim, packed))
     pointers = (ctypes.c_void_p * len(ck.param_layout))(
         *[ctypes.addressof(buf) + slot.offset for slot in ck.param_layout])

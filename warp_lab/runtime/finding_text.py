@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-from warp_lab.compiler.artifact import INDEX_CHECK_MARK, shared_array_lines
+from warp_lab.compiler.artifact import INDEX_CHECK_MARK
 from warp_lab.compiler.source_lines import line_label, source_line_text
 from warp_lab.compiler.typed_ast import DYNAMIC_SHARED
 from warp_lab.errors import source_label
@@ -41,16 +41,15 @@ _INDEX_SAID = re.compile(re.escape(INDEX_CHECK_MARK) + r"(?P<file>.*):(?P<line>\
 
 def cell_text(text: str, ck) -> str:
     """``text`` printed by ``ck`` (a debug-mode trap names its file) with each notebook
-    cell's artifact name replaced by the cell it stands for now (``ck.files``)."""
-    for name, cell in ck.files.items():
-        text = text.replace(name, source_label(cell))
-    return text
+    cell's artifact name replaced by the cell it stands for now, as the notebook names it
+    (:meth:`SourceMap.renamed <warp_lab.compiler.source_map.SourceMap.renamed>`)."""
+    return ck.source_map.renamed(text, label=source_label)
 
 
 def located_simulator_error(exc, ck):
     """``exc`` (a :class:`~warp_lab.errors.SimulatorError` of a launch of ``ck``: an
     opcode the simulator does not implement, a fault) with the source line its PTX line
-    came from (``ck.line_map``): "... (line 6 of In[3]: x[i] = h2exp2(x[i]);)", the
+    came from (``ck.source_map``): "... (line 6 of In[3]: x[i] = h2exp2(x[i]);)", the
     C++ or Python line the user wrote; ``exc`` itself when it names no PTX line or that
     line has none."""
     from warp_lab.errors import SimulatorError, source_label
@@ -58,17 +57,13 @@ def located_simulator_error(exc, ck):
     ptx_line = getattr(exc, "ptx_line", 0)
     if not ptx_line or getattr(exc, "source_line", 0):
         return exc
-    key = ck.line_map.python_line_of_ptx(ptx_line)
-    if key is None:
+    where = ck.source_map.line_of_ptx(ptx_line)
+    if where is None:
         return exc
-    try:
-        other, line = ck.line_map.location(key)
-    except KeyError:
-        return exc
-    where = ck.files.get(other, other) if other else ck.source.filename
-    text = ck.source.line(line).strip() if other is None else ""
-    said = f"line {line} of {source_label(where)}" + (f": {text}" if text else "")
-    return SimulatorError(f"{exc} ({said})", ptx_line=ptx_line, source_line=line)
+    own = not ck.source_map.is_other_file(where.file)
+    text = ck.source.line(where.line).strip() if own else ""
+    said = f"line {where.line} of {source_label(where.file)}" + (f": {text}" if text else "")
+    return SimulatorError(f"{exc} ({said})", ptx_line=ptx_line, source_line=where.line)
 
 
 def user_findings(findings, ck, regions, bases, grid, block, launch_dim) -> list:
@@ -209,15 +204,16 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
     its thread printed (:func:`cell_text`). With ``grid`` and ``launch_dim``, a warp-sync or
     initcheck finding that threads removed by the entry guard of a ``dim=`` launch with a
     partial last block explain says so (:func:`_guard_cause`)."""
-    arrays: dict | None = None     # shared_array_lines reads the PTX: only when needed
+    sm = ck.source_map
+    arrays: dict | None = None     # worked out only when a finding needs it
 
     def shared_arrays() -> dict:
         nonlocal arrays
         if arrays is None:
-            arrays = shared_array_lines(ck)
+            arrays = sm.array_lines()
         return arrays
 
-    shapes = {s[0] for s in ck.shared_shapes}
+    shapes = {a.symbol for a in sm.arrays if a.shape is not None}
     out = []
     guarded = (launch_dim is not None and ck.entry_guard
                and any(d != g * b for d, g, b in zip(launch_dim, grid, block)))
@@ -246,7 +242,7 @@ def _named(findings, ck, places=(), block=(1, 1, 1), grid=(1, 1, 1), launch_dim=
         if said:
             f = dataclasses.replace(f, message=cell_text(f.message, ck),
                                     details={**f.details, "printed": cell_text(said, ck)})
-        elif f.kind == "trap" and ck.files:   # a CUDA assert's "file:line" (__assertfail)
+        elif f.kind == "trap" and sm.cells:   # a CUDA assert's "file:line" (__assertfail)
             f = dataclasses.replace(f, message=cell_text(f.message, ck))
         out.append(f)
     return out
@@ -260,7 +256,7 @@ def index_finding(f, shared_arrays=None):
     first axis whose index is out of bounds (the words of ``debug=True``'s message), the
     element and the array's shape (as an address finding says them, :func:`element_place`),
     with the declaring line of a shared array (``shared_arrays``: from
-    :func:`~warp_lab.compiler.artifact.shared_array_lines`). ``details`` has them too:
+    :meth:`~warp_lab.compiler.source_map.SourceMap.array_lines`). ``details`` has them too:
     ``array``, ``index`` (the element, a tuple), ``shape``, ``axis``, ``axis_index``,
     ``extent``, ``column``, ``access``; ``check`` is ``"index"``. Its ``ptx_line`` is 0:
     the trap is in the variant's PTX, which no pane shows (``details["checked_ptx_line"]``
@@ -494,7 +490,7 @@ def _shared_update_finding(f, ck):
     said = str(index[0]) if len(index) == 1 else f"({', '.join(map(str, index))})"
     element = f"{d['array']}[{', '.join(map(str, index))}]"
     read = f"this thread's read of {element}"
-    key = ck.line_map.python_line_of_ptx(int(d["read_ptx_line"]))
+    key = ck.source_map.key_of_ptx(int(d["read_ptx_line"]))
     if key and key != f.source_line:
         read += f" at line {line_label(ck, key)}"
     message = f.message
@@ -546,7 +542,8 @@ def _shared_element_finding(f, ck, arrays):
     (:func:`element_place`, the thread's own index ``(z, y, x)`` breaking ties, as shared
     arrays are indexed by ``wl.thread_idx``) when the access is one whole element; else ``f``."""
     sym = f.details["variable"]
-    _, itemsize, shape = next(s for s in ck.shared_shapes if s[0] == sym)
+    array = ck.source_map.shaped(sym)
+    itemsize, shape = array.itemsize, array.shape
     name, lines = arrays.get(sym, (None, ()))
     place = f.details.get("place")             # memops._var_place's, as in the message
     if name is None or not place or place not in f.message or "variable_offset" not in f.details:
@@ -578,17 +575,17 @@ def _shared_byte_finding(f, ck, arrays):
     whose ``wl.dynamic_shared_array`` views may differ in element type and which one the
     access went through is not known."""
     sym, d = f.details["variable"], f.details
-    shape = next((s for s in ck.shared_shapes if s[0] == sym), None)
+    array = ck.source_map.shaped(sym)
     name, lines = arrays.get(sym, (None, ()))
     said = d.get("place")                       # the simulator's, as in the message
     if f.kind == "uninitialized" and said:      # "... of 4 bytes ... at address 0xfc: <place> "
         said = (f" of {d.get('size')} bytes of uninitialized shared memory at address "
                 f"{d.get('address', 0):#x}: {said} ")
-    if (shape is None or name is None or not said or said not in f.message
+    if (array is None or name is None or not said or said not in f.message
             or sym == DYNAMIC_SHARED
             or any(d.get(k) is None for k in ("address", "size", "offset", "shared_offset"))):
         return f
-    _, itemsize, shape = shape
+    itemsize, shape = array.itemsize, array.shape
     start = d["address"] - (d["shared_offset"] - d["offset"])   # from the array's start
     e, size = d["offset"] // itemsize, d["size"]
     if not shape or start % itemsize or size % itemsize or not 0 <= e < np.prod(shape):
@@ -607,7 +604,7 @@ def _other_access_line(f, ck):
     """A race finding ``f`` naming its other access by its Python line and that line's text
     (``at line 5 (buf[t] = x[wl.tid()])``, another cell's as ``In[3] line 5``) instead of
     its PTX line, which ``details["other_ptx_line"]`` keeps (``"other_source_line"``: the
-    line's key in ``ck.line_map``, ``"other_source_text"``: its text); ``f`` when the PTX
+    line's key in ``ck.source_map``, ``"other_source_text"``: its text); ``f`` when the PTX
     line is on no Python line."""
     return _said_at_python_line(f, ck, "other", "at")
 
@@ -617,7 +614,7 @@ def _branch_line(f, ck):
     around the barrier by its Python line and that line's text (``took another path at
     line 8 (if t < 16:)``, another cell's as ``In[3] line 8``) instead of its PTX line,
     which ``details["branch_ptx_line"]`` keeps (``"branch_source_line"``: the line's key
-    in ``ck.line_map``, ``"branch_source_text"``: its text); ``f`` when the PTX line is
+    in ``ck.source_map``, ``"branch_source_text"``: its text); ``f`` when the PTX line is
     on no Python line."""
     return _said_at_python_line(f, ck, "branch", "another path at")
 
@@ -628,7 +625,7 @@ def _said_at_python_line(f, ck, what: str, lead: str):
     added to its details; ``f`` when line N is on no Python line or the message does not
     say it."""
     ptx = int(f.details[f"{what}_ptx_line"])
-    key = ck.line_map.python_line_of_ptx(ptx)
+    key = ck.source_map.key_of_ptx(ptx)
     said = f"{lead} PTX line {ptx}"
     if not key or said not in f.message:
         return f
@@ -718,7 +715,7 @@ def name_shared_arrays(text: str, arrays: dict) -> str:
     Python array and the line declaring it: "shared variable k_tile_3" -> "shared array tile
     (line 7)", "the dynamic shared memory (__wl_dynamic_shared, ..." -> "... (wl.dynamic_
     shared_array buf, line 3, ...". ``arrays``: symbol -> (name, lines), from
-    :func:`~warp_lab.compiler.artifact.shared_array_lines`; a symbol it lacks stays."""
+    :meth:`~warp_lab.compiler.source_map.SourceMap.array_lines`; a symbol it lacks stays."""
     def array(m):
         name, lines = arrays.get(m.group(1), (None, ()))
         return m.group(0) if name is None else f"shared array {name} ({_lines_of(lines)})"

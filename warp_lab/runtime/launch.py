@@ -206,8 +206,31 @@ def index_checked(ck: CompiledKernel, on: bool) -> CompiledKernel:
         now = _compile(kernel, o, sass=False).ptx
     if now != (ck.cache_key or ck.ptx):
         return ck
-    checked = _compile(kernel, dataclasses.replace(o, index_checks=on), sass=False)
+    variant = dataclasses.replace(o, index_checks=on)
+    if on and ck.cache_key:
+        # most kernels index no array with two or more indices: their variant's PTX is
+        # ck's own, found from the PTX stages alone (ptxas is most of a compile, 30-60 ms
+        # on the first launch after an edit) and remembered for the later launches
+        same = _PLAIN_VARIANT.get(ck.cache_key)
+        if same is None:
+            from warp_lab.compiler.pipeline import make_ptx_text
+            try:
+                same = make_ptx_text(kernel, variant) == ck.ptx
+            except Exception:  # noqa: BLE001 - the compile below reports it as compile does
+                same = False
+            if len(_PLAIN_VARIANT) >= _PLAIN_VARIANT_SIZE:
+                _PLAIN_VARIANT.pop(next(iter(_PLAIN_VARIANT)))
+            _PLAIN_VARIANT[ck.cache_key] = same
+        if same:
+            return ck
+    checked = _compile(kernel, variant, sass=False)
     return ck if on and checked.ptx == ck.ptx else checked   # no 2-D access: ck itself
+
+
+#: compile-cache key of a kernel -> whether its ``index_checks`` variant's PTX is its own
+#: (:func:`index_checked`), the oldest forgotten first past :data:`_PLAIN_VARIANT_SIZE`
+_PLAIN_VARIANT: dict[str, bool] = {}
+_PLAIN_VARIANT_SIZE = 512
 
 
 def check_checks(checks) -> tuple[str, ...]:

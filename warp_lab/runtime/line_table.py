@@ -93,7 +93,7 @@ def line_table(result, top: int = TOP_LINES) -> LineTable | None:
         rest = LineStats()
         for ln in set(per_line) - set(busiest):
             rest.add(per_line[ln])
-    py_of = ck.line_map.ptx_to_python
+    py_of = ck.source_map.ptx_keys
     unplaced = LineStats()
     for ptx_line, st in metrics.per_ptx_line_stats().items():
         if ptx_line not in py_of:

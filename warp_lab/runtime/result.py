@@ -159,13 +159,14 @@ class LaunchResult:
         """Simulator counters per Python line, ``{line: LineStats}`` (``{}`` on a GPU):
         thread- and warp-instructions, active lanes, divergent branches, global requests
         and sectors, shared requests, wavefronts and bank conflicts
-        (:class:`~warp_lab.sim.result.LineStats`). Lines are keys of the compiler's line
-        map (``compiled.line_map.ptx_to_python``): the kernel's cell or file lines, a
-        device function's of another cell at ``LineMap.FILE_STRIDE`` per file. The
+        (:class:`~warp_lab.sim.result.LineStats`). Lines are the line keys of the
+        compiler's source map (``compiled.source_map.ptx_keys``): the kernel's cell or
+        file lines, and a device function's of another cell
+        (``compiled.source_map.line(key)`` says which file and line). The
         simulator's own ``metrics`` attributes are per PTX line. Worked out once per result
         (the launch view's HTML, its text and the accessors all read it); read-only."""
         m = self.metrics
-        return {} if m is None else m.by_line(self.compiled.line_map.ptx_to_python)
+        return {} if m is None else m.by_line(self.compiled.source_map.ptx_keys)
 
     @property
     def partial(self) -> bool:

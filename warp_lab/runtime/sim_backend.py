@@ -22,7 +22,7 @@ import numpy as np
 
 from warp_lab.compiler import abi
 from warp_lab.errors import LaunchInterrupted, SimulatorError
-from warp_lab.runtime.args import group_regions, written_regions
+from warp_lab.runtime.args import group_regions, place_views, written_regions
 from warp_lab.runtime.finding_text import (cell_text, located_simulator_error, user_findings,
                                            without_index_marks)
 from warp_lab.runtime.interrupt import deferred_sigint
@@ -51,11 +51,12 @@ def _renamed(ptx_hash: str, ptx: str, files: tuple):
 def kernel_module(ck):
     """``ck``'s parsed PTX with each ``.file`` named as in this run: a notebook cell's
     content-derived name in the artifacts (``<cell of k>``) becomes the cell it stands for
-    now (``ck.files``), so findings, faults, the debugger's stops and per-line metrics name
-    the current cell; parsed once per text and names."""
+    now (:meth:`SourceMap.cell <warp_lab.compiler.source_map.SourceMap.cell>`), so
+    findings, faults, the debugger's stops and per-line metrics name the current cell;
+    parsed once per text and names."""
     ptx_hash = hashlib.sha256(ck.ptx.encode()).hexdigest()
     module = _parse(ptx_hash, ck.ptx)
-    files = {k: ck.files.get(name, name) for k, name in module.files.items()}
+    files = {k: ck.source_map.cell(name) for k, name in module.files.items()}
     if files == module.files:
         return module
     return _renamed(ptx_hash, ck.ptx, tuple(sorted(files.items())))
@@ -93,11 +94,12 @@ def prepare(ck, launch_dim, values, views):
         memory.write(base, region.host_bytes())
         bases[id(region)] = base
     region_of = {id(v): r for r in regions for v in r.views}
-    packed = []
-    for value in values:
-        r = region_of.get(id(value))
-        packed.append(abi.ArrayArg(r.device_address(value, bases[id(r)]), value.shape,
-                                   value.strides) if r is not None else value)
+
+    def address_of(view):
+        r = region_of[id(view)]
+        return abi.ArrayArg(r.device_address(view, bases[id(r)]), view.shape, view.strides)
+
+    packed = place_views(values, address_of)
     return memory, regions, bases, abi.pack_params(ck.param_layout, launch_dim, packed)
 
 

@@ -252,7 +252,7 @@ class Metrics:
 
         Args:
             line_of: a mapping PTX line → the line to count it under (e.g. a
-                ``CompiledKernel``'s ``line_map.ptx_to_python``); None: the ``.loc``
+                ``CompiledKernel``'s ``source_map.ptx_keys``); None: the ``.loc``
                 ``(file, line)`` of :attr:`ptx_source`, the keys of
                 :attr:`per_source_line`. PTX lines it does not map (or ``.loc`` line 0)
                 are left out; :meth:`totals` has them.

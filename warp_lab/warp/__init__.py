@@ -171,6 +171,29 @@ def func(f=None, *, name=None, module=None):
     return new
 
 
+def struct(c=None, *, module=None):
+    """Warp's ``@wp.struct``: the class's annotated fields (scalars, vectors, matrices,
+    ``wp.array(...)`` and other structs, in order) as a
+    :class:`~warp_lab.lang.types.StructType`, laid out as Warp's ``ctypes.Structure``.
+    Calling it on the host gives a zeroed instance whose fields are set by attribute
+    (``s = S(); s.x = 1.0; s.a = wp.zeros(n)``); ``wp.array(dtype=S)`` holds numpy
+    structured elements of ``S.numpy_dtype()``; in kernels ``S()`` is a zeroed value,
+    ``S(x, a, ...)`` gives every field, ``s.x = ...`` changes one (a field of a struct
+    parameter too: the parameter is a copy).
+
+    Raises:
+        TypeError: a field annotation that is no field type (naming the field).
+    """
+    import sys
+
+    from warp_lab.lang.structs import struct_from_class
+
+    scope = sys._getframe(1).f_locals   # (a struct defined in a function sees its names)
+    if c is None:
+        return lambda cls: struct_from_class(cls, localns=scope)
+    return struct_from_class(c, localns=scope)
+
+
 def constant(x):
     """Warp's ``wp.constant``: ``x`` itself (a module-level number a kernel reads is a
     compile-time constant in warp_lab, and in the cache key)."""

@@ -251,6 +251,8 @@ class array(Array):
         if data is None:
             shp = (shape,) if np.isscalar(shape) else tuple(shape)
             host = np.zeros(shp + _elem_shape(dt), dtype=_np_dtype(dt))
+        elif isinstance(dt, T.StructType):
+            host = _struct_host(data, dt, shape)
         else:
             host = _arrays.array(data, dtype=dt, shape=shape)._host_array()
         super().__init__(host, dev.lab_name)
@@ -336,6 +338,35 @@ class array(Array):
     def __repr__(self) -> str:
         return (f"wp.array({np.array2string(self.numpy(), threshold=20)}, "
                 f"dtype={self._wp_dtype.name}, device={self._wp_device.alias!r})")
+
+
+def _struct_host(data, dt: "T.StructType", shape) -> np.ndarray:
+    """Host memory of an array of structs: numpy structured elements of
+    ``dt.numpy_dtype()``, as Warp's ``wp.array([s0, s1], dtype=S)`` (each instance's
+    ``numpy_value()``) or from a structured numpy array of that dtype.
+
+    Raises:
+        TypeError: an element that is no instance of ``dt``, a structured array of
+            another dtype, or a struct with array fields (host data cannot hold them).
+    """
+    from warp_lab.lang.structs import StructInstance
+
+    npdt = dt.numpy   # (TypeError for a struct with an array field)
+    if isinstance(data, np.ndarray):
+        if data.dtype != npdt:
+            raise TypeError(f"an array of struct {dt.name} takes numpy data of dtype "
+                            f"{npdt}, got {data.dtype}")
+        host = data.copy()
+    else:
+        items = list(data)
+        for k, s in enumerate(items):
+            if not isinstance(s, StructInstance) or s._type != dt:
+                raise TypeError(f"element {k} of the data is {type(s).__name__}, not a "
+                                f"struct {dt.name} instance")
+        host = np.array([s.numpy_value() for s in items], dtype=npdt)
+    if shape is not None:
+        host = host.reshape((shape,) if np.isscalar(shape) else tuple(shape))
+    return host
 
 
 def _elem_shape(dt) -> tuple[int, ...]:
