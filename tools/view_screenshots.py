@@ -26,21 +26,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import secrets
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-LABEXTENSION = REPO / "warp_lab" / "labextension"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
+from lab_server import LABEXTENSION, REPO, start_lab  # noqa: E402  (the browser tests' server)
+
 CHROMIUM = "/usr/bin/chromium"
 SIZES = ((1366, 768), (1920, 1080))
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
@@ -62,58 +56,6 @@ RUN_CELL = """async i => {
     panel.content.activeCellIndex = i;
     await app.commands.execute('notebook:run-cell');
 }"""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_lab(base: Path) -> tuple[subprocess.Popen, str]:
-    """``jupyter lab`` on ``base/root`` with its own Jupyter folders: (process, URL prefix).
-
-    Raises:
-        RuntimeError: the server exited or did not answer within 90 s (its log attached).
-    """
-    root, data = base / "root", base / "data"
-    (data / "labextensions").mkdir(parents=True)
-    (data / "labextensions" / "warp-lab").symlink_to(LABEXTENSION, target_is_directory=True)
-    news = base / "settings" / "@jupyterlab" / "apputils-extension"
-    news.mkdir(parents=True)
-    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
-    env = dict(os.environ, JUPYTER_PATH=str(data), JUPYTER_CONFIG_DIR=str(base / "config"),
-               JUPYTER_DATA_DIR=str(base / "userdata"), JUPYTER_RUNTIME_DIR=str(base / "rt"),
-               JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
-               IPYTHONDIR=str(base / "ipython"),
-               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    port, token = _free_port(), secrets.token_hex(16)
-    log = open(base / "lab.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.news_url=", "--LabApp.extension_manager=readonly",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.expose_app_in_browser=True",
-         *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    end = time.monotonic() + 90
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited ({proc.returncode}):\n"
-                               + (base / "lab.log").read_text()[-4000:])
-        try:
-            req = urllib.request.Request(f"http://127.0.0.1:{port}/api/status",
-                                         headers={"Authorization": f"token {token}"})
-            urllib.request.urlopen(req, timeout=5).close()
-            return proc, f"http://127.0.0.1:{port}/lab/tree/{{}}?token={token}&reset"
-        except (urllib.error.URLError, ConnectionError, OSError):
-            time.sleep(0.5)
-    proc.terminate()
-    raise RuntimeError("jupyter lab did not answer within 90 s:\n"
-                       + (base / "lab.log").read_text()[-4000:])
 
 
 def _shoot(page, element, out: Path, stem: str) -> list[Path]:
@@ -189,7 +131,8 @@ def main(argv=None) -> int:
         (base / "root").mkdir()
         for name in names:  # a copy: JupyterLab autosaves outputs into what it opens
             shutil.copy(REPO / "notebooks" / name, base / "root" / name)
-        proc, url = start_lab(base)
+        server = start_lab(base)
+        url = server.url("lab/tree/{}")
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
@@ -202,12 +145,7 @@ def main(argv=None) -> int:
                 finally:
                     browser.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            server.stop()
     return 0
 
 

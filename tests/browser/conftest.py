@@ -12,26 +12,17 @@ missing.
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-LABEXTENSION = REPO / "warp_lab" / "labextension"
+from lab_server import LABEXTENSION, REPO, start_lab
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = REPO / "test-artifacts"
-SERVER_START_TIMEOUT_S = 90
 
 
 def _missing_reason() -> str | None:
@@ -47,48 +38,6 @@ def _missing_reason() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LabServer:
-    """A running ``jupyter lab``: ``url(path)`` gives a tokenized URL."""
-
-    def __init__(self, root: Path, data_dir: Path, port: int, token: str,
-                 proc: subprocess.Popen, log: Path):
-        self.root, self.data_dir, self.port, self.token = root, data_dir, port, token
-        self.proc, self.log = proc, log
-
-    def url(self, path: str, reset: bool = True) -> str:
-        """The URL of `path` with the token; `reset` starts from an empty
-        workspace (no documents restored from earlier pages)."""
-        query = f"token={self.token}" + ("&reset" if reset else "")
-        return f"http://127.0.0.1:{self.port}/{path.lstrip('/')}?{query}"
-
-    def api(self, path: str) -> dict:
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/api/{path}",
-                                     headers={"Authorization": f"token {self.token}"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return json.load(resp)
-
-
-def _wait_until_up(server: LabServer) -> None:
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if server.proc.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited ({server.proc.returncode}):\n"
-                               + server.log.read_text()[-4000:])
-        try:
-            server.api("status")
-            return
-        except (urllib.error.URLError, ConnectionError, OSError):
-            time.sleep(0.5)
-    raise RuntimeError("jupyter lab did not answer within "
-                       f"{SERVER_START_TIMEOUT_S} s:\n" + server.log.read_text()[-4000:])
-
-
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory):
     """A JupyterLab server in a temporary root, stopped after the session."""
@@ -96,50 +45,12 @@ def lab_server(tmp_path_factory):
     if reason:
         pytest.skip(reason)
     base = tmp_path_factory.mktemp("lab")
-    root, data = base / "root", base / "data"
-    root.mkdir()
-    (data / "labextensions").mkdir(parents=True)
-    (data / "labextensions" / "warp-lab").symlink_to(LABEXTENSION, target_is_directory=True)
-    # no "official Jupyter news?" toast over the pages
-    news = base / "settings" / "@jupyterlab" / "apputils-extension"
-    news.mkdir(parents=True)
-    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
-    env = dict(os.environ)
-    env.update({
-        "JUPYTER_PATH": str(data),
-        "JUPYTER_CONFIG_DIR": str(base / "config"),
-        "JUPYTER_DATA_DIR": str(base / "userdata"),
-        "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(base / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
-        "IPYTHONDIR": str(base / "ipython"),
-        "PYTHONPATH": os.pathsep.join([str(REPO), str(Path(__file__).parent),
-                                       env.get("PYTHONPATH", "")]),
-    })
-    port, token = _free_port(), secrets.token_hex(16)
-    log = base / "lab.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-             f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-             "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-             "--LabApp.extension_manager=readonly",
-             # window.jupyterapp, so a test can wait for the kernel connection
-             "--LabApp.expose_app_in_browser=True",
-             *(["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else [])],
-            cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
-    server = LabServer(root, base / "userdata", port, token, proc, log)
+    (base / "root").mkdir()
+    server = start_lab(base, python_path=(Path(__file__).parent,))
     try:
-        _wait_until_up(server)
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        server.stop()
 
 
 @pytest.fixture(scope="session")
