@@ -263,6 +263,8 @@ def main(argv=None) -> int:
                     help="Warp compatibility table: the fixed subset (a few minutes, default), "
                          "the whole corpus (~25 min; also rewrites benchmarks/warp_compat_full.md)"
                          ", or none")
+    ap.add_argument("--no-cuda-cells", action="store_true",
+                    help="skip the CUDA C++ cells section (benchmarks/cuda_cells.py)")
     args = ap.parse_args(argv)
     kernels = [k for k in args.kernels.split(",") if k]
     unknown = sorted(set(kernels) - set(BENCH_KERNELS))
@@ -398,6 +400,16 @@ def main(argv=None) -> int:
         md += ["## 6. Warp compatibility (issue 19)", "", *warp_compat_section(args.warp_compat),
                ""]
         t = lap("warp compat", t)
+    if not args.no_cuda_cells:
+        md += ["## 7. CUDA C++ cells (issue 20)", "",
+               "Table 1: seconds from a cell's start to its first output (the magic's MIME "
+               "bundle) in a real IPython shell, warm (the cell ran once before: imports and "
+               "compile cache warm), median; `%%cuda_kernel` runs the CUDA C++ twin of "
+               "benchmarks/kernels/cuda_src.py, `%%warp_kernel` the corpus kernel. Table 2: "
+               "the simulator (no checks, no metrics) on NVRTC's PTX of the twin and on "
+               "warp_lab's PTX of the corpus kernel, same inputs and launch.", "",
+               *_script_section("cuda_cells.py", [], "issue 20"), ""]
+        t = lap("cuda cells", t)
     spent = ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
     md += [*_findings(), "", f"_Whole run: {time.perf_counter() - t_start:.0f} s ({spent}) on "
            f"the machine above, shared with other jobs._", ""]
