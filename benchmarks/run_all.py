@@ -263,6 +263,9 @@ def main(argv=None) -> int:
                     help="Warp compatibility table: the fixed subset (a few minutes, default), "
                          "the whole corpus (~25 min; also rewrites benchmarks/warp_compat_full.md)"
                          ", or none")
+    ap.add_argument("--no-notebooks", action="store_true",
+                    help="skip timing the teaching notebooks' launches "
+                         "(benchmarks/notebook_launches.py)")
     ap.add_argument("--no-cuda-cells", action="store_true",
                     help="skip the CUDA C++ cells section (benchmarks/cuda_cells.py)")
     args = ap.parse_args(argv)
@@ -396,6 +399,11 @@ def main(argv=None) -> int:
                *_script_section("interactive", ["--repeats", str(args.interactive_repeats)],
                                 "issue 24", timeout=_INTERACTIVE_TIMEOUT_S), ""]
         t = lap("interactive", t)
+    if not args.no_notebooks:
+        md += ["### Teaching notebooks: every launch (issue 24)", "",
+               *_script_section("notebook_launches", [], "issue 24",
+                                timeout=_INTERACTIVE_TIMEOUT_S), ""]
+        t = lap("notebook launches", t)
     if args.warp_compat != "off":
         md += ["## 6. Warp compatibility (issue 19)", "", *warp_compat_section(args.warp_compat),
                ""]

@@ -58,14 +58,15 @@ def vector_add(a: wl.array(dtype=wl.float32), b: wl.array(dtype=wl.float32),
     ("md", """`vector_add` is now bound in the notebook. Launch it on the CPU
 simulator (`device="sim"`): it executes the very PTX shown above, with one
 thread per element. `dim=n` runs exactly `n` threads."""),
-    ("code", """n = 1000
+    ("code", """n = 1_000_000
 a = np.arange(n, dtype=np.float32)
 b = np.full(n, 0.5, dtype=np.float32)
 c = np.zeros(n, dtype=np.float32)
 res = wl.launch(vector_add, dim=n, inputs=[a, b, c], device="sim")
 res"""),
     ("md", """The result shows the launch shape: 256 threads per block and
-ceil(1000 / 256) = 4 blocks (the last 24 threads of block 3 do nothing).
+ceil(1,000,000 / 256) = 3907 blocks (3907 × 256 = 1,000,192 threads: the
+last 192 threads of block 3906 fail the bounds guard and do nothing).
 On the simulator, "simulated in … ms (CPU simulator time, not GPU time)" is
 the time the simulator took on the CPU (host wall-clock time), not a GPU
 kernel time: it says nothing about how fast the kernel runs on a GPU. With
@@ -75,23 +76,23 @@ time measured with CUDA events.
 Check the result against numpy, and the time's label:"""),
     ("code", """# check
 np.testing.assert_array_equal(c, a + b)
-assert res.grid == (4, 1, 1) and res.block == (256, 1, 1)
+assert res.grid == (3907, 1, 1) and res.block == (256, 1, 1)
 assert res.time_text.endswith("(CPU simulator time, not GPU time)")"""),
     ("md", """## saxpy, compiled and launched in one cell
 
 `--launch` runs the cell's kernel right away; its arguments are evaluated in
 the notebook. The result is bound to `_launch`."""),
-    ("code", """x = np.linspace(0, 1, 512, dtype=np.float32)
-y = np.ones(512, dtype=np.float32)
+    ("code", """x = np.linspace(0, 1, 1 << 20, dtype=np.float32)   # 1M elements
+y = np.ones(1 << 20, dtype=np.float32)
 y_before = y.copy()"""),
-    ("code", """%%warp_kernel --launch "dim=512, inputs=[x, y, 2.0]" --show source,ptx,sass,resources
+    ("code", """%%warp_kernel --launch "dim=x.size, inputs=[x, y, 2.0]" --show source,ptx,sass,resources
 def saxpy(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
     i = wl.tid()
     y[i] = a * x[i] + y[i]"""),
     ("md", "Check the result: `y` now holds `2 * x + y`."),
     ("code", """# check
 np.testing.assert_allclose(y, 2.0 * x + y_before, rtol=1e-6)
-assert _launch.threads >= 512"""),
+assert _launch.threads >= x.size"""),
     ("md", """## The same kernel for another GPU
 
 `wl.compile` gives the record behind the view: `ptx`, `sass`,
@@ -146,7 +147,7 @@ def copy_strided(src: wl.array(dtype=wl.float32), dst: wl.array(dtype=wl.float32
     i = wl.tid()
     v = src[i * stride]
     dst[i] = v"""),
-    ("code", """n = 2048
+    ("code", """n = 1 << 20                                 # 1M threads
 src = np.arange(4 * n, dtype=np.float32)
 dst = np.zeros(n, dtype=np.float32)
 
@@ -191,15 +192,16 @@ quads = np.zeros((n, 4), dtype=np.float32)           # n elements of 4 floats ea
 r_vec4 = wl.launch(copy_vec4, dim=n, inputs=[src.reshape(n, 4), quads], device="sim")
 by_kind = {"float32": memory_lines(r_scalar), "vec4": memory_lines(r_vec4)}
 {kind: list(lines.values())[0] for kind, lines in by_kind.items()}"""),
-    ("md", """Check the result: both copies are right and move the same 1024 sectors per
-side, the `vec4` copy in 64 requests instead of 256, with one vector load: 16
-sectors per request, each request at its ideal (bytes per request / 32)."""),
+    ("md", """Check the result: both copies are right and move the same sectors per side
+(4n floats × 4 bytes / 32 bytes = 524,288), the `vec4` copy in a quarter of
+the requests (32,768 instead of 131,072: one per warp), with one vector load:
+16 sectors per request, each request at its ideal (bytes per request / 32)."""),
     ("code", """# check
 np.testing.assert_array_equal(flat, src)
 np.testing.assert_array_equal(quads.ravel(), src)
-for kind, requests, size in (("float32", 256, 4), ("vec4", 64, 16)):
+for kind, requests, size in (("float32", 4 * n // 32, 4), ("vec4", n // 32, 16)):
     for line in by_kind[kind].values():
-        assert line["requests"] == requests and line["sectors"] == 1024
+        assert line["requests"] == requests and line["sectors"] == 4 * n * 4 // 32
         assert line["sectors_per_request"] == 32 * size / 32   # ideal: 32 lanes x size / 32 B
 vec4_ptx = wl.compile(copy_vec4).ptx
 assert "ld.global.nc.v4.b32" in vec4_ptx and "st.global.v4.b32" in vec4_ptx"""),
@@ -212,7 +214,7 @@ def transpose_naive(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dtype=wl.
     i, j = wl.tid()
     v = a[i, j]
     t[j, i] = v"""),
-    ("code", """m = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    ("code", """m = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
 t = np.zeros_like(m)
 rt = wl.launch(transpose_naive, dim=m.shape, inputs=[m, t], device="sim")
 mem = memory_lines(rt)
@@ -262,7 +264,7 @@ def sum_shuffle(x: wl.array(dtype=wl.float32), out: wl.array(dtype=wl.float32)):
         offset = offset // 2
     if wl.lane_id() == 0:
         wl.atomic_add(out, 0, v)"""),
-    ("code", """n = 4096
+    ("code", """n = 1 << 19                                 # 524,288 elements
 x = (np.arange(n) % 7).astype(np.float32)   # small integers: every order sums exactly
 expected = float(x.sum())
 results, sums = {}, {}
@@ -339,16 +341,17 @@ for name, c in cost.items():
 work = {name: c["thread-instructions"] for name, c in cost.items()}
 ratio = work["sum_shuffle"] / work["sum_atomic"]
 print(f"sum_shuffle executes {ratio:.2f}x the thread-instructions of sum_atomic")"""),
-    ("md", """Check the result: one atomic per thread (4096), one per block (16 blocks
-of 256) for the tree, one per warp (128) for the shuffles."""),
+    ("md", """Check the result: one atomic per thread (524,288), one per block (2048
+blocks of 256) for the tree, one per warp (16,384) for the shuffles."""),
     ("code", """# check
 assert {name: c["atomics on out[0]"] for name, c in cost.items()} == \\
     {"sum_atomic": n, "sum_tree": n // 256, "sum_shuffle": n // 32}
 assert cost["sum_atomic"]["thread-instructions"] < cost["sum_shuffle"]["thread-instructions"]
 assert 1.5 < ratio < 2.0          # the text below says: less than twice as many"""),
-    ("md", """`sum_atomic` executes the fewest instructions but queues 4096 updates
-of one address; the shuffle version executes more instructions (less than
-twice as many: the ratio printed above) but only 128 atomics, the tree 16.
+    ("md", """`sum_atomic` executes the fewest instructions but queues 524,288
+updates of one address; the shuffle version executes more instructions (less
+than twice as many: the ratio printed above) but only 16,384 atomics, the
+tree 2048.
 On a GPU the serialised atomics dominate as `n` grows — time them with
 `device="cuda"` where a GPU is present. (Instruction counts
 on the simulator are not times: it executes PTX on the CPU.)"""),
@@ -451,7 +454,7 @@ def tile_transpose_padded(a: wl.array(dtype=wl.float32, ndim=2), t: wl.array(dty
     tile[ty, tx] = a[i, j]
     wl.syncthreads()
     t[wl.block_idx.x * 32 + ty, wl.block_idx.y * 32 + tx] = tile[tx, ty]"""),
-    ("code", """m = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    ("code", """m = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)   # 32 x 32 blocks
 conflicts, transposed, runs = {}, {}, {}
 for k in (tile_transpose, tile_transpose_padded):
     t = np.zeros_like(m)
@@ -464,14 +467,14 @@ runs["tile_transpose"]          # the unpadded one: its conflicts per line"""),
 are on the line that reads `tile[tx, ty]`, a column of the tile. A conflict is
 a **wavefront** (one pass through the 32 banks) beyond the one the access
 needs: the column read needs 32 wavefronts per warp request, so 31 conflicts
-per request, 992 for the 32 warps (Nsight Compute counts them the same way:
+per request, 992 for a block's 32 warps, 1,015,808 for the 1024 blocks (Nsight Compute counts them the same way:
 "bank conflicts" and "wavefronts per request"). Displaying
 `runs["tile_transpose_padded"]` shows the same table with 0 on every line.
 The "simulated in … ms" of the two views is CPU simulator time, not GPU
 time: compare the wavefronts, not those times (time the kernels with
 `device="cuda"` on a GPU)."""),
     ("code", """runs["tile_transpose_padded"]   # the padded one: the same lines, no conflicts"""),
-    ("md", """Check the result: both transpose the tile (one 32×32 block) and a
+    ("md", """Check the result: both transpose the 1024×1024 matrix and a
 64×96 matrix (2×3 blocks, each tile to its mirrored place); only the unpadded
 one has bank conflicts."""),
     ("code", """# check
@@ -482,7 +485,7 @@ for k in (tile_transpose, tile_transpose_padded):
     big_t = np.zeros((96, 64), dtype=np.float32)
     wl.launch(k, dim=big.shape, inputs=[big, big_t], block_dim=1024, device="sim")
     np.testing.assert_array_equal(big_t, big.T)
-assert conflicts["tile_transpose"] == 32 * 31 and conflicts["tile_transpose_padded"] == 0"""),
+assert conflicts["tile_transpose"] == 1024 * 32 * 31 and conflicts["tile_transpose_padded"] == 0"""),
 ]
 
 NOTEBOOKS["04_occupancy_registers"] = [
@@ -613,7 +616,7 @@ Measure on a GPU (`device="cuda"`) before keeping a cap.
 The simulator executes the PTX, which does not depend on the cap (spills
 happen in `ptxas`'s SASS), so the capped kernel computes the same values:"""),
     ("code", """capped = wl.compile(many_live, arch="sm_80", maxrregcount=32)
-x = np.linspace(-1, 1, 256, dtype=np.float32)
+x = np.linspace(-1, 1, 1 << 14, dtype=np.float32)
 y = np.zeros_like(x)
 wl.launch(capped, dim=x.size, inputs=[x, y], device="sim")
 
@@ -667,7 +670,7 @@ def by_warp(x: wl.array(dtype=wl.float32), steps: int):
         v = np.where(even, v * np.float32(0.5) + np.float32(1), v * np.float32(2) - np.float32(1))
     return v
 
-n, steps = 1024, 16
+n, steps = 1 << 20, 16
 x0 = np.linspace(0, 1, n, dtype=np.float32)
 eff, divergent, outputs, runs = {}, {}, {}, {}
 for k, even in ((by_lane, np.arange(n) % 2 == 0), (by_warp, (np.arange(n) // 32) % 2 == 0)):
@@ -696,7 +699,7 @@ for k, body in (("by_lane", 7), ("by_warp", 18)):  # their lines v = v * 0.5 + 1
     print(f"{k} line {body}: {lines[k][body].active_lanes:.1f} active lanes; divergent "
           f"branches: {sum(st.divergent_branches for st in lines[k].values())}")"""),
     ("md", """Check the result: both kernels match numpy; `by_lane` splits every warp
-once (32 warps), on its `if` line: its loops run with 16 of 32 lanes each, the
+once (32,768 warps), on its `if` line: its loops run with 16 of 32 lanes each, the
 code before and after the branch with all 32, so the whole kernel lands
 between 50 % and 100 % (the value printed above); `by_warp` never splits."""),
     ("code", """# check
@@ -1108,7 +1111,7 @@ from matplotlib import cbook
 with cbook.get_sample_data("grace_hopper.jpg") as f:
     photo = plt.imread(f)
 gray = photo.astype(np.float32).mean(axis=2) / 255.0
-img = np.ascontiguousarray(gray[::8, ::8])   # small enough for the simulator
+img = np.ascontiguousarray(gray)   # the whole photograph: 600 x 512 pixels, one thread each
 print(img.shape)"""),
     ("code", """%%warp_kernel --show source,ptx,resources
 def blur3(src: wl.array(dtype=wl.float32, ndim=2), dst: wl.array(dtype=wl.float32, ndim=2)):
@@ -1237,7 +1240,7 @@ knows `x` is never written."""),
 def saxpy_py(x: wl.array(dtype=wl.float32), y: wl.array(dtype=wl.float32), a: float):
     i = wl.tid()
     y[i] = a * x[i] + y[i]"""),
-    ("code", """n = 1000
+    ("code", """n = 1_000_000
 x = np.linspace(0, 1, n, dtype=np.float32)
 y1 = np.ones(n, np.float32)
 y2 = np.ones(n, np.float32)
@@ -1281,14 +1284,15 @@ the same arch: compare the loops' `bar.sync` and `ld.shared` in the two PTX pane
     ("code", """from warp_lab.examples import get
 block_sum_py = get("block_sum").kernel
 wl.compile(block_sum_py)"""),
-    ("code", """v = np.arange(1000, dtype=np.float32) / 8
-partial = np.zeros(4, np.float32)
-r = wl.launch(block_sum_cu, grid=4, block=256, inputs=[v, partial, v.size], device="sim")
+    ("code", """v = (np.arange(1 << 20) % 1024).astype(np.float32) / 8   # 1M elements
+blocks = v.size // 256
+partial = np.zeros(blocks, np.float32)
+r = wl.launch(block_sum_cu, grid=blocks, block=256, inputs=[v, partial, v.size], device="sim")
 r"""),
     ("md", """Check the result: the block sums are numpy's (the values are multiples
 of 1/8, so every order of adding them is exact), and racecheck found nothing:"""),
     ("code", """# check
-np.testing.assert_array_equal(partial, [v[k * 256:(k + 1) * 256].sum() for k in range(4)])
+np.testing.assert_array_equal(partial, v.reshape(blocks, 256).sum(axis=1))
 assert r.sim.findings == [] and "racecheck" in r.checks
 assert "bar.sync" in wl.compile(block_sum_cu).ptx"""),
     ("md", """## Transpose through a padded tile
@@ -1312,9 +1316,11 @@ extern "C" __global__ void transpose_cu(const float* src, float* dst, int h, int
     for (int r = 0; r < T_TILE; r += T_ROWS)
         if (x < h && y + r < w) dst[(y + r) * h + x] = tile[threadIdx.x][threadIdx.y + r];
 }"""),
-    ("code", """a = np.arange(40 * 72, dtype=np.float32).reshape(40, 72)
-at = np.zeros((72, 40), np.float32)
-r = wl.launch(transpose_cu, grid=(3, 2), block=(32, 8), inputs=[a, at, 40, 72], device="sim")
+    ("code", """h, w = 1000, 1200                        # not multiples of the tile: the edge checks matter
+a = np.arange(h * w, dtype=np.float32).reshape(h, w)
+at = np.zeros((w, h), np.float32)
+r = wl.launch(transpose_cu, grid=((w + 31) // 32, (h + 31) // 32), block=(32, 8),
+              inputs=[a, at, h, w], device="sim")
 wl.compile(get("transpose_padded").kernel)   # the Python twin"""),
     ("md", """Check the result: numpy's transpose, and no bank conflicts counted on
 the shared tile:"""),
@@ -1328,7 +1334,7 @@ The same reduction without the `__syncthreads()` inside the loop. On a GPU the
 result may still come out right (a warp runs in lockstep, and the simulator's
 warps do too), which is why the bug survives testing: racecheck reports it,
 at the C++ line, naming the `__shared__` array and the element."""),
-    ("code", """%%cuda_kernel --show source --launch "grid=4, block=256, inputs=[v, partial, v.size]" --device sim --check racecheck
+    ("code", """%%cuda_kernel --show source --launch "grid=blocks, block=256, inputs=[v, partial, v.size]" --device sim --check racecheck
 #define RED_BLOCK 256
 extern "C" __global__ void block_sum_racy(const float* x, float* partial, int n)
 {

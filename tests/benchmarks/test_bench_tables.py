@@ -170,3 +170,45 @@ def test_warp_compat_failure_classes_cover_every_failed_kernel(compat):
             if rec["status"] in labels:
                 want = f"| {labels[rec['status']]}: {rec['why'].replace('|', '/')} |"
                 assert any(r.startswith(want) for r in rows), want
+
+
+def test_notebook_launch_table_finds_the_slowest_launch_and_judges_the_limit():
+    from benchmarks import notebook_launches as nbl
+    fast = {"kernel": "saxpy", "device": "sim", "threads": 1 << 20,
+            "checks": ["memcheck", "barrier"], "seconds": 0.25}
+    slow = {"kernel": "many_live", "device": "sim", "threads": 1 << 14,
+            "checks": [], "seconds": nbl.LIMIT_S + 0.5}
+    md = nbl.table({"01_first_kernel": [fast], "04_occupancy_registers": [fast, slow],
+                    "09_empty": []})
+    assert md[2] == ("| 01_first_kernel | 1 | 1,048,576 (saxpy) | saxpy (1,048,576 threads, "
+                     "checks: memcheck, barrier) | 0.25 | met |")
+    assert md[3].startswith("| 04_occupancy_registers | 2 | 1,048,576 (saxpy) | many_live "
+                            "(16,384 threads, checks: none) | 1.50 | not met |")
+    assert md[4] == "| 09_empty | 0 | – | – | – | – |"
+    assert md[-1] == "Slowest launch of all: 1.50 s (target ≤ 1 s: not met)."
+
+
+def test_notebook_launch_recorder_keeps_the_launch_signature_and_records_a_launch():
+    """The magic checks --launch keywords against wl.launch's signature: the recorder the
+    benchmark puts in front of each notebook must keep it, and record real launches."""
+    import inspect
+
+    import numpy as np
+
+    import warp_lab.runtime.launch as launch_mod
+    from benchmarks import notebook_launches as nbl
+    from warp_lab.examples import get
+
+    original = launch_mod.launch
+    ns: dict = {}
+    try:
+        exec(nbl.RECORDER, ns)
+        assert inspect.signature(launch_mod.launch) == inspect.signature(original)
+        ex = get("saxpy")
+        args = ex.make_inputs("small")
+        launch_mod.launch(ex.kernel, dim=args[0].size, inputs=args, device="sim")
+    finally:
+        launch_mod.launch = original
+    (rec,) = ns["_wl_launches"]
+    assert rec["kernel"] == "saxpy" and rec["device"] == "sim" and rec["seconds"] > 0
+    assert rec["threads"] >= args[0].size and "memcheck" in rec["checks"]

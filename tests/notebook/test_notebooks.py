@@ -232,7 +232,7 @@ def test_03_shows_the_conflicting_transpose_and_the_measured_ratio(tmp_path):
     # the unpadded one's column read: a 32-way conflict, 31 extra wavefronts per request
     table = view.split("Shared-memory bank conflicts per line")[1].split("</details>")[0]
     assert "(conflicts: wavefronts beyond the fewest each request needs)" in table
-    assert "<td>32.00</td><td>31.00</td><td>992</td></tr>" in table, table
+    assert "<td>32.00</td><td>31.00</td><td>1015808</td></tr>" in table, table  # 1024 blocks x 992
     _, printed = _cell_output(nb, "def atomics(r):")
     ratio = float(printed.split("sum_shuffle executes ")[1].split("x ")[0])
     assert 1.5 < ratio < 2.0  # what the markdown says: less than twice as many
@@ -244,7 +244,7 @@ def test_05_shows_the_divergent_kernels_launch(tmp_path):
     nb = _execute(_notebook("05_branch_divergence"), tmp_path)
     view, _ = _cell_output(nb, 'runs["by_lane"]')
     assert "by_lane on " in view and "by_warp on" not in view
-    # what the markdown points at: the per-line table, the `if` line's 32 divergent
+    # what the markdown points at: the per-line table, the `if` line's 32,768 divergent
     # branches (one per warp), the loop bodies at 16 of 32 lanes
     table = view.split("<summary>Per line: active lanes, divergence, memory")[1]
     table = table.split("</details>")[0]
@@ -254,9 +254,9 @@ def test_05_shows_the_divergent_kernels_launch(tmp_path):
     rows = {r[0]: [code.sub(lambda m: m[1].strip(), c) for c in r[1:]]
             for r in (re.findall(r"<td>(.*?)</td>", tr)
                       for tr in re.findall(r"<tr>(.*?)</tr>", table)[1:])}
-    assert rows["5"][0] == "if i % 2 == 0:" and rows["5"][4] == "32"
+    assert rows["5"][0] == "if i % 2 == 0:" and rows["5"][4] == "32,768"  # 2**20 threads: one per warp
     assert rows["7"][0] == "v = v * 0.5 + 1.0" and rows["7"][3] == "16.0 (50%)"
     assert rows["10"][0] == "v = v * 2.0 - 1.0" and rows["10"][3] == "16.0 (50%)"
     _, printed = _cell_output(nb, "lines = {k: runs[k].line_metrics")
-    assert "by_lane line 7: 16.0 active lanes; divergent branches: 32" in printed
+    assert "by_lane line 7: 16.0 active lanes; divergent branches: 32768" in printed
     assert "by_warp line 18: 32.0 active lanes; divergent branches: 0" in printed
