@@ -232,7 +232,7 @@ def test_03_shows_the_conflicting_transpose_and_the_measured_ratio(tmp_path):
     # the unpadded one's column read: a 32-way conflict, 31 extra wavefronts per request
     table = view.split("Shared-memory bank conflicts per line")[1].split("</details>")[0]
     assert "(conflicts: wavefronts beyond the fewest each request needs)" in table
-    assert "<td>32.00</td><td>31.00</td><td>1015808</td></tr>" in table, table  # 1024 blocks x 992
+    assert "<td>32.00</td><td>31.00</td><td>1,015,808</td></tr>" in table, table  # 1024 blocks x 992
     _, printed = _cell_output(nb, "def atomics(r):")
     ratio = float(printed.split("sum_shuffle executes ")[1].split("x ")[0])
     assert 1.5 < ratio < 2.0  # what the markdown says: less than twice as many

@@ -312,8 +312,8 @@ def launch_html(result) -> str:
         if mem:
             parts.append("<details open><summary>Global memory per line</summary>" + _table(
                 ("line", "source", "requests", "sectors", "sectors / request"),
-                [(line_label(ck, ln), _source_cell(source_line_text(ck, ln)), r["requests"],
-                  r["sectors"],
+                [(line_label(ck, ln), _source_cell(source_line_text(ck, ln)), f"{r['requests']:,}",
+                  f"{r['sectors']:,}",
                   f"{r['sectors_per_request']:.2f}") for ln, r in sorted(mem.items())])
                 + "</details>")
         shared = shared_memory_lines(result)
@@ -325,9 +325,9 @@ def launch_html(result) -> str:
                               "wavefronts / request", "conflicts / request",
                               "bank conflicts (extra wavefronts)"),
                              [(line_label(ck, ln), _source_cell(source_line_text(ck, ln)),
-                               r["requests"],
-                               r["wavefronts"], f"{r['wavefronts_per_request']:.2f}",
-                               f"{r['conflicts_per_request']:.2f}", r["bank_conflicts"])
+                               f"{r['requests']:,}",
+                               f"{r['wavefronts']:,}", f"{r['wavefronts_per_request']:.2f}",
+                               f"{r['conflicts_per_request']:.2f}", f"{r['bank_conflicts']:,}")
                               for ln, r in sorted(shared.items())]) + "</details>")
         eff = simt_efficiencies(result)
         if eff:
