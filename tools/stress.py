@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     seed = args.seed if args.seed is not None else time.time_ns() % (1 << 31)
     rng = np.random.default_rng(seed)
     tally = S.Tally()
-    shell = S._shell() if "bad_inputs" in parts else None
+    shell = S._shell() if {"bad_inputs", "interrupts"} & set(parts) else None
     start = time.monotonic()
     end = start + 60 * args.minutes
     rounds = 0
@@ -47,8 +47,8 @@ def main(argv=None) -> int:
     while rounds == 0 or time.monotonic() < end:
         for part in parts:
             t0 = time.monotonic()
-            if part == "bad_inputs":
-                S.bad_inputs(rng, 1, tally, shell)
+            if part in ("bad_inputs", "interrupts"):
+                S.PARTS[part](rng, 1, tally, shell)
             else:
                 S.PARTS[part](rng, 1, tally)
             seconds[part] += time.monotonic() - t0

@@ -74,6 +74,7 @@ class Tally:
     interrupts_honoured: int = 0            # within HONOUR_S
     interrupt_worst_s: float = 0.0
     interrupt_phases: dict = dataclasses.field(default_factory=dict)   # phase -> count
+    interrupt_slowest: dict = dataclasses.field(default_factory=dict)  # phase -> seconds
     hang_shapes: dict = dataclasses.field(default_factory=dict)   # shape -> [sim seconds]
     hangs_missed: list = dataclasses.field(default_factory=list)  # not found or too late
     progress_shapes: int = 0
@@ -98,8 +99,9 @@ class Tally:
         found = {k: (len(v), max(v)) for k, v in sorted(self.hang_shapes.items())}
         lines = [
             f"interrupts tried: {self.interrupts_tried}, honoured within {HONOUR_S:g} s: "
-            f"{self.interrupts_honoured} (slowest {self.interrupt_worst_s * 1000:.0f} ms; "
-            + ", ".join(f"{k} {v}" for k, v in sorted(self.interrupt_phases.items())) + ")",
+            f"{self.interrupts_honoured}; tried, and the slowest to end, per moment:",
+            *[f"  {k}: {v}, slowest {self.interrupt_slowest[k] * 1000:.0f} ms"
+              for k, v in sorted(self.interrupt_phases.items())],
             f"hang shapes found: {sum(n for n, _ in found.values())} of "
             f"{sum(n for n, _ in found.values()) + len(self.hangs_missed)}, in "
             f"{len(found)} shapes; slowest to find (s of simulation) per shape:",
@@ -297,6 +299,48 @@ def barrier_vs_spin(x: I32, a: int, b: int):
 
 
 @wl.kernel
+def barrier_forever(x: I32, a: int, b: int):
+    # a loop with a barrier that no thread ever leaves: the flag is never set
+    while wl.atomic_load(x, a & 1) == 0:
+        wl.syncthreads()
+
+
+@wl.kernel
+def shuffle_forever(x: I32, a: int, b: int):
+    # a loop of shuffles over a flag nobody sets
+    v = wl.tid()
+    while wl.atomic_load(x, 0) == 0:
+        v += wl.shfl_xor_sync(wl.FULL_MASK, v, 1)
+    x[2] = v
+
+
+@wl.kernel
+def wait_for_a_later_block(x: I32, a: int, b: int):
+    # thread a (block 0) waits for thread b of the last block, which cannot be resident
+    # while block 0 runs: more blocks than the GPU holds at once
+    t = wl.tid()
+    if t == a:
+        while wl.atomic_load(x, 0) == 0:
+            pass
+    if t == b:
+        wl.atomic_store(x, 0, 1)
+
+
+@wl.kernel
+def flag_before_barrier(x: I32, a: int, b: int):
+    # thread a waits for the flag b sets before the block's barrier: it ends
+    t = wl.tid()
+    if t == a:
+        while wl.atomic_load(x, 0) == 0:
+            pass
+    if t == b:
+        wl.atomic_store(x, 0, 1)
+    wl.syncthreads()
+    if t == a:
+        x[1] = 5
+
+
+@wl.kernel
 def pair_handoff(x: I32, a: int, b: int, n: int):
     # a ping-pong of n rounds through x[0]: a goes first, b answers; x[2] counts a's turns
     t = wl.tid()
@@ -336,6 +380,7 @@ def _honoured(tally: Tally, phase: str, outcome: str, value, late: float) -> boo
     tally.interrupts_tried += 1
     _count(tally.interrupt_phases, phase)
     tally.interrupt_worst_s = max(tally.interrupt_worst_s, late)
+    tally.interrupt_slowest[phase] = max(tally.interrupt_slowest.get(phase, 0.0), late)
     if outcome == "error":
         tally.internal_errors.append(f"interrupt during {phase}: {_describe(value)}")
         return False
@@ -461,8 +506,56 @@ def slow_{c}(a: wl.array(dtype=wl.float32)):
     _honoured(tally, "wl.compile (LLVM O3)", outcome, value, late)
 
 
-def interrupts(rng, rounds: int, tally: Tally) -> None:
-    """``rounds`` of random SIGINTs over compiles and launches (each round ~4 s)."""
+MAGIC_LAUNCH = """%%warp_kernel --show ptx --launch "dim=64, inputs=[si_x, si_y, 2_000_000_000]"
+def magic_long_{c}(x: wl.array(dtype=wl.int32), y: wl.array(dtype=wl.int32), n: int):
+    i = wl.tid()
+    s = {c}
+    for k in range(n):
+        s += x[k & 63]
+    y[i] = s
+    x[i] = x[i] + 1
+"""
+
+
+def _interrupt_magic(rng, tally: Tally, shell) -> None:
+    """A ``%%warp_kernel --launch`` cell (compile, view, launch of 2e9 turns) interrupted at
+    a random moment, as the notebook's interrupt button does: the cell ends with a
+    KeyboardInterrupt (IPython shows it: ``run_cell`` returns it in ``error_in_exec``)."""
+    x = rng.integers(-100, 100, 64).astype(np.int32)
+    y = np.zeros(64, np.int32)
+    x0, y0 = x.copy(), y.copy()
+    shell.user_ns.update(si_x=x, si_y=y)
+    c = int(rng.integers(4)) if rng.random() < 0.7 else int(rng.integers(1 << 30))
+    cell = MAGIC_LAUNCH.format(c=c)
+
+    def op():
+        with contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            saved = shell.display_pub.publish
+            shell.display_pub.publish = lambda *a, **k: None
+            try:
+                return shell.run_cell(cell)
+            finally:
+                shell.display_pub.publish = saved
+
+    outcome, value, late = _sigint_during(op, float(rng.uniform(0.0, 0.8)))
+    if outcome == "done":
+        tally.wrong.append("%%warp_kernel --launch: 2e9 turns ended before the interrupt")
+        return
+    if outcome == "swallowed":      # what run_cell does with it: the cell's error
+        err = value.error_in_exec
+        outcome = "raised" if isinstance(err, KeyboardInterrupt) else \
+            "error" if err is not None else "swallowed"
+        value = err
+    _honoured(tally, "%%warp_kernel --launch", outcome, value, late)
+    if not (np.array_equal(x, x0) and np.array_equal(y, y0)):
+        tally.lost_arrays.append("%%warp_kernel --launch: arrays changed by an interrupted "
+                                 "launch")
+
+
+def interrupts(rng, rounds: int, tally: Tally, shell=None) -> None:
+    """``rounds`` of random SIGINTs over compiles, launches and a magic cell (~4 s each)."""
+    shell = shell if shell is not None else _shell()
     with python_sigint():
         wl.launch(two_outputs, dim=32, inputs=[np.zeros(32, np.float32)] * 3 + [1],
                   device="sim")
@@ -473,6 +566,7 @@ def interrupts(rng, rounds: int, tally: Tally) -> None:
             _interrupt_launch(rng, tally, fresh=True, debug=False)
             _interrupt_launch(rng, tally, fresh=False, debug=True)
             _interrupt_compile(rng, tally)
+            _interrupt_magic(rng, tally, shell)
             if r % 2 == 0:
                 _interrupt_llvm(rng, tally)
 
@@ -503,11 +597,19 @@ HANGS = (("pair waiting for each other", pair_deadlock, SHAPES),
          ("every thread polls a flag nobody writes", all_spin, SHAPES),
          ("vote on a flag nobody writes", vote_spin, SHAPES),
          # (b in another block sets the flag after its own barrier: that one ends)
-         ("barrier waiting for a spinning thread", barrier_vs_spin, SHAPES[:2]))
+         ("barrier waiting for a spinning thread", barrier_vs_spin, SHAPES[:2]),
+         ("barrier in a loop nobody ends", barrier_forever, SHAPES),
+         ("shuffles in a loop nobody ends", shuffle_forever, SHAPES),
+         ("a wait for a block that cannot be resident", wait_for_a_later_block,
+          ("blocks of a grid",)))
 
 
 def _hang_once(rng, tally: Tally, name: str, kernel, shape: str) -> None:
-    dim, bs, a, b = _pair(rng, shape)
+    if kernel is wait_for_a_later_block:
+        bs, nb = 64, int(rng.integers(4096, 6000))
+        dim, a, b = nb * bs, int(rng.integers(bs)), (nb - 1) * bs + int(rng.integers(bs))
+    else:
+        dim, bs, a, b = _pair(rng, shape)
     x = np.zeros(8, np.int32)
     r = guarded(tally, f"{name} ({shape})", lambda: wl.launch(
         kernel, dim=dim, block_dim=bs, inputs=[x, a, b], device="sim",
@@ -539,6 +641,19 @@ def _progress_once(rng, tally: Tally, shape: str) -> None:
             f"{[f.kind for f in r.findings]}, counts {x[2:4].tolist()}")
 
 
+def _flag_before_barrier_once(rng, tally: Tally, shape: str) -> None:
+    dim, bs, a, b = _pair(rng, shape)
+    x = np.zeros(8, np.int32)
+    r = guarded(tally, f"flag before a barrier ({shape})", lambda: wl.launch(
+        flag_before_barrier, dim=dim, block_dim=bs, inputs=[x, a, b], device="sim",
+        max_instructions=1 << 40))
+    tally.progress_shapes += 1
+    if r is not None and (r.findings or r.partial or x[1] != 5):
+        tally.progress_reported.append(
+            f"flag set before a barrier, {shape} (threads {a}, {b} of {dim}/{bs}): "
+            f"{[f.kind for f in r.findings]}, {x[:2].tolist()}")
+
+
 def _lock_once(rng, tally: Tally) -> None:
     bs = int(rng.choice([32, 64, 128]))
     dim = bs * int(rng.integers(1, 3))
@@ -561,6 +676,8 @@ def hang_shapes(rng, rounds: int, tally: Tally) -> None:
                 _hang_once(rng, tally, name, kernel, shape)
         for shape in SHAPES:
             _progress_once(rng, tally, shape)
+        for shape in SHAPES[:2]:
+            _flag_before_barrier_once(rng, tally, shape)
         _lock_once(rng, tally)
 
 
