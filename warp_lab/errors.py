@@ -14,7 +14,7 @@ import sys
 __all__ = [
     "WarpLabError", "KernelCompileError", "KernelOptionError", "InternalCompilerError",
     "ToolchainError", "LaunchError", "CudaError", "SimulatorError", "LaunchInterrupted",
-    "source_label",
+    "source_label", "unreadable_character",
 ]
 
 
@@ -127,6 +127,41 @@ class KernelOptionError(KernelCompileError, TypeError, ValueError):
     line of the user's code; also a :class:`TypeError` (what Python raises for
     an unknown keyword) and a :class:`ValueError` (a bad value), as before.
     """
+
+
+#: a character no compiler reads: NUL, or half of a UTF-16 surrogate pair
+_UNREADABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unreadable_character(text: str, filename: str, first_line: int = 1):
+    """A located :class:`KernelCompileError` for the first character of ``text`` that no
+    compiler reads, or None when there is none.
+
+    A NUL ends the text for NVRTC, which takes a C string (the rest of the source was
+    dropped: "identifier __wl_sig is undefined"), and Python's parser refuses it without
+    a line ("source code string cannot contain null bytes"); a lone surrogate (``\\udcff``:
+    a ``str`` decoded from bytes with ``errors="surrogateescape"``, or a ``\\ud83d`` escape
+    in a notebook's JSON) has no UTF-8 encoding, and encoding the cell raised
+    ``UnicodeEncodeError`` out of the parser and out of NVRTC's call.
+
+    Args:
+        text: the source; its first line is line ``first_line`` of ``filename``.
+        filename: the cell or file name the error names.
+    """
+    m = _UNREADABLE.search(text)
+    if m is None:
+        return None
+    start = text.rfind("\n", 0, m.start()) + 1
+    end = text.find("\n", m.start())
+    line_text = text[start: len(text) if end < 0 else end]
+    char = m.group(0)
+    what = "a NUL character (\\x00)" if char == "\x00" else \
+        f"a lone surrogate ({ascii(char)[1:-1]}), which is no UTF-8 text"
+    return KernelCompileError(f"the source holds {what}", filename,
+                              first_line + text.count("\n", 0, m.start()), m.start() - start + 1,
+                              _UNREADABLE.sub("\ufffd", line_text),
+                              "delete it: no compiler reads it (a copy from a binary file or "
+                              "a terminal can bring one in)")
 
 
 class InternalCompilerError(WarpLabError):

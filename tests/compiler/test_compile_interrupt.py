@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -95,3 +97,50 @@ def test_llvm_outside_the_main_thread_runs_in_that_thread():
     worker.start()
     worker.join(120)
     assert out and "add.rn.f32" in out[0].ptx
+
+
+EXIT_AFTER_CTRL_C = r'''
+import os, signal, sys, threading, time
+import warp_lab as wl
+from warp_lab.compiler import nvptx
+from warp_lab.compiler.artifact import CompileOptions
+from warp_lab.compiler.frontend import make_typed_ast
+from warp_lab.compiler.lower import make_llvm_ir
+from warp_lab.lang.kernel import cell_source
+
+SRC = """T = tuple(range(1200))
+
+@wl.kernel
+def k(a: wl.array(dtype=wl.float32)):
+    i = wl.tid()
+    s = 0.0
+    for j in range(len(T)):
+        s += a[i] * float(T[j])
+    a[i] = s
+"""
+cell_source(SRC, "<exit cell>")
+ns = {"wl": wl}
+exec(compile(SRC, "<exit cell>", "exec"), ns)
+options = CompileOptions(arch="sm_90", opt=3)
+lowered = make_llvm_ir(make_typed_ast(ns["k"], options), options)
+threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    nvptx.make_ptx(lowered.llvm_ir, options, lowered.entry)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted; LLVM still working:",
+          any(t.name == "warp_lab-llvm" for t in threading.enumerate()))
+'''
+
+
+def test_the_process_exits_cleanly_right_after_a_ctrl_c_in_llvm():
+    # the abandoned module was still in LLVM when Python exited, and LLVM's static
+    # destructors freed the context under it: a segmentation fault (or an LLVM assertion)
+    # in 4 exits of 6, a Jupyter kernel's restart or shutdown after an interrupted compile.
+    # The worker had been marked stopped by the KeyboardInterrupt inside Thread.join, so
+    # even a non-daemon worker was not waited for.
+    done = subprocess.run([sys.executable, "-c", EXIT_AFTER_CTRL_C], capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert "interrupted; LLVM still working: True" in done.stdout, (done.stdout, done.stderr)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])

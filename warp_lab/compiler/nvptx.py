@@ -252,15 +252,23 @@ def _interruptible(fn, *args):
     LLVM is one call: a ``KeyboardInterrupt`` waited for the whole optimisation (9.5 s to
     64 s late for a 16,000- and 20,000-copy unrolled loop). llvmlite's calls release the
     GIL, so the waiting main thread handles the signal at once and raises; LLVM itself
-    cannot be stopped, so the worker (a daemon thread) finishes the abandoned module in
-    the background, holding :data:`_llvm_lock` (the compile budgets, compiler/budget.py,
-    keep that short), and its result is dropped. Outside the main thread, where no signal
-    handler runs, ``fn`` runs in the caller's thread, under the same lock.
+    cannot be stopped, so the worker finishes the abandoned module in the background,
+    holding :data:`_llvm_lock` (the compile budgets, compiler/budget.py, keep that short),
+    and its result is dropped. The worker is no daemon thread, and the main thread waits
+    on an event, not ``Thread.join``: Python waits for a non-daemon thread before it
+    exits, where a worker still inside LLVM met LLVM's own static destructors (a
+    segmentation fault or an LLVM assertion at exit, 4 exits in 6 right after a Ctrl-C in
+    an O3 compile). ``join`` would not do: a ``KeyboardInterrupt`` inside it marks the
+    thread stopped while it runs (CPython 3.11/3.12 ``_wait_for_tstate_lock`` releases the
+    running thread's state lock), so the exit did not wait for it. Outside the main
+    thread, where no signal handler runs, ``fn`` runs in the caller's thread, under the
+    same lock.
     """
     if threading.current_thread() is not threading.main_thread():
         with _llvm_lock:
             return fn(*args)
     box: dict = {}
+    done = threading.Event()
 
     def work():
         with _llvm_lock:
@@ -268,11 +276,13 @@ def _interruptible(fn, *args):
                 box["value"] = fn(*args)
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 box["error"] = exc
+            finally:
+                done.set()
 
-    worker = threading.Thread(target=work, name="warp_lab-llvm", daemon=True)
+    worker = threading.Thread(target=work, name="warp_lab-llvm", daemon=False)
     worker.start()
-    while worker.is_alive():
-        worker.join(_POLL_SECONDS)   # a signal handler runs here; KeyboardInterrupt leaves
+    while not done.wait(_POLL_SECONDS):
+        pass    # a signal handler runs here; its KeyboardInterrupt leaves
     if "error" in box:
         raise box["error"]
     return box["value"]

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from warp_lab.compiler import cuda_source
-from warp_lab.errors import KernelCompileError
+from warp_lab.errors import KernelCompileError, unreadable_character
 from warp_lab.lang.kernel import Source, check_kernel_options
 
 __all__ = ["CudaProgram", "CudaKernel", "cuda_kernel", "cuda_kernels", "python_name",
@@ -145,6 +145,9 @@ def _program(source, filename, defines, std, instantiate) -> CudaProgram:
     if filename is None:
         first = next((k.name for k in cuda_source.find_kernels(source)), "source")
         filename = f"<cuda source of {first}>"
+    unreadable = unreadable_character(source, filename)
+    if unreadable is not None:
+        raise unreadable
     return CudaProgram(Source(source, filename, 1), check_defines(defines), std, instantiate)
 
 

@@ -31,7 +31,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import display
 
 from warp_lab.errors import (KernelCompileError, LaunchError, LaunchInterrupted, SimulatorError,
-                             WarpLabError)
+                             WarpLabError, unreadable_character)
 from warp_lab.lang.kernel import Func, Kernel, python_lines
 from warp_lab.notebook import launch_option
 from warp_lab.notebook.bundle import KernelView
@@ -443,6 +443,9 @@ class WarpKernelMagics(Magics):
         linecache.cache[filename] = (len(full_text), None, python_lines(full_text, keepends=True),
                                      filename)
         code_text = "\n" + cell  # line 1 is the magic line: code lines keep the cell's numbers
+        unreadable = unreadable_character(code_text, filename)
+        if unreadable is not None:
+            raise unreadable
         try:
             tree = ast.parse(code_text, filename)
         except SyntaxError as exc:
