@@ -20,7 +20,11 @@ Prints Markdown and writes it (with the machine and the tool versions) to
 6. Warp compatibility (:mod:`benchmarks.warp_compat`, issue 19): ``--warp-compat
    subset`` (default, a fixed subset, a few minutes), ``full`` (the whole corpus, ~25
    minutes, rewrites ``benchmarks/warp_compat_full.md``, quoted by later subset runs) or
-   ``off``.
+   ``off``;
+7. CUDA C++ cells (``benchmarks/cuda_cells.py``, issue 20), ``--no-cuda-cells`` to skip;
+8. the hand-written analysis of the gaps, ``benchmarks/findings.md``, copied in;
+9. the stress suite's counts (``python -m tools.stress``, issue 25) for
+   ``--stress-minutes`` (default 2, 0 to skip).
 
 Hand-written analysis of the gaps lives in ``benchmarks/findings.md`` and is
 copied into the report after the generated tables.
@@ -42,7 +46,8 @@ from benchmarks import report
 from benchmarks.kernels import BENCH_KERNELS
 from benchmarks.worker import TOOLS
 
-__all__ = ["main", "run_worker", "run_workers_parallel", "machine_lines", "warp_compat_section"]
+__all__ = ["main", "run_worker", "run_workers_parallel", "machine_lines", "warp_compat_section",
+           "stress_section"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _WORKER_TIMEOUT_S = 240
@@ -236,6 +241,35 @@ def warp_compat_section(mode: str) -> list[str]:
     return out
 
 
+def stress_section(minutes: float, parts: str | None = None,
+                   timeout: float = _SIM_TIMEOUT_S) -> list[str]:
+    """Run the stress suite (``python -m tools.stress``, issue 25) for ``minutes`` (float,
+    at least one round of each part) in a fresh process and quote its counts: interrupts
+    tried and honoured within a second, hang shapes found and the simulated seconds to
+    find each, bad inputs and cache attacks tried, lost arrays, internal errors and hangs.
+    ``parts``: a comma-separated subset of the suite's parts (default all). A broken
+    promise (exit 1) is said above the counts; a crash or a run past ``timeout`` (seconds,
+    beyond ``minutes``) is said instead of them."""
+    args = ["--minutes", f"{minutes:g}", "--seed", str(time.time_ns() % (1 << 31))]
+    args += ["--parts", parts] if parts else []
+    cmd = " ".join(["python -m tools.stress", *args])
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "tools.stress", *args], cwd=ROOT,
+                              env=env, capture_output=True, text=True,
+                              timeout=60 * minutes + timeout)
+    except subprocess.TimeoutExpired:
+        return [f"{report.NA}: `{cmd}` ran past {60 * minutes + timeout:.0f} s."]
+    text = proc.stdout.strip()
+    if proc.returncode not in (0, 1) or not text:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return [f"{report.NA}: `{cmd}` exited {proc.returncode}: {tail[0][:300]}"]
+    verdict = ("every promise held (0 lost arrays, 0 internal errors, 0 hangs)"
+               if proc.returncode == 0 else "**a promise broke**: the FAILED lines say which")
+    return [f"Output of `{cmd}`, same run: {verdict}.", "", "```", text, "```"]
+
+
 def _findings() -> list[str]:
     path = os.path.join(ROOT, "benchmarks", "findings.md")
     if not os.path.exists(path):
@@ -266,6 +300,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-notebooks", action="store_true",
                     help="skip timing the teaching notebooks' launches "
                          "(benchmarks/notebook_launches.py)")
+    ap.add_argument("--stress-minutes", type=float, default=2.0,
+                    help="minutes of the stress suite (python -m tools.stress); 0 to skip")
     ap.add_argument("--no-cuda-cells", action="store_true",
                     help="skip the CUDA C++ cells section (benchmarks/cuda_cells.py)")
     args = ap.parse_args(argv)
@@ -418,8 +454,19 @@ def main(argv=None) -> int:
                "warp_lab's PTX of the corpus kernel, same inputs and launch.", "",
                *_script_section("cuda_cells.py", [], "issue 20"), ""]
         t = lap("cuda cells", t)
+    md += [*_findings(), ""]
+    if args.stress_minutes > 0:
+        md += ["## 9. Stress suite (issue 25)", "",
+               "Random SIGINTs over compiles, launches, `wl.debug` and a `%%warp_kernel "
+               "--launch` cell; every spin and deadlock shape between random threads as "
+               "lanes of one warp, warps of one block and blocks of a grid; bad and huge "
+               "inputs at every public entry; crafted cache entries, hostile folders and "
+               "concurrent writers (`tests/stress/stress_suite.py`; the test suite runs one "
+               "round of each part).", "",
+               *stress_section(args.stress_minutes), ""]
+        t = lap("stress", t)
     spent = ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
-    md += [*_findings(), "", f"_Whole run: {time.perf_counter() - t_start:.0f} s ({spent}) on "
+    md += [f"_Whole run: {time.perf_counter() - t_start:.0f} s ({spent}) on "
            f"the machine above, shared with other jobs._", ""]
     text = "\n".join(md)
     print(text)

@@ -212,3 +212,14 @@ def test_notebook_launch_recorder_keeps_the_launch_signature_and_records_a_launc
     (rec,) = ns["_wl_launches"]
     assert rec["kernel"] == "saxpy" and rec["device"] == "sim" and rec["seconds"] > 0
     assert rec["threads"] >= args[0].size and "memcheck" in rec["checks"]
+
+
+def test_stress_section_quotes_the_suites_counts_from_a_real_run():
+    from benchmarks.run_all import stress_section
+    lines = stress_section(0, parts="cache_attacks")
+    assert lines[0].startswith("Output of `python -m tools.stress --minutes 0 --seed ")
+    assert "every promise held" in lines[0], lines
+    text = "\n".join(lines)
+    tried = int(text.split("cache attacks tried: ")[1].split()[0])
+    assert tried >= 18, text
+    assert "lost arrays: 0" in text and "internal errors: 0" in text
