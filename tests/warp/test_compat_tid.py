@@ -35,7 +35,8 @@ def four(a: wp.array4d(dtype=wp.float32), out: wp.array4d(dtype=wp.float32)):
 
 CASES = [("one_of_two", (5, 3), [((5, 3), np.int32)]),
          ("two_of_one", 6, [((6, 1), np.int32)]),
-         ("two_of_three", (3, 4, 5), [((3, 4, 5), np.int32)])]
+         ("two_of_three", (3, 4, 5), [((3, 4, 5), np.int32)]),
+         ("four", (3, 2, 37, 5), [((3, 2, 37, 5), np.float32)] * 2)]
 
 
 @pytest.mark.parametrize("name, dim, shapes", CASES, ids=[c[0] for c in CASES])
@@ -55,3 +56,30 @@ def test_tid_rank_rules_match_warp_cpu(tmp_path, warp_ref, name, dim, shapes):
     for got, want in zip(lab_args, ref_args):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert lab_args[-1].numpy().any()   # (the kernel wrote something)
+
+
+def test_four_index_tid_with_small_blocks_matches_warp_cpu(tmp_path, warp_ref):
+    """Several blocks per row of ``l`` (block_dim 64: 32 along l, 2 along k)."""
+    ref = load_module(tmp_path / "ref_four.py", SOURCE, "warp", "wpc_ref_tid4b")
+    lab = load_module(tmp_path / "lab_four.py", SOURCE, "warp_lab.warp", "wpc_lab_tid4b")
+    import warp_lab.warp as wp
+
+    a = np.random.default_rng(5).uniform(-1, 1, (2, 3, 5, 70)).astype(np.float32)
+    ref_out = warp_ref.zeros(a.shape, dtype=warp_ref.float32, device="cpu")
+    warp_ref.launch(ref.four, dim=a.shape, inputs=[warp_ref.array(a, device="cpu"), ref_out],
+                    device="cpu", block_dim=64)
+    out = wp.zeros(a.shape, dtype=wp.float32)
+    wp.launch(lab.four, dim=a.shape, inputs=[wp.array(a), out], device="cpu", block_dim=64)
+    np.testing.assert_array_equal(out.numpy(), ref_out.numpy())
+    assert "2,100 inside dim=" in wp.last_launch().threads_text   # 2 * 3 * 5 * 70
+
+
+def test_four_index_tid_outside_the_kernel_is_a_located_error(tmp_path):
+    import warp_lab as wl
+
+    src = ("import warp as wp\n\n@wp.func\ndef where4():\n    i, j, k, l = wp.tid()\n"
+           "    return i\n\n@wp.kernel\ndef k4(out: wp.array(dtype=int)):\n"
+           "    out[0] = where4()\n")
+    lab = load_module(tmp_path / "lab_f4.py", src, "warp_lab.warp", "wpc_lab_tid_f4")
+    with pytest.raises(wl.KernelCompileError, match="4-index wp.tid.. must be in the kernel"):
+        wl.compile(lab.k4)

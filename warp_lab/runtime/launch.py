@@ -72,6 +72,11 @@ def _warp_geometry(launch_ndim: int, extents, dim, block_dim):
                           f"reads {launch_ndim}: Warp runs the threads of the extra axes with "
                           "shared coordinates, which warp_lab can do only for a wp.tid() of "
                           "1 or 2 indices; unpack wp.tid() into as many names as dim has axes")
+    if launch_ndim == 4:    # (compiler.lower.FunctionLowerer.tid4 reads this layout)
+        i, j, k, l_ = kept
+        blk = _block_for(2, block_dim)
+        cb = max(1, -(-l_ // blk[0]))
+        return (cb * j, max(1, -(-k // blk[1])), i), blk, (l_, k, i)
     launch_dim = tuple(reversed(kept)) + (1,) * (3 - launch_ndim)
     blk = _block_for(launch_ndim, block_dim)
     grd = [max(1, -(-e // b)) for e, b in zip(launch_dim, blk)]
