@@ -400,7 +400,8 @@ class FunctionLowerer(ExprLowerer):
         if isinstance(ty, Scalar):
             return self.ab.alloca(llty(ty), name=name)
         if isinstance(ty, Vector):
-            return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{'xyzw'[k]}")
+            comp = "xyzw" if ty.n <= 4 else [str(k) for k in range(ty.n)]
+            return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{comp[k]}")
                          for k in range(ty.n))
         if isinstance(ty, Matrix):
             return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{k // ty.cols}{k % ty.cols}")

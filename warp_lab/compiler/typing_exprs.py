@@ -23,7 +23,7 @@ from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE,
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B, types as _lang_types
-from warp_lab.lang.kernel import STATIC, Constant, Func, Kernel, Unsupported
+from warp_lab.lang.kernel import STATIC, Constant, Func, Kernel, TypeFactory, Unsupported
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Type, Vector,
                                  VECTORS,
                                  as_type, bool_, float64, int32, int64, uint64)
@@ -257,7 +257,8 @@ class ExprTyper:
         if isinstance(value, Kernel):
             raise self.error(f"{what} is a kernel; kernels cannot call kernels", node,
                              "make the shared code a @wl.func")
-        if isinstance(value, (Func, B.Builtin, B.Dim3, PyBuiltin, _pytypes.ModuleType, Type)) \
+        if isinstance(value, (Func, B.Builtin, B.Dim3, PyBuiltin, _pytypes.ModuleType, Type,
+                              TypeFactory)) \
                 or value is STATIC or (_hashable(value) and value in B.MATH_MODULE):
             return self.mark(node, Meta(value))
         if isinstance(value, type) and issubclass(value, np.generic):
