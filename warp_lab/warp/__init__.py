@@ -28,6 +28,7 @@ A Warp name warp_lab does not have yet (meshes, volumes, BVHs, ``wp.Tape``...) i
 
 from __future__ import annotations
 
+import builtins as _builtins
 import difflib as _difflib
 import math as _math
 import typing as _typing
@@ -113,6 +114,7 @@ atomic_add, atomic_sub, atomic_min, atomic_max = _B.atomic_add, _B.atomic_sub, \
 atomic_and, atomic_or, atomic_xor = _B.atomic_and, _B.atomic_or, _B.atomic_xor
 atomic_cas, atomic_exch = _B.atomic_cas, _B.atomic_exch
 bit_count = _B.popc
+print = _builtins.print  # noqa: A001  (wp.print: in a kernel, Python's print, Warp's formats)
 
 
 # -- decorators ------------------------------------------------------------------------------
