@@ -117,3 +117,39 @@ def test_unpacking_and_compare_misuse_is_located(tmp_path, body, message):
     with pytest.raises(wl.KernelCompileError, match=message) as info:
         wl.compile(lab.bad)
     assert ":5:" in str(info.value)
+
+
+BARE = '''
+import warp as wp
+
+@wp.kernel
+def k(arr: wp.array(dtype=int), out: wp.array(dtype=float)):
+    v = wp.vec3(1.0, 2.0, float(arr[0]))
+    out[0] = dot(v, v)
+    out[1] = clamp(float(arr[1]), 0.0, 3.0)
+    expect_eq(out[1], 3.0)
+    expect_eq(v, wp.vec3(1.0, 2.0, 6.0))
+'''
+
+
+def test_bare_builtin_names_resolve_as_warp_does(tmp_path, warp_ref, capfd):
+    """A call of a Warp builtin without ``wp.`` (``dot(v, v)``, ``expect_eq(x, y)``)
+    resolves among Warp's builtins in a Warp kernel (warp-lang's codegen does), and is
+    still an undefined name in a ``@wl.kernel``."""
+    ref = load_module(tmp_path / "ref_bare.py", BARE, "warp", "wpc_ref_calls_bare")
+    lab = load_module(tmp_path / "lab_bare.py", BARE, "warp_lab.warp", "wpc_lab_calls_bare")
+    import warp_lab.warp as wp
+
+    want = _run(warp_ref, ref)
+    ref_out = capfd.readouterr().out
+    got = _run(wp, lab)
+    np.testing.assert_array_equal(got, want)
+    out = capfd.readouterr().out
+    assert out.count("expect_eq() failed") == ref_out.count("expect_eq() failed") == 1
+
+    @wl.kernel
+    def py(out: wl.array(dtype=float)):
+        out[0] = expect_eq(1.0, 2.0)  # noqa: F821
+
+    with pytest.raises(wl.KernelCompileError, match="name 'expect_eq' is not defined"):
+        wl.compile(py)

@@ -70,6 +70,9 @@ def _lookup(typer, name: str):
                           hint="loop over it directly, " + ("for k, v in enumerate(t)"
                                if name == "enumerate" else "for a, b in zip(t, u)")
                                + " (of tuples): it cannot be nested in a call or stored")
+    fallback = getattr(typer.fn_obj, "warp_builtin", None)  # (warp_lab.warp's kernels)
+    if fallback is not None and fallback(name) is not None:
+        return fallback(name)
     if hasattr(_py, name):
         raise typer.error(f"the Python builtin {name!r} is not available in kernels",
                           hint="kernels may use range, len, print, int, float, bool, abs, min, "

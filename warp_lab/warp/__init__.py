@@ -119,6 +119,16 @@ print = _builtins.print  # noqa: A001  (wp.print: in a kernel, Python's print, W
 
 # -- decorators ------------------------------------------------------------------------------
 
+def _warp_builtin(name: str):
+    """The Warp builtin function ``name`` names (``wp.NAME``, a builtin or a Warp-dialect
+    function), or None: warp-lang's codegen resolves a bare call ``dot(a, b)`` or
+    ``expect_eq(x, y)`` that the module does not define among its builtins (``codegen.py``,
+    "lookup function name in builtins"), so kernels of ``@wp.kernel``/``@wp.func`` do too
+    (``compiler.typing_exprs._lookup``)."""
+    value = globals().get(name)
+    return value if isinstance(value, (_B.Builtin, _Func)) else None
+
+
 class Kernel(_LabKernel):
     """A kernel of the Warp dialect: ``@wp.kernel`` or ``wp.Kernel(func=f, key="name")``.
 
@@ -138,6 +148,8 @@ class Kernel(_LabKernel):
     def __repr__(self) -> str:
         return f"<wp.kernel {self.name}>"
 
+    warp_builtin = staticmethod(_warp_builtin)
+
 
 def kernel(f=None, *, enable_backward=None, module=None, launch_bounds=None,
            **warp_options):
@@ -154,6 +166,7 @@ class Function(_Func):
     """A device function of the Warp dialect (``@wp.func``)."""
 
     kind_name = "wp.func"
+    warp_builtin = staticmethod(_warp_builtin)
 
 
 def func(f=None, *, name=None, module=None):
