@@ -13,7 +13,8 @@ with ``import warp as wp`` and once with ``import warp_lab.warp as wp``; a worke
 (warp-lang can crash on a bad input) makes inputs for every kernel from its annotations
 (seeded random arrays of 16 elements per axis, ints in [0, 4), scalars 2 / 0.5), launches
 it on Warp's CPU device and saves inputs and outputs; then the same inputs run on
-warp_lab's simulator and every array argument is compared (floats to 1e-5 relative,
+warp_lab's simulator (with one thread per block, as Warp's CPU device runs them, in files
+that read ``wp.block_dim()``) and every array argument is compared (floats to 1e-5 relative,
 NaNs equal). Kernels that use meshes, volumes, BVHs or autodiff are excluded; kernels
 Warp itself cannot run with such inputs (generic ``Any`` kernels, structs as parameters)
 have no reference and are counted apart. Failures are grouped by class.
@@ -342,6 +343,11 @@ def run_file(path: str, workdir: str, timeout: float = 300) -> dict:
             else:
                 out[name] = {"status": "no_reference", "why": report.get(name, {}).get("error")}
         return out
+    # Warp's CPU device runs one thread per block (context._resolve_block_dim: CPU blocks
+    # of more are opt-in, config.enable_cpu_blocks), which a kernel reading wp.block_dim()
+    # sees: warp_lab's simulator gets the same launch for those files, where the GPU's
+    # default (256) would give other values than the reference for the same source
+    block = {"block_dim": 1} if "block_dim()" in text else {}
     for name in todo:
         rec = report.get(name, {})
         if not rec.get("ok"):
@@ -375,7 +381,8 @@ def run_file(path: str, workdir: str, timeout: float = 300) -> dict:
                 args.append(v.astype(_lab_type(wp, s).elem.numpy))
         dim = tuple(rec["dim"]) if isinstance(rec["dim"], list) else rec["dim"]
         try:
-            r = wl.launch(k, dim=dim, inputs=args, device="sim", max_instructions=50_000_000)
+            r = wl.launch(k, dim=dim, inputs=args, device="sim", max_instructions=50_000_000,
+                          **block)
         except Exception as exc:  # noqa: BLE001 - classified
             out[name] = {"status": "launch_failed", "why": _classify(exc)}
             continue

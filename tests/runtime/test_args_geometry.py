@@ -34,7 +34,7 @@ def test_explicit_form_sets_extents_to_grid_times_block():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(dim=10, grid=1, block=1), "not both"),
     (dict(), "not both or neither"),
-    (dict(dim=(4, 4)), "1-D but dim"),
+    (dict(dim=(4, 4)), r"dim=\(4, 4\) has 2 axes but the kernel.s wl.tid\(\) gives 1 index"),
     (dict(dim=10, block_dim=2048), "block_dim must be 1..1024"),
     (dict(grid=1, block=(32, 32, 2)), "at most 1024"),
     (dict(grid=(1, 70000), block=32), "exceeds"),

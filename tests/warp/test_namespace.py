@@ -124,11 +124,9 @@ def test_hints_point_at_kernel_names_only_and_know_pythons_print():
 
     @wp.kernel
     def p(x: wp.array(dtype=float)):
-        wp.print(x[0])
+        wp.print(x[0])       # Warp 1.19 has wp.print: Python's print in a kernel
 
-    with pytest.raises(wl.KernelCompileError) as info:
-        wl.compile(p)
-    assert "write print(...)" in info.value.hint
+    assert wl.compile(p).ptx.count("vprintf") >= 1
 
     @wp.kernel
     def h(x: wp.array(dtype=float)):

@@ -764,8 +764,16 @@ def _launch_ndim(ctx, typer: FunctionTyper) -> int:
             if _static_callee(node.value, t) is not B.tid:
                 continue
             n = len(node.targets[0].elts)
-            if not 1 <= n <= 3:
-                raise t.error("wl.tid() gives 1, 2 or 3 indices", node.targets[0])
+            most = 4 if getattr(typer.fn_obj, "dialect", "python") == "warp" else 3
+            if not 1 <= n <= most:
+                raise t.error("wp.tid() gives 1 to 4 indices" if most == 4 else
+                              "wl.tid() gives 1, 2 or 3 indices", node.targets[0],
+                              None if most == 4 else "a kernel of the Warp dialect "
+                              "(@wp.kernel) may unpack 4, as Warp does")
+            if n == 4 and t is not typer:
+                raise t.error("a 4-index wp.tid() must be in the kernel itself, not in a "
+                              "function it calls (Warp allows wp.tid() in kernels only)",
+                              node.targets[0])
             if found is not None and n != found:
                 raise t.error(f"wl.tid() is unpacked into {n} names here but into "
                               f"{found} elsewhere", node.targets[0])

@@ -9,6 +9,7 @@ Helpers of :mod:`warp_lab.compiler.frontend`; every failure here is a
 from __future__ import annotations
 
 import ast
+import copy
 import builtins
 import typing
 import warnings
@@ -123,7 +124,128 @@ def parse_function(fn_obj) -> ast.FunctionDef:
     if not defs:
         node = module.body[0] if module.body else None
         raise compile_error(src, node, "expected a function definition (def ...)")
+    if getattr(fn_obj, "dialect", "python") == "warp":
+        _unroll_static_loops(defs[0])
     return defs[0]
+
+
+#: most copies :func:`_unroll_static_loops` makes of one loop's body
+STATIC_UNROLL_LIMIT = 1024
+
+
+def _static_calls(node):
+    """The ``wp.static(...)``/``static(...)`` calls under ``node``."""
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and n.args and
+            (getattr(n.func, "attr", None) == "static" or getattr(n.func, "id", None) == "static")]
+
+
+def _mentions(node, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def _const_range(node):
+    """The values of ``range(c...)`` with constant int arguments, else None."""
+    if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "range"
+            and not node.keywords and 1 <= len(node.args) <= 3):
+        return None
+    vals = [a.value if isinstance(a, ast.Constant) else
+            -a.operand.value if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub)
+            and isinstance(a.operand, ast.Constant) else None for a in node.args]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in vals) or \
+            (len(vals) == 3 and vals[2] == 0):
+        return None
+    return range(*vals)
+
+
+def _assigns(node, name: str) -> bool:
+    """Whether ``node`` binds ``name`` anywhere (an assignment or loop target)."""
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               for n in ast.walk(node))
+
+
+def _substituted(stmts, name: str, value: int):
+    """Copies of ``stmts`` with ``name`` in their ``wp.static`` arguments replaced by
+    ``value``, following rebinding in order (after ``for name in range(c):`` the name
+    holds that range's last value, as in Python); None when a ``wp.static`` reads the
+    name after a rebinding whose value the compile cannot know."""
+    out, cur = [], value
+    for st in stmts:
+        st = copy.deepcopy(st)
+        rng = _const_range(st.iter) if isinstance(st, ast.For) else None
+        if isinstance(st, ast.For) and isinstance(st.target, ast.Name) and \
+                st.target.id == name and rng is not None:
+            out.append(st)
+            cur = rng[-1] if len(rng) else cur
+            continue
+        rebinds = _assigns(st, name)
+        for call in _static_calls(st):
+            if _mentions(call.args[0], name):
+                if cur is None or rebinds:
+                    return None
+                arg = call.args[0]
+                if isinstance(arg, ast.Name):
+                    call.args[0] = ast.copy_location(ast.Constant(cur), arg)
+                    continue
+                for n in ast.walk(arg):
+                    for field, child in ast.iter_fields(n):
+                        if isinstance(child, ast.Name) and child.id == name:
+                            setattr(n, field, ast.copy_location(ast.Constant(cur), child))
+                        elif isinstance(child, list):
+                            child[:] = [ast.copy_location(ast.Constant(cur), c)
+                                        if isinstance(c, ast.Name) and c.id == name else c
+                                        for c in child]
+        if rebinds:
+            cur = None
+        out.append(st)
+    return out
+
+
+def _unroll_static_loops(tree) -> None:
+    """Unroll, in place, each ``for v in range(<constants>):`` whose body has a
+    ``wp.static(...)`` that reads ``v``: one body copy per value, ``v = k`` first, the
+    static's ``v`` replaced by ``k`` (warp-lang's codegen unrolls such loops whatever
+    ``max_unroll`` is, so that ``wp.static`` sees the loop variable, not a global of its
+    name). Loops with ``break``/``continue``/``else``, or more than
+    :data:`STATIC_UNROLL_LIMIT` iterations, stay loops (the static then reads the
+    module's name, as before). Inner loops are unrolled first."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list) or not any(isinstance(s, ast.For) for s in stmts):
+                continue
+            new = []
+            for st in stmts:
+                new += _unrolled(st) or [st]
+            setattr(node, field, new)
+
+
+def _unrolled(st):
+    """:func:`_unroll_static_loops` of one statement: its copies, or None to keep it."""
+    if not isinstance(st, ast.For) or not isinstance(st.target, ast.Name) or st.orelse:
+        return None
+    inner = ast.Module(body=st.body, type_ignores=[])
+    _unroll_static_loops(inner)     # (inner loops first)
+    st.body = inner.body
+    rng = _const_range(st.iter)
+    name = st.target.id
+    if rng is None or not len(rng) or len(rng) > STATIC_UNROLL_LIMIT or \
+            not any(_mentions(c.args[0], name) for c in _static_calls(ast.Module(
+                body=st.body, type_ignores=[]))) or \
+            any(isinstance(n, (ast.Break, ast.Continue)) for n in ast.walk(
+                ast.Module(body=st.body, type_ignores=[]))):
+        return None
+    out = []
+    for k in rng:
+        body = _substituted(st.body, name, k)
+        if body is None:
+            return None
+        assign = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                            value=ast.Constant(k))
+        ast.copy_location(assign, st)
+        ast.copy_location(assign.targets[0], st.target)
+        ast.copy_location(assign.value, st.iter)
+        out += [assign] + body
+    return out
 
 
 def evaluate_annotation(fn_obj, ann):

@@ -400,7 +400,8 @@ class FunctionLowerer(ExprLowerer):
         if isinstance(ty, Scalar):
             return self.ab.alloca(llty(ty), name=name)
         if isinstance(ty, Vector):
-            return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{'xyzw'[k]}")
+            comp = "xyzw" if ty.n <= 4 else [str(k) for k in range(ty.n)]
+            return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{comp[k]}")
                          for k in range(ty.n))
         if isinstance(ty, Matrix):
             return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{k // ty.cols}{k % ty.cols}")
@@ -545,9 +546,13 @@ class FunctionLowerer(ExprLowerer):
         call = self.first_tid_call()
         if call is not None:  # the index math belongs to the line that asks for it
             self.b.debug_metadata = self.loc(call)
-        idx = {a: self.global_index(a) for a in axes}
+        if n == 4:
+            idx, vals = self.tid4(launch_dim)
+            axes = "xy"
+        else:
+            idx = {a: self.global_index(a) for a in axes}
+            vals = [idx[a] for a in reversed(axes)]  # (z, y, x) order: slowest first
         self.b.debug_metadata = guard_loc  # the bounds check is the kernel's own (def line)
-        vals = [idx[a] for a in reversed(axes)]  # (z, y, x) order: slowest first
         self.tid_value = vals[0] if n == 1 else tuple(vals)
         if not guard:
             return
@@ -562,6 +567,28 @@ class FunctionLowerer(ExprLowerer):
         self.b.position_at_end(exit_bb)
         self.b.ret_void()
         self.b.position_at_end(run_bb)
+
+    def tid4(self, launch_dim):
+        """``i, j, k, l = wp.tid()`` of a Warp-dialect 4-D launch (warp_lab's geometry,
+        ``runtime.launch._warp_geometry``): grid ``(cb * J, ceil(K / ntid.y), I)`` with
+        ``cb = ceil(L / ntid.x)`` blocks per ``l`` row, so ``j = ctaid.x / cb``, ``l =
+        (ctaid.x - j * cb) * ntid.x + tid.x``, ``k`` is the y index and ``i = ctaid.z``;
+        the hidden ``launch_dim`` holds ``(L, K, I)``.
+
+        Returns:
+            ``({"x": l, "y": k}, [i, j, k, l])``: the guarded indices and the tid.
+        """
+        b = self.b
+        ntx, cx = self.sreg("ntid.x"), self.sreg("ctaid.x")
+        one = ir.Constant(ir.IntType(32), 1)
+        width = b.extract_value(launch_dim, 0)
+        cb = b.udiv(b.add(width, b.sub(ntx, one)), ntx, name="blocks_per_row")
+        j = b.udiv(cx, cb, name="tid.j")
+        col = b.sub(cx, b.mul(j, cb))
+        l_ = b.add(b.mul(col, ntx), self.sreg("tid.x"), name="tid.l")
+        k = self.global_index("y")
+        i = self.sreg("ctaid.z")
+        return {"x": l_, "y": k}, [i, j, k, l_]
 
     def first_tid_call(self):
         """The first ``wl.tid()`` call in the kernel body (source order), or None."""

@@ -905,6 +905,13 @@ class ExprLowerer:
 
         def step(k):
             t = node.wl_cmp_tys[k]
+            if isinstance(t, (Vector, Matrix)):   # (typed: one == or != of one type)
+                eq = CMPOPS[ast.Eq]
+                out = None
+                for x, y in zip(flatten(value(0), t), flatten(value(1), t)):
+                    c = compare(self, eq, x, y, t.elem)
+                    out = c if out is None else self.b.and_(out, c)
+                return self.b.not_(out) if isinstance(node.ops[0], ast.NotEq) else out
             a = self.convert(value(k), operands[k].wl_ty, t)
             b = self.convert(value(k + 1), operands[k + 1].wl_ty, t)
             return compare(self, CMPOPS[type(node.ops[k])], a, b, t)

@@ -18,13 +18,13 @@ import numpy as np
 from warp_lab.options import sm_number
 from warp_lab.compiler.typed_ast import NO_CONST, CallTarget, const_of
 from warp_lab.compiler.typing_calls import _args, _convertible, _join, _scalar, _target, _weak
-from warp_lab.compiler.typing_exprs import PyBuiltin, matrix_of
+from warp_lab.compiler.typing_exprs import PyBuiltin, matrix_of, vector_of
 from warp_lab.compiler.typing_rules import (NONE, Meta, cast_value, fits, float_for,
                                             literal_type, promote, type_name)
 from warp_lab.compiler.typing_special import (type_alloc_array, type_dynamic_shared_array,
                                               type_print, type_printf)
 from warp_lab.lang import builtins as B
-from warp_lab.lang.kernel import Constant, Func
+from warp_lab.lang.kernel import Constant, Func, TypeFactory
 from warp_lab.lang.types import (ANY, SCALARS, ArrayType, Matrix, Scalar, StructType, TupleType,
                                  Vector, as_type,
                                  bool_, float32, int32, int64, uint32)
@@ -527,6 +527,78 @@ def _construct(t, node, ty):
     return t.mark(node, ty)
 
 
+def _compile_time(t, node, what: str):
+    """The compile-time value of a keyword of ``vector()``/``matrix()``: an int, a tuple
+    of ints, or a type (``float`` is float32, ``int`` int32)."""
+    t.visit(node)
+    ty = node.wl_ty
+    if isinstance(ty, Meta):
+        v = ty.value
+        if isinstance(v, PyBuiltin) and v.name in ("float", "int", "bool"):
+            return as_type({"float": float, "int": int, "bool": bool}[v.name])
+        if isinstance(v, Scalar):
+            return v
+    c = const_of(node)
+    if c is not NO_CONST:
+        return c
+    raise t.error(f"{what} must be a compile-time constant", node)
+
+
+def _factory(t, node, factory):
+    """Warp's ``vector(*args, length=None, dtype=None)`` / ``matrix(*args, shape=None,
+    dtype=None)`` in a kernel (``warp/_src/builtins.py``'s ``vector``/``matrix``
+    builtins): the type's extent from the keyword or, for a vector, the arguments (one
+    vector: its length; else how many; a matrix needs ``shape=``), its dtype from the keyword or the arguments' components
+    (a float literal float32); then the call is that type's constructor.
+
+    Raises:
+        KernelCompileError: an unknown or non-constant keyword, an extent that cannot be
+            told, a dtype that is not a scalar type; the constructor's own errors.
+    """
+    size_kw = "length" if factory.name == "vector" else "shape"
+    kws = {}
+    for kw in node.keywords:
+        if kw.arg not in (size_kw, "dtype"):
+            raise t.error(f"wp.types.{factory.name}() takes {size_kw}= and dtype=, not "
+                          f"{kw.arg}=", kw)
+        kws[kw.arg] = _compile_time(t, kw.value, f"{factory.name}({kw.arg}=...)")
+    tys = [t.value_type(a) for a in node.args]
+    dtype = kws.get("dtype")
+    if dtype is None:
+        comps = [x.elem if isinstance(x, (Vector, Matrix)) else x for x in tys]
+        strong = [c for c, a in zip(comps, node.args)
+                  if isinstance(c, Scalar) and not (isinstance(c, Scalar) and _weak(a))]
+        dtype = strong[0] if strong else (
+            literal_type(const_of(node.args[0])) if node.args and isinstance(tys[0], Scalar)
+            else float32)
+    if not isinstance(dtype, Scalar) or dtype.is_bool:
+        raise t.error(f"wp.types.{factory.name}(dtype=...) needs a numeric scalar type",
+                      node)
+    size = kws.get(size_kw)
+    if factory.name == "vector":
+        if size is None:
+            size = tys[0].n if len(tys) == 1 and isinstance(tys[0], Vector) else len(tys)
+        if not isinstance(size, int) or size < 1:
+            raise t.error("wp.types.vector() needs length= (a positive int) or its "
+                          "components", node)
+        ty = vector_of(dtype, size)
+    else:
+        if any(isinstance(x, Vector) for x in tys):   # (Warp refuses them as well)
+            raise t.error("passing vectors to wp.types.matrix() is not supported (nor in "
+                          "Warp)", node, "give the components, or build the matrix from "
+                          "row vectors with the matrix type itself: wp.mat22(r0, r1)")
+        if size is None:    # (Warp's own rule: builtins.py matrix_value_func)
+            raise t.error("wp.types.matrix() needs shape=(rows, cols): the shape argument "
+                          "must be specified when initializing a matrix by value", node)
+        if not (isinstance(size, tuple) and len(size) == 2 and
+                all(isinstance(v, int) and v >= 1 for v in size)):
+            raise t.error("wp.types.matrix() needs shape=(rows, cols) of positive ints, "
+                          "or row vectors", node)
+        ty = matrix_of(dtype, *size)
+    node.keywords = []
+    return _construct(t, node, ty)
+
+
 #: what a device function's default value may be: a number (or a tuple of numbers), as a
 #: captured module constant may (ExprTyper.classify)
 _DEFAULT_TYPES = (bool, int, float, np.bool_, np.integer, np.floating, Constant)
@@ -734,6 +806,8 @@ def type_call(t, node, callee):
         return _cast(t, node, callee)
     if isinstance(callee, (Vector, Matrix)):
         return _construct(t, node, callee)
+    if isinstance(callee, TypeFactory):
+        return _factory(t, node, callee)
     if isinstance(callee, StructType):
         from warp_lab.compiler.typing_structs import construct_struct
         return construct_struct(t, node, callee)

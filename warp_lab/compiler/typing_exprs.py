@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins as _py
+import copy
 import types as _pytypes
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE,
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B, types as _lang_types
-from warp_lab.lang.kernel import STATIC, Constant, Func, Kernel, Unsupported
+from warp_lab.lang.kernel import STATIC, Constant, Func, Kernel, TypeFactory, Unsupported
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Type, Vector,
                                  VECTORS,
                                  as_type, bool_, float64, int32, int64, uint64)
@@ -69,6 +70,9 @@ def _lookup(typer, name: str):
                           hint="loop over it directly, " + ("for k, v in enumerate(t)"
                                if name == "enumerate" else "for a, b in zip(t, u)")
                                + " (of tuples): it cannot be nested in a call or stored")
+    fallback = getattr(typer.fn_obj, "warp_builtin", None)  # (warp_lab.warp's kernels)
+    if fallback is not None and fallback(name) is not None:
+        return fallback(name)
     if hasattr(_py, name):
         raise typer.error(f"the Python builtin {name!r} is not available in kernels",
                           hint="kernels may use range, len, print, int, float, bool, abs, min, "
@@ -250,6 +254,8 @@ class ExprTyper:
         if isinstance(value, str):
             self.check_text(value, node)
             return self.mark(node, Meta(value), value)
+        if value is _py.print:   # wp.print is Python's print (warp_lab.warp)
+            return self.mark(node, Meta(PyBuiltin("print")))
         if isinstance(value, Unsupported):
             raise self.error(value.message(), node,
                              "docs/language.md, 'The Warp namespace', lists what warp_lab has "
@@ -257,7 +263,8 @@ class ExprTyper:
         if isinstance(value, Kernel):
             raise self.error(f"{what} is a kernel; kernels cannot call kernels", node,
                              "make the shared code a @wl.func")
-        if isinstance(value, (Func, B.Builtin, B.Dim3, PyBuiltin, _pytypes.ModuleType, Type)) \
+        if isinstance(value, (Func, B.Builtin, B.Dim3, PyBuiltin, _pytypes.ModuleType, Type,
+                              TypeFactory)) \
                 or value is STATIC or (_hashable(value) and value in B.MATH_MODULE):
             return self.mark(node, Meta(value))
         if isinstance(value, type) and issubclass(value, np.generic):
@@ -751,6 +758,16 @@ class ExprTyper:
         result = True
         for op, a, b in zip(node.ops, operands, operands[1:]):
             at, bt = a.wl_ty, b.wl_ty
+            if isinstance(at, (Vector, Matrix)) and type(op) in (ast.Eq, ast.NotEq) and \
+                    len(node.ops) == 1:
+                # Warp's == / != of vectors and matrices (warp/native/vec.h, mat.h
+                # operator==): True when every component is equal, one bool
+                if at != bt:
+                    raise self.error(f"cannot compare {type_name(at)} and {type_name(bt)}: "
+                                     "== of vectors or matrices needs the same type on both "
+                                     "sides", node, f"convert one side, {type_name(at)}(...)")
+                node.wl_cmp_tys = [at]
+                return self.mark(node, bool_)
             if not (isinstance(at, Scalar) and isinstance(bt, Scalar)):
                 raise self.error(f"cannot compare {type_name(at)} and {type_name(bt)}", node)
             t = promote(at, bt, getattr(a, "wl_weak", False), getattr(b, "wl_weak", False))
@@ -848,30 +865,106 @@ class ExprTyper:
                              "kernel's own variables") from None
         return self.classify(node, value, f"wp.static({text})")
 
+    def _spread(self, call, star):
+        """One ``*value`` of ``call`` as its items (:func:`_spread_items`)."""
+        return _spread_items(self, call, star)
+
     def shadowed(self, func):
         """:func:`~warp_lab.compiler.typing_shadow.shadowing` of a callee that is a plain
         name (``range``, ``min``...), else None."""
         return shadowing(self, func.id) if isinstance(func, ast.Name) else None
 
     def check_call_unpacking(self, node):
-        """Refuse ``f(*args)`` and ``f(**kwargs)`` at the ``*``/``**``, whatever ``f`` is.
+        """Spread ``f(*v)`` over its components, refuse ``f(**kwargs)``, whatever ``f`` is.
 
-        Arguments are bound at compile time, one typed value per parameter, so a
-        tuple cannot be spread over them (the call's arity must be visible in the
-        source); one check for every callee (builtins, casts, constructors,
-        ``@wl.func``) keeps the message the same everywhere.
+        ``*v`` of a value whose length the compile knows (a vector: its components, a
+        matrix: its rows, a tuple: its items, a constant slice of any of these or of an
+        array, ``*a[:3]``) becomes ``v[0], v[1], ...`` in the call (Warp's
+        ``codegen.py`` does the same: unpacking of vectors, matrices, quaternions and
+        slices in calls); anything else is refused at the ``*``: arguments are bound at
+        compile time, one typed value per parameter. One check for every callee
+        (builtins, casts, constructors, ``@wl.func``) keeps the message the same.
+
+        Raises:
+            KernelCompileError: at the ``*`` for a value of unknown length, a slice of
+                non-constant bounds, an array without a stop, or an expression with side
+                effects that would run once per component.
         """
-        for a in node.args:
-            if isinstance(a, ast.Starred):
-                callee = ast.unparse(node.func)  # (only here: every call of a kernel comes by)
-                raise self.error("* unpacking is not supported in kernel calls", a,
-                                 f"write the arguments out, {callee}(t[0], t[1], ...), "
-                                 f"not {callee}(*t)")
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            spread = []
+            for a in node.args:
+                spread += self._spread(node, a) if isinstance(a, ast.Starred) else [a]
+            node.args = spread
         for kw in node.keywords:
             if kw.arg is None:
                 raise self.error("** keyword unpacking is not supported in kernel calls", kw,
                                  f"pass each argument by position or as name=value in "
                                  f"{ast.unparse(node.func)}(...)")
+
+
+def _pure(node) -> bool:
+    """Whether ``node`` is names, attributes, constants and subscripts only (no call:
+    repeating it per component repeats no side effect)."""
+    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load,
+                              ast.Slice, ast.Tuple, ast.UnaryOp, ast.USub, ast.BinOp, ast.Add,
+                              ast.Sub, ast.Mult))
+               for n in ast.walk(node))
+
+
+def _spread_indices(t, base_node, slc, n):
+    """The indices a constant slice ``slc`` of a value of ``n`` items (None: an array,
+    whose length the compile does not know) selects."""
+    parts = []
+    for part in (slc.lower, slc.upper, slc.step):
+        if part is None:
+            parts.append(None)
+            continue
+        t.visit(part)
+        c = const_of(part)
+        if c is NO_CONST or isinstance(c, float) or isinstance(c, bool):
+            raise t.error("a slice unpacked with * needs constant integer bounds", part)
+        parts.append(int(c))
+    if n is None:
+        start, stop, step = parts
+        if stop is None or stop < 0 or (start or 0) < 0:
+            raise t.error("an array slice unpacked with * needs a constant, non-negative stop "
+                          "(*a[:3]): the compile does not know the array's length", slc)
+        return list(range(start or 0, stop, step or 1))
+    return list(range(*slice(*parts).indices(n)))
+
+
+def _spread_items(self, call, star):
+    """:meth:`ExprTyper.check_call_unpacking`'s items for one ``*value``."""
+    value = star.value
+    callee = ast.unparse(call.func)
+    hint = f"write the arguments out, {callee}(t[0], t[1], ...), not {callee}(*t)"
+    if not _pure(value):
+        raise self.error("* unpacking of an expression with calls in it is not supported "
+                         "(it would run once per component)", star,
+                         "store it in a variable first and unpack that")
+    slc = None
+    base = value
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+        slc, base = value.slice, value.value
+    ty = self.value_type(base)
+    if isinstance(ty, Vector):
+        n = ty.n
+    elif isinstance(ty, Matrix):
+        n = ty.rows
+    elif isinstance(ty, TupleType):
+        n = len(ty.elems)
+    elif isinstance(ty, ArrayType) and slc is not None and ty.ndim == 1:
+        n = None
+    else:
+        raise self.error(f"* unpacking is not supported in kernel calls for a "
+                         f"{type_name(ty)} (only for vectors, matrices, tuples and constant "
+                         "slices of them or of 1-D arrays)", star, hint)
+    idx = _spread_indices(self, base, slc, n) if slc is not None else list(range(n))
+    out = []
+    for k in idx:
+        item = ast.Subscript(value=copy.deepcopy(base), slice=ast.Constant(k), ctx=ast.Load())
+        out.append(ast.fix_missing_locations(ast.copy_location(item, star)))
+    return out
 
 
 def _hashable(value) -> bool:

@@ -21,6 +21,7 @@ from warp_lab.errors import KernelCompileError, KernelOptionError, source_label
 from warp_lab.options import KERNEL_OPTIONS, SUPPORTED_ARCHS, check_options
 
 __all__ = ["Source", "Kernel", "Func", "Constant", "kernel", "func", "constant", "is_cell_file",
+           "TypeFactory",
            "DIALECTS", "Unsupported", "check_kernel_options", "python_lines"]
 
 _NEWLINE = re.compile(r"(\r\n|\r|\n)")
@@ -409,6 +410,29 @@ class StaticMarker:
 
 
 STATIC = StaticMarker()
+
+
+class TypeFactory:
+    """Warp's ``wp.types.vector`` / ``wp.types.matrix`` (also ``wp.vector``,
+    ``wp.matrix``): on the host ``host(length/shape, dtype)`` gives the type; in a kernel
+    the call is Warp's ``vector(*args, length=, dtype=)`` / ``matrix(*args, shape=,
+    dtype=)`` builtin (``warp/_src/builtins.py``): a value of the type the keywords and
+    the arguments give (``compiler.typing_builtins._factory``).
+
+    Args:
+        name: ``"vector"`` or ``"matrix"``.
+        host: the host function that makes the type.
+    """
+
+    def __init__(self, name: str, host):
+        self.name, self.host = name, host
+        self.__doc__ = host.__doc__
+
+    def __call__(self, *args, **kwargs):
+        return self.host(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<wp.types.{self.name}>"
 
 
 class FuncOverloads(Func):

@@ -50,16 +50,53 @@ def _as_int(value):
         return None
 
 
-def _ints(value, what: str, minimum: int) -> tuple[int, ...]:
-    """1 to 3 integers from an int or a tuple/list of ints, each at least ``minimum``."""
+def _warp_geometry(launch_ndim: int, extents, dim, block_dim):
+    """``(grid, block, launch_dim)`` of a ``dim=`` launch of a Warp-dialect kernel whose
+    ``wp.tid()`` has ``launch_ndim`` indices, by warp-lang's rule (see
+    :func:`launch_geometry`): ``extents`` padded with 1s to the tid's rank; the extents
+    past it multiplied into one count of threads that share coordinates, run along the
+    first grid axis the tid does not read (its block extent there is 1, so the count is
+    exact and the entry guard need not look at it).
+
+    Raises:
+        LaunchError: a ``dim`` of more axes than a 3-index ``wp.tid()`` reads (no grid
+            axis is left for the shared coordinates).
+    """
+    padded = tuple(extents) + (1,) * max(0, launch_ndim - len(extents))
+    kept, extras = padded[:launch_ndim], padded[launch_ndim:]
+    shared = 1
+    for e in extras:
+        shared *= e
+    if shared > 1 and launch_ndim >= 3:
+        raise LaunchError(f"dim={dim!r} has {len(extents)} axes but the kernel's wp.tid() "
+                          f"reads {launch_ndim}: Warp runs the threads of the extra axes with "
+                          "shared coordinates, which warp_lab can do only for a wp.tid() of "
+                          "1 or 2 indices; unpack wp.tid() into as many names as dim has axes")
+    if launch_ndim == 4:    # (compiler.lower.FunctionLowerer.tid4 reads this layout)
+        i, j, k, l_ = kept
+        blk = _block_for(2, block_dim)
+        cb = max(1, -(-l_ // blk[0]))
+        return (cb * j, max(1, -(-k // blk[1])), i), blk, (l_, k, i)
+    launch_dim = tuple(reversed(kept)) + (1,) * (3 - launch_ndim)
+    blk = _block_for(launch_ndim, block_dim)
+    grd = [max(1, -(-e // b)) for e, b in zip(launch_dim, blk)]
+    if shared > 1:
+        grd[launch_ndim] = shared
+        launch_dim = launch_dim[:launch_ndim] + (shared,) + launch_dim[launch_ndim + 1:]
+    return tuple(grd), blk, launch_dim
+
+
+def _ints(value, what: str, minimum: int, most: int = 3) -> tuple[int, ...]:
+    """1 to ``most`` integers from an int or a tuple/list of ints, each at least
+    ``minimum``."""
     one = _as_int(value)
     items = (value,) if one is not None else value
     if not isinstance(items, (tuple, list)):
         items = None
     vals = tuple(_as_int(v) for v in items) if items is not None else ()
-    if not vals or None in vals or not len(vals) <= 3 or any(v < minimum for v in vals):
+    if not vals or None in vals or not len(vals) <= most or any(v < minimum for v in vals):
         kind = "positive" if minimum > 0 else "non-negative"
-        raise LaunchError(f"{what} must be a {kind} int or a tuple of 1 to 3 of them, "
+        raise LaunchError(f"{what} must be a {kind} int or a tuple of 1 to {most} of them, "
                           f"got {value!r}")
     return vals  # type: ignore[return-value]
 
@@ -87,7 +124,7 @@ def _block_for(ndim: int, block_dim) -> tuple[int, int, int]:
 
 
 def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim=256, *,
-                    uses_tid: bool = False):
+                    uses_tid: bool = False, warp_rule: bool = False):
     """Work out ``(grid, block, launch_dim)`` for a launch.
 
     Args:
@@ -98,6 +135,13 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
             threads along the extra axis would all get the same index.
         dim: ``n``, ``(n0, n1)`` or ``(n0, n1, n2)`` threads (``dim=`` form);
             the fastest index (last) maps to x.
+        warp_rule: the kernel is of the Warp dialect: a ``dim=`` of another rank than
+            its ``wp.tid()`` follows warp-lang's ``_build_launch_bounds_from_tuple``
+            (``warp/_src/context.py``): a shorter ``dim`` is padded with 1s (``i, j =
+            wp.tid()`` with ``dim=n`` gives ``j = 0``), the axes past the tid's rank are
+            folded into threads that share its coordinates (``i = wp.tid()`` with
+            ``dim=(n, m)`` runs ``n * m`` threads, ``m`` of each ``i``: they run along the
+            grid's first axis the tid does not read), and ``dim`` may have 4 axes.
         grid, block: explicit CUDA-style configuration (both or neither).
         block_dim: threads per block for the ``dim=`` form (int or triple).
 
@@ -112,11 +156,19 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
     """
     if (dim is None) == (grid is None and block is None):
         raise LaunchError("give either dim=... or grid=... and block=..., not both or neither")
-    if dim is not None:
+    if dim is not None and warp_rule:
+        grd, blk, launch_dim = _warp_geometry(launch_ndim, _ints(dim, "dim", 0, 4), dim,
+                                              block_dim)
+        uses_tid = False   # (Warp's rule: threads past the tid's axes share coordinates)
+    elif dim is not None:
         extents = _ints(dim, "dim", 0)
         if len(extents) != launch_ndim:
-            raise LaunchError(f"the kernel's wl.tid() is {launch_ndim}-D but dim={dim!r} is "
-                              f"{len(extents)}-D")
+            names = ", ".join("ijk"[:launch_ndim])
+            raise LaunchError(f"dim={dim!r} has {len(extents)} "
+                              f"{'axis' if len(extents) == 1 else 'axes'} but the kernel's "
+                              f"wl.tid() gives {launch_ndim} "
+                              f"{'index' if launch_ndim == 1 else 'indices'} ({names} = "
+                              "wl.tid()); give dim as many axes as wl.tid() has names")
         launch_dim = tuple(reversed(extents)) + (1,) * (3 - len(extents))
         blk = _block_for(len(extents), block_dim)
         grd = tuple(max(1, -(-e // b)) for e, b in zip(launch_dim, blk))
@@ -438,7 +490,7 @@ def prepare_launch(kernel, arch: str, inputs, dim=None, grid=None, block=None, b
     # entry_guard left to its default is exactly "the kernel uses wl.tid()"
     uses_tid = ck.entry_guard and ck.options.entry_guard is None
     grd, blk, launch_dim = launch_geometry(ck.launch_ndim, dim, grid, block, block_dim,
-                                           uses_tid=uses_tid)
+                                           uses_tid=uses_tid, warp_rule=ck.dialect == "warp")
     values, views = _args.check_arguments(ck.params, list(inputs))
     strided = [v.name for v in views if v.shape and v.shape[-1] > 1 and v.strides[-1] != 1]
     if strided and ck.options.unit_inner_stride:

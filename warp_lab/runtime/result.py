@@ -132,6 +132,10 @@ class LaunchResult:
         ``docs/language.md``), so that ``dim=n`` reads as the ``n`` threads it runs."""
         total = self.threads
         inside = self.launch_dim[0] * self.launch_dim[1] * self.launch_dim[2]
+        if getattr(self.compiled, "launch_ndim", 1) == 4:
+            # a 4-index wp.tid(): the grid's x holds J rows of ceil(L / block x) blocks and
+            # launch_dim is (L, K, I) (runtime.launch._warp_geometry)
+            inside *= self.grid[0] // max(1, -(-self.launch_dim[0] // self.block[0]))
         if inside >= total:
             return f"{total:,} threads"
         return (f"{total:,} threads: {inside:,} inside dim=, {total - inside:,} past it "

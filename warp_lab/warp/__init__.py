@@ -28,6 +28,7 @@ A Warp name warp_lab does not have yet (meshes, volumes, BVHs, ``wp.Tape``...) i
 
 from __future__ import annotations
 
+import builtins as _builtins
 import difflib as _difflib
 import math as _math
 import typing as _typing
@@ -113,9 +114,20 @@ atomic_add, atomic_sub, atomic_min, atomic_max = _B.atomic_add, _B.atomic_sub, \
 atomic_and, atomic_or, atomic_xor = _B.atomic_and, _B.atomic_or, _B.atomic_xor
 atomic_cas, atomic_exch = _B.atomic_cas, _B.atomic_exch
 bit_count = _B.popc
+print = _builtins.print  # noqa: A001  (wp.print: in a kernel, Python's print, Warp's formats)
 
 
 # -- decorators ------------------------------------------------------------------------------
+
+def _warp_builtin(name: str):
+    """The Warp builtin function ``name`` names (``wp.NAME``, a builtin or a Warp-dialect
+    function), or None: warp-lang's codegen resolves a bare call ``dot(a, b)`` or
+    ``expect_eq(x, y)`` that the module does not define among its builtins (``codegen.py``,
+    "lookup function name in builtins"), so kernels of ``@wp.kernel``/``@wp.func`` do too
+    (``compiler.typing_exprs._lookup``)."""
+    value = globals().get(name)
+    return value if isinstance(value, (_B.Builtin, _Func)) else None
+
 
 class Kernel(_LabKernel):
     """A kernel of the Warp dialect: ``@wp.kernel`` or ``wp.Kernel(func=f, key="name")``.
@@ -136,6 +148,8 @@ class Kernel(_LabKernel):
     def __repr__(self) -> str:
         return f"<wp.kernel {self.name}>"
 
+    warp_builtin = staticmethod(_warp_builtin)
+
 
 def kernel(f=None, *, enable_backward=None, module=None, launch_bounds=None,
            **warp_options):
@@ -152,6 +166,7 @@ class Function(_Func):
     """A device function of the Warp dialect (``@wp.func``)."""
 
     kind_name = "wp.func"
+    warp_builtin = staticmethod(_warp_builtin)
 
 
 def func(f=None, *, name=None, module=None):

@@ -173,7 +173,8 @@ def expect_neq(actual, expected):
 
 
 @_warp
-def expect_near(actual, expected, tolerance):
+def expect_near(actual, expected, tolerance=1.0e-6):
+    # (builtins.py: tolerance defaults to 1.0e-6)
     if wl.abs(actual - expected) > tolerance:
         wl.printf("Error, expect_near() failed with tolerance ")
         print(tolerance)

@@ -2,7 +2,9 @@
 
 ``vector(length, dtype)`` and ``matrix(shape, dtype)`` give the warp_lab
 :class:`~warp_lab.lang.types.Vector` / :class:`~warp_lab.lang.types.Matrix` of that shape
-(the named one when warp_lab has it: ``vector(3, float32)`` is ``wp.vec3``).
+(the named one when warp_lab has it: ``vector(3, float32)`` is ``wp.vec3``); called in a
+kernel they are Warp's ``vector(*args, length=, dtype=)`` / ``matrix(*args, shape=,
+dtype=)`` constructors (:class:`~warp_lab.lang.kernel.TypeFactory`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import numpy as np
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, Vector, as_type, bool_, float16,
                                  float32, float64, int8, int16, int32, int64, uint8, uint16,
                                  uint32, uint64)
+from warp_lab.lang.kernel import TypeFactory
 from warp_lab.warp._host import array, dtype_from_numpy, dtype_to_numpy
 
 __all__ = ["vector", "matrix", "dtype_from_numpy", "dtype_to_numpy", "type_size_in_bytes",
@@ -25,7 +28,7 @@ float_types = (float16, float32, float64)
 scalar_types = int_types + float_types
 
 
-def vector(length: int, dtype=float32) -> Vector:
+def _vector(length: int, dtype=float32) -> Vector:
     """The vector type of ``length`` components of ``dtype`` (Warp's ``types.vector``).
 
     Raises:
@@ -41,7 +44,7 @@ def vector(length: int, dtype=float32) -> Vector:
     return vector_of(elem, int(length))
 
 
-def matrix(shape, dtype=float32) -> Matrix:
+def _matrix(shape, dtype=float32) -> Matrix:
     """The ``shape = (rows, cols)`` matrix type of ``dtype`` (Warp's ``types.matrix``).
 
     Raises:
@@ -56,6 +59,10 @@ def matrix(shape, dtype=float32) -> Matrix:
     if rows < 1 or cols < 1:
         raise ValueError(f"wp.types.matrix needs a shape of positive extents, not {shape}")
     return matrix_of(elem, rows, cols)
+
+
+vector = TypeFactory("vector", _vector)
+matrix = TypeFactory("matrix", _matrix)
 
 
 def type_size_in_bytes(dtype) -> int:

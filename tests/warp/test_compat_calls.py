@@ -1,0 +1,155 @@
+"""``*`` unpacking in kernel calls, ``==``/``!=`` of vectors and matrices, ``wp.print`` of
+vectors and matrices, ``wp.expect_*`` (``expect_near``'s default tolerance), against
+warp-lang's CPU device."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import warp_lab as wl
+from wpc_helpers import load_module
+
+UNPACK = '''
+import warp as wp
+
+@wp.func
+def add3(a: float, b: float, c: float):
+    return a + b * 10.0 + c * 100.0
+
+@wp.kernel
+def k(arr: wp.array(dtype=int), out: wp.array(dtype=float)):
+    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    v2 = wp.vec2(*v[1:3])
+    v3 = wp.vec3(*v[-3:])
+    v4 = wp.vec4(*v2, *v2)
+    a = wp.vec3i(*arr[:3])
+    b = wp.vec2i(*arr[0:4:2])
+    out[0] = wp.max(*v2)
+    out[1] = add3(*v3)
+    out[2] = v4[3] + v4[0] * 10.0
+    out[3] = float(a[0] + a[1] * 10 + a[2] * 100)
+    out[4] = float(b[0] + b[1] * 10)
+    out[5] = add3(*v[::2], 7.0)
+'''
+
+COMPARE = '''
+import warp as wp
+
+@wp.kernel
+def k(arr: wp.array(dtype=int), out: wp.array(dtype=float)):
+    v = wp.vec3(1.0, 2.0, float(arr[0]))
+    w = wp.vec3(1.0, 2.0, 5.0)
+    m = wp.mat22(1.0, 2.0, 3.0, float(arr[1]))
+    n = wp.mat22(1.0, 2.0, 3.0, 4.0)
+    vi = wp.vec2i(arr[0], arr[1])
+    out[0] = float(v == w)
+    out[1] = float(not (v == w))
+    out[2] = float(m == n)
+    out[3] = float(not (m == n))
+    out[4] = float(vi == wp.vec2i(5, 6))
+    if v == w and not (m == n):
+        out[5] = 1.0
+    wp.print(v)
+    print(m)
+    wp.print(out[0])
+    wp.expect_eq(v, w)
+    wp.expect_neq(m, n)
+    wp.expect_near(1.0, 1.05, 0.1)
+    wp.expect_near(1.0, 1.0000001)
+    wp.expect_near(1.0, 1.1)
+'''
+
+
+def _run(m, mod, dev="cpu"):
+    a = m.array(np.array([5, 6, 7, 8], np.int32), dtype=m.int32, device=dev)
+    o = m.zeros(8, dtype=m.float32, device=dev)
+    m.launch(mod.k, dim=1, inputs=[a, o], device=dev)
+    m.synchronize()
+    return o.numpy()
+
+
+@pytest.mark.parametrize("name, src", [("unpack", UNPACK), ("compare", COMPARE)])
+def test_calls_and_compares_match_warp_cpu(tmp_path, warp_ref, capfd, name, src):
+    ref = load_module(tmp_path / f"ref_{name}.py", src, "warp", f"wpc_ref_calls_{name}")
+    lab = load_module(tmp_path / f"lab_{name}.py", src, "warp_lab.warp", f"wpc_lab_calls_{name}")
+    import warp_lab.warp as wp
+
+    want = _run(warp_ref, ref)
+    capfd.readouterr()
+    got = _run(wp, lab)
+    np.testing.assert_array_equal(got, want)
+    if name == "compare":
+        printed = capfd.readouterr().out
+        assert want[:6].tolist() == [1, 0, 0, 1, 1, 1]
+        # Warp's vec/mat print (components '%g ' a row) and expect_near's report, once
+        assert printed.startswith("1 2 5 \n1 2 \n3 6 \n1\n"), printed
+        assert printed.count("Error, expect_near() failed with tolerance") == 1, printed
+
+
+def test_vector_not_equal_is_any_component_differs(tmp_path):
+    """``!=`` of vectors (Warp's C++ has no ``operator!=`` for them: its CPU build fails;
+    warp_lab gives ``not (a == b)``, NaN components unequal as IEEE's ==)."""
+    src = ("import warp as wp\n\n@wp.kernel\ndef ne(a: wp.array(dtype=wp.vec2), "
+           "b: wp.array(dtype=wp.vec2), out: wp.array(dtype=int)):\n    i = wp.tid()\n"
+           "    out[i] = int(a[i] != b[i])\n")
+    lab = load_module(tmp_path / "lab_ne.py", src, "warp_lab.warp", "wpc_lab_calls_ne")
+    import warp_lab.warp as wp
+
+    a = np.array([[1, 2], [1, 2], [np.nan, 0], [0, 0]], np.float32)
+    b = np.array([[1, 2], [1, 3], [np.nan, 0], [-0.0, 0]], np.float32)
+    out = wp.zeros(4, dtype=wp.int32)
+    wp.launch(lab.ne, dim=4, inputs=[wp.array(a, dtype=wp.vec2), wp.array(b, dtype=wp.vec2),
+                                     out], device="cpu")
+    assert out.numpy().tolist() == [0, 1, 1, 0]
+
+
+@pytest.mark.parametrize("body, message", [
+    ("x = wp.max(*wp.vec2(1.0, 2.0))", "expression with calls"),
+    ("x = wp.max(*a[1:n])", "constant integer bounds"),
+    ("x = wp.max(*a)", r"unpacking is not supported in kernel calls for a"),
+    ("x = wp.vec2(1.0, 2.0) == wp.vec3(1.0, 2.0, 3.0)", "needs the same type"),
+])
+def test_unpacking_and_compare_misuse_is_located(tmp_path, body, message):
+    src = (f"import warp as wp\n\n@wp.kernel\ndef bad(a: wp.array(dtype=float), n: int):\n"
+           f"    {body}\n")
+    lab = load_module(tmp_path / "lab_bad.py", src, "warp_lab.warp", "wpc_lab_calls_bad")
+    with pytest.raises(wl.KernelCompileError, match=message) as info:
+        wl.compile(lab.bad)
+    assert ":5:" in str(info.value)
+
+
+BARE = '''
+import warp as wp
+
+@wp.kernel
+def k(arr: wp.array(dtype=int), out: wp.array(dtype=float)):
+    v = wp.vec3(1.0, 2.0, float(arr[0]))
+    out[0] = dot(v, v)
+    out[1] = clamp(float(arr[1]), 0.0, 3.0)
+    expect_eq(out[1], 3.0)
+    expect_eq(v, wp.vec3(1.0, 2.0, 6.0))
+'''
+
+
+def test_bare_builtin_names_resolve_as_warp_does(tmp_path, warp_ref, capfd):
+    """A call of a Warp builtin without ``wp.`` (``dot(v, v)``, ``expect_eq(x, y)``)
+    resolves among Warp's builtins in a Warp kernel (warp-lang's codegen does), and is
+    still an undefined name in a ``@wl.kernel``."""
+    ref = load_module(tmp_path / "ref_bare.py", BARE, "warp", "wpc_ref_calls_bare")
+    lab = load_module(tmp_path / "lab_bare.py", BARE, "warp_lab.warp", "wpc_lab_calls_bare")
+    import warp_lab.warp as wp
+
+    want = _run(warp_ref, ref)
+    ref_out = capfd.readouterr().out
+    got = _run(wp, lab)
+    np.testing.assert_array_equal(got, want)
+    out = capfd.readouterr().out
+    assert out.count("expect_eq() failed") == ref_out.count("expect_eq() failed") == 1
+
+    @wl.kernel
+    def py(out: wl.array(dtype=float)):
+        out[0] = expect_eq(1.0, 2.0)  # noqa: F821
+
+    with pytest.raises(wl.KernelCompileError, match="name 'expect_eq' is not defined"):
+        wl.compile(py)
