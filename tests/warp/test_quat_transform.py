@@ -181,6 +181,13 @@ def test_host_constructors_and_builtins_match_warp(warp_ref):
     for k, (mine, theirs) in enumerate(cases):
         np.testing.assert_allclose(np.asarray(mine), np.array(theirs), rtol=1e-6, atol=1e-7,
                                    err_msg=str(k))
+    t, tr = wp.transform((1.0, 2.0, 3.0), wp.quat_rpy(0.0, 0.0, 1.0)), \
+        warp_ref.transform((1.0, 2.0, 3.0), warp_ref.quat_rpy(0.0, 0.0, 1.0))
+    t.p, tr.p = (5.0, 6.0, 7.0), (5.0, 6.0, 7.0)
+    for mine, theirs in ((t, tr), (t.q, tr.q), (wp.transform_point(t, (1.0, 0.0, 0.0)),
+                                                warp_ref.transform_point(tr, warp_ref.vec3(1.0, 0.0, 0.0))),
+                         (wp.transform_inverse(t), warp_ref.transform_inverse(tr))):
+        np.testing.assert_allclose(np.asarray(mine), np.array(theirs), rtol=1e-6, atol=1e-7)
     a = wp.array([wp.transform()] * 3, dtype=wp.transform)
     assert a.numpy().shape == (3, 7) and a.shape == (3,)
     assert wp.array(np.zeros((5, 4)), dtype=wp.quat).numpy().shape == (5, 4)

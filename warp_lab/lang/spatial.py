@@ -45,6 +45,15 @@ _mat33 = T.TypeFamily("matrix", "mat3")
 _vec6 = T.TypeFamily("spatial_vector", "vec6")
 
 
+class _ByShape(FuncOverloads):
+    """An overload set whose host call picks by the first argument's shape: a 4x4 matrix
+    takes the second function (the ``mat44`` form), anything else the first."""
+
+    def __call__(self, *args, **kwargs):
+        import numpy as np
+        return self.overloads[1 if np.shape(args[0]) == (4, 4) else 0].fn(*args, **kwargs)
+
+
 def _warp(fn) -> Func:
     return Func(fn, dialect="warp")
 
@@ -225,7 +234,7 @@ def quat_from_matrix_mat44(mat: Mat44):
                                       mat[1, 2], mat[2, 0], mat[2, 1], mat[2, 2]))
 
 
-quat_from_matrix = FuncOverloads([_quat_from_matrix33, quat_from_matrix_mat44])
+quat_from_matrix = _ByShape([_quat_from_matrix33, quat_from_matrix_mat44])
 
 
 @_warp
@@ -302,8 +311,8 @@ def transform_vector_mat44(mat: Mat44, vec: Vec3):
                  mat[2, 0] * vec[0] + mat[2, 1] * vec[1] + mat[2, 2] * vec[2])
 
 
-transform_point = FuncOverloads([transform_point, transform_point_mat44])
-transform_vector = FuncOverloads([transform_vector, transform_vector_mat44])
+transform_point = _ByShape([transform_point, transform_point_mat44])
+transform_vector = _ByShape([transform_vector, transform_vector_mat44])
 
 
 @_warp

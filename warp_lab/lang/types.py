@@ -273,6 +273,27 @@ class Quaternion(Vector):
         return np.array(values, dtype=self.elem.numpy)
 
 
+class HostTransform(np.ndarray):
+    """A host transformation value: a numpy array of 7 with Warp's ``t.p`` (a view of
+    components 0..2) and ``t.q`` (3..6), read and assigned, as Warp's Python class has."""
+
+    @property
+    def p(self) -> np.ndarray:
+        return np.asarray(self)[0:3]
+
+    @p.setter
+    def p(self, value):
+        np.asarray(self)[0:3] = value
+
+    @property
+    def q(self) -> np.ndarray:
+        return np.asarray(self)[3:7]
+
+    @q.setter
+    def q(self, value):
+        np.asarray(self)[3:7] = value
+
+
 @dataclass(frozen=True, repr=False)
 class Transformation(Vector):
     """A rigid transformation of NVIDIA Warp (``wp.transform``, ``wp.transformd``,
@@ -301,6 +322,10 @@ class Transformation(Vector):
         return QUATERNIONS[self.elem.name]
 
     def __call__(self, *values, p=None, q=None):
+        """The host value (a :class:`HostTransform`); the forms are the class docstring's."""
+        return self._value(values, p, q).view(HostTransform)
+
+    def _value(self, values, p, q):
         dt = self.elem.numpy
         if p is not None or q is not None:
             if len(values) > 2 - (p is not None) - (q is not None):
