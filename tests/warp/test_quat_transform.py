@@ -71,8 +71,8 @@ def quats(qa: wp.array(dtype=wp.quat), qb: wp.array(dtype=wp.quat), v: wp.array(
     ot[i, 0] = t * u
     ot[i, 1] = wp.transform_multiply(u, t)
     ot[i, 2] = wp.transform_inverse(t)
-    ot[i, 3] = wp.transform(x, na)
-    ot[i, 4] = wp.transform(x)
+    ot[i, 3] = wp.transform(x, q=na)
+    ot[i, 4] = wp.transform(p=x)
     ot[i, 5] = wp.transform_identity()
     w = t
     w.p = x
@@ -87,6 +87,7 @@ def quats(qa: wp.array(dtype=wp.quat), qb: wp.array(dtype=wp.quat), v: wp.array(
     e.p += x
     e[6] = 0.5
     ot[i, 9] = e
+    oq[i, 15] = oq[i, 15] + 2.0 / a
     om[i] = wp.quat_to_matrix(na)
     osv[i, 0] = wp.spatial_cross(sv[i], sv[i] * 0.5 + wp.spatial_vector(x, x))
     osv[i, 1] = wp.spatial_cross_dual(sv[i], wp.spatial_vector(1.0, 2.0, 3.0, 4.0, 5.0, 6.0))

@@ -509,6 +509,17 @@ def _construct(t, node, ty, keywords=()):
     ``transform(t)``, ``spatial_vector(w, v)`` (warp-lang 1.19 ``builtins.py``
     ``quaternion``, ``transformation``, ``spatial_vector``). ``keywords``: the keyword
     names the caller took already (``dtype`` of a :class:`TypeFamily` call)."""
+    if isinstance(ty, Transformation) and node.keywords and len(node.args) < 2 and \
+            {k.arg for k in node.keywords} <= {"p", "q"} - ({"p"} if node.args else set()):
+        # transform(p=..., q=...), transform(p, q=...): Warp's keywords, as the positional
+        # (p, q) / (p) forms
+        kw = {k.arg: k.value for k in node.keywords}
+        if node.args:
+            kw["p"] = node.args[0]
+        if "p" not in kw:
+            raise t.error(f"{ty.name}(q=...) needs p too", node, "write transform(p, q)")
+        node.args = [kw["p"]] + ([kw["q"]] if "q" in kw else [])
+        node.keywords = []
     if any(k.arg not in keywords for k in node.keywords) or \
             any(isinstance(a, ast.Starred) for a in node.args):
         raise t.error(f"{ty.name}() takes positional components", node)

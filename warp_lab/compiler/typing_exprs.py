@@ -688,7 +688,9 @@ class ExprTyper:
             self._check_elem(node.right, lt.elem)
             node.wl_kind = "as"
             return self.mark(node, lt)
-        if isinstance(lt, Scalar) and isinstance(rt, agg) and op == "mul":
+        if isinstance(lt, Scalar) and isinstance(rt, agg) and (
+                op == "mul" or op == "truediv" and isinstance(rt, Quaternion)):
+            # (s / q: Warp's div(Scalar, quat), s / q[k] per component)
             self._check_elem(node.left, rt.elem)
             node.wl_kind = "sa"
             return self.mark(node, rt)
