@@ -400,8 +400,10 @@ class FunctionLowerer(ExprLowerer):
         if isinstance(ty, Scalar):
             return self.ab.alloca(llty(ty), name=name)
         if isinstance(ty, Vector):
-            comp = "xyzw" if ty.n <= 4 else [str(k) for k in range(ty.n)]
-            return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{comp[k]}")
+            # x, y, z, w; a transformation's p.x..q.w; a longer vector's 0, 1, ...
+            parts = ("p.x", "p.y", "p.z", "q.x", "q.y", "q.z", "q.w") if ty.n == 7 else \
+                "xyzw" if ty.n <= 4 else [str(k) for k in range(ty.n)]
+            return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{parts[k]}")
                          for k in range(ty.n))
         if isinstance(ty, Matrix):
             return tuple(self.ab.alloca(llty(ty.elem), name=f"{name}.{k // ty.cols}{k % ty.cols}")

@@ -589,8 +589,12 @@ def _construct(lw, node, call):
     vals = [lw.expr(a) for a in node.args]
     tys = call.info["tys"]
     n = ty.n if isinstance(ty, Vector) else ty.rows * ty.cols
+    zero = ir.Constant(llty(e), 0.0 if e.is_float else 0)
+    one = ir.Constant(llty(e), 1.0 if e.is_float else 1)
+    if call.info.get("identity"):   # quat_identity(), transform_identity(): w = 1
+        return (zero,) * (n - 1) + (one,)
     if not vals:
-        return (ir.Constant(llty(e), 0.0 if e.is_float else 0),) * n
+        return (zero,) * n
     if len(vals) == 1 and isinstance(tys[0], Scalar):
         return (lw.convert(vals[0], tys[0], e),) * n
     out = []
@@ -599,7 +603,27 @@ def _construct(lw, node, call):
             out.extend(lw.convert(x, t.elem, e) for x in v)
         else:
             out.append(lw.convert(v, t, e))
+    if call.info.get("identity_q"):   # transform(p): the identity rotation
+        out += [zero, zero, zero, one]
     return tuple(out)
+
+
+def call_function(lw, tf, values, arg_tys, param_tys):
+    """Call the typed device function ``tf`` with already-evaluated argument ``values`` (of
+    types ``arg_tys``, converted to ``param_tys``); its value (None for none). A call node
+    and an operator a device function implements (``q * q``, ``typing_exprs``) use it."""
+    flat, read_only = [], set()
+    for (name, _), v, at, t in zip(tf.params, values, arg_tys, param_tys):
+        v = lw.convert(v, at, t)
+        if isinstance(v, ArrayVal) and v.invariant and name not in tf.written_params:
+            read_only.add(name)
+        flat += flatten(v, t)
+    r = lw.b.call(lw.m.function(tf, frozenset(read_only)), flat)
+    if tf.ret == NONE:
+        return None
+    n = len(flatten_types_count(tf.ret))
+    parts = [r] if n == 1 else [lw.b.extract_value(r, k) for k in range(n)]
+    return unflatten(parts, tf.ret)
 
 
 def lower_call(lw, node):
@@ -618,18 +642,9 @@ def lower_call(lw, node):
                      in zip(call.info["args"], call.info["tys"], st.fields))
     if call.kind == "func":
         tf = call.func
-        flat, read_only = [], set()
-        for (name, _), a, t in zip(tf.params, call.info["args"], call.info["tys"]):
-            v = lw.convert(lw.expr(a), a.wl_ty, t)
-            if isinstance(v, ArrayVal) and v.invariant and name not in tf.written_params:
-                read_only.add(name)
-            flat += flatten(v, t)
-        r = lw.b.call(lw.m.function(tf, frozenset(read_only)), flat)
-        if tf.ret == NONE:
-            return None
-        n = len(flatten_types_count(tf.ret))
-        parts = [r] if n == 1 else [lw.b.extract_value(r, k) for k in range(n)]
-        value = unflatten(parts, tf.ret)
+        args = call.info["args"]
+        value = call_function(lw, tf, [lw.expr(a) for a in args], [a.wl_ty for a in args],
+                              call.info["tys"])
         if "updates" in call.info:   # (new state, value): the state goes back to its variable
             lw.store_var(lw.var_slot(call.info["updates"]), value[0])
             return value[1]

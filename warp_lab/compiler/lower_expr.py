@@ -544,7 +544,7 @@ class ExprLowerer:
             return self.component_ref(node, bty)
         if isinstance(node, ast.Attribute):  # v.x of a local vector (or of a struct's field)
             slot = self.lvalue_ref(node.value).target
-            return Ref("slot", slot[node.wl_component], bty.elem)
+            return Ref("slot", slot[node.wl_component], node.wl_ty)   # (t.p: a slice)
         if isinstance(bty, ArrayType):
             arr = self.expr(node.value)
             idx = node.wl_indices
@@ -582,6 +582,12 @@ class ExprLowerer:
         """``p[i].x`` / ``p[i][k]`` / ``m[i][r, c]`` / ``p[i].v.x``: one component of an
         array element (or of its field) in memory."""
         base = self.lvalue_ref(node.value)
+        if isinstance(node, ast.Attribute) and isinstance(node.wl_component, slice):
+            # xforms[i].p / .q: the first component of the part, as that vector
+            ptr = self.b.gep(base.target, [ir.Constant(I32, 0),
+                                           ir.Constant(I32, node.wl_component.start)],
+                             inbounds=True, source_etype=memty(bty))
+            return Ref("mem", ptr, node.wl_ty, invariant=base.invariant)
         if isinstance(node, ast.Attribute):
             k = ir.Constant(I32, node.wl_component)
         elif isinstance(bty, Vector):
@@ -790,6 +796,10 @@ class ExprLowerer:
             if node.wl_op in ("shl", "shr") and self.m.debug and rt.is_signed:
                 self.check_shift_count(node, b, rt)
             return scalar_binop(self, node.wl_op, self.convert(a, lt, t), self.convert(b, rt, t), t)
+        if getattr(node, "wl_kind", None) == "func":   # q * q, t * t (lang/spatial.OPERATORS)
+            from warp_lab.compiler.lower_builtins import call_function
+            tf = node.wl_func
+            return call_function(self, tf, [a, b], [lt, rt], [p[1] for p in tf.params])
         return aggregate_binop(self, node, a, b, lt, rt)
 
     def check_shift_count(self, node, count, ty):

@@ -26,7 +26,7 @@ from warp_lab.compiler.typing_special import (type_alloc_array, type_dynamic_sha
 from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Constant, Func, TypeFactory
 from warp_lab.lang.types import (ANY, SCALARS, ArrayType, Matrix, Scalar, StructType, TupleType,
-                                 Vector, as_type,
+                                 Quaternion, Transformation, TypeFamily, Vector, as_type,
                                  bool_, float32, int32, int64, uint32)
 
 __all__ = ["type_call"]
@@ -442,6 +442,9 @@ def _vec_args(t, node, name, n):
 def _vecop(t, node, name):
     if name in ("length", "length_sq", "normalize", "transpose"):
         (a,), (at,) = _vec_args(t, node, name, 1)
+        if name == "normalize" and isinstance(at, Quaternion):
+            from warp_lab.lang.spatial import quat_normalize   # (a zero one: the identity)
+            return _call_func(t, node, quat_normalize)
         if name == "transpose":
             if not isinstance(at, Matrix):
                 raise t.error("transpose() needs a matrix", a)
@@ -499,20 +502,62 @@ def _cast(t, node, ty: Scalar, weak_result=False):
     return t.mark(node, ty)
 
 
-def _construct(t, node, ty):
-    if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+def _construct(t, node, ty, keywords=()):
+    """A type's constructor call: ``vec3(x, y, z)``, ``mat22(...)``, and Warp's forms of
+    ``quat(x, y, z, w)`` / ``quat(ijk, real)`` / ``quat(q)`` and ``transform(p, q)`` /
+    ``transform(p)`` (the identity rotation) / ``transform(s)`` / seven components /
+    ``transform(t)``, ``spatial_vector(w, v)`` (warp-lang 1.19 ``builtins.py``
+    ``quaternion``, ``transformation``, ``spatial_vector``). ``keywords``: the keyword
+    names the caller took already (``dtype`` of a :class:`TypeFamily` call)."""
+    if isinstance(ty, Transformation) and node.keywords and len(node.args) < 2 and \
+            {k.arg for k in node.keywords} <= {"p", "q"} - ({"p"} if node.args else set()):
+        # transform(p=..., q=...), transform(p, q=...): Warp's keywords, as the positional
+        # (p, q) / (p) forms
+        kw = {k.arg: k.value for k in node.keywords}
+        if node.args:
+            kw["p"] = node.args[0]
+        if "p" not in kw:
+            raise t.error(f"{ty.name}(q=...) needs p too", node, "write transform(p, q)")
+        node.args = [kw["p"]] + ([kw["q"]] if "q" in kw else [])
+        node.keywords = []
+    if any(k.arg not in keywords for k in node.keywords) or \
+            any(isinstance(a, ast.Starred) for a in node.args):
         raise t.error(f"{ty.name}() takes positional components", node)
     args = node.args
     tys = [t.value_type(a) for a in args]
-    if isinstance(ty, Vector):
+    info = {"tys": tys}
+    scalars = all(isinstance(x, Scalar) for x in tys)
+
+    def vec3(x):
+        return type(x) is Vector and x.n == 3
+
+    if isinstance(ty, Quaternion):
+        ok = (len(args) in (0, 4) and scalars) or (
+            len(args) == 1 and isinstance(tys[0], Quaternion)) or (
+            len(args) == 2 and vec3(tys[0]) and isinstance(tys[1], Scalar))
+        if not ok:
+            raise t.error(f"{ty.name}() takes 4 numbers (x, y, z, w), a 3-vector and a number "
+                          f"(ijk, real), or a quaternion; got ({', '.join(map(type_name, tys))})",
+                          node)
+    elif isinstance(ty, Transformation):
+        ok = (len(args) in (0, 1, 7) and scalars) or (
+            len(args) == 1 and isinstance(tys[0], Transformation)) or (
+            len(args) in (1, 2) and vec3(tys[0]) and
+            (len(args) == 1 or isinstance(tys[1], Quaternion)))
+        if not ok:
+            raise t.error(f"{ty.name}() takes a 3-vector p and a quaternion q, p alone, one "
+                          f"number or 7; got ({', '.join(map(type_name, tys))})", node)
+        info["identity_q"] = len(args) == 1 and vec3(tys[0])
+    elif isinstance(ty, Vector):
         n = ty.n
-        ok = (len(args) in (0, 1, n) and all(isinstance(x, Scalar) for x in tys)) or (
-            len(args) == 1 and isinstance(tys[0], Vector) and tys[0].n == n)
+        ok = (len(args) in (0, 1, n) and scalars) or (
+            len(args) == 1 and isinstance(tys[0], Vector) and tys[0].n == n) or (
+            n == 6 and len(args) == 2 and vec3(tys[0]) and vec3(tys[1]))
         if not ok:
             raise t.error(f"{ty.name}() takes 0, 1 or {n} numbers (or one {n}-vector)", node)
     else:
         r, c = ty.rows, ty.cols
-        ok = (len(args) in (0, r * c) and all(isinstance(x, Scalar) for x in tys)) or (
+        ok = (len(args) in (0, r * c) and scalars) or (
             len(args) == r and all(isinstance(x, Vector) and x.n == c for x in tys))
         if not ok:
             raise t.error(f"{ty.name}() takes 0 or {r * c} numbers, or {r} row vectors", node)
@@ -523,7 +568,7 @@ def _construct(t, node, ty):
                 cast_value(c, ty.elem)
             except ValueError as exc:
                 raise t.error(str(exc), a, getattr(exc, "hint", "")) from None
-    node.wl_call = CallTarget("construct", type=ty, info={"tys": tys})
+    node.wl_call = CallTarget("construct", type=ty, info=info)
     return t.mark(node, ty)
 
 
@@ -599,6 +644,42 @@ def _factory(t, node, factory):
     return _construct(t, node, ty)
 
 
+def _construct_family(t, node, family: TypeFamily):
+    """``wp.quaternion(...)``, ``wp.transformation(...)``, ``wp.quat_identity(dtype=...)``:
+    the component type is ``dtype=`` when given, else the first argument's (a literal:
+    float32), as Warp's ``quaternion_value_func``/``transformation_value_func`` infer it;
+    then the member type's constructor."""
+    dtype = None
+    for kw in node.keywords:
+        if kw.arg != "dtype":
+            raise t.error(f"{family.name}() has no parameter {kw.arg!r}", kw.value)
+        t.visit(kw.value)
+        v = kw.value.wl_ty.value if isinstance(kw.value.wl_ty, Meta) else None
+        if isinstance(v, PyBuiltin) and v.name == "float":
+            v = float
+        try:
+            dtype = as_type(v)
+        except TypeError:
+            raise t.error(f"{family.name}() needs a float type for dtype, not "
+                          f"{ast.unparse(kw.value)}", kw.value, "e.g. dtype=wp.float64") from None
+    if dtype is None and node.args and not family.identity:
+        first = t.value_type(node.args[0])
+        dtype = getattr(first, "elem", first)
+        if _weak(node.args[0]) or not isinstance(dtype, Scalar) or not dtype.is_float:
+            dtype = float32 if _weak(node.args[0]) else dtype
+    try:
+        ty = family.of(dtype or float32)
+    except TypeError as exc:
+        raise t.error(str(exc), node, "Warp's quaternions and transformations have float16, "
+                      "float32 or float64 components") from None
+    if family.identity:
+        if node.args:
+            raise t.error(f"{family.name}() takes only dtype=", node.args[0])
+        node.wl_call = CallTarget("construct", type=ty, info={"tys": [], "identity": True})
+        return t.mark(node, ty)
+    return _construct(t, node, ty, keywords=("dtype",))
+
+
 #: what a device function's default value may be: a number (or a tuple of numbers), as a
 #: captured module constant may (ExprTyper.classify)
 _DEFAULT_TYPES = (bool, int, float, np.bool_, np.integer, np.floating, Constant)
@@ -672,6 +753,11 @@ def _overload(t, node, func):
                 ann = evaluate_annotation(f, ann)
                 if ann is typing.Any:
                     continue
+                if isinstance(ann, TypeFamily):   # a Warp generic type hint: any member
+                    if not (ann.accepts(a.wl_ty) or ann.kind == "float" and _weak(a)):
+                        fits = False
+                        break
+                    continue
                 pt = as_type(ann)
             except (TypeError, ValueError):
                 fits = False
@@ -725,6 +811,7 @@ def _call_func(t, node, func: Func):
             args[k] = _default_arg(t, node, func, fa.defaults[k - first], names[k], k - first)
     anns = getattr(func.fn, "__annotations__", {})
     tys = []
+    family_elem = None   # the component type of the TypeFamily-annotated arguments
     for pname, a in zip(names, args):
         at = a.wl_ty if getattr(a, "wl_default", False) else t.value_type(a)  # typed already
         if isinstance(at, Meta):
@@ -739,6 +826,10 @@ def _call_func(t, node, func: Func):
                               a) from None
         if annotated and ann is typing.Any:   # Warp's generic parameter: per argument type
             annotated = False
+        if annotated and isinstance(ann, TypeFamily):
+            pt, family_elem = _family_arg(t, func, pname, ann, a, at, family_elem, args, anns)
+            tys.append(pt)
+            continue
         if annotated:
             try:
                 pt = as_type(ann)
@@ -770,6 +861,60 @@ def _call_func(t, node, func: Func):
         return _stateful_call(t, node, func, tf, args, info)
     node.wl_call = CallTarget("func", func=tf, info=info)
     return t.mark(node, tf.ret)
+
+
+def _family_arg(t, func, pname, family, a, at, elem, args, anns):
+    """The parameter type for argument ``a`` (of type ``at``) of a parameter annotated with
+    a Warp generic type hint (a :class:`TypeFamily`: any quaternion, any float 3-vector,
+    any float, ...): ``at`` itself when the family accepts it and its component type is
+    the other generic arguments' (Warp's ``float_infer_type``); a float literal for a
+    ``Float`` takes that component type. Returns ``(type, component type)``.
+
+    Raises:
+        KernelCompileError: the family does not accept ``at``, or the component types
+            differ, at the argument.
+    """
+    if elem is None:   # the first generic argument that is no literal sets the type
+        from warp_lab.compiler.frontend import evaluate_annotation
+        for other, oname in zip(args, [n for n in func.fn.__code__.co_varnames]):
+            oann = anns.get(oname)
+            if oann is None or other is None or _weak(other) or \
+                    getattr(other, "wl_default", False):
+                continue
+            try:
+                oann = evaluate_annotation(func, oann)
+            except ValueError:
+                continue
+            if isinstance(oann, TypeFamily):
+                ot = t.value_type(other)
+                if oann.accepts(ot):
+                    elem = getattr(ot, "elem", ot)
+                    break
+    if family.kind == "float" and isinstance(at, Scalar) and (_weak(a) or at.is_int and
+                                                            const_of(a) is not NO_CONST):
+        pt = elem or float32
+        _convertible(t, a, pt, f"argument {pname!r} of {func.name}()")
+        return pt, elem or pt
+    if not family.accepts(at):
+        raise t.error(f"{func.name}() expects {_family_words(family)} for {pname!r}, got "
+                      f"{type_name(at)}", a)
+    got = getattr(at, "elem", at)
+    if elem is not None and got != elem:
+        raise t.error(f"{func.name}(): {pname!r} has {got.name} components but the other "
+                      f"arguments have {elem.name} ones; Warp needs one component type", a,
+                      f"convert one side, e.g. wp.{elem.name}(x) or wp.vec3{'d' if elem.bits == 64 else ''}(v)")
+    return at, got
+
+
+def _family_words(family: TypeFamily) -> str:
+    """How a message names what a generic parameter takes (``"a quaternion"``)."""
+    kind = family.kind
+    if kind in ("quat", "transform"):
+        return "a quaternion" if kind == "quat" else "a transformation"
+    if kind == "float":
+        return "a float"
+    n = kind[3:]
+    return f"a float {n}-vector" if kind.startswith("vec") else f"a float {n}x{n} matrix"
 
 
 def _stateful_call(t, node, func, tf, args, info):
@@ -808,6 +953,8 @@ def type_call(t, node, callee):
         return _construct(t, node, callee)
     if isinstance(callee, TypeFactory):
         return _factory(t, node, callee)
+    if isinstance(callee, TypeFamily):
+        return _construct_family(t, node, callee)
     if isinstance(callee, StructType):
         from warp_lab.compiler.typing_structs import construct_struct
         return construct_struct(t, node, callee)

@@ -25,8 +25,8 @@ from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B, types as _lang_types
 from warp_lab.lang.kernel import STATIC, Constant, Func, Kernel, TypeFactory, Unsupported
-from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Type, Vector,
-                                 VECTORS,
+from warp_lab.lang.types import (ArrayType, Matrix, Quaternion, Scalar, StructType,
+                                 Transformation, TupleType, Type, Vector, VECTORS,
                                  as_type, bool_, float64, int32, int64, uint64)
 
 __all__ = ["ExprTyper", "PyBuiltin", "static_resolve", "vector_of", "matrix_of"]
@@ -54,6 +54,13 @@ def matrix_of(elem: Scalar, rows: int, cols: int) -> Matrix:
         if m.elem == elem and m.rows == rows and m.cols == cols:
             return m
     return Matrix(elem, rows, cols, f"mat{rows}{cols}_{elem.name}")
+
+
+def _spatial_kind(ty):
+    """``"quat"``/``"transform"`` for Warp's quaternion/transformation types (the keys of
+    :data:`warp_lab.lang.spatial.OPERATORS`), else None."""
+    return "quat" if isinstance(ty, Quaternion) else \
+        "transform" if isinstance(ty, Transformation) else None
 
 
 def _lookup(typer, name: str):
@@ -264,7 +271,7 @@ class ExprTyper:
             raise self.error(f"{what} is a kernel; kernels cannot call kernels", node,
                              "make the shared code a @wl.func")
         if isinstance(value, (Func, B.Builtin, B.Dim3, PyBuiltin, _pytypes.ModuleType, Type,
-                              TypeFactory)) \
+                              TypeFactory, _lang_types.TypeFamily)) \
                 or value is STATIC or (_hashable(value) and value in B.MATH_MODULE):
             return self.mark(node, Meta(value))
         if isinstance(value, type) and issubclass(value, np.generic):
@@ -379,6 +386,14 @@ class ExprTyper:
                                      _did_you_mean(base, attr))
                 return self.classify(node, getattr(base, attr), f"{base.__name__}.{attr}")
             raise self.error(f"{type_name(bty)} has no attribute {attr!r} usable in kernels", node)
+        if isinstance(bty, Transformation):
+            # Warp's t.p (components 0..2, a 3-vector) and t.q (3..6, a quaternion),
+            # codegen.py transform_component; no .x/.y/.z/.w
+            if attr not in ("p", "q"):
+                raise self.error(f"a transformation has .p (translation) and .q (rotation), "
+                                 f"not .{attr}", node, "index its seven components: t[0]..t[6]")
+            node.wl_component = slice(0, 3) if attr == "p" else slice(3, 7)
+            return self.mark(node, bty.p_type if attr == "p" else bty.q_type)
         if isinstance(bty, Vector):
             k = "xyzw".find(attr) if len(attr) == 1 else -1
             if not 0 <= k < bty.n:
@@ -627,6 +642,22 @@ class ExprTyper:
         bad = self.error(f"unsupported operand types for {sym}: {type_name(lt)} and "
                          f"{type_name(rt)}", node)
         agg = (Vector, Matrix)
+        kinds = (_spatial_kind(lt), _spatial_kind(rt))
+        if kinds != (None, None):
+            from warp_lab.compiler.frontend import specialize
+            from warp_lab.lang.spatial import OPERATORS
+            fn = OPERATORS.get((op, *kinds))
+            if fn is not None and lt.elem == rt.elem:   # q * q, t * t: a device function
+                tf = specialize(self.ctx, fn, [lt, rt], node, self)
+                node.wl_kind = "func"
+                node.wl_func = tf
+                return self.mark(node, tf.ret)
+            if isinstance(lt, Vector) and isinstance(rt, Vector) and lt != rt or \
+                    op == "mul" and isinstance(lt, Vector) and isinstance(rt, Vector):
+                raise self.error(f"unsupported operand types for {sym}: {type_name(lt)} and "
+                                 f"{type_name(rt)}", node,
+                                 "Warp defines q * q (the quaternion product), t * t "
+                                 "(transform_multiply), + and - of one type, and scaling")
         if op == "matmul" or (op == "mul" and isinstance(lt, Matrix) and isinstance(rt, Vector)):
             if isinstance(lt, Matrix) and isinstance(rt, Vector) and lt.cols == rt.n \
                     and lt.elem == rt.elem:
@@ -663,7 +694,9 @@ class ExprTyper:
             self._check_elem(node.right, lt.elem)
             node.wl_kind = "as"
             return self.mark(node, lt)
-        if isinstance(lt, Scalar) and isinstance(rt, agg) and op == "mul":
+        if isinstance(lt, Scalar) and isinstance(rt, agg) and (
+                op == "mul" or op == "truediv" and isinstance(rt, Quaternion)):
+            # (s / q: Warp's div(Scalar, quat), s / q[k] per component)
             self._check_elem(node.left, rt.elem)
             node.wl_kind = "sa"
             return self.mark(node, rt)

@@ -30,8 +30,10 @@ __all__ = [
     "mat22", "mat33", "mat44",
     "SCALARS", "scalar_from_numpy", "as_type",
     "TupleType", "array", "array1d", "array2d", "array3d", "array4d", "PointerType",
-    "CudaVector", "StructType",
+    "CudaVector", "StructType", "Quaternion", "Transformation", "TypeFamily",
+    "QUATERNIONS", "TRANSFORMATIONS",
 ]
+# (quat, transform, spatial_vector... are Warp's names: ``warp_lab.warp`` exports them, ``wl`` not)
 
 
 class Type:
@@ -246,12 +248,232 @@ mat22d = Matrix(float64, 2, 2, "mat22d")
 mat33d = Matrix(float64, 3, 3, "mat33d")
 mat44d = Matrix(float64, 4, 4, "mat44d")
 
+@dataclass(frozen=True, repr=False)
+class Quaternion(Vector):
+    """A quaternion of NVIDIA Warp (``wp.quat``, ``wp.quatd``, ``wp.quath``): four float
+    components ``x, y, z, w`` (``w`` the real part), laid out and indexed as a 4-vector,
+    but a type of its own (warp-lang 1.19 ``types.quaternion``: a ``vector(length=4)``
+    subclass): ``q * q`` is the quaternion product, ``normalize`` of a zero quaternion is
+    the identity, and a ``vec4`` does not mix with it.
+
+    On the host ``quat()`` is ``(0, 0, 0, 0)``, ``quat(x, y, z, w)`` and ``quat(seq)``
+    give those components (a numpy array of 4, as warp_lab's vectors are).
+
+    Raises:
+        TypeError: (host call) a number of components other than 0, 1 sequence or 4.
+    """
+
+    def __call__(self, *values):
+        if not values:
+            return np.zeros(4, dtype=self.elem.numpy)
+        if len(values) == 1 and np.ndim(values[0]):
+            values = tuple(values[0])
+        if len(values) != 4:
+            raise TypeError(f"{self.name} takes 4 components (x, y, z, w), got {len(values)}")
+        return np.array(values, dtype=self.elem.numpy)
+
+
+class HostTransform(np.ndarray):
+    """A host transformation value: a numpy array of 7 with Warp's ``t.p`` (a view of
+    components 0..2) and ``t.q`` (3..6), read and assigned, as Warp's Python class has."""
+
+    @property
+    def p(self) -> np.ndarray:
+        return np.asarray(self)[0:3]
+
+    @p.setter
+    def p(self, value):
+        np.asarray(self)[0:3] = value
+
+    @property
+    def q(self) -> np.ndarray:
+        return np.asarray(self)[3:7]
+
+    @q.setter
+    def q(self, value):
+        np.asarray(self)[3:7] = value
+
+
+@dataclass(frozen=True, repr=False)
+class Transformation(Vector):
+    """A rigid transformation of NVIDIA Warp (``wp.transform``, ``wp.transformd``,
+    ``wp.transformh``): a translation ``p`` (3 components) and a rotation quaternion ``q``
+    (4), seven floats ``(px, py, pz, qx, qy, qz, qw)`` in memory and in ``t[0..6]``
+    (warp-lang 1.19 ``types.transformation``, a ``vector(length=7)`` subclass). In a kernel
+    ``t.p`` is a 3-vector and ``t.q`` a :class:`Quaternion` (read and assigned);
+    ``t * t`` is ``transform_multiply``.
+
+    On the host, as Warp's class: ``transform()`` is the identity ``(0, 0, 0, 0, 0, 0, 1)``,
+    ``transform(p, q)`` (``q`` defaults to the identity, keywords ``p=``/``q=`` too),
+    ``transform(s)`` fills all seven, ``transform(seq of 7)`` or seven numbers.
+
+    Raises:
+        TypeError: (host call) arguments of none of those forms.
+    """
+
+    @property
+    def p_type(self) -> Vector:
+        """The type of ``t.p``: the 3-vector of this transformation's component type."""
+        return vector3_of(self.elem)
+
+    @property
+    def q_type(self) -> Quaternion:
+        """The type of ``t.q``: the quaternion of this transformation's component type."""
+        return QUATERNIONS[self.elem.name]
+
+    def __call__(self, *values, p=None, q=None):
+        """The host value (a :class:`HostTransform`); the forms are the class docstring's."""
+        return self._value(values, p, q).view(HostTransform)
+
+    def _value(self, values, p, q):
+        dt = self.elem.numpy
+        if p is not None or q is not None:
+            if len(values) > 2 - (p is not None) - (q is not None):
+                raise TypeError(f"{self.name}(p, q) got too many arguments")
+            pos = list(values)
+            p = p if p is not None else (pos.pop(0) if pos else (0.0, 0.0, 0.0))
+            q = q if q is not None else (pos.pop(0) if pos else (0.0, 0.0, 0.0, 1.0))
+            values = (p, q)
+        if not values:
+            return np.array((0, 0, 0, 0, 0, 0, 1), dtype=dt)
+        if len(values) == 1:
+            v = values[0]
+            if np.ndim(v) == 0:
+                return np.full(7, v, dtype=dt)
+            if len(v) == 7:
+                return np.array(v, dtype=dt)
+            values = (v, (0.0, 0.0, 0.0, 1.0))   # a lone sequence is p (Warp's rule)
+        if len(values) == 2:
+            p, q = values
+            if np.ndim(p) != 1 or np.ndim(q) != 1 or len(p) != 3 or len(q) != 4:
+                raise TypeError(f"{self.name}(p, q) takes a 3-vector p and a quaternion q")
+            return np.concatenate([np.asarray(p, dtype=dt), np.asarray(q, dtype=dt)])
+        if len(values) != 7:
+            raise TypeError(f"{self.name} takes (p, q), one value or 7 components, got "
+                            f"{len(values)} arguments")
+        return np.array(values, dtype=dt)
+
+
+quat = Quaternion(float32, 4, "quat")
+quatd = Quaternion(float64, 4, "quatd")
+quath = Quaternion(float16, 4, "quath")
+transform = Transformation(float32, 7, "transform")
+transformd = Transformation(float64, 7, "transformd")
+transformh = Transformation(float16, 7, "transformh")
+#: the quaternion and transformation types by component type name (``"float32"``)
+QUATERNIONS = {q.elem.name: q for q in (quat, quatd, quath)}
+TRANSFORMATIONS = {t.elem.name: t for t in (transform, transformd, transformh)}
+#: Warp's spatial vectors and matrices (``warp/native/spatial.h``: ``vec_t<6>``, ``mat_t<6, 6>``)
+spatial_vector = Vector(float32, 6, "spatial_vector")
+spatial_vectord = Vector(float64, 6, "spatial_vectord")
+spatial_vectorh = Vector(float16, 6, "spatial_vectorh")
+spatial_matrix = Matrix(float32, 6, 6, "spatial_matrix")
+spatial_matrixd = Matrix(float64, 6, 6, "spatial_matrixd")
+spatial_matrixh = Matrix(float16, 6, 6, "spatial_matrixh")
+
+
+def vector3_of(elem: Scalar) -> Vector:
+    """The named 3-vector of ``elem`` (``vec3``, ``vec3d``, ``vec3h``)."""
+    return {"float32": vec3, "float64": vec3d, "float16": vec3h}[elem.name]
+
+
+@dataclass(frozen=True)
+class TypeFamily:
+    """A constructor whose component type comes from its arguments, as Warp's kernel
+    builtins ``wp.quaternion(x, y, z, w)`` and ``wp.transformation(p, q)`` infer theirs
+    (warp-lang 1.19 ``builtins.py``: ``quaternion_value_func``, ``transformation_value_func``),
+    and the identity constructors ``wp.quat_identity(dtype=float32)`` and
+    ``wp.transform_identity(dtype=float32)``.
+
+    Attributes:
+        name: the Warp name (``"quaternion"``), for messages.
+        kind: ``"quat"``, ``"transform"``, ``"vecN"``, ``"matNN"`` (square, ``"mat3"``) or
+            ``"float"``: what it makes, and what it accepts as an annotation.
+        identity: True for the identity constructors: no components, the type from
+            ``dtype`` (float32 by default); the value ``(0, 0, 0, 1)`` or
+            ``(0, 0, 0, 0, 0, 0, 1)``.
+
+    In a kernel the component type is ``dtype=`` when given, else that of the first
+    argument (a float literal alone: float32); then the call is the member type's
+    constructor (:meth:`of`). On the host the same rule gives a numpy array.
+    """
+
+    name: str
+    kind: str
+    identity: bool = False
+
+    def of(self, elem: Scalar) -> Type:
+        """The member type of component type ``elem``.
+
+        Raises:
+            TypeError: ``elem`` is not float16/32/64 (Warp's quaternions and
+                transformations have float components).
+        """
+        if not isinstance(elem, Scalar) or not elem.is_float:
+            raise TypeError(f"{self.name}() needs float components, not {elem!r}")
+        if self.kind == "quat":
+            return QUATERNIONS[elem.name]
+        if self.kind == "transform":
+            return TRANSFORMATIONS[elem.name]
+        if self.kind == "float":
+            return elem
+        n = int(self.kind[3:])
+        if self.kind.startswith("vec"):
+            for v in VECTORS.values():
+                if v.elem == elem and v.n == n:
+                    return v
+            return Vector(elem, n, f"vec{n}_{elem.name}")
+        for m in MATRICES.values():
+            if m.elem == elem and m.rows == n and m.cols == n:
+                return m
+        return Matrix(elem, n, n, f"mat{n}{n}_{elem.name}")
+
+    def accepts(self, ty) -> bool:
+        """Whether ``ty`` is a member (as an annotation, Warp's generic type hints
+        ``quaternion(dtype=Float)``, ``vector(length=3, dtype=Float)``: any float type)."""
+        if self.kind == "quat":
+            return isinstance(ty, Quaternion)
+        if self.kind == "transform":
+            return isinstance(ty, Transformation)
+        if self.kind == "float":
+            return isinstance(ty, Scalar) and ty.is_float
+        n = int(self.kind[3:])
+        if self.kind.startswith("vec"):
+            return type(ty) is Vector and ty.n == n and ty.elem.is_float
+        return type(ty) is Matrix and ty.rows == n == ty.cols and ty.elem.is_float
+
+    def __call__(self, *values, dtype=None):
+        """Host call: the member type of ``dtype`` (or of the first value's dtype, else
+        float32) called with ``values``."""
+        if dtype is None:
+            first = np.asarray(values[0]) if values else None
+            dtype = float32 if first is None or first.dtype.kind != "f" else \
+                scalar_from_numpy(first.dtype)
+        ty = self.of(as_type(dtype))
+        if self.identity:
+            return ty(0, 0, 0, 1) if self.kind == "quat" else ty()
+        return ty(*values)
+
+    def __repr__(self) -> str:
+        return f"wp.{self.name}"
+
+
+quaternion = TypeFamily("quaternion", "quat")
+transformation = TypeFamily("transformation", "transform")
+quat_identity = TypeFamily("quat_identity", "quat", identity=True)
+transform_identity = TypeFamily("transform_identity", "transform", identity=True)
+
+
 VECTORS = {v.name: v for v in (vec2, vec3, vec4, vec2i, vec3i, vec4i, vec2d, vec3d, vec4d,
-                               vec2ui, vec3ui, vec4ui, vec2h, vec3h, vec4h)}
-MATRICES = {m.name: m for m in (mat22, mat33, mat44, mat22d, mat33d, mat44d)}
+                               vec2ui, vec3ui, vec4ui, vec2h, vec3h, vec4h,
+                               spatial_vector, spatial_vectord, spatial_vectorh)}
+MATRICES = {m.name: m for m in (mat22, mat33, mat44, mat22d, mat33d, mat44d,
+                                spatial_matrix, spatial_matrixd, spatial_matrixh)}
 #: Every array-element type by name (scalars, vectors, matrices): the names an artifact on
 #: disk or a shared-array record carries (``"float32"``, ``"vec3"``, ``"mat44"``).
-ELEMENT_TYPES: dict[str, Type] = {**SCALARS, **VECTORS, **MATRICES}
+ELEMENT_TYPES: dict[str, Type] = {**SCALARS, **VECTORS, **MATRICES,
+                                  **{t.name: t for t in (*QUATERNIONS.values(),
+                                                         *TRANSFORMATIONS.values())}}
 
 
 def element_type(name: str) -> Type:

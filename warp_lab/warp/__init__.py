@@ -78,6 +78,27 @@ mat33 = mat33f = _T.mat33
 mat44 = mat44f = _T.mat44
 mat22d, mat33d, mat44d = _T.mat22d, _T.mat33d, _T.mat44d
 
+# -- quaternions, transformations, spatial vectors (types.py, native/quat.h, spatial.h) -----
+quat = quatf = _T.quat
+quatd, quath = _T.quatd, _T.quath
+transform = transformf = _T.transform
+transformd, transformh = _T.transformd, _T.transformh
+spatial_vector = spatial_vectorf = _T.spatial_vector
+spatial_vectord, spatial_vectorh = _T.spatial_vectord, _T.spatial_vectorh
+spatial_matrix = spatial_matrixf = _T.spatial_matrix
+spatial_matrixd, spatial_matrixh = _T.spatial_matrixd, _T.spatial_matrixh
+quaternion, transformation = _T.quaternion, _T.transformation
+quat_identity, transform_identity = _T.quat_identity, _T.transform_identity
+from warp_lab.lang.spatial import (quat_between_vectors, quat_from_axis_angle,  # noqa: E402
+                                   quat_from_matrix, quat_inverse, quat_rotate,
+                                   quat_rotate_inv, quat_rpy, quat_slerp, quat_to_axis_angle,
+                                   quat_to_matrix, spatial_bottom, spatial_cross,
+                                   spatial_cross_dual, spatial_dot, spatial_top,
+                                   transform_get_rotation, transform_get_translation,
+                                   transform_inverse, transform_multiply, transform_point,
+                                   transform_set_rotation, transform_set_translation,
+                                   transform_vector)
+
 # -- constants (warp/_src/builtins.py: wp.pi, wp.e, ...) -----------------------------------
 pi = PI = _math.pi
 half_pi = HALF_PI = _math.pi / 2

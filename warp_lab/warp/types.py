@@ -17,7 +17,7 @@ from warp_lab.lang.types import (ArrayType, Matrix, Scalar, Vector, as_type, boo
 from warp_lab.lang.kernel import TypeFactory
 from warp_lab.warp._host import array, dtype_from_numpy, dtype_to_numpy
 
-__all__ = ["vector", "matrix", "dtype_from_numpy", "dtype_to_numpy", "type_size_in_bytes",
+__all__ = ["vector", "matrix", "quaternion", "transformation", "dtype_from_numpy", "dtype_to_numpy", "type_size_in_bytes",
            "type_length", "type_scalar_type", "types_equal", "is_array", "array",
            "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "bool", "scalar_types", "float_types", "int_types"]
@@ -63,6 +63,33 @@ def _matrix(shape, dtype=float32) -> Matrix:
 
 vector = TypeFactory("vector", _vector)
 matrix = TypeFactory("matrix", _matrix)
+
+
+def quaternion(dtype=float32):
+    """The quaternion type of ``dtype`` (Warp's ``types.quaternion``: ``quat``, ``quatd``,
+    ``quath``).
+
+    Raises:
+        TypeError: ``dtype`` is not float16/32/64.
+    """
+    from warp_lab.lang.types import QUATERNIONS
+    elem = as_type(dtype)
+    if elem.name not in QUATERNIONS:
+        raise TypeError(f"wp.types.quaternion needs a float dtype, not {dtype!r}")
+    return QUATERNIONS[elem.name]
+
+
+def transformation(dtype=float32):
+    """The transformation type of ``dtype`` (Warp's ``types.transformation``).
+
+    Raises:
+        TypeError: ``dtype`` is not float16/32/64.
+    """
+    from warp_lab.lang.types import TRANSFORMATIONS
+    elem = as_type(dtype)
+    if elem.name not in TRANSFORMATIONS:
+        raise TypeError(f"wp.types.transformation needs a float dtype, not {dtype!r}")
+    return TRANSFORMATIONS[elem.name]
 
 
 def type_size_in_bytes(dtype) -> int:
