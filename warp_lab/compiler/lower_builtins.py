@@ -631,7 +631,8 @@ def lower_call(lw, node):
         parts = [r] if n == 1 else [lw.b.extract_value(r, k) for k in range(n)]
         value = unflatten(parts, tf.ret)
         if "updates" in call.info:   # (new state, value): the state goes back to its variable
-            lw.store_var(lw.var_slot(call.info["updates"]), value[0])
+            if call.info["updates"] is not None:   # (None: a temporary's, dropped)
+                lw.store_var(lw.var_slot(call.info["updates"]), value[0])
             return value[1]
         return value
     if call.name in PY_LOWER:
