@@ -646,7 +646,8 @@ def lower_call(lw, node):
         value = call_function(lw, tf, [lw.expr(a) for a in args], [a.wl_ty for a in args],
                               call.info["tys"])
         if "updates" in call.info:   # (new state, value): the state goes back to its variable
-            lw.store_var(lw.var_slot(call.info["updates"]), value[0])
+            if call.info["updates"] is not None:   # (None: a temporary's, dropped)
+                lw.store_var(lw.var_slot(call.info["updates"]), value[0])
             return value[1]
         return value
     if call.name in PY_LOWER:

@@ -921,16 +921,23 @@ def _stateful_call(t, node, func, tf, args, info):
     """A call of a function that updates its first argument, a random-number state
     (Warp's ``randf(state)`` takes ``uint32& state``): the function returns ``(new state,
     value)``; the call's value is ``value`` and the new state is stored back into the
-    variable the caller passed, as Warp's reference parameter does."""
+    variable the caller passed, as Warp's reference parameter does. Any other expression
+    (``states[i]``, ``s.rng``) is a temporary copy in Warp's generated code: its new state
+    is dropped."""
     a = args[0]
-    if not (isinstance(a, ast.Name) and a.id in t.scope):
+    if isinstance(a, ast.Name) and a.id in t.scope:
+        if t.scope[a.id] != tf.ret.elems[0]:
+            raise t.error(f"{func.name}()'s state {a.id!r} must be a "
+                          f"{type_name(tf.ret.elems[0])} (what wp.rand_init returns), not "
+                          f"{type_name(t.scope[a.id])}", a)
+        info["updates"] = a.id
+    elif isinstance(a, (ast.Subscript, ast.Attribute, ast.Call, ast.BinOp)):
+        # an array element, a field, a call's value: Warp passes a copy of it (its codegen
+        # loads ``states[i]`` into a temporary), so the advanced state is dropped
+        info["updates"] = None
+    else:
         raise t.error(f"{func.name}() updates its first argument, the random state: pass a "
                       "variable (state = wp.rand_init(seed) first)", a)
-    if t.scope[a.id] != tf.ret.elems[0]:
-        raise t.error(f"{func.name}()'s state {a.id!r} must be a "
-                      f"{type_name(tf.ret.elems[0])} (what wp.rand_init returns), not "
-                      f"{type_name(t.scope[a.id])}", a)
-    info["updates"] = a.id
     node.wl_call = CallTarget("func", func=tf, info=info)
     return t.mark(node, tf.ret.elems[1])
 

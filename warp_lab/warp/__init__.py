@@ -47,6 +47,11 @@ from warp_lab.warp._funcs import (add, block_dim, cw_div, cw_mul, degrees, div, 
                                   expect_near, expect_neq, floordiv, frac, lerp, mod, mul,
                                   neg, nonzero, pos, radians, rand_init, randf, randi, randn,
                                   randu, select, sign, smoothstep, step, unot, where)
+from warp_lab.warp._random import (curlnoise, noise, pnoise, poisson, sample_cdf,  # noqa: F401
+                                   sample_triangle, sample_unit_cube, sample_unit_disk,
+                                   sample_unit_hemisphere, sample_unit_hemisphere_surface,
+                                   sample_unit_hypercube, sample_unit_ring, sample_unit_sphere,
+                                   sample_unit_sphere_surface, sample_unit_square)
 from warp_lab.warp._host import (Device, Graph, Launch, ScopedCapture, ScopedDevice,  # noqa
                                  ScopedTimer, array, array1d, array2d, array3d, array4d,
                                  capture_begin, capture_end, capture_launch, clone, copy,
