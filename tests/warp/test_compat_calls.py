@@ -153,3 +153,43 @@ def test_bare_builtin_names_resolve_as_warp_does(tmp_path, warp_ref, capfd):
 
     with pytest.raises(wl.KernelCompileError, match="name 'expect_eq' is not defined"):
         wl.compile(py)
+
+
+PRINTS = """
+import warp as wp
+
+@wp.kernel
+def k(value: int, f: float, b: wp.bool):
+    wp.print(wp.int8(value))
+    wp.print(wp.uint64(value))
+    wp.print(wp.float16(value))
+    wp.print(wp.float64(value))
+    wp.print(f)
+    wp.print(f * 1.0e10)
+    wp.print(f / 3.0)
+    wp.print(b)
+    wp.print(not b)
+    print(wp.vec3h(wp.float16(1.5), wp.float16(2.0), wp.float16(-0.25)))
+    print(wp.vec2d(1.0e-7, 123456789.0))
+    print(wp.vec2i(3, -4))
+    print(1.0e-5)
+"""
+
+
+def test_print_formats_of_every_kind_match_warp_cpu(tmp_path, warp_ref, capfd):
+    """``wp.print`` of each scalar kind (int8, uint64 of a negative, float16, float64,
+    bool), of float results (``%g``: 7e+09, 0.233333) and of half/double/int vectors: the
+    same text as warp-lang's CPU device prints."""
+    ref = load_module(tmp_path / "ref_prints.py", PRINTS, "warp", "wpc_ref_calls_prints")
+    lab = load_module(tmp_path / "lab_prints.py", PRINTS, "warp_lab.warp",
+                      "wpc_lab_calls_prints")
+    import warp_lab.warp as wp
+
+    capfd.readouterr()
+    warp_ref.launch(ref.k, dim=1, inputs=[-3, 0.7, True], device="cpu")
+    warp_ref.synchronize()
+    want = "".join(line for line in capfd.readouterr().out.splitlines(keepends=True)
+                   if not line.startswith("Module "))   # (Warp's own build message)
+    wp.launch(lab.k, dim=1, inputs=[-3, 0.7, True], device="cpu")
+    got = capfd.readouterr().out
+    assert got == want and "18446744073709551613\n" in got and "7e+09\n" in got

@@ -42,6 +42,18 @@ def nested_same_var(results: wp.array[int]):
         results[idx] = wp.static(_global_test_idx)
         idx += 1
 
+@wp.func
+def count(values: wp.vec3):
+    return wp.static(len(values))
+
+@wp.kernel
+def local_len(results: wp.array[int]):
+    t = (1, 2.0, 3, 4)
+    m = wp.mat22()
+    results[0] = wp.static(len(t)) + wp.static(len(m)) * 10 + count(wp.vec3()) * 100
+    for i in range(wp.static(len(t))):
+        results[1 + i] = i
+
 @wp.kernel
 def after_loop(results: wp.array[int]):
     for _global_test_idx in range(1, 7, 2):
@@ -49,7 +61,8 @@ def after_loop(results: wp.array[int]):
     results[0] = _global_test_idx
 '''
 
-NAMES = ["loop_var", "loop_var_in_expr", "nested", "nested_same_var", "after_loop"]
+NAMES = ["loop_var", "loop_var_in_expr", "nested", "nested_same_var", "local_len",
+         "after_loop"]
 
 
 def test_static_of_a_loop_variable_matches_warp_cpu(tmp_path, warp_ref):
@@ -64,6 +77,16 @@ def test_static_of_a_loop_variable_matches_warp_cpu(tmp_path, warp_ref):
         wp.launch(getattr(lab, name), dim=1, inputs=[got], device="cpu")
         np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=name)
     assert got.numpy().tolist() == [5, 2, 0, 6, 0, 10, 0, 0]
+
+
+def test_static_of_a_local_reads_only_its_length(tmp_path):
+    import warp_lab.warp as wp
+
+    src = ("import warp as wp\n\n@wp.kernel\ndef bad(out: wp.array(dtype=int)):\n"
+           "    t = (1, 2)\n    out[0] = wp.static(t[0])\n")
+    lab = load_module(tmp_path / "lab_len.py", src, "warp_lab.warp", "wpc_lab_static_len")
+    with pytest.raises(wl.KernelCompileError, match=r"only len\(t\) of the local 't' is known"):
+        wl.compile(lab.bad)
 
 
 def test_only_loops_whose_static_reads_the_variable_unroll():

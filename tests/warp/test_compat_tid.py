@@ -39,11 +39,17 @@ CASES = [("one_of_two", (5, 3), [((5, 3), np.int32)]),
          ("four", (3, 2, 37, 5), [((3, 2, 37, 5), np.float32)] * 2)]
 
 
+@pytest.fixture(scope="module")
+def mods(tmp_path_factory, warp_ref):
+    """The source loaded once under each import (one Warp module build for every case)."""
+    folder = tmp_path_factory.mktemp("tid")
+    return (load_module(folder / "ref_tid.py", SOURCE, "warp", "wpc_ref_tid"),
+            load_module(folder / "lab_tid.py", SOURCE, "warp_lab.warp", "wpc_lab_tid"))
+
+
 @pytest.mark.parametrize("name, dim, shapes", CASES, ids=[c[0] for c in CASES])
-def test_tid_rank_rules_match_warp_cpu(tmp_path, warp_ref, name, dim, shapes):
-    ref = load_module(tmp_path / f"ref_{name}.py", SOURCE, "warp", f"wpc_ref_tid_{name}")
-    lab = load_module(tmp_path / f"lab_{name}.py", SOURCE, "warp_lab.warp",
-                      f"wpc_lab_tid_{name}")
+def test_tid_rank_rules_match_warp_cpu(mods, warp_ref, name, dim, shapes):
+    ref, lab = mods
     import warp_lab.warp as wp
 
     rng = np.random.default_rng(3)
@@ -58,10 +64,9 @@ def test_tid_rank_rules_match_warp_cpu(tmp_path, warp_ref, name, dim, shapes):
     assert lab_args[-1].numpy().any()   # (the kernel wrote something)
 
 
-def test_four_index_tid_with_small_blocks_matches_warp_cpu(tmp_path, warp_ref):
+def test_four_index_tid_with_small_blocks_matches_warp_cpu(mods, warp_ref):
     """Several blocks per row of ``l`` (block_dim 64: 32 along l, 2 along k)."""
-    ref = load_module(tmp_path / "ref_four.py", SOURCE, "warp", "wpc_ref_tid4b")
-    lab = load_module(tmp_path / "lab_four.py", SOURCE, "warp_lab.warp", "wpc_lab_tid4b")
+    ref, lab = mods
     import warp_lab.warp as wp
 
     a = np.random.default_rng(5).uniform(-1, 1, (2, 3, 5, 70)).astype(np.float32)

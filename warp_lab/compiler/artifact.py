@@ -79,7 +79,8 @@ class CompiledKernel:
         params: ``(name, Type)`` of the user parameters, in order.
         param_layout: :class:`~warp_lab.compiler.abi.ParamSlot` records,
             hidden ``launch_dim`` first; what the runtime must pack.
-        launch_ndim: what ``wl.tid()`` returns (1, 2 or 3).
+        launch_ndim: what ``wl.tid()`` returns (1, 2 or 3; 4 in a Warp-dialect kernel,
+            ``i, j, k, l = wp.tid()``).
         llvm_ir: LLVM IR as generated; ``llvm_ir_optimized`` after the
             pass pipeline and libdevice linking.
         ptx: PTX text (NVPTX back end).

@@ -61,7 +61,8 @@ class LoweredKernel:
         entry: the PTX entry name.
         params: ``(name, Type)`` of the user parameters (the hidden launch
             extent is not included; see :func:`warp_lab.compiler.abi.param_layout`).
-        launch_ndim: what ``wl.tid()`` returns (1, 2 or 3).
+        launch_ndim: what ``wl.tid()`` returns (1, 2 or 3; 4 in a Warp-dialect kernel,
+            ``i, j, k, l = wp.tid()``).
         shared_bytes: static shared memory per block, bytes.
         uses_tid: whether the kernel (or a function it calls) uses ``wl.tid()``.
         entry_guard: whether the entry returns for threads at or past the

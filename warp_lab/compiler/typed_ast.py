@@ -123,7 +123,8 @@ class TypedKernel:
         kernel: the typed entry function.
         funcs: the device-function specialisations it calls, callees first.
         params: ``(name, Type)`` of the user parameters.
-        launch_ndim: what ``wl.tid()`` returns (1, 2 or 3).
+        launch_ndim: what ``wl.tid()`` returns (1, 2 or 3; 4 in a Warp-dialect kernel,
+            ``i, j, k, l = wp.tid()``).
         uses_tid: whether the kernel or a function it calls uses ``wl.tid()``
             (only then does the entry guard threads past the launch extent).
         shared: the static shared arrays, in declaration order.

@@ -888,9 +888,15 @@ class ExprTyper:
         if len(node.args) != 1 or node.keywords:
             raise self.error("wp.static takes one expression", node)
         text = ast.unparse(node.args[0])
+        names = dict(self.namespace)
+        for local, ty in self.scope.items():   # len(t) of a local tuple/vector is known
+            n = len(ty.elems) if isinstance(ty, TupleType) else ty.n if isinstance(
+                ty, Vector) else ty.rows if isinstance(ty, Matrix) else None
+            if n is not None:
+                names[local] = _LengthOnly(local, n)
         try:
             value = eval(compile(ast.Expression(node.args[0]), "<wp.static>", "eval"),  # noqa: S307
-                         dict(self.namespace))
+                         names)
         except Exception as exc:  # noqa: BLE001 - the user's own expression
             raise self.error(f"wp.static({text}) could not be evaluated when the kernel "
                              f"compiled: {type(exc).__name__}: {exc}", node.args[0],
@@ -933,6 +939,26 @@ class ExprTyper:
                 raise self.error("** keyword unpacking is not supported in kernel calls", kw,
                                  f"pass each argument by position or as name=value in "
                                  f"{ast.unparse(node.func)}(...)")
+
+
+class _LengthOnly:
+    """What ``wp.static(...)`` sees of a local tuple, vector or matrix: its length
+    (``wp.static(len(t))``, as warp-lang allows), nothing else (a value it does not have
+    when the kernel compiles)."""
+
+    def __init__(self, name: str, n: int):
+        self._name, self._n = name, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getattr__(self, attr):
+        raise TypeError(f"only len({self._name}) of the local {self._name!r} is known when "
+                        "the kernel compiles")
+
+    def __getitem__(self, key):
+        raise TypeError(f"only len({self._name}) of the local {self._name!r} is known when "
+                        "the kernel compiles")
 
 
 def _pure(node) -> bool:

@@ -128,7 +128,8 @@ def launch_geometry(launch_ndim: int, dim=None, grid=None, block=None, block_dim
     """Work out ``(grid, block, launch_dim)`` for a launch.
 
     Args:
-        launch_ndim: what the kernel's ``wl.tid()`` returns (1..3).
+        launch_ndim: what the kernel's ``wl.tid()`` returns (1..3; 4 in a Warp-dialect
+            kernel).
         uses_tid: whether the kernel calls ``wl.tid()``; then an explicit grid or block,
             or a ``block_dim`` tuple, with more axes than ``launch_ndim`` (``block=(16,
             16)`` or ``dim=n, block_dim=(32, 4)`` for ``i = wl.tid()``) is refused: the
