@@ -639,6 +639,17 @@ def test_reopened_occupancy_widget_after_a_kernel_restart_shows_its_static_card(
     assert live.locator(".widget-slider").count() == 1
     assert "48 threads = 2 warps" in live.inner_text()
     live.screenshot(path=str(artifacts / "occupancy_widget_live.png"))
+    # the chart at its PNG's aspect (a 576x288 image was drawn 576x394) at both sizes
+    for width, height in ((1366, 768), (1920, 1080)):
+        pg.set_viewport_size({"width": width, "height": height})
+        pg.wait_for_timeout(300)
+        shown = live.locator(".widget-image").first.evaluate(
+            "i => [i.naturalWidth, i.naturalHeight, i.getBoundingClientRect().width,"
+            " i.getBoundingClientRect().height]")
+        nat_w, nat_h, w, h = shown
+        assert nat_w > 0 and w > 0 and abs(w / h - nat_w / nat_h) < 0.02 * nat_w / nat_h, \
+            (width, shown)
+    pg.set_viewport_size({"width": 1600, "height": 1000})
     _save_when_sass_is_in(pg)
     end = time.monotonic() + 30
     while time.monotonic() < end:
