@@ -40,13 +40,22 @@ CELLS = [
 ]
 
 
+#: a debugging session of the last kernel (cell lines 3-4), one step in: its panel
+DEBUG_CELL = '''import numpy as np
+dbg = wl.debug(every_pane, dim=64, block_dim=32,
+               inputs=[np.zeros(64, np.float32), np.zeros(64, np.float32)])
+dbg.step()
+dbg.panel()'''
+
+
 @pytest.fixture(scope="module")
 def views(browser, lab_server, artifacts):
     """(page, [bundle of each cell]): the notebook of CELLS run and saved."""
     path = lab_server.root / "views.ipynb"
-    _write_notebook(path, "%load_ext warp_lab", *(_cell(opt, name) for opt, name, _, _ in CELLS))
+    _write_notebook(path, "%load_ext warp_lab", *(_cell(opt, name) for opt, name, _, _ in CELLS),
+                    DEBUG_CELL)
     context, pg = _new_page(browser, artifacts, *SIZES[1])
-    _run_notebook(pg, lab_server, artifacts, path.name, 1 + len(CELLS))
+    _run_notebook(pg, lab_server, artifacts, path.name, 2 + len(CELLS))
     pg.locator(f"{PANEL} .wl-kernel-view").nth(len(CELLS) - 1).wait_for()
     _save_when_sass_is_in(pg)
     bundles = []
@@ -189,3 +198,44 @@ def test_maximise_wrap_and_drag(views, artifacts):
     v0, v1 = first.bounding_box()["width"], second.bounding_box()["width"]
     assert abs((v0 - w0) - 120) < 3 and abs((w1 - v1) - 120) < 3, (w0, w1, v0, v1)
     assert pg.errors == []
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_debugger_panel_shows_32_lanes_uncut_controls_and_the_kernels_first_line(
+        views, artifacts, size):
+    pg, _ = views
+    pg.set_viewport_size({"width": size[0], "height": size[1]})
+    panel = pg.locator(f"{PANEL} .wl-debug-panel")
+    panel.wait_for()
+    panel.scroll_into_view_if_needed()
+    pg.wait_for_timeout(200)
+    pg.screenshot(path=str(artifacts / f"debugger_panel_{size[0]}x{size[1]}.png"))
+    facts = panel.evaluate("""p => {
+        const table = p.querySelector('table.wl-lanes');
+        const head = [...table.rows[0].cells].slice(1);
+        // the box the table scrolls in: its nearest ancestor that scrolls sideways
+        let box = table.parentElement;
+        while (box !== p && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) {
+            box = box.parentElement;
+        }
+        const b = box.getBoundingClientRect();
+        return {
+            lanes: head.map(c => c.textContent),
+            // a lane column is seen, or the box scrolls to it
+            reachable: head.every(c => {
+                const r = c.getBoundingClientRect();
+                return (r.left >= b.left - 1 && r.right <= b.right + 1) ||
+                       (box.scrollWidth > box.clientWidth && r.left - b.left + box.scrollLeft
+                        <= box.scrollWidth);
+            }),
+            scrolls: box !== p || table.getBoundingClientRect().right <= b.right + 1,
+            cut: [...p.querySelectorAll('button')].filter(x => x.scrollWidth > x.clientWidth + 1)
+                .map(x => x.textContent),
+            inputs: [...p.querySelectorAll('input[type=number]')].map(i => Number(i.value)),
+        };
+    }""")
+    assert facts["lanes"] == [str(k) for k in range(32)]
+    assert facts["reachable"] and facts["scrolls"], facts
+    assert facts["cut"] == [], facts["cut"]
+    # the Python line input: the kernel's lines are cell lines 3 and 4, never 0
+    assert 3 <= facts["inputs"][0] <= 4, facts["inputs"]
