@@ -19,11 +19,12 @@ export function resourceCard(resources: ViewResources): HTMLElement {
   const card = el('details', 'wl-resources');
   card.open = true;
   card.appendChild(el('summary', 'wl-resources-title', `Resources (${resources.arch})`));
-  const grid = el('dl', 'wl-card');
+  // divs, not a <dl>: JupyterLab's output styles float and indent dt/dd
+  const grid = el('div', 'wl-card');
   for (const [label, value] of resources.rows) {
     const fact = el('div', 'wl-fact');
-    fact.appendChild(el('dt', undefined, label));
-    fact.appendChild(el('dd', undefined, value));
+    fact.appendChild(el('div', 'wl-fact-label', label));
+    fact.appendChild(el('div', 'wl-fact-value', value));
     grid.appendChild(fact);
   }
   card.appendChild(grid);

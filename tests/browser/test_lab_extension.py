@@ -168,7 +168,7 @@ def test_four_panes_render_with_highlighted_tokens(magic):
     assert colors[0] != colors[1]
     # the resource card: the view's rows (the static view's), label over value
     facts = dict(view.locator(".wl-resources .wl-fact").evaluate_all(
-        "fs => fs.map(f => [f.querySelector('dt').textContent, f.querySelector('dd').textContent])"))
+        "fs => fs.map(f => [f.querySelector('.wl-fact-label').textContent, f.querySelector('.wl-fact-value').textContent])"))
     assert facts == dict(map(tuple, bundle["view"]["resources"]["rows"]))
     assert facts["registers / thread"] == str(bundle["resources"]["registers"])
     assert pg.errors == []

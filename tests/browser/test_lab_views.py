@@ -60,7 +60,11 @@ def views(browser, lab_server, artifacts):
     _save_when_sass_is_in(pg)
     bundles = []
     for _ in range(60):
-        nb = nbformat.read(str(path), as_version=4)
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+        except ValueError:  # caught mid-write (NotJSONError is a ValueError)
+            pg.wait_for_timeout(300)
+            continue
         bundles = [o["data"][MIME] for c in nb.cells for o in c.get("outputs", [])
                    if MIME in o.get("data", {})]
         if len(bundles) == len(CELLS) and all(b["panes"]["sass"]["text"] for b in bundles):
@@ -102,7 +106,11 @@ def _view_facts(pg) -> list[dict]:
                                    - parseFloat(getComputedStyle(body).borderBottomWidth)};
             }),
             facts: [...v.querySelectorAll('.wl-resources .wl-fact')].map(f =>
-                [f.querySelector('dt').textContent, f.querySelector('dd').textContent]),
+                [f.querySelector('.wl-fact-label').textContent, f.querySelector('.wl-fact-value').textContent]),
+            // each tile: its label over its value, not beside or over it
+            tiles: [...v.querySelectorAll('.wl-resources .wl-fact')].every(f =>
+                f.querySelector('.wl-fact-label').getBoundingClientRect().bottom <=
+                f.querySelector('.wl-fact-value').getBoundingClientRect().top + 1),
             diffRows: [...v.querySelectorAll('.wl-diff-table tr')].slice(1).map(tr =>
                 [...tr.children].map(c => c.textContent)),
             diffBlocks: [...v.querySelectorAll('.wl-diff-block > summary')].map(s => s.textContent),
@@ -127,6 +135,7 @@ def test_each_cell_shows_the_panes_it_asked_for_each_readable(views, artifacts, 
         assert bool(view["facts"]) == card, where
         if card:
             assert view["facts"] == bundle["view"]["resources"]["rows"], where
+            assert view["tiles"], where
         for pane in view["panes"]:
             # inside the output, and readable: 70 characters, or a scrollbar that shows
             assert view["left"] - 1 <= pane["left"] and pane["right"] <= view["right"] + 1, \
