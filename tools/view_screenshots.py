@@ -137,7 +137,8 @@ def main(argv=None) -> int:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
                     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update"])
+                    "--disable-background-networking", "--disable-component-update"],
+                    ignore_default_args=["--hide-scrollbars"])  # the scrollbars users see
                 try:
                     for name in names:
                         for path in shoot_notebook(browser, url, name, kinds, out):

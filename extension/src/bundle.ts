@@ -71,6 +71,52 @@ export interface KernelBundle {
    * Empty maps in bundles without them.
    */
   paneHeat: { sass: { liveRegisters: Map<number, number> } };
+  /**
+   * What the cell asked to see (`view`, built once by `notebook/view_spec.py`): the panes
+   * in order with their titles, the resource card's rows, the `--diff previous` table;
+   * null in a bundle from before it (the renderer then shows every pane).
+   */
+  view: ViewSpec | null;
+}
+
+/** One entry of `view.panes`. */
+export interface ViewPane {
+  /** The pane's name ("python", "cuda", "llvm", "llvm_unoptimized", "ptx", "sass"). */
+  key: string;
+  /** The `panes` entry holding its text (a CUDA C++ source pane fills "python"). */
+  slot: string;
+  title: string;
+  language: string;
+  /** The pane it is another text of (the unoptimised IR: the LLVM pane's -O0 toggle). */
+  variantOf: string | null;
+  open: boolean;
+  /** Why a kernel of this front end has no such pane, or null. */
+  absent: string | null;
+}
+
+/** The resource card: `[label, value]` rows and warnings, or why there is none. */
+export type ViewResources =
+  | { arch: string; rows: [string, string][]; warnings: string[] }
+  | { missing: string };
+
+/** One pane's unified diff in `view.diff.blocks`. */
+export interface DiffBlock {
+  title: string;
+  summary: string;
+  open: boolean;
+  lines: string[];
+}
+
+/** `--diff previous`: what changed since the kernel's previous compile, or why nothing can. */
+export type ViewDiff =
+  | { aLabel: string; bLabel: string; rows: [string, string, string][]; blocks: DiffBlock[] }
+  | { missing: string };
+
+/** The bundle's `view` record, validated. */
+export interface ViewSpec {
+  panes: ViewPane[];
+  resources: ViewResources | null;
+  diff: ViewDiff | null;
 }
 
 /** Raised for a bundle that does not follow the schema. */
@@ -252,6 +298,119 @@ function readScalars(obj: JsonObject): Record<string, string | number> {
   return out;
 }
 
+function stringAt(obj: JsonObject, key: string, where: string): string {
+  const value = obj[key];
+  if (typeof value !== 'string') {
+    throw new BundleError(`${where}.${key} should be a string`);
+  }
+  return value;
+}
+
+function optionalString(obj: JsonObject, key: string, where: string): string | null {
+  const value = obj[key];
+  if (value === undefined || value === null) {
+    return null;
+  }
+  if (typeof value !== 'string') {
+    throw new BundleError(`${where}.${key} should be a string or null`);
+  }
+  return value;
+}
+
+function stringRows(value: Json | undefined, width: number, where: string): string[][] {
+  if (!Array.isArray(value) || !value.every(
+    r => Array.isArray(r) && r.length === width && r.every(c => typeof c === 'string'))) {
+    throw new BundleError(`${where} should be a list of ${width} strings per row`);
+  }
+  return value as string[][];
+}
+
+function stringList(value: Json | undefined, where: string): string[] {
+  if (value === undefined || value === null) {
+    return [];
+  }
+  if (!Array.isArray(value) || !value.every(v => typeof v === 'string')) {
+    throw new BundleError(`${where} should be a list of strings`);
+  }
+  return value as string[];
+}
+
+function readViewResources(raw: Json | undefined): ViewResources | null {
+  if (raw === undefined || raw === null) {
+    return null;
+  }
+  if (!isObject(raw)) {
+    throw new BundleError('view.resources should be an object or null');
+  }
+  if (raw['missing'] !== undefined) {
+    return { missing: stringAt(raw, 'missing', 'view.resources') };
+  }
+  return {
+    arch: stringAt(raw, 'arch', 'view.resources'),
+    rows: stringRows(raw['rows'], 2, 'view.resources.rows') as [string, string][],
+    warnings: stringList(raw['warnings'], 'view.resources.warnings')
+  };
+}
+
+function readViewDiff(raw: Json | undefined): ViewDiff | null {
+  if (raw === undefined || raw === null) {
+    return null;
+  }
+  if (!isObject(raw)) {
+    throw new BundleError('view.diff should be an object or null');
+  }
+  if (raw['missing'] !== undefined) {
+    return { missing: stringAt(raw, 'missing', 'view.diff') };
+  }
+  const blocks = raw['blocks'];
+  if (!Array.isArray(blocks)) {
+    throw new BundleError('view.diff.blocks should be a list');
+  }
+  return {
+    aLabel: stringAt(raw, 'a_label', 'view.diff'),
+    bLabel: stringAt(raw, 'b_label', 'view.diff'),
+    rows: stringRows(raw['rows'], 3, 'view.diff.rows') as [string, string, string][],
+    blocks: blocks.map((b, i) => {
+      const where = `view.diff.blocks[${i}]`;
+      if (!isObject(b)) {
+        throw new BundleError(`${where} should be an object`);
+      }
+      return {
+        title: stringAt(b, 'title', where),
+        summary: stringAt(b, 'summary', where),
+        open: b['open'] === true,
+        lines: stringList(b['lines'], `${where}.lines`)
+      };
+    })
+  };
+}
+
+/** The bundle's `view` record, or null in a bundle without one (every pane is shown). */
+export function readView(raw: Json | undefined): ViewSpec | null {
+  if (raw === undefined || raw === null) {
+    return null;
+  }
+  if (!isObject(raw) || !Array.isArray(raw['panes'])) {
+    throw new BundleError('view should be an object with a panes list');
+  }
+  const panes = (raw['panes'] as Json[]).map((p, i) => {
+    const where = `view.panes[${i}]`;
+    if (!isObject(p)) {
+      throw new BundleError(`${where} should be an object`);
+    }
+    return {
+      key: stringAt(p, 'key', where),
+      slot: stringAt(p, 'slot', where),
+      title: stringAt(p, 'title', where),
+      language: stringAt(p, 'language', where),
+      variantOf: optionalString(p, 'variant_of', where),
+      open: p['open'] !== false,
+      absent: optionalString(p, 'absent', where)
+    };
+  });
+  return { panes, resources: readViewResources(raw['resources']), diff: readViewDiff(raw['diff']) };
+}
+
 /**
  * Validate `data` (the bundle as JupyterLab hands it over) and return it
  * typed.  Throws `BundleError` when a field has the wrong shape.
@@ -303,6 +462,7 @@ export function parseBundle(data: unknown): KernelBundle {
         liveRegisters: readNumbers(objectAt(sassHeat, 'live_registers', 'pane_heat.sass'),
           'pane_heat.sass.live_registers')
       }
-    }
+    },
+    view: readView(data['view'])
   };
 }

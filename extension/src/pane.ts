@@ -1,7 +1,8 @@
 /**
  * One pane of the kernel view: a header (title, line count, copy, collapse,
- * optional variant toggle) over a scrollable body of numbered, highlighted
- * lines, optionally with heat columns.
+ * maximise, wrap/scroll, optional variant toggle) over a scrollable body of
+ * numbered, highlighted lines, optionally with heat columns.  Where the pane sits
+ * and how wide it is belongs to the view's layout (`layout.ts`).
  */
 import { PaneId } from './bundle';
 import { button, compactNumber, el, scrollRowIntoView } from './dom';
@@ -62,6 +63,21 @@ export interface PaneOptions {
    * (the SASS pane: its instructions, not nvdisasm's labels and hidden `//## File` rows).
    */
   counted?: { unit: string; line: (line: string) => boolean };
+  /** The view's pane name (`view.panes[].key`, e.g. "cuda" for a CUDA C++ source pane). */
+  key?: string;
+  /** Called when the user folds or unfolds the pane (its collapse button). */
+  onCollapse?: (pane: Pane, collapsed: boolean) => void;
+  /** Called by the maximise button. */
+  onMaximise?: (pane: Pane) => void;
+}
+
+/** Columns `line` takes in a monospace font with `tab-size: 4` (the pane body's). */
+export function lineColumns(line: string): number {
+  let col = 0;
+  for (const ch of line) {
+    col = ch === '\t' ? col + 4 - (col % 4) : col + 1;
+  }
+  return col;
 }
 
 /** Lines of `text` as shown: a final newline does not open an empty last line. */
@@ -104,11 +120,19 @@ export class Pane {
   rows: HTMLElement[] = [];
   /** False while the pane shows its variant, whose lines are not mapped. */
   mapped = true;
+  /** The widest shown line, in monospace columns (what the layout gives a short pane). */
+  maxColumns = 0;
+  /** The strip on the pane's right edge that resizes it against its right neighbour. */
+  readonly handle: HTMLElement;
   private currentText: string;
+  private collapseButton!: HTMLButtonElement;
+  private maximiseButton!: HTMLButtonElement;
 
   constructor(private readonly options: PaneOptions) {
     this.node = el('section', `wl-pane wl-pane-${options.id}`);
     this.node.dataset.pane = options.id;
+    this.node.dataset.key = options.key ?? options.id;
+    this.node.setAttribute('aria-label', `${options.title} pane`);
     this.currentText = options.text ?? '';
     this.body = el('div', 'wl-pane-body');
     // focusable even when too short to scroll: the arrow keys move a linked cursor line
@@ -121,6 +145,13 @@ export class Pane {
     );
     this.node.appendChild(this.makeHeader());
     this.node.appendChild(this.body);
+    this.handle = el('div', 'wl-resize');
+    this.handle.setAttribute('role', 'separator');
+    this.handle.setAttribute('aria-orientation', 'vertical');
+    this.handle.setAttribute('aria-label', `Resize the ${options.title} pane (drag, or arrow keys)`);
+    this.handle.title = `Drag to resize the ${options.title} pane`;
+    this.handle.tabIndex = 0;
+    this.node.appendChild(this.handle);
     if (options.text === null) {
       this.body.appendChild(el('div', 'wl-missing', `${options.title} not available: ${options.missing ?? 'unknown reason'}`));
     } else {
@@ -131,6 +162,53 @@ export class Pane {
   /** The pane's id ("python", "llvm", "ptx" or "sass"). */
   get id(): PaneId {
     return this.options.id;
+  }
+
+  /** The pane's title, as its header shows it. */
+  get title(): string {
+    return this.options.title;
+  }
+
+  /** Whether the pane is folded to its header. */
+  get collapsed(): boolean {
+    return this.node.classList.contains('wl-collapsed');
+  }
+
+  /** Fold the pane to its header, or unfold it (the layout calls this; no callback). */
+  setCollapsed(collapsed: boolean): void {
+    this.node.classList.toggle('wl-collapsed', collapsed);
+    const toggle = this.collapseButton;
+    toggle.textContent = collapsed ? '+' : '−';
+    toggle.setAttribute('aria-expanded', String(!collapsed));
+    toggle.title = `${collapsed ? 'Expand' : 'Collapse'} the ${this.options.title} pane`;
+    toggle.setAttribute('aria-label', toggle.title);
+  }
+
+  /** Mark the pane as the one shown full width (its maximise button pressed). */
+  setMaximised(maximised: boolean): void {
+    this.node.classList.toggle('wl-maximised', maximised);
+    this.maximiseButton.setAttribute('aria-pressed', String(maximised));
+    this.maximiseButton.classList.toggle('wl-active', maximised);
+    this.maximiseButton.title = maximised
+      ? 'Restore the side-by-side panes'
+      : `Show the ${this.options.title} pane full width, the others folded to their headers`;
+    this.maximiseButton.setAttribute('aria-label', this.maximiseButton.title);
+  }
+
+  /**
+   * The pane's width besides its code: gutter, heat columns, the code's padding and
+   * the borders, in px (0 before the pane has rows).
+   */
+  chromeWidth(): number {
+    const row = this.rows.find(r => !r.classList.contains('wl-hidden-line'));
+    if (!row || row.offsetWidth === 0) {
+      return 0;  // no rows, or not laid out (an output the notebook has not drawn yet)
+    }
+    let width = 2;  // the pane's borders
+    for (const child of Array.from(row.children) as HTMLElement[]) {
+      width += child.classList.contains('wl-code') ? 12 : child.offsetWidth;  // code: its padding
+    }
+    return width;
   }
 
   /** The row element of 1-based `line`, if the pane shows it. */
@@ -151,7 +229,11 @@ export class Pane {
     const header = el('header', 'wl-pane-header');
     const collapse = button('wl-collapse', '−', `Collapse the ${title} pane`);
     collapse.setAttribute('aria-expanded', 'true');
-    collapse.addEventListener('click', () => this.toggleCollapsed(collapse));
+    collapse.addEventListener('click', () => {
+      this.setCollapsed(!this.collapsed);
+      this.options.onCollapse?.(this, this.collapsed);
+    });
+    this.collapseButton = collapse;
     header.appendChild(collapse);
     header.appendChild(el('span', 'wl-pane-title', title));
     if (this.options.subtitle) {
@@ -174,6 +256,22 @@ export class Pane {
       header.appendChild(toggle);
     }
     if (text !== null) {
+      // long lines: scrolled sideways (the default, a scrollbar under the pane) or wrapped
+      const wrap = button('wl-wrap-toggle', 'Wrap', `Wrap the ${title} pane's long lines instead of scrolling`);
+      wrap.setAttribute('aria-pressed', 'false');
+      wrap.addEventListener('click', () => {
+        const wrapped = this.node.classList.toggle('wl-wrap');
+        wrap.setAttribute('aria-pressed', String(wrapped));
+        wrap.classList.toggle('wl-active', wrapped);
+      });
+      header.appendChild(wrap);
+    }
+    const maximise = button('wl-maximise', '⤢', `Show the ${title} pane full width, the others folded to their headers`);
+    maximise.setAttribute('aria-pressed', 'false');
+    maximise.addEventListener('click', () => this.options.onMaximise?.(this));
+    this.maximiseButton = maximise;
+    header.appendChild(maximise);
+    if (text !== null) {
       const copy = button('wl-copy', 'Copy', `Copy the ${title} text`);
       copy.addEventListener('click', () => void this.copy(copy));
       header.appendChild(copy);
@@ -194,14 +292,6 @@ export class Pane {
   private shownLineCount(text: string): number {
     const numbers = this.options.numbers;
     return numbers ? numbers.filter(n => n !== null).length : lineCount(text);
-  }
-
-  private toggleCollapsed(toggle: HTMLButtonElement): void {
-    const collapsed = this.node.classList.toggle('wl-collapsed');
-    toggle.textContent = collapsed ? '+' : '−';
-    toggle.setAttribute('aria-expanded', String(!collapsed));
-    const verb = collapsed ? 'Expand' : 'Collapse';
-    toggle.title = `${verb} the ${this.options.title} pane`;
   }
 
   private async copy(copyButton: HTMLButtonElement): Promise<void> {
@@ -227,6 +317,8 @@ export class Pane {
     const given = mapped ? this.options.numbers ?? null : null;
     const numbers = lines.map((_, i) => (given ? given[i] ?? null : first + i));
     const width = Math.max(1, ...numbers.map(n => String(n ?? '').length));
+    this.maxColumns = lines.reduce(
+      (most, l) => (this.options.hideLine?.(l) ? most : Math.max(most, lineColumns(l))), 0);
     if (heat.length > 0) {
       // the columns' labels, in a row of their own above the first line
       const head = el('div', 'wl-heat-head');

@@ -1,13 +1,18 @@
 /**
- * The MIME renderer widget for `application/vnd.warp-lab.kernel+json`:
- * a summary line over four side-by-side panes (Python | LLVM IR | PTX |
- * SASS), linked through the bundle's line map.
+ * The MIME renderer widget for `application/vnd.warp-lab.kernel+json`: a
+ * summary line, the resource card and the `--diff previous` table over the panes
+ * the cell asked for (the bundle's `view`: `--show`/`--hide`, in their order, with
+ * their titles), laid out by `layout.ts` and linked through the bundle's line map.
+ * A bundle without `view` (from before it) shows the four panes and resource chips.
  */
 import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import type { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { BundleError, KernelBundle, MIME_TYPE, PaneId, parseBundle } from './bundle';
+import { BundleError, KernelBundle, MIME_TYPE, PaneId, PANE_IDS, parseBundle } from './bundle';
+import { diffView, resourceCard } from './card';
 import { el } from './dom';
+import { PaneLayout } from './layout';
 import { PANE_TOKENIZERS } from './languages';
 import { LineLinks } from './linemap';
 import { PaneLinker } from './linking';
@@ -115,6 +120,39 @@ function exact(value: number): string {
   return value.toLocaleString('en-US');
 }
 
+/** One pane to show: its text's slot, the view's name and title, why it is absent. */
+interface ShownPane {
+  slot: PaneId;
+  key: string;
+  title: string;
+  absent: string | null;
+  /** Whether the LLVM pane gets the -O0 toggle (the unoptimised IR is in the view). */
+  withVariant: boolean;
+}
+
+/**
+ * The panes of the view, in order: the bundle's `view.panes` (a variant, the
+ * unoptimised IR, is its base pane's toggle), or all four for an older bundle.
+ */
+export function shownPanes(bundle: KernelBundle): ShownPane[] {
+  const view = bundle.view;
+  if (view === null) {
+    return PANE_IDS.map(id => ({ slot: id, key: id, title: TITLES[id], absent: null, withVariant: true }));
+  }
+  const out: ShownPane[] = [];
+  const variants = new Set(view.panes.filter(p => p.variantOf !== null).map(p => p.variantOf));
+  for (const p of view.panes) {
+    if (p.variantOf !== null || !(PANE_IDS as string[]).includes(p.slot)) {
+      continue;  // a variant is its base's toggle; a slot this renderer does not know
+    }
+    out.push({
+      slot: p.slot as PaneId, key: p.key, title: p.title, absent: p.absent,
+      withVariant: variants.has(p.key)
+    });
+  }
+  return out;
+}
+
 function summary(bundle: KernelBundle): HTMLElement {
   const bar = el('div', 'wl-summary');
   bar.appendChild(el('span', 'wl-kernel-name', bundle.name));
@@ -126,6 +164,12 @@ function summary(bundle: KernelBundle): HTMLElement {
     facts.push(`-O${bundle.opt}`);
   }
   facts.push(...bundle.flags);
+  if (bundle.view !== null) {  // the resource card says the rest
+    for (const fact of facts) {
+      bar.appendChild(el('span', 'wl-chip', fact));
+    }
+    return bar;
+  }
   for (const [key, label, one, showZero] of RESOURCE_FACTS) {
     const value = bundle.resources[key];
     if (typeof value === 'number' && (showZero || value !== 0)) {
@@ -160,6 +204,8 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
 
   /** Build the view from `model.data[MIME_TYPE]`; bad data shows an error line. */
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    this.paneLayout?.dispose();
+    this.paneLayout = null;
     this.node.replaceChildren();
     let bundle: KernelBundle;
     try {
@@ -171,15 +217,19 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
     }
     const links = new LineLinks(bundle);
     const panes = new Map<PaneId, Pane>();
-    const row = el('div', 'wl-panes');
-    for (const id of ['python', 'llvm', 'ptx', 'sass'] as PaneId[]) {
+    const order: Pane[] = [];
+    const container = el('div', 'wl-panes');
+    let layout: PaneLayout | null = null;
+    for (const shown of shownPanes(bundle)) {
+      const id = shown.slot;
       const text = bundle.panes[id];
       const unopt = bundle.llvmUnoptimized;
       const pane = new Pane({
         id,
-        title: TITLES[id],
-        text: text.text,
-        missing: text.missing,
+        key: shown.key,
+        title: shown.title,
+        text: shown.absent !== null ? null : text.text,
+        missing: shown.absent ?? text.missing,
         tokenizer: PANE_TOKENIZERS[id],
         links,
         heat: heatColumns(bundle, id),
@@ -190,15 +240,29 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
         numbers: text.shown ?? text.numbers,  // what the gutter shows; links use the keys
         subtitle: text.filename,
         variant:
-          id === 'llvm' && unopt !== null
+          id === 'llvm' && unopt !== null && shown.withVariant
             ? { label: '-O0', title: 'Show the unoptimized LLVM IR (-O0)', text: unopt }
-            : null
+            : null,
+        onCollapse: (p, collapsed) => layout?.collapsed(p, collapsed),
+        onMaximise: p => layout?.maximise(p)
       });
       panes.set(id, pane);
-      row.appendChild(pane.node);
+      order.push(pane);
     }
     this.node.appendChild(summary(bundle));
-    this.node.appendChild(row);
+    const view = bundle.view;
+    if (view?.resources) {
+      this.node.appendChild(resourceCard(view.resources));
+    }
+    if (view?.diff) {
+      this.node.appendChild(diffView(view.diff));
+    }
+    this.node.appendChild(container);
+    layout = new PaneLayout(container, order);
+    this.paneLayout = layout;
+    if (this.isAttached) {
+      layout.attach();
+    }
     const tooltip = new InstructionTooltip();
     this.node.appendChild(tooltip.node);
     const ptx = panes.get('ptx');
@@ -206,5 +270,22 @@ export class KernelView extends Widget implements IRenderMime.IRenderer {
       tooltip.attach(this.node, ptx.body);
     }
     new PaneLinker(panes, links).attach(this.node);
+  }
+
+  private paneLayout: PaneLayout | null = null;
+
+  protected onAfterAttach(msg: Message): void {
+    super.onAfterAttach(msg);
+    this.paneLayout?.attach();
+  }
+
+  protected onBeforeDetach(msg: Message): void {
+    this.paneLayout?.dispose();
+    super.onBeforeDetach(msg);
+  }
+
+  dispose(): void {
+    this.paneLayout?.dispose();
+    super.dispose();
   }
 }

@@ -61,7 +61,10 @@ def browser():
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        # with the scrollbars a user sees (Playwright hides them in headless mode): the
+        # tests read whether a pane that cuts its lines shows a horizontal scrollbar
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                      ignore_default_args=["--hide-scrollbars"])
         try:
             yield chromium
         finally:

@@ -260,3 +260,27 @@ def test_05_shows_the_divergent_kernels_launch(tmp_path):
     _, printed = _cell_output(nb, "lines = {k: runs[k].line_metrics")
     assert "by_lane line 7: 16.0 active lanes; divergent branches: 32768" in printed
     assert "by_warp line 18: 32.0 active lanes; divergent branches: 0" in printed
+
+
+@pytest.mark.slow
+@_group("04_occupancy_registers")
+def test_nbconvert_export_of_04_shows_a_static_occupancy_card_for_each_widget(tmp_path):
+    """Saved by JupyterLab (which keeps no widget state unless "Save Widget State
+    Automatically" is on) and exported by nbconvert, each occupancy widget's output shows
+    its static card (the text/html the widget's bundle carries): summary and chart.
+    (A notebook saved with widget state, as nbclient's run keeps it, is exported with the
+    widgets drawn by the HTML widget manager nbconvert's page loads from its CDN.)"""
+    from nbconvert import HTMLExporter
+
+    nb = copy.deepcopy(_execute(_notebook("04_occupancy_registers"), tmp_path))
+    widgets = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+               if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert widgets, "notebook 04 shows no occupancy widget"
+    assert all("data-wl-static" in o["data"].get("text/html", "") for o in widgets)
+    nb.metadata.pop("widgets", None)  # what JupyterLab saves by default
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    cards = re.split(r"<div data-wl-static=[\"']occupancy[\"']>", body)[1:]
+    assert len(cards) == len(widgets), (len(cards), len(widgets))
+    for card in cards:  # (up to the next card or the page's end)
+        head = card[:card.index("</div></div>") + 12] if "</div></div>" in card else card
+        assert "blocks" in head and "data:image/png;base64," in card.split("<div data-wl")[0]

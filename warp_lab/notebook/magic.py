@@ -605,7 +605,9 @@ class WarpKernelMagics(Magics):
     def _view(self, kernel: Kernel, ck, opts: dict, show: list[str], occ, heat_wanted: bool):
         """The :class:`~warp_lab.notebook.bundle.KernelView` of a whole compile: the
         ``--diff previous`` box and the register heat columns added (recorded as the
-        kernel's previous compile)."""
+        kernel's previous compile). Outside a Jupyter kernel (a terminal IPython) a
+        :class:`~warp_lab.notebook.terminal.TerminalKernelView`, whose ``text/plain`` is
+        the panes' text, coloured when the terminal takes it."""
         changes = None
         if opts["diff"] == "previous":   # the view's diff table (HTML and bundle alike)
             from warp_lab.notebook.diff import diff
@@ -620,6 +622,11 @@ class WarpKernelMagics(Magics):
             if regs is not None:
                 heat = {"live_registers": regs[0]}
                 pane_heat = {"sass": {"live_registers": regs[1]}}
+        if not self._updates_displays():  # a terminal IPython prints text/plain only
+            from warp_lab.notebook.terminal import TerminalKernelView, terminal_colour
+            return TerminalKernelView(ck, colour=terminal_colour(self.shell), show=tuple(show),
+                                      occupancy=occ, diff=changes, heat=heat,
+                                      pane_heat=pane_heat)
         return KernelView(ck, show=tuple(show), occupancy=occ, diff=changes, heat=heat,
                           pane_heat=pane_heat)
 

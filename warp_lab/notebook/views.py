@@ -89,6 +89,13 @@ STYLE = """
 .wl-kernel table.wl-card td, .wl-kernel table.wl-card th { padding: 1px 8px; text-align: left;
   border-bottom: 1px solid #8883; }
 .wl-kernel .wl-warn { color: #b35900; }
+.wl-kernel table.wl-facts { display: block; border: 0; }
+.wl-kernel table.wl-facts > tbody { display: grid; gap: 2px 12px;
+  grid-template-columns: repeat(auto-fill, minmax(15em, 1fr)); }
+.wl-kernel table.wl-facts tr { display: block; padding: 1px 4px; border-left: 2px solid #8885; }
+.wl-kernel table.wl-facts th, .wl-kernel table.wl-facts td { display: block; padding: 0;
+  border: 0; text-align: left; }
+.wl-kernel table.wl-facts th { font-weight: normal; color: #888; font-size: 11px; }
 .wl-kernel .wl-error { border-left: 4px solid #d33; background: #d331; padding: 4px 8px;
   font-family: var(--jp-code-font-family, monospace); white-space: pre; }
 .wl-kernel .wl-del { background: #f443; } .wl-kernel .wl-add { background: #4c43; }
@@ -553,7 +560,9 @@ def resource_rows(ck, occupancy=None) -> list[tuple[str, str]] | None:
 
 
 def resource_card_html(ck, occupancy=None) -> str:
-    """The resource card: registers, spills, shared/local/constant bytes, barriers, warnings.
+    """The resource card: registers, spills, shared/local/constant bytes, barriers, warnings,
+    as tiles (label over value) in as many columns as the output has room for, as the
+    extension's card (``extension/src/card.ts``) shows the same rows.
 
     Args:
         ck: the compiled kernel (its ``resources``, ``missing``, ``toolchain``,
@@ -577,7 +586,7 @@ def resource_card_html(ck, occupancy=None) -> str:
     warns = "".join(f'<div class="wl-warn">⚠ {html.escape(w)}</div>'
                     for w in resource_warnings(r, occupancy))
     return f'<details class="wl-resources" open><summary>Resources ({html.escape(r.arch)})' \
-           f'</summary><table class="wl-card">{body}</table>{warns}</details>'
+           f'</summary><table class="wl-card wl-facts">{body}</table>{warns}</details>'
 
 
 def error_html(exc) -> str:
