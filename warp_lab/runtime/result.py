@@ -45,6 +45,11 @@ class LaunchResult:
         notes: the back end's remarks (a stopped launch, ...).
         checks: the simulator checks that ran (``"memcheck"``, ``"racecheck"``,
             ``"initcheck"``, ``"barrier"``); ``()`` on a GPU.
+        tier: which simulator ran it: ``"interpreter"`` or ``"compiled"``
+            (:mod:`warp_lab.sim.compiled`, ``wl.launch(..., tier=...)``); ``""`` on a GPU.
+        tier_reason: why that tier ran: the ``tier`` asked for, or what kept the compiled
+            tier from running the launch (metrics asked for, shared memory, a barrier, a
+            fault the interpreter then reported, ...); ``""`` on a GPU.
     """
 
     compiled: CompiledKernel
@@ -59,6 +64,8 @@ class LaunchResult:
     host_seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
     checks: tuple[str, ...] = ()
+    tier: str = ""
+    tier_reason: str = ""
 
     @property
     def checks_text(self) -> str:
