@@ -162,6 +162,12 @@ def _fma32(t, x, y, z, mode):
     """:func:`warp_lab.sim.fp.fma` for float32: the product exact in float64, the sum
     rounded to odd, then to float32 in ``mode``; a non-finite sum is ``p + c``."""
     b = t.b
+    if mode == "rn":
+        # the round-to-odd sum rounded to nearest is the correctly rounded a*b + c
+        # (Boldo & Melquiond), which is what IEEE fusedMultiplyAdd gives: the host's
+        # FMA instruction (or libm's fmaf) has the same bits, NaNs aside (made
+        # canonical after); a non-finite sum is p + c either way
+        return fe.intrinsic(b, "llvm.fma.f32", F32, [x, y, z])
     p = b.fmul(b.fpext(x, F64), b.fpext(y, F64))
     c = b.fpext(z, F64)
     s = fe.round_odd_sum(b, p, c)
@@ -179,8 +185,14 @@ def _mad(t, ins):
         if dt == F64D and mode == "rn":
             # fp.fma is correctly rounded (Dekker products, rationals where they fail):
             # the host's fused multiply-add gives the same double
-            return _nary(t, ins, lambda x, y, z: V(fe.intrinsic(b, "llvm.fma.f64", F64,
-                                                                [x.v, y.v, z.v]), dt))
+            # with a non-finite input, fp.fma computes a*b + c (NaN propagation as the
+            # host's multiply and add, not its FMA)
+            def fma64(x, y, z):
+                fused = fe.intrinsic(b, "llvm.fma.f64", F64, [x.v, y.v, z.v])
+                finite = b.and_(b.and_(fe.isfinite(b, x.v), fe.isfinite(b, y.v)),
+                                fe.isfinite(b, z.v))
+                return V(b.select(finite, fused, b.fadd(b.fmul(x.v, y.v), z.v)), dt)
+            return _nary(t, ins, fma64)
         raise Unsupported(f"{ins.op}.{mode}.{_typ(ins)}", ins.line)
     if "cc" in ins.mods or ins.op == "madc":
         return _carry(t, ins)
@@ -521,8 +533,9 @@ def _cvt(t, ins):
         else:
             v = astype(b, x, ddt)
         if ddt == F32D:
-            v = fe.canonical_nan(b, fin(v))
-        out = fe.sat(b, v) if sat else v
+            v = fin(v)
+        v = fe.sat(b, v) if sat else v   # (sat makes a NaN 0: after or before canonical_nan)
+        out = fe.canonical_nan(b, v) if ddt == F32D else v
     elif ddt.kind == "f":
         if frnd != "rn":
             raise Unsupported(f"cvt.{frnd}.{dtn}.{stn} (directed integer to float rounding)",

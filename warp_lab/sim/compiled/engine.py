@@ -65,6 +65,8 @@ def why_not(module, kernel: str, checks, metrics: bool, max_instructions) -> str
 
 
 def _ensure_llvm():
+    """llvmlite's binding with the host target set up, and a fresh host target machine
+    (an MCJIT engine takes ownership of the one it is given)."""
     global _target
     import llvmlite.binding as llvm
 
@@ -74,11 +76,11 @@ def _ensure_llvm():
         libm = ctypes.CDLL(ctypes.util.find_library("m"))
         for name in ("tanh", "exp2", "log2", "sin", "cos"):
             llvm.add_symbol(name, ctypes.cast(getattr(libm, name), ctypes.c_void_p).value)
-        target = llvm.Target.from_default_triple()
-        _target = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                               features=llvm.get_host_cpu_features().flatten(),
-                                               opt=3, codemodel="jitdefault")
-    return llvm, _target
+        _target = (llvm.Target.from_default_triple(), llvm.get_host_cpu_name(),
+                   llvm.get_host_cpu_features().flatten())
+    target, cpu, features = _target
+    return llvm, target.create_target_machine(cpu=cpu, features=features, opt=3,
+                                              codemodel="jitdefault")
 
 
 class _Compiled:
@@ -117,6 +119,10 @@ def compiled_kernel(module, kernel: str, checks) -> _Compiled:
         except Unsupported as exc:
             where = f" (PTX line {exc.line})" if exc.line else ""
             raise NeedsInterpreter(f"{exc.reason}{where}") from None
+        except Exception as exc:  # noqa: BLE001 - a translator bug: the interpreter runs
+            raise NeedsInterpreter(f"the compiled tier's translator failed ({type(exc).__name__}"
+                                   f": {exc}); this is a bug in warp_lab, the interpreter "
+                                   "ran the launch") from None
         try:
             c = _Compiled(tr)
         except RuntimeError as exc:   # LLVM rejected our IR: our bug, the interpreter runs

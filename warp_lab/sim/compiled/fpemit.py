@@ -82,11 +82,17 @@ def sat(b, x: V) -> V:
 
 
 def canonical_nan(b, x: V) -> V:
-    """:func:`warp_lab.sim.fp.canonical_nan`: a float32 NaN becomes 0x7fffffff."""
+    """:func:`warp_lab.sim.fp.canonical_nan`: a float32 NaN becomes 0x7fffffff.
+
+    Done on the bits and returned as the ``uint32`` bits: LLVM treats NaN payloads as
+    unspecified, so a float ``select(isnan(x), NaN, x)`` may be folded to ``x``; an
+    integer select keeps the pattern. The value goes to a register (raw bits) next."""
     if x.v.type != F32:
         return x
-    canon = ir.Constant(I32, 0x7FFFFFFF).bitcast(F32)
-    return V(b.select(isnan(b, x.v), canon, x.v), x.dt)
+    bits = b.bitcast(x.v, I32)
+    mag = b.and_(bits, ir.Constant(I32, 0x7FFFFFFF))
+    nan = b.icmp_unsigned(">", mag, ir.Constant(I32, 0x7F800000))
+    return V(b.select(nan, ir.Constant(I32, 0x7FFFFFFF), bits), np.dtype(np.uint32))
 
 
 def nextafter(b, x, up):
@@ -164,10 +170,10 @@ def fminmax(b, x, y, big: bool, nan_propagating: bool):
     eq = b.fcmp_ordered("==", x, y)
     pick = b.select(eq, x, pick)
     nx, ny = isnan(b, x), isnan(b, y)
-    if nan_propagating:
+    if nan_propagating:   # maximum(a, b): the first NaN
         r = b.select(nx, x, b.select(ny, y, pick))
-    else:
-        r = b.select(nx, y, b.select(ny, x, pick))
+    else:                 # fmax(a, b): the other operand; both NaN: the first
+        r = b.select(b.and_(nx, b.not_(ny)), y, b.select(ny, x, pick))
     zero = ir.Constant(t, 0.0)
     zeros = b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("==", y, zero))
     sx, sy = signbit(b, x), signbit(b, y)

@@ -243,6 +243,14 @@ class Translator:
         from warp_lab.sim.compiled.values import as_raw
         self.b.store(as_raw(self.b, x, raw).v, self.slot(op[1]))
 
+    def libm(self, name: str, x):
+        """A call of the C library's ``double name(double)`` (resolved in the process)."""
+        fn = self.ir.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.ir, ir.FunctionType(ir.DoubleType(), [ir.DoubleType()]),
+                             name=name)
+        return self.b.call(fn, [x])
+
     def symbol(self, name: str):
         """The address of variable ``name`` in its own space (``mov d, var``)."""
         v = self.mod.variables.get(name)
@@ -610,6 +618,7 @@ class Translator:
         self.smid = b.urem(b32, ir.Constant(I32, 132))
         block_base = b.mul(b32, bs)
         b.store(ir.Constant(I32, 0), tvar)
+        self._tid_reset = b.block
         b.branch(loop_t)
         b.position_at_end(loop_t)
         t = b.load(tvar)
@@ -621,12 +630,22 @@ class Translator:
         # one thread: its coordinates, fresh registers and local frame
         b.position_at_end(start_t)
         self.lin = t
-        self.tid = (b.urem(t, bx), b.urem(b.udiv(t, bx), by), b.udiv(t, b.mul(bx, by)))
+        # the thread's (x, y, z) carried along with t (no division per thread)
+        tslots = [self.ab.alloca(I32, name=f"tid{c}") for c in "xyz"]
+        self.tid = tuple(b.load(s) for s in tslots)
         self.gid = b.add(b.add(block_base, t), ir.Constant(I32, 1))
         self.start_t = start_t
         reset_at = b.block
         b.position_at_end(end_t)
         b.store(b.add(t, ir.Constant(I32, 1)), tvar)
+        one, zero = ir.Constant(I32, 1), ir.Constant(I32, 0)
+        tx1 = b.add(self.tid[0], one)
+        wrap_x = b.icmp_unsigned("==", tx1, bx)
+        ty1 = b.select(wrap_x, b.add(self.tid[1], one), self.tid[1])
+        wrap_y = b.icmp_unsigned("==", ty1, by)
+        b.store(b.select(wrap_x, zero, tx1), tslots[0])
+        b.store(b.select(wrap_y, zero, ty1), tslots[1])
+        b.store(b.select(wrap_y, b.add(self.tid[2], one), self.tid[2]), tslots[2])
         b.branch(loop_t)
         b.position_at_end(done)
         cp = b.gep(self.out, [ir.Constant(I64, 2)])
@@ -647,6 +666,10 @@ class Translator:
                     ins.op in _CONTROL else self.emit_guarded(ins)
             if not terminated:
                 b.branch(blocks[nxt])
+        term = self._tid_reset.instructions[-1]
+        b.position_before(term)
+        for sl in tslots:
+            b.store(ir.Constant(I32, 0), sl)
         # the thread's start: registers zero (as a batch's are), local frame filled
         b.position_at_end(reset_at)
         for idx, s in self.regs.items():
