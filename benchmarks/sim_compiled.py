@@ -144,16 +144,21 @@ def _sim_column(ck, args, dim, block_dim, out_index, **run_kw):
 
 
 def _warp_column(factory, args, dim, out_index):
+    import contextlib
+    import io
+
     import warp as wp
 
     wp.config.quiet = True
-    wp.init()
+    with contextlib.redirect_stdout(io.StringIO()):   # Warp's banner and module lines
+        wp.init()
     kernel = factory()
     wargs = [wp.array(a, device="cpu") if isinstance(a, np.ndarray) else
              (np.float32(a) if isinstance(a, float) else a) for a in args]
     first = [a.copy() if isinstance(a, np.ndarray) else None for a in args]
-    wp.launch(kernel, dim=dim, inputs=wargs, device="cpu")   # Warp's compile
-    wp.synchronize_device("cpu")
+    with contextlib.redirect_stdout(io.StringIO()):
+        wp.launch(kernel, dim=dim, inputs=wargs, device="cpu")   # Warp's compile
+        wp.synchronize_device("cpu")
 
     def go():
         for wa, f in zip(wargs, first):

@@ -176,6 +176,7 @@ class Translator:
         self.ab = ir.IRBuilder(self.entry)     # allocas
         self.b = ir.IRBuilder()
         self.regs: dict = {}
+        self.param_cache: dict = {}
         self.locate_fn = self._locate_function()
 
     # ------------------------------------------------------------------ registers
@@ -388,15 +389,21 @@ class Translator:
 
     def global_ptr(self, ins, addr, size, store: bool, nc_load: bool):
         """The host pointer of a checked global access of ``size`` bytes at ``addr``; a
-        store keeps the shadow of writers (memcheck) and the flag words (``nc``)."""
+        store keeps the shadow of writers (memcheck) and the flag words (``nc``).
+
+        Each access remembers the allocation it hit last (its start ``lo``, the last
+        address an access of this size may start at ``lim``, host minus simulator address
+        ``delta``; the shadow and row only where used): one range test in the common
+        case, :func:`wl_locate`'s scan of the table otherwise."""
         b = self.b
         self.aligned(addr, size, ins)
-        cache = [self._entry_slot(I64, f"c{ins.pc}_{k}", init) for k, init in
-                 (("lo", -1), ("hi", 0), ("host", 0), ("sh", 0), ("row", 0))]
-        lo, hi = b.load(cache[0]), b.load(cache[1])
-        fast = b.and_(b.icmp_unsigned(">=", addr, lo),
-                      b.icmp_unsigned("<=", addr, b.sub(hi, ir.Constant(I64, size))))
-        here = b.block
+        shadow = store and self.shadow_on(ins)
+        flags = self.nc and (store or nc_load)
+        names = [("lo", -1), ("lim", 0), ("delta", 0)] + [("sh", 0)] * shadow + \
+            [("row", 0)] * flags
+        cache = {k: self._entry_slot(I64, f"c{ins.pc}_{k}", init) for k, init in names}
+        fast = b.and_(b.icmp_unsigned(">=", addr, b.load(cache["lo"])),
+                      b.icmp_unsigned("<=", addr, b.load(cache["lim"])))
         slow = self.f.append_basic_block(f"locate{ins.pc}")
         done = self.f.append_basic_block(f"located{ins.pc}")
         b.cbranch(fast, done, slow)
@@ -404,24 +411,25 @@ class Translator:
         row = b.call(self.locate_fn, [self.atab, self.nalloc, addr, ir.Constant(I64, size)])
         self.bail_if(b.icmp_signed("<", row, ir.Constant(I64, 0)), 1, ins)
         base = b.mul(row, ir.Constant(I64, ATAB_ROW))
-        fields = [b.load(b.gep(self.atab, [b.add(base, ir.Constant(I64, k))])) for k in range(4)]
-        for slot_, v in zip(cache, [*fields, row]):
-            b.store(v, slot_)
-        slow_end = b.block
+        lo, hi, host, sh = (b.load(b.gep(self.atab, [b.add(base, ir.Constant(I64, k))]))
+                            for k in range(4))
+        b.store(lo, cache["lo"])
+        b.store(b.sub(hi, ir.Constant(I64, size)), cache["lim"])
+        b.store(b.sub(host, lo), cache["delta"])
+        if shadow:
+            b.store(sh, cache["sh"])
+        if flags:
+            b.store(row, cache["row"])
         b.branch(done)
         b.position_at_end(done)
-        _ = here
-        lo, host = b.load(cache[0]), b.load(cache[2])
-        off = b.sub(addr, lo)
-        ptr = b.add(host, off)
-        if store and self.shadow_on(ins):
-            self._shadow(ins, b.load(cache[3]), off, size)
-        if self.nc and (store or nc_load):
-            row = b.load(cache[4])
+        ptr = b.add(addr, b.load(cache["delta"]))
+        if shadow:
+            self._shadow(ins, b.load(cache["sh"]), b.sub(addr, b.load(cache["lo"])), size)
+        if flags:
+            row = b.load(cache["row"])
             fp = b.gep(self.atab, [b.add(b.mul(row, ir.Constant(I64, ATAB_ROW)),
                                          ir.Constant(I64, 4))])
             b.store(b.or_(b.load(fp), ir.Constant(I64, _WRITTEN if store else _NC_READ)), fp)
-        _ = slow_end
         return ptr
 
     def shadow_on(self, ins) -> bool:
@@ -517,15 +525,25 @@ class Translator:
             if off < 0 or off + es * n > psize:
                 raise Unsupported(f"ld.param outside parameter {name}", ins.line)
             for j, x in enumerate(dsts):
-                p = b.bitcast(b.gep(self.params, [ir.Constant(I64, poff + off + es * j)]),
-                              it.as_pointer())
-                self.write(x, view(b, V(b.load(p, align=1), RAW[es]), dt))
+                self.write(x, view(b, V(self.param_word(poff + off + es * j, it), RAW[es]), dt))
             return
         ptr = self.pointer(ins, space, es * n)
         for j, x in enumerate(dsts):
             a = b.add(ptr, ir.Constant(I64, es * j)) if j else ptr
             v = b.load(b.inttoptr(a, it.as_pointer()), align=es)
             self.write(x, view(b, V(v, RAW[es]), dt))
+
+    def param_word(self, offset: int, it):
+        """The ``it``-wide integer at byte ``offset`` of the parameter buffer, loaded once
+        at the function's entry (the buffer does not change during a launch)."""
+        key = (offset, it.width)
+        v = self.param_cache.get(key)
+        if v is None:
+            self.ab.position_at_start(self.entry)
+            p = self.ab.bitcast(self.ab.gep(self.params, [ir.Constant(I64, offset)]),
+                                it.as_pointer())
+            v = self.param_cache[key] = self.ab.load(p, align=1)
+        return v
 
     def emit_st(self, ins):
         space = _space(ins)
