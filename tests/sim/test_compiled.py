@@ -294,3 +294,26 @@ def test_fallback_reasons_and_tier_compiled_refusing():
     assert r.tier == "compiled" and r.sim.metrics is None
     with pytest.raises(wl.LaunchError, match="tier must be"):
         wl.launch(sax.kernel, inputs=a, device="sim", tier="fast", **kw)
+
+
+def test_progress_and_a_raising_callback_on_the_compiled_tier():
+    from warp_lab.examples import get
+
+    ex = get("saxpy")
+    args = ex.make_inputs("small")
+    kw = ex.launch(args).kwargs()
+    calls = []
+    a = [x.copy() if isinstance(x, np.ndarray) else x for x in args]
+    r = wl.launch(ex.kernel, inputs=a, device="sim", tier="compiled", metrics=False,
+                  progress=lambda done, total: calls.append((done, total)), **kw)
+    assert r.tier == "compiled" and "compiled tier" in r.time_text
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and calls[-1][0] == calls[-1][1] == r.grid[0]
+
+    def stop(done, total):
+        raise RuntimeError("cancel")
+    b = [x.copy() if isinstance(x, np.ndarray) else x for x in args]
+    r = wl.launch(ex.kernel, inputs=b, device="sim", tier="compiled", metrics=False,
+                  progress=stop, **kw)
+    assert r.partial and [f.kind for f in r.findings] == ["interrupted"]
+    assert all(np.array_equal(x, y) for x, y in zip(b, args) if isinstance(x, np.ndarray))
