@@ -317,3 +317,26 @@ def test_progress_and_a_raising_callback_on_the_compiled_tier():
                   progress=stop, **kw)
     assert r.partial and [f.kind for f in r.findings] == ["interrupted"]
     assert all(np.array_equal(x, y) for x, y in zip(b, args) if isinstance(x, np.ndarray))
+
+
+@wl.kernel
+def _all_store_one(out: wl.array(dtype=wl.int32), x: wl.array(dtype=wl.int32)):
+    i = wl.tid()
+    x[i] = i            # distinct words: no collision
+    out[0] = i          # every thread the same word: memcheck's global_conflict
+
+
+def test_stores_of_two_threads_to_one_word_bail_every_launch():
+    for _ in range(2):   # the second launch reuses the shadow (a new epoch base)
+        out, x = np.zeros(1, np.int32), np.zeros(300, np.int32)
+        ri = wl.launch(_all_store_one, dim=300, inputs=[out.copy(), x.copy()], device="sim",
+                       tier="interpreter", metrics=False)
+        ra = wl.launch(_all_store_one, dim=300, inputs=[out, x], device="sim", tier="auto",
+                       metrics=False)
+        assert [f.kind for f in ra.findings] == [f.kind for f in ri.findings] == \
+            ["global_conflict"]
+        assert ra.tier == "interpreter" and "two threads stored" in ra.tier_reason
+        assert (x == np.arange(300)).all()
+    r = wl.launch(_all_store_one, dim=300, inputs=[out, x], device="sim", tier="auto",
+                  metrics=False, checks=())      # no memcheck: no shadow, the compiled tier
+    assert r.tier == "compiled" and (x == np.arange(300)).all()

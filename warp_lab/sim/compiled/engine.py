@@ -102,6 +102,45 @@ class _Compiled:
         self.tr = tr
 
 
+#: store shadows kept between launches (length → arrays), so a launch neither allocates
+#: nor zeroes them: each launch's writer ids lie above its epoch base, which rises by the
+#: launch's thread count; an id at or below the base is from an earlier launch
+_shadow_pool: dict = {}
+_shadow_state = {"epoch": 0, "bytes": 0}
+_SHADOW_POOL_BYTES = 512 << 20
+
+
+def _shadow_epoch(threads: int) -> int:
+    """The epoch base of a launch of ``threads`` threads (the pool is cleared when the
+    32-bit ids would wrap)."""
+    with _lock:
+        base = _shadow_state["epoch"]
+        if base + threads + 1 >= 2**32:
+            _shadow_pool.clear()
+            _shadow_state.update(epoch=0, bytes=0)
+            base = 0
+        _shadow_state["epoch"] = base + threads
+        return base
+
+
+def _take_shadow(n: int) -> np.ndarray:
+    with _lock:
+        free = _shadow_pool.get(n)
+        if free:
+            sh = free.pop()
+            _shadow_state["bytes"] -= sh.nbytes
+            return sh
+    return np.zeros(n, np.uint32)
+
+
+def _give_shadow(sh: np.ndarray) -> None:
+    with _lock:
+        if _shadow_state["bytes"] + sh.nbytes > _SHADOW_POOL_BYTES:
+            return
+        _shadow_pool.setdefault(sh.size, []).append(sh)
+        _shadow_state["bytes"] += sh.nbytes
+
+
 def compiled_kernel(module, kernel: str, checks) -> _Compiled:
     """The compiled form of ``kernel`` (cached per PTX text, entry and memcheck).
 
@@ -195,17 +234,28 @@ def _run(c, tr, memory, grid, block, bs, nblocks, params, dynamic_shared, syms, 
     bufs = memory.host_buffers()
     atab = np.zeros((max(len(bufs), 1), ATAB_ROW), np.int64)
     shadows = []
+    epoch = 0
+    if tr.shadow:
+        epoch = _shadow_epoch(nblocks * bs)
     for k, (base, n, _name, buf) in enumerate(bufs):
         atab[k, :3] = (base, base + n, buf.ctypes.data)
         if tr.shadow:
-            sh = np.zeros(n // tr.granule + 4, np.uint32)
+            sh = _take_shadow(n // tr.granule + 4)
             shadows.append(sh)
             atab[k, 3] = sh.ctypes.data
     pbuf = np.frombuffer(params + b"\0" * 16, np.uint8).copy()
     dims = np.array([*grid, *block, dynamic_shared, dynamic_shared], np.int32)
     local = np.zeros(max(tr.local_size, 16), np.uint8)
-    symv = np.array([*syms, (fill or 0) & 0xFFFFFFFF, 0], np.int64)
+    symv = np.array([*syms, (fill or 0) & 0xFFFFFFFF, epoch], np.int64)
     out = np.zeros(4, np.int64)
+    try:
+        return _chunks(c, tr, pbuf, atab, bufs, dims, local, symv, out, nblocks, progress, t0)
+    finally:
+        for sh in shadows:
+            _give_shadow(sh)
+
+
+def _chunks(c, tr, pbuf, atab, bufs, dims, local, symv, out, nblocks, progress, t0):
     ptr = lambda a: a.ctypes.data  # noqa: E731
     done, chunk = 0, 1
     partial, findings = False, []

@@ -17,7 +17,8 @@ Memory (arguments): ``atab`` holds one row of five ``i64`` per global allocation
 simulator address where it starts and ends, the host address of its bytes, the host
 address of its store shadow or 0, and a flag word); ``dims`` the grid and block extents
 (``gx gy gz bx by bz``) and the shared-memory sizes; ``local`` the thread's local frame;
-``syms`` the addresses of the module's ``.global`` variables. Every global access is
+``syms`` the addresses of the module's ``.global`` variables, then the
+fill word of local memory and the shadow's epoch base. Every global access is
 checked against the allocation it lies in and its alignment; every local access against
 the ``.local`` variable its address derives from (:mod:`~warp_lab.sim.provenance`, with
 memcheck) or the frame.
@@ -451,7 +452,9 @@ class Translator:
             w = b.add(w0, ir.Constant(I64, k)) if k else w0
             p = b.inttoptr(b.add(shadow, b.shl(w, ir.Constant(I64, 2))), I32.as_pointer())
             old = b.load(p)
-            other = b.and_(b_ne0(b, old), b.icmp_unsigned("!=", old, self.gid))
+            # written in this launch (above the launch's epoch base) by another thread
+            other = b.and_(b.icmp_unsigned(">", old, self.epoch),
+                           b.icmp_unsigned("!=", old, self.gid))
             self.bail_if(other, 3, ins)
             b.store(self.gid, p)
 
@@ -622,6 +625,8 @@ class Translator:
         dims = [self.ab.load(self.ab.gep(self.dims, [ir.Constant(I64, k)])) for k in range(8)]
         self.dimv = dims
         gx, gy, _, bx, by, bz = dims[:6]
+        self.epoch = self.ab.trunc(self.ab.load(self.ab.gep(
+            self.syms, [ir.Constant(I64, len(self.globals) + 1)])), I32)
         self.ab.store(self.blo, bvar)
         b.position_at_end(self.entry)
         bs = b.mul(b.mul(bx, by), bz)
@@ -651,7 +656,8 @@ class Translator:
         # the thread's (x, y, z) carried along with t (no division per thread)
         tslots = [self.ab.alloca(I32, name=f"tid{c}") for c in "xyz"]
         self.tid = tuple(b.load(s) for s in tslots)
-        self.gid = b.add(b.add(block_base, t), ir.Constant(I32, 1))
+        # the shadow's writer id: the launch's epoch base + 1 + the thread's linear index
+        self.gid = b.add(b.add(block_base, t), b.add(self.epoch, ir.Constant(I32, 1)))
         self.start_t = start_t
         reset_at = b.block
         b.position_at_end(end_t)
