@@ -13,7 +13,8 @@ Prints Markdown and writes it (with the machine and the tool versions) to
    each gap;
    and what-if experiments that price candidate compiler changes
    (:mod:`benchmarks.whatif`);
-3. simulator throughput (``benchmarks/sim_throughput.py`` when present);
+3. simulator throughput (``benchmarks/sim_throughput.py`` when present), and the
+   compiled tier vs the interpreter vs Warp's CPU device (:mod:`benchmarks.sim_compiled`);
 4. launch overhead (needs a GPU);
 5. interactive latency through a real Jupyter kernel (:mod:`benchmarks.interactive`,
    issue 24): ``--interactive-repeats N`` rounds, 0 to skip;
@@ -55,6 +56,8 @@ _SIM_TIMEOUT_S = 150
 #: arguments for benchmarks/sim_throughput.py that keep it inside the run's time box
 SIM_ARGS: list[str] = []
 _INTERACTIVE_TIMEOUT_S = 600
+#: benchmarks/sim_compiled.py: the interpreter's mandelbrot 1024² is ~15 s a column
+_SIM_COMPILED_TIMEOUT_S = 600
 _WARP_COMPAT_SUBSET_TIMEOUT_S = 600
 _WARP_COMPAT_FULL_TIMEOUT_S = 3600
 #: the whole-corpus Warp compatibility table, kept from the last full run (~25 min)
@@ -425,7 +428,11 @@ def main(argv=None) -> int:
             md += [*report.whatif_table(w, q, kernels), ""]
     if not args.no_sim:
         md += ["## 3. Simulator throughput", "",
-               *_script_section("sim_throughput.py", SIM_ARGS, "simulator issue 3"), ""]
+               *_script_section("sim_throughput.py", SIM_ARGS, "simulator issue 3"), "",
+               "### The compiled tier beside the interpreter and Warp's CPU back end "
+               "(issue 24)", "",
+               *_script_section("sim_compiled", ["--repeats", "3"], "issue 24",
+                                timeout=_SIM_COMPILED_TIMEOUT_S), ""]
         t = lap("simulator", t)
     md += ["## 4. Launch overhead", "", f"GPU: {_gpu_line()}.", "",
            *_script_section("launch_overhead.py", [], "runtime issue 4"), ""]

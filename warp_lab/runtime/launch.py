@@ -605,7 +605,8 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
            shared_mem: int = 0, grid=None, block=None, checks="auto",
            max_instructions: int | None = None, opt: int | None = None,
            fast_math: bool | None = None, debug: bool | None = None,
-           progress=None, arch: str | None = None, fill="nan") -> LaunchResult:
+           progress=None, arch: str | None = None, fill="nan", tier: str = "auto",
+           metrics: bool = True) -> LaunchResult:
     """Run a kernel.
 
     Args:
@@ -672,6 +673,16 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
             GPU, where those state spaces start with whatever was there (PTX ISA 5.1.5,
             5.1.7) — ``"initcheck"`` names such reads; None or ``"zeros"`` for zeros; or
             any 32-bit word (``0xDEADBEEF``).
+        tier: simulator only (ignored on a GPU): ``"auto"`` (the default: the compiled
+            tier where it covers the launch, else the interpreter), ``"interpreter"``
+            (the SIMT engine) or ``"compiled"`` (the PTX translated once into host code
+            through llvmlite and run a thread at a time, :mod:`warp_lab.sim.compiled`; a
+            :class:`SimulatorError` says why when it does not cover the kernel). Results
+            and findings are the interpreter's either way; ``LaunchResult.tier`` and
+            ``tier_reason`` say which ran and why.
+        metrics: simulator only: collect the per-line metrics (default True). The
+            compiled tier does not count them, so with the default a launch runs on the
+            interpreter; ``metrics=False`` lets ``tier="auto"`` pick the compiled tier.
 
     Returns:
         a :class:`LaunchResult`.
@@ -736,6 +747,12 @@ def launch(kernel, dim=None, inputs=(), block_dim=256, device: str = "auto", rep
         from warp_lab.runtime import sim_backend as backend
         extra["progress"] = progress
         extra["fill"] = fill_word
+        if tier not in ("interpreter", "compiled", "auto"):
+            raise LaunchError(f"tier must be 'interpreter', 'compiled' or 'auto', got {tier!r}")
+        if not isinstance(metrics, bool):
+            raise LaunchError(f"metrics must be True or False, got {metrics!r}")
+        extra["tier"] = tier
+        extra["metrics"] = metrics
     else:
         from warp_lab.runtime import cuda_backend as backend
     try:

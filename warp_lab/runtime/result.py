@@ -45,6 +45,11 @@ class LaunchResult:
         notes: the back end's remarks (a stopped launch, ...).
         checks: the simulator checks that ran (``"memcheck"``, ``"racecheck"``,
             ``"initcheck"``, ``"barrier"``); ``()`` on a GPU.
+        tier: which simulator ran it: ``"interpreter"`` or ``"compiled"``
+            (:mod:`warp_lab.sim.compiled`, ``wl.launch(..., tier=...)``); ``""`` on a GPU.
+        tier_reason: why that tier ran: the ``tier`` asked for, or what kept the compiled
+            tier from running the launch (metrics asked for, shared memory, a barrier, a
+            fault the interpreter then reported, ...); ``""`` on a GPU.
     """
 
     compiled: CompiledKernel
@@ -59,6 +64,8 @@ class LaunchResult:
     host_seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
     checks: tuple[str, ...] = ()
+    tier: str = ""
+    tier_reason: str = ""
 
     @property
     def checks_text(self) -> str:
@@ -109,13 +116,16 @@ class LaunchResult:
         """The launch count and :attr:`time` in words, saying what kind of time it is: on
         the simulator the CPU wall-clock time the simulator took, which says nothing about
         how fast the kernel runs on a GPU (``"1 launch, simulated in 13.600 ms (CPU
-        simulator time, not GPU time)"``); on a GPU the kernel time measured with CUDA
+        simulator time, not GPU time)"``, with ``compiled tier;`` before ``CPU`` when
+        :mod:`warp_lab.sim.compiled` ran it); on a GPU the kernel time measured with CUDA
         events (``"3 launches, median 0.012 ms GPU time (CUDA events)"``)."""
         n = len(self.times)
         count = f"{n} launch{'es' * (n != 1)}"
         ms = f"{self.time * 1e3:.3f} ms"
         if self.device.kind == "sim":
             each = " each (median; " if n > 1 else " ("
+            if self.tier == "compiled":   # (the interpreter's text stays as it was)
+                each += "compiled tier; "
             return f"{count}, simulated in {ms}{each}CPU simulator time, not GPU time)"
         return f"{count}, {'median ' * (n > 1)}{ms} GPU time (CUDA events)"
 

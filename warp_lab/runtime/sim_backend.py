@@ -105,7 +105,7 @@ def prepare(ck, launch_dim, values, views):
 
 def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem=0,
         checks=("memcheck", "barrier"), max_instructions=None, progress=None,
-        fill=0x7FF8DEAD) -> LaunchResult:
+        fill=0x7FF8DEAD, tier="interpreter", metrics=True) -> LaunchResult:
     """Run ``ck`` on the simulator; the back-end half of :func:`warp_lab.launch`.
 
     Args:
@@ -125,6 +125,10 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
             ``partial=True`` and the arrays unchanged.
         fill: the word fresh shared and local memory hold, None for zeros
             (:func:`warp_lab.sim.run`'s ``fill``).
+        tier: ``"interpreter"``, ``"compiled"`` or ``"auto"`` (:func:`warp_lab.sim.run`'s
+            ``tier``); the compiled tier's rerun on the interpreter starts from the host
+            arrays copied in again.
+        metrics: collect per-line metrics (the compiled tier does not: it needs False).
 
     Raises:
         SimulatorError: the simulator cannot run the PTX, or the kernel faulted.
@@ -140,6 +144,11 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
     snapshot = [bytes(r.host_bytes()) for r in written] if repeat > 1 else None
     times = []
     result = interrupt = None
+
+    def restore():   # the launch's first contents: the host arrays are not written yet
+        for region in regions:
+            memory.write(bases[id(region)], region.host_bytes())
+
     for i in range(repeat):
         if i:
             for r, data in zip(written, snapshot):
@@ -149,7 +158,8 @@ def run(ck, device, grid, block, launch_dim, values, views, repeat=1, shared_mem
             result = sim.run(module, ck.entry, grid=grid, block=block, params=params,
                              memory=memory, dynamic_shared=shared_mem, checks=checks,
                              max_instructions=max_instructions,
-                             progress=_over_repeats(progress, i, repeat), fill=fill)
+                             progress=_over_repeats(progress, i, repeat), fill=fill,
+                             tier=tier, metrics=metrics, restore=restore)
         except LaunchInterrupted as exc:   # Ctrl-C: the partial result, then raised again
             result, interrupt = exc.result, exc
         except SimulatorError as exc:   # said at the user's line too
@@ -199,7 +209,8 @@ def _finish(ck, device, grid, block, launch_dim, views, times, checks, result,
                         printed=cell_text(without_index_marks(printed), ck),
                         sim=dataclasses.replace(result, findings=user_findings(
                             result.findings, ck, regions, bases, grid, block, launch_dim)),
-                        notes=tuple(notes), checks=tuple(checks))
+                        notes=tuple(notes), checks=tuple(checks), tier=result.tier,
+                        tier_reason=result.tier_reason)
 
 
 def printf_fifo_note(result) -> str:

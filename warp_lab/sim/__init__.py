@@ -53,7 +53,8 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
         dynamic_shared: int = 0, checks=DEFAULT_CHECKS, max_instructions: int | None = None,
         metrics: bool = True, batch_threads: int = 1 << 16,
         progress: Callable[[int, int], None] | None = None,
-        fill: int | None = FILL) -> SimResult:
+        fill: int | None = FILL, tier: str = "interpreter",
+        restore: Callable[[], None] | None = None) -> SimResult:
     """Execute one kernel launch on the CPU.
 
     Args:
@@ -104,6 +105,21 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
             float64), or None for zeros. The PTX ISA gives these state spaces no
             initial value, so a kernel that reads what it never wrote computes with
             garbage on a GPU; the pattern makes that visible here too.
+        tier: ``"interpreter"`` (default: the SIMT engine, :mod:`~warp_lab.sim.machine`),
+            ``"compiled"`` (the kernel's PTX translated into host code,
+            :mod:`warp_lab.sim.compiled`; a :class:`SimulatorError` naming the reason when
+            it cannot cover the kernel or the options: metrics on, a budget, shared memory,
+            barriers, warp-level or atomic instructions) or ``"auto"`` (the compiled tier
+            where it covers the launch, else the interpreter). Either way the results are
+            the interpreter's bit for bit; a compiled run that meets anything the
+            interpreter would report (a fault, a division by zero or two threads storing
+            to one word under memcheck, a trap or printf, a loop of 2**24 turns) is run
+            again on the interpreter from the launch's first memory contents, which then
+            reports it. ``SimResult.tier`` and ``tier_reason`` say which ran and why.
+        restore: for the compiled tier's rerun: a callable that puts ``memory``'s
+            allocations back as they were before the launch (``wl.launch`` copies the
+            host arrays in again). None: a :meth:`GlobalMemory.snapshot` is taken before a
+            compiled run.
 
     Returns:
         :class:`SimResult`. A fault (out-of-bounds access, trap, deadlock, budget,
@@ -145,9 +161,34 @@ def run(module, kernel: str, grid, block, params: bytes, memory: GlobalMemory,
                              or not 0 <= fill < 2**32):
         raise SimulatorError(f"fill must be None or a 32-bit word (0 <= fill < 2**32), got "
                              f"{fill!r}")
+    if tier not in ("interpreter", "compiled", "auto"):
+        raise SimulatorError(f"tier must be 'interpreter', 'compiled' or 'auto', got {tier!r}")
+    reason = "asked for (tier='interpreter')"
+    if tier != "interpreter":
+        from warp_lab.sim import compiled
+        try:
+            why = compiled.why_not(module, kernel, checks, metrics, max_instructions)
+            if why is not None:
+                raise compiled.NeedsInterpreter(why)
+            if restore is None:
+                snap = memory.snapshot()
+                restore = lambda: memory.restore(snap)  # noqa: E731
+            res = compiled.run(module, kernel, grid, block, params, memory, dynamic_shared,
+                               checks, fill, progress)
+            res.tier_reason = f"tier={tier!r}: the compiled tier covers this launch"
+            return res
+        except compiled.NeedsInterpreter as exc:
+            if tier == "compiled" and exc.static:
+                raise SimulatorError(f"the compiled tier cannot run {kernel}: {exc.reason} "
+                                     "(tier='auto' runs it on the interpreter)") from None
+            if exc.touched:
+                restore()
+            reason = exc.reason
     m = Machine(module, kernel, grid, block, params, memory, dynamic_shared, checks, metrics,
                 max_instructions, batch_threads, fill)
-    return m.run(progress)
+    res = m.run(progress)
+    res.tier_reason = reason
+    return res
 
 
 def __getattr__(name):

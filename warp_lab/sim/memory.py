@@ -140,6 +140,12 @@ class GlobalMemory:
         buf, off = self._span(addr, nbytes)
         return buf[off: off + nbytes].tobytes()
 
+    def host_buffers(self) -> list[tuple[int, int, str, np.ndarray]]:
+        """``(address, nbytes, name, buffer)`` of every live allocation, by address: the
+        uint8 numpy buffer (at least ``nbytes`` long, padded to 16) the simulator reads and
+        writes, for the compiled tier to address directly."""
+        return [(b, self._sizes[b], self._names[b], self._bufs[b]) for b in self._bases]
+
     def snapshot(self) -> dict:
         """A copy of every allocation's bytes (the debugger replays from it)."""
         return {b: self._bufs[b].copy() for b in self._bases}

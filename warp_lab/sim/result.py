@@ -369,6 +369,10 @@ class SimResult:
         findings: list of :class:`Finding`.
         partial: ``True`` if the launch stopped early (fault, budget, interrupt,
             deadlock); memory then holds whatever had been written so far.
+        tier: which simulator ran the launch: ``"interpreter"`` (:mod:`warp_lab.sim.machine`)
+            or ``"compiled"`` (:mod:`warp_lab.sim.compiled`, host code made from the PTX).
+        tier_reason: why that tier ran (``run``'s ``tier`` argument, or what kept the
+            compiled tier from running it: a sentence).
     """
 
     printed: str = ""
@@ -382,6 +386,8 @@ class SimResult:
     metrics: Metrics | None = None
     findings: list = field(default_factory=list)
     partial: bool = False
+    tier: str = "interpreter"
+    tier_reason: str = ""
 
     @property
     def instructions_per_second(self) -> float:
