@@ -1,4 +1,4 @@
-"""Adversarial probes of the day's changes: small mixed-sign integer promotion,
+"""Small mixed-sign integer promotion,
 NumPy float ``%``/``//``, and racecheck's ``bar.warp.sync`` ordering.
 
 References are independent: NumPy for arithmetic, and for races the CUDA
