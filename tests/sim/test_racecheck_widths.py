@@ -2,7 +2,7 @@
 
 racecheck keeps its records per aligned 4-byte word while every access covers whole
 words, and per byte for the words a 1- or 2-byte access touched
-(:class:`warp_lab.sim.checks.RaceTracker`). Its findings must be those of a per-byte
+(:class:`warp_lab.sim.racecheck.RaceTracker`). Its findings must be those of a per-byte
 tracker: compute-sanitizer's hazards are per byte (CUDA Compute Sanitizer
 documentation, "Racecheck Tool"), so two threads writing different bytes of one word is
 no hazard, and a byte written by one thread and read as part of a word by another is.

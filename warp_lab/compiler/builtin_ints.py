@@ -86,6 +86,41 @@ def lower_mulhi(lw, node, call):
     return lw.b.trunc(lw.b.lshr(p, ir.Constant(wide, t.bits)), llty(t))
 
 
+# -- hadd, rhadd ----------------------------------------------------------------------------
+def type_hadd(t, node, name):
+    """Two integers joined to int32 or uint32 (CUDA Math API, "Integer Intrinsics":
+    ``__hadd``/``__uhadd``, ``__rhadd``/``__urhadd`` take 32-bit ints; 8/16-bit and bool
+    widen to int32).
+
+    Raises:
+        KernelCompileError: a float or 64-bit argument."""
+    args = _args(t, node, ["a", "b"], 2, name)
+    ty = _join(t, args)
+    if not ty.is_int:
+        raise t.error(f"{name}() needs integers", node)
+    if ty.bits > 32:
+        raise t.error(f"{name}() takes 32-bit integers (CUDA's __{name} / __u{name}), "
+                      f"not {type_name(ty)}", node)
+    ty = int32 if ty.bits < 32 else ty
+    t.check_literals_fit(args, ty)
+    _target(node, name, ty, ty=ty)
+    return t.mark(node, ty)
+
+
+def lower_hadd(lw, node, call):
+    """``(a + b) >> 1`` (``rhadd``: ``(a + b + 1) >> 1``) computed in 64 bits, so the sum
+    cannot overflow: CUDA's average, rounded down (up), signed or not by the type."""
+    t = call.info["ty"]
+    a, c = _vals(lw, node, [t, t])
+    wide = ir.IntType(64)
+    ext = lw.b.sext if t.is_signed else lw.b.zext
+    total = lw.b.add(ext(a, wide), ext(c, wide))
+    if call.name == "rhadd":
+        total = lw.b.add(total, ir.Constant(wide, 1))
+    half = (lw.b.ashr if t.is_signed else lw.b.lshr)(total, ir.Constant(wide, 1))
+    return lw.b.trunc(half, llty(t))
+
+
 # -- funnel shifts and byte_perm: three 32-bit words in, a uint32 out ----------------------
 def _type_words(t, node, name, names):
     """Type a call of three 32-bit words (CUDA's ``unsigned int`` parameters): integers of
@@ -150,6 +185,7 @@ def lower_byte_perm(lw, node, call):
 IMPLS = {
     "int_unary": (type_int_unary, lower_int_unary),
     "mulhi": (type_mulhi, lower_mulhi),
+    "hadd": (type_hadd, lower_hadd),
     "funnelshift": (type_funnelshift, lower_funnelshift),
     "byte_perm": (type_byte_perm, lower_byte_perm),
 }

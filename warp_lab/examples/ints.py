@@ -105,9 +105,12 @@ def int_intrinsics(a: wl.array(dtype=wl.int32), b: wl.array(dtype=wl.int32),
     out[2, i] = wl.ffs(x)
     out[3, i] = wl.brev(x)
     out[4, i] = wl.mulhi(x, b[i])
+    out[5, i] = wl.hadd(x, b[i])
+    out[6, i] = wl.rhadd(x, b[i])
     uout[0, i] = wl.uint32(wl.popc(u[i]))
     uout[1, i] = wl.brev(u[i])
     uout[2, i] = wl.mulhi(u[i], u[i] + 12345)
+    uout[3, i] = wl.rhadd(u[i], u[i] + 12345)
 
 
 def _int_intrinsics_inputs(size="small"):
@@ -117,7 +120,7 @@ def _int_intrinsics_inputs(size="small"):
     a[:4] = [0, -1, 1, -2**31]
     b = g.integers(-2**31, 2**31, n, dtype=np.int64).astype(i32)
     u = g.integers(0, 2**32, n, dtype=np.int64).astype(u32)
-    return [a, b, u, np.zeros((5, n), i32), np.zeros((3, n), u32)]
+    return [a, b, u, np.zeros((7, n), i32), np.zeros((4, n), u32)]
 
 
 def _bits(x):
@@ -137,11 +140,14 @@ def _int_intrinsics_ref(a, b, u, out, uout):
     ubits = _bits(u)
     u64 = u.astype(np.uint64)
     umulhi = ((u64 * ((u + u32(12345)).astype(np.uint64))) >> np.uint64(32)).astype(u32)
+    total = a.astype(np.int64) + b
+    urhadd = ((u64 + (u + u32(12345)).astype(np.uint64) + np.uint64(1)) >> np.uint64(1)).astype(u32)
     return {
-        "out": np.stack([popc, clz, ffs, brev.view(i32), mulhi]).astype(i32),
+        "out": np.stack([popc, clz, ffs, brev.view(i32), mulhi, total >> 1,
+                         (total + 1) >> 1]).astype(i32),
         "uout": np.stack([ubits.sum(axis=1).astype(u32),
                           (ubits.astype(np.uint64) * weights).sum(axis=1).astype(u32),
-                          umulhi]).astype(u32),
+                          umulhi, urhadd]).astype(u32),
     }
 
 
@@ -323,7 +329,7 @@ EXAMPLES = [
             description="// and % floor like Python for negative int32/int64"),
     Example("int_intrinsics", int_intrinsics, _int_intrinsics_inputs,
             lambda a: Launch(dim=len(a[0]), block_dim=64), _int_intrinsics_ref, ("out", "uout"),
-            description="popc, clz, ffs, brev, mulhi on int32 and uint32"),
+            description="popc, clz, ffs, brev, mulhi, hadd, rhadd on int32 and uint32"),
     Example("funnel_shifts", funnel_shifts, _funnel_inputs,
             lambda a: Launch(dim=len(a[0]), block_dim=64), _funnel_ref, ("out",),
             description="funnelshift_l/_lc/_r/_rc (shf.l/r .wrap/.clamp) and byte_perm "

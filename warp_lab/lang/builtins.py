@@ -288,6 +288,11 @@ ffs = _b("ffs", "(x)", "1-based position of the lowest set bit, 0 if none (__ffs
 brev = _b("brev", "(x)", "bits reversed (__brev)", INTS, "int_unary")
 mulhi = _b("mulhi", "(a, b)", "high half of the full product (__mulhi / __umulhi)", INTS,
            "mulhi")
+hadd = _b("hadd", "(a, b)", "(a + b) >> 1 without overflow, int32 or uint32 (__hadd / __uhadd)",
+          INTS, "hadd")
+rhadd = _b("rhadd", "(a, b)",
+           "(a + b + 1) >> 1 without overflow, int32 or uint32 (__rhadd / __urhadd)", INTS,
+           "hadd")
 funnelshift_l = _b("funnelshift_l", "(lo, hi, shift)",
                    "uint32: the high word of hi:lo shifted left by shift & 31 "
                    "(__funnelshift_l, shf.l.wrap.b32)", INTS, "funnelshift")

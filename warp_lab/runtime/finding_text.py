@@ -13,7 +13,7 @@ warp-sync or initcheck finding caused by the entry guard of a ``dim=`` launch
 with a partial last block with that cause and the fix. ``details`` keep the
 simulator's own terms (PTX symbol, byte offset). The simulator records in
 ``details["place"]`` the phrase of its message that says where an access lies
-(``memops._fault``, ``checks.RaceTracker._report``, ``initcheck._report``); that
+(``memops._fault``, ``racecheck.RaceTracker._report``, ``initcheck._report``); that
 exact phrase is what gets replaced, so no pattern here restates the simulator's
 wording.
 """
@@ -480,7 +480,7 @@ def _atomic_fix(name: str, said: str, op) -> str:
 
 def _shared_update_finding(f, ck):
     """A racecheck lost-update finding ``f`` (``s[k] |= bit`` by several threads of a block:
-    :meth:`~warp_lab.sim.checks.RaceTracker._lost_update`) about a whole element of a shared
+    :meth:`~warp_lab.sim.racecheck.RaceTracker._lost_update`) about a whole element of a shared
     array said as the user wrote it: the element read, the update (`` `s[0] |= ...` is a
     read, then a separate write``) and the atomic that fixes it (``wl.atomic_or(s, 0,
     value)``), as :func:`_conflict_finding` says a global one. Replaces the phrases the
@@ -562,7 +562,7 @@ def _shared_element_finding(f, ck, arrays):
 
 
 #: the findings that name a byte of a shared variable (``details["place"]``): racecheck's
-#: hazards (``checks.RaceTracker._report``) and initcheck's unwritten byte
+#: hazards (``racecheck.RaceTracker._report``) and initcheck's unwritten byte
 _SHARED_BYTE_KINDS = ("race_raw", "race_war", "race_waw", "uninitialized")
 
 

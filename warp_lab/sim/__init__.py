@@ -18,7 +18,7 @@ scheduling), ``alu``/``bits``/``convert``/``fp`` (arithmetic semantics),
 ``memops``/``memory`` (state spaces, memcheck, coalescing and bank metrics),
 ``store_conflicts`` (memcheck's conflicting global stores),
 ``control`` (branches, calls, exit), ``sync`` (barriers, warp-synchronous ops),
-``checks`` (racecheck), ``initcheck`` (uninitialised shared reads), ``provenance`` (which shared/local variable an address
+``racecheck``, ``initcheck`` (uninitialised shared reads), ``provenance`` (which shared/local variable an address
 points into, for memcheck), ``printf`` (vprintf, __assertfail), ``debugger``.
 
 Known limits: no recursion or indirect calls; ``f16x2``/``bf16`` arithmetic,

@@ -169,13 +169,13 @@ class Machine:
         # grid: a (65535, 65535) grid would need a terabyte of them before its first block
         self.metrics = Metrics() if self.collect else None
         # blocks per batch: bounded by threads, and by the shared/local memory they carry
-        # (racecheck's records: checks.bookkeeping_per_byte, plus a 128-byte row of
+        # (racecheck's records: racecheck.bookkeeping_per_byte, plus a 128-byte row of
         # per-lane read clocks for each word or byte whose readers read at different
         # warp-sync clocks, made on demand: not counted here; initcheck keeps one byte
         # per shared byte)
         bpb = max(1, min(self.nblocks, batch_threads // self.bs_pad))
         if self.shared_stride:
-            from warp_lab.sim.checks import bookkeeping_per_byte, has_fence_sync
+            from warp_lab.sim.racecheck import bookkeeping_per_byte, has_fence_sync
             per_block = self.shared_stride * (
                 1 + (bookkeeping_per_byte(mod) if "racecheck" in self.checks else 0)
                 + ("initcheck" in self.checks))
@@ -318,7 +318,7 @@ class Machine:
         self.calls = 0          # calls executed (closed_loop_turn)
         self.race = None
         if "racecheck" in self.checks and self.shared_size:
-            from warp_lab.sim.checks import RaceTracker
+            from warp_lab.sim.racecheck import RaceTracker
             self.race = RaceTracker(self, nb, self.shared_stride)
         self.init = None
         if "initcheck" in self.checks and self.shared_size:

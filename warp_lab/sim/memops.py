@@ -10,7 +10,7 @@ then done as one numpy gather or scatter. A failed check records
 an ``out_of_bounds`` or ``misaligned`` finding naming block, thread, PTX line,
 source line and address, and stops the launch (the GPU would abort it with
 an illegal-address error). Shared accesses also feed racecheck
-(:mod:`~warp_lab.sim.checks`) and initcheck (:mod:`~warp_lab.sim.initcheck`).
+(:mod:`~warp_lab.sim.racecheck`) and initcheck (:mod:`~warp_lab.sim.initcheck`).
 
 Address widths (PTX ISA "Addresses as Operands", "Generic Addressing", ``cvta``):
 ``.shared``/``.local``/``.const`` addresses are offsets within their state
@@ -30,7 +30,7 @@ import numpy as np
 
 from warp_lab.errors import SimulatorError
 from warp_lab.sim import fp
-from warp_lab.sim.checks import cas_seeds, strong_access
+from warp_lab.sim.racecheck import cas_seeds, strong_access
 from warp_lab.sim.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from warp_lab.sim.operands import RAW, reader, writer
 from warp_lab.sim.provenance import address_variable
@@ -344,8 +344,8 @@ def _shared_metrics(m, ins, addr, idx, size):
 # ------------------------------------------------------------------ builders
 
 def _strong(ins, mod=None) -> bool:
-    """Whether ``ins`` is a *strong* access (:func:`~warp_lab.sim.checks.strong_access`),
-    or the load that seeds a compare-and-swap loop (:func:`~warp_lab.sim.checks.cas_seeds`,
+    """Whether ``ins`` is a *strong* access (:func:`~warp_lab.sim.racecheck.strong_access`),
+    or the load that seeds a compare-and-swap loop (:func:`~warp_lab.sim.racecheck.cas_seeds`,
     part of the atomic it builds): racecheck checks it, as it does atomics, against plain
     accesses only (two strong accesses of one location are morally strong and no data
     race, PTX ISA 8.8 "Memory Consistency Model: Data-race")."""

@@ -270,7 +270,7 @@ def shared_updates(mod) -> dict:
     pair by several threads as one lost update, with the atomic that fixes it (as this
     module's ``global_conflict`` finding does for global memory). Cached on the module.
     """
-    from warp_lab.sim.checks import strong_access        # (checks imports this module)
+    from warp_lab.sim.racecheck import strong_access        # (racecheck imports this module)
 
     def plain(c):
         return (c.guard is None and c.srcs and c.srcs[0][0] == "a" and not strong_access(c)

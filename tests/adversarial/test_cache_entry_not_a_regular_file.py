@@ -1,5 +1,5 @@
-"""The disk compile cache with something other than its own files in an entry's place
-(adversarial pass 11): a FIFO, a symbolic link to ``/dev/zero`` or to another entry, a
+"""The disk compile cache with something other than its own files in an entry's place:
+a FIFO, a symbolic link to ``/dev/zero`` or to another entry, a
 folder. Each is a miss and is replaced by a regular file on the next write; none may hang
 the compile (a FIFO's ``open`` waited for a writer forever, ``/dev/zero`` was read until
 memory ran out), follow a link, or write through one."""

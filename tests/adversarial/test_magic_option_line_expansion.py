@@ -1,5 +1,5 @@
 """The ``%%warp_kernel`` option line with quotes, IPython's ``{expr}``/``$name`` expansion and
-a ``--launch`` text that only ``compile`` refuses (adversarial pass 11), in a real shell."""
+a ``--launch`` text that only ``compile`` refuses, in a real shell."""
 
 import numpy as np
 import pytest

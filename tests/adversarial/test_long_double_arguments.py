@@ -1,4 +1,4 @@
-"""numpy long doubles as scalar and vector arguments (adversarial pass 11): taken as the
+"""numpy long doubles as scalar and vector arguments: taken as the
 numbers they are, and refused, never made infinite, where the parameter's type cannot
 hold them; ``wl.array``/``wl.full`` data their ``dtype`` cannot hold is refused, as
 ``wl.launch`` refuses such scalars, instead of numpy's silent wrap, truncation or inf."""

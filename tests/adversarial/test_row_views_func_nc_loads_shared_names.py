@@ -1,5 +1,5 @@
-"""Adversarial probes of the row views, device-function ``.nc`` loads and shared-variable
-names that landed together (docs/language.md, "arrays" and "shared memory").
+"""Row views, device-function ``.nc`` loads and shared-variable names
+(docs/language.md, "arrays" and "shared memory").
 
 References are NumPy. Found: a shared array's symbol ``<function>_<array>_<N>`` could be
 the name of the kernel itself (kernel ``g_s_1`` calling a ``@wl.func g`` with a shared

@@ -1,4 +1,4 @@
-"""Kernel names that clash with the PTX module's other symbols (adversarial pass 10).
+"""Kernel names that clash with the PTX module's other symbols.
 
 A kernel is its PTX entry, named after the Python function; a kernel named like a symbol
 the module declares (``vprintf`` for ``print``, libdevice's ``__nv_powf`` for ``**``,

@@ -1,4 +1,4 @@
-"""Ctrl-C and wrong arguments in a debugger session (adversarial pass 10).
+"""Ctrl-C and wrong arguments in a debugger session.
 
 Found by interrupting ``wl.debug`` sessions and poking their inspection methods:
 

@@ -1,4 +1,4 @@
-"""Endless loops with barriers, warp shuffles or shared memory (adversarial pass 10).
+"""Endless loops with barriers, warp shuffles or shared memory.
 
 The simulator stopped an endless loop of register arithmetic (``infinite_loop``) and a
 spin-wait that only reads memory, but a loop with ``wl.syncthreads()``, a warp shuffle or

@@ -1,4 +1,4 @@
-"""Odd ``%%warp_kernel`` cells (adversarial pass 10), in a real IPython shell.
+"""Odd ``%%warp_kernel`` cells, in a real IPython shell.
 
 Found by feeding the magic unusual kernels:
 

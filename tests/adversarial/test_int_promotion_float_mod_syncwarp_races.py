@@ -1,4 +1,4 @@
-"""Adversarial probes of the day's changes: small mixed-sign integer promotion,
+"""Small mixed-sign integer promotion,
 NumPy float ``%``/``//``, and racecheck's ``bar.warp.sync`` ordering.
 
 References are independent: NumPy for arithmetic, and for races the CUDA
@@ -6,13 +6,13 @@ Programming Guide's ``__syncwarp()`` ("guarantees memory ordering among threads
 participating in the barrier"), whose happens-before order is transitive.
 Found: racecheck reported a chain of partial-mask syncs (lane 0 writes, syncs
 with lane 1, lane 1 syncs with lane 2, lane 2 reads) as a read-after-write race
-(fixed in warp_lab/sim/checks.py); the simulator rounded ``fma.rz.f32`` to
+(fixed in warp_lab/sim/racecheck.py); the simulator rounded ``fma.rz.f32`` to
 nearest, so libdevice-style ``fmodf`` (which NVPTX inlines with an ``fma.rz``
 step) gave float32 ``%`` off by a whole divisor when the quotient is large
 (fixed in warp_lab/sim/fp.py; tests/sim/test_directed_rounding.py); racecheck
 kept one read clock per byte, so readers at two partial-mask sync epochs, each
 ordered before a writer, were a false write-after-read (fixed in
-warp_lab/sim/checks.py: a read clock per reader lane).
+warp_lab/sim/racecheck.py: a read clock per reader lane).
 """
 
 import numpy as np
