@@ -2,13 +2,14 @@
 
 A shadowed builtin (``range = 3``) made ``for i in range(2)`` say "for loops must
 iterate over range(...)"; ``max(*t)`` said "max() takes two or more positional
-arguments"; an unknown ``@wl.kernel(...)`` option, a ``%%warp_kernel`` cell whose
+arguments" (it now spreads the tuple, as Python does); an unknown ``@wl.kernel(...)`` option, a ``%%warp_kernel`` cell whose
 kernel was not taken, a negative shift count, ``checks="memcheck"`` and a masked
 array each gave an internal traceback, a wrong answer or no explanation.
 """
 
 import importlib.util
 
+import numpy as np
 import pytest
 
 import warp_lab as wl
@@ -96,13 +97,20 @@ def test_from_builtins_import_range_is_still_range():
 
 
 # -- 2. * and ** in a kernel call -----------------------------------------------------
-STAR_CALLS = [
+# f(*t) of a value whose length the compile knows spreads it, as Python does (and Warp's
+# codegen for vectors, matrices and slices); what it cannot spread is a located error
+STAR_SPREAD = [
     "x[0] = max(*(1.0, 2.0))", "x[0] = min(*(1.0, 2.0))", "x[0] = abs(*(1.0,))",
     "x[0] = wl.sqrt(*(1.0,))", "x[0] = math.sqrt(*(1.0,))", "x[0] = float(*(1,))",
     "n = int(*(1.0,))", "x[0] = wl.float32(*(1,))", "v = wl.vec2(*(1.0, 2.0))",
-    "i = wl.tid(*())", "wl.atomic_add(*(x, 0, 1.0))", "print(*(1, 2))", "n = len(*(x,))",
-    "s = wl.shared_array(*(4, wl.float32))", "x[0] = g(*(1.0, 2.0))",
+    "i = wl.tid(*())", "print(*(1, 2))", "x[0] = g(*(1.0, 2.0))",
     "for i in range(*(0, 2)):\n        x[i] = 1.0",
+]
+STAR_REFUSED = [   # (use, the error's first words, its column)
+    ("x[0] = g(*x)", "* unpacking is not supported in kernel calls for a global 1-D array", 14),
+    ("x[0] = g(*x[0:wl.tid()])", "* unpacking of an expression with calls in it", 14),
+    ("wl.atomic_add(*(x, 0, 1.0))", "tuples may hold only numbers, vectors and matrices", 20),
+    ("s = wl.shared_array(*(4, wl.float32))", "wl.float32 is float32, not a value", 30),
 ]
 KW_CALLS = [
     "x[0] = max(1.0, 2.0, **{})", "v = wl.vec2(**{'x': 1.0})", "print(1, **{'sep': ','})",
@@ -112,14 +120,33 @@ KW_CALLS = [
 G = "@wl.func\ndef g(a, b):\n    return a + b\n"
 
 
-@pytest.mark.parametrize("use", STAR_CALLS + KW_CALLS)
-def test_unpacking_in_any_kernel_call_is_one_located_message(use):
+@pytest.mark.parametrize("use", STAR_SPREAD)
+def test_star_of_a_known_length_spreads_in_any_kernel_call(use):
+    assert wl.compile(cell_kernel(G + HEAD + f"    {use}\n"), cache=False, sass=False).ptx
+
+
+def test_spread_arguments_are_the_tuples_items_on_the_simulator():
+    kernel = cell_kernel(G + HEAD + "    x[0] = g(*(1.5, 2.0))\n    x[1] = max(*(x[2], 4.0))\n"
+                         "    x[2] = wl.float32(*(n,))\n")
+    x = np.array([0, 0, 9, 0], np.float32)
+    wl.launch(kernel, dim=1, inputs=[x, 7], device="sim")
+    assert x.tolist() == [3.5, 9.0, 7.0, 0.0]
+
+
+@pytest.mark.parametrize("use,message,col", STAR_REFUSED)
+def test_star_the_compile_cannot_spread_is_one_located_message(use, message, col):
+    err = _error(cell_kernel(G + HEAD + f"    {use}\n"))
+    assert err.message.startswith(message), err.message
+    assert (err.line, err.col) == (6, col) and _caret_col(err) == err.col
+
+
+@pytest.mark.parametrize("use", KW_CALLS)
+def test_keyword_unpacking_in_any_kernel_call_is_one_located_message(use):
     err = _error(cell_kernel(G + HEAD + f"    {use}\n"))
     first = use.splitlines()[0]
-    star = "**" if "**" in first else "*"
-    assert err.message.startswith(f"{star} ") and "is not supported in kernel calls" in \
+    assert err.message.startswith("** ") and "is not supported in kernel calls" in \
         err.message, err.message
-    assert err.line == 6 and err.col == 5 + first.index(star) and _caret_col(err) == err.col
+    assert err.line == 6 and err.col == 5 + first.index("**") and _caret_col(err) == err.col
     assert "takes" not in err.message and "dicts" not in err.message
 
 
