@@ -30,7 +30,9 @@ __all__ = ["OPERATORS", "quat_mul", "quat_normalize", "quat_from_axis_angle",
            "transform_get_translation", "transform_get_rotation", "transform_multiply",
            "transform_point", "transform_vector", "transform_inverse",
            "transform_set_translation", "transform_set_rotation", "spatial_top",
-           "spatial_bottom", "spatial_dot", "spatial_cross", "spatial_cross_dual"]
+           "spatial_bottom", "spatial_dot", "spatial_cross", "spatial_cross_dual",
+           "quat_to_rpy", "quat_from_euler", "transform_twist", "transform_wrench",
+           "transform_from_matrix", "transform_to_matrix"]
 
 # Warp's generic type hints (warp/_src/types.py: Quaternion, Transformation, Float...)
 Quaternion = T.TypeFamily("quaternion", "quat")
@@ -42,6 +44,7 @@ Mat33 = T.TypeFamily("matrix", "mat3")
 Mat44 = T.TypeFamily("matrix", "mat4")
 _vec3 = T.TypeFamily("vector", "vec3")          # constructors whose type is the arguments'
 _mat33 = T.TypeFamily("matrix", "mat3")
+_mat44 = T.TypeFamily("matrix", "mat4")
 _vec6 = T.TypeFamily("spatial_vector", "vec6")
 
 
@@ -132,6 +135,50 @@ def quat_rpy(roll: Float, pitch: Float, yaw: Float):
     y = cy * cr * sp + sy * sr * cp
     z = sy * cr * cp - cy * sr * sp
     return T.quaternion(x, y, z, w)
+
+
+@_warp
+def quat_to_rpy(q: Quaternion):
+    # warp/_src/math.py quat_to_rpy (a @wp.func there): the inverse of quat_rpy
+    x = q[0]
+    y = q[1]
+    z = q[2]
+    w = q[3]
+    t0 = 2.0 * (w * x + y * z)
+    t1 = 1.0 - 2.0 * (x * x + y * y)
+    roll_x = B.atan2(t0, t1)
+    t2 = 2.0 * (w * y - z * x)
+    t2 = B.clamp(t2, -1.0, 1.0)
+    pitch_y = B.asin(t2)
+    t3 = 2.0 * (w * z + x * y)
+    t4 = 1.0 - 2.0 * (y * y + z * z)
+    yaw_z = B.atan2(t3, t4)
+    return _vec3(roll_x, pitch_y, yaw_z)
+
+
+@_warp
+def _quat_axis(axis: int, s: Float, c: Float):
+    # the rotation of angle 2 atan2(s, c) about unit axis 0, 1 or 2: quat(s e_axis, c)
+    zero = s - s
+    q = T.quaternion(zero, zero, s, c)
+    if axis == 0:
+        q = T.quaternion(s, zero, zero, c)
+    elif axis == 1:
+        q = T.quaternion(zero, s, zero, c)
+    return q
+
+
+@_warp
+def quat_from_euler(e: Vec3, i: int, j: int, k: int):
+    # warp/_src/math.py quat_from_euler (a @wp.func there): extrinsic rotations about the
+    # fixed axes i, j, k, composed qk * qj * qi; e is indexed by axis
+    hi = 0.5 * e[i]
+    hj = 0.5 * e[j]
+    hk = 0.5 * e[k]
+    qi = _quat_axis(i, B.sin(hi), B.cos(hi))
+    qj = _quat_axis(j, B.sin(hj), B.cos(hj))
+    qk = _quat_axis(k, B.sin(hk), B.cos(hk))
+    return quat_mul(qk, quat_mul(qj, qi))
 
 
 @_warp
@@ -322,6 +369,25 @@ def transform_inverse(xform: Transformation):
     return T.transformation(-quat_rotate(q_inv, xform.p), q_inv)
 
 
+@_warp
+def transform_to_matrix(xform: Transformation):
+    # warp/_src/math.py transform_to_matrix: [R(q) p; 0 0 0 1]
+    p = xform.p
+    rot = quat_to_matrix(xform.q)
+    zero = p[0] - p[0]
+    return _mat44(rot[0, 0], rot[0, 1], rot[0, 2], p[0],
+                  rot[1, 0], rot[1, 1], rot[1, 2], p[1],
+                  rot[2, 0], rot[2, 1], rot[2, 2], p[2],
+                  zero, zero, zero, zero + 1.0)
+
+
+@_warp
+def transform_from_matrix(mat: Mat44):
+    # warp/_src/math.py transform_from_matrix: p the last column, q quat_from_matrix(mat)
+    p = _vec3(mat[0, 3], mat[1, 3], mat[2, 3])
+    return T.transformation(p, quat_from_matrix_mat44(mat))
+
+
 # -- spatial vectors (spatial.h: vec_t<6>, w = the top three, v = the bottom three) ----------
 
 @_warp
@@ -353,6 +419,22 @@ def spatial_cross_dual(a: Vec6, b: Vec6):
     w = B.cross(spatial_top(a), spatial_top(b)) + B.cross(spatial_bottom(a), spatial_bottom(b))
     v = B.cross(spatial_top(a), spatial_bottom(b))
     return _vec6(w, v)
+
+
+@_warp
+def transform_twist(t: Transformation, x: Vec6):
+    # warp/_src/math.py transform_twist: w' = R w, v' = R v + p x w'
+    w = quat_rotate(t.q, spatial_top(x))
+    v = quat_rotate(t.q, spatial_bottom(x)) + B.cross(t.p, w)
+    return _vec6(w, v)
+
+
+@_warp
+def transform_wrench(t: Transformation, x: Vec6):
+    # warp/_src/math.py transform_wrench: f' = R f, tau' = R tau + p x f'
+    f = quat_rotate(t.q, spatial_bottom(x))
+    tau = quat_rotate(t.q, spatial_top(x)) + B.cross(t.p, f)
+    return _vec6(tau, f)
 
 
 #: the operators on these types: (Python operator, left kind, right kind) -> function
