@@ -125,6 +125,10 @@ def math_funcs(qa: wp.array(dtype=wp.quat), v: wp.array(dtype=wp.vec3),
     ot[i] = wp.transform_from_matrix(wp.transform_to_matrix(t[i]))
     osv[i, 0] = wp.transform_twist(t[i], sv[i])
     osv[i, 1] = wp.transform_wrench(t[i], sv[i])
+    ax = wp.normalize(v[i])
+    oq[i, 3] = wp.quat_twist(ax, a)
+    ov[i, 2] = wp.vec3(wp.quat_twist_angle(ax, a), wp.quat_twist_angle_signed(ax, a), 0.0)
+    ov[i, 3] = wp.velocity_at_point(sv[i], v[i])
 '''
 
 N = 16
@@ -177,7 +181,7 @@ def _math_funcs(wp, rng, dev):
     ins = [wp.array(qa, dtype=wp.quat, device=dev), wp.array(v, dtype=wp.vec3, device=dev),
            wp.array(t, dtype=wp.transform, device=dev),
            wp.array(sv, dtype=wp.spatial_vector, device=dev)]
-    outs = [wp.zeros((N, 3), dtype=wp.quat, device=dev), wp.zeros((N, 2), dtype=wp.vec3, device=dev),
+    outs = [wp.zeros((N, 4), dtype=wp.quat, device=dev), wp.zeros((N, 4), dtype=wp.vec3, device=dev),
             wp.zeros(N, dtype=wp.mat44, device=dev), wp.zeros(N, dtype=wp.transform, device=dev),
             wp.zeros((N, 2), dtype=wp.spatial_vector, device=dev)]
     return ins, outs

@@ -32,7 +32,8 @@ __all__ = ["OPERATORS", "quat_mul", "quat_normalize", "quat_from_axis_angle",
            "transform_set_translation", "transform_set_rotation", "spatial_top",
            "spatial_bottom", "spatial_dot", "spatial_cross", "spatial_cross_dual",
            "quat_to_rpy", "quat_from_euler", "transform_twist", "transform_wrench",
-           "transform_from_matrix", "transform_to_matrix"]
+           "transform_from_matrix", "transform_to_matrix", "quat_twist", "quat_twist_angle",
+           "quat_twist_angle_signed", "velocity_at_point"]
 
 # Warp's generic type hints (warp/_src/types.py: Quaternion, Transformation, Float...)
 Quaternion = T.TypeFamily("quaternion", "quat")
@@ -179,6 +180,29 @@ def quat_from_euler(e: Vec3, i: int, j: int, k: int):
     qj = _quat_axis(j, B.sin(hj), B.cos(hj))
     qk = _quat_axis(k, B.sin(hk), B.cos(hk))
     return quat_mul(qk, quat_mul(qj, qi))
+
+
+@_warp
+def quat_twist(axis: Vec3, q: Quaternion):
+    # warp/_src/math.py quat_twist: the twist of q about the unit axis
+    a = _vec3(q[0], q[1], q[2])
+    proj = B.dot(a, axis)
+    a = proj * axis
+    return quat_normalize(T.quaternion(a[0], a[1], a[2], q[3]))
+
+
+@_warp
+def quat_twist_angle(axis: Vec3, q: Quaternion):
+    # warp/_src/math.py quat_twist_angle: 2 atan2(|axis . v|, w)
+    sin_half = B.abs(B.dot(axis, _vec3(q[0], q[1], q[2])))
+    return 2.0 * B.atan2(sin_half, q[3])
+
+
+@_warp
+def quat_twist_angle_signed(axis: Vec3, q: Quaternion):
+    # warp/_src/math.py quat_twist_angle_signed: 2 atan2(axis . v, w)
+    sin_half = B.dot(axis, _vec3(q[0], q[1], q[2]))
+    return 2.0 * B.atan2(sin_half, q[3])
 
 
 @_warp
@@ -435,6 +459,12 @@ def transform_wrench(t: Transformation, x: Vec6):
     f = quat_rotate(t.q, spatial_bottom(x))
     tau = quat_rotate(t.q, spatial_top(x)) + B.cross(t.p, f)
     return _vec6(tau, f)
+
+
+@_warp
+def velocity_at_point(qd: Vec6, r: Vec3):
+    # warp/_src/math.py velocity_at_point: v + w x r
+    return spatial_bottom(qd) + B.cross(spatial_top(qd), r)
 
 
 #: the operators on these types: (Python operator, left kind, right kind) -> function
