@@ -122,7 +122,8 @@ def math_funcs(qa: wp.array(dtype=wp.quat), v: wp.array(dtype=wp.vec3),
     ov[i, 0] = wp.quat_to_rpy(a)
     ov[i, 1] = wp.quat_to_rpy(wp.quat_rpy(v[i][0], v[i][1], v[i][2]))
     om[i] = wp.transform_to_matrix(t[i])
-    ot[i] = wp.transform_from_matrix(wp.transform_to_matrix(t[i]))
+    ot[i] = wp.types.transformation(wp.transform_from_matrix(wp.transform_to_matrix(t[i])))
+    oq[i, 4] = wp.types.quaternion(1.0, v[i][0], 3.0, 4.0, dtype=float)
     osv[i, 0] = wp.transform_twist(t[i], sv[i])
     osv[i, 1] = wp.transform_wrench(t[i], sv[i])
     ax = wp.normalize(v[i])
@@ -181,7 +182,7 @@ def _math_funcs(wp, rng, dev):
     ins = [wp.array(qa, dtype=wp.quat, device=dev), wp.array(v, dtype=wp.vec3, device=dev),
            wp.array(t, dtype=wp.transform, device=dev),
            wp.array(sv, dtype=wp.spatial_vector, device=dev)]
-    outs = [wp.zeros((N, 4), dtype=wp.quat, device=dev), wp.zeros((N, 4), dtype=wp.vec3, device=dev),
+    outs = [wp.zeros((N, 5), dtype=wp.quat, device=dev), wp.zeros((N, 4), dtype=wp.vec3, device=dev),
             wp.zeros(N, dtype=wp.mat44, device=dev), wp.zeros(N, dtype=wp.transform, device=dev),
             wp.zeros((N, 2), dtype=wp.spatial_vector, device=dev)]
     return ins, outs
