@@ -124,6 +124,11 @@ def math_funcs(qa: wp.array(dtype=wp.quat), v: wp.array(dtype=wp.vec3),
     om[i] = wp.transform_to_matrix(t[i])
     ot[i] = wp.types.transformation(wp.transform_from_matrix(wp.transform_to_matrix(t[i])))
     oq[i, 4] = wp.types.quaternion(1.0, v[i][0], 3.0, 4.0, dtype=float)
+    n = t[i]
+    n[-1] = 123.0
+    n[-5] *= 2.0
+    n[3] = n[-7] + a[-1]
+    osv[i, 2] = wp.spatial_vector(n[0], n[1], n[2], n[3], n[4], n[-1])
     osv[i, 0] = wp.transform_twist(t[i], sv[i])
     osv[i, 1] = wp.transform_wrench(t[i], sv[i])
     ax = wp.normalize(v[i])
@@ -184,7 +189,7 @@ def _math_funcs(wp, rng, dev):
            wp.array(sv, dtype=wp.spatial_vector, device=dev)]
     outs = [wp.zeros((N, 5), dtype=wp.quat, device=dev), wp.zeros((N, 4), dtype=wp.vec3, device=dev),
             wp.zeros(N, dtype=wp.mat44, device=dev), wp.zeros(N, dtype=wp.transform, device=dev),
-            wp.zeros((N, 2), dtype=wp.spatial_vector, device=dev)]
+            wp.zeros((N, 3), dtype=wp.spatial_vector, device=dev)]
     return ins, outs
 
 
@@ -247,6 +252,9 @@ BAD = [
     ("wp.transform_identity().x", "has .p (translation) and .q", "wp.transform_identity().x"),
     ("wp.transform_point(wp.quat_identity(), x)", "no overload of transform_point()",
      "wp.transform_point("),
+    ("x[-4] + wp.quat_identity()[4]", "index -4 out of range -3..2", "-4]"),
+    ("wp.types.quaternion(1.0, 2.0, 3.0, 4.0, dtype=wp.int32)", "needs float components",
+     "wp.types.quaternion("),
 ]
 
 
