@@ -135,6 +135,9 @@ def math_funcs(qa: wp.array(dtype=wp.quat), v: wp.array(dtype=wp.vec3),
     oq[i, 3] = wp.quat_twist(ax, a)
     ov[i, 2] = wp.vec3(wp.quat_twist_angle(ax, a), wp.quat_twist_angle_signed(ax, a), 0.0)
     ov[i, 3] = wp.velocity_at_point(sv[i], v[i])
+    ov[i, 4] = wp.quat_to_euler(a, i % 3, (i + 1) % 3, (i + 2) % 3)
+    ov[i, 6] = wp.quat_to_euler(a, i % 3, (i + 2) % 3, (i + 1) % 3)
+    ov[i, 5] = wp.quat_to_euler(a, 2, 0, 2)
 '''
 
 N = 16
@@ -187,7 +190,7 @@ def _math_funcs(wp, rng, dev):
     ins = [wp.array(qa, dtype=wp.quat, device=dev), wp.array(v, dtype=wp.vec3, device=dev),
            wp.array(t, dtype=wp.transform, device=dev),
            wp.array(sv, dtype=wp.spatial_vector, device=dev)]
-    outs = [wp.zeros((N, 5), dtype=wp.quat, device=dev), wp.zeros((N, 4), dtype=wp.vec3, device=dev),
+    outs = [wp.zeros((N, 5), dtype=wp.quat, device=dev), wp.zeros((N, 7), dtype=wp.vec3, device=dev),
             wp.zeros(N, dtype=wp.mat44, device=dev), wp.zeros(N, dtype=wp.transform, device=dev),
             wp.zeros((N, 3), dtype=wp.spatial_vector, device=dev)]
     return ins, outs

@@ -20,6 +20,8 @@ quaternion is :func:`quat_normalize` (``typing_builtins._vecop``).
 
 from __future__ import annotations
 
+import math as _math
+
 from warp_lab.lang import builtins as B
 from warp_lab.lang import types as T
 from warp_lab.lang.kernel import Func, FuncOverloads
@@ -33,7 +35,7 @@ __all__ = ["OPERATORS", "quat_mul", "quat_normalize", "quat_from_axis_angle",
            "spatial_bottom", "spatial_dot", "spatial_cross", "spatial_cross_dual",
            "quat_to_rpy", "quat_from_euler", "transform_twist", "transform_wrench",
            "transform_from_matrix", "transform_to_matrix", "quat_twist", "quat_twist_angle",
-           "quat_twist_angle_signed", "velocity_at_point"]
+           "quat_twist_angle_signed", "velocity_at_point", "quat_to_euler"]
 
 # Warp's generic type hints (warp/_src/types.py: Quaternion, Transformation, Float...)
 Quaternion = T.TypeFamily("quaternion", "quat")
@@ -155,6 +157,101 @@ def quat_to_rpy(q: Quaternion):
     t4 = 1.0 - 2.0 * (y * y + z * z)
     yaw_z = B.atan2(t3, t4)
     return _vec3(roll_x, pitch_y, yaw_z)
+
+
+_PI = _math.pi
+_HALF_PI = _math.pi / 2
+
+
+@_warp
+def quat_to_euler(q: T.quat, i: int, j: int, k: int):
+    # warp/_src/math.py quat_to_euler (a @wp.func on wp.quat there), line for line: the
+    # angles about the fixed axes i, j, k (0-based), indexed by axis
+    q0 = q[3]
+    q1 = q[0]
+    q2 = q[1]
+    q3 = q[2]
+    i += 1
+    j += 1
+    k += 1
+    not_proper = True
+    if i == k:
+        not_proper = False
+        k = 6 - i - j
+    e = float((i - j) * (j - k) * (k - i)) / 2.0
+    a = q0
+    b = q1
+    c = q1
+    d = q1 * e
+    if i == 2:
+        b = q2
+    elif i == 3:
+        b = q3
+    if j == 2:
+        c = q2
+    elif j == 3:
+        c = q3
+    if k == 2:
+        d = q2 * e
+    elif k == 3:
+        d = q3 * e
+    if not_proper:
+        qj = q1
+        qk = q1
+        qi = q1
+        if j == 2:
+            qj = q2
+        elif j == 3:
+            qj = q3
+        if k == 2:
+            qk = q2
+        elif k == 3:
+            qk = q3
+        if i == 2:
+            qi = q2
+        elif i == 3:
+            qi = q3
+        a -= qj
+        b += qk * e
+        c += q0
+        d -= qi
+    t2 = B.acos(2.0 * (a * a + b * b) / (a * a + b * b + c * c + d * d) - 1.0)
+    tp = B.atan2(b, a)
+    tm = B.atan2(d, c)
+    t1 = 0.0
+    t3 = 0.0
+    if B.abs(t2) < 1e-6:
+        t3 = 2.0 * tp - t1
+    elif B.abs(t2 - _PI) < 1e-6:
+        t3 = 2.0 * tm + t1
+    else:
+        t1 = tp - tm
+        t3 = tp + tm
+    if not_proper:
+        t2 -= _HALF_PI
+        t3 *= e
+    ex = t1
+    ey = t2
+    ez = t3
+    if i == 2:
+        ex = t2
+        ey = t1
+    elif i == 3:
+        ex = t3
+        ez = t1
+    if j == 1:
+        ex = t2
+    elif j == 2:
+        ey = t2
+    else:
+        ez = t2
+    if k == 1:
+        ex = t3
+    elif k == 2:
+        ey = t3
+    else:
+        ez = t3
+    return T.vec3(ex, ey, ez)
 
 
 @_warp

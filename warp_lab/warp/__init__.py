@@ -105,7 +105,8 @@ from warp_lab.lang.spatial import (quat_between_vectors, quat_from_axis_angle,  
                                    transform_vector, quat_to_rpy, quat_from_euler,
                                    transform_twist, transform_wrench, transform_from_matrix,
                                    transform_to_matrix, quat_twist, quat_twist_angle,
-                                   quat_twist_angle_signed, velocity_at_point)
+                                   quat_twist_angle_signed, velocity_at_point,
+                                   quat_to_euler)
 
 # -- constants (warp/_src/builtins.py: wp.pi, wp.e, ...) -----------------------------------
 pi = PI = _math.pi
