@@ -106,6 +106,38 @@ def doubles(qa: wp.array(dtype=wp.quatd), v: wp.array(dtype=wp.vec3d),
     ov[i, 1] = wp.transform_point(t[i], v[i])
     ot[i, 0] = t[i] * wp.transform_inverse(t[i])
     ot[i, 1] = wp.transformd(v[i], a)
+
+
+@wp.kernel
+def math_funcs(qa: wp.array(dtype=wp.quat), v: wp.array(dtype=wp.vec3),
+               t: wp.array(dtype=wp.transform), sv: wp.array(dtype=wp.spatial_vector),
+               oq: wp.array2d(dtype=wp.quat), ov: wp.array2d(dtype=wp.vec3),
+               om: wp.array(dtype=wp.mat44), ot: wp.array(dtype=wp.transform),
+               osv: wp.array2d(dtype=wp.spatial_vector)):
+    i = wp.tid()
+    a = wp.normalize(qa[i])
+    oq[i, 0] = wp.quat_from_euler(v[i], 0, 1, 2)
+    oq[i, 1] = wp.quat_from_euler(v[i], 2, 0, 2)
+    oq[i, 2] = wp.quat_from_euler(v[i], i % 3, (i + 1) % 3, (i + 2) % 3)
+    ov[i, 0] = wp.quat_to_rpy(a)
+    ov[i, 1] = wp.quat_to_rpy(wp.quat_rpy(v[i][0], v[i][1], v[i][2]))
+    om[i] = wp.transform_to_matrix(t[i])
+    ot[i] = wp.types.transformation(wp.transform_from_matrix(wp.transform_to_matrix(t[i])))
+    oq[i, 4] = wp.types.quaternion(1.0, v[i][0], 3.0, 4.0, dtype=float)
+    n = t[i]
+    n[-1] = 123.0
+    n[-5] *= 2.0
+    n[3] = n[-7] + a[-1]
+    osv[i, 2] = wp.spatial_vector(n[0], n[1], n[2], n[3], n[4], n[-1])
+    osv[i, 0] = wp.transform_twist(t[i], sv[i])
+    osv[i, 1] = wp.transform_wrench(t[i], sv[i])
+    ax = wp.normalize(v[i])
+    oq[i, 3] = wp.quat_twist(ax, a)
+    ov[i, 2] = wp.vec3(wp.quat_twist_angle(ax, a), wp.quat_twist_angle_signed(ax, a), 0.0)
+    ov[i, 3] = wp.velocity_at_point(sv[i], v[i])
+    ov[i, 4] = wp.quat_to_euler(a, i % 3, (i + 1) % 3, (i + 2) % 3)
+    ov[i, 6] = wp.quat_to_euler(a, i % 3, (i + 2) % 3, (i + 1) % 3)
+    ov[i, 5] = wp.quat_to_euler(a, 2, 0, 2)
 '''
 
 N = 16
@@ -148,11 +180,28 @@ def _doubles(wp, rng, dev):
     return ins, outs
 
 
+def _math_funcs(wp, rng, dev):
+    qa = rng.standard_normal((N, 4)).astype(np.float32)
+    v = rng.uniform(-1.5, 1.5, (N, 3)).astype(np.float32)
+    tq = rng.standard_normal((N, 4))
+    tq /= np.linalg.norm(tq, axis=1, keepdims=True)
+    t = np.concatenate([rng.standard_normal((N, 3)), tq], axis=1).astype(np.float32)
+    sv = rng.standard_normal((N, 6)).astype(np.float32)
+    ins = [wp.array(qa, dtype=wp.quat, device=dev), wp.array(v, dtype=wp.vec3, device=dev),
+           wp.array(t, dtype=wp.transform, device=dev),
+           wp.array(sv, dtype=wp.spatial_vector, device=dev)]
+    outs = [wp.zeros((N, 5), dtype=wp.quat, device=dev), wp.zeros((N, 7), dtype=wp.vec3, device=dev),
+            wp.zeros(N, dtype=wp.mat44, device=dev), wp.zeros(N, dtype=wp.transform, device=dev),
+            wp.zeros((N, 3), dtype=wp.spatial_vector, device=dev)]
+    return ins, outs
+
+
 def test_quaternion_and_transform_builtins_match_warp_cpu(tmp_path, warp_ref):
     import warp_lab.warp as wp
     ref = load_module(tmp_path / "ref_quat.py", SOURCE, "warp", "wpc_ref_quat")
     lab = load_module(tmp_path / "lab_quat.py", SOURCE, "warp_lab.warp", "wpc_lab_quat")
-    for kernel, make, tol in (("quats", _inputs, 2e-5), ("doubles", _doubles, 1e-12)):
+    for kernel, make, tol in (("quats", _inputs, 2e-5), ("doubles", _doubles, 1e-12),
+                               ("math_funcs", _math_funcs, 2e-5)):
         r_in, r_out = make(warp_ref, np.random.default_rng(7), "cpu")
         l_in, l_out = make(wp, np.random.default_rng(7), "cpu")
         warp_ref.launch(getattr(ref, kernel), dim=N, inputs=r_in + r_out, device="cpu")
@@ -206,6 +255,9 @@ BAD = [
     ("wp.transform_identity().x", "has .p (translation) and .q", "wp.transform_identity().x"),
     ("wp.transform_point(wp.quat_identity(), x)", "no overload of transform_point()",
      "wp.transform_point("),
+    ("x[-4] + wp.quat_identity()[4]", "index -4 out of range -3..2", "-4]"),
+    ("wp.types.quaternion(1.0, 2.0, 3.0, 4.0, dtype=wp.int32)", "needs float components",
+     "wp.types.quaternion("),
 ]
 
 

@@ -461,7 +461,7 @@ class ExprTyper:
             if len(idx) != 1:
                 raise self.error("vectors take one index", sl)
             self.index_type(idx[0])
-            self._check_const_index(idx[0], bty.n)
+            idx[0] = self._check_const_index(idx[0], bty.n)
             node.wl_indices = idx
             return self.mark(node, bty.elem)
         if isinstance(bty, Matrix):
@@ -469,9 +469,9 @@ class ExprTyper:
                 self.index_type(i)
             if len(idx) > 2:
                 raise self.error("matrices take one or two indices", sl)
-            self._check_const_index(idx[0], bty.rows)
+            idx[0] = self._check_const_index(idx[0], bty.rows)
             if len(idx) == 2:
-                self._check_const_index(idx[1], bty.cols)
+                idx[1] = self._check_const_index(idx[1], bty.cols)
                 node.wl_indices = idx
                 return self.mark(node, bty.elem)
             node.wl_indices = idx
@@ -518,9 +518,25 @@ class ExprTyper:
                              f"{shape[axis]}", node)
 
     def _check_const_index(self, node, n):
+        """A constant component index of a vector/matrix of extent ``n``: in range, or in
+        Warp's dialect a negative one counting from the end (``-n <= c < 0``, as
+        warp-lang 1.19's ``vec.h`` ``extract``/``component_ref`` wrap it). Returns the
+        index node to use (a typed constant ``n + c`` for a negative one).
+
+        Raises:
+            KernelCompileError: at the index, when it is out of range."""
         c = const_of(node)
-        if c is not NO_CONST and not 0 <= int(c) < n:
-            raise self.error(f"index {c} out of range 0..{n - 1}", node)
+        if c is NO_CONST or isinstance(c, bool) or not isinstance(c, (int, np.integer)):
+            return node
+        c = int(c)
+        if -n <= c < 0 and getattr(self.fn_obj, "dialect", "python") == "warp":
+            fixed = ast.copy_location(ast.Constant(n + c), node)
+            self.visit(fixed)
+            return fixed
+        if not 0 <= c < n:
+            lo = -n if getattr(self.fn_obj, "dialect", "python") == "warp" else 0
+            raise self.error(f"index {c} out of range {lo}..{n - 1}", node)
+        return node
 
     # -- operators --------------------------------------------------------------
     def visit_BinOp(self, node):

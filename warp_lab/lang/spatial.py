@@ -20,6 +20,8 @@ quaternion is :func:`quat_normalize` (``typing_builtins._vecop``).
 
 from __future__ import annotations
 
+import math as _math
+
 from warp_lab.lang import builtins as B
 from warp_lab.lang import types as T
 from warp_lab.lang.kernel import Func, FuncOverloads
@@ -30,7 +32,10 @@ __all__ = ["OPERATORS", "quat_mul", "quat_normalize", "quat_from_axis_angle",
            "transform_get_translation", "transform_get_rotation", "transform_multiply",
            "transform_point", "transform_vector", "transform_inverse",
            "transform_set_translation", "transform_set_rotation", "spatial_top",
-           "spatial_bottom", "spatial_dot", "spatial_cross", "spatial_cross_dual"]
+           "spatial_bottom", "spatial_dot", "spatial_cross", "spatial_cross_dual",
+           "quat_to_rpy", "quat_from_euler", "transform_twist", "transform_wrench",
+           "transform_from_matrix", "transform_to_matrix", "quat_twist", "quat_twist_angle",
+           "quat_twist_angle_signed", "velocity_at_point", "quat_to_euler"]
 
 # Warp's generic type hints (warp/_src/types.py: Quaternion, Transformation, Float...)
 Quaternion = T.TypeFamily("quaternion", "quat")
@@ -42,6 +47,7 @@ Mat33 = T.TypeFamily("matrix", "mat3")
 Mat44 = T.TypeFamily("matrix", "mat4")
 _vec3 = T.TypeFamily("vector", "vec3")          # constructors whose type is the arguments'
 _mat33 = T.TypeFamily("matrix", "mat3")
+_mat44 = T.TypeFamily("matrix", "mat4")
 _vec6 = T.TypeFamily("spatial_vector", "vec6")
 
 
@@ -132,6 +138,168 @@ def quat_rpy(roll: Float, pitch: Float, yaw: Float):
     y = cy * cr * sp + sy * sr * cp
     z = sy * cr * cp - cy * sr * sp
     return T.quaternion(x, y, z, w)
+
+
+@_warp
+def quat_to_rpy(q: Quaternion):
+    # warp/_src/math.py quat_to_rpy (a @wp.func there): the inverse of quat_rpy
+    x = q[0]
+    y = q[1]
+    z = q[2]
+    w = q[3]
+    t0 = 2.0 * (w * x + y * z)
+    t1 = 1.0 - 2.0 * (x * x + y * y)
+    roll_x = B.atan2(t0, t1)
+    t2 = 2.0 * (w * y - z * x)
+    t2 = B.clamp(t2, -1.0, 1.0)
+    pitch_y = B.asin(t2)
+    t3 = 2.0 * (w * z + x * y)
+    t4 = 1.0 - 2.0 * (y * y + z * z)
+    yaw_z = B.atan2(t3, t4)
+    return _vec3(roll_x, pitch_y, yaw_z)
+
+
+_PI = _math.pi
+_HALF_PI = _math.pi / 2
+
+
+@_warp
+def quat_to_euler(q: T.quat, i: int, j: int, k: int):
+    # warp/_src/math.py quat_to_euler (a @wp.func on wp.quat there), line for line: the
+    # angles about the fixed axes i, j, k (0-based), indexed by axis
+    q0 = q[3]
+    q1 = q[0]
+    q2 = q[1]
+    q3 = q[2]
+    i += 1
+    j += 1
+    k += 1
+    not_proper = True
+    if i == k:
+        not_proper = False
+        k = 6 - i - j
+    e = float((i - j) * (j - k) * (k - i)) / 2.0
+    a = q0
+    b = q1
+    c = q1
+    d = q1 * e
+    if i == 2:
+        b = q2
+    elif i == 3:
+        b = q3
+    if j == 2:
+        c = q2
+    elif j == 3:
+        c = q3
+    if k == 2:
+        d = q2 * e
+    elif k == 3:
+        d = q3 * e
+    if not_proper:
+        qj = q1
+        qk = q1
+        qi = q1
+        if j == 2:
+            qj = q2
+        elif j == 3:
+            qj = q3
+        if k == 2:
+            qk = q2
+        elif k == 3:
+            qk = q3
+        if i == 2:
+            qi = q2
+        elif i == 3:
+            qi = q3
+        a -= qj
+        b += qk * e
+        c += q0
+        d -= qi
+    t2 = B.acos(2.0 * (a * a + b * b) / (a * a + b * b + c * c + d * d) - 1.0)
+    tp = B.atan2(b, a)
+    tm = B.atan2(d, c)
+    t1 = 0.0
+    t3 = 0.0
+    if B.abs(t2) < 1e-6:
+        t3 = 2.0 * tp - t1
+    elif B.abs(t2 - _PI) < 1e-6:
+        t3 = 2.0 * tm + t1
+    else:
+        t1 = tp - tm
+        t3 = tp + tm
+    if not_proper:
+        t2 -= _HALF_PI
+        t3 *= e
+    ex = t1
+    ey = t2
+    ez = t3
+    if i == 2:
+        ex = t2
+        ey = t1
+    elif i == 3:
+        ex = t3
+        ez = t1
+    if j == 1:
+        ex = t2
+    elif j == 2:
+        ey = t2
+    else:
+        ez = t2
+    if k == 1:
+        ex = t3
+    elif k == 2:
+        ey = t3
+    else:
+        ez = t3
+    return T.vec3(ex, ey, ez)
+
+
+@_warp
+def _quat_axis(axis: int, s: Float, c: Float):
+    # the rotation of angle 2 atan2(s, c) about unit axis 0, 1 or 2: quat(s e_axis, c)
+    zero = s - s
+    q = T.quaternion(zero, zero, s, c)
+    if axis == 0:
+        q = T.quaternion(s, zero, zero, c)
+    elif axis == 1:
+        q = T.quaternion(zero, s, zero, c)
+    return q
+
+
+@_warp
+def quat_from_euler(e: Vec3, i: int, j: int, k: int):
+    # warp/_src/math.py quat_from_euler (a @wp.func there): extrinsic rotations about the
+    # fixed axes i, j, k, composed qk * qj * qi; e is indexed by axis
+    hi = 0.5 * e[i]
+    hj = 0.5 * e[j]
+    hk = 0.5 * e[k]
+    qi = _quat_axis(i, B.sin(hi), B.cos(hi))
+    qj = _quat_axis(j, B.sin(hj), B.cos(hj))
+    qk = _quat_axis(k, B.sin(hk), B.cos(hk))
+    return quat_mul(qk, quat_mul(qj, qi))
+
+
+@_warp
+def quat_twist(axis: Vec3, q: Quaternion):
+    # warp/_src/math.py quat_twist: the twist of q about the unit axis
+    a = _vec3(q[0], q[1], q[2])
+    proj = B.dot(a, axis)
+    a = proj * axis
+    return quat_normalize(T.quaternion(a[0], a[1], a[2], q[3]))
+
+
+@_warp
+def quat_twist_angle(axis: Vec3, q: Quaternion):
+    # warp/_src/math.py quat_twist_angle: 2 atan2(|axis . v|, w)
+    sin_half = B.abs(B.dot(axis, _vec3(q[0], q[1], q[2])))
+    return 2.0 * B.atan2(sin_half, q[3])
+
+
+@_warp
+def quat_twist_angle_signed(axis: Vec3, q: Quaternion):
+    # warp/_src/math.py quat_twist_angle_signed: 2 atan2(axis . v, w)
+    sin_half = B.dot(axis, _vec3(q[0], q[1], q[2]))
+    return 2.0 * B.atan2(sin_half, q[3])
 
 
 @_warp
@@ -322,6 +490,25 @@ def transform_inverse(xform: Transformation):
     return T.transformation(-quat_rotate(q_inv, xform.p), q_inv)
 
 
+@_warp
+def transform_to_matrix(xform: Transformation):
+    # warp/_src/math.py transform_to_matrix: [R(q) p; 0 0 0 1]
+    p = xform.p
+    rot = quat_to_matrix(xform.q)
+    zero = p[0] - p[0]
+    return _mat44(rot[0, 0], rot[0, 1], rot[0, 2], p[0],
+                  rot[1, 0], rot[1, 1], rot[1, 2], p[1],
+                  rot[2, 0], rot[2, 1], rot[2, 2], p[2],
+                  zero, zero, zero, zero + 1.0)
+
+
+@_warp
+def transform_from_matrix(mat: Mat44):
+    # warp/_src/math.py transform_from_matrix: p the last column, q quat_from_matrix(mat)
+    p = _vec3(mat[0, 3], mat[1, 3], mat[2, 3])
+    return T.transformation(p, quat_from_matrix_mat44(mat))
+
+
 # -- spatial vectors (spatial.h: vec_t<6>, w = the top three, v = the bottom three) ----------
 
 @_warp
@@ -353,6 +540,28 @@ def spatial_cross_dual(a: Vec6, b: Vec6):
     w = B.cross(spatial_top(a), spatial_top(b)) + B.cross(spatial_bottom(a), spatial_bottom(b))
     v = B.cross(spatial_top(a), spatial_bottom(b))
     return _vec6(w, v)
+
+
+@_warp
+def transform_twist(t: Transformation, x: Vec6):
+    # warp/_src/math.py transform_twist: w' = R w, v' = R v + p x w'
+    w = quat_rotate(t.q, spatial_top(x))
+    v = quat_rotate(t.q, spatial_bottom(x)) + B.cross(t.p, w)
+    return _vec6(w, v)
+
+
+@_warp
+def transform_wrench(t: Transformation, x: Vec6):
+    # warp/_src/math.py transform_wrench: f' = R f, tau' = R tau + p x f'
+    f = quat_rotate(t.q, spatial_bottom(x))
+    tau = quat_rotate(t.q, spatial_top(x)) + B.cross(t.p, f)
+    return _vec6(tau, f)
+
+
+@_warp
+def velocity_at_point(qd: Vec6, r: Vec3):
+    # warp/_src/math.py velocity_at_point: v + w x r
+    return spatial_bottom(qd) + B.cross(spatial_top(qd), r)
 
 
 #: the operators on these types: (Python operator, left kind, right kind) -> function

@@ -102,7 +102,11 @@ from warp_lab.lang.spatial import (quat_between_vectors, quat_from_axis_angle,  
                                    transform_get_rotation, transform_get_translation,
                                    transform_inverse, transform_multiply, transform_point,
                                    transform_set_rotation, transform_set_translation,
-                                   transform_vector)
+                                   transform_vector, quat_to_rpy, quat_from_euler,
+                                   transform_twist, transform_wrench, transform_from_matrix,
+                                   transform_to_matrix, quat_twist, quat_twist_angle,
+                                   quat_twist_angle_signed, velocity_at_point,
+                                   quat_to_euler)
 
 # -- constants (warp/_src/builtins.py: wp.pi, wp.e, ...) -----------------------------------
 pi = PI = _math.pi

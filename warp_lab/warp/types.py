@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from warp_lab.lang.types import (ArrayType, Matrix, Scalar, Vector, as_type, bool_, float16,
-                                 float32, float64, int8, int16, int32, int64, uint8, uint16,
+from dataclasses import dataclass
+
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TypeFamily, Vector, as_type, bool_,
+                                 float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
                                  uint32, uint64)
 from warp_lab.lang.kernel import TypeFactory
 from warp_lab.warp._host import array, dtype_from_numpy, dtype_to_numpy
@@ -65,31 +67,33 @@ vector = TypeFactory("vector", _vector)
 matrix = TypeFactory("matrix", _matrix)
 
 
-def quaternion(dtype=float32):
-    """The quaternion type of ``dtype`` (Warp's ``types.quaternion``: ``quat``, ``quatd``,
-    ``quath``).
+@dataclass(frozen=True)
+class TypeOrConstructor(TypeFamily):
+    """Warp's ``wp.types.quaternion`` / ``wp.types.transformation``: on the host, called
+    with only ``dtype=``, the type of that component type (``quaternion(dtype=float64)`` is
+    ``wp.quatd``); called with values, or in a kernel, Warp's inferring constructor
+    ``quaternion(*args, dtype=)`` / ``transformation(*args, dtype=)`` (warp-lang 1.19
+    ``builtins.py``: ``quaternion_value_func``, ``transformation_value_func``; the component
+    type is ``dtype=`` else the first argument's), as :class:`TypeFamily` is.
 
     Raises:
         TypeError: ``dtype`` is not float16/32/64.
     """
-    from warp_lab.lang.types import QUATERNIONS
-    elem = as_type(dtype)
-    if elem.name not in QUATERNIONS:
-        raise TypeError(f"wp.types.quaternion needs a float dtype, not {dtype!r}")
-    return QUATERNIONS[elem.name]
+
+    def __call__(self, *values, dtype=None):
+        if values:
+            return TypeFamily.__call__(self, *values, dtype=dtype)
+        try:
+            return self.of(as_type(float32 if dtype is None else dtype))
+        except TypeError:
+            raise TypeError(f"wp.types.{self.name} needs a float dtype, not {dtype!r}") from None
+
+    def __repr__(self) -> str:
+        return f"wp.types.{self.name}"
 
 
-def transformation(dtype=float32):
-    """The transformation type of ``dtype`` (Warp's ``types.transformation``).
-
-    Raises:
-        TypeError: ``dtype`` is not float16/32/64.
-    """
-    from warp_lab.lang.types import TRANSFORMATIONS
-    elem = as_type(dtype)
-    if elem.name not in TRANSFORMATIONS:
-        raise TypeError(f"wp.types.transformation needs a float dtype, not {dtype!r}")
-    return TRANSFORMATIONS[elem.name]
+quaternion = TypeOrConstructor("quaternion", "quat")
+transformation = TypeOrConstructor("transformation", "transform")
 
 
 def type_size_in_bytes(dtype) -> int:
