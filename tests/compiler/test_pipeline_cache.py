@@ -181,6 +181,29 @@ def test_corrupt_disk_entry_is_a_miss(fresh_cache, tmp_path):
     assert C.KernelCache(str(fresh_cache)).get(key) is None
 
 
+@pytest.mark.parametrize("field,value", [
+    ("ptx", {"a": 1}), ("ptx", [[1]]), ("ptx", None), ("sass", 7), ("timings", None),
+    ("timings", {"ptxas": "slow"}), ("toolchain", {"ptxas": 3}), ("launch_ndim", True),
+    ("entry_guard", "yes"), ("resources", []), ("params", {}),
+])
+def test_a_field_of_the_wrong_json_type_under_a_valid_digest_is_a_miss(fresh_cache, tmp_path,
+                                                                       field, value):
+    # (the stress suite's attack: "timings": null under a recomputed digest raised
+    # TypeError out of the cache hit, a dict as "ptx" was returned as the kernel's PTX)
+    k = _kernel(SRC, "scale", tmp_path)
+    ck = wl.compile(k)
+    path = fresh_cache / f"{ck.cache_key}.json"
+    d = json.loads(path.read_bytes())
+    d[field] = value
+    raw = json.dumps({"digest": C._NO_DIGEST.decode(),
+                      **{k: v for k, v in d.items() if k != "digest"}}).encode()
+    path.write_bytes(raw[:C._DIGEST_SPAN.start] + C._digest(raw, ck.cubin).encode()
+                     + raw[C._DIGEST_SPAN.stop:])
+    assert C.KernelCache(str(fresh_cache)).get(ck.cache_key) is None
+    C._default.clear()
+    assert wl.compile(k).ptx == ck.ptx      # rebuilt, not loaded
+
+
 def test_sass_skipped_then_added_from_the_cached_cubin(fresh_cache):
     k = get("vector_add").kernel
     lean = pipeline.compile(k, sass=False)

@@ -1118,7 +1118,11 @@ def _entry_attacks(rng, lab: _CacheLab):
         d = json.loads(open(p, "rb").read())
         field = str(rng.choice(sorted(k for k in d if k not in ("digest", "format",
                                                                  "cache_key", "has_cubin"))))
-        d[field] = [None, 7, "x", {"a": 1}, [[1]], -1.5][int(rng.integers(6))]
+        # a value of another JSON type than the field's (a string in the "ptx" field is a
+        # well-formed entry of the user's own: what it says is what the cache returns)
+        wrong = [v for v in (None, 7, "x", {"a": 1}, [[1]], -1.5, True)
+                 if type(v) is not type(d[field])]
+        d[field] = wrong[int(rng.integers(len(wrong)))]
         cubin = open(lab.file(0, ".cubin"), "rb").read()
         raw = json.dumps({"digest": C._NO_DIGEST.decode(), **{k: v for k, v in d.items()
                                                              if k != "digest"}}).encode()

@@ -433,7 +433,47 @@ def _to_json(ck: CompiledKernel) -> dict:
     }
 
 
+#: the JSON type of each field of an entry (``_to_json``'s dict; None where a compile may
+#: lack the stage: no LLVM IR for CUDA C++, no SASS before nvdisasm ran, no resources
+#: without ptxas); anything else is no entry this cache wrote, though its digest be valid:
+#: the record constructors do not check types, and a ``"timings": null`` failed only at
+#: the cache hit's ``{**hit.timings}``
+_FIELD_TYPES = {
+    "name": (str,), "entry": (str,), "ptx": (str,), "language": (str,), "dialect": (str,),
+    "llvm_ir": (str, type(None)), "llvm_ir_optimized": (str, type(None)),
+    "sass": (str, type(None)), "life_ranges": (str, type(None)),
+    "source": (dict,), "options": (dict,), "resources": (dict, type(None)),
+    "timings": (dict,), "missing": (dict,), "toolchain": (dict,), "files": (dict,),
+    "params": (list,), "written_params": (list,), "launch_ndim": (int,),
+    "entry_guard": (bool,), "has_cubin": (bool,),
+}
+
+
+def _check_fields(d: dict) -> None:
+    """Raise TypeError unless every field of :data:`_FIELD_TYPES` present in ``d`` has its
+    JSON type (``launch_ndim`` an int, not a bool), the timings are numbers and the
+    toolchain's and missing tools' entries are text."""
+    for key, types in _FIELD_TYPES.items():
+        if key in d and (not isinstance(d[key], types) or
+                         (types == (int,) and isinstance(d[key], bool))):
+            raise TypeError(f"cache entry field {key!r} is {type(d[key]).__name__}")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+               for v in d.get("timings", {}).values()):
+        raise TypeError("cache entry timings are not all numbers")
+    for key in ("toolchain", "missing"):
+        if not all(isinstance(v, str) for v in d.get(key, {}).values()):
+            raise TypeError(f"cache entry {key} values are not all text")
+
+
 def _from_json(d: dict, cubin: bytes | None) -> CompiledKernel:
+    """The artifact of a parsed disk entry ``d`` (``_to_json``'s dict) and its cubin.
+
+    Raises:
+        TypeError: a field of another JSON type than :data:`_FIELD_TYPES` says; KeyError,
+            TypeError, ValueError...: what the record constructors raise for other wrong
+            fields (``get`` takes any of them as a miss).
+    """
+    _check_fields(d)
     params = tuple((n, _type_from_json(t)) for n, t in d["params"])
     source = Source(**d["source"])
     return CompiledKernel(
