@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     seed = args.seed if args.seed is not None else time.time_ns() % (1 << 31)
     print(f"first seed {seed}", flush=True)
     end = time.monotonic() + 60 * args.minutes if args.minutes is not None else None
-    counts = {"ok": 0, "internal": 0, "wrong": 0, "finding": 0}
+    counts = {"ok": 0, "internal": 0, "wrong": 0, "finding": 0, "rejected": 0}
     start = time.monotonic()
     k = 0
     while True:
@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     print(f"kernels {k} (seeds {seed}..{seed + k - 1}), statements {k * F.EXPRS_PER_KERNEL}, "
           f"{seconds:.1f} s, {k / max(seconds, 1e-9):.2f} kernels/s; internal errors "
           f"{counts['internal']}, wrong results {counts['wrong']}, false findings "
-          f"{counts['finding']}")
+          f"{counts['finding']}, rejected by the compiler (fuzzer bugs) {counts['rejected']}")
     return 0 if counts["ok"] == k else 1
 
 

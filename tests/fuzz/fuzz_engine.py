@@ -124,6 +124,20 @@ def shift(a: np.ndarray, c: np.ndarray, ty: str, left: bool) -> np.ndarray:
     return wrap(out, ty)
 
 
+def fmax(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IEEE 754 maxNum with +0.0 larger than -0.0 (PTX ISA 9.7.3.12 ``max``; CUDA's fmaxf)."""
+    r = np.fmax(a, b)
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros, np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0).astype(r.dtype), r)
+
+
+def fmin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IEEE 754 minNum with -0.0 smaller than +0.0 (PTX ISA 9.7.3.11 ``min``; CUDA's fminf)."""
+    r = np.fmin(a, b)
+    zeros = (a == 0) & (b == 0)
+    return np.where(zeros, np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0).astype(r.dtype), r)
+
+
 @dataclasses.dataclass
 class Expr:
     """One typed expression: its source text, type and a NumPy evaluator over an env."""
@@ -212,6 +226,8 @@ class Generator:
         if kind == "shift":
             left = self.rng.random() < 0.5
             a, c = self.expr(ty, d), self.expr(ty, d)
+            if c.kind == "lit":  # a constant negative count is a compile error (as Python)
+                c = self.var(ty)
             op = "<<" if left else ">>"
             return Expr(f"({a.src} {op} {c.src})", ty,
                         lambda env: shift(a.eval(env), c.eval(env), ty, left))
@@ -245,7 +261,7 @@ class Generator:
             name = self.choice(["min", "max"])
             a, b = self.expr(ty, d), self.expr(ty, d)
             if ty in FLOATS:
-                f = np.fmin if name == "min" else np.fmax
+                f = fmin if name == "min" else fmax
             else:
                 f = np.minimum if name == "min" else np.maximum
             return Expr(f"{name}({a.src}, {b.src})", ty, lambda env: f(a.eval(env), b.eval(env)))
@@ -489,7 +505,9 @@ def same(got: np.ndarray, want: np.ndarray) -> np.ndarray:
 class Outcome:
     """What one kernel gave: ``status`` is ``ok``, ``internal`` (an exception out of
     warp_lab), ``wrong`` (an output differs from the reference) or ``finding`` (a check
-    reported something in a kernel with no bug); ``detail`` says what."""
+    reported something in a kernel with no bug) or ``rejected`` (a located
+    ``KernelCompileError``: the generator wrote something the language refuses, a fuzzer
+    bug, counted apart); ``detail`` says what."""
     seed: int
     status: str
     detail: str
@@ -515,7 +533,10 @@ def run_case(seed: int, n_stmts: int = EXPRS_PER_KERNEL) -> Outcome:
             warnings.simplefilter("ignore")
             res = wl.launch(kernel, dim=N, block_dim=BLOCK, device="sim",
                             inputs=[arrays[k] for k in order])
-    except Exception:  # noqa: BLE001 (any exception out of warp_lab is the finding)
+    except wl.KernelCompileError:  # the generator wrote what the language refuses
+        return Outcome(seed, "rejected", traceback.format_exc(limit=1), case.source,
+                       time.perf_counter() - t0)
+    except Exception:  # noqa: BLE001 (any other exception out of warp_lab is the finding)
         return Outcome(seed, "internal", traceback.format_exc(limit=6), case.source,
                        time.perf_counter() - t0)
     if res.findings:
