@@ -266,6 +266,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-notebooks", action="store_true",
                     help="skip timing the teaching notebooks' launches "
                          "(benchmarks/notebook_launches.py)")
+    ap.add_argument("--no-fuzz", action="store_true",
+                    help="skip the differential fuzzer's throughput (benchmarks/fuzz_throughput.py)")
     ap.add_argument("--no-cuda-cells", action="store_true",
                     help="skip the CUDA C++ cells section (benchmarks/cuda_cells.py)")
     args = ap.parse_args(argv)
@@ -418,6 +420,14 @@ def main(argv=None) -> int:
                "warp_lab's PTX of the corpus kernel, same inputs and launch.", "",
                *_script_section("cuda_cells.py", [], "issue 20"), ""]
         t = lap("cuda cells", t)
+    if not args.no_fuzz:
+        md += ["## 8. Differential fuzzer (issue 23)", "",
+               "Random kernels of the documented subset (tests/fuzz/fuzz_engine.py), each "
+               "compiled, launched on the simulator with the default checks and compared "
+               "bit-exactly with its NumPy reference; a short run for the rate "
+               "(`python -m tools.fuzz --minutes N` for the counts of a long one).", "",
+               *_script_section("fuzz_throughput.py", [], "issue 23"), ""]
+        t = lap("fuzzer", t)
     spent = ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
     md += [*_findings(), "", f"_Whole run: {time.perf_counter() - t_start:.0f} s ({spent}) on "
            f"the machine above, shared with other jobs._", ""]
