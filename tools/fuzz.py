@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -50,6 +51,29 @@ def main(argv=None) -> int:
     counts = {"ok": 0, "internal": 0, "wrong": 0, "finding": 0, "rejected": 0}
     start = time.monotonic()
     k = 0
+    signal.signal(signal.SIGTERM, _interrupt)  # `timeout`/kill: stop, still print the counts
+    try:
+        k = _loop(args, seed, end, counts)
+    except KeyboardInterrupt:
+        k = sum(counts.values())
+        print("interrupted: the counts so far", flush=True)
+    seconds = time.monotonic() - start
+    print(f"kernels {k} (seeds {seed}..{seed + k - 1}), statements {k * F.EXPRS_PER_KERNEL}, "
+          f"{seconds:.1f} s, {k / max(seconds, 1e-9):.2f} kernels/s; internal errors "
+          f"{counts['internal']}, wrong results {counts['wrong']}, false findings "
+          f"{counts['finding']}, rejected by the compiler (fuzzer bugs) {counts['rejected']}")
+    return 0 if counts["ok"] == k else 1
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _loop(args, seed, end, counts) -> int:
+    """Run kernels ``seed, seed + 1, ...`` until ``args.kernels`` or the time ``end``;
+    failures are printed with their source; returns how many ran."""
+    start = time.monotonic()
+    k = 0
     while True:
         if args.kernels is not None and k >= args.kernels:
             break
@@ -63,12 +87,7 @@ def main(argv=None) -> int:
         if k % 50 == 0:
             print(f"{k} kernels, {time.monotonic() - start:.0f} s, {counts}", file=sys.stderr,
                   flush=True)
-    seconds = time.monotonic() - start
-    print(f"kernels {k} (seeds {seed}..{seed + k - 1}), statements {k * F.EXPRS_PER_KERNEL}, "
-          f"{seconds:.1f} s, {k / max(seconds, 1e-9):.2f} kernels/s; internal errors "
-          f"{counts['internal']}, wrong results {counts['wrong']}, false findings "
-          f"{counts['finding']}, rejected by the compiler (fuzzer bugs) {counts['rejected']}")
-    return 0 if counts["ok"] == k else 1
+    return k
 
 
 if __name__ == "__main__":
