@@ -15,6 +15,8 @@ sum of ballot bits, a wrapping sum for ``atomic_add``).
 The rules the reference implements (``docs/language.md``, "Literals and conversions",
 "Operators", the builtin tables; PTX ISA 8.x sections as cited there):
 
+* mixed integer operands promote (int32 with uint32 to uint32, 32 to 64 bits), C's usual
+  arithmetic conversions as docs/language.md states them;
 * integer ``+ - * & | ^ ~ -`` and ``abs`` wrap (PTX ISA 9.7.1); ``//`` and ``%`` floor as
   in Python (divisors here are never 0 nor -1 with MININT);
 * shifts by the width or more, or by a negative count, give 0 (or -1 for ``>>`` of a
@@ -50,6 +52,10 @@ TYPES = ("int32", "int64", "uint32", "float32", "float64")
 INTS = ("int32", "int64", "uint32")
 FLOATS = ("float32", "float64")
 SHORT = {"int32": "i32", "int64": "i64", "uint32": "u32", "float32": "f32", "float64": "f64"}
+#: result type -> operand type pairs that promote to it (docs/language.md, "Mixed arithmetic
+#: promotes": 32 -> 64 bits; signed and unsigned of one width from 32 bits give the
+#: unsigned type, C's usual arithmetic conversions)
+MIXED = {"uint32": [("int32", "uint32")], "int64": [("int32", "int64"), ("uint32", "int64")]}
 BLOCK = 64
 BLOCKS = 2
 N = BLOCK * BLOCKS
@@ -204,7 +210,7 @@ class Generator:
         d = depth + 1
         if ty in INTS:
             kind = self.choice(["bin", "bin", "shift", "div", "unary", "minmax", "select",
-                                "convi", "convf"])
+                                "convi", "convf"] + (["mixed", "mixed"] if ty in MIXED else []))
         else:
             kind = self.choice(["bin", "bin", "unary", "minmax", "select", "convi", "convf",
                                 "sqrt", "div"])
@@ -223,6 +229,18 @@ class Generator:
             return Expr(f"({a.src} {op} {b.src})", ty,
                         lambda env: f(a.eval(env), b.eval(env)),
                         "mul" if op == "*" else "other")
+        if kind == "mixed":  # operands of two integer types, promoted as the docs say
+            ta, tb = self.choice(MIXED[ty])
+            if self.rng.random() < 0.5:
+                ta, tb = tb, ta
+            op = self.choice(["+", "-", "*", "&", "|", "^"])
+            a, b = self.expr(ta, d), self.expr(tb, d)
+            if a.kind == "lit" or b.kind == "lit":  # a weak literal takes the other's type
+                return self.var(ty)
+            f = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and,
+                 "|": np.bitwise_or, "^": np.bitwise_xor}[op]
+            return Expr(f"({a.src} {op} {b.src})", ty, lambda env: f(
+                convert(a.eval(env), ta, ty), convert(b.eval(env), tb, ty)))
         if kind == "shift":
             left = self.rng.random() < 0.5
             a, c = self.expr(ty, d), self.expr(ty, d)
