@@ -30,7 +30,8 @@ The rules the reference implements (``docs/language.md``, "Literals and conversi
 * float → integer conversions truncate and saturate; a NaN gives 0 from float32 into a
   32-bit integer, else ``1 << (bits - 1)`` (PTX ISA 9.7.9.21 ``cvt``); integer → integer
   conversions wrap; to a float, round to nearest even;
-* comparisons with a NaN are False but ``!=`` (``setp`` ordered / ``.neu``).
+* comparisons with a NaN are False but ``!=`` (``setp`` ordered / ``.neu``);
+* an expression of literals alone folds exactly, as Python computes it (``const_expr``).
 
 Outputs compare bit-exactly, but any NaN equals any NaN (no payload is documented).
 """
@@ -311,6 +312,49 @@ class Generator:
         return Expr(f"{a.src} {op} {b.src}", "bool", lambda env: f(a.eval(env), b.eval(env)))
 
 
+_LO, _HI = -(1 << 63), 1 << 64  # every folded value fits int64 or uint64, or it is an error
+
+
+def const_expr(rng, depth=0):
+    """``(source, value)``: an integer expression of literals alone, which warp_lab folds
+    exactly as Python does (docs/language.md, "Literals and conversions"); ``value`` is
+    Python's own, every intermediate value within int64/uint64 (else None: a compile error
+    by the docs, not generated)."""
+    if depth >= 3 or rng.random() < 0.3:
+        v = int(rng.choice([0, 1, 2, 3, 5, 7, 31, 33, 63, 100, 255, 2 ** 31 - 1, 2 ** 32, 10 ** 9]))
+        return str(v), v
+    kind = int(rng.integers(5))
+    a_src, a = const_expr(rng, depth + 1)
+    b_src, b = const_expr(rng, depth + 1)
+    if a is None or b is None:
+        return a_src, None
+    if kind == 0:
+        op = ["+", "-", "*", "&", "|", "^", "//", "%"][int(rng.integers(8))]
+        if op in ("//", "%") and b == 0:
+            return a_src, None
+        v = eval(f"a {op} b")  # noqa: S307 (Python's exact value of two ints)
+        src = f"({a_src} {op} {b_src})"
+    elif kind == 1:
+        n = int(rng.integers(0, 64))
+        left = rng.random() < 0.5
+        v = (a << n) if left else (a >> n)
+        src = f"({a_src} {'<<' if left else '>>'} {n})"
+    elif kind == 2:
+        v = -a if rng.random() < 0.5 else ~a
+        src = f"(-{a_src})" if v == -a else f"(~{a_src})"
+    elif kind == 3:
+        c_src, c = const_expr(rng, depth + 1)
+        if c is None:
+            return a_src, None
+        v = a if c < b else b
+        src = f"({a_src} if {c_src} < {b_src} else {b_src})"
+    else:
+        fn = ["min", "max"][int(rng.integers(2))]
+        v = min(a, b) if fn == "min" else max(a, b)
+        src = f"{fn}({a_src}, {b_src})"
+    return src, (v if _LO <= v < _HI else None)
+
+
 @dataclasses.dataclass
 class Case:
     """A generated kernel: its source, inputs and the reference outputs."""
@@ -374,7 +418,7 @@ def make_case(seed: int, n_stmts: int = EXPRS_PER_KERNEL) -> Case:
 
     for k, ty in enumerate(stmt_types):
         kind = gen.choice(["plain", "plain", "if", "for", "while", "func", "shared",
-                           "shuffle", "vote", "atomic"])
+                           "shuffle", "vote", "atomic", "const"])
         r = f"r{k}"
         features.append(kind)
         if kind == "plain":
@@ -462,6 +506,12 @@ def make_case(seed: int, n_stmts: int = EXPRS_PER_KERNEL) -> Case:
                 red = cv.any(axis=1) if how == "any" else cv.all(axis=1)
                 body.append(f"{r} = 5 if wl.{how}_sync(wl.FULL_MASK, {c.src}) else -3")
                 store("int32", r, np.where(np.repeat(red, 32), 5, -3).astype(np.int32))
+        elif kind == "const":
+            src, v = const_expr(rng)
+            while v is None or not (_LO <= v < 1 << 63):
+                src, v = const_expr(rng)
+            body.append(f"{r} = wl.int64({src})")
+            store("int64", r, np.full(N, v, dtype=np.int64))
         elif kind == "atomic":
             aty = gen.choice(INTS)
             e = gen.expr(aty, 1)
