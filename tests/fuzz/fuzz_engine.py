@@ -39,7 +39,6 @@ Outputs compare bit-exactly, but any NaN equals any NaN (no payload is documente
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import linecache
 import math
 import re
@@ -189,12 +188,9 @@ class Generator:
         return e
 
     def leaf(self, ty):
-        names = self.leaves.get(ty, [])
+        """A variable (4 in 5) or a weak literal of ``ty``."""
         if self.rng.random() < 0.8:
             return self.var(ty)
-        if False:  # (literals below)
-            name = self.choice(names)
-            return Expr(name, ty, lambda env, n=name: env[n], "leaf")
         if ty in INTS:
             v = int(self.choice([0, 1, 2, 3, 5, 7, 31, 32, 33, 63, 64, 100, 255, 1000, 65535]))
             if ty != "uint32" and self.rng.random() < 0.3:
@@ -435,8 +431,7 @@ def make_case(seed: int, n_stmts: int = EXPRS_PER_KERNEL) -> Case:
             e = lgen.expr(ty, 1, no_mul=True)
             init = gen.leaf(ty)
             op = "^" if ty in INTS and rng.random() < 0.5 else "+"
-            if e.kind in ("mul", "neg") and ty in FLOATS:
-                op = "-" if False else "+"
+            if e.kind in ("mul", "neg") and ty in FLOATS:  # acc + a*b could become an fma
                 e = Expr(f"wl.sqrt(abs({e.src}))", ty,
                          lambda env, e=e: np.sqrt(np.abs(e.eval(env))), "other")
             bound_lit = rng.random() < 0.5
@@ -637,4 +632,5 @@ def inputs_note(case: Case) -> str:
                      for k, v in case.inputs.items())
 
 
-__all__ = ["make_case", "run_case", "build_kernel", "Outcome", "Case", "same", "itertools"]
+__all__ = ["make_case", "run_case", "build_kernel", "Outcome", "Case", "same", "convert", "shift",
+           "fmin", "fmax", "const_expr", "opt_level"]
