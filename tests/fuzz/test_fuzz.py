@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import fuzz_engine as F  # noqa: E402
 
-FIXED = [3, 8]  # opt=3 and opt=0 (fuzz_engine.opt_level)
+FIXED = [3, 8]  # 2-D arrays at opt=3; 1-D at opt=0 (fuzz_engine.flat_arrays, opt_level)
 
 
 def _check(seed):
