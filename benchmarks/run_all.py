@@ -23,8 +23,10 @@ Prints Markdown and writes it (with the machine and the tool versions) to
    minutes, rewrites ``benchmarks/warp_compat_full.md``, quoted by later subset runs) or
    ``off``;
 7. CUDA C++ cells (``benchmarks/cuda_cells.py``, issue 20), ``--no-cuda-cells`` to skip;
-8. the hand-written analysis of the gaps, ``benchmarks/findings.md``, copied in;
-9. the stress suite's counts (``python -m tools.stress``, issue 25) for
+8. the differential fuzzer's rate (``benchmarks/fuzz_throughput.py``, issue 23),
+   ``--no-fuzz`` to skip;
+9. the hand-written analysis of the gaps, ``benchmarks/findings.md``, copied in;
+10. the stress suite's counts (``python -m tools.stress``, issue 25) for
    ``--stress-minutes`` (default 2, 0 to skip).
 
 Hand-written analysis of the gaps lives in ``benchmarks/findings.md`` and is
@@ -305,6 +307,8 @@ def main(argv=None) -> int:
                          "(benchmarks/notebook_launches.py)")
     ap.add_argument("--stress-minutes", type=float, default=2.0,
                     help="minutes of the stress suite (python -m tools.stress); 0 to skip")
+    ap.add_argument("--no-fuzz", action="store_true",
+                    help="skip the differential fuzzer's throughput (benchmarks/fuzz_throughput.py)")
     ap.add_argument("--no-cuda-cells", action="store_true",
                     help="skip the CUDA C++ cells section (benchmarks/cuda_cells.py)")
     args = ap.parse_args(argv)
@@ -461,9 +465,17 @@ def main(argv=None) -> int:
                "warp_lab's PTX of the corpus kernel, same inputs and launch.", "",
                *_script_section("cuda_cells.py", [], "issue 20"), ""]
         t = lap("cuda cells", t)
+    if not args.no_fuzz:
+        md += ["## 8. Differential fuzzer (issue 23)", "",
+               "Random kernels of the documented subset (tests/fuzz/fuzz_engine.py), each "
+               "compiled, launched on the simulator with the default checks and compared "
+               "bit-exactly with its NumPy reference; a short run for the rate "
+               "(`python -m tools.fuzz --minutes N` for the counts of a long one).", "",
+               *_script_section("fuzz_throughput.py", [], "issue 23"), ""]
+        t = lap("fuzzer", t)
     md += [*_findings(), ""]
     if args.stress_minutes > 0:
-        md += ["## 9. Stress suite (issue 25)", "",
+        md += ["## 10. Stress suite (issue 25)", "",
                "Random SIGINTs over compiles, launches, `wl.debug` and a `%%warp_kernel "
                "--launch` cell; every spin and deadlock shape between random threads as "
                "lanes of one warp, warps of one block and blocks of a grid; bad and huge "

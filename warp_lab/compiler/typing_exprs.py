@@ -868,6 +868,13 @@ class ExprTyper:
             self.check_literals_fit((node.body, node.orelse), t)
             if aw and bw:
                 t = promote(literal_type(const_of(node.body)), literal_type(const_of(node.orelse)))
+                test = const_of(node.test)
+                if test is not NO_CONST and not isinstance(test, tuple):
+                    # literals alone fold exactly, like Python (docs/language.md, "Literals
+                    # and conversions"): (63 if True else 1) << 31 is 63 << 31, an int64,
+                    # not an int32 select shifted and wrapped to -2**31 (found by the fuzzer)
+                    value = const_of(node.body if test else node.orelse)
+                    return self.mark(node, t, value, weak=True)
         elif a == b and not isinstance(a, (ArrayType, Meta)):
             t = a
         elif isinstance(a, ArrayType) or isinstance(b, ArrayType):
