@@ -452,7 +452,7 @@ _FIELD_TYPES = {
 def _check_fields(d: dict) -> None:
     """Raise TypeError unless every field of :data:`_FIELD_TYPES` present in ``d`` has its
     JSON type (``launch_ndim`` an int, not a bool), the timings are numbers and the
-    toolchain's and missing tools' entries are text."""
+    toolchain's and missing tools' entries are text (or lists of text)."""
     for key, types in _FIELD_TYPES.items():
         if key in d and (not isinstance(d[key], types) or
                          (types == (int,) and isinstance(d[key], bool))):
@@ -460,8 +460,10 @@ def _check_fields(d: dict) -> None:
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                for v in d.get("timings", {}).values()):
         raise TypeError("cache entry timings are not all numbers")
-    for key in ("toolchain", "missing"):
-        if not all(isinstance(v, str) for v in d.get(key, {}).values()):
+    for key in ("toolchain", "missing"):    # (a CUDA C++ toolchain lists its header folders)
+        if not all(isinstance(v, str) or (isinstance(v, list) and
+                                          all(isinstance(x, str) for x in v))
+                   for v in d.get(key, {}).values()):
             raise TypeError(f"cache entry {key} values are not all text")
 
 

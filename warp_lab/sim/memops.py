@@ -38,7 +38,7 @@ from warp_lab.sim.ptx import type_dtype
 from warp_lab.sim.result import code_place
 from warp_lab.sim.store_conflicts import check_store
 
-__all__ = ["MEMORY", "access"]
+__all__ = ["MEMORY", "access", "state_space", "vector_width"]
 
 _SPACES = ("global", "shared", "local", "const", "param")
 U64 = np.dtype(np.uint64)
@@ -46,7 +46,9 @@ _MASK32 = np.uint64(0xFFFF_FFFF)
 _MASK64 = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
 
-def _space(ins):
+def state_space(ins) -> str:
+    """The state space a memory instruction names (PTX ISA 5.1: ``global``, ``shared``
+    (``shared::cta`` too), ``local``, ``const``, ``param``), else ``"generic"``."""
     for s in ins.mods:
         if s in _SPACES:
             return s
@@ -55,7 +57,9 @@ def _space(ins):
     return "generic"
 
 
-def _vec(ins):
+def vector_width(ins) -> int:
+    """The element count of a vector memory access (``.v2``/``.v4``/``.v8``: 2, 4, 8), else 1
+    (PTX ISA 9.7.9.8 ``ld``)."""
     for s in ins.mods:
         if s in ("v2", "v4", "v8"):
             return int(s[1:])
@@ -354,9 +358,9 @@ def _strong(ins, mod=None) -> bool:
 
 
 def _ld(ins, mod):
-    space = _space(ins)
+    space = state_space(ins)
     strong = _strong(ins, mod)
-    n = _vec(ins)
+    n = vector_width(ins)
     t = ins.types[0] if ins.types else None
     if t is None:
         raise SimulatorError(f"PTX line {ins.line}: ld without a type", ptx_line=ins.line)
@@ -472,9 +476,9 @@ def _param_bytes(m, name: str, need: int):
 
 
 def _st(ins, mod):
-    space = _space(ins)
+    space = state_space(ins)
     strong = _strong(ins)
-    n = _vec(ins)
+    n = vector_width(ins)
     t = ins.types[0]
     dt = type_dtype(t)
     es = dt.itemsize
@@ -707,7 +711,7 @@ def _atom(ins, mod):
     """``atom``/``red`` (PTX ISA "atom", "red"): every ``_ATOM_OPS`` operation on scalar
     types, the lanes applied in lane order (:func:`_atomic_rmw`), ``atom`` writing each
     lane's old value. Vector and packed (``f16x2``) forms raise SimulatorError."""
-    space = _space(ins)
+    space = state_space(ins)
     op = next((x for x in ins.mods if x in _ATOM_OPS), None)
     if op is None or not ins.types:
         raise SimulatorError(f"PTX line {ins.line}: cannot decode atomic {ins.text!r}",

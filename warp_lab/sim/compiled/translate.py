@@ -45,6 +45,7 @@ import numpy as np
 from warp_lab.sim.compiled.alu import EMITTERS
 from warp_lab.sim.compiled.values import (BOOL, I1, I8, I32, I64, RAW, Unsupported, V, astype,
                                           const, lty, view)
+from warp_lab.sim.memops import state_space, vector_width
 from warp_lab.sim.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from warp_lab.sim.provenance import address_variable
 from warp_lab.sim.ptx import type_dtype
@@ -161,7 +162,7 @@ class Translator:
         self.shadow = False
         #: bytes per shadow entry: the narrowest plain global or generic store, at most 4
         self.granule = min([4] + [type_dtype(i.types[0]).itemsize for i in code
-                                  if i.op == "st" and _space(i) in ("global", "generic")])
+                                  if i.op == "st" and state_space(i) in ("global", "generic")])
         self.ir = ir.Module(name="wl_compiled")
         ptr8, p64, p32 = I8.as_pointer(), I64.as_pointer(), I32.as_pointer()
         fty = ir.FunctionType(I32, [ptr8, p64, I64, I64, I64, p32, ptr8, p64, p64])
@@ -434,7 +435,7 @@ class Translator:
         return ptr
 
     def shadow_on(self, ins) -> bool:
-        from warp_lab.sim.checks import strong_access
+        from warp_lab.sim.racecheck import strong_access
         on = self.memcheck and not strong_access(ins)
         self.shadow |= on
         return on
@@ -508,8 +509,8 @@ class Translator:
 
     # ------------------------------------------------------------------ instructions
     def emit_ld(self, ins):
-        space = _space(ins)
-        n = _vec(ins)
+        space = state_space(ins)
+        n = vector_width(ins)
         dt = type_dtype(ins.types[0])
         es = dt.itemsize
         d = ins.dsts[0]
@@ -549,8 +550,8 @@ class Translator:
         return v
 
     def emit_st(self, ins):
-        space = _space(ins)
-        n = _vec(ins)
+        space = state_space(ins)
+        n = vector_width(ins)
         es = type_dtype(ins.types[0]).itemsize
         sop = ins.srcs[1]
         srcs = sop[1] if sop[0] == "v" else [sop]
@@ -784,20 +785,6 @@ class Translator:
 
 def b_ne0(b, v):
     return b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
-
-
-def _space(ins):
-    for s in ins.mods:
-        if s in ("global", "shared", "local", "const", "param"):
-            return s
-    return "generic"
-
-
-def _vec(ins):
-    for s in ins.mods:
-        if s in ("v2", "v4", "v8"):
-            return int(s[1:])
-    return 1
 
 
 def local_bounds(mod) -> dict:
