@@ -10,7 +10,10 @@ a horizontal scrollbar that shows), maximise, wrap and drag-resize.
 
 from __future__ import annotations
 
+import re
+
 import nbformat
+
 import pytest
 
 from test_lab_extension import MIME, _new_page, _run_notebook, _save_when_sass_is_in, \
@@ -118,6 +121,12 @@ def _view_facts(pg) -> list[dict]:
     })""")
 
 
+def _without_nvdisasm(rows: list) -> list:
+    """Resource rows with the compile time's ", nvdisasm N" part taken out."""
+    return [[k, re.sub(r", nvdisasm [0-9.]+", "", v) if k == "compile time" else v]
+            for k, v in rows]
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_each_cell_shows_the_panes_it_asked_for_each_readable(views, artifacts, size):
     pg, bundles = views
@@ -134,7 +143,10 @@ def test_each_cell_shows_the_panes_it_asked_for_each_readable(views, artifacts, 
             [p["key"] for p in bundle["view"]["panes"] if not p["variant_of"]], where
         assert bool(view["facts"]) == card, where
         if card:
-            assert view["facts"] == bundle["view"]["resources"]["rows"], where
+            # (the compile-time row gains "nvdisasm N" when the SASS arrives in place: the
+            # page and the saved notebook may hold the two moments of one view)
+            assert _without_nvdisasm(view["facts"]) == \
+                _without_nvdisasm(bundle["view"]["resources"]["rows"]), where
             assert view["tiles"], where
         for pane in view["panes"]:
             # inside the output, and readable: 70 characters, or a scrollbar that shows
