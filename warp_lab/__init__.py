@@ -38,9 +38,23 @@ _LAZY = {"compile": "warp_lab.compiler.pipeline", "launch": "warp_lab.runtime.la
 
 
 def __getattr__(name: str):
+    """An entry point of :data:`_LAZY`, imported and bound at its first use.
+
+    Raises:
+        AttributeError: any other name, with the closest public names as a hint (a
+            misspelt ``@wl.kernal`` in a cell says ``did you mean wl.kernel?``).
+    """
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'warp_lab' has no attribute {name!r}")
+        if name.startswith("__"):
+            raise AttributeError(name)
+        import difflib
+
+        close = difflib.get_close_matches(
+            name, [n for n in (*globals(), *_LAZY) if not n.startswith("_")], n=3)
+        raise AttributeError(f"module 'warp_lab' has no attribute {name!r}" +
+                             (f"; did you mean {', '.join('wl.' + c for c in close)}?"
+                              if close else ""))
     import importlib
 
     value = getattr(importlib.import_module(module), name)

@@ -72,6 +72,9 @@ def views(browser, lab_server, artifacts):
                    if MIME in o.get("data", {})]
         if len(bundles) == len(CELLS) and all(b["panes"]["sass"]["text"] for b in bundles):
             break
+        # saved before a view's SASS came in: JupyterLab leaves cells scrolled out of
+        # view out of the DOM, so the page-text check can pass early; save again
+        pg.keyboard.press("Control+s")
         pg.wait_for_timeout(500)
     assert len(bundles) == len(CELLS)
     yield pg, bundles
