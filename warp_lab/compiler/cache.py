@@ -545,9 +545,12 @@ def _read_regular(folder: _Folder, name: str) -> bytes:
         if st.st_size > MAX_FILE_BYTES:
             raise OSError(f"{name} holds {st.st_size} bytes, more than an entry")
         with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_FILE_BYTES + 1)   # (it may have grown since the fstat)
-        if len(data) > MAX_FILE_BYTES:
-            raise OSError(f"{name} holds more bytes than an entry")
+            # the size fstat gave, and one byte more: a file that grew since is no entry
+            # (the cache replaces entries by rename; it never appends). read(n) allocates
+            # its n bytes first: read(MAX_FILE_BYTES + 1) took 256 MiB for every entry
+            data = f.read(st.st_size + 1)
+        if len(data) > st.st_size:
+            raise OSError(f"{name} grew while it was read")
         return data
     finally:
         os.close(fd)
