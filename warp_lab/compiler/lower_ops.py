@@ -177,13 +177,20 @@ def _shift(lw, op, a, b, t):
         if op == "shl":
             return bld.shl(a, b)
         return bld.ashr(a, b) if t.is_signed else bld.lshr(a, b)
-    big = bld.icmp_unsigned(">=", b, width)
     if t.bits == 64:
-        # PTX's shl.b64/shr.b64 take a .u32 count and clamp it to 64 (PTX ISA 9.7.8.8):
-        # the NVPTX back end folds `select(b >= 64, 0, shl a, b)` into that one clamping
-        # shift and truncates b to 32 bits on the way, so b = 2**32 + 1 would shift by 1.
-        # Clamping the count first keeps every value the back end sees below 2**32.
-        b = intrinsic(lw, "umin", t, [b, width])
+        # PTX's shl.b64/shr.b64 take a .u32 count and clamp it to 64 (PTX ISA 9.7.8.8,
+        # "shift amounts greater than the register width N are clamped to N"): the NVPTX
+        # back end folds `select(b >= 64, 0, shl a, b)` into that one clamping shift and
+        # truncates b to 32 bits on the way, so b = 2**32 + 1 would shift by 1. A clamp of
+        # the count in LLVM IR (umin(b, 64)) does not survive opt=3: in the select's
+        # other arm b < 64, so InstCombine drops it. So the shift is that PTX instruction
+        # itself (inline PTX, which LLVM does not look into), given the count clamped to
+        # 64 and truncated to its .u32: one shl/shr, and the clamp, as before.
+        count = lw.b.trunc(intrinsic(lw, "umin", t, [b, width]), ir.IntType(32))
+        mnemonic = "shl.b64" if op == "shl" else "shr.s64" if t.is_signed else "shr.u64"
+        return bld.asm(ir.FunctionType(ty, [ty, ir.IntType(32)]), f"{mnemonic} $0, $1, $2;",
+                       "=l,l,r", [a, count], side_effect=False)
+    big = bld.icmp_unsigned(">=", b, width)
     if op == "shr" and t.is_signed:
         return bld.ashr(a, bld.select(big, ir.Constant(ty, t.bits - 1), b))
     raw = bld.shl(a, b) if op == "shl" else bld.lshr(a, b)
