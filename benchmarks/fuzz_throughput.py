@@ -27,7 +27,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     os.environ.setdefault("WARP_LAB_CACHE_DIR", tempfile.mkdtemp(prefix="wl-fuzz-bench-"))
-    F.run_case(args.seed - 1)  # imports and first-compile costs out of the timing
+    if args.seed < 0 or args.kernels < 1:
+        ap.error("--seed must be >= 0 and --kernels >= 1")
+    # imports and first-compile costs out of the timing: a kernel past the timed seeds
+    F.run_case(args.seed + args.kernels)
     counts: dict[str, int] = {}
     t0 = time.perf_counter()
     for k in range(args.kernels):

@@ -280,3 +280,16 @@ def test_first_compiles_are_the_median_over_fresh_processes():
     assert b["first"]["ptx"] == pytest.approx(0.0525) and b["first_samples"] == 4
     # warp: the rounds without it add nothing
     assert lat["warp"]["kernels"]["a"] == {"first": {"ptx": 0.20}, "first_samples": 3}
+
+
+def test_fuzz_throughput_runs_with_its_default_seed_and_counts_every_kernel(tmp_path):
+    # (its warm-up kernel once took seed -1, which numpy refuses: the section said n/a)
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "fuzz_throughput.py"),
+                          "--kernels", "2"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ, WARP_LAB_CACHE_DIR=str(tmp_path)))
+    assert out.returncode == 0, out.stderr[-2000:]
+    header, _, row = out.stdout.strip().splitlines()
+    cells = dict(zip([c.strip() for c in header.split("|")], [c.strip() for c in row.split("|")]))
+    assert cells["kernels"] == "2" and float(cells["kernels/s"]) > 0
+    assert sum(int(cells[k]) for k in ("ok", "internal", "wrong", "findings", "rejected")) == 2
+    assert cells["internal"] == cells["wrong"] == "0"
