@@ -19,13 +19,14 @@ Prints Markdown and writes it (with the machine and the tool versions) to
 5. interactive latency through a real Jupyter kernel (:mod:`benchmarks.interactive`,
    issue 24): ``--interactive-repeats N`` rounds, 0 to skip;
 6. Warp compatibility (:mod:`benchmarks.warp_compat`, issue 19): ``--warp-compat
-   subset`` (default, a fixed subset, a few minutes), ``full`` (the whole corpus, ~25
+   subset`` (default, a fixed subset, a few minutes), ``full`` (the whole corpus, ~8
    minutes, rewrites ``benchmarks/warp_compat_full.md``, quoted by later subset runs) or
    ``off``;
 7. CUDA C++ cells (``benchmarks/cuda_cells.py``, issue 20), ``--no-cuda-cells`` to skip;
 8. the differential fuzzer's rate (``benchmarks/fuzz_throughput.py``, issue 23),
    ``--no-fuzz`` to skip;
-9. the hand-written analysis of the gaps, ``benchmarks/findings.md``, copied in;
+9. the hand-written analysis of the gaps, ``benchmarks/findings.md``, copied in (and
+   section 8 copies the long fuzzer runs' counts from ``benchmarks/fuzz_runs.md``);
 10. the stress suite's counts (``python -m tools.stress``, issue 25) for
    ``--stress-minutes`` (default 2, 0 to skip).
 
@@ -62,7 +63,7 @@ _INTERACTIVE_TIMEOUT_S = 600
 _SIM_COMPILED_TIMEOUT_S = 600
 _WARP_COMPAT_SUBSET_TIMEOUT_S = 600
 _WARP_COMPAT_FULL_TIMEOUT_S = 3600
-#: the whole-corpus Warp compatibility table, kept from the last full run (~25 min)
+#: the whole-corpus Warp compatibility table, kept from the last full run (~8 min on 2 cores)
 WARP_COMPAT_FULL = os.path.join(ROOT, "benchmarks", "warp_compat_full.md")
 
 
@@ -275,12 +276,18 @@ def stress_section(minutes: float, parts: str | None = None,
     return [f"Output of `{cmd}`, same run: {verdict}.", "", "```", text, "```"]
 
 
-def _findings() -> list[str]:
-    path = os.path.join(ROOT, "benchmarks", "findings.md")
+def _hand_kept(name: str) -> list[str]:
+    """The text of ``benchmarks/<name>`` (hand-kept Markdown copied into the report), as
+    one item; nothing when the file is missing."""
+    path = os.path.join(ROOT, "benchmarks", name)
     if not os.path.exists(path):
         return []
     with open(path) as f:
         return [f.read().rstrip()]
+
+
+def _findings() -> list[str]:
+    return _hand_kept("findings.md")
 
 
 def main(argv=None) -> int:
@@ -300,7 +307,7 @@ def main(argv=None) -> int:
                     help="interleaved rounds of the interactive (Jupyter kernel) table; 0 skips it")
     ap.add_argument("--warp-compat", choices=("subset", "full", "off"), default="subset",
                     help="Warp compatibility table: the fixed subset (a few minutes, default), "
-                         "the whole corpus (~25 min; also rewrites benchmarks/warp_compat_full.md)"
+                         "the whole corpus (~8 min; also rewrites benchmarks/warp_compat_full.md)"
                          ", or none")
     ap.add_argument("--no-notebooks", action="store_true",
                     help="skip timing the teaching notebooks' launches "
@@ -471,7 +478,9 @@ def main(argv=None) -> int:
                "compiled, launched on the simulator with the default checks and compared "
                "bit-exactly with its NumPy reference; a short run for the rate "
                "(`python -m tools.fuzz --minutes N` for the counts of a long one).", "",
-               *_script_section("fuzz_throughput.py", [], "issue 23"), ""]
+               *_script_section("fuzz_throughput.py", [], "issue 23"), "",
+               # the long runs' counts: too long for this run, kept by hand as they ran
+               *_hand_kept("fuzz_runs.md"), ""]
         t = lap("fuzzer", t)
     md += [*_findings(), ""]
     if args.stress_minutes > 0:
