@@ -3,8 +3,9 @@
     python -m benchmarks.warp_compat [--subset | --files test_bool.py,...] [--json F.json]
                                      [--md-out F.md] [--from-json F.json]
 
-The whole corpus takes about 8 minutes on a quiet 2-core machine (25 on a busy one); ``--subset`` runs the
-fixed :data:`SUBSET` (what ``python -m benchmarks`` runs unless given ``--warp-compat full``).
+The whole corpus takes about 8 minutes on a quiet 2-core machine (25 on a busy one);
+``--subset`` runs the fixed :data:`SUBSET` (what ``python -m benchmarks`` runs unless given
+``--warp-compat full``).
 
 For each file of the installed wheel's ``warp/examples/core/*.py`` and ``warp/tests/*.py``:
 its top-level imports, simple constants, ``@wp.func``/``@wp.kernel``/``@wp.struct``
