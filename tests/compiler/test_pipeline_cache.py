@@ -371,3 +371,28 @@ def test_a_debug_trap_message_names_the_current_cell(fresh_cache, body, message)
     res = wl.launch(ck, dim=8, inputs=[x], device="sim")
     assert res.printed.startswith("In[8]" + message), res.printed   # as the notebook says
     assert res.findings[0].source_file == "<cell 8>" and res.findings[0].source_line == 10
+
+
+def test_remove_all_removes_only_the_caches_own_files_and_the_next_compile_is_a_miss(
+        tmp_path, monkeypatch):
+    import warp_lab.warp as wp
+
+    folder = tmp_path / "cache"
+    monkeypatch.setattr(C, "_default", C.KernelCache(str(folder)))
+
+    @wl.kernel
+    def removed_entry(x: wl.array(dtype=wl.float32)):
+        x[wl.tid()] = 2.0
+
+    ck = wl.compile(removed_entry, arch="sm_80")
+    entries = sorted(p.name for p in folder.iterdir())
+    assert entries and all(C._ENTRY_NAME.fullmatch(n) for n in entries)
+    (folder / "notes.txt").write_text("mine")                  # not the cache's: stays
+    (folder / "sub").mkdir()
+    (folder / "sub" / ("0" * 64 + ".json")).write_text("{}")   # in a subfolder: stays
+    wp.clear_kernel_cache()                                     # Warp's name for it
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "sub"]
+    assert (folder / "sub" / ("0" * 64 + ".json")).exists()
+    again = wl.compile(removed_entry, arch="sm_80")
+    assert again is not ck and again.ptx == ck.ptx              # compiled again, the same
+    assert sorted(p.name for p in folder.iterdir()) == sorted(entries + ["notes.txt", "sub"])

@@ -193,3 +193,31 @@ def test_print_formats_of_every_kind_match_warp_cpu(tmp_path, warp_ref, capfd):
     wp.launch(lab.k, dim=1, inputs=[-3, 0.7, True], device="cpu")
     got = capfd.readouterr().out
     assert got == want and "18446744073709551613\n" in got and "7e+09\n" in got
+
+
+FLOAT_BUILTIN = '''
+import warp as wp
+
+@wp.kernel
+def k(h: wp.array(dtype=wp.float16), i: wp.array(dtype=int), out: wp.array(dtype=float)):
+    t = wp.tid()
+    out[t] = wp.float(h[t]) * 2.0 + wp.float(i[t]) / 3.0 + wp.float(0.5)
+'''
+
+
+def test_wp_float_in_a_kernel_is_warps_float32_conversion(tmp_path, warp_ref):
+    # (warp/tests/test_fp16.py and test_codegen.py call wp.float in kernels)
+    ref = load_module(tmp_path / "ref_float.py", FLOAT_BUILTIN, "warp", "wpc_ref_float")
+    lab = load_module(tmp_path / "lab_float.py", FLOAT_BUILTIN, "warp_lab.warp", "wpc_lab_float")
+    import warp_lab.warp as wp
+
+    h = np.array([1.5, -2.25, 65504.0, 0.0], np.float16)
+    i = np.array([7, -8, 1 << 24, 1], np.int32)
+    outs = []
+    for m, mod in ((warp_ref, ref), (wp, lab)):
+        o = m.zeros(4, dtype=m.float32, device="cpu")
+        m.launch(mod.k, dim=4, inputs=[m.array(h, dtype=m.float16, device="cpu"),
+                                       m.array(i, dtype=m.int32, device="cpu"), o],
+                 device="cpu")
+        outs.append(o.numpy())
+    assert outs[1].tobytes() == outs[0].tobytes(), outs

@@ -40,6 +40,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 import threading
@@ -671,6 +672,36 @@ class KernelCache:
         with self._lock:
             self._memory.clear()
 
+    def remove_all(self) -> int:
+        """Forget every entry: the in-memory ones and this cache's files in its folder.
+
+        What ``wp.clear_kernel_cache()`` does (Warp's empties its kernel cache folder).
+        Only the files this cache writes are removed (``<SHA-256>.json``/``.cubin``, and
+        the temporary files of an interrupted write: :data:`_ENTRY_NAME`), each relative
+        to the folder's descriptor; no other file, nothing in a subfolder, and nothing in
+        a folder that is not the user's own (:func:`foreign_folder`). Another process
+        meanwhile sees a miss, or an entry it wrote after the removal.
+
+        Returns:
+            the number of files removed (int).
+        """
+        self.clear()
+        folder = self._folder()
+        if folder is None:
+            return 0
+        removed = 0
+        with folder:
+            try:
+                names = os.listdir(folder.fd if folder.fd is not None else folder.directory)
+            except OSError:
+                return 0
+            for name in names:
+                if _ENTRY_NAME.fullmatch(name):
+                    with contextlib.suppress(OSError):  # (gone meanwhile: removed by another)
+                        os.unlink(folder.path(name), **folder.kw())
+                        removed += 1
+        return removed
+
     def _remember(self, key, ck):
         with self._lock:
             self._memory[key] = ck
@@ -699,6 +730,10 @@ class KernelCache:
                 os.unlink(folder.path(tmp), **folder.kw())
             raise
 
+
+#: the names of the files a cache writes in its folder: entries (:func:`cache_key`'s
+#: SHA-256 hex digest) and the temporary files of :meth:`KernelCache._atomic_write`
+_ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.(?:json|cubin)|\.tmp-[0-9]+-[0-9a-f]{16}")
 
 _default = None
 

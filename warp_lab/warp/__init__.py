@@ -54,7 +54,8 @@ from warp_lab.warp._random import (curlnoise, noise, pnoise, poisson, sample_cdf
                                    sample_unit_sphere_surface, sample_unit_square)
 from warp_lab.warp._host import (Device, Graph, Launch, ScopedCapture, ScopedDevice,  # noqa
                                  ScopedTimer, array, array1d, array2d, array3d, array4d,
-                                 capture_begin, capture_end, capture_launch, clone, copy,
+                                 capture_begin, capture_end, capture_launch,
+                                 clear_kernel_cache, clone, copy,
                                  dtype_from_numpy, dtype_to_numpy, empty, empty_like,
                                  from_numpy, full, full_like, get_cuda_device_count,
                                  get_device, get_devices, get_module_options,
@@ -70,6 +71,9 @@ float16, float32, float64 = _T.float16, _T.float32, _T.float64
 int8, int16, int32, int64 = _T.int8, _T.int16, _T.int32, _T.int64
 uint8, uint16, uint32, uint64 = _T.uint8, _T.uint16, _T.uint32, _T.uint64
 bool = _T.bool_  # noqa: A001  (wp.bool)
+#: ``wp.float(x)`` in a kernel: Warp's ``float`` builtin, a float32 conversion (Warp's
+#: codegen looks ``wp.<name>`` up among its builtins; its host module has no ``float``)
+float = _T.float32  # noqa: A001
 
 vec2 = vec2f = _T.vec2
 vec3 = vec3f = _T.vec3

@@ -26,7 +26,7 @@ __all__ = ["Device", "get_device", "set_device", "ScopedDevice", "get_devices",
            "get_preferred_device", "array", "array1d", "array2d", "array3d", "array4d",
            "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
            "empty_like", "clone", "copy", "from_numpy", "launch", "last_launch", "synchronize",
-           "synchronize_device", "init", "set_module_options", "get_module_options",
+           "synchronize_device", "init", "clear_kernel_cache", "set_module_options", "get_module_options",
            "ScopedTimer", "capture_begin", "capture_end", "capture_launch", "ScopedCapture",
            "Graph", "dtype_from_numpy", "dtype_to_numpy"]
 
@@ -704,6 +704,16 @@ def init() -> None:
     """Warp's ``wp.init``: nothing to set up (warp_lab finds devices when first asked)."""
     global _initialised
     _initialised = True
+
+
+def clear_kernel_cache() -> None:
+    """Warp's ``wp.clear_kernel_cache()`` (warp/_src/context.py: the kernel cache folder
+    emptied, so every kernel compiles again): warp_lab's compile cache forgets every entry,
+    in memory and in its per-user folder (:meth:`~warp_lab.compiler.cache.KernelCache.
+    remove_all`, which removes only the files the cache wrote)."""
+    from warp_lab.compiler.cache import default_cache
+
+    default_cache().remove_all()
 
 
 class ScopedTimer:
