@@ -221,3 +221,53 @@ def test_wp_float_in_a_kernel_is_warps_float32_conversion(tmp_path, warp_ref):
                  device="cpu")
         outs.append(o.numpy())
     assert outs[1].tobytes() == outs[0].tobytes(), outs
+
+
+ARRAY_TRUTH = '''
+import warp as wp
+
+@wp.kernel
+def k_and(arr: wp.array(dtype=int), result: wp.array(dtype=int)):
+    tid = wp.tid()
+    if arr and tid >= 0 and arr[tid] == 0:
+        result[tid] = -1
+        return
+    result[tid] = 1
+
+@wp.kernel
+def k_or(arr: wp.array(dtype=int), result: wp.array(dtype=int)):
+    tid = wp.tid()
+    b = not arr
+    if b or tid < 0 or arr[tid] == 0:
+        result[tid] = -1
+        return
+    result[tid] = 2 if arr else 3
+'''
+
+
+def test_an_array_as_a_condition_is_its_data_pointers_truth_as_in_warp(tmp_path, warp_ref):
+    # (warp/tests/test_conditional.py's short-circuit kernels; a None array is not yet)
+    ref = load_module(tmp_path / "ref_truth.py", ARRAY_TRUTH, "warp", "wpc_ref_truth")
+    lab = load_module(tmp_path / "lab_truth.py", ARRAY_TRUTH, "warp_lab.warp", "wpc_lab_truth")
+    import warp_lab.warp as wp
+
+    data = np.array([0, 1, 0, 2, 5], np.int32)
+    for name in ("k_and", "k_or"):
+        outs = []
+        for m, mod in ((warp_ref, ref), (wp, lab)):
+            r = m.zeros(5, dtype=m.int32, device="cpu")
+            m.launch(getattr(mod, name), dim=5, inputs=[m.array(data, dtype=m.int32,
+                                                                device="cpu"), r], device="cpu")
+            outs.append(r.numpy().tolist())
+        assert outs[1] == outs[0], (name, outs)
+
+
+def test_an_array_as_a_condition_stays_refused_in_warp_labs_dialect():
+    @wl.kernel
+    def truth_of_array(a: wl.array(dtype=wl.int32)):
+        if a:
+            a[0] = 1
+
+    with pytest.raises(wl.KernelCompileError, match="cannot be used as a condition") as e:
+        wl.compile(truth_of_array, arch="sm_80")
+    assert e.value.line

@@ -300,7 +300,10 @@ class ExprLowerer:
         return self.b.icmp_unsigned("!=", v, ir.Constant(llty(ty), 0))
 
     def truth(self, node):
-        """An i1 for a condition expression."""
+        """An i1 for a condition expression (an array's: its base pointer is not null)."""
+        if isinstance(node.wl_ty, ArrayType):
+            ptr = self.expr(node).ptr
+            return self.b.icmp_unsigned("!=", ptr, ir.Constant(ptr.type, None))
         return self.truth_value(self.expr(node), node.wl_ty)
 
     # -- names, attributes, subscripts ---------------------------------------------

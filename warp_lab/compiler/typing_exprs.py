@@ -183,8 +183,13 @@ class ExprTyper:
         return ty
 
     def truth(self, node):
-        """Type a condition: any scalar (nonzero is true)."""
+        """Type a condition: any scalar (nonzero is true); in Warp's dialect also an array
+        (true unless it is the null array a ``None`` argument gives: Warp's ``array_t``
+        tests its data pointer, warp/native/array.h ``operator bool``)."""
         self.visit(node)
+        if isinstance(node.wl_ty, ArrayType) and \
+                getattr(self.fn_obj, "dialect", "python") == "warp":
+            return
         if not isinstance(node.wl_ty, Scalar):
             raise self.error(f"a {type_name(node.wl_ty)} cannot be used as a condition", node,
                              "compare it explicitly, e.g. x != 0")
@@ -768,6 +773,10 @@ class ExprTyper:
             tys.append(v.wl_ty)
             consts.append(const_of(v))
         is_and = isinstance(node.op, ast.And)
+        if any(isinstance(t, ArrayType) for t in tys):
+            # (Warp's dialect only, truth() refuses arrays otherwise: Warp's && and || of
+            # its operands' truth, a bool)
+            return self.mark(node, bool_)
         if all(t.is_bool for t in tys):
             t = bool_
         else:
