@@ -271,3 +271,33 @@ def test_an_array_as_a_condition_stays_refused_in_warp_labs_dialect():
     with pytest.raises(wl.KernelCompileError, match="cannot be used as a condition") as e:
         wl.compile(truth_of_array, arch="sm_80")
     assert e.value.line
+
+
+SCALAR_DIV = '''
+import warp as wp
+
+@wp.kernel
+def k(x: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.mat22), y: wp.array(dtype=wp.vec3),
+      n: wp.array(dtype=wp.mat22)):
+    i = wp.tid()
+    y[i] = 1.0 / x[i]
+    n[i] = 3.0 / m[i]
+'''
+
+
+def test_a_scalar_divided_by_a_vector_or_matrix_is_per_component_as_in_warp(tmp_path, warp_ref):
+    # (warp/tests/test_vec.py scalar_vec_div: Warp's div(Scalar, vector | matrix))
+    ref = load_module(tmp_path / "ref_sdiv.py", SCALAR_DIV, "warp", "wpc_ref_sdiv")
+    lab = load_module(tmp_path / "lab_sdiv.py", SCALAR_DIV, "warp_lab.warp", "wpc_lab_sdiv")
+    import warp_lab.warp as wp
+
+    x = np.array([[1.0, 2.0, 4.0], [-3.0, 0.0, 7.0]], np.float32)
+    m = np.array([[[1.0, -2.0], [0.5, 0.0]], [[3.0, 9.0], [-0.0, 1e-30]]], np.float32)
+    outs = []
+    for mm, mod in ((warp_ref, ref), (wp, lab)):
+        y, n = mm.zeros(2, dtype=mm.vec3, device="cpu"), mm.zeros(2, dtype=mm.mat22, device="cpu")
+        mm.launch(mod.k, dim=2, inputs=[mm.array(x, dtype=mm.vec3, device="cpu"),
+                                        mm.array(m, dtype=mm.mat22, device="cpu"), y, n],
+                  device="cpu")
+        outs.append((y.numpy().tobytes(), n.numpy().tobytes()))
+    assert outs[1] == outs[0]

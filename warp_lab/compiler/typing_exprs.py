@@ -715,9 +715,9 @@ class ExprTyper:
             self._check_elem(node.right, lt.elem)
             node.wl_kind = "as"
             return self.mark(node, lt)
-        if isinstance(lt, Scalar) and isinstance(rt, agg) and (
-                op == "mul" or op == "truediv" and isinstance(rt, Quaternion)):
-            # (s / q: Warp's div(Scalar, quat), s / q[k] per component)
+        if isinstance(lt, Scalar) and isinstance(rt, agg) and op in ("mul", "truediv"):
+            # (s / v, s / m, s / q: Warp's div(Scalar, vector | matrix | quat), s / v[k] per
+            # component, warp/_src/builtins.py; NumPy's s / array too)
             self._check_elem(node.left, rt.elem)
             node.wl_kind = "sa"
             return self.mark(node, rt)
