@@ -301,3 +301,69 @@ def test_a_scalar_divided_by_a_vector_or_matrix_is_per_component_as_in_warp(tmp_
                   device="cpu")
         outs.append((y.numpy().tobytes(), n.numpy().tobytes()))
     assert outs[1] == outs[0]
+
+
+SLICES = '''
+import warp as wp
+
+vec7 = wp.types.vector(7, float)
+
+@wp.kernel
+def k(a: wp.array(dtype=wp.vec4), out: wp.array(dtype=float)):
+    v = a[0]
+    r = v[::-1]
+    w = v[1:3]
+    e = v[-3:]
+    s = v[::2]
+    q = wp.quat(v[0], v[1], v[2], v[3])
+    qq = q[-2:]
+    t = wp.transform(p=wp.vec3(v[0], v[1], v[2]))
+    tt = t[:]
+    u = t[1::3]
+    out[0] = r[0] + r[1] * 10.0 + r[3] * 100.0
+    out[1] = w[0] + w[1] * 10.0
+    out[2] = e[0] + e[2] * 10.0
+    out[3] = s[1]
+    out[4] = qq[0] + qq[1] * 10.0
+    out[5] = tt[6] + tt[2] * 10.0
+    out[6] = u[0] + u[1] * 10.0
+    out[7] = wp.length(v[:2])
+    out[8] = float(tt == vec7(v[0], v[1], v[2], 0.0, 0.0, 0.0, 1.0))
+'''
+
+
+def test_constant_slices_of_vectors_quaternions_and_transforms_match_warp_cpu(tmp_path,
+                                                                              warp_ref):
+    # (warp/tests/test_spatial.py's t[:] == vec7(...), test_constant_precision.py's f[0:3])
+    ref = load_module(tmp_path / "ref_slices.py", SLICES, "warp", "wpc_ref_slices")
+    lab = load_module(tmp_path / "lab_slices.py", SLICES, "warp_lab.warp", "wpc_lab_slices")
+    import warp_lab.warp as wp
+
+    v = np.array([[1.5, -2.0, 3.25, 4.0]], np.float32)
+    outs = []
+    for m, mod in ((warp_ref, ref), (wp, lab)):
+        o = m.zeros(9, dtype=m.float32, device="cpu")
+        m.launch(mod.k, dim=1, inputs=[m.array(v, dtype=m.vec4, device="cpu"), o], device="cpu")
+        outs.append(o.numpy())
+    assert outs[1].tobytes() == outs[0].tobytes(), outs
+
+
+@pytest.mark.parametrize("body, message", [
+    ("n = 2\n    out[0] = v[0:n][0]", "a vector slice needs constant integer bounds"),
+    ("out[0] = v[2:1][0]", "selects no component"),
+    ("out[0] = v[::0][0]", "slice step cannot be zero"),
+])
+def test_bad_vector_slices_are_located(tmp_path, body, message):
+    src = f'''
+import warp as wp
+
+@wp.kernel
+def k(out: wp.array(dtype=float)):
+    v = wp.vec4(1.0, 2.0, 3.0, 4.0)
+    {body}
+'''
+    mod = load_module(tmp_path / "bad_slice.py", src, "warp_lab.warp",
+                      f"wpc_bad_slice_{abs(hash(body))}")
+    with pytest.raises(wl.KernelCompileError, match=message) as e:
+        wl.compile(mod.k, arch="sm_80")
+    assert e.value.line

@@ -711,6 +711,8 @@ class ExprLowerer:
                 return self.array_view(node)
             return self.load_ref(self.element_ref(node))
         base = self.expr(node.value)
+        if hasattr(node, "wl_slice"):       # v[a:b:c] with constant bounds: a vector
+            return tuple(base[k] for k in node.wl_slice)
         if isinstance(bty, TupleType):
             if hasattr(node, "wl_tuple_index"):
                 return base[node.wl_tuple_index]

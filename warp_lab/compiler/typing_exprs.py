@@ -436,6 +436,17 @@ class ExprTyper:
     def visit_Subscript(self, node):
         bty = self.value_type(node.value)
         sl = node.slice
+        if isinstance(sl, ast.Slice) and isinstance(bty, Vector) and \
+                isinstance(node.ctx, ast.Load):
+            # v[a:b:c] of a vector, quaternion or transformation with constant bounds: the
+            # vector of those components (Warp's codegen.py slices them at compile time,
+            # "indices must be constant"; NumPy's slice of a small array)
+            idx = _spread_indices(self, node.value, sl, bty.n, "a vector slice")
+            if not idx:
+                raise self.error(f"this slice of a {type_name(bty)} selects no component",
+                                 sl)
+            node.wl_slice = idx
+            return self.mark(node, vector_of(bty.elem, len(idx)))
         if isinstance(sl, ast.Slice) or (isinstance(sl, ast.Tuple) and
                                          any(isinstance(e, ast.Slice) for e in sl.elts)):
             raise self.error("slices are not supported in kernels", sl,
@@ -1002,9 +1013,10 @@ def _pure(node) -> bool:
                for n in ast.walk(node))
 
 
-def _spread_indices(t, base_node, slc, n):
+def _spread_indices(t, base_node, slc, n, what="a slice unpacked with *"):
     """The indices a constant slice ``slc`` of a value of ``n`` items (None: an array,
-    whose length the compile does not know) selects."""
+    whose length the compile does not know) selects; ``what`` names the slice in the
+    error of a bound that is not a constant integer."""
     parts = []
     for part in (slc.lower, slc.upper, slc.step):
         if part is None:
@@ -1013,8 +1025,12 @@ def _spread_indices(t, base_node, slc, n):
         t.visit(part)
         c = const_of(part)
         if c is NO_CONST or isinstance(c, float) or isinstance(c, bool):
-            raise t.error("a slice unpacked with * needs constant integer bounds", part)
+            raise t.error(f"{what} needs constant integer bounds", part,
+                          "the compile fixes a slice's length: use constants, or index "
+                          "the components one by one")
         parts.append(int(c))
+    if parts[2] == 0:
+        raise t.error("slice step cannot be zero", slc.step)
     if n is None:
         start, stop, step = parts
         if stop is None or stop < 0 or (start or 0) < 0:
