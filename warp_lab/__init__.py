@@ -41,20 +41,12 @@ def __getattr__(name: str):
     """An entry point of :data:`_LAZY`, imported and bound at its first use.
 
     Raises:
-        AttributeError: any other name, with the closest public names as a hint (a
-            misspelt ``@wl.kernal`` in a cell says ``did you mean wl.kernel?``).
+        AttributeError: any other name (Python's traceback then suggests the closest
+            public name: ``@wl.kernal`` in a cell, "Did you mean: 'kernel'?").
     """
     module = _LAZY.get(name)
     if module is None:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        import difflib
-
-        close = difflib.get_close_matches(
-            name, [n for n in (*globals(), *_LAZY) if not n.startswith("_")], n=3)
-        raise AttributeError(f"module 'warp_lab' has no attribute {name!r}" +
-                             (f"; did you mean {', '.join('wl.' + c for c in close)}?"
-                              if close else ""))
+        raise AttributeError(f"module 'warp_lab' has no attribute {name!r}")
     import importlib
 
     value = getattr(importlib.import_module(module), name)

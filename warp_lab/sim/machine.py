@@ -252,13 +252,17 @@ class Machine:
         self._temp_allocs = []
 
     def symbol(self, name: str, line: int = 0) -> int:
-        """Address of a variable in its own state space (what ``mov d, var`` yields)."""
+        """Address of a variable in its own state space (what ``mov d, var`` yields). A
+        kernel parameter's is its offset in the launch's parameter buffer: PTX ISA 5.1.6.1
+        "Kernel Function Parameters": "the address of a kernel parameter may be moved into
+        a register using the mov instruction. The resulting address is in the .param state
+        space and is accessed using ld.param instructions" (LLVM does this for a select
+        between two by-value array parameters, ``a if flag else b``)."""
         try:
             return self.sym[name]
         except KeyError:
             if name in self.kparams:
-                raise SimulatorError(f"PTX line {line}: taking the address of kernel "
-                                     f"parameter {name} is not supported", ptx_line=line) from None
+                return self.kparams[name][0]
             raise SimulatorError(f"PTX line {line}: unknown symbol {name}", ptx_line=line) from None
 
     # ------------------------------------------------------------------ batches

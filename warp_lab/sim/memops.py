@@ -437,10 +437,14 @@ def _metrics(m, ins, space, av, idx, size):
 
 
 def _ld_param(ins, mod, aop, dt, es, n, ws):
-    if aop[0] != "a" or not isinstance(aop[1], str):
-        raise SimulatorError(f"PTX line {ins.line}: ld.param needs [name+offset]", ptx_line=ins.line)
-    name, off = aop[1], aop[2]
     fn = mod.functions[ins.function]
+    if aop[0] == "a" and isinstance(aop[1], tuple) and fn.kind == "entry":
+        return _ld_param_at(ins, mod, aop, dt, es, n, ws)
+    if aop[0] != "a" or not isinstance(aop[1], str):
+        raise SimulatorError(f"PTX line {ins.line}: ld.param needs [name+offset] (or, in a "
+                             "kernel, a register holding a kernel parameter's address)",
+                             ptx_line=ins.line)
+    name, off = aop[1], aop[2]
     if fn.kind == "entry" and any(p[0] == name for p in fn.params):
         def ex_k(m, mask):
             o, size = m.kparams[name]
@@ -459,6 +463,35 @@ def _ld_param(ins, mod, aop, dt, es, n, ws):
         for j, w in enumerate(ws):
             w(m, block[:, j].view(dt), mask)
     return ex_c
+
+
+def _ld_param_at(ins, mod, aop, dt, es, n, ws):
+    """``ld.param`` through a register: an address a ``mov`` of a kernel parameter gave
+    (:meth:`~warp_lab.sim.machine.Machine.symbol`: its offset in the parameter buffer),
+    read per thread; an address outside the buffer is an error at the instruction."""
+    ra = _addr_reader(aop, mod, ins.line)
+    width = es * n
+
+    def ex(m, mask):
+        a = np.broadcast_to(np.asarray(ra(m), np.uint64), (m.T,))
+        idx = np.arange(m.T) if mask is None else np.flatnonzero(mask)
+        at = a[idx]
+        if at.size and int(at.max()) + width > len(m.params):
+            raise SimulatorError(f"PTX line {ins.line}: ld.param at {int(at.max())} reads past "
+                                 f"the {len(m.params)}-byte kernel parameter buffer",
+                                 ptx_line=ins.line)
+        buf = np.frombuffer(m.params, np.uint8)
+        rows = buf[at.astype(np.int64)[:, None] + np.arange(width)]
+        vals = np.ascontiguousarray(rows).view(RAW[es])
+        for j, w in enumerate(ws):
+            v = vals[:, j].view(dt)
+            if mask is None:
+                w(m, v, None)
+            else:
+                full = np.zeros(m.T, dt)
+                full[idx] = v
+                w(m, full, mask)
+    return ex
 
 
 def _param_bytes(m, name: str, need: int):
