@@ -45,7 +45,8 @@ from warp_lab.warp._catalog import WARP_NAMES as _WARP_NAMES
 from warp_lab.warp._catalog import feature_of as _feature_of
 from warp_lab.warp._funcs import (add, block_dim, cw_div, cw_mul, degrees, div, expect_eq,  # noqa: F401
                                   expect_near, expect_neq, floordiv, frac, lerp, mod, mul,
-                                  neg, nonzero, pos, radians, rand_init, randf, randi, randn,
+                                  neg, nonzero, norm_huber, norm_l1, norm_l2,
+                                  norm_pseudo_huber, pos, smooth_normalize, radians, rand_init, randf, randi, randn,
                                   randu, select, sign, smoothstep, step, unot, where)
 from warp_lab.warp._random import (curlnoise, noise, pnoise, poisson, sample_cdf,  # noqa: F401
                                    sample_triangle, sample_unit_cube, sample_unit_disk,
@@ -139,6 +140,8 @@ floor, ceil, trunc, rint, copysign = _B.floor, _B.ceil, _B.trunc, _B.rint, _B.co
 dot, cross, length, length_sq, normalize = _B.dot, _B.cross, _B.length, _B.length_sq, \
     _B.normalize
 transpose, outer = _B.transpose, _B.outer
+matrix_from_rows, matrix_from_cols = _B.matrix_from_rows, _B.matrix_from_cols
+argmin, argmax, div_approx = _B.argmin, _B.argmax, _B.div_approx
 atomic_add, atomic_sub, atomic_min, atomic_max = _B.atomic_add, _B.atomic_sub, \
     _B.atomic_min, _B.atomic_max
 atomic_and, atomic_or, atomic_xor = _B.atomic_and, _B.atomic_or, _B.atomic_xor

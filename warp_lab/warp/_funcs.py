@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import warp_lab as wl
 from warp_lab.lang.kernel import Func
+from warp_lab.lang.types import TypeFamily
+
+#: the ``v`` of math.py's norms: a float vector of any length (a located error otherwise)
+FloatVector = TypeFamily("vector", "vec")
 
 __all__ = ["lerp", "where", "select", "smoothstep", "step", "nonzero", "sign", "frac",
            "degrees", "radians", "block_dim", "add", "sub", "mul", "div", "mod", "floordiv", "neg", "pos",
-           "cw_mul", "cw_div", "expect_eq", "expect_neq", "expect_near", "unot", "rand_init",
+           "cw_mul", "cw_div", "norm_l1", "norm_l2", "norm_huber", "norm_pseudo_huber",
+           "smooth_normalize", "expect_eq", "expect_neq", "expect_near", "unot", "rand_init",
            "randi", "randu", "randf", "randn"]
 
 
@@ -149,6 +154,56 @@ def cw_mul(a, b):
 @_warp
 def cw_div(a, b):
     return a / b
+
+
+# -- norms (warp-lang 1.19 warp/_src/math.py: @wp.func bodies, the same statements) --------
+@_warp
+def _dot_self(v):
+    # vec.h dot(v, v): ret += v[i] * v[i], a rounding per operation (Warp's C++ is compiled
+    # without contraction; warp_lab fuses a * b + c written in one expression, wl.dot too)
+    a = v[0] * v[0]
+    for i in range(1, len(v)):
+        p = v[i] * v[i]
+        a = a + p
+    return a
+
+
+@_warp
+def norm_l1(v: FloatVector):
+    # math.py norm_l1: sum of |v_i|, accumulated in float32 (n = float(0.0))
+    n = wl.float32(0.0)
+    for i in range(len(v)):
+        n += wl.abs(v[i])
+    return n
+
+
+@_warp
+def norm_l2(v: FloatVector):
+    # math.py norm_l2: wp.length(v), vec.h's sqrt(dot(v, v)) (unfused: _dot_self)
+    return wl.sqrt(_dot_self(v))
+
+
+@_warp
+def norm_huber(v: FloatVector, delta: float = 1.0):
+    # math.py norm_huber: a = dot(v, v); 0.5 a if a <= delta^2 else delta (sqrt(a) - delta / 2)
+    a = _dot_self(v)
+    if a <= delta * delta:
+        return 0.5 * a
+    h = 0.5 * delta
+    return delta * (wl.sqrt(a) - h)
+
+
+@_warp
+def norm_pseudo_huber(v: FloatVector, delta: float = 1.0):
+    # math.py norm_pseudo_huber: delta * sqrt(1 + dot(v, v) / delta^2)
+    a = _dot_self(v)
+    return delta * wl.sqrt(1.0 + a / (delta * delta))
+
+
+@_warp
+def smooth_normalize(v: FloatVector, delta: float = 1.0):
+    # math.py smooth_normalize: v / norm_pseudo_huber(v, delta) (a zero vector gives zero)
+    return v / norm_pseudo_huber(v, delta)
 
 
 @_warp
