@@ -688,6 +688,12 @@ class ExprTyper:
                 node.wl_kind = "mm"
                 return self.mark(node, matrix_of(lt.elem, lt.rows, rt.cols))
             raise bad
+        if op in ("shl", "shr", "and", "or", "xor") and isinstance(lt, agg) and lt == rt and \
+                lt.elem.is_int and kinds == (None, None):
+            # Warp's lshift/rshift/bit_and/bit_or/bit_xor of integer vectors and matrices
+            # (builtins.py): per component, as the scalar operator
+            node.wl_kind = "aa"
+            return self.mark(node, lt)
         if op not in ("add", "sub", "mul", "truediv"):
             raise bad
         ints = [x for x in (lt, rt) if isinstance(x, (Vector, Matrix)) and not x.elem.is_float]
