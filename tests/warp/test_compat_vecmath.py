@@ -308,12 +308,12 @@ def sh(a: wp.array(dtype=wp.vec3ui), b: wp.array(dtype=wp.vec3ui), c: wp.array(d
     out[i, 1] = a[i] >> b[i]
     out[i, 2] = a[i] & b[i]
     out[i, 3] = a[i] | b[i]
-    out[i, 4] = a[i] ^ b[i]
+    out[i, 4] = (a[i] ^ b[i]) & ~b[i]
     outi[i, 0] = c[i] << n[i]
     outi[i, 1] = c[i] >> n[i]
     x = mat22ui(a[i][0], a[i][1], a[i][2], b[i][0])
     y = mat22ui(b[i][1], b[i][2], b[i][0], b[i][1])
-    m[i] = (x << y) ^ (x >> y)
+    m[i] = (x << y) ^ (x >> y) ^ ~x
 '''
 
 
@@ -335,7 +335,7 @@ def _run_shifts(m, mod):
 
 
 def test_integer_vector_shifts_and_bit_operators_match_warp_cpu(tmp_path, warp_ref):
-    """``<<``, ``>>``, ``&``, ``|``, ``^`` of integer vectors and matrices per component
+    """``<<``, ``>>``, ``&``, ``|``, ``^``, ``~`` of integer vectors and matrices per component
     (warp-lang 1.19's ``lshift``/``rshift``/``bit_*`` of vectors and matrices); ``>>`` of a
     signed vector is arithmetic; counts below the component width (C leaves wider ones
     undefined)."""

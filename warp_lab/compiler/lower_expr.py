@@ -827,6 +827,8 @@ class ExprLowerer:
         if isinstance(t, (Vector, Matrix)):
             if op == "pos":
                 return v
+            if op == "invert":   # ~v of an integer vector/matrix: per component
+                return tuple(self.b.xor(x, ir.Constant(x.type, -1)) for x in v)
             return tuple(self.b.fneg(x, flags=self.fflags) if t.elem.is_float else
                          self.b.neg(x) for x in v)
         rt = node.wl_opty

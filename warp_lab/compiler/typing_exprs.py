@@ -741,8 +741,9 @@ class ExprTyper:
             self.truth(node.operand)
             c = const_of(node.operand)
             return self.mark(node, bool_, *((not c, True) if c is not NO_CONST else ()))
-        if isinstance(t, (Vector, Matrix)) and op in ("neg", "pos"):
-            return self.mark(node, t)
+        if isinstance(t, (Vector, Matrix)) and (op in ("neg", "pos") or
+                                                op == "invert" and t.elem.is_int):
+            return self.mark(node, t)   # (~v: Warp's invert of integer vectors, matrices)
         if not isinstance(t, Scalar):
             raise self.error(f"unary operator on {type_name(t)} is not supported", node)
         if op == "invert" and t.is_float:
