@@ -355,3 +355,85 @@ def test_shift_of_float_vectors_is_a_located_error(tmp_path):
                        "and vec3") as info:
         wl.compile(lab.bad)
     assert ":5:" in str(info.value)
+
+
+INVERSE = '''
+import warp as wp
+
+@wp.kernel
+def inv(m2: wp.array(dtype=wp.mat22), m3: wp.array(dtype=wp.mat33), m4: wp.array(dtype=wp.mat44),
+        d2: wp.array(dtype=wp.mat22d), d3: wp.array(dtype=wp.mat33d), d4: wp.array(dtype=wp.mat44d),
+        o2: wp.array(dtype=wp.mat22), o3: wp.array(dtype=wp.mat33), o4: wp.array(dtype=wp.mat44),
+        od2: wp.array(dtype=wp.mat22d), od3: wp.array(dtype=wp.mat33d),
+        od4: wp.array(dtype=wp.mat44d), dets: wp.array2d(dtype=float),
+        ddets: wp.array2d(dtype=wp.float64), approx: wp.array(dtype=wp.mat44)):
+    i = wp.tid()
+    o2[i] = wp.inverse(m2[i])
+    o3[i] = wp.inverse(m3[i])
+    o4[i] = wp.inverse(m4[i])
+    od2[i] = wp.inverse_approx(d2[i])
+    od3[i] = wp.inverse_approx(d3[i])
+    od4[i] = wp.inverse(d4[i])
+    approx[i] = wp.inverse_approx(m4[i])
+    dets[i, 0] = wp.determinant(m2[i])
+    dets[i, 1] = wp.determinant(m3[i])
+    dets[i, 2] = wp.determinant(m4[i])
+    ddets[i, 0] = wp.determinant(d2[i])
+    ddets[i, 1] = wp.determinant(d3[i])
+    ddets[i, 2] = wp.determinant(d4[i])
+'''
+
+
+def _run_inverse(m, mod):
+    g = np.random.default_rng(29)
+    n = 48
+    f = [g.uniform(-2, 2, (n, k, k)).astype(np.float32) for k in (2, 3, 4)]
+    d = [g.uniform(-2, 2, (n, k, k)) for k in (2, 3, 4)]
+    for a in f + d:
+        a[0] = 0.0                      # singular: the zero matrix
+        a[1] = 1.0                      # singular, determinant exactly 0
+        a[2] = np.eye(len(a[2])) * 1e-20
+        a[3, 0, 0] = np.nan
+        a[4, 0, 0] = np.inf
+    types = (m.mat22, m.mat33, m.mat44, m.mat22d, m.mat33d, m.mat44d)
+    ins = [m.array(a, dtype=t, device="cpu") for a, t in zip(f + d, types)]
+    outs = [m.zeros(n, dtype=t, device="cpu") for t in types] + [
+        m.zeros((n, 3), dtype=m.float32, device="cpu"),
+        m.zeros((n, 3), dtype=m.float64, device="cpu"), m.zeros(n, dtype=m.mat44, device="cpu")]
+    m.launch(mod.inv, dim=n, inputs=ins + outs, device="cpu")
+    m.synchronize()
+    return [o.numpy() for o in outs]
+
+
+def test_inverse_and_determinant_match_warp_cpu_bit_for_bit(tmp_path, warp_ref):
+    """``wp.inverse``, ``wp.inverse_approx`` (on Warp's CPU device the same code: its
+    ``approx_rcp`` is ``1 / x`` there) and ``wp.determinant`` of 2x2, 3x3 and 4x4 float32
+    and float64 matrices (mat.h's formulas, the 4x4 one with its double minors), singular,
+    tiny, NaN and infinite ones among them: warp-lang's CPU device's bits (NaNs as NaNs)."""
+    ref = load_module(tmp_path / "ref_inv.py", INVERSE, "warp", "wpc_ref_vecmath_inv")
+    lab = load_module(tmp_path / "lab_inv.py", INVERSE, "warp_lab.warp", "wpc_lab_vecmath_inv")
+    import warp_lab.warp as wp
+
+    got, want = _run_inverse(wp, lab), _run_inverse(warp_ref, ref)
+    for k, (g, w) in enumerate(zip(got, want)):
+        nan = np.isnan(w)
+        np.testing.assert_array_equal(np.isnan(g), nan, err_msg=str(k))
+        g, w = np.where(nan, 0, g), np.where(nan, 0, w)
+        np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8), err_msg=str(k))
+    assert not got[0][0].any() and not got[2][1].any()      # singular: zeros
+
+
+@pytest.mark.parametrize("body, message", [
+    ("x = wp.inverse(wp.vec3())", r"no overload of inverse\(\) takes \(vec3\)"),
+    ("x = wp.inverse_approx(1.0)", r"no overload of inverse\(\) takes \(float32\)"),
+    ("x = wp.determinant(wp.matrix_from_rows(wp.vec3(), wp.vec3()))",
+     r"no overload of determinant\(\) takes \(mat23_float32\)"),
+])
+def test_inverse_misuse_is_located(tmp_path, body, message):
+    src = ("import warp as wp\n\n@wp.kernel\ndef bad(a: wp.array(dtype=float), n: int):\n"
+           f"    {body}\n")
+    lab = load_module(tmp_path / "lab_bad.py", src, "warp_lab.warp", "wpc_lab_vecmath_badinv")
+    with pytest.raises(wl.KernelCompileError, match=message) as info:
+        wl.compile(lab.bad)
+    assert ":5:" in str(info.value) and "its overloads: inverse(m)" in str(info.value) or \
+        "determinant(m)" in str(info.value)

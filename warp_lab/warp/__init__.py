@@ -43,7 +43,8 @@ from warp_lab.lang.kernel import Unsupported as _Unsupported
 from warp_lab.warp import config, types  # noqa: F401  (wp.config, wp.types)
 from warp_lab.warp._catalog import WARP_NAMES as _WARP_NAMES
 from warp_lab.warp._catalog import feature_of as _feature_of
-from warp_lab.warp._funcs import (add, block_dim, cw_div, cw_mul, degrees, div, expect_eq,  # noqa: F401
+from warp_lab.warp._funcs import (add, block_dim, cw_div, cw_mul, degrees, determinant,  # noqa: F401
+                                  div, expect_eq, inverse, inverse_approx,
                                   expect_near, expect_neq, floordiv, frac, lerp, mod, mul,
                                   neg, nonzero, norm_huber, norm_l1, norm_l2,
                                   norm_pseudo_huber, pos, smooth_normalize, radians, rand_init, randf, randi, randn,
