@@ -437,3 +437,67 @@ def test_inverse_misuse_is_located(tmp_path, body, message):
         wl.compile(lab.bad)
     assert ":5:" in str(info.value) and "its overloads: inverse(m)" in str(info.value) or \
         "determinant(m)" in str(info.value)
+
+
+BOOLS = '''
+import warp as wp
+
+vec3b = wp.types.vector(length=3, dtype=wp.bool)
+vec2b = wp.types.vector(length=2, dtype=bool)
+mat22b = wp.types.matrix((2, 2), dtype=wp.bool)
+SEL = wp.constant(vec3b([True, False, True]))
+SELM = wp.constant(mat22b([True, False, False, True]))
+SCALE = wp.constant(wp.vec3(0.5, -2.0, 4.0))
+ROT = wp.constant(wp.mat22(0.0, -1.0, 1.0, 0.0))
+
+@wp.kernel
+def k(a: wp.array(dtype=vec3b), m: wp.array(dtype=mat22b), out: wp.array(dtype=vec3b),
+      om: wp.array(dtype=mat22b), n: wp.array2d(dtype=int), f: wp.array(dtype=wp.vec3),
+      fm: wp.array(dtype=wp.mat22)):
+    i = wp.tid()
+    v = a[i]
+    w = vec3b(v[2], v[0], not v[1])
+    out[i] = w
+    x = mat22b()
+    x[0, 1] = v[0]
+    x[1] = vec2b(v[1], True)
+    om[i] = x
+    n[i, 0] = int(v[0]) + 2 * int(m[i][1, 1])
+    n[i, 1] = int(w == v)
+    n[i, 2] = int(vec3b(True)[1]) + 2 * int(mat22b(True)[1, 0])
+    n[i, 3] = int(SEL[0]) + 2 * int(SEL[1]) + 4 * int(SELM[1, 1]) + 8 * int(SELM[0, 1])
+    n[i, 4] = int(wp.types.vector(True, False, v[2]) == vec3b(True, False, v[2]))
+    f[i] = SCALE * float(i)
+    fm[i] = ROT * float(i) + wp.mat22(float(i))
+'''
+
+
+def _run_bools(m, mod):
+    g = np.random.default_rng(31)
+    n = 16
+    a = g.random((n, 3)) > 0.5
+    mm = g.random((n, 2, 2)) > 0.5
+    outs = [m.zeros(n, dtype=mod.vec3b), m.zeros(n, dtype=mod.mat22b),
+            m.zeros((n, 5), dtype=m.int32), m.zeros(n, dtype=m.vec3), m.zeros(n, dtype=m.mat22)]
+    m.launch(mod.k, dim=n, inputs=[m.array(a, dtype=mod.vec3b), m.array(mm, dtype=mod.mat22b)]
+             + outs, device="cpu")
+    m.synchronize()
+    return [o.numpy() for o in outs]
+
+
+def test_bool_vectors_matrices_and_captured_constants_match_warp_cpu(tmp_path, warp_ref):
+    """``wp.types.vector(length=3, dtype=wp.bool)`` and ``matrix((2, 2), dtype=bool)`` as
+    array dtypes (one byte a component), locals, constructors (zero, one value filling,
+    components, the inferring ``wp.types.vector(True, ...)``), component stores and ``==``;
+    ``wp.constant`` of bool and float vectors and matrices read in a kernel; a float
+    matrix filled from one number: the values of warp-lang's CPU device."""
+    ref = load_module(tmp_path / "ref_b.py", BOOLS, "warp", "wpc_ref_vecmath_b")
+    lab = load_module(tmp_path / "lab_b.py", BOOLS, "warp_lab.warp", "wpc_lab_vecmath_b")
+    import warp_lab.warp as wp
+
+    got, want = _run_bools(wp, lab), _run_bools(warp_ref, ref)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+    assert got[2][0, 3] == 1 + 4 and got[2][0, 2] == 3
+    assert isinstance(lab.SEL, np.ndarray) and lab.SEL.tolist() == [True, False, True]

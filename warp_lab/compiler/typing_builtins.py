@@ -622,10 +622,11 @@ def _construct(t, node, ty, keywords=()):
             raise t.error(f"{ty.name}() takes 0, 1 or {n} numbers (or one {n}-vector)", node)
     else:
         r, c = ty.rows, ty.cols
-        ok = (len(args) in (0, r * c) and scalars) or (
+        ok = (len(args) in (0, 1, r * c) and scalars) or (
             len(args) == r and all(isinstance(x, Vector) and x.n == c for x in tys))
-        if not ok:
-            raise t.error(f"{ty.name}() takes 0 or {r * c} numbers, or {r} row vectors", node)
+        if not ok:   # (one number fills the matrix: Warp's mat_t(Type s))
+            raise t.error(f"{ty.name}() takes 0, 1 or {r * c} numbers, or {r} row vectors",
+                          node)
     for a, at in zip(args, tys):   # a constant component converts as _cast's would
         c = const_of(a) if isinstance(at, Scalar) else NO_CONST
         if c is not NO_CONST:
@@ -681,9 +682,8 @@ def _factory(t, node, factory):
         dtype = strong[0] if strong else (
             literal_type(const_of(node.args[0])) if node.args and isinstance(tys[0], Scalar)
             else float32)
-    if not isinstance(dtype, Scalar) or dtype.is_bool:
-        raise t.error(f"wp.types.{factory.name}(dtype=...) needs a numeric scalar type",
-                      node)
+    if not isinstance(dtype, Scalar):
+        raise t.error(f"wp.types.{factory.name}(dtype=...) needs a scalar type", node)
     size = kws.get(size_kw)
     if factory.name == "vector":
         if size is None:

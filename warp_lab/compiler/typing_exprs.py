@@ -24,7 +24,8 @@ from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE,
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B, types as _lang_types
-from warp_lab.lang.kernel import STATIC, Constant, Func, Kernel, TypeFactory, Unsupported
+from warp_lab.lang.kernel import (STATIC, Constant, ConstantArray, Func, Kernel, TypeFactory,
+                                  Unsupported)
 from warp_lab.lang.types import (ArrayType, Matrix, Quaternion, Scalar, StructType,
                                  Transformation, TupleType, Type, Vector, VECTORS,
                                  as_type, bool_, float64, int32, int64, uint64)
@@ -230,7 +231,8 @@ class ExprTyper:
 
     def classify(self, node, value, what: str):
         """Stamp the type of a compile-time Python ``value`` found under ``what``."""
-        if isinstance(value, Constant):
+        wrapped = isinstance(value, Constant)
+        if wrapped:
             value = value.value
         if isinstance(value, (bool, int, float, str, tuple, np.generic)):
             self.ctx.captured[f"{self.fn_obj.name}: {what}"] = repr(value)
@@ -279,6 +281,16 @@ class ExprTyper:
                 return self.mark(node, Meta(as_type(value)))
             except TypeError:
                 pass
+        if isinstance(value, np.ndarray) and (isinstance(value, ConstantArray) or wrapped) \
+                and value.ndim in (1, 2) and 0 < value.size <= 64 and value.dtype.kind in "biuf":
+            # wl.constant(wl.vec3(...)), wp.constant(vec3b([...])): a vector/matrix value
+            elem = as_type(value.dtype)
+            ty = vector_of(elem, value.shape[0]) if value.ndim == 1 else \
+                matrix_of(elem, *value.shape)
+            self.ctx.captured[f"{self.fn_obj.name}: {what}"] = \
+                f"{type_name(ty)}{value.tolist()!r}"
+            node.wl_captured = tuple(value.reshape(-1).tolist())
+            return self.mark(node, ty)
         if isinstance(value, np.ndarray):
             raise self.error(f"{what} is a numpy array; kernels cannot capture arrays", node,
                              "pass it as a kernel parameter annotated wl.array(dtype=...)")

@@ -141,7 +141,7 @@ BITS = _group(
     "(`wl.int_as_float(0xFF800000)` is `-inf`). A constant argument folds at compile time "
     "(NaN results excepted, which keep their payload at run time).")
 VECTORS = _group("vectors and matrices", "Constructors: `wl.vec3(x, y, z)`, `wl.vec3(s)`, "
-                 "`wl.mat22(a, b, c, d)`.")
+                 "`wl.mat22(a, b, c, d)`, `wl.mat22(s)` (filled).")
 MISC = _group("misc", "`len(a)`, `int()`, `float()`, `bool()` and type calls (casts) work "
               "too.")
 

@@ -152,6 +152,8 @@ class Matrix(Type):
         return self.elem.numpy
 
     def __call__(self, *values):
+        if len(values) == 1 and not np.ndim(values[0]):   # one number fills it (Warp's)
+            return np.full((self.rows, self.cols), values[0], dtype=self.elem.numpy)
         arr = np.array(values, dtype=self.elem.numpy).reshape(self.rows, self.cols)
         return arr
 

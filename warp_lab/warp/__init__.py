@@ -245,7 +245,15 @@ def struct(c=None, *, module=None):
 
 def constant(x):
     """Warp's ``wp.constant``: ``x`` itself (a module-level number a kernel reads is a
-    compile-time constant in warp_lab, and in the cache key)."""
+    compile-time constant in warp_lab, and in the cache key); a vector or matrix value
+    (``wp.constant(wp.vec3(1.0, 2.0, 3.0))``, a numpy array on the host) is marked
+    (:class:`~warp_lab.lang.kernel.ConstantArray`, still that array on the host) so that a
+    kernel captures it as a vector or matrix of its dtype."""
+    import numpy as np
+
+    from warp_lab.lang.kernel import ConstantArray
+    if isinstance(x, np.ndarray) and x.ndim in (1, 2):
+        return x.view(ConstantArray)
     return x
 
 
