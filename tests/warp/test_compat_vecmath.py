@@ -501,3 +501,41 @@ def test_bool_vectors_matrices_and_captured_constants_match_warp_cpu(tmp_path, w
         np.testing.assert_array_equal(g, w)
     assert got[2][0, 3] == 1 + 4 and got[2][0, 2] == 3
     assert isinstance(lab.SEL, np.ndarray) and lab.SEL.tolist() == [True, False, True]
+
+
+SCALAR_DIV = '''
+import warp as wp
+
+@wp.kernel
+def sd(x: wp.array(dtype=wp.vec3), m: wp.array(dtype=wp.mat22d), y: wp.array(dtype=wp.vec3),
+       z: wp.array(dtype=wp.mat22d), w: wp.array(dtype=wp.vec3)):
+    i = wp.tid()
+    y[i] = 1.0 / x[i]
+    z[i] = wp.float64(3.0) / m[i]
+    w[i] = wp.div_approx(2.5, x[i])
+'''
+
+
+def _run_scalar_div(m, mod):
+    g = np.random.default_rng(37)
+    n = 16
+    x = g.uniform(-3, 3, (n, 3)).astype(np.float32)
+    x[0] = [0.0, -0.0, np.inf]
+    mm = g.uniform(-3, 3, (n, 2, 2))
+    outs = [m.zeros(n, dtype=m.vec3), m.zeros(n, dtype=m.mat22d), m.zeros(n, dtype=m.vec3)]
+    m.launch(mod.sd, dim=n, inputs=[m.array(x, dtype=m.vec3), m.array(mm, dtype=m.mat22d)] + outs,
+             device="cpu")
+    m.synchronize()
+    return [o.numpy() for o in outs]
+
+
+def test_scalar_divided_by_vector_or_matrix_matches_warp_cpu(tmp_path, warp_ref):
+    """``s / v`` and ``s / m`` of float vectors and matrices per component (Warp's
+    ``div(Scalar, vector | matrix)``, ``vec.h``/``mat.h``), and ``div_approx(s, v)``;
+    zeros and infinities among the divisors: warp-lang's CPU device's bits."""
+    ref = load_module(tmp_path / "ref_sd.py", SCALAR_DIV, "warp", "wpc_ref_vecmath_sd")
+    lab = load_module(tmp_path / "lab_sd.py", SCALAR_DIV, "warp_lab.warp", "wpc_lab_vecmath_sd")
+    import warp_lab.warp as wp
+
+    for g, w in zip(_run_scalar_div(wp, lab), _run_scalar_div(warp_ref, ref)):
+        np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))

@@ -517,7 +517,7 @@ def _argminmax(t, node, name):
 
 def _div_approx(t, node, name):
     """``div_approx(a, b)``: ``a / b`` of a float and a float, or of a float vector,
-    matrix or quaternion and a float of its type (warp-lang 1.19 ``builtins.py``
+    matrix or quaternion and a float of its type, either way round (warp-lang 1.19 ``builtins.py``
     ``div_approx``; ``builtin.h`` ``approx_div``). Exact (IEEE) division here, as Warp's CPU
     device computes it; Warp's GPU code uses ``div.approx``/``rcp.approx``."""
     a, b = _args(t, node, ["a", "b"], 2, name)
@@ -529,7 +529,7 @@ def _div_approx(t, node, name):
         if not (isinstance(xe, Scalar) and xe.is_float) and not (
                 isinstance(xt, Scalar) and _weak(x)):
             raise t.error(f"div_approx() takes floats, not {type_name(xt)}", x, form)
-    if not isinstance(bt, Scalar):
+    if not (isinstance(at, Scalar) or isinstance(bt, Scalar)):
         raise t.error(f"div_approx() divides by a float, not by {type_name(bt)}", b, form)
     if not (ae.is_float or be.is_float):
         raise t.error("div_approx() takes floats, not two integer literals", node, form)

@@ -729,8 +729,10 @@ class ExprTyper:
             node.wl_kind = "as"
             return self.mark(node, lt)
         if isinstance(lt, Scalar) and isinstance(rt, agg) and (
-                op == "mul" or op == "truediv" and isinstance(rt, Quaternion)):
-            # (s / q: Warp's div(Scalar, quat), s / q[k] per component)
+                op == "mul" or op == "truediv" and (isinstance(rt, Quaternion) or
+                                                    rt.elem.is_float)):
+            # (s / q, s / v, s / m: Warp's div(Scalar, quat | vector | matrix), s / x[k] per
+            # component: vec.h, mat.h div(Type s, ...))
             self._check_elem(node.left, rt.elem)
             node.wl_kind = "sa"
             return self.mark(node, rt)

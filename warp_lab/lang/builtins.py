@@ -353,7 +353,7 @@ argmax = _b("argmax", "(v)", "uint32 index of the largest component of a vector,
             "of equal ones; NaNs skipped, 0 if all are NaN (Warp's vec.h argmax)", VECTORS,
             "argminmax")
 div_approx = _b("div_approx", "(a, b)", "a / b of floats (or a float vector, matrix or "
-                "quaternion by a float): exact division, as Warp's CPU device; Warp's GPU "
+                "quaternion and a float): exact division, as Warp's CPU device; Warp's GPU "
                 "uses div.approx (builtin.h approx_div)", VECTORS, "div_approx")
 
 # -- misc ---------------------------------------------------------------------
