@@ -72,6 +72,8 @@ CORE = {
     "bitcast": (T._bitcast, L._bitcast), "bitcast_fixed": (T._bitcast_fixed, L._bitcast),
     # atomics, vectors and matrices
     "atomic": (T._atomic, L._atomic), "vecop": (T._vecop, L._vecop),
+    "matrix_from_vecs": (T._matrix_from_vecs, L._matrix_from_vecs),
+    "argminmax": (T._argminmax, L._argminmax), "div_approx": (T._div_approx, L._div_approx),
     # misc: select, printf, arrays of shared or local memory
     "select": (T._select, L._select), "printf": (T.type_printf, L._printf),
     "shared_array": (T.type_alloc_array, L._shared_array),

@@ -20,6 +20,7 @@ flow check, return typing, ``launch_ndim`` inference, :func:`specialize`), where
 from __future__ import annotations
 
 import ast
+import builtins as _py
 from types import ModuleType
 
 from warp_lab.compiler.budget import check_unroll_budget
@@ -45,6 +46,18 @@ from warp_lab.options import SUPPORTED_ARCHS, sm_number
 
 __all__ = ["make_typed_ast", "FunctionTyper", "UNSUPPORTED", "specialize", "parse_function",
            "evaluate_annotation"]
+
+
+def _calls_reversed(typer, it) -> bool:
+    """Whether the loop iterable ``it`` calls Python's own ``reversed`` (a name the
+    function or its module does not rebind)."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+            and it.func.id == "reversed"):
+        return False
+    if "reversed" in typer.scope or "reversed" in typer.assigned:
+        return False
+    value = typer.namespace.get("reversed", _py.reversed)
+    return value is _py.reversed
 
 class _Context:
     """State shared by every function of one kernel compile."""
@@ -502,6 +515,10 @@ class FunctionTyper(ExprTyper):
             raise self.error("for ... else is not supported", node,
                              "use a flag variable set before break")
         it = node.iter
+        node.wl_reversed = False
+        if _calls_reversed(self, it):   # for i in reversed(range(...)): Python's order, reversed
+            it = self.reversed_range(it)
+            node.wl_reversed = True
         fn = static_resolve(it.func, self) if isinstance(it, ast.Call) and \
             iterates_helper(self, it) is None else None
         if not (isinstance(fn, PyBuiltin) and fn.name == "range"):
@@ -549,6 +566,24 @@ class FunctionTyper(ExprTyper):
         self.loop_depth += 1
         self.body(node.body)
         self.loop_depth -= 1
+
+    def reversed_range(self, it: ast.Call) -> ast.Call:
+        """The ``range(...)`` call of a loop over ``reversed(range(...))`` (Python's
+        ``reversed`` of a range; warp-lang 1.19's ``reversed`` builtin, ``range.h``
+        ``iter_reverse``: the same values, last first).
+
+        Raises:
+            KernelCompileError: ``reversed`` of anything but one ``range(...)`` call.
+        """
+        inner = it.args[0] if len(it.args) == 1 and not it.keywords else None
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and \
+                inner.func.id == "range" and iterates_helper(self, inner) is None:
+            fn = static_resolve(inner.func, self)
+            if isinstance(fn, PyBuiltin) and fn.name == "range":
+                return inner
+        raise self.error("reversed() in a kernel takes one range(...) (as a for loop's "
+                         "iterable)", it, "write for i in reversed(range(a, b, s)), or "
+                         "iterate the range with a negative step: range(b - 1, a - 1, -1)")
 
     def range_type(self, args) -> Scalar:
         """The type of a ``range(*args)`` loop's counter and variable (``args`` typed ints).

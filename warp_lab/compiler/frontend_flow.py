@@ -246,7 +246,11 @@ class _Flow:
 
 
 def _runs_at_least_once(it) -> bool:
-    """Whether ``it`` is ``range(...)`` with constant arguments and a non-empty extent."""
+    """Whether ``it`` is ``range(...)`` (or ``reversed(range(...))``) with constant
+    arguments and a non-empty extent."""
+    if isinstance(it, ast.Call) and getattr(it.func, "id", None) == "reversed" and \
+            len(it.args) == 1:
+        it = it.args[0]
     if not (isinstance(it, ast.Call) and isinstance(it.func, (ast.Name, ast.Attribute))
             and getattr(it.func, "id", getattr(it.func, "attr", None)) == "range"
             and not it.keywords):

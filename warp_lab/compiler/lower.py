@@ -713,7 +713,8 @@ class FunctionLowerer(ExprLowerer):
             from warp_lab.compiler.lower_unroll import lower_unrolled_for
             return lower_unrolled_for(self, node)
         ty = node.wl_range_ty
-        args = [self.convert(self.expr(a), a.wl_ty, ty) for a in node.iter.args]
+        rng = range_call(node)
+        args = [self.convert(self.expr(a), a.wl_ty, ty) for a in rng.args]
         one = ir.Constant(llty(ty), 1)
         start, stop, step = (ir.Constant(llty(ty), 0), args[0], one) if len(args) == 1 else \
             (args[0], args[1], one) if len(args) == 2 else tuple(args)
@@ -721,9 +722,11 @@ class FunctionLowerer(ExprLowerer):
             # Python raises ValueError for a zero step; a GPU has no exception, so
             # like `assert` it is a trap under debug=True and zero iterations otherwise
             from warp_lab.compiler.lower_builtins import emit_trap
-            line = self.source.first_line + node.iter.args[2].lineno - 1
+            line = self.source.first_line + rng.args[2].lineno - 1
             emit_trap(self, self.b.icmp_signed("!=", step, ir.Constant(step.type, 0)),
                       f"{self.filename}:{line}: range() arg 3 must not be zero")
+        if getattr(node, "wl_reversed", False):
+            return self.reversed_for(node, ty, start, stop, step)
         counter = self.ab.alloca(llty(ty), name=f"{ir_name(node.target.id)}.counter")
         self.b.store(start, counter)
         cond_bb = self.fn.append_basic_block("for.cond")
@@ -760,6 +763,49 @@ class FunctionLowerer(ExprLowerer):
         if _indexes_local_array(node):
             latch.set_metadata("llvm.loop", self.m.unroll_full_md())
         self.b.position_at_end(end_bb)
+
+    def reversed_for(self, node, ty, start, stop, step):
+        """``for i in reversed(range(start, stop, step))``: Python's values, last first.
+
+        The loop counts the trip count ``n = len(range(start, stop, step))`` down to 0
+        and gives ``i = start + k * step`` for ``k = n - 1, ..., 0``. ``n`` is computed
+        from the distance ``stop - start`` (or ``start - stop`` going down) as an unsigned
+        number, exact in the counter's width, and ``start + k * step`` wraps to the exact
+        value (it lies in the range), so no bound overflows the counter's type: warp-lang's
+        ``range.h`` ``iter_reverse`` gives the same values (its ``start - step`` end may
+        overflow an ``int``, which this avoids). A zero step is an empty loop, as in Warp
+        (Python raises; under ``debug=True`` the caller has trapped already).
+        """
+        b = self.b
+        t = llty(ty)
+        zero, one = ir.Constant(t, 0), ir.Constant(t, 1)
+        cmp = b.icmp_signed if ty.is_signed else b.icmp_unsigned
+        if node.wl_step is not None:
+            up = ir.Constant(I1, 1 if node.wl_step > 0 else 0)
+        else:
+            up = cmp(">", step, zero)
+        down = b.icmp_signed("<", step, zero) if ty.is_signed and node.wl_step is None else \
+            ir.Constant(I1, 1 if node.wl_step is not None and node.wl_step < 0 else 0)
+        nonempty = b.or_(b.and_(up, cmp("<", start, stop)), b.and_(down, cmp(">", start, stop)))
+        span = b.select(up, b.sub(stop, start), b.sub(start, stop))
+        mag = b.select(up, step, b.neg(step))
+        mag = b.select(b.icmp_unsigned("==", mag, zero), one, mag)  # (a zero step: no trips)
+        trips = b.select(nonempty, b.add(b.udiv(b.sub(span, one), mag), one), zero)
+        counter = self.ab.alloca(t, name=f"{ir_name(node.target.id)}.rcounter")
+        b.store(trips, counter)
+        cond_bb = self.fn.append_basic_block("rfor.cond")
+        body_bb = self.fn.append_basic_block("rfor.body")
+        end_bb = self.fn.append_basic_block("rfor.end")
+        b.branch(cond_bb)
+        b.position_at_end(cond_bb)
+        b.cbranch(b.icmp_unsigned("!=", b.load(counter), zero), body_bb, end_bb)
+        b.position_at_end(body_bb)
+        k = b.sub(b.load(counter), one)
+        b.store(k, counter)
+        i = b.add(start, b.mul(k, step))
+        self.store_var(self.var_slot(node.target.id), self.convert(i, ty, node.target.wl_var_ty))
+        self.loop_body(node.body, cond_bb, end_bb)
+        b.position_at_end(end_bb)
 
     def loop_body(self, body, continue_to, break_to):
         """Lower a loop's ``body`` statements where ``continue`` branches to ``continue_to``
@@ -940,6 +986,12 @@ def ir_name(name: str) -> str:
 _UNROLL_LOCAL_MAX_TRIPS = 256
 
 
+def range_call(node: ast.For) -> ast.Call:
+    """The ``range(...)`` call a typed ``range`` loop iterates (inside ``reversed(...)``
+    when ``node.wl_reversed``)."""
+    return node.iter.args[0] if getattr(node, "wl_reversed", False) else node.iter
+
+
 def _indexes_local_array(node: ast.For) -> bool:
     """Whether a ``range`` loop should be unrolled fully so a local array can live in registers.
 
@@ -948,7 +1000,7 @@ def _indexes_local_array(node: ast.For) -> bool:
     constant, SROA turns the array into registers (nvcc unrolls such loops for the
     same reason; otherwise the array is ``.local`` memory, ``ld.local``/``st.local``).
     """
-    bounds = [const_of(a) for a in node.iter.args]
+    bounds = [const_of(a) for a in range_call(node).args]
     if any(c is NO_CONST or isinstance(c, bool) or not isinstance(c, int) for c in bounds):
         return False
     if not 0 < len(range(*bounds)) <= _UNROLL_LOCAL_MAX_TRIPS:

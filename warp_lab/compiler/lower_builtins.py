@@ -578,6 +578,44 @@ def _vecop(lw, node, call):
     return tuple(scalar_binop(lw, "mul", x, y, e) for x in a for y in c)
 
 
+def _matrix_from_vecs(lw, node, call):
+    vals = [lw.expr(a) for a in _args(node)]
+    if call.name == "matrix_from_rows":
+        return tuple(x for v in vals for x in v)
+    return tuple(vals[c][r] for r in range(call.info["ty"].n) for c in range(len(vals)))
+
+
+def _argminmax(lw, node, call):
+    """vec.h's loop: the first non-NaN component, then each later non-NaN one that is
+    strictly smaller (larger); 0 when every component is NaN."""
+    b = lw.b
+    vt = call.info["ty"]
+    e = vt.elem
+    v = lw.expr(_args(node)[0])
+    op = "<" if call.name == "argmin" else ">"
+    i32 = ir.IntType(32)
+    ret, best = ir.Constant(i32, 0), v[0]
+    if e.is_float:
+        found = b.fcmp_ordered("ord", v[0], v[0])
+    for k in range(1, vt.n):
+        x = v[k]
+        if e.is_float:
+            ok = b.fcmp_ordered("ord", x, x)
+            better = b.fcmp_ordered(op, x, best)
+            take = b.and_(ok, b.or_(b.not_(found), better))
+            found = b.or_(found, ok)
+        else:
+            take = (b.icmp_signed if e.is_signed else b.icmp_unsigned)(op, x, best)
+        ret = b.select(take, ir.Constant(i32, k), ret)
+        best = b.select(take, x, best)
+    return ret
+
+
+def _div_approx(lw, node, call):
+    fake = call.info["binop"]
+    return lw.binop_values(fake, lw.expr(fake.left), lw.expr(fake.right))
+
+
 #: the code generators of the Python builtins that are no warp_lab record (``len``); the
 #: builtins' own are their records' implementations (compiler/builtin_rules.py)
 PY_LOWER = {"len": _len}

@@ -217,6 +217,9 @@ class ExprLowerer:
                 if isinstance(t, Scalar) and t.is_float:
                     self.float_consts[id(v)] = (v, node, py, float_overflow(py, t) is not None)
             return value
+        cap = getattr(node, "wl_captured", None)
+        if cap is not None:   # a captured vector/matrix constant (typing_exprs.classify)
+            return tuple(self.const_value(v, ty.elem) for v in cap)
         if isinstance(ty, Meta):
             return None
         return self.visit(node)
@@ -832,6 +835,8 @@ class ExprLowerer:
         if isinstance(t, (Vector, Matrix)):
             if op == "pos":
                 return v
+            if op == "invert":   # ~v of an integer vector/matrix: per component
+                return tuple(self.b.xor(x, ir.Constant(x.type, -1)) for x in v)
             return tuple(self.b.fneg(x, flags=self.fflags) if t.elem.is_float else
                          self.b.neg(x) for x in v)
         rt = node.wl_opty

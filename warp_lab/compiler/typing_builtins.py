@@ -475,6 +475,71 @@ def _vecop(t, node, name):
     return t.mark(node, ty)
 
 
+def _matrix_from_vecs(t, node, name):
+    """``matrix_from_rows(*vs)`` / ``matrix_from_cols(*vs)``: the matrix whose rows (columns)
+    are the vectors, ``len(vs)`` x n (n x ``len(vs)``), of their component type (warp-lang
+    1.19 ``builtins.py`` ``matrix_from_vecs_create_value_func``: every argument a vector, one
+    length, one dtype; ``mat.h`` ``matrix_from_rows``/``matrix_from_cols``)."""
+    form = f"{name}(v0, v1, ...): vectors of one type, each a {name[12:-1]}"
+    if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+        raise t.error(f"{name}() takes vectors, positionally", node, form)
+    if not node.args:
+        raise t.error(f"{name}() needs at least one vector", node, form)
+    tys = [t.value_type(a) for a in node.args]
+    for a, at in zip(node.args, tys):
+        if type(at) is not Vector or at.elem.is_bool:
+            raise t.error(f"{name}() takes vectors, not {type_name(at)}", a, form)
+    for a, at in zip(node.args[1:], tys[1:]):
+        if at != tys[0]:
+            what = "length" if at.n != tys[0].n else "component type"
+            raise t.error(f"{name}() needs vectors of one type: {type_name(tys[0])} and "
+                          f"{type_name(at)} differ in {what}", a, form)
+    n, k = tys[0].n, len(tys)
+    ty = matrix_of(tys[0].elem, k, n) if name == "matrix_from_rows" else \
+        matrix_of(tys[0].elem, n, k)
+    _target(node, name, ty, ty=tys[0])
+    return t.mark(node, ty)
+
+
+def _argminmax(t, node, name):
+    """``argmin(v)`` / ``argmax(v)``: the uint32 index of the smallest (largest) component of
+    a vector, the first of equal ones; NaN components are skipped, and a vector of NaNs
+    gives 0 (warp-lang 1.19 ``vec.h`` ``argmin``/``argmax``)."""
+    (a,) = _args(t, node, ["v"], 1, name)
+    at = t.value_type(a)
+    if not isinstance(at, Vector) or at.elem.is_bool:
+        raise t.error(f"{name}() needs a vector, not {type_name(at)}", a,
+                      f"{name}(v) of a vector such as wp.vec3; for two numbers write "
+                      f"{'min' if name == 'argmin' else 'max'}(a, b) or a comparison")
+    _target(node, name, uint32, ty=at)
+    return t.mark(node, uint32)
+
+
+def _div_approx(t, node, name):
+    """``div_approx(a, b)``: ``a / b`` of a float and a float, or of a float vector,
+    matrix or quaternion and a float of its type, either way round (warp-lang 1.19 ``builtins.py``
+    ``div_approx``; ``builtin.h`` ``approx_div``). Exact (IEEE) division here, as Warp's CPU
+    device computes it; Warp's GPU code uses ``div.approx``/``rcp.approx``."""
+    a, b = _args(t, node, ["a", "b"], 2, name)
+    at, bt = t.value_type(a), t.value_type(b)
+    ae = at.elem if isinstance(at, (Vector, Matrix)) else at
+    be = bt.elem if isinstance(bt, (Vector, Matrix)) else bt
+    form = "div_approx(a, b): floats, or a float vector/matrix/quaternion and a float"
+    for x, xt, xe in ((a, at, ae), (b, bt, be)):
+        if not (isinstance(xe, Scalar) and xe.is_float) and not (
+                isinstance(xt, Scalar) and _weak(x)):
+            raise t.error(f"div_approx() takes floats, not {type_name(xt)}", x, form)
+    if not (isinstance(at, Scalar) or isinstance(bt, Scalar)):
+        raise t.error(f"div_approx() divides by a float, not by {type_name(bt)}", b, form)
+    if not (ae.is_float or be.is_float):
+        raise t.error("div_approx() takes floats, not two integer literals", node, form)
+    from warp_lab.compiler.typing_exprs import ExprTyper
+    fake = ast.copy_location(ast.BinOp(left=a, op=ast.Div(), right=b), node)
+    ty = ExprTyper.visit_BinOp(t, fake)
+    _target(node, name, ty, binop=fake)
+    return t.mark(node, ty)
+
+
 _PY = {"print": type_print, "len": _len, "abs": _abs_sign, "min": _minmax, "max": _minmax,
        "round": _py_round, "pow": _pow}
 
@@ -557,10 +622,11 @@ def _construct(t, node, ty, keywords=()):
             raise t.error(f"{ty.name}() takes 0, 1 or {n} numbers (or one {n}-vector)", node)
     else:
         r, c = ty.rows, ty.cols
-        ok = (len(args) in (0, r * c) and scalars) or (
+        ok = (len(args) in (0, 1, r * c) and scalars) or (
             len(args) == r and all(isinstance(x, Vector) and x.n == c for x in tys))
-        if not ok:
-            raise t.error(f"{ty.name}() takes 0 or {r * c} numbers, or {r} row vectors", node)
+        if not ok:   # (one number fills the matrix: Warp's mat_t(Type s))
+            raise t.error(f"{ty.name}() takes 0, 1 or {r * c} numbers, or {r} row vectors",
+                          node)
     for a, at in zip(args, tys):   # a constant component converts as _cast's would
         c = const_of(a) if isinstance(at, Scalar) else NO_CONST
         if c is not NO_CONST:
@@ -616,9 +682,8 @@ def _factory(t, node, factory):
         dtype = strong[0] if strong else (
             literal_type(const_of(node.args[0])) if node.args and isinstance(tys[0], Scalar)
             else float32)
-    if not isinstance(dtype, Scalar) or dtype.is_bool:
-        raise t.error(f"wp.types.{factory.name}(dtype=...) needs a numeric scalar type",
-                      node)
+    if not isinstance(dtype, Scalar):
+        raise t.error(f"wp.types.{factory.name}(dtype=...) needs a scalar type", node)
     size = kws.get(size_kw)
     if factory.name == "vector":
         if size is None:
@@ -913,6 +978,8 @@ def _family_words(family: TypeFamily) -> str:
         return "a quaternion" if kind == "quat" else "a transformation"
     if kind == "float":
         return "a float"
+    if kind == "vec":
+        return "a float vector"
     n = kind[3:]
     return f"a float {n}-vector" if kind.startswith("vec") else f"a float {n}x{n} matrix"
 

@@ -24,7 +24,8 @@ from warp_lab.compiler.typing_rules import (BINOP_SYMBOLS, BINOPS, CMPOPS, NONE,
 from warp_lab.compiler.typing_shadow import shadowing
 from warp_lab.errors import KernelCompileError
 from warp_lab.lang import builtins as B, types as _lang_types
-from warp_lab.lang.kernel import STATIC, Constant, Func, Kernel, TypeFactory, Unsupported
+from warp_lab.lang.kernel import (STATIC, Constant, ConstantArray, Func, Kernel, TypeFactory,
+                                  Unsupported)
 from warp_lab.lang.types import (ArrayType, Matrix, Quaternion, Scalar, StructType,
                                  Transformation, TupleType, Type, Vector, VECTORS,
                                  as_type, bool_, float64, int32, int64, uint64)
@@ -235,7 +236,8 @@ class ExprTyper:
 
     def classify(self, node, value, what: str):
         """Stamp the type of a compile-time Python ``value`` found under ``what``."""
-        if isinstance(value, Constant):
+        wrapped = isinstance(value, Constant)
+        if wrapped:
             value = value.value
         if isinstance(value, (bool, int, float, str, tuple, np.generic)):
             self.ctx.captured[f"{self.fn_obj.name}: {what}"] = repr(value)
@@ -284,6 +286,16 @@ class ExprTyper:
                 return self.mark(node, Meta(as_type(value)))
             except TypeError:
                 pass
+        if isinstance(value, np.ndarray) and (isinstance(value, ConstantArray) or wrapped) \
+                and value.ndim in (1, 2) and 0 < value.size <= 64 and value.dtype.kind in "biuf":
+            # wl.constant(wl.vec3(...)), wp.constant(vec3b([...])): a vector/matrix value
+            elem = as_type(value.dtype)
+            ty = vector_of(elem, value.shape[0]) if value.ndim == 1 else \
+                matrix_of(elem, *value.shape)
+            self.ctx.captured[f"{self.fn_obj.name}: {what}"] = \
+                f"{type_name(ty)}{value.tolist()!r}"
+            node.wl_captured = tuple(value.reshape(-1).tolist())
+            return self.mark(node, ty)
         if isinstance(value, np.ndarray):
             raise self.error(f"{what} is a numpy array; kernels cannot capture arrays", node,
                              "pass it as a kernel parameter annotated wl.array(dtype=...)")
@@ -704,6 +716,12 @@ class ExprTyper:
                 node.wl_kind = "mm"
                 return self.mark(node, matrix_of(lt.elem, lt.rows, rt.cols))
             raise bad
+        if op in ("shl", "shr", "and", "or", "xor") and isinstance(lt, agg) and lt == rt and \
+                lt.elem.is_int and kinds == (None, None):
+            # Warp's lshift/rshift/bit_and/bit_or/bit_xor of integer vectors and matrices
+            # (builtins.py): per component, as the scalar operator
+            node.wl_kind = "aa"
+            return self.mark(node, lt)
         if op not in ("add", "sub", "mul", "truediv"):
             raise bad
         ints = [x for x in (lt, rt) if isinstance(x, (Vector, Matrix)) and not x.elem.is_float]
@@ -726,9 +744,11 @@ class ExprTyper:
             self._check_elem(node.right, lt.elem)
             node.wl_kind = "as"
             return self.mark(node, lt)
-        if isinstance(lt, Scalar) and isinstance(rt, agg) and op in ("mul", "truediv"):
-            # (s / v, s / m, s / q: Warp's div(Scalar, vector | matrix | quat), s / v[k] per
-            # component, warp/_src/builtins.py; NumPy's s / array too)
+        if isinstance(lt, Scalar) and isinstance(rt, agg) and (
+                op == "mul" or op == "truediv" and (isinstance(rt, Quaternion) or
+                                                    rt.elem.is_float)):
+            # (s / q, s / v, s / m: Warp's div(Scalar, quat | vector | matrix), s / x[k] per
+            # component: vec.h, mat.h div(Type s, ...))
             self._check_elem(node.left, rt.elem)
             node.wl_kind = "sa"
             return self.mark(node, rt)
@@ -751,8 +771,9 @@ class ExprTyper:
             self.truth(node.operand)
             c = const_of(node.operand)
             return self.mark(node, bool_, *((not c, True) if c is not NO_CONST else ()))
-        if isinstance(t, (Vector, Matrix)) and op in ("neg", "pos"):
-            return self.mark(node, t)
+        if isinstance(t, (Vector, Matrix)) and (op in ("neg", "pos") or
+                                                op == "invert" and t.elem.is_int):
+            return self.mark(node, t)   # (~v: Warp's invert of integer vectors, matrices)
         if not isinstance(t, Scalar):
             raise self.error(f"unary operator on {type_name(t)} is not supported", node)
         if op == "invert" and t.is_float:

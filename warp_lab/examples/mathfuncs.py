@@ -268,6 +268,48 @@ def _extras_ref(u, p, q, out, outer_out, mv, flags):
                                (np.arange(n) % 3 != 0)]).astype(i32)}
 
 
+# -- matrices from vectors, argmin/argmax, div_approx (Warp's mat.h/vec.h builtins) ----------
+@wl.kernel
+def vec_builders(a: wl.array(dtype=wl.vec3), b: wl.array(dtype=wl.vec3),
+                 rows: wl.array(dtype=wl.mat33), cols: wl.array(dtype=wl.mat33),
+                 idx: wl.array2d(dtype=wl.uint32), scaled: wl.array(dtype=wl.vec3)):
+    i = wl.tid()
+    u = a[i]
+    v = b[i]
+    rows[i] = wl.matrix_from_rows(u, v, u - v)
+    cols[i] = wl.matrix_from_cols(u, v, u - v)
+    idx[0, i] = wl.argmin(u)
+    idx[1, i] = wl.argmax(u)
+    total = wl.uint32(0)
+    for k in reversed(range(3)):            # Python's reversed(range(...))
+        total = total * wl.uint32(4) + wl.argmax(v) + wl.uint32(k)
+    idx[2, i] = total
+    scaled[i] = wl.div_approx(u, 4.0)
+
+
+def _builders_inputs(size="small"):
+    n = pick(size, 64, 1 << 18)
+    g = rng("vec_builders")
+    a = g.uniform(-2, 2, (n, 3)).astype(f32)
+    b = g.uniform(-2, 2, (n, 3)).astype(f32)
+    a[0] = [1.0, 1.0, -1.0]                          # ties: the first index
+    a[1] = [np.nan, 3.0, 0.5]                        # NaNs are skipped
+    return [a, b, np.zeros((n, 3, 3), f32), np.zeros((n, 3, 3), f32), np.zeros((3, n), np.uint32),
+            np.zeros((n, 3), f32)]
+
+
+def _builders_ref(a, b, rows, cols, idx, scaled):
+    m = np.stack([a, b, a - b], axis=1)
+    am = np.where(np.isnan(a), np.inf, a).argmin(axis=1)
+    ax = np.where(np.isnan(a), -np.inf, a).argmax(axis=1)
+    bx = b.argmax(axis=1).astype(np.uint64)
+    total = np.zeros(len(a), np.uint64)
+    for k in (2, 1, 0):
+        total = total * 4 + bx + k
+    return {"rows": m, "cols": np.transpose(m, (0, 2, 1)).copy(),
+            "idx": np.stack([am, ax, total]).astype(np.uint32), "scaled": a / f32(4.0)}
+
+
 # -- vector and matrix kernel parameters ------------------------------------------------------
 @wl.kernel
 def affine(pts: wl.array(dtype=wl.vec3), out: wl.array(dtype=wl.vec3), m: wl.mat33,
@@ -312,6 +354,11 @@ EXAMPLES = [
                        "mv": Tolerance(rtol=1e-5, atol=1e-5)},
             description="exp10..hypot, sign, outer, mul, length_sq, warp_id, fences; "
                         "Python abs/min/max/pow/round/len/bool and math.sqrt/floor/fabs"),
+    Example("vec_builders", vec_builders, _builders_inputs,
+            lambda a: Launch(dim=len(a[0]), block_dim=64), _builders_ref,
+            ("rows", "cols", "idx", "scaled"), default_tolerance=Tolerance(rtol=0, atol=0),
+            description="matrix_from_rows/cols, argmin/argmax (ties, NaNs), div_approx, "
+                        "a reversed(range(...)) loop"),
     Example("affine", affine, _affine_inputs, lambda a: Launch(dim=len(a[0]), block_dim=64),
             _affine_ref, ("out",), default_tolerance=Tolerance(rtol=1e-6, atol=1e-6),
             description="mat33 and vec3 kernel parameters passed by value"),

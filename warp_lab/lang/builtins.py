@@ -141,7 +141,7 @@ BITS = _group(
     "(`wl.int_as_float(0xFF800000)` is `-inf`). A constant argument folds at compile time "
     "(NaN results excepted, which keep their payload at run time).")
 VECTORS = _group("vectors and matrices", "Constructors: `wl.vec3(x, y, z)`, `wl.vec3(s)`, "
-                 "`wl.mat22(a, b, c, d)`.")
+                 "`wl.mat22(a, b, c, d)`, `wl.mat22(s)` (filled).")
 MISC = _group("misc", "`len(a)`, `int()`, `float()`, `bool()` and type calls (casts) work "
               "too.")
 
@@ -340,6 +340,21 @@ transpose = _b("transpose", "(m)", "matrix transpose", VECTORS, "vecop")
 mul = _b("mul", "(a, b)",
          "matrix @ vector, matrix @ matrix, or elementwise scalar product", VECTORS, "vecop")
 outer = _b("outer", "(a, b)", "outer product of two vectors (a matrix)", VECTORS, "vecop")
+matrix_from_rows = _b("matrix_from_rows", "(*rows)",
+                      "the matrix whose rows are the vectors (of one type): len(rows) x n "
+                      "(Warp's mat.h matrix_from_rows)", VECTORS, "matrix_from_vecs")
+matrix_from_cols = _b("matrix_from_cols", "(*cols)",
+                      "the matrix whose columns are the vectors (of one type): n x len(cols) "
+                      "(Warp's mat.h matrix_from_cols)", VECTORS, "matrix_from_vecs")
+argmin = _b("argmin", "(v)", "uint32 index of the smallest component of a vector, the first "
+            "of equal ones; NaNs skipped, 0 if all are NaN (Warp's vec.h argmin)", VECTORS,
+            "argminmax")
+argmax = _b("argmax", "(v)", "uint32 index of the largest component of a vector, the first "
+            "of equal ones; NaNs skipped, 0 if all are NaN (Warp's vec.h argmax)", VECTORS,
+            "argminmax")
+div_approx = _b("div_approx", "(a, b)", "a / b of floats (or a float vector, matrix or "
+                "quaternion and a float): exact division, as Warp's CPU device; Warp's GPU "
+                "uses div.approx (builtin.h approx_div)", VECTORS, "div_approx")
 
 # -- misc ---------------------------------------------------------------------
 select = _b("select", "(cond, a, b)", "a if cond else b, both evaluated (selp)", MISC)

@@ -8,6 +8,8 @@ Compiling happens in :mod:`warp_lab.compiler.pipeline`.
 
 from __future__ import annotations
 
+import numpy as np
+
 import ast
 import difflib
 import inspect
@@ -351,6 +353,12 @@ def func(fn=None, *, source: Source | None = None):
     if fn is None:
         return lambda f: Func(f, source)
     return Func(fn, source)
+
+
+class ConstantArray(np.ndarray):
+    """A vector or matrix value marked constant (Warp's ``wp.constant(wp.vec3(...))``):
+    a numpy array on the host, and in a kernel that captures it a compile-time vector
+    (1-D) or matrix (2-D) of its dtype (``typing_exprs.ExprTyper.classify``)."""
 
 
 def constant(value) -> Constant:

@@ -152,6 +152,8 @@ class Matrix(Type):
         return self.elem.numpy
 
     def __call__(self, *values):
+        if len(values) == 1 and not np.ndim(values[0]):   # one number fills it (Warp's)
+            return np.full((self.rows, self.cols), values[0], dtype=self.elem.numpy)
         arr = np.array(values, dtype=self.elem.numpy).reshape(self.rows, self.cols)
         return arr
 
@@ -388,7 +390,8 @@ class TypeFamily:
     Attributes:
         name: the Warp name (``"quaternion"``), for messages.
         kind: ``"quat"``, ``"transform"``, ``"vecN"``, ``"matNN"`` (square, ``"mat3"``) or
-            ``"float"``: what it makes, and what it accepts as an annotation.
+            ``"float"``: what it makes, and what it accepts as an annotation; ``"vec"``
+            (annotations only): a float vector of any length.
         identity: True for the identity constructors: no components, the type from
             ``dtype`` (float32 by default); the value ``(0, 0, 0, 1)`` or
             ``(0, 0, 0, 0, 0, 0, 1)``.
@@ -437,6 +440,8 @@ class TypeFamily:
             return isinstance(ty, Transformation)
         if self.kind == "float":
             return isinstance(ty, Scalar) and ty.is_float
+        if self.kind == "vec":   # any length (math.py's v: Any of a float vector)
+            return type(ty) is Vector and ty.elem.is_float
         n = int(self.kind[3:])
         if self.kind.startswith("vec"):
             return type(ty) is Vector and ty.n == n and ty.elem.is_float

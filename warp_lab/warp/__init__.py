@@ -43,9 +43,11 @@ from warp_lab.lang.kernel import Unsupported as _Unsupported
 from warp_lab.warp import config, types  # noqa: F401  (wp.config, wp.types)
 from warp_lab.warp._catalog import WARP_NAMES as _WARP_NAMES
 from warp_lab.warp._catalog import feature_of as _feature_of
-from warp_lab.warp._funcs import (add, block_dim, cw_div, cw_mul, degrees, div, expect_eq,  # noqa: F401
+from warp_lab.warp._funcs import (add, block_dim, cw_div, cw_mul, degrees, determinant,  # noqa: F401
+                                  div, expect_eq, inverse, inverse_approx,
                                   expect_near, expect_neq, floordiv, frac, lerp, mod, mul,
-                                  neg, nonzero, pos, radians, rand_init, randf, randi, randn,
+                                  neg, nonzero, norm_huber, norm_l1, norm_l2,
+                                  norm_pseudo_huber, pos, smooth_normalize, radians, rand_init, randf, randi, randn,
                                   randu, select, sign, smoothstep, step, unot, where)
 from warp_lab.warp._random import (curlnoise, noise, pnoise, poisson, sample_cdf,  # noqa: F401
                                    sample_triangle, sample_unit_cube, sample_unit_disk,
@@ -143,6 +145,8 @@ floor, ceil, trunc, rint, copysign = _B.floor, _B.ceil, _B.trunc, _B.rint, _B.co
 dot, cross, length, length_sq, normalize = _B.dot, _B.cross, _B.length, _B.length_sq, \
     _B.normalize
 transpose, outer = _B.transpose, _B.outer
+matrix_from_rows, matrix_from_cols = _B.matrix_from_rows, _B.matrix_from_cols
+argmin, argmax, div_approx = _B.argmin, _B.argmax, _B.div_approx
 atomic_add, atomic_sub, atomic_min, atomic_max = _B.atomic_add, _B.atomic_sub, \
     _B.atomic_min, _B.atomic_max
 atomic_and, atomic_or, atomic_xor = _B.atomic_and, _B.atomic_or, _B.atomic_xor
@@ -245,7 +249,15 @@ def struct(c=None, *, module=None):
 
 def constant(x):
     """Warp's ``wp.constant``: ``x`` itself (a module-level number a kernel reads is a
-    compile-time constant in warp_lab, and in the cache key)."""
+    compile-time constant in warp_lab, and in the cache key); a vector or matrix value
+    (``wp.constant(wp.vec3(1.0, 2.0, 3.0))``, a numpy array on the host) is marked
+    (:class:`~warp_lab.lang.kernel.ConstantArray`, still that array on the host) so that a
+    kernel captures it as a vector or matrix of its dtype."""
+    import numpy as np
+
+    from warp_lab.lang.kernel import ConstantArray
+    if isinstance(x, np.ndarray) and x.ndim in (1, 2):
+        return x.view(ConstantArray)
     return x
 
 

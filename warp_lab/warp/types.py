@@ -39,8 +39,8 @@ def _vector(length: int, dtype=float32) -> Vector:
     from warp_lab.compiler.typing_exprs import vector_of
 
     elem = as_type(dtype)
-    if not isinstance(elem, Scalar) or elem.is_bool:
-        raise TypeError(f"wp.types.vector needs a numeric scalar dtype, not {dtype!r}")
+    if not isinstance(elem, Scalar):
+        raise TypeError(f"wp.types.vector needs a scalar dtype, not {dtype!r}")
     if int(length) < 1:
         raise ValueError(f"wp.types.vector needs length >= 1, not {length}")
     return vector_of(elem, int(length))
@@ -55,8 +55,8 @@ def _matrix(shape, dtype=float32) -> Matrix:
     from warp_lab.compiler.typing_exprs import matrix_of
 
     elem = as_type(dtype)
-    if not isinstance(elem, Scalar) or elem.is_bool:
-        raise TypeError(f"wp.types.matrix needs a numeric scalar dtype, not {dtype!r}")
+    if not isinstance(elem, Scalar):
+        raise TypeError(f"wp.types.matrix needs a scalar dtype, not {dtype!r}")
     rows, cols = (int(s) for s in shape)
     if rows < 1 or cols < 1:
         raise ValueError(f"wp.types.matrix needs a shape of positive extents, not {shape}")
