@@ -257,6 +257,12 @@ def scalar_binop(lw, op: str, a, b, t: Scalar):
     dialect's operators (``typing_rules.WARP_OPS``), C's: ``cdiv`` (``sdiv``/``udiv``,
     truncating), ``cmod`` (``srem``/``urem``; ``fmod`` for floats), ``ffloordiv``."""
     bld = lw.b
+    if t.is_bf16:   # in float32, rounded once (compiler/bf16; Warp's wp_bfloat16 operators)
+        from warp_lab.compiler.bf16 import BF16_BINOPS, round_f32
+        from warp_lab.lang.types import float32
+        if op not in BF16_BINOPS:  # pragma: no cover - refused by typing_exprs
+            raise TypeError(f"bfloat16 {op}")
+        return round_f32(bld, scalar_binop(lw, op, a, b, float32))
     if op == "cdiv":
         return bld.sdiv(a, b) if t.is_signed else bld.udiv(a, b)
     if op == "cmod" and not t.is_float:

@@ -950,6 +950,35 @@ def _rule(name: str):
     return impl_of(name).type
 
 
+def _bf16_in(ty) -> bool:
+    """Whether ``ty`` is bfloat16 or an array of it."""
+    if isinstance(ty, ArrayType):
+        ty = ty.dtype
+    return isinstance(ty, Scalar) and ty.is_bf16
+
+
+def _no_bf16_yet(t, node, name: str, result):
+    """``result`` (the typed call), unless the builtin ``name`` was called with a bfloat16
+    value or array, or gives one (``print`` apart): warp_lab's bfloat16 is scalars, arrays,
+    casts and the operators so far (``compiler/bf16``), and Warp's builtins on it (``sin``, ``min``,
+    ``atomic_add``: ``warp/native/builtin.h`` computes each in float32 and rounds) are not
+    lowered yet, so the call is a located error rather than a wrong result.
+
+    Raises:
+        KernelCompileError: at the call, naming the builtin.
+    """
+    if name == "print":   # Warp's print(bfloat16): printf("%g\n", bfloat16_to_float(f))
+        return result
+    args = list(node.args) + [k.value for k in node.keywords]
+    if any(_bf16_in(getattr(a, "wl_ty", None)) for a in args) or \
+            _bf16_in(getattr(node, "wl_ty", None)):
+        raise t.error(f"{name}() on bfloat16 is a Warp feature that warp_lab does not have "
+                      "yet (bfloat16 has casts, + - * / %, comparisons, array loads and "
+                      "stores)", node,
+                      "compute in float32: wp.float32(x), then wp.bfloat16(result)")
+    return result
+
+
 def type_call(t, node, callee):
     """Type a call of the compile-time value ``callee``."""
     if isinstance(callee, Func):
@@ -981,7 +1010,7 @@ def type_call(t, node, callee):
             # host call is Python's round, B._SHADOWING): it keeps Python's meaning here
             # too, halfway cases to even, where wl.round(x) is CUDA's roundf
             return _py_round(t, node, "round")
-        return _rule(callee.name)(t, node, callee.name)
+        return _no_bf16_yet(t, node, callee.name, _rule(callee.name)(t, node, callee.name))
     if isinstance(callee, B.Dim3):
         raise t.error(f"wl.{callee.name} is not callable", node,
                       f"use wl.{callee.name}.x, .y or .z")
@@ -990,7 +1019,7 @@ def type_call(t, node, callee):
     except TypeError:
         name = None
     if name is not None:
-        return _rule(name)(t, node, name)
+        return _no_bf16_yet(t, node, name, _rule(name)(t, node, name))
     shadow = t.shadowed(node.func)
     if shadow is not None:
         raise t.error(f"{node.func.id} is shadowed by {shadow[0]}, so this is not "
