@@ -394,9 +394,6 @@ def run_file(path: str, workdir: str, timeout: float = 300) -> dict:
                              else ck.params[j][1].dtype)
                 arrays[key] = a
                 args.append(a)
-            elif s[0] == "scalar" and _lab_type(wp, s) is wp.bfloat16:
-                from warp_lab.lang.bf16 import f32_from_bits
-                args.append(float(f32_from_bits(v)))   # the saved bits' value
             elif s[0] == "scalar":
                 args.append(v.item())
             else:

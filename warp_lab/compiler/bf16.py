@@ -25,12 +25,20 @@ from llvmlite import ir
 
 from warp_lab.lang.types import Scalar, float32
 
-__all__ = ["round_f32", "from_bits", "to_bits", "convert_bf16", "BF16_BINOPS"]
+__all__ = ["round_f32", "from_bits", "to_bits", "convert_bf16", "BF16_BINOPS", "BF16_IMPLS"]
 
 #: the binary operators on bfloat16 that warp_lab lowers: Warp's ``+ - * /`` and ``%``
-#: (``fmodf`` of the float32 values), each rounded once. ``//`` (Warp: ``floorf`` of the
-#: *rounded* quotient) and ``**`` are refused by the typer as not yet done.
-BF16_BINOPS = ("add", "sub", "mul", "truediv", "cmod")
+#: (``fmodf`` of the float32 values) and ``**`` (``powf``), each rounded once, and ``//``:
+#: Warp's ``floorf(float(a / b))``, the floor of the *rounded* quotient.
+BF16_BINOPS = ("add", "sub", "mul", "truediv", "cmod", "pow", "floordiv", "ffloordiv")
+
+#: the builtin implementations (``compiler/builtin_rules``) that take bfloat16: the math
+#: functions (``sin``, ``sqrt``, ``atan2``, ``pow``...: float32's, rounded once, as
+#: ``warp/native/builtin.h``'s bfloat16 overloads ``bfloat16(::sinf(float(x)))``), and those
+#: whose result is one of their bfloat16 arguments or exact (``abs``, ``sign``, ``min``/``max``,
+#: ``clamp``, ``select``; ``isnan``/``isinf``/``isfinite``), and ``print`` (``printf("%g")`` of the
+#: float32 value)
+BF16_IMPLS = ("math1", "math2", "pow", "abs", "sign", "minmax", "clamp", "fp_class", "select")
 
 _I16 = ir.IntType(16)
 _I32 = ir.IntType(32)

@@ -31,7 +31,7 @@ from warp_lab.compiler.frontend_parse import compile_error
 from warp_lab.compiler.typing_rules import (ConstRangeError, Meta, cast_value, float_overflow,
                                             wrap_int)
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Vector,
-                                 int32, int64)
+                                 float32, int32, int64)
 
 __all__ = ["ArrayVal", "ArraySlot", "ExprLowerer", "llty", "memty", "flatten", "unflatten",
            "zero_value"]
@@ -807,6 +807,14 @@ class ExprLowerer:
             t = node.wl_opty
             if node.wl_op in ("shl", "shr") and self.m.debug and rt.is_signed:
                 self.check_shift_count(node, b, rt)
+            if t.is_bf16 and node.wl_op == "mul" and (getattr(node.left, "wl_weak", False) or
+                                                     getattr(node.right, "wl_weak", False)):
+                # Warp's operator*(bfloat16, float|double): the float32 product of the value
+                # and the literal (as float32), rounded once (degrees(x) is x * RAD_TO_DEG)
+                from warp_lab.compiler.bf16 import round_f32
+                fa, fb = (self.convert(v, vt, float32 if vt.is_float and not vt.is_bf16 else t)
+                          for v, vt in ((a, lt), (b, rt)))
+                return round_f32(self.b, scalar_binop(self, "mul", fa, fb, float32))
             return scalar_binop(self, node.wl_op, self.convert(a, lt, t), self.convert(b, rt, t), t)
         if getattr(node, "wl_kind", None) == "func":   # q * q, t * t (lang/spatial.OPERATORS)
             from warp_lab.compiler.lower_builtins import call_function

@@ -959,22 +959,24 @@ def _bf16_in(ty) -> bool:
 
 def _no_bf16_yet(t, node, name: str, result):
     """``result`` (the typed call), unless the builtin ``name`` was called with a bfloat16
-    value or array, or gives one (``print`` apart): warp_lab's bfloat16 is scalars, arrays,
-    casts and the operators so far (``compiler/bf16``), and Warp's builtins on it (``sin``, ``min``,
-    ``atomic_add``: ``warp/native/builtin.h`` computes each in float32 and rounds) are not
-    lowered yet, so the call is a located error rather than a wrong result.
+    value or array, or gives one, other than ``print`` and the math builtins of
+    ``compiler/bf16.BF16_IMPLS``: Warp's other builtins on bfloat16 (``atomic_add``, ``fma``,
+    vector ones: ``warp/native/builtin.h``) are not lowered yet, so the call is a located
+    error rather than a wrong result.
 
     Raises:
         KernelCompileError: at the call, naming the builtin.
     """
-    if name == "print":   # Warp's print(bfloat16): printf("%g\n", bfloat16_to_float(f))
+    from warp_lab.compiler.bf16 import BF16_IMPLS
+    rec = B.BUILTINS.get(name)
+    if name == "print" or (rec is not None and rec.impl in BF16_IMPLS):
         return result
     args = list(node.args) + [k.value for k in node.keywords]
     if any(_bf16_in(getattr(a, "wl_ty", None)) for a in args) or \
             _bf16_in(getattr(node, "wl_ty", None)):
         raise t.error(f"{name}() on bfloat16 is a Warp feature that warp_lab does not have "
-                      "yet (bfloat16 has casts, + - * / %, comparisons, array loads and "
-                      "stores)", node,
+                      "yet (bfloat16 has casts, operators, comparisons, math functions, "
+                      "min/max/clamp/abs/sign, isnan/isinf/isfinite and print)", node,
                       "compute in float32: wp.float32(x), then wp.bfloat16(result)")
     return result
 

@@ -572,7 +572,7 @@ class ExprTyper:
             from warp_lab.compiler.bf16 import BF16_BINOPS
             if op not in BF16_BINOPS:
                 raise self.error(f"{sym} on bfloat16 is a Warp operation that warp_lab does "
-                                 "not have yet (bfloat16 has + - * / % and comparisons)",
+                                 "not have yet (bfloat16 has + - * / // % ** and comparisons)",
                                  node, "convert to float32 first: wp.float32(x)")
         if op == "pow" and t.is_int:
             c = const_of(node.right)
