@@ -25,7 +25,8 @@ from llvmlite import ir
 
 from warp_lab.lang.types import Scalar, float32
 
-__all__ = ["round_f32", "from_bits", "to_bits", "convert_bf16", "BF16_BINOPS", "BF16_IMPLS"]
+__all__ = ["round_f32", "from_bits", "to_bits", "convert_bf16", "atomic_bf16", "BF16_BINOPS",
+           "BF16_IMPLS"]
 
 #: the binary operators on bfloat16 that warp_lab lowers: Warp's ``+ - * /`` and ``%``
 #: (``fmodf`` of the float32 values) and ``**`` (``powf``), each rounded once, and ``//``:
@@ -106,3 +107,44 @@ def convert_bf16(lw, v, src: Scalar, dst: Scalar):
         from warp_lab.lang.bf16 import round_value
         return ir.Constant(_F32, round_value(f.constant))
     return round_f32(lw.b, f)
+
+
+def atomic_bf16(lw, op: str, ptr, v, ordering: str):
+    """``atomic_<op>(arr, i, v)`` on a bfloat16 element: Warp's CAS loop (``builtin.h``
+    ``atomic_add/min/max(bfloat16*, bfloat16)``: the float32 sum, ``min`` or ``max`` of the
+    old value and ``v``, rounded, swapped in with ``atomicCAS`` until no other thread got
+    there first), with inline PTX ``atom.relaxed.gpu.cas.b16`` (sm_70+) on the element's
+    generic address: LLVM's ``cmpxchg i16`` is a CAS loop on the aligned 32-bit word
+    around it, which reads past the end of an array with an odd number of elements.
+
+    Args:
+        lw: the lowerer; ``op``: ``add``, ``sub``, ``min`` or ``max``; ``ptr``: the
+            element's pointer; ``v``: the value (a float32 holding a bfloat16);
+            ``ordering``: unused (the asm is relaxed, device scope: CUDA's atomicCAS).
+
+    Returns:
+        The old value (a float32 holding it), as Warp's atomics return.
+    """
+    b = lw.b
+    first = b.load(ptr, typ=_I16, align=2)
+    generic = ptr if ptr.type.addrspace == 0 else b.addrspacecast(ptr, ir.PointerType())
+    head = b.block
+    loop = lw.fn.append_basic_block("bf16.cas")
+    done = lw.fn.append_basic_block("bf16.cas.end")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(_I16)
+    old.add_incoming(first, head)
+    f = from_bits(b, old)
+    if op in ("add", "sub"):
+        new = (b.fadd if op == "add" else b.fsub)(f, v)
+    else:
+        from warp_lab.compiler.lower_ops import intrinsic
+        new = intrinsic(lw, "minnum" if op == "min" else "maxnum", float32, [f, v], fast=False)
+    seen = b.asm(ir.FunctionType(_I16, [ir.PointerType(), _I16, _I16]),
+                 "atom.relaxed.gpu.cas.b16 $0, [$1], $2, $3;", "=h,l,h,h,~{memory}",
+                 [generic, old, to_bits(b, round_f32(b, new))], side_effect=True)
+    old.add_incoming(seen, loop)
+    b.cbranch(b.icmp_unsigned("==", seen, old), done, loop)
+    b.position_at_end(done)
+    return from_bits(b, seen)

@@ -313,6 +313,9 @@ def _atomic(lw, node, call):
     vals = [lw.convert(lw.expr(a), a.wl_ty, t) for a in args[1 + info["nidx"]:]]
     op = info["op"]
     b = lw.b
+    if t.is_bf16:   # add/sub/min/max (typing_builtins._atomic): a CAS loop
+        from warp_lab.compiler.bf16 import atomic_bf16
+        return atomic_bf16(lw, op, ptr, vals[0], _DEVICE_RELAXED)
     if op == "load":
         return b.load_atomic(ptr, _DEVICE_RELAXED, t.size, typ=llty(t))
     if op == "store":
