@@ -342,3 +342,34 @@ def test_atomics_match_warp_cpu(tmp_path, warp_ref):
         got.append(_bits(out.numpy()))
     np.testing.assert_array_equal(got[1], got[0])
     assert got[0][0] == np.array([a.sum()], np.float32).view(np.uint32)[0] >> 16
+
+
+FOLD = '''
+import warp as wp
+
+@wp.kernel
+def k(out: wp.array(dtype=wp.bfloat16)):
+    out[0] = wp.bfloat16(7.0) // wp.bfloat16(0.1)
+    out[1] = wp.bfloat16(1.0) + wp.bfloat16(0.00390625)
+    out[2] = -wp.bfloat16(0.0)
+    out[3] = wp.bfloat16(3.0) / wp.bfloat16(7.0) * wp.bfloat16(7.0)
+    out[4] = wp.bfloat16(1.00390625)
+    out[5] = wp.bfloat16(3.3e38)
+    out[6] = wp.bfloat16(2.0) ** wp.bfloat16(0.5)
+    out[7] = wp.bfloat16(wp.float64(1.0039062509313226))
+'''
+
+
+def test_constant_expressions_fold_as_warp_computes_them(tmp_path, warp_ref):
+    """Folded at compile time (typing_rules.fold_binop, cast_value): the same float32
+    arithmetic rounded once per operation, Warp's neg (0 - x) and floordiv."""
+    ref = load_module(tmp_path / "ref_f.py", FOLD, "warp", "wpc_ref_bf16_f")
+    lab = load_module(tmp_path / "lab_f.py", FOLD, "warp_lab.warp", "wpc_lab_bf16_f")
+    import warp_lab.warp as wp
+
+    got = []
+    for m, mod in ((warp_ref, ref), (wp, lab)):
+        out = m.zeros(8, dtype=m.bfloat16, device="cpu")
+        m.launch(mod.k, dim=1, inputs=[out], device="cpu")
+        got.append(_bits(out.numpy()))
+    np.testing.assert_array_equal(got[1], got[0])

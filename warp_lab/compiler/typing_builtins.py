@@ -969,8 +969,7 @@ def _no_bf16_yet(t, node, name: str, result):
     value or array, or gives one, other than ``print`` and the math builtins of
     ``compiler/bf16.BF16_IMPLS`` and the atomics (``_atomic`` has checked their op): Warp's
     other builtins on bfloat16 (``printf``, vector ones: ``warp/native/builtin.h``) are not
-    lowered yet, so the call is a located
-    error rather than a wrong result.
+    lowered yet, so the call is a located error rather than a wrong result.
 
     Raises:
         KernelCompileError: at the call, naming the builtin.

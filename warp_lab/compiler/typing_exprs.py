@@ -758,6 +758,8 @@ class ExprTyper:
                 # exact, as Python: -(2**31) is int32, -(2**63) int64, -(-2**63) uint64
                 rt = self._exact_literal_type(exact(int(c)), node)
                 ft = rt
+            if op == "neg" and rt.is_bf16:   # Warp's neg(x) is 0 - x: -(0.0) is +0.0
+                return self.mark(node, rt, fold_binop("sub", 0.0, cast_value(c, rt), rt))
             return self.mark(node, rt, fold_unary(op, cast_value(c, ft), ft), weak=weak)
         return self.mark(node, rt)
 

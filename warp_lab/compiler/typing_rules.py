@@ -386,6 +386,8 @@ def fold_binop(op: str, a, b, t: Scalar):
                 r = x * y
             elif op == "truediv":
                 r = x / y
+            elif op in ("ffloordiv", "floordiv") and t.is_bf16:
+                r = np.floor(_np(t)(x / y))   # Warp: floorf(float(a / b)), a / b rounded
             elif op == "floordiv":
                 r = np.floor_divide(x, y)
             elif op == "mod":
