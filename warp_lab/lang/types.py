@@ -25,7 +25,7 @@ __all__ = [
     "Type", "Scalar", "Vector", "Matrix", "ArrayType",
     "bool_", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64",
+    "float16", "float32", "float64",
     "vec2", "vec3", "vec4", "vec2i", "vec3i", "vec4i", "vec2d", "vec3d", "vec4d",
     "mat22", "mat33", "mat44",
     "SCALARS", "scalar_from_numpy", "as_type",
@@ -33,7 +33,8 @@ __all__ = [
     "CudaVector", "StructType", "Quaternion", "Transformation", "TypeFamily",
     "QUATERNIONS", "TRANSFORMATIONS",
 ]
-# (quat, transform, spatial_vector... are Warp's names: ``warp_lab.warp`` exports them, ``wl`` not)
+# (quat, transform, spatial_vector, bfloat16... are Warp's names: ``warp_lab.warp`` exports them,
+# ``wl`` not)
 
 
 class Type:
