@@ -190,6 +190,8 @@ def random_array(dt, shape, rng):
     full = shape + ext
     if comp in (float, wp.float16, wp.float32, wp.float64):
         return rng.uniform(-1, 1, full).astype(wp._src.types.warp_type_to_np_dtype[comp])
+    if comp is wp.bfloat16:   # uint16 bit patterns of values in [-1, 1), as wp.array takes
+        return wp._src.types._np_float32_to_bfloat16_bits(rng.uniform(-1, 1, full).astype(np.float32))
     if comp is wp.bool:
         return rng.integers(0, 2, full).astype(np.bool_)
     return rng.integers(0, 4, full).astype(wp._src.types.warp_type_to_np_dtype[comp])
@@ -241,9 +243,26 @@ json.dump(report, open(out + ".json", "w"))
 '''
 
 
+def _is_bf16(a: np.ndarray) -> bool:
+    """A bfloat16 array: ``ml_dtypes.bfloat16`` (Warp's ``.numpy()``), or the 2-byte void
+    that dtype becomes through ``np.savez``/``np.load`` (the worker's saved arrays)."""
+    from warp_lab.lang.bf16 import ML_DTYPES
+    return (a.dtype.kind == "V" and not a.dtype.names and a.dtype.itemsize == 2) or \
+        (ML_DTYPES is not None and a.dtype == ML_DTYPES)
+
+
+def _plain(a: np.ndarray) -> np.ndarray:
+    """A saved array as warp_lab takes it: a bfloat16 one as its uint16 bit patterns."""
+    return a.view(np.uint16) if _is_bf16(a) else a
+
+
 def _same(got: np.ndarray, ref: np.ndarray) -> bool:
     """Floats to 1e-5 relative (NaNs equal), the rest exactly; a structured array (of
-    structs) field by field, so the padding between fields is not compared."""
+    structs) field by field, so the padding between fields is not compared; bfloat16 as the
+    float32 values of its bits."""
+    if _is_bf16(ref) or _is_bf16(got):
+        from warp_lab.lang.bf16 import f32_from_bits
+        got, ref = (f32_from_bits(_plain(x)) if _is_bf16(x) else x for x in (got, ref))
     if ref.dtype.names:
         return got.dtype.names == ref.dtype.names and all(
             _same(got[n], ref[n]) for n in ref.dtype.names)
@@ -370,7 +389,7 @@ def run_file(path: str, workdir: str, timeout: float = 300) -> dict:
             if s[0] == "struct":
                 args.append(_lab_struct(wp, ck.params[j][1], s, key, saved, arrays))
                 continue
-            v = saved[key]
+            v = _plain(saved[key])
             if s[0] == "array":
                 a = wp.array(v.copy(), dtype=_lab_type(wp, s) if s[2] != "struct"
                              else ck.params[j][1].dtype)

@@ -135,6 +135,9 @@ _STRUCT_CODES = {
 
 
 def _scalar_bytes(t: Scalar, value) -> bytes:
+    if t.is_bf16:   # its 16 bits, rounded as Warp's wp_bfloat16(float) (lang/bf16)
+        from warp_lab.lang.bf16 import host_array
+        return host_array(np.asarray(value)).tobytes()
     return np.asarray(value).astype(t.numpy).tobytes() if t.bits == 16 else \
         struct.pack("<" + _STRUCT_CODES[(t.kind, t.bits)], value)
 
@@ -203,6 +206,8 @@ def llvm_param_types(layout):
     def scalar(t: Scalar):
         if t.kind == "b":
             return ir.IntType(8)
+        if t.is_bf16:   # its bits (compiler/bf16 makes them a float32)
+            return ir.IntType(16)
         if t.kind == "f":
             return {16: ir.HalfType(), 32: ir.FloatType(), 64: ir.DoubleType()}[t.bits]
         return ir.IntType(t.bits)
@@ -239,6 +244,8 @@ def llvm_memory_type(t):
     if isinstance(t, Scalar):
         if t.kind == "b":
             return ir.IntType(8)
+        if t.is_bf16:
+            return ir.IntType(16)
         if t.kind == "f":
             return {16: ir.HalfType(), 32: ir.FloatType(), 64: ir.DoubleType()}[t.bits]
         return ir.IntType(t.bits)

@@ -488,7 +488,10 @@ class FunctionLowerer(ExprLowerer):
                     [self.b.extract_value(arg, [1, k], name=f"{short}.shape{k}")
                      for k in range(nd)], strides, ty, invariant=ro)
                 continue
-            if isinstance(ty, Scalar):
+            if isinstance(ty, Scalar) and ty.is_bf16:   # 16 bits in the buffer
+                from warp_lab.compiler.bf16 import from_bits
+                v = from_bits(self.b, arg)
+            elif isinstance(ty, Scalar):
                 v = self.b.icmp_unsigned("!=", arg, ir.Constant(arg.type, 0)) \
                     if ty.is_bool else arg
             elif isinstance(ty, StructType):

@@ -49,6 +49,13 @@ def _math(lw, node, call):
     t = call.info["ty"]
     name = call.name
     args = [lw.convert(lw.expr(a), a.wl_ty, t) for a in _args(node)]
+    if t.is_bf16:  # float32's function, rounded once (Warp: bfloat16(::sinf(float(x))))
+        from warp_lab.compiler.bf16 import round_f32
+        if name in ("asin", "acos"):   # Warp's ::asinf(min(max(float(x), -1.0f), 1.0f))
+            one = ir.Constant(ir.FloatType(), 1.0)
+            args = [intrinsic(lw, "minnum", float32, [intrinsic(
+                lw, "maxnum", float32, [args[0], ir.Constant(ir.FloatType(), -1.0)]), one])]
+        return round_f32(lw.b, _math_f(lw, name, float32, args))
     if t.bits == 16:  # compute half precision in float32
         f = ir.FloatType()
         r = _math_f(lw, name, float32, [lw.b.fpext(a, f) for a in args])
@@ -306,6 +313,9 @@ def _atomic(lw, node, call):
     vals = [lw.convert(lw.expr(a), a.wl_ty, t) for a in args[1 + info["nidx"]:]]
     op = info["op"]
     b = lw.b
+    if t.is_bf16:   # add/sub/min/max (typing_builtins._atomic): a CAS loop
+        from warp_lab.compiler.bf16 import atomic_bf16
+        return atomic_bf16(lw, op, ptr, vals[0], _DEVICE_RELAXED)
     if op == "load":
         return b.load_atomic(ptr, _DEVICE_RELAXED, t.size, typ=llty(t))
     if op == "store":

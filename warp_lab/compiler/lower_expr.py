@@ -31,7 +31,7 @@ from warp_lab.compiler.frontend_parse import compile_error
 from warp_lab.compiler.typing_rules import (ConstRangeError, Meta, cast_value, float_overflow,
                                             wrap_int)
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Vector,
-                                 int32, int64)
+                                 float32, int32, int64)
 
 __all__ = ["ArrayVal", "ArraySlot", "ExprLowerer", "llty", "memty", "flatten", "unflatten",
            "zero_value"]
@@ -57,15 +57,18 @@ def llty(t: Scalar):
     """LLVM register type of a scalar (bool: i1)."""
     if t.kind == "b":
         return I1
+    if t.is_bf16:   # a float32 holding a bfloat16 value (compiler/bf16)
+        return ir.FloatType()
     if t.kind == "f":
         return {16: ir.HalfType(), 32: ir.FloatType(), 64: ir.DoubleType()}[t.bits]
     return ir.IntType(t.bits)
 
 
 def memty(t):
-    """LLVM in-memory type of an array element (bool: i8; vectors: [n x T])."""
+    """LLVM in-memory type of an array element (bool: i8; bfloat16: i16, its bits;
+    vectors: [n x T])."""
     if isinstance(t, Scalar):
-        return I8 if t.is_bool else llty(t)
+        return I8 if t.is_bool else ir.IntType(16) if t.is_bf16 else llty(t)
     if isinstance(t, Vector):
         return ir.ArrayType(memty(t.elem), t.n)
     if isinstance(t, Matrix):
@@ -256,6 +259,9 @@ class ExprLowerer:
         """Convert value ``v`` of type ``src`` to ``dst`` (C-like, casts truncate toward 0)."""
         if src == dst or isinstance(dst, ArrayType):
             return v
+        if isinstance(src, Scalar) and isinstance(dst, Scalar) and (src.is_bf16 or dst.is_bf16):
+            from warp_lab.compiler.bf16 import convert_bf16
+            return convert_bf16(self, v, src, dst)
         if isinstance(src, (Vector, Matrix)) and isinstance(dst, (Vector, Matrix)):
             return tuple(self.convert(x, src.elem, dst.elem) for x in v)
         if isinstance(dst, TupleType):
@@ -645,6 +651,9 @@ class ExprLowerer:
         the launch), which NVPTX emits as ``ld.global.nc``."""
         if isinstance(ty, Scalar):
             v = self._mark(self.b.load(ptr, typ=memty(ty), align=ty.align), invariant)
+            if ty.is_bf16:
+                from warp_lab.compiler.bf16 import from_bits
+                return from_bits(self.b, v)
             return self.b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if ty.is_bool else v
         if isinstance(ty, StructType):   # field by field (an array element has no arrays)
             st = memty(ty)
@@ -678,6 +687,9 @@ class ExprLowerer:
         """Store a scalar, vector or matrix element to memory (bool stored as i8); a
         vector with ``align`` (bytes, :meth:`_vector_align`) as one vector store."""
         if isinstance(ty, Scalar):
+            if ty.is_bf16:
+                from warp_lab.compiler.bf16 import to_bits
+                value = to_bits(self.b, value)
             v = self.b.zext(value, I8) if ty.is_bool else value
             self.b.store(v, ptr, align=ty.align)
             return
@@ -803,6 +815,14 @@ class ExprLowerer:
             t = node.wl_opty
             if node.wl_op in ("shl", "shr") and self.m.debug and rt.is_signed:
                 self.check_shift_count(node, b, rt)
+            if t.is_bf16 and node.wl_op == "mul" and (getattr(node.left, "wl_weak", False) or
+                                                     getattr(node.right, "wl_weak", False)):
+                # Warp's operator*(bfloat16, float|double): the float32 product of the value
+                # and the literal (as float32), rounded once (degrees(x) is x * RAD_TO_DEG)
+                from warp_lab.compiler.bf16 import round_f32
+                fa, fb = (self.convert(v, vt, float32 if vt.is_float and not vt.is_bf16 else t)
+                          for v, vt in ((a, lt), (b, rt)))
+                return round_f32(self.b, scalar_binop(self, "mul", fa, fb, float32))
             return scalar_binop(self, node.wl_op, self.convert(a, lt, t), self.convert(b, rt, t), t)
         if getattr(node, "wl_kind", None) == "func":   # q * q, t * t (lang/spatial.OPERATORS)
             from warp_lab.compiler.lower_builtins import call_function
@@ -843,6 +863,8 @@ class ExprLowerer:
         v = self.convert(v, t, rt)
         if op == "pos":
             return v
+        if op == "neg" and rt.is_bf16:   # Warp's neg(x) is T(0.0) - x: -(0.0) is +0.0
+            return scalar_binop(self, "sub", ir.Constant(llty(rt), 0.0), v, rt)
         if op == "neg":
             return self.b.fneg(v, flags=self.fflags) if rt.is_float else \
                 scalar_binop(self, "sub", ir.Constant(llty(rt), 0), v, rt)

@@ -22,7 +22,11 @@ _SUFFIX = {16: "f16", 32: "f32", 64: "f64"}
 
 
 def intrinsic(lw, name: str, t: Scalar, args, fast=True, nargs=None):
-    """Call ``llvm.<name>.<type>`` (``llvm.sqrt.f32``) on values of type ``t``."""
+    """Call ``llvm.<name>.<type>`` (``llvm.sqrt.f32``) on values of type ``t`` (bfloat16:
+    its float32 registers' ``.f32``; a caller whose result may not be a bfloat16 rounds it,
+    ``compiler/bf16.round_f32``)."""
+    if t.is_bf16:
+        from warp_lab.lang.types import float32 as t
     ty = llty(t)
     suffix = _SUFFIX[t.bits] if t.is_float else f"i{t.bits}"
     fn = lw.m.declare(f"llvm.{name}.{suffix}", ty, [ty] * (nargs or len(args)))
@@ -257,6 +261,15 @@ def scalar_binop(lw, op: str, a, b, t: Scalar):
     dialect's operators (``typing_rules.WARP_OPS``), C's: ``cdiv`` (``sdiv``/``udiv``,
     truncating), ``cmod`` (``srem``/``urem``; ``fmod`` for floats), ``ffloordiv``."""
     bld = lw.b
+    if t.is_bf16:   # in float32, rounded once (compiler/bf16; Warp's wp_bfloat16 operators)
+        from warp_lab.compiler.bf16 import BF16_BINOPS, round_f32
+        from warp_lab.lang.types import float32
+        if op not in BF16_BINOPS:  # pragma: no cover - refused by typing_exprs
+            raise TypeError(f"bfloat16 {op}")
+        if op in ("floordiv", "ffloordiv"):   # Warp: floorf(float(a / b)), a / b rounded
+            q = round_f32(bld, scalar_binop(lw, "truediv", a, b, float32))
+            return round_f32(bld, intrinsic(lw, "floor", float32, [q]))
+        return round_f32(bld, scalar_binop(lw, op, a, b, float32))
     if op == "cdiv":
         return bld.sdiv(a, b) if t.is_signed else bld.udiv(a, b)
     if op == "cmod" and not t.is_float:

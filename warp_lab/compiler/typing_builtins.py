@@ -381,10 +381,17 @@ def _atomic(t, node, name):
             t.index_type(i)
         tuple_index = False
     dt = at.dtype
-    if not (isinstance(dt, Scalar) and dt.name in _ATOMIC_TYPES):
+    if not (isinstance(dt, Scalar) and (dt.name in _ATOMIC_TYPES or dt.is_bf16)):
         raise t.error(f"{name}() works on int32, uint32, int64, uint64, float32 and float64 "
                       f"arrays (float16: atomic_add and atomic_sub), not {type_name(dt)}", arr)
-    if dt.bits == 16:
+    if isinstance(dt, Scalar) and dt.is_bf16:
+        # Warp's atomic_add/sub/min/max(bfloat16*): a CAS loop on the 16-bit element
+        # (builtin.h; compiler/bf16.atomic_bf16), PTX atom.cas.b16 (sm_70+)
+        if op not in ("add", "sub", "min", "max"):
+            raise t.error(f"{name}() on bfloat16 arrays is not in warp_lab yet: atomic_add, "
+                          "atomic_sub, atomic_min and atomic_max are", arr)
+        _needs_sm(t, node, name, 70, "atom.cas.b16")
+    elif dt.bits == 16:
         # CUDA's atomicAdd(__half*) (sm_70+); PTX ISA 9.7.13.5 atom.add.noftz.f16. Other
         # operations would be CAS loops on the aligned 32-bit word around the element, which
         # reach past the end of an array with an odd number of halves
@@ -1017,6 +1024,39 @@ def _rule(name: str):
     return impl_of(name).type
 
 
+def _bf16_in(ty) -> bool:
+    """Whether ``ty`` is bfloat16 or an array of it."""
+    if isinstance(ty, ArrayType):
+        ty = ty.dtype
+    return isinstance(ty, Scalar) and ty.is_bf16
+
+
+def _no_bf16_yet(t, node, name: str, result):
+    """``result`` (the typed call), unless the builtin ``name`` was called with a bfloat16
+    value or array, or gives one, other than ``print`` and the math builtins of
+    ``compiler/bf16.BF16_IMPLS`` and the atomics (``_atomic`` has checked their op): Warp's
+    other builtins on bfloat16 (``printf``, vector ones: ``warp/native/builtin.h``) are not
+    lowered yet, so the call is a located error rather than a wrong result.
+
+    Raises:
+        KernelCompileError: at the call, naming the builtin.
+    """
+    from warp_lab.compiler.bf16 import BF16_IMPLS
+    rec = B.BUILTINS.get(name)
+    if name == "print" or (rec is not None and rec.impl in BF16_IMPLS) or \
+            (rec is not None and rec.impl == "atomic"):   # _atomic has checked the op
+        return result
+    args = list(node.args) + [k.value for k in node.keywords]
+    if any(_bf16_in(getattr(a, "wl_ty", None)) for a in args) or \
+            _bf16_in(getattr(node, "wl_ty", None)):
+        raise t.error(f"{name}() on bfloat16 is a Warp feature that warp_lab does not have "
+                      "yet (bfloat16 has casts, operators, comparisons, math functions, "
+                      "min/max/clamp/abs/sign, isnan/isinf/isfinite, atomic add/sub/min/max "
+                      "and print)", node,
+                      "compute in float32: wp.float32(x), then wp.bfloat16(result)")
+    return result
+
+
 def type_call(t, node, callee):
     """Type a call of the compile-time value ``callee``."""
     if isinstance(callee, Func):
@@ -1048,7 +1088,7 @@ def type_call(t, node, callee):
             # host call is Python's round, B._SHADOWING): it keeps Python's meaning here
             # too, halfway cases to even, where wl.round(x) is CUDA's roundf
             return _py_round(t, node, "round")
-        return _rule(callee.name)(t, node, callee.name)
+        return _no_bf16_yet(t, node, callee.name, _rule(callee.name)(t, node, callee.name))
     if isinstance(callee, B.Dim3):
         raise t.error(f"wl.{callee.name} is not callable", node,
                       f"use wl.{callee.name}.x, .y or .z")
@@ -1057,7 +1097,7 @@ def type_call(t, node, callee):
     except TypeError:
         name = None
     if name is not None:
-        return _rule(name)(t, node, name)
+        return _no_bf16_yet(t, node, name, _rule(name)(t, node, name))
     shadow = t.shadowed(node.func)
     if shadow is not None:
         raise t.error(f"{node.func.id} is shadowed by {shadow[0]}, so this is not "

@@ -596,6 +596,12 @@ class ExprTyper:
                 t = int32
         if op == "truediv":
             t = float_for(t)
+        if t.is_bf16:
+            from warp_lab.compiler.bf16 import BF16_BINOPS
+            if op not in BF16_BINOPS:
+                raise self.error(f"{sym} on bfloat16 is a Warp operation that warp_lab does "
+                                 "not have yet (bfloat16 has + - * / // % ** and comparisons)",
+                                 node, "convert to float32 first: wp.float32(x)")
         if op == "pow" and t.is_int:
             c = const_of(node.right)
             if c is not NO_CONST and c < 0:
@@ -789,6 +795,8 @@ class ExprTyper:
                 # exact, as Python: -(2**31) is int32, -(2**63) int64, -(-2**63) uint64
                 rt = self._exact_literal_type(exact(int(c)), node)
                 ft = rt
+            if op == "neg" and rt.is_bf16:   # Warp's neg(x) is 0 - x: -(0.0) is +0.0
+                return self.mark(node, rt, fold_binop("sub", 0.0, cast_value(c, rt), rt))
             return self.mark(node, rt, fold_unary(op, cast_value(c, ft), ft), weak=weak)
         return self.mark(node, rt)
 

@@ -154,6 +154,8 @@ def _join(a: Scalar, b: Scalar) -> Scalar:
         return a
     if a.is_float or b.is_float:
         if a.is_float and b.is_float:
+            if a.bits == b.bits == 16:   # float16 with bfloat16: neither holds the other
+                return float32
             return a if a.bits >= b.bits else b
         f, i = (a, b) if a.is_float else (b, a)
         if f.bits == 16 and i.bits > 8:
@@ -263,6 +265,12 @@ def wrap_int(value: int, t: Scalar) -> int:
 
 
 def _np(t: Scalar):
+    """A callable rounding a number to ``t`` as a numpy scalar; bfloat16's gives the
+    float32 holding the nearest bfloat16 (Warp computes bfloat16 in float32 and rounds
+    each result: ``warp/native/builtin.h``, :mod:`warp_lab.lang.bf16`)."""
+    if t.is_bf16:
+        from warp_lab.lang.bf16 import round_value
+        return lambda v: np.float32(round_value(v))
     return t.numpy.type
 
 
@@ -312,7 +320,10 @@ def float_overflow(value, t: Scalar) -> ConstRangeError | None:
         with np.errstate(over="ignore"):
             if math.isfinite(float(_np(t)(f))):
                 return None
-    limit = float(np.finfo(t.numpy).max)
+    if t.is_bf16:
+        from warp_lab.lang.bf16 import MAX as limit
+    else:
+        limit = float(np.finfo(t.numpy).max)
     return ConstRangeError(
         f"{_number_text(value)} overflows {t.name} (largest finite value {limit:.8g}): "
         "the constant would become inf",
@@ -375,6 +386,8 @@ def fold_binop(op: str, a, b, t: Scalar):
                 r = x * y
             elif op == "truediv":
                 r = x / y
+            elif op in ("ffloordiv", "floordiv") and t.is_bf16:
+                r = np.floor(_np(t)(x / y))   # Warp: floorf(float(a / b)), a / b rounded
             elif op == "floordiv":
                 r = np.floor_divide(x, y)
             elif op == "mod":

@@ -33,7 +33,8 @@ __all__ = [
     "CudaVector", "StructType", "Quaternion", "Transformation", "TypeFamily",
     "QUATERNIONS", "TRANSFORMATIONS",
 ]
-# (quat, transform, spatial_vector... are Warp's names: ``warp_lab.warp`` exports them, ``wl`` not)
+# (quat, transform, spatial_vector, bfloat16... are Warp's names: ``warp_lab.warp`` exports them,
+# ``wl`` not)
 
 
 class Type:
@@ -71,8 +72,18 @@ class Scalar(Type):
 
     @property
     def numpy(self) -> np.dtype:
-        """The numpy dtype holding this type on the host."""
+        """The numpy dtype holding this type on the host (bfloat16: Warp's,
+        ``ml_dtypes.bfloat16`` or else uint16 bit patterns, :mod:`warp_lab.lang.bf16`)."""
+        if self.name == "bfloat16":
+            from warp_lab.lang.bf16 import NUMPY
+            return NUMPY
         return np.dtype(_NUMPY_NAMES[self.name])
+
+    @property
+    def is_bf16(self) -> bool:
+        """bfloat16: 2 bytes in memory, a float32 holding a bfloat16 value in registers
+        (``compiler/lower_expr.llty``), rounded after every operation."""
+        return self.name == "bfloat16"
 
     @property
     def is_float(self) -> bool:
@@ -91,11 +102,28 @@ class Scalar(Type):
         return self.kind == "b"
 
     def __call__(self, value):
-        """Host-side conversion with numpy semantics (in kernels: a cast)."""
+        """Host-side conversion with numpy semantics (in kernels: a cast); bfloat16 rounds
+        through float32 as Warp's ``wp_bfloat16(float)`` does (:mod:`warp_lab.lang.bf16`)."""
+        if self.name == "bfloat16":
+            from warp_lab.lang.bf16 import round_value
+            return self.numpy.type(round_value(value))
         return self.numpy.type(value)
 
     def __repr__(self) -> str:
         return f"wl.{self.name}"
+
+
+def _no_bf16_aggregate(elem, what: str) -> None:
+    """Refuse a vector or matrix of bfloat16 (Warp 1.19 has them: ``wp.types.vector(3,
+    wp.bfloat16)``; warp_lab's bfloat16 is scalars and arrays so far).
+
+    Raises:
+        TypeError: ``elem`` is bfloat16.
+    """
+    if getattr(elem, "name", None) == "bfloat16":
+        raise TypeError(f"{what} of bfloat16 are a Warp feature that warp_lab does not have "
+                        "yet (bfloat16 scalars and arrays work); use float32 or float16 "
+                        "components")
 
 
 @dataclass(frozen=True)
@@ -105,6 +133,9 @@ class Vector(Type):
     elem: Scalar
     n: int
     name: str
+
+    def __post_init__(self):
+        _no_bf16_aggregate(self.elem, "vectors")
 
     @property
     def size(self) -> int:
@@ -138,6 +169,9 @@ class Matrix(Type):
     rows: int
     cols: int
     name: str
+
+    def __post_init__(self):
+        _no_bf16_aggregate(self.elem, "matrices")
 
     @property
     def size(self) -> int:
@@ -212,6 +246,8 @@ uint16 = Scalar("uint16", "u", 16)
 uint32 = Scalar("uint32", "u", 32)
 uint64 = Scalar("uint64", "u", 64)
 float16 = Scalar("float16", "f", 16)
+#: Warp's bfloat16 (``warp/native/builtin.h`` ``wp_bfloat16``): see :mod:`warp_lab.lang.bf16`
+bfloat16 = Scalar("bfloat16", "f", 16)
 float32 = Scalar("float32", "f", 32)
 float64 = Scalar("float64", "f", 64)
 
@@ -223,7 +259,7 @@ _NUMPY_NAMES = {
 
 SCALARS: dict[str, Scalar] = {
     t.name: t for t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                        float16, float32, float64)
+                        float16, bfloat16, float32, float64)
 }
 
 vec2 = Vector(float32, 2, "vec2")
@@ -631,6 +667,10 @@ class StructType(Type):
                     isinstance(ft, ArrayType) and (ft.space != "global" or ft.dtype == ANY):
                 raise TypeError(f"struct field {self.name}.{fname} cannot be {ft!r}: a field "
                                 "is a scalar, vector, matrix, array or struct")
+            if isinstance(ft, Scalar) and ft.is_bf16:
+                raise TypeError(f"struct field {self.name}.{fname}: bfloat16 struct fields are "
+                                "a Warp feature that warp_lab does not have yet (bfloat16 "
+                                "scalars, parameters and arrays work); use float32 or float16")
 
     @property
     def offsets(self) -> tuple[int, ...]:

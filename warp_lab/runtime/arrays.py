@@ -211,6 +211,10 @@ def _convert(data, dtype, what: str) -> np.ndarray:
         ValueError: an element the cast would change beyond rounding (:func:`_first_lost`),
             named by its index.
     """
+    if dtype is T.bfloat16 or (isinstance(dtype, (T.Vector, T.Matrix))
+                               and dtype.elem is T.bfloat16):
+        from warp_lab.lang import bf16   # Warp's array constructor: bits, or rounded numbers
+        return bf16.host_array(data)
     target = _as_numpy_dtype(dtype)
     if target is not None:
         src = data if isinstance(data, np.ndarray) else None

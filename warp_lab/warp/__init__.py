@@ -70,6 +70,7 @@ __version__ = "1.19.0"  # the warp-lang version whose names and semantics this f
 
 # -- scalar, vector and matrix types (warp/_src/types.py) --------------------------------
 float16, float32, float64 = _T.float16, _T.float32, _T.float64
+bfloat16 = _T.bfloat16   # scalars, arrays, casts, + - * / % and comparisons (compiler/bf16)
 int8, int16, int32, int64 = _T.int8, _T.int16, _T.int32, _T.int64
 uint8, uint16, uint32, uint64 = _T.uint8, _T.uint16, _T.uint32, _T.uint64
 bool = _T.bool_  # noqa: A001  (wp.bool)

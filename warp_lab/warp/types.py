@@ -14,19 +14,19 @@ import numpy as np
 from dataclasses import dataclass
 
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TypeFamily, Vector, as_type, bool_,
-                                 float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
+                                 bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
                                  uint32, uint64)
 from warp_lab.lang.kernel import TypeFactory
 from warp_lab.warp._host import array, dtype_from_numpy, dtype_to_numpy
 
 __all__ = ["vector", "matrix", "quaternion", "transformation", "dtype_from_numpy", "dtype_to_numpy", "type_size_in_bytes",
            "type_length", "type_scalar_type", "types_equal", "is_array", "array",
-           "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+           "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "bool", "scalar_types", "float_types", "int_types"]
 
 bool = bool_  # noqa: A001  (Warp's wp.types.bool)
 int_types = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
-float_types = (float16, float32, float64)
+float_types = (float16, bfloat16, float32, float64)  # Warp's order (warp/_src/types.py)
 scalar_types = int_types + float_types
 
 
