@@ -413,9 +413,20 @@ def _filled(shape, value, dtype, device) -> array:
 
 
 def zeros(shape=0, dtype=float, device=None, requires_grad=False, pinned=False) -> array:
-    """A zero-filled array (Warp's ``wp.zeros``; ``dtype`` default float32)."""
+    """A zero-filled array (Warp's ``wp.zeros``; ``dtype`` default float32).
+
+    Called in a kernel or ``@wp.func`` it is Warp's in-kernel ``zeros(shape, dtype)``
+    (``warp/_src/builtins.py``, native ``fixedarray_t``): a zero-filled per-thread array
+    of a compile-time ``shape`` (``compiler.typing_special.type_fixedarray_zeros``, which
+    :attr:`wl_device_form` names).
+    """
     _no_grad(requires_grad)
     return _filled(shape, 0, dtype, device)
+
+
+#: the compiler types ``wp.zeros(...)`` in a kernel as this form (a zero-filled
+#: ``wl.local_array``; ``compiler.typing_builtins.type_call``)
+zeros.wl_device_form = "fixedarray_zeros"
 
 
 def ones(shape=0, dtype=float, device=None, requires_grad=False, pinned=False) -> array:
