@@ -363,6 +363,9 @@ ERRORS = {   # body of a kernel (a @wp.func `f` may precede it), message, line, 
                       "    b = a[tid:]\n", "known only at run time is not supported yet", 7, 11),
     "ptr": ("    a = wp.zeros(shape=4, dtype=float)\n    p = a.ptr\n",
             r"\.ptr .* not supported yet", 6, 9),
+    "array_at_ptr": ("    m_b = wp.zeros(shape=(24,), dtype=wp.float32)\n"
+                     "    m_b_2d = wp.array(ptr=m_b.ptr, shape=(12,), dtype=wp.vec2)\n",
+                     r"wp\.array\(ptr=\.\.\..* is not supported yet", 6, 14),
 }
 
 FUNC = ('@wp.func\ndef f() -> wp.array2d[int]:\n    arr = wp.zeros(shape=(2, 3), dtype=int)\n'
@@ -373,7 +376,8 @@ FUNC = ('@wp.func\ndef f() -> wp.array2d[int]:\n    arr = wp.zeros(shape=(2, 3),
 def test_fixedarray_misuse_is_a_located_compile_error(tmp_path, case):
     """The errors warp-lang's test_fixedarray.py checks (a shape known only at run time,
     a fixed-size array returned as `-> wp.array2d[int]`), with Warp's words, located; and
-    what warp_lab does not have yet (a slice with run-time bounds, ``.ptr``)."""
+    what warp_lab does not have yet (a slice with run-time bounds, ``.ptr``, the
+    ``wp.array(ptr=...)`` of test_fixedarray_ptr_reinterpret)."""
     body, message, line, col = ERRORS[case]
     func = FUNC if case == "annotated_array" else ""
     src = f"import warp as wp\n\n{func}@wp.kernel\ndef bad():\n{body}"

@@ -282,6 +282,10 @@ class ExprTyper:
         if isinstance(value, np.ndarray):
             raise self.error(f"{what} is a numpy array; kernels cannot capture arrays", node,
                              "pass it as a kernel parameter annotated wl.array(dtype=...)")
+        if isinstance(value, type) and getattr(value, "wl_kernel_not_yet", None):
+            raise self.error(f"{value.wl_kernel_not_yet} is not supported yet", node,
+                             "pass the array as a kernel argument, or index a wp.zeros array "
+                             "made in the kernel")
         if isinstance(value, type):  # (callable, but calling it is not what failed)
             raise self.error(f"{what} is a Python class; kernels cannot use classes or their "
                              "attributes", node, "capture the values it holds as module-level "

@@ -219,6 +219,11 @@ class array(Array):
         TypeError, ValueError: as :func:`warp_lab.array` for data it cannot hold.
     """
 
+    #: what a call in a kernel is (``compiler.typing_exprs``: a located "not yet" error):
+    #: Warp's in-kernel ``wp.array(ptr=..., shape=..., dtype=...)``
+    wl_kernel_not_yet = "wp.array(ptr=..., shape=..., dtype=...) in a kernel (a view of " \
+                        "memory at an address)"
+
     _fixed_ndim: int | None = None
 
     def __new__(cls, data=None, dtype=typing.Any, shape=None, strides=None, ptr=None,
