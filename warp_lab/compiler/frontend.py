@@ -41,7 +41,7 @@ from warp_lab.lang import builtins as B
 from warp_lab.lang.kernel import Func, Kernel
 from warp_lab.compiler import typing_structs
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Vector,
-                                 as_type, int32, int64)
+                                 as_type, int32, int64, is_fixed_array)
 from warp_lab.options import SUPPORTED_ARCHS, sm_number
 
 __all__ = ["make_typed_ast", "FunctionTyper", "UNSUPPORTED", "specialize", "parse_function",
@@ -481,6 +481,11 @@ class FunctionTyper(ExprTyper):
                              f"of type {type_name(dst)}", where,
                              f"index every axis: {sub[:-1]}, j]" if sub.endswith("]") else
                              "index every axis of the array")
+        if is_fixed_array(dst) and src != dst:   # -> wp.fixedarray(shape=..., dtype=...)
+            where = value if hasattr(value, "lineno") else None
+            raise self.error(f"{what} is a {type_name(src)}, not a {type_name(dst)}", where,
+                             "a fixed-size array is returned by value: the same shape and "
+                             "dtype as its annotation")
         if src == NONE and hasattr(value, "lineno"):   # x[i] = None, x[i] = wl.syncthreads()
             raise self.error(no_value(value), value)
         c = const_of(value)
@@ -643,8 +648,13 @@ class FunctionTyper(ExprTyper):
                              "store results into an array parameter")
         self.visit(node.value)
         ty = node.value.wl_ty
-        if isinstance(ty, (Meta, ArrayType)) or ty == NONE:
-            raise self.error(f"a device function cannot return {type_name(ty)}", node.value)
+        if is_fixed_array(ty):   # Warp's fixedarray (wp.zeros in a func): returned by value
+            pass                 # (its elements: lower.py, _ret_types)
+        elif isinstance(ty, (Meta, ArrayType)) or ty == NONE:
+            raise self.error(f"a device function cannot return {type_name(ty)}", node.value,
+                             "a per-thread array (wl.local_array, wp.zeros) is returned by "
+                             "value; other arrays cannot be" if isinstance(ty, ArrayType)
+                             else "")
         self.returns.append((node, ty))
 
     def visit_Assert(self, node):
@@ -659,6 +669,17 @@ class FunctionTyper(ExprTyper):
         """The function's return type: ``declared`` (its ``->`` annotation) when given,
         else the join of every ``return``'s type (scalars promote; others must agree)."""
         valued = [(n, t) for n, t in self.returns if t != NONE]
+        if isinstance(declared, ArrayType) and declared.space == "global":
+            # codegen.py: a fixedarray returned where `-> wp.array...` is annotated
+            n = next((n for n, t in valued if is_fixed_array(t)), None)
+            if n is None:
+                raise self.error("a device function cannot return an array",
+                                 self.tree.returns or self.tree)
+            raise self.error(f"The function `{self.fn_obj.name}` returns a fixed-size array "
+                             "whereas it has its return type annotated as "
+                             f"`Array[{type_name(declared.dtype)}]`.", n.value,
+                             "annotate it -> wp.fixedarray(shape=..., dtype=...), or leave "
+                             "the return type out")
         if declared is not None:
             if declared != NONE and len(valued) != len(self.returns):
                 bare = next(n for n, t in self.returns if t == NONE)

@@ -389,7 +389,10 @@ def declared_return(func, typer, tree):
     except (TypeError, ValueError):
         raise typer.error(f"the return annotation of {func.name}() is not a warp_lab type",
                           tree.returns or tree) from None
-    if isinstance(ty, ArrayType):
+    if isinstance(ty, ArrayType) and ty.space != "local" and ty.space != "global":
         raise typer.error("a device function cannot return an array", tree.returns or tree)
+    # a fixed-size array (-> wp.fixedarray(shape, dtype)) is returned by value; a global
+    # one (-> wp.array2d[int]) is refused by FunctionTyper.return_type, with Warp's message
+    # when the function returns a fixed-size array
     return ty
 

@@ -44,7 +44,8 @@ from warp_lab.compiler.frontend_parse import compile_error
 from warp_lab.compiler.ice import internal_error
 from warp_lab.compiler.typing_rules import NONE, ConstRangeError
 from warp_lab.errors import InternalCompilerError, KernelCompileError
-from warp_lab.lang.types import ArrayType, Matrix, Scalar, StructType, TupleType, Vector
+from warp_lab.lang.types import (ArrayType, Matrix, Scalar, StructType, TupleType, Vector,
+                                 is_fixed_array)
 
 __all__ = ["LoweredKernel", "make_llvm_ir", "TRIPLE"]
 
@@ -462,7 +463,7 @@ class FunctionLowerer(ExprLowerer):
             if tf.ret == NONE:
                 self.b.ret_void()
             else:
-                zero = [ir.Constant(t, None) for t in _flat_types(tf.ret)]
+                zero = [ir.Constant(t, None) for t in _ret_types(tf.ret)]
                 self.ret_values(zero)
         self.ab.branch(self.body_block)
 
@@ -870,6 +871,10 @@ class FunctionLowerer(ExprLowerer):
         if self.tf.ret == NONE:
             self.b.ret_void()
             return
+        if is_fixed_array(self.tf.ret):   # a fixed-size array: its elements, by value
+            from warp_lab.compiler.lower_builtins import fixed_array_load
+            self.ret_values([fixed_array_load(self, self.expr(node.value))])
+            return
         v = self.convert(self.expr(node.value), node.value.wl_ty, self.tf.ret)
         self.ret_values(flatten(v, self.tf.ret))
 
@@ -920,9 +925,18 @@ def _flat_types(ty):
     raise TypeError(f"no LLVM type for {ty!r}")
 
 
+def _ret_types(ty):
+    """The LLVM types a device function returns a ``ty`` as: :func:`_flat_types`, save a
+    fixed-size array, returned by value as one ``[n x T]`` (``fixed_array_type``)."""
+    if is_fixed_array(ty):
+        from warp_lab.compiler.lower_builtins import fixed_array_type
+        return [fixed_array_type(ty)]
+    return _flat_types(ty)
+
+
 def _declare_function(mctx: ModuleContext, tf: TypedFunction, name: str) -> ir.Function:
     params = [t for _, ty in tf.params for t in _flat_types(ty)]
-    rets = _flat_types(tf.ret)
+    rets = _ret_types(tf.ret)
     ret = ir.VoidType() if not rets else rets[0] if len(rets) == 1 else \
         ir.LiteralStructType(rets)
     fn = ir.Function(mctx.module, ir.FunctionType(ret, params), name)

@@ -18,7 +18,8 @@ from warp_lab.compiler.lower_expr import (I1, I32, I64, ArrayVal, flatten, flatt
                                           llty, memty, unflatten, zero_value)
 from warp_lab.compiler.lower_ops import compare, dot, float_call, intrinsic, scalar_binop
 from warp_lab.compiler.typing_rules import NONE
-from warp_lab.lang.types import Matrix, Scalar, Vector, float32, float64, int32, uint32, uint64
+from warp_lab.lang.types import (Matrix, Scalar, Vector, float32, float64, int32, is_fixed_array,
+                                 uint32, uint64)
 
 __all__ = ["lower_call", "emit_trap", "emit_printf", "PY_LOWER"]
 
@@ -548,7 +549,47 @@ def _local_array(lw, node, call):
     shape, strides, count = _static_array(aty.shape)
     slot = lw.ab.alloca(ir.ArrayType(memty(aty.dtype), count))
     slot.align = max(4, aty.dtype.align)
+    if call.info.get("zero"):   # wp.zeros(shape, dtype) in a kernel: Warp's fixedarray_t
+        lw.b.store(ir.Constant(slot.allocated_type, None), slot)   # is zero-initialised
     slot.type = ir.PointerType()  # opaque: element addresses come from typed GEPs
+    return ArrayVal(slot, shape, strides, aty)
+
+
+def fixed_array_type(aty) -> ir.ArrayType:
+    """The LLVM value a device function returns a fixed-size array as (``[n x T]``, its
+    elements in row-major order): Warp's ``fixedarray_t`` is returned by value
+    (``warp/native/fixedarray.h``), so the caller gets a copy, not the callee's storage."""
+    count = 1
+    for n in aty.shape:
+        count *= n
+    return ir.ArrayType(memty(aty.dtype), count)
+
+
+def fixed_array_load(lw, arr: ArrayVal):
+    """The elements of the fixed-size array ``arr`` (any view of static shape: its
+    strides are honoured) as one :func:`fixed_array_type` value."""
+    import itertools
+    aty = arr.ty
+    agg = ir.Constant(fixed_array_type(aty), ir.Undefined)
+    etype = memty(aty.dtype)
+    for k, idx in enumerate(itertools.product(*(range(n) for n in aty.shape))):
+        off = None
+        for i, st in zip(idx, arr.strides):
+            term = lw.b.mul(ir.Constant(I32, i), st)
+            off = term if off is None else lw.b.add(off, term)
+        ptr = lw.b.gep(arr.ptr, [lw.b.sext(off, I64)], source_etype=etype)
+        agg = lw.b.insert_value(agg, lw.b.load(ptr, typ=etype), k)
+    return agg
+
+
+def fixed_array_store(lw, agg, aty) -> ArrayVal:
+    """A new per-thread array (as ``wl.local_array``) holding the returned value ``agg``
+    of a fixed-size array of type ``aty``: the caller's copy."""
+    shape, strides, _ = _static_array(aty.shape)
+    slot = lw.ab.alloca(agg.type)
+    slot.align = max(4, aty.dtype.align)
+    lw.b.store(agg, slot)
+    slot.type = ir.PointerType()
     return ArrayVal(slot, shape, strides, aty)
 
 
@@ -669,6 +710,8 @@ def call_function(lw, tf, values, arg_tys, param_tys):
     r = lw.b.call(lw.m.function(tf, frozenset(read_only)), flat)
     if tf.ret == NONE:
         return None
+    if is_fixed_array(tf.ret):   # returned by value: the caller's own copy
+        return fixed_array_store(lw, r, tf.ret)
     n = len(flatten_types_count(tf.ret))
     parts = [r] if n == 1 else [lw.b.extract_value(r, k) for k in range(n)]
     return unflatten(parts, tf.ret)

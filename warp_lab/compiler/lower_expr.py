@@ -517,6 +517,28 @@ class ExprLowerer:
                             what=self._access_text(node))
         return ArrayVal(ptr, arr.shape[k:], arr.strides[k:], node.wl_ty, arr.invariant)
 
+    def array_slice(self, node) -> ArrayVal:
+        """``a[:2, 1:]`` of an array of static shape (``typing_exprs._static_slice``): the
+        address of its first element (an integer index is checked as ``a[i]`` is), the
+        sliced extents and each axis's stride times its step."""
+        arr = self.expr(node.value)
+        idx, lead_shape, lead_strides = [], [], []
+        shape, strides = [], []
+        for k, part in enumerate(node.wl_slice):
+            lead_shape.append(arr.shape[k])
+            lead_strides.append(arr.strides[k])
+            if part[0] == "index":
+                idx.append(self.array_index(part[1]))
+                continue
+            _, start, step = part
+            idx.append(ir.Constant(I32, start))
+            strides.append(self.b.mul(arr.strides[k], ir.Constant(I32, step)))
+        k = len(node.wl_slice)
+        lead = ArrayVal(arr.ptr, lead_shape, lead_strides, arr.ty, arr.invariant)
+        ptr = self.elem_ptr(lead, idx, what=self._access_text(node))
+        shape = [ir.Constant(I32, n) for n in node.wl_ty.shape]
+        return ArrayVal(ptr, shape, strides + list(arr.strides[k:]), node.wl_ty, arr.invariant)
+
     def _vector_align(self, aty: ArrayType) -> int | None:
         """Bytes of one vector access per element of ``aty`` when its elements are known
         aligned to that size: global arrays under ``options.aligned_vectors`` (checked at
@@ -722,6 +744,8 @@ class ExprLowerer:
     def visit_Subscript(self, node):
         bty = node.value.wl_ty
         if isinstance(bty, ArrayType):
+            if hasattr(node, "wl_slice"):
+                return self.array_slice(node)
             if isinstance(node.wl_ty, ArrayType):
                 return self.array_view(node)
             return self.load_ref(self.element_ref(node))

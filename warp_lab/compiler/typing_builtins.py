@@ -1089,6 +1089,9 @@ def type_call(t, node, callee):
             # too, halfway cases to even, where wl.round(x) is CUDA's roundf
             return _py_round(t, node, "round")
         return _no_bf16_yet(t, node, callee.name, _rule(callee.name)(t, node, callee.name))
+    if getattr(callee, "wl_device_form", None) == "fixedarray_zeros":
+        from warp_lab.compiler.typing_special import type_fixedarray_zeros
+        return type_fixedarray_zeros(t, node)
     if isinstance(callee, B.Dim3):
         raise t.error(f"wl.{callee.name} is not callable", node,
                       f"use wl.{callee.name}.x, .y or .z")

@@ -299,10 +299,16 @@ class ExprTyper:
         if isinstance(value, np.ndarray):
             raise self.error(f"{what} is a numpy array; kernels cannot capture arrays", node,
                              "pass it as a kernel parameter annotated wl.array(dtype=...)")
+        if isinstance(value, type) and getattr(value, "wl_kernel_not_yet", None):
+            raise self.error(f"{value.wl_kernel_not_yet} is not supported yet", node,
+                             "pass the array as a kernel argument, or index a wp.zeros array "
+                             "made in the kernel")
         if isinstance(value, type):  # (callable, but calling it is not what failed)
             raise self.error(f"{what} is a Python class; kernels cannot use classes or their "
                              "attributes", node, "capture the values it holds as module-level "
                              "constants (V = P.v) or wl.constant(...)")
+        if callable(value) and getattr(value, "wl_device_form", None) is not None:
+            return self.mark(node, Meta(value))   # wp.zeros: also a kernel form (type_call)
         if callable(value) and getattr(value, "__module__", "").startswith("warp_lab"):
             # wl.launch, wp.get_device, wp.zeros: host API, no @wl.func would make it run
             raise self.error(f"{what} is a host function of warp_lab's API: it runs in "
@@ -433,6 +439,11 @@ class ExprTyper:
                 return self.mark(node, int32, bty.ndim, weak=True)
             if attr == "dtype":
                 return self.mark(node, Meta(bty.dtype))
+            if attr == "ptr" and getattr(self.fn_obj, "dialect", "python") == "warp":
+                raise self.error("an array's .ptr in a kernel (Warp's wp.array(ptr=..., "
+                                 "shape=..., dtype=...) views of it) is not supported yet",
+                                 node, "index the array itself; arrays have .shape, .ndim "
+                                 "and .dtype")
             raise self.error(f"arrays have .shape, .ndim and .dtype, not .{attr}", node,
                              _array_attr_hint(ast.unparse(node.value), attr, bty.ndim))
         raise self.error(f"{type_name(bty)} has no attribute {attr!r}", node)
@@ -461,6 +472,14 @@ class ExprTyper:
             return self.mark(node, vector_of(bty.elem, len(idx)))
         if isinstance(sl, ast.Slice) or (isinstance(sl, ast.Tuple) and
                                          any(isinstance(e, ast.Slice) for e in sl.elts)):
+            if isinstance(bty, ArrayType) and bty.shape is not None:
+                return self._static_slice(node, bty)
+            if isinstance(bty, ArrayType):
+                raise self.error("slices are not supported yet of an array whose shape is "
+                                 "known only at run time (a kernel parameter, "
+                                 "wl.dynamic_shared_array)", sl, "index single elements: a[i] or a[i, j]; "
+                                 "slices of wp.zeros/wl.local_array/wl.shared_array arrays "
+                                 "with constant bounds are views")
             raise self.error("slices are not supported in kernels", sl,
                              "index single elements: a[i] or a[i, j]")
         idx = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
@@ -516,6 +535,12 @@ class ExprTyper:
                 node.wl_indices = idx
                 return self.mark(node, bty.elems[0])
             k = int(c) + n if int(c) < 0 else int(c)
+            if n <= k < 4 and getattr(self.fn_obj, "dialect", "python") == "warp" and \
+                    isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+                    and isinstance(getattr(node.value.value, "wl_ty", None), ArrayType):
+                # Warp's shape_t holds ARRAY_MAX_DIMS (4) extents, 0 past ndim
+                # (warp/native/array.h; test_fixedarray.py reads r0.shape[1] == 0)
+                return self.mark(node, int32, 0, weak=True)
             if not 0 <= k < n:
                 raise self.error(f"tuple index {c} out of range (length {n})", idx[0])
             node.wl_tuple_index = k
@@ -529,6 +554,58 @@ class ExprTyper:
             hint = ("an integer is one number; if it holds wl.tid() of a 2-D or 3-D launch, "
                     "unpack it: i, j = wl.tid() (and index with a[i, j])")
         raise self.error(f"{type_name(bty)} cannot be indexed", node, hint)
+
+    def _static_slice(self, node, bty):
+        """``a[:2, 1:]`` (also ``a[0, 1:]``, ``a[::2]``) of an array of static shape (Warp's
+        fixedarray, ``wl.local_array``, ``wl.shared_array``): a view of the same memory with
+        the sliced extents (warp-lang 1.19 ``codegen.py`` ``emit_Subscript``: a slice of an
+        array is a view, NumPy's rule for each axis). Bounds and steps must be compile-time
+        integers; an integer index drops its axis. Stamps ``node.wl_slice``: per axis
+        ``("index", node)`` or ``("slice", start, step)``.
+
+        Raises:
+            KernelCompileError: a bound that is not a compile-time integer (not yet), a step that is
+                not positive, more axes than the array has, or an empty result.
+        """
+        sl = node.slice
+        parts = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        if len(parts) > bty.ndim:
+            raise self.error(f"a {bty.ndim}-D array takes at most {bty.ndim} "
+                             f"{'index' if bty.ndim == 1 else 'indices'}, got {len(parts)}", sl)
+        out, shape = [], []
+        for axis, p in enumerate(parts):
+            n = bty.shape[axis]
+            if not isinstance(p, ast.Slice):
+                self.index_type(p)
+                self._check_const_array_index(p, bty, axis)
+                out.append(("index", p))
+                continue
+            vals = []
+            for b in (p.lower, p.upper, p.step):
+                if b is None:
+                    vals.append(None)
+                    continue
+                self.index_type(b)
+                c = const_of(b)
+                if c is NO_CONST:
+                    raise self.error("a slice whose bounds are known only at run time is "
+                                     "not supported yet (warp_lab's views of a fixed-size "
+                                     "array have a static shape)", b,
+                                     "use literals, constants or wp.static(...) bounds, or "
+                                     "index single elements")
+                vals.append(int(c))
+            if vals[2] is not None and vals[2] <= 0:
+                raise self.error("a slice's step must be a positive integer here, not "
+                                 f"{vals[2]}", p.step)
+            start, stop, step = slice(*vals).indices(n)
+            length = len(range(start, stop, step))
+            if length == 0:
+                raise self.error(f"this slice of an axis of size {n} is empty", p)
+            out.append(("slice", start, step))
+            shape.append(length)
+        shape += list(bty.shape[len(parts):])
+        node.wl_slice = out
+        return self.mark(node, ArrayType(bty.dtype, len(shape), bty.space, tuple(shape)))
 
     def _check_const_array_index(self, node, bty, axis: int):
         """A constant array index must be >= 0 (and, for shared and local arrays, whose

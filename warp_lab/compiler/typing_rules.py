@@ -99,6 +99,8 @@ def type_name(t: Type) -> str:
     if isinstance(t, (Scalar, Vector, Matrix)):
         return t.name
     if isinstance(t, ArrayType):
+        if t.space == "local" and t.shape is not None:   # (a fixed-size array: its shape)
+            return f"local array of {type_name(t.dtype)} of shape {t.shape}"
         return f"{t.space} {t.ndim}-D array of {type_name(t.dtype)}"
     if isinstance(t, TupleType):
         return "tuple of " + ", ".join(type_name(e) for e in t.elems)

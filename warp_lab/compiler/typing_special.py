@@ -19,7 +19,8 @@ from warp_lab.compiler.typing_rules import NONE, Meta, literal_type, type_name
 from warp_lab.lang.types import (ArrayType, Matrix, Scalar, TupleType, Vector, as_type, float32,
                                  int32)
 
-__all__ = ["type_printf", "type_print", "type_alloc_array", "type_dynamic_shared_array",
+__all__ = ["type_printf", "type_print", "type_alloc_array", "type_fixedarray_zeros",
+           "type_dynamic_shared_array",
            "SHARED_STATIC_LIMIT", "LOCAL_LIMIT"]
 
 #: static shared memory per block without opt-in (CUDA Programming Guide, "Shared Memory",
@@ -254,6 +255,48 @@ def type_alloc_array(t, node, name):
         info["symbol"] = sym
     _target(node, name, aty, **info)
     return t.mark(node, aty)
+
+
+def type_fixedarray_zeros(t, node):
+    """``wp.zeros(shape, dtype)`` in a kernel or ``@wp.func``: Warp 1.19's fixed-size array
+    (``warp/_src/builtins.py`` "zeros", ``zeros_value_func``; ``types.py`` ``fixedarray``),
+    a zero-filled per-thread array, here a ``wl.local_array`` (the same ``.local``
+    storage and memcheck of its indices) that the code generator zero-fills.
+
+    Args:
+        node: the ``ast.Call``; ``shape`` is an int or a tuple of 1 to 3 ints known at
+            compile time, ``dtype`` an element type (``int``, ``float``, ``wp.vec3``...).
+
+    Raises:
+        KernelCompileError: at the shape for one that is no compile-time constant (Warp's
+            "the `shape` argument must be specified as a constant when zero-initializing
+            an array"), at the call for a missing argument, an unsupported dtype or a
+            size over the local limit.
+    """
+    shape_n, dtype_n = _args(t, node, ["shape", "dtype"], 2, "zeros")
+    t.visit(shape_n)
+    shape = const_of(shape_n)
+    if isinstance(shape, (int, bool)):
+        shape = (shape,)
+    if not (isinstance(shape, tuple) and all(isinstance(s, int) for s in shape)):
+        raise t.error("the `shape` argument must be specified as a constant when "
+                      "zero-initializing an array", shape_n,
+                      "a fixed-size array's shape is known at compile time: use literals, "
+                      "module-level constants or wp.constant")
+    if not 1 <= len(shape) <= 3 or any(s <= 0 for s in shape):
+        raise t.error(f"wp.zeros() in a kernel needs 1 to 3 positive extents, got {shape}",
+                      shape_n)
+    count = 1
+    for n in shape:
+        count *= n
+    nbytes = count * _alloc_dtype(t, dtype_n).size
+    if nbytes > LOCAL_LIMIT:
+        raise t.error(f"wp.zeros() of {nbytes} bytes in a kernel exceeds the "
+                      f"{LOCAL_LIMIT // 1024} KB of a thread's local memory", node,
+                      "pass a global array (wp.zeros on the host) as a kernel argument")
+    aty = type_alloc_array(t, node, "local_array")
+    node.wl_call.info["zero"] = True
+    return aty
 
 
 def type_dynamic_shared_array(t, node, name):

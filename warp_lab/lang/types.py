@@ -236,6 +236,13 @@ class ArrayType(Type):
         return f"wl.array(dtype={self.dtype!r}, ndim={self.ndim}{extra})"
 
 
+def is_fixed_array(t) -> bool:
+    """Whether ``t`` is a per-thread array of static shape (``wl.local_array``, Warp's
+    ``fixedarray`` from ``wp.zeros`` in a kernel, or a row of one): the arrays a device
+    function returns by value (warp-lang 1.19 ``warp/_src/types.py`` ``fixedarray``)."""
+    return isinstance(t, ArrayType) and t.space == "local" and t.shape is not None
+
+
 bool_ = Scalar("bool", "b", 1)
 int8 = Scalar("int8", "i", 8)
 int16 = Scalar("int16", "i", 16)

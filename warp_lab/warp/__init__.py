@@ -156,6 +156,25 @@ bit_count = _B.popc
 print = _builtins.print  # noqa: A001  (wp.print: in a kernel, Python's print, Warp's formats)
 
 
+def fixedarray(dtype=float, shape=None) -> _T.ArrayType:
+    """Warp's ``wp.fixedarray(dtype, shape)`` annotation (``warp/_src/types.py``
+    ``fixedarray``): the type of ``wp.zeros(shape, dtype)`` made in a kernel, a per-thread
+    array of static ``shape`` (an int or a tuple of 1 to 3 ints), as a device function's
+    ``-> wp.fixedarray(shape=(2, 3), dtype=int)``.
+
+    Raises:
+        TypeError: no ``shape`` (Warp's shapeless ``fixedarray`` is a template warp_lab
+            does not have), or a ``dtype`` that is no kernel-language type.
+        ValueError: a shape that is not 1 to 3 positive ints.
+    """
+    if shape is None:
+        raise TypeError("wp.fixedarray needs its shape: wp.fixedarray(shape=(2, 3), dtype=int)")
+    shp = (shape,) if isinstance(shape, int) else tuple(shape)
+    if not 1 <= len(shp) <= 3 or not all(isinstance(n, int) and n > 0 for n in shp):
+        raise ValueError(f"wp.fixedarray's shape must be 1 to 3 positive ints, not {shape!r}")
+    return _T.ArrayType(_T.array(dtype).dtype, len(shp), "local", shp)
+
+
 # -- decorators ------------------------------------------------------------------------------
 
 def _warp_builtin(name: str):

@@ -219,6 +219,11 @@ class array(Array):
         TypeError, ValueError: as :func:`warp_lab.array` for data it cannot hold.
     """
 
+    #: what a call in a kernel is (``compiler.typing_exprs``: a located "not yet" error):
+    #: Warp's in-kernel ``wp.array(ptr=..., shape=..., dtype=...)``
+    wl_kernel_not_yet = "wp.array(ptr=..., shape=..., dtype=...) in a kernel (a view of " \
+                        "memory at an address)"
+
     _fixed_ndim: int | None = None
 
     def __new__(cls, data=None, dtype=typing.Any, shape=None, strides=None, ptr=None,
@@ -413,9 +418,20 @@ def _filled(shape, value, dtype, device) -> array:
 
 
 def zeros(shape=0, dtype=float, device=None, requires_grad=False, pinned=False) -> array:
-    """A zero-filled array (Warp's ``wp.zeros``; ``dtype`` default float32)."""
+    """A zero-filled array (Warp's ``wp.zeros``; ``dtype`` default float32).
+
+    Called in a kernel or ``@wp.func`` it is Warp's in-kernel ``zeros(shape, dtype)``
+    (``warp/_src/builtins.py``, native ``fixedarray_t``): a zero-filled per-thread array
+    of a compile-time ``shape`` (``compiler.typing_special.type_fixedarray_zeros``, which
+    :attr:`wl_device_form` names).
+    """
     _no_grad(requires_grad)
     return _filled(shape, 0, dtype, device)
+
+
+#: the compiler types ``wp.zeros(...)`` in a kernel as this form (a zero-filled
+#: ``wl.local_array``; ``compiler.typing_builtins.type_call``)
+zeros.wl_device_form = "fixedarray_zeros"
 
 
 def ones(shape=0, dtype=float, device=None, requires_grad=False, pinned=False) -> array:
