@@ -31,7 +31,7 @@ COVERED = {"saxpy", "vector_add", "index_2d", "index_3d", "strided_rows", "rever
            "classify", "short_circuit", "device_funcs", "constants_assert", "local_sort",
            "casts", "floordiv_mod", "int_intrinsics", "funnel_shifts", "bit_casts",
            "bit_ops", "stencil_2d", "mandelbrot", "nbody_step", "spmv_csr", "math_f32",
-           "vec_mat", "affine"}
+           "vec_mat", "affine", "vec_builders"}
 
 
 def _launch(kernel, args, kw, tier):
