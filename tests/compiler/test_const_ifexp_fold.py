@@ -29,3 +29,24 @@ def test_conditional_of_literals_folds_exactly_like_python(opt):
     wrapped = int(np.array([63 << 31 & 0xFFFF_FFFF], np.uint32).view(np.int32)[0])
     assert o.tolist() == [(63 if 1.0 <= 1024.0 else (~33)) << 31, (63 if True else 1) << 31,
                           (1 if False else 3) << 40, wrapped]
+
+
+@wl.kernel
+def _compares(o: wl.array(dtype=wl.int64)):
+    # (fuzzer seed 502302: the promotion of -4294967297 and min(0, 10**9 << 34) is uint64,
+    # in which the comparison once wrapped the negative side and gave False)
+    o[0] = wl.int64(-3 if (~4294967296) < min((33 >> 15), (1000000000 << 34)) else 7)
+    o[1] = wl.int64(-3 if (1 << 63) > -1 else 7)
+    o[2] = wl.int64(-3 if -(1 << 63) < (1 << 63) <= 18446744073709551615 else 7)
+    o[3] = wl.int64(-3 if (~0) == 18446744073709551615 else 7)
+
+
+@pytest.mark.parametrize("opt", [0, 3])
+def test_comparisons_of_constant_expressions_are_pythons_exact_ones(opt):
+    o = np.zeros(4, np.int64)
+    wl.launch(_compares, dim=1, inputs=[o], device="sim", opt=opt)
+    assert o.tolist() == [
+        -3 if (~4294967296) < min((33 >> 15), (1000000000 << 34)) else 7,
+        -3 if (1 << 63) > -1 else 7,
+        -3 if -(1 << 63) < (1 << 63) <= 18446744073709551615 else 7,
+        -3 if (~0) == 18446744073709551615 else 7]

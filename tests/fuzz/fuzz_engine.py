@@ -151,6 +151,10 @@ class Expr:
     ty: str
     fn: object
     kind: str = "other"
+    #: its value comes from literals alone (a condition may read variables: ``(32 if
+    #: a_f64 > b_f64 else 2)``): the compiler types it as the docs type literals (weak,
+    #: Python's int), not as ``ty``, so it must not stand for a value of ``ty``
+    weak: bool = False
 
     def eval(self, env):
         with np.errstate(all="ignore"):
@@ -183,7 +187,7 @@ class Generator:
         """A random expression of ``ty``; never one of literals alone, which the compiler
         folds exactly as Python does (``docs/language.md``) rather than in ``ty``."""
         e = self._expr(ty, depth, no_mul)
-        if e.kind != "lit" and not _VAR.search(e.src):
+        if e.kind != "lit" and (e.weak or not _VAR.search(e.src)):
             return self.var(ty)
         return e
 
@@ -194,12 +198,13 @@ class Generator:
         if ty in INTS:
             v = int(self.choice([0, 1, 2, 3, 5, 7, 31, 32, 33, 63, 64, 100, 255, 1000, 65535]))
             if ty != "uint32" and self.rng.random() < 0.3:
-                return Expr(f"(-{v})", ty, lambda env, v=v: np.full(N, -v, dtype=ty), "lit")
-            return Expr(str(v), ty, lambda env, v=v: np.full(N, v, dtype=ty), "lit")
+                return Expr(f"(-{v})", ty, lambda env, v=v: np.full(N, -v, dtype=ty), "lit",
+                            weak=True)
+            return Expr(str(v), ty, lambda env, v=v: np.full(N, v, dtype=ty), "lit", weak=True)
         v = float(self.choice([0.0, 0.5, 1.0, 2.0, 3.0, 0.25, 1.5, 10.0, 1024.0]))
         if self.rng.random() < 0.3:
             v = -v
-        return Expr(repr(v), ty, lambda env, v=v: np.full(N, v, dtype=ty), "lit")
+        return Expr(repr(v), ty, lambda env, v=v: np.full(N, v, dtype=ty), "lit", weak=True)
 
     def _expr(self, ty, depth=0, no_mul=False) -> Expr:
         if depth >= MAX_DEPTH or self.rng.random() < 0.25 + 0.15 * depth:
@@ -225,7 +230,7 @@ class Generator:
                  "|": np.bitwise_or, "^": np.bitwise_xor}[op]
             return Expr(f"({a.src} {op} {b.src})", ty,
                         lambda env: f(a.eval(env), b.eval(env)),
-                        "mul" if op == "*" else "other")
+                        "mul" if op == "*" else "other", a.weak and b.weak)
         if kind == "mixed":  # operands of two integer types, promoted as the docs say
             ta, tb = self.choice(MIXED[ty])
             if self.rng.random() < 0.5:
@@ -245,12 +250,14 @@ class Generator:
                 c = self.var(ty)
             op = "<<" if left else ">>"
             return Expr(f"({a.src} {op} {c.src})", ty,
-                        lambda env: shift(a.eval(env), c.eval(env), ty, left))
+                        lambda env: shift(a.eval(env), c.eval(env), ty, left),
+                        weak=a.weak and c.weak)
         if kind == "div":
             a, b = self.expr(ty, d), self.expr(ty, d)
             if ty in FLOATS:
                 return Expr(f"({a.src} / {b.src})", ty,
-                            lambda env: np.divide(a.eval(env), b.eval(env)), "mul")
+                            lambda env: np.divide(a.eval(env), b.eval(env)), "mul",
+                            a.weak and b.weak)
             op = self.choice(["//", "%"])
             neg = ty != "uint32" and self.rng.random() < 0.4
             dsrc = f"(({b.src} & 7) - 10)" if neg else f"(({b.src} & 7) + 2)"
@@ -259,7 +266,8 @@ class Generator:
                 bv = np.bitwise_and(b.eval(env), _np(ty)(7))
                 return (bv - _np(ty)(10)) if neg else (bv + _np(ty)(2))
             f = np.floor_divide if op == "//" else np.remainder
-            return Expr(f"({a.src} {op} {dsrc})", ty, lambda env: f(a.eval(env), divisor(env)))
+            return Expr(f"({a.src} {op} {dsrc})", ty, lambda env: f(a.eval(env), divisor(env)),
+                        weak=a.weak and b.weak)
         if kind == "unary":
             a = self.expr(ty, d, no_mul)
             if ty in INTS:
@@ -268,10 +276,10 @@ class Generator:
                 op = self.choice(["-", "abs"])
             if op == "abs":
                 return Expr(f"abs({a.src})", ty, lambda env: np.abs(a.eval(env)),
-                            "neg" if a.kind in ("mul", "neg") else "other")
+                            "neg" if a.kind in ("mul", "neg") else "other", a.weak)
             f = np.negative if op == "-" else np.invert
             return Expr(f"({op}{a.src})", ty, lambda env: f(a.eval(env)),
-                        "neg" if (op == "-" and ty in FLOATS) else "other")
+                        "neg" if (op == "-" and ty in FLOATS) else "other", a.weak)
         if kind == "minmax":
             name = self.choice(["min", "max"])
             a, b = self.expr(ty, d), self.expr(ty, d)
@@ -279,13 +287,15 @@ class Generator:
                 f = fmin if name == "min" else fmax
             else:
                 f = np.minimum if name == "min" else np.maximum
-            return Expr(f"{name}({a.src}, {b.src})", ty, lambda env: f(a.eval(env), b.eval(env)))
+            return Expr(f"{name}({a.src}, {b.src})", ty, lambda env: f(a.eval(env), b.eval(env)),
+                        weak=a.weak and b.weak)
         if kind == "select":
             cond = self.cond(d)
             a, b = self.expr(ty, d, no_mul), self.expr(ty, d, no_mul)
             k = "mul" if "mul" in (a.kind, b.kind) or "neg" in (a.kind, b.kind) else "other"
             return Expr(f"({a.src} if {cond.src} else {b.src})", ty,
-                        lambda env: np.where(cond.eval(env), a.eval(env), b.eval(env)), k)
+                        lambda env: np.where(cond.eval(env), a.eval(env), b.eval(env)), k,
+                        a.weak and b.weak)
         if kind == "convi":
             src = self.choice([t for t in INTS if t != ty] or INTS)
             a = self.expr(src, d)
@@ -296,7 +306,8 @@ class Generator:
             return Expr(f"wl.{ty}({a.src})", ty, lambda env: convert(a.eval(env), src, ty))
         if kind == "sqrt":
             a = self.expr(ty, d)
-            return Expr(f"wl.sqrt({a.src})", ty, lambda env: np.sqrt(a.eval(env)))
+            return Expr(f"wl.sqrt({a.src})", ty, lambda env: np.sqrt(a.eval(env)),
+                        weak=a.weak)
         raise AssertionError(kind)
 
     def cond(self, depth) -> Expr:

@@ -951,6 +951,12 @@ class ExprTyper:
             ca, cb = const_of(a), const_of(b)
             if result is not None and ca is not NO_CONST and cb is not NO_CONST:
                 both_weak = getattr(a, "wl_weak", False) and getattr(b, "wl_weak", False)
+                if both_weak and not t.is_float:
+                    # two integer constant expressions: Python's exact comparison (found
+                    # by the fuzzer, seed 502302: ~4294967296 < min(0, 10**9 << 34), whose
+                    # promotion is uint64, was False once -4294967297 wrapped in it)
+                    result = result and fold_compare(CMPOPS[type(op)], int(ca), int(cb))
+                    continue
                 ft = float64 if (both_weak and t.is_float) else t
                 result = result and fold_compare(CMPOPS[type(op)], cast_value(ca, ft),
                                                  cast_value(cb, ft))
