@@ -39,14 +39,19 @@ def _compares(o: wl.array(dtype=wl.int64)):
     o[1] = wl.int64(-3 if (1 << 63) > -1 else 7)
     o[2] = wl.int64(-3 if -(1 << 63) < (1 << 63) <= 18446744073709551615 else 7)
     o[3] = wl.int64(-3 if (~0) == 18446744073709551615 else 7)
+    # (seed 502587: min of a negative and a uint64-sized constant, once in uint64)
+    o[4] = wl.int64(min((-(1000000000 + 1000000000)), ((5 if 7 < 33 else 33) << 61)))
+    o[5] = wl.int64(max(-1, 1 << 63) >> 62)
 
 
 @pytest.mark.parametrize("opt", [0, 3])
-def test_comparisons_of_constant_expressions_are_pythons_exact_ones(opt):
-    o = np.zeros(4, np.int64)
+def test_comparisons_and_min_max_of_constant_expressions_are_pythons_exact_ones(opt):
+    o = np.zeros(6, np.int64)
     wl.launch(_compares, dim=1, inputs=[o], device="sim", opt=opt)
     assert o.tolist() == [
         -3 if (~4294967296) < min((33 >> 15), (1000000000 << 34)) else 7,
         -3 if (1 << 63) > -1 else 7,
         -3 if -(1 << 63) < (1 << 63) <= 18446744073709551615 else 7,
-        -3 if (~0) == 18446744073709551615 else 7]
+        -3 if (~0) == 18446744073709551615 else 7,
+        min((-(1000000000 + 1000000000)), ((5 if 7 < 33 else 33) << 61)),
+        max(-1, 1 << 63) >> 62]

@@ -81,9 +81,17 @@ def _minmax(t, node, name):
         return t.mark(node, tys[0])
     ty = _join(t, node.args)
     ty = int32 if ty.is_bool else ty
+    consts = [const_of(a) for a in node.args]
+    if not ty.is_float and all(_weak(a) and type(c) is int for a, c in zip(node.args, consts)):
+        # integer constant expressions alone: Python's exact min/max, typed as a literal of
+        # that value (fuzzer seed 502587: min(-2 * 10**9, 5 << 61), whose promotion is
+        # uint64, once wrapped the negative one and gave 5 << 61)
+        v = (max if name == "max" else min)(consts)
+        vt = t._exact_literal_type(v, node)
+        _target(node, name, vt, ty=vt)
+        return t.mark(node, vt, v, weak=True)
     t.check_literals_fit(node.args, ty)
     _target(node, name, ty, ty=ty)
-    consts = [const_of(a) for a in node.args]
     if all(c is not NO_CONST for c in consts):
         vals = [cast_value(c, ty) for c in consts]
         return t.mark(node, ty, _fold_minmax(vals, name == "max", ty),
