@@ -410,15 +410,22 @@ def _ld(ins, mod):
         if nc and m.nc_reads is not None:
             _note_nc(m, ins, groups, idx, av, True)
         vals = _gather(groups, idx.size, es, n)
-        for j, w in enumerate(ws):
-            v = vals[:, j].view(dt)
-            if mask is None:
-                w(m, v, None)
-            else:
-                full = np.zeros(m.T, dt)
-                full[idx] = v
-                w(m, full, mask)
+        _write_lanes(m, ws, vals, dt, idx, mask)
     return ex
+
+
+def _write_lanes(m, ws, vals, dt, idx, mask):
+    """Write column ``j`` of ``vals`` (one row per lane of ``idx``, raw bits) to destination
+    ``ws[j]`` as ``dt``; with a ``mask``, the other lanes' values are zeros the writer
+    leaves alone."""
+    for j, w in enumerate(ws):
+        v = vals[:, j].view(dt)
+        if mask is None:
+            w(m, v, None)
+        else:
+            full = np.zeros(m.T, dt)
+            full[idx] = v
+            w(m, full, mask)
 
 
 def _metrics(m, ins, space, av, idx, size):
@@ -483,14 +490,7 @@ def _ld_param_at(ins, mod, aop, dt, es, n, ws):
         buf = np.frombuffer(m.params, np.uint8)
         rows = buf[at.astype(np.int64)[:, None] + np.arange(width)]
         vals = np.ascontiguousarray(rows).view(RAW[es])
-        for j, w in enumerate(ws):
-            v = vals[:, j].view(dt)
-            if mask is None:
-                w(m, v, None)
-            else:
-                full = np.zeros(m.T, dt)
-                full[idx] = v
-                w(m, full, mask)
+        _write_lanes(m, ws, vals, dt, idx, mask)
     return ex
 
 

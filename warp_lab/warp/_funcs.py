@@ -392,24 +392,15 @@ def _matrix_funcs(T, M2, M3, M4):
             return r + s
         return r - s
 
+    def elems4(m):
+        # a 4x4's elements, the first two columns' then the last two's (mat.h's names)
+        return (m[0, 0], m[0, 1], m[1, 0], m[1, 1], m[2, 0], m[2, 1], m[3, 0], m[3, 1],
+                m[0, 2], m[0, 3], m[1, 2], m[1, 3], m[2, 2], m[2, 3], m[3, 2], m[3, 3])
+
     def det4_parts(m):
         # mat.h 4x4: the cofactors of the first two columns from the minors of the last two
-        x00 = m[0, 0]
-        x01 = m[0, 1]
-        x10 = m[1, 0]
-        x11 = m[1, 1]
-        x20 = m[2, 0]
-        x21 = m[2, 1]
-        x30 = m[3, 0]
-        x31 = m[3, 1]
-        x02 = m[0, 2]
-        x03 = m[0, 3]
-        x12 = m[1, 2]
-        x13 = m[1, 3]
-        x22 = m[2, 2]
-        x23 = m[2, 3]
-        x32 = m[3, 2]
-        x33 = m[3, 3]
+        (x00, x01, x10, x11, x20, x21, x30, x31,
+         x02, x03, x12, x13, x22, x23, x32, x33) = elems4(m)
         y01 = minor(x02, x13, x12, x03)
         y02 = minor(x02, x23, x22, x03)
         y03 = minor(x02, x33, x32, x03)
@@ -475,22 +466,8 @@ def _matrix_funcs(T, M2, M3, M4):
         return M3()
 
     def inv4(m):
-        x00 = m[0, 0]
-        x01 = m[0, 1]
-        x10 = m[1, 0]
-        x11 = m[1, 1]
-        x20 = m[2, 0]
-        x21 = m[2, 1]
-        x30 = m[3, 0]
-        x31 = m[3, 1]
-        x02 = m[0, 2]
-        x03 = m[0, 3]
-        x12 = m[1, 2]
-        x13 = m[1, 3]
-        x22 = m[2, 2]
-        x23 = m[2, 3]
-        x32 = m[3, 2]
-        x33 = m[3, 3]
+        (x00, x01, x10, x11, x20, x21, x30, x31,
+         x02, x03, x12, x13, x22, x23, x32, x33) = elems4(m)
         # the minors of the first two columns, the cofactors of the last two (double)
         y01 = minor(x00, x11, x10, x01)
         y02 = minor(x00, x21, x20, x01)
@@ -524,8 +501,8 @@ def _matrix_funcs(T, M2, M3, M4):
                       T(z03 * rcp), T(z13 * rcp), T(z23 * rcp), T(z33 * rcp))
         return M4()
 
-    helpers = [Func(f, dialect="warp") for f in (minor, cof, det4_parts)]
-    minor, cof, det4_parts = helpers   # (the closures above call these device functions)
+    helpers = [Func(f, dialect="warp") for f in (minor, cof, elems4, det4_parts)]
+    minor, cof, elems4, det4_parts = helpers   # (the closures above call these device functions)
     det2, det3 = _typed(det2, "determinant", m=M2), _typed(det3, "determinant", m=M3)
     dets = [det2, det3, _typed(det4, "determinant", m=M4)]   # (inv2, inv3 call det2, det3)
     invs = [_typed(inv2, "inverse", m=M2), _typed(inv3, "inverse", m=M3),
